@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of the asan build for a bounded time each, from its seed corpus.
+# Usage: scripts/fuzz.sh [seconds-per-target]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+shopt -s nullglob
+targets=(build/asan/fuzz/*_fuzzer)
+if [ ${#targets[@]} -eq 0 ]; then
+  echo "fuzz: no fuzz targets built (run scripts/build.sh asan)" >&2
+  exit 1
+fi
+for target in "${targets[@]}"; do
+  name=$(basename "$target")
+  corpus="build/asan/fuzz-corpus/$name"
+  mkdir -p "$corpus"
+  seeds="fuzz/seeds/$name"
+  [ -d "$seeds" ] && cp -n "$seeds"/* "$corpus"/ 2>/dev/null || true
+  echo "fuzz: $name for ${seconds}s"
+  "$target" -max_total_time="$seconds" -rss_limit_mb=4096 -print_final_stats=1 "$corpus" \
+    > "build/asan/$name.log" 2>&1 || { tail -50 "build/asan/$name.log"; exit 1; }
+  grep -E "^stat::number_of_executed_runs" "build/asan/$name.log" || true
+done

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs everything Oxbow needs on a fresh Debian machine: C++ libraries via apt,
+# and a project venv (.venv) with the Python reference implementations.
+# Idempotent: only what is missing is installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  clang clang-format libclang-rt-14-dev
+  librocksdb-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libflatbuffers-dev flatbuffers-compiler
+  libthrift-dev thrift-compiler libboost-dev
+  libavro-dev zlib1g-dev
+  libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev
+  libssl-dev libcurl4-openssl-dev
+  nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev libfmt-dev libspdlog-dev
+  python3-venv
+)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+if ! .venv/bin/python -c "import pytest, pyarrow, pyiceberg, duckdb, fastavro" 2>/dev/null; then
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -r tests/requirements.txt
+fi
+echo "setup: ok"

@@ -1,0 +1,85 @@
+// Array: an immutable column in the Arrow columnar layout. Slicing never copies.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oxbow/arrow/type.h"
+#include "oxbow/common/bit_util.h"
+#include "oxbow/common/buffer.h"
+
+namespace oxbow::arrow {
+
+// The buffers of one column, shared between an array and its slices.
+//   fixed width:     buffers = {validity, values}
+//   string / binary: buffers = {validity, offsets (int32), data}
+// A null validity buffer means no nulls. `offset` is in elements (bits for bool).
+struct ArrayData {
+  DataType type;
+  int64_t length = 0;
+  int64_t null_count = 0;
+  int64_t offset = 0;
+  std::vector<std::shared_ptr<Buffer>> buffers;
+};
+
+class Array {
+ public:
+  Array() = default;
+  explicit Array(std::shared_ptr<const ArrayData> data) : data_(std::move(data)) {}
+
+  // Makes an array from parts; null_count < 0 means "count it from the bitmap".
+  static Array Make(DataType type, int64_t length, std::vector<std::shared_ptr<Buffer>> buffers,
+                    int64_t null_count = -1, int64_t offset = 0);
+
+  const std::shared_ptr<const ArrayData>& data() const { return data_; }
+  const DataType& type() const { return data_->type; }
+  int64_t length() const { return data_->length; }
+  int64_t null_count() const { return data_->null_count; }
+  int64_t offset() const { return data_->offset; }
+  const std::shared_ptr<Buffer>& buffer(int i) const { return data_->buffers[i]; }
+  const uint8_t* validity() const {
+    return data_->buffers[0] ? data_->buffers[0]->data() : nullptr;
+  }
+
+  bool IsValid(int64_t i) const {
+    const uint8_t* v = validity();
+    return v == nullptr || bit_util::GetBit(v, data_->offset + i);
+  }
+  bool IsNull(int64_t i) const { return !IsValid(i); }
+
+  // Fixed-width values, already adjusted for the offset.
+  template <typename T>
+  const T* values() const {
+    return reinterpret_cast<const T*>(data_->buffers[1]->data()) + data_->offset;
+  }
+  template <typename T>
+  T Value(int64_t i) const {
+    return values<T>()[i];
+  }
+  bool BoolValue(int64_t i) const {
+    return bit_util::GetBit(data_->buffers[1]->data(), data_->offset + i);
+  }
+  // string/binary: offsets adjusted for the array offset (length() + 1 entries).
+  const int32_t* raw_offsets() const {
+    return reinterpret_cast<const int32_t*>(data_->buffers[1]->data()) + data_->offset;
+  }
+  // The bytes of value i for string, binary, fixed_size_binary and decimal128.
+  std::string_view GetView(int64_t i) const;
+
+  // A zero-copy view of [offset, offset + length), clamped to this array.
+  Array Slice(int64_t offset, int64_t length) const;
+
+  // Checks buffer sizes, null count and offsets; never reads out of bounds.
+  Status Validate() const;
+  // Logical equality: same type, length, nulls and values (ignores offsets and padding).
+  bool Equals(const Array& other) const;
+
+ private:
+  std::shared_ptr<const ArrayData> data_;
+};
+
+}  // namespace oxbow::arrow

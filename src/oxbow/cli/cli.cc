@@ -1,0 +1,34 @@
+#include "oxbow/cli/cli.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "oxbow/cli/commands.h"
+
+namespace oxbow::cli {
+
+void SetAction(CLI::App* command, std::function<Status()> action) {
+  command->callback([action = std::move(action)] {
+    Status st = action();
+    if (!st.ok()) {
+      std::cerr << "oxbow: error: " << st.message() << std::endl;
+      throw CLI::RuntimeError(1);
+    }
+  });
+}
+
+int RunCli(int argc, char** argv) {
+  CLI::App app{"oxbow: the Oxbow command-line tool"};
+  app.require_subcommand(1);
+  RegisterIpcCommands(app);
+  RegisterParquetCommands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return 0;
+}
+
+}  // namespace oxbow::cli

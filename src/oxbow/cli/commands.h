@@ -1,0 +1,18 @@
+// Each command family registers its subcommands on the root app (internal to the cli module).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+#include "oxbow/common/status.h"
+
+namespace oxbow::cli {
+
+// Runs `action` when `command` is chosen; an error Status prints "oxbow: error: <message>" on
+// stderr and exits with code 1.
+void SetAction(CLI::App* command, std::function<Status()> action);
+
+void RegisterIpcCommands(CLI::App& app);
+void RegisterParquetCommands(CLI::App& app);
+
+}  // namespace oxbow::cli

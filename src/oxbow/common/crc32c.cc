@@ -1,0 +1,62 @@
+#include "oxbow/common/crc32c.h"
+
+#include <array>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
+
+namespace oxbow::crc32c {
+namespace {
+
+constexpr uint32_t kPolynomial = 0x82F63B78u;  // reflected Castagnoli
+
+constexpr std::array<uint32_t, 256> MakeTable() {
+  std::array<uint32_t, 256> table{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ kPolynomial : c >> 1;
+    table[i] = c;
+  }
+  return table;
+}
+constexpr auto kTable = MakeTable();
+
+uint32_t ExtendPortable(uint32_t crc, const uint8_t* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) crc = kTable[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
+  return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) uint32_t ExtendHardware(uint32_t crc, const uint8_t* p,
+                                                          size_t n) {
+  uint64_t c = crc;
+  while (n >= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    c = _mm_crc32_u64(c, word);
+    p += 8;
+    n -= 8;
+  }
+  auto c32 = static_cast<uint32_t>(c);
+  while (n-- > 0) c32 = _mm_crc32_u8(c32, *p++);
+  return c32;
+}
+const bool kHasHardware = __builtin_cpu_supports("sse4.2");
+#endif
+
+}  // namespace
+
+uint32_t Extend(uint32_t crc, const void* data, size_t n) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  crc = ~crc;
+#if defined(__x86_64__)
+  crc = kHasHardware ? ExtendHardware(crc, p, n) : ExtendPortable(crc, p, n);
+#else
+  crc = ExtendPortable(crc, p, n);
+#endif
+  return ~crc;
+}
+
+}  // namespace oxbow::crc32c

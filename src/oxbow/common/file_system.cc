@@ -1,0 +1,210 @@
+#include "oxbow/common/file_system.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace oxbow {
+
+Status ErrnoToStatus(int errnum, std::string_view what, const std::string& path) {
+  if (errnum == ENOSPC || errnum == EDQUOT) {
+    return Status::ResourceExhausted("disk full: " + path);
+  }
+  std::string message = std::string(what) + " " + path + ": " + std::strerror(errnum);
+  if (errnum == ENOENT) return Status::NotFound(std::move(message));
+  if (errnum == EEXIST) return Status::AlreadyExists(std::move(message));
+  return Status::IOError(std::move(message));
+}
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  if (dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
+namespace {
+
+class PosixFile : public File {
+ public:
+  PosixFile(std::string path, int fd) : File(std::move(path)), fd_(fd) {}
+  ~PosixFile() override { close(fd_); }
+
+  Status WriteAt(int64_t position, std::span<const ByteSpan> pieces) override {
+    std::vector<iovec> iov;
+    iov.reserve(pieces.size());
+    for (const ByteSpan& piece : pieces) {
+      if (!piece.empty()) iov.push_back({const_cast<uint8_t*>(piece.data()), piece.size()});
+    }
+    size_t next = 0;  // first iovec not yet fully written
+    while (next < iov.size()) {
+      int count = static_cast<int>(std::min<size_t>(iov.size() - next, IOV_MAX));
+      ssize_t n = pwritev(fd_, &iov[next], count, position);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoToStatus(errno, "write", path());
+      }
+      if (n == 0) return Status::IOError("write " + path() + ": wrote 0 bytes");
+      position += n;
+      auto left = static_cast<size_t>(n);
+      while (next < iov.size() && left >= iov[next].iov_len) left -= iov[next++].iov_len;
+      if (left > 0) {
+        iov[next].iov_base = static_cast<uint8_t*>(iov[next].iov_base) + left;
+        iov[next].iov_len -= left;
+      }
+    }
+    return Status::OK();
+  }
+
+  Result<std::shared_ptr<Buffer>> ReadAt(int64_t position, int64_t length) override {
+    if (position < 0 || length < 0) {
+      return Status::Invalid("read " + path() + ": negative position or length");
+    }
+    if (length >= PosixFileSystem::kMmapThreshold) return MapAt(position, length);
+    ASSIGN_OR_RAISE(auto buffer, MutableBuffer::Allocate(length));
+    int64_t done = 0;
+    while (done < length) {
+      ssize_t n = pread(fd_, buffer->mutable_data() + done, static_cast<size_t>(length - done),
+                        position + done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoToStatus(errno, "read", path());
+      }
+      if (n == 0) break;
+      done += n;
+    }
+    buffer->Truncate(done);
+    return std::shared_ptr<Buffer>(std::move(buffer));
+  }
+
+  Status Sync() override {
+    if (fdatasync(fd_) != 0) return ErrnoToStatus(errno, "fsync", path());
+    return Status::OK();
+  }
+
+  Status Truncate(int64_t size) override {
+    if (ftruncate(fd_, size) != 0) return ErrnoToStatus(errno, "truncate", path());
+    return Status::OK();
+  }
+
+  Result<int64_t> Size() override {
+    struct stat st;
+    if (fstat(fd_, &st) != 0) return ErrnoToStatus(errno, "stat", path());
+    return static_cast<int64_t>(st.st_size);
+  }
+
+ private:
+  Result<std::shared_ptr<Buffer>> MapAt(int64_t position, int64_t length) {
+    ASSIGN_OR_RAISE(int64_t size, Size());
+    length = std::min(length, std::max<int64_t>(size - position, 0));
+    if (length == 0) return Buffer::Empty();
+    static const int64_t kPage = sysconf(_SC_PAGESIZE);
+    int64_t start = position - position % kPage;
+    auto map_length = static_cast<size_t>(position - start + length);
+    void* addr = mmap(nullptr, map_length, PROT_READ, MAP_SHARED, fd_, start);
+    if (addr == MAP_FAILED) return ErrnoToStatus(errno, "mmap", path());
+    // The Buffer owns the mapping; munmap runs when its last slice is released.
+    std::shared_ptr<const void> mapping(
+        addr, [map_length](const void* p) { munmap(const_cast<void*>(p), map_length); });
+    const auto* data = static_cast<const uint8_t*>(addr) + (position - start);
+    return std::make_shared<Buffer>(data, length, std::move(mapping));
+  }
+
+  int fd_;
+};
+
+}  // namespace
+
+std::shared_ptr<FileSystem> PosixFileSystem::Default() {
+  static const std::shared_ptr<FileSystem> kInstance = std::make_shared<PosixFileSystem>();
+  return kInstance;
+}
+
+Status PosixFileSystem::CreateDirs(const std::string& path) {
+  if (path.empty()) return Status::Invalid("create directory: empty path");
+  for (size_t i = 1; i <= path.size(); ++i) {
+    if (i != path.size() && path[i] != '/') continue;
+    std::string prefix = path.substr(0, i);
+    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoToStatus(errno, "create directory", prefix);
+    }
+  }
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return ErrnoToStatus(errno, "stat", path);
+  if (!S_ISDIR(st.st_mode)) return Status::AlreadyExists(path + " exists and is not a directory");
+  return Status::OK();
+}
+
+Result<std::vector<std::string>> PosixFileSystem::ListDir(const std::string& path) {
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) return ErrnoToStatus(errno, "list directory", path);
+  std::vector<std::string> names;
+  errno = 0;
+  while (dirent* entry = readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(std::move(name));
+  }
+  int err = errno;
+  closedir(dir);
+  if (err != 0) return ErrnoToStatus(err, "list directory", path);
+  return names;
+}
+
+Result<std::unique_ptr<File>> PosixFileSystem::OpenFile(const std::string& path, FileMode mode) {
+  int flags = O_CLOEXEC;
+  switch (mode) {
+    case FileMode::kRead: flags |= O_RDONLY; break;
+    case FileMode::kWrite: flags |= O_RDWR; break;
+    case FileMode::kCreate: flags |= O_RDWR | O_CREAT; break;
+  }
+  int fd;
+  do {
+    fd = open(path.c_str(), flags, 0644);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return ErrnoToStatus(errno, "open", path);
+  return std::unique_ptr<File>(new PosixFile(path, fd));
+}
+
+Status PosixFileSystem::SyncDir(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoToStatus(errno, "open directory", path);
+  int rc = fsync(fd);
+  int err = errno;
+  close(fd);
+  if (rc != 0) return ErrnoToStatus(err, "fsync directory", path);
+  return Status::OK();
+}
+
+Status PosixFileSystem::Rename(const std::string& from, const std::string& to) {
+  if (rename(from.c_str(), to.c_str()) != 0) {
+    return ErrnoToStatus(errno, "rename to " + to + " from", from);
+  }
+  return Status::OK();
+}
+
+Status PosixFileSystem::Remove(const std::string& path) {
+  if (unlink(path.c_str()) != 0) return ErrnoToStatus(errno, "remove", path);
+  return Status::OK();
+}
+
+Result<int64_t> PosixFileSystem::FileSize(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return ErrnoToStatus(errno, "stat", path);
+  return static_cast<int64_t>(st.st_size);
+}
+
+Result<int64_t> PosixFileSystem::FreeSpace(const std::string& path) {
+  struct statvfs st;
+  if (statvfs(path.c_str(), &st) != 0) return ErrnoToStatus(errno, "statvfs", path);
+  return static_cast<int64_t>(st.f_bavail) * static_cast<int64_t>(st.f_frsize);
+}
+
+}  // namespace oxbow

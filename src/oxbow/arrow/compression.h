@@ -28,4 +28,12 @@ Result<std::shared_ptr<Buffer>> Compress(Codec codec, std::string_view input, in
 Result<std::shared_ptr<Buffer>> Decompress(Codec codec, std::string_view input,
                                            int64_t uncompressed_size);
 
+// Worst-case compressed size of `input_size` bytes.
+int64_t MaxCompressedLength(Codec codec, int64_t input_size);
+// Compresses into `dst` (capacity >= MaxCompressedLength); returns the bytes written.
+Result<int64_t> CompressInto(Codec codec, std::string_view input, int level, uint8_t* dst,
+                             int64_t capacity);
+// Decompresses into `dst`; `input` must expand to exactly `uncompressed_size` bytes.
+Status DecompressInto(Codec codec, std::string_view input, uint8_t* dst, int64_t uncompressed_size);
+
 }  // namespace oxbow::arrow

@@ -1,0 +1,400 @@
+// Decoding record batches (zero-copy for uncompressed bodies) and the stream and file readers.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "oxbow/arrow/ipc_internal.h"
+#include "oxbow/common/bit_util.h"
+
+namespace oxbow::arrow::ipc {
+
+namespace fb = internal::fb;
+
+namespace {
+
+std::string Num(int64_t v) { return std::to_string(v); }
+
+// Bytes needed for `count` elements of `width` bytes, or -1 on overflow.
+int64_t CheckedBytes(int64_t count, int64_t width) {
+  int64_t out;
+  if (__builtin_mul_overflow(count, width, &out)) return -1;
+  return out;
+}
+
+// Upper bound on one decompressed buffer: what the column needs, rounded up to 64 bytes
+// (writers may pad), and never more than the caller's limit.
+int64_t DecompressionCap(int64_t needed, const ReadOptions& options) {
+  if (needed < 0 || needed > options.max_decompressed_buffer_size) {
+    return options.max_decompressed_buffer_size;
+  }
+  return std::min(bit_util::RoundUp(needed, 64), options.max_decompressed_buffer_size);
+}
+
+class BatchDecoder {
+ public:
+  BatchDecoder(const fb::RecordBatch* batch, const std::shared_ptr<Buffer>& body,
+               int64_t body_length, Codec codec, const ReadOptions& options)
+      : buffers_(batch->buffers()),
+        body_(body),
+        body_length_(body_length),
+        codec_(codec),
+        options_(options) {}
+
+  // Logical buffer `index` of the body: a slice, or a decompressed copy. `needed` is how many
+  // bytes the column can use (-1 when unknown); it caps decompression.
+  Result<std::shared_ptr<Buffer>> GetBuffer(int index, int64_t needed, const std::string& where) {
+    RETURN_NOT_OK(CheckRange(index, where));
+    const fb::Buffer* b = buffers_->Get(static_cast<flatbuffers::uoffset_t>(index));
+    const int64_t offset = b->offset();
+    const int64_t length = b->length();
+    if (length == 0) return Buffer::Empty();
+    if (codec_ == Codec::kNone)
+      return internal::EnsureAligned(Buffer::Slice(body_, offset, length));
+    if (length < 8) {
+      return Status::Invalid(where + ": compressed buffer " + Num(index) + " has " + Num(length) +
+                             " bytes, fewer than its 8-byte length prefix");
+    }
+    int64_t uncompressed;
+    std::memcpy(&uncompressed, body_->data() + offset, 8);
+    if (uncompressed == -1) {
+      return internal::EnsureAligned(Buffer::Slice(body_, offset + 8, length - 8));
+    }
+    const int64_t cap = DecompressionCap(needed, options_);
+    if (uncompressed < 0 || uncompressed > cap) {
+      return Status::Invalid(where + ": buffer " + Num(index) + " declares " + Num(uncompressed) +
+                             " uncompressed bytes; the limit for this buffer is " + Num(cap));
+    }
+    const std::string_view input(reinterpret_cast<const char*>(body_->data()) + offset + 8,
+                                 static_cast<size_t>(length - 8));
+    auto out = Decompress(codec_, input, uncompressed);
+    if (!out.ok()) return out.status().WithContext(where + ": buffer " + Num(index));
+    return out;
+  }
+
+  // Checks that buffer `index` lies inside the body.
+  Status CheckRange(int index, const std::string& where) const {
+    const fb::Buffer* b = buffers_->Get(static_cast<flatbuffers::uoffset_t>(index));
+    const int64_t offset = b->offset();
+    const int64_t length = b->length();
+    if (offset < 0 || length < 0 || offset > body_length_ || length > body_length_ - offset) {
+      return Status::Invalid(where + ": buffer " + Num(index) + " [" + Num(offset) + ", +" +
+                             Num(length) + ") lies outside the body of " + Num(body_length_) +
+                             " bytes");
+    }
+    return Status::OK();
+  }
+
+ private:
+  const flatbuffers::Vector<const fb::Buffer*>* buffers_;
+  const std::shared_ptr<Buffer>& body_;
+  int64_t body_length_;
+  Codec codec_;
+  const ReadOptions& options_;
+};
+
+// O(1) size checks that make the array safe to index; Validate() adds the O(n) ones.
+Status CheckBufferSizes(const ArrayData& d, const std::string& where) {
+  const int64_t n = d.length;
+  if (d.null_count > 0 && d.buffers[0]->size() < bit_util::BytesForBits(n)) {
+    return Status::Invalid(where + ": validity bitmap has " + Num(d.buffers[0]->size()) +
+                           " bytes, needs " + Num(bit_util::BytesForBits(n)));
+  }
+  if (d.type.is_variable_length()) {
+    const int64_t needed = CheckedBytes(n + 1, 4);
+    if (needed < 0 || d.buffers[1]->size() < needed) {
+      return Status::Invalid(where + ": offsets buffer has " + Num(d.buffers[1]->size()) +
+                             " bytes, needs " + Num(needed));
+    }
+    const auto* offsets = reinterpret_cast<const int32_t*>(d.buffers[1]->data());
+    if (offsets[0] < 0 || offsets[n] < offsets[0] || offsets[n] > d.buffers[2]->size()) {
+      return Status::Invalid(where + ": offsets [" + Num(offsets[0]) + ", " + Num(offsets[n]) +
+                             "] do not fit the data buffer of " + Num(d.buffers[2]->size()) +
+                             " bytes");
+    }
+    return Status::OK();
+  }
+  const int bits = d.type.bit_width();
+  const int64_t needed = bits == 1 ? bit_util::BytesForBits(n) : CheckedBytes(n, bits / 8);
+  if (needed < 0 || d.buffers[1]->size() < needed) {
+    return Status::Invalid(where + ": values buffer has " + Num(d.buffers[1]->size()) +
+                           " bytes, needs " + Num(needed));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<RecordBatchPtr> DecodeRecordBatch(const SchemaPtr& schema, const Buffer& metadata,
+                                         const std::shared_ptr<Buffer>& body,
+                                         const ReadOptions& options) {
+  if (!schema) return Status::Invalid("decoding a record batch needs a schema");
+  std::shared_ptr<Buffer> aligned;
+  const Buffer* meta = &metadata;
+  if (reinterpret_cast<uintptr_t>(metadata.data()) % kIpcAlignment != 0) {
+    ASSIGN_OR_RAISE(aligned, Buffer::CopyFrom(metadata.view()));
+    meta = aligned.get();
+  }
+  ASSIGN_OR_RAISE(const fb::Message* message, internal::VerifyMessage(*meta));
+  ASSIGN_OR_RAISE(const fb::RecordBatch* batch, internal::GetRecordBatchHeader(message));
+  const std::shared_ptr<Buffer>& body_ref = body ? body : Buffer::Empty();
+  const int64_t body_length = message->body_length();
+  if (body_length > body_ref->size()) {
+    return Status::Invalid("RecordBatch declares a body of " + Num(body_length) +
+                           " bytes but only " + Num(body_ref->size()) + " are present");
+  }
+  ASSIGN_OR_RAISE(Codec codec, internal::CodecFromFlatbuffer(batch->compression()));
+  const int num_fields = schema->num_fields();
+  const int64_t num_rows = batch->length();
+  const auto* nodes = batch->nodes();
+  const int64_t num_nodes = nodes ? nodes->size() : 0;
+  if (num_nodes != num_fields) {
+    return Status::Invalid("RecordBatch has " + Num(num_nodes) +
+                           " field nodes but the schema has " + Num(num_fields) + " fields");
+  }
+  int64_t expected_buffers = 0;
+  for (const Field& f : schema->fields()) expected_buffers += f.type.num_buffers();
+  const int64_t num_buffers = batch->buffers() ? batch->buffers()->size() : 0;
+  if (num_buffers != expected_buffers) {
+    return Status::Invalid("RecordBatch has " + Num(num_buffers) +
+                           " buffers but the schema needs " + Num(expected_buffers));
+  }
+  if (batch->variadic_buffer_counts() != nullptr && batch->variadic_buffer_counts()->size() != 0) {
+    return Status::Invalid("RecordBatch has variadic buffer counts but no field uses them");
+  }
+  BatchDecoder decoder(batch, body_ref, body_length, codec, options);
+  std::vector<Array> columns;
+  columns.reserve(static_cast<size_t>(num_fields));
+  int buffer_index = 0;
+  for (int i = 0; i < num_fields; ++i) {
+    const Field& field = schema->field(i);
+    const std::string where = "column '" + field.name + "' (" + field.type.ToString() + ")";
+    const fb::FieldNode* node = nodes->Get(static_cast<flatbuffers::uoffset_t>(i));
+    const int64_t length = node->length();
+    const int64_t null_count = node->null_count();
+    if (length != num_rows) {
+      return Status::Invalid(where + " has " + Num(length) + " rows but the batch has " +
+                             Num(num_rows));
+    }
+    if (null_count < 0 || null_count > length) {
+      return Status::Invalid(where + " has a bad null count " + Num(null_count) + " for " +
+                             Num(length) + " rows");
+    }
+    auto data = std::make_shared<ArrayData>();
+    data->type = field.type;
+    data->length = length;
+    data->null_count = null_count;
+    data->buffers.resize(static_cast<size_t>(field.type.num_buffers()));
+    const int64_t bitmap_bytes = bit_util::BytesForBits(length);
+    if (null_count > 0) {
+      ASSIGN_OR_RAISE(data->buffers[0], decoder.GetBuffer(buffer_index, bitmap_bytes, where));
+      if (data->buffers[0]->size() == 0) {
+        return Status::Invalid(where + " has " + Num(null_count) + " nulls but no validity bitmap");
+      }
+    } else {
+      RETURN_NOT_OK(decoder.CheckRange(buffer_index, where));  // present but never read
+    }
+    ++buffer_index;
+    if (field.type.is_variable_length()) {
+      ASSIGN_OR_RAISE(auto offsets,
+                      decoder.GetBuffer(buffer_index++, CheckedBytes(length + 1, 4), where));
+      if (offsets->size() == 0 && length == 0) offsets = internal::ZeroPadding(4);
+      int64_t data_needed = -1;
+      if (offsets->size() >= CheckedBytes(length + 1, 4) && CheckedBytes(length + 1, 4) > 0) {
+        data_needed = std::max(0, reinterpret_cast<const int32_t*>(offsets->data())[length]);
+      }
+      data->buffers[1] = std::move(offsets);
+      ASSIGN_OR_RAISE(data->buffers[2], decoder.GetBuffer(buffer_index++, data_needed, where));
+    } else {
+      const int bits = field.type.bit_width();
+      const int64_t needed = bits == 1 ? bitmap_bytes : CheckedBytes(length, bits / 8);
+      ASSIGN_OR_RAISE(data->buffers[1], decoder.GetBuffer(buffer_index++, needed, where));
+    }
+    RETURN_NOT_OK(CheckBufferSizes(*data, where));
+    Array array(std::move(data));
+    if (options.validate) {
+      Status st = array.Validate();
+      if (!st.ok()) return st.WithContext(where);
+    }
+    columns.push_back(std::move(array));
+  }
+  return RecordBatch::Make(schema, num_rows, std::move(columns));
+}
+
+Result<RecordBatchPtr> DecodeRecordBatch(const SchemaPtr& schema, const RawMessage& message,
+                                         const ReadOptions& options) {
+  if (message.type != MessageType::kRecordBatch) {
+    return Status::Invalid("expected a RecordBatch message");
+  }
+  return DecodeRecordBatch(schema, *message.metadata, message.body, options);
+}
+
+// ---- StreamReader ----
+
+namespace {
+
+Status UnexpectedMessage(MessageType type) {
+  switch (type) {
+    case MessageType::kDictionaryBatch:
+      return Status::NotImplemented("dictionary batches are not supported");
+    case MessageType::kSchema: return Status::Invalid("a second Schema message in the stream");
+    case MessageType::kTensor:
+    case MessageType::kSparseTensor:
+      return Status::NotImplemented("tensor messages are not supported");
+    case MessageType::kRecordBatch: break;
+  }
+  return Status::Invalid("unexpected message");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<StreamReader>> StreamReader::Open(std::shared_ptr<Buffer> data,
+                                                         ReadOptions options) {
+  if (!data) return Status::Invalid("StreamReader needs data");
+  std::unique_ptr<StreamReader> reader(new StreamReader());
+  reader->data_ = std::move(data);
+  reader->options_ = options;
+  ASSIGN_OR_RAISE(auto first, ReadMessage(reader->data_, &reader->offset_));
+  if (!first.has_value()) return Status::Invalid("IPC stream ends before its Schema message");
+  if (first->type != MessageType::kSchema) {
+    return Status::Invalid("IPC stream starts with a message other than Schema");
+  }
+  ASSIGN_OR_RAISE(reader->schema_, DecodeSchema(*first->metadata));
+  return reader;
+}
+
+Result<RecordBatchPtr> StreamReader::Next() {
+  if (done_) return RecordBatchPtr();
+  const int64_t at = offset_;
+  ASSIGN_OR_RAISE(auto message, ReadMessage(data_, &offset_));
+  if (!message.has_value()) {
+    done_ = true;
+    return RecordBatchPtr();
+  }
+  if (message->type != MessageType::kRecordBatch) {
+    return UnexpectedMessage(message->type).WithContext("IPC message at offset " + Num(at));
+  }
+  auto batch = DecodeRecordBatch(schema_, *message, options_);
+  if (!batch.ok()) return batch.status().WithContext("record batch at offset " + Num(at));
+  return batch;
+}
+
+Result<std::vector<RecordBatchPtr>> StreamReader::ReadAll() {
+  std::vector<RecordBatchPtr> batches;
+  while (true) {
+    ASSIGN_OR_RAISE(RecordBatchPtr batch, Next());
+    if (!batch) return batches;
+    batches.push_back(std::move(batch));
+  }
+}
+
+// ---- FileReader ----
+
+Result<std::unique_ptr<FileReader>> FileReader::Open(std::shared_ptr<Buffer> data,
+                                                     ReadOptions options) {
+  if (!data) return Status::Invalid("FileReader needs data");
+  const int64_t size = data->size();
+  constexpr int64_t kTrailer = 4 + internal::kFileMagicSize;
+  if (size < internal::kFileHeaderSize + kTrailer) {
+    return Status::Invalid("Arrow file of " + Num(size) + " bytes is too short");
+  }
+  const std::string_view bytes = data->view();
+  if (!IsFileFormat(bytes)) return Status::Invalid("Arrow file does not start with ARROW1");
+  if (bytes.substr(static_cast<size_t>(size - internal::kFileMagicSize)) != internal::kFileMagic) {
+    return Status::Invalid("Arrow file does not end with ARROW1 (truncated?)");
+  }
+  int32_t footer_length;
+  std::memcpy(&footer_length, data->data() + size - kTrailer, 4);
+  if (footer_length <= 0 || footer_length > size - internal::kFileHeaderSize - kTrailer) {
+    return Status::Invalid("Arrow file footer length " + Num(footer_length) +
+                           " does not fit a file of " + Num(size) + " bytes");
+  }
+  ASSIGN_OR_RAISE(auto footer_buffer, internal::EnsureAligned(Buffer::Slice(
+                                          data, size - kTrailer - footer_length, footer_length)));
+  flatbuffers::Verifier verifier(footer_buffer->data(), static_cast<size_t>(footer_length),
+                                 internal::kMaxVerifierDepth, internal::kMaxVerifierTables);
+  if (!fb::VerifyFooterBuffer(verifier)) {
+    return Status::Invalid("Arrow file footer (" + Num(footer_length) +
+                           " bytes) is not a valid flatbuffer Footer");
+  }
+  const fb::Footer* footer = fb::GetFooter(footer_buffer->data());
+  std::unique_ptr<FileReader> reader(new FileReader());
+  reader->data_ = std::move(data);
+  reader->options_ = options;
+  auto schema = internal::ReadSchema(footer->schema());
+  if (!schema.ok()) return schema.status().WithContext("Arrow file footer");
+  reader->schema_ = std::move(schema).ValueOrDie();
+  if (footer->dictionaries() != nullptr && footer->dictionaries()->size() != 0) {
+    return Status::NotImplemented("Arrow file has dictionary batches, which are not supported");
+  }
+  if (footer->record_batches() != nullptr) {
+    reader->blocks_.reserve(footer->record_batches()->size());
+    for (const fb::Block* b : *footer->record_batches()) {
+      reader->blocks_.push_back({b->offset(), b->metadata_length(), b->body_length()});
+    }
+  }
+  return reader;
+}
+
+Result<RecordBatchPtr> FileReader::ReadRecordBatch(int i) const {
+  if (i < 0 || i >= num_record_batches()) {
+    return Status::OutOfRange("record batch " + Num(i) + " of " + Num(num_record_batches()));
+  }
+  const Block& block = blocks_[static_cast<size_t>(i)];
+  const int64_t size = data_->size();
+  const std::string where =
+      "record batch " + Num(i) + " (block at offset " + Num(block.offset) + ")";
+  if (block.offset < 0 || block.metadata_length <= 0 || block.body_length < 0 ||
+      block.offset > size || block.metadata_length > size - block.offset ||
+      block.body_length > size - block.offset - block.metadata_length) {
+    return Status::Invalid(where + ": metadata " + Num(block.metadata_length) + " and body " +
+                           Num(block.body_length) + " bytes do not fit the file of " + Num(size) +
+                           " bytes");
+  }
+  auto region = Buffer::Slice(data_, block.offset, block.metadata_length + block.body_length);
+  int64_t offset = 0;
+  auto message = ReadMessage(region, &offset);
+  if (!message.ok()) return message.status().WithContext(where);
+  if (!message->has_value())
+    return Status::Invalid(where + ": end-of-stream marker instead of a batch");
+  if ((*message)->type != MessageType::kRecordBatch) {
+    return UnexpectedMessage((*message)->type).WithContext(where);
+  }
+  auto batch = DecodeRecordBatch(schema_, **message, options_);
+  if (!batch.ok()) return batch.status().WithContext(where);
+  return batch;
+}
+
+Result<std::vector<RecordBatchPtr>> FileReader::ReadAll() const {
+  std::vector<RecordBatchPtr> batches;
+  batches.reserve(blocks_.size());
+  for (int i = 0; i < num_record_batches(); ++i) {
+    ASSIGN_OR_RAISE(RecordBatchPtr batch, ReadRecordBatch(i));
+    batches.push_back(std::move(batch));
+  }
+  return batches;
+}
+
+Result<Table> ReadAll(std::shared_ptr<Buffer> data, const ReadOptions& options) {
+  if (!data) return Status::Invalid("no data to read");
+  Table table;
+  if (IsFileFormat(data->view())) {
+    ASSIGN_OR_RAISE(auto reader, FileReader::Open(std::move(data), options));
+    table.schema = reader->schema();
+    ASSIGN_OR_RAISE(table.batches, reader->ReadAll());
+    return table;
+  }
+  ASSIGN_OR_RAISE(auto reader, StreamReader::Open(std::move(data), options));
+  table.schema = reader->schema();
+  ASSIGN_OR_RAISE(table.batches, reader->ReadAll());
+  return table;
+}
+
+Result<Table> ReadPath(const std::string& path, const ReadOptions& options) {
+  ASSIGN_OR_RAISE(auto data, MapFile(path));
+  auto table = ReadAll(std::move(data), options);
+  if (!table.ok()) return table.status().WithContext(path);
+  return table;
+}
+
+}  // namespace oxbow::arrow::ipc

@@ -175,6 +175,71 @@ Status DecompressInto(Codec codec, std::string_view input, uint8_t* dst,
   return Status::Invalid("unknown codec");
 }
 
+Status DecompressPrefixInto(Codec codec, std::string_view input, uint8_t* dst,
+                            int64_t prefix_size) {
+  const std::string want = std::to_string(prefix_size);
+  switch (codec) {
+    case Codec::kNone:
+      if (static_cast<int64_t>(input.size()) < prefix_size) {
+        return Status::Invalid("data has " + std::to_string(input.size()) + " bytes, fewer than " +
+                               want);
+      }
+      if (prefix_size > 0) std::memcpy(dst, input.data(), static_cast<size_t>(prefix_size));
+      return Status::OK();
+    case Codec::kLz4Frame: {
+      LZ4F_dctx* dctx = Lz4().dctx;
+      if (dctx == nullptr) return Status::ResourceExhausted("cannot create an lz4 context");
+      LZ4F_resetDecompressionContext(dctx);
+      const char* src = input.data();
+      size_t src_left = input.size();
+      int64_t produced = 0;
+      while (produced < prefix_size) {
+        size_t dst_size = static_cast<size_t>(prefix_size - produced);
+        size_t src_size = src_left;
+        size_t hint = LZ4F_decompress(dctx, dst + produced, &dst_size, src, &src_size, nullptr);
+        if (LZ4F_isError(hint)) {
+          LZ4F_resetDecompressionContext(dctx);
+          return Status::Invalid(std::string("lz4 frame is corrupt: ") + LZ4F_getErrorName(hint));
+        }
+        produced += static_cast<int64_t>(dst_size);
+        src += src_size;
+        src_left -= src_size;
+        if (produced < prefix_size && (hint == 0 || (src_size == 0 && dst_size == 0))) {
+          LZ4F_resetDecompressionContext(dctx);
+          return Status::Invalid("lz4 frame ends after " + std::to_string(produced) +
+                                 " bytes, fewer than " + want);
+        }
+      }
+      LZ4F_resetDecompressionContext(dctx);
+      return Status::OK();
+    }
+    case Codec::kZstd: {
+      ZSTD_DCtx* dctx = Zstd().dctx;
+      if (dctx == nullptr) return Status::ResourceExhausted("cannot create a zstd context");
+      ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+      ZSTD_inBuffer in{input.data(), input.size(), 0};
+      ZSTD_outBuffer out{dst, static_cast<size_t>(prefix_size), 0};
+      while (out.pos < out.size) {
+        const size_t before_in = in.pos;
+        const size_t before_out = out.pos;
+        size_t rc = ZSTD_decompressStream(dctx, &out, &in);
+        if (ZSTD_isError(rc)) {
+          ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+          return Status::Invalid(std::string("zstd data is corrupt: ") + ZSTD_getErrorName(rc));
+        }
+        if (out.pos < out.size && (rc == 0 || (in.pos == before_in && out.pos == before_out))) {
+          ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+          return Status::Invalid("zstd data ends after " + std::to_string(out.pos) +
+                                 " bytes, fewer than " + want);
+        }
+      }
+      ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+      return Status::OK();
+    }
+  }
+  return Status::Invalid("unknown codec");
+}
+
 Result<std::shared_ptr<Buffer>> Compress(Codec codec, std::string_view input, int level) {
   ASSIGN_OR_RAISE(auto out, MutableBuffer::Allocate(
                                 MaxCompressedLength(codec, static_cast<int64_t>(input.size()))));

@@ -36,4 +36,8 @@ Result<int64_t> CompressInto(Codec codec, std::string_view input, int level, uin
 // Decompresses into `dst`; `input` must expand to exactly `uncompressed_size` bytes.
 Status DecompressInto(Codec codec, std::string_view input, uint8_t* dst, int64_t uncompressed_size);
 
+// Decompresses only the first `prefix_size` bytes of `input` into `dst`; the rest of the
+// input is not examined. Fails if `input` expands to fewer bytes.
+Status DecompressPrefixInto(Codec codec, std::string_view input, uint8_t* dst, int64_t prefix_size);
+
 }  // namespace oxbow::arrow

@@ -22,15 +22,6 @@ int64_t CheckedBytes(int64_t count, int64_t width) {
   return out;
 }
 
-// Upper bound on one decompressed buffer: what the column needs, rounded up to 64 bytes
-// (writers may pad), and never more than the caller's limit.
-int64_t DecompressionCap(int64_t needed, const ReadOptions& options) {
-  if (needed < 0 || needed > options.max_decompressed_buffer_size) {
-    return options.max_decompressed_buffer_size;
-  }
-  return std::min(bit_util::RoundUp(needed, 64), options.max_decompressed_buffer_size);
-}
-
 class BatchDecoder {
  public:
   BatchDecoder(const fb::RecordBatch* batch, const std::shared_ptr<Buffer>& body,
@@ -60,14 +51,33 @@ class BatchDecoder {
     if (uncompressed == -1) {
       return internal::EnsureAligned(Buffer::Slice(body_, offset + 8, length - 8));
     }
-    const int64_t cap = DecompressionCap(needed, options_);
-    if (uncompressed < 0 || uncompressed > cap) {
+    if (uncompressed < 0) {
       return Status::Invalid(where + ": buffer " + Num(index) + " declares " + Num(uncompressed) +
-                             " uncompressed bytes; the limit for this buffer is " + Num(cap));
+                             " uncompressed bytes");
+    }
+    // Only what the column can use is decompressed (rounded up to 64 bytes for padding):
+    // writers may declare whole parent buffers, and a bomb gains nothing.
+    const int64_t limit = options_.max_decompressed_buffer_size;
+    const int64_t usable = needed >= 0 ? bit_util::RoundUp(needed, 64) : limit;
+    if (uncompressed > limit && usable > limit) {
+      return Status::Invalid(where + ": buffer " + Num(index) + " declares " + Num(uncompressed) +
+                             " uncompressed bytes, more than the limit of " + Num(limit));
     }
     const std::string_view input(reinterpret_cast<const char*>(body_->data()) + offset + 8,
                                  static_cast<size_t>(length - 8));
-    auto out = Decompress(codec_, input, uncompressed);
+    Result<std::shared_ptr<Buffer>> out = std::shared_ptr<Buffer>();
+    if (uncompressed <= usable) {
+      out = Decompress(codec_, input, uncompressed);
+    } else {
+      auto prefix = MutableBuffer::Allocate(usable);
+      if (!prefix.ok()) return prefix.status();
+      Status st = DecompressPrefixInto(codec_, input, (*prefix)->mutable_data(), usable);
+      if (st.ok()) {
+        out = std::shared_ptr<Buffer>(std::move(prefix).ValueOrDie());
+      } else {
+        out = st;
+      }
+    }
     if (!out.ok()) return out.status().WithContext(where + ": buffer " + Num(index));
     return out;
   }

@@ -480,8 +480,9 @@ TEST(IpcMalformedTest, OutOfRangeBuffersAreRejected) {
   EXPECT_FALSE(DecodeRecordBatch(schema, *encoded.metadata, Buffer::Slice(body, 0, n - 8)).ok());
 }
 
-TEST(IpcMalformedTest, DecompressionBombIsCapped) {
-  auto schema = std::make_shared<const Schema>(std::vector<Field>{{"x", DataType::Int64()}});
+TEST(IpcMalformedTest, DecompressionBombIsBounded) {
+  auto schema =
+      std::make_shared<const Schema>(std::vector<Field>{{"x", DataType::Int64(), false}});
   auto batch = MakeBatch(schema, 16);
   WriteOptions options;
   options.codec = Codec::kZstd;
@@ -496,11 +497,19 @@ TEST(IpcMalformedTest, DecompressionBombIsCapped) {
   auto metadata = WithBuffer(encoded, 1, 0, static_cast<int64_t>(body.size()));
   std::string meta_copy(metadata->view());
   fb::GetMutableMessage(meta_copy.data())->mutate_body_length(static_cast<int64_t>(body.size()));
-  auto result = DecodeRecordBatch(schema, *Buffer::CopyFrom(meta_copy).ValueOrDie(),
-                                  Buffer::FromString(body));
-  ASSERT_FALSE(result.ok());
-  EXPECT_NE(result.status().message().find("uncompressed bytes"), std::string::npos)
-      << result.status().ToString();
+  auto bomb_metadata = Buffer::CopyFrom(meta_copy).ValueOrDie();
+  // Only the 128 bytes the column can use are decompressed.
+  auto result = DecodeRecordBatch(schema, *bomb_metadata, Buffer::FromString(body));
+  ASSERT_OK(result);
+  EXPECT_EQ((*result)->column(0).buffer(1)->size(), 128);
+  EXPECT_EQ((*result)->column(0).Value<int64_t>(15), 0);
+  // A column needing more than the limit is refused before decompressing.
+  ReadOptions small;
+  small.max_decompressed_buffer_size = 64;
+  auto refused = DecodeRecordBatch(schema, *bomb_metadata, Buffer::FromString(body), small);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("limit"), std::string::npos)
+      << refused.status().ToString();
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "oxbow/cli/cli.h"
 
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 #include "oxbow/cli/commands.h"
@@ -23,10 +22,14 @@ int RunCli(int argc, char** argv) {
   app.require_subcommand(1);
   RegisterIpcCommands(app);
   RegisterParquetCommands(app);
+  RegisterSelfcheckCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // app.exit prints help or the usage problem; an action's failure was printed already.
+    const int code = app.exit(e);
+    if (code == 0 || e.get_name() == "RuntimeError") return code;
+    return 2;
   }
   return 0;
 }

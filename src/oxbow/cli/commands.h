@@ -14,5 +14,6 @@ void SetAction(CLI::App* command, std::function<Status()> action);
 
 void RegisterIpcCommands(CLI::App& app);
 void RegisterParquetCommands(CLI::App& app);
+void RegisterSelfcheckCommand(CLI::App& app);
 
 }  // namespace oxbow::cli

@@ -101,10 +101,11 @@ class ColumnBuilder {
       case TypeId::kFloat32:
       case TypeId::kFloat64: {
         if (cell.kind == Cell::kBool) return Expected("a number", cell);
-        ASSIGN_OR_RAISE(double v, internal::ParseDouble(cell.text));
         if (t.id() == TypeId::kFloat32) {
-          return As<arrow::FloatBuilder>()->Append(static_cast<float>(v));
+          ASSIGN_OR_RAISE(float v, internal::ParseFloat(cell.text));
+          return As<arrow::FloatBuilder>()->Append(v);
         }
+        ASSIGN_OR_RAISE(double v, internal::ParseDouble(cell.text));
         return As<arrow::DoubleBuilder>()->Append(v);
       }
       case TypeId::kString:

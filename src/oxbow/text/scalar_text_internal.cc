@@ -375,7 +375,10 @@ Result<uint64_t> ParseUInt64(std::string_view text) {
   return v;
 }
 
-Result<double> ParseDouble(std::string_view text) {
+namespace {
+
+template <typename T>
+Result<T> ParseFloating(std::string_view text) {
   std::string_view t = text;
   bool negative = false;
   if (!t.empty() && (t[0] == '+' || t[0] == '-')) {
@@ -389,26 +392,30 @@ Result<double> ParseDouble(std::string_view text) {
     }
     return true;
   };
-  if (iequals(t, "nan")) return std::numeric_limits<double>::quiet_NaN();
+  if (iequals(t, "nan")) return std::numeric_limits<T>::quiet_NaN();
   if (iequals(t, "inf") || iequals(t, "infinity")) {
-    return negative ? -std::numeric_limits<double>::infinity()
-                    : std::numeric_limits<double>::infinity();
+    return negative ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
   }
   if (t.empty() || !((t[0] >= '0' && t[0] <= '9') || t[0] == '.')) {
     return Bad(text, "a number");
   }
-  double v = 0;
+  T v = 0;
   auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (ptr != t.data() + t.size()) return Bad(text, "a number");
   if (ec == std::errc::result_out_of_range) {
     // Underflow rounds to zero; overflow to infinity, as strtod does.
     bool tiny = t.find_first_of("eE") != t.npos && t[t.find_first_of("eE") + 1] == '-';
-    v = tiny ? 0.0 : std::numeric_limits<double>::infinity();
+    v = tiny ? 0.0 : std::numeric_limits<T>::infinity();
   } else if (ec != std::errc()) {
     return Bad(text, "a number");
   }
   return negative ? -v : v;
 }
+
+}  // namespace
+
+Result<double> ParseDouble(std::string_view text) { return ParseFloating<double>(text); }
+Result<float> ParseFloat(std::string_view text) { return ParseFloating<float>(text); }
 
 Result<bool> ParseBool(std::string_view text) {
   auto lower = [&](std::string_view want) {

@@ -37,6 +37,7 @@ Result<int64_t> ParseInt64(std::string_view text);
 Result<uint64_t> ParseUInt64(std::string_view text);
 // Also accepts NaN/Infinity/-Infinity (any case, "inf" too) and a leading '+'.
 Result<double> ParseDouble(std::string_view text);
+Result<float> ParseFloat(std::string_view text);
 // true/false, any case.
 Result<bool> ParseBool(std::string_view text);
 // "-123.45", "1.5e3": exact; fails when the value needs more fractional digits than `scale`

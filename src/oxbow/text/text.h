@@ -25,6 +25,12 @@ enum class TextFormat : uint8_t {
 Result<TextFormat> ParseTextFormat(std::string_view name);
 std::string_view TextFormatName(TextFormat format);
 
+// The schema as pyarrow's str(schema) prints it: "name: type[ not null]" per field, then
+// "  -- field metadata --" and "  key: 'value'" lines when a field has metadata, then
+// "-- schema metadata --" and "key: 'value'" lines. Like pyarrow, a value longer than
+// 70 - indent - key length bytes is cut there and followed by "' + <bytes left>".
+std::string FormatSchema(const arrow::Schema& schema);
+
 struct WriteOptions {
   // table: cells wider than this many characters are cut and end in "…"; 0 = no limit.
   // Default: 64.

@@ -234,5 +234,17 @@ TEST(InferSchemaTest, LaterRowsThatDoNotFitFailWithTheirLine) {
   EXPECT_EQ(batch.status().message(), "line 3, column 'a': cannot parse 'x' as an integer");
 }
 
+TEST(FormatSchemaTest, MatchesPyarrow) {
+  Schema schema({{"a", DataType::Int64(), false, {{"PARQUET:field_id", "1"}, {"k", "x y"}}},
+                 {"b", DataType::Timestamp(TimeUnit::kNano, "+01:00")},
+                 {"c", DataType::Decimal128(38, 10), true, {{"kk", std::string(70, 'v')}}}},
+                {{"m", "v"}});
+  EXPECT_EQ(FormatSchema(schema),
+            "a: int64 not null\n  -- field metadata --\n  PARQUET:field_id: '1'\n  k: 'x y'\n"
+            "b: timestamp[ns, tz=+01:00]\nc: decimal128(38, 10)\n  -- field metadata --\n"
+            "  kk: '" +
+                std::string(66, 'v') + "' + 4\n-- schema metadata --\nm: 'v'");
+}
+
 }  // namespace
 }  // namespace oxbow::text

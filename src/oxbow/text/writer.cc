@@ -290,6 +290,7 @@ class TableWriter : public TextWriter {
   }
 
   void FlushPage(std::string* out) {
+    if (schema_->num_fields() == 0) return;
     if (!header_done_ && options_.header) {
       for (int c = 0; c < schema_->num_fields(); ++c) {
         AppendCell(c, Cut(schema_->field(c).name), out);

@@ -67,6 +67,11 @@ Result<const fb::RecordBatch*> GetRecordBatchHeader(const fb::Message* message) 
   }
   const fb::RecordBatch* batch = message->header_as_RecordBatch();
   if (batch == nullptr) return Status::Invalid("RecordBatch message has no header");
+  // The verifier checks a vector's 4-byte length prefix only; our structs need 8 bytes.
+  if (!IsAligned(batch->nodes()) || !IsAligned(batch->buffers()) ||
+      !IsAligned(batch->variadic_buffer_counts())) {
+    return Status::Invalid("RecordBatch metadata has a misaligned vector of 8-byte structs");
+  }
   if (batch->length() < 0) {
     return Status::Invalid("RecordBatch has a negative length " + std::to_string(batch->length()));
   }

@@ -28,6 +28,12 @@ inline constexpr int64_t kMinFlatbufferSize = 12;
 inline constexpr flatbuffers::uoffset_t kMaxVerifierDepth = 64;
 inline constexpr flatbuffers::uoffset_t kMaxVerifierTables = 1000000;
 
+// True when the elements of a flatbuffer vector (null is fine) are 8-byte aligned.
+template <typename Vector>
+bool IsAligned(const Vector* v) {
+  return v == nullptr || reinterpret_cast<uintptr_t>(v->Data()) % 8 == 0;
+}
+
 // A buffer of `n` (< 64) zero bytes, shared.
 std::shared_ptr<Buffer> ZeroPadding(int64_t n);
 

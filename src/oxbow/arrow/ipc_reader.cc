@@ -328,6 +328,10 @@ Result<std::unique_ptr<FileReader>> FileReader::Open(std::shared_ptr<Buffer> dat
                            " bytes) is not a valid flatbuffer Footer");
   }
   const fb::Footer* footer = fb::GetFooter(footer_buffer->data());
+  if (!internal::IsAligned(footer->record_batches()) ||
+      !internal::IsAligned(footer->dictionaries())) {
+    return Status::Invalid("Arrow file footer has a misaligned Block vector");
+  }
   std::unique_ptr<FileReader> reader(new FileReader());
   reader->data_ = std::move(data);
   reader->options_ = options;

@@ -481,8 +481,7 @@ TEST(IpcMalformedTest, OutOfRangeBuffersAreRejected) {
 }
 
 TEST(IpcMalformedTest, DecompressionBombIsBounded) {
-  auto schema =
-      std::make_shared<const Schema>(std::vector<Field>{{"x", DataType::Int64(), false}});
+  auto schema = std::make_shared<const Schema>(std::vector<Field>{{"x", DataType::Int64(), false}});
   auto batch = MakeBatch(schema, 16);
   WriteOptions options;
   options.codec = Codec::kZstd;

@@ -1,6 +1,7 @@
 #include "oxbow/arrow/type.h"
 
 #include <charconv>
+#include <cstdint>
 #include <string>
 
 namespace oxbow::arrow {
@@ -96,6 +97,10 @@ Status DataType::Validate() const {
   }
   if (id_ == TypeId::kFixedSizeBinary && byte_width_ < 0) {
     return Status::Invalid("fixed_size_binary width must not be negative, got " + ToString());
+  }
+  // bit_width() must fit an int.
+  if (id_ == TypeId::kFixedSizeBinary && byte_width_ > INT32_MAX / 8) {
+    return Status::Invalid("fixed_size_binary width is too large, got " + ToString());
   }
   return Status::OK();
 }

@@ -1,0 +1,358 @@
+#include "oxbow/engine/engine.h"
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <set>
+
+#include "oxbow/engine/bucketing_internal.h"
+
+namespace oxbow::engine {
+
+namespace ipc = arrow::ipc;
+
+namespace {
+
+// How much a cursor reads from the log at a time.
+constexpr int64_t kReadChunkBytes = int64_t{8} << 20;
+constexpr uint8_t kZeroPadding[ipc::kIpcAlignment] = {};
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+ByteSpan SpanOf(const Buffer& b) { return ByteSpan(b.data(), static_cast<size_t>(b.size())); }
+
+// The client may declare a field nullable where the table does not; nulls are checked per batch.
+Status CheckClientSchema(const std::string& table, const arrow::Schema& expected,
+                         const arrow::Schema& actual) {
+  for (int i = 0; i < std::max(expected.num_fields(), actual.num_fields()); ++i) {
+    if (i >= actual.num_fields()) {
+      return Status::Invalid("schema mismatch for table '" + table + "': field '" +
+                             expected.field(i).name + "' (" + expected.field(i).type.ToString() +
+                             ") is missing");
+    }
+    if (i >= expected.num_fields()) {
+      return Status::Invalid("schema mismatch for table '" + table + "': unexpected field '" +
+                             actual.field(i).name + "'; the table has " +
+                             std::to_string(expected.num_fields()) + " fields");
+    }
+    const auto& e = expected.field(i);
+    const auto& a = actual.field(i);
+    if (e.name != a.name) {
+      return Status::Invalid("schema mismatch for table '" + table + "': field " +
+                             std::to_string(i) + " is '" + a.name + "' but the table has '" +
+                             e.name + "'");
+    }
+    if (e.type != a.type) {
+      return Status::Invalid("schema mismatch for table '" + table + "': field '" + e.name +
+                             "' has type " + a.type.ToString() + " but the table has " +
+                             e.type.ToString());
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckNulls(const std::string& table, const arrow::Schema& expected,
+                  const arrow::RecordBatch& batch) {
+  for (int i = 0; i < expected.num_fields(); ++i) {
+    if (!expected.field(i).nullable && batch.column(i).null_count() > 0) {
+      return Status::Invalid("field '" + expected.field(i).name + "' of table '" + table +
+                             "' is not nullable but the batch has " +
+                             std::to_string(batch.column(i).null_count()) + " nulls");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+// The runtime of one table: its descriptor and one log per bucket.
+class Table {
+ public:
+  catalog::TableDescriptor descriptor;
+  std::vector<int> key_columns;
+  std::vector<std::unique_ptr<log::BucketLog>> logs;
+  std::atomic<uint32_t> next_sticky_bucket{0};
+
+  // Appends an encoded message (metadata padded to 8 bytes, as the log stores it).
+  Result<log::AppendResult> AppendAsync(int32_t bucket, int64_t rows, const Buffer& metadata,
+                                        const std::vector<std::shared_ptr<Buffer>>& body) {
+    const int64_t padding = (-metadata.size()) & (ipc::kIpcAlignment - 1);
+    ByteSpan meta[2] = {SpanOf(metadata), ByteSpan(kZeroPadding, static_cast<size_t>(padding))};
+    std::vector<ByteSpan> body_spans;
+    body_spans.reserve(body.size());
+    for (const auto& piece : body) body_spans.push_back(SpanOf(*piece));
+    const int64_t now = NowMs();
+    log::BatchInfo info{static_cast<int32_t>(rows), now, now, 0};
+    return logs[bucket]->AppendAsync(info, std::span<const ByteSpan>(meta, padding ? 2 : 1),
+                                     body_spans);
+  }
+};
+
+Result<std::vector<AppendedRange>> PutSession::Append(const ipc::RawMessage& message) {
+  const auto& desc = table_->descriptor;
+  ASSIGN_OR_RAISE(auto batch, ipc::DecodeRecordBatch(client_schema_, message));
+  RETURN_NOT_OK(CheckNulls(desc.name, *desc.schema, *batch));
+  if (batch->num_rows() == 0) return std::vector<AppendedRange>{};
+  if (batch->num_rows() > INT32_MAX) return Status::Invalid("a batch holds at most 2^31-1 rows");
+
+  struct Pending {
+    int32_t bucket;
+    int64_t rows;
+    log::AppendResult result;
+  };
+  std::vector<Pending> pending;
+  std::vector<int32_t> buckets;
+  if (!table_->key_columns.empty() && desc.buckets > 1) {
+    buckets = internal::ComputeBuckets(*batch, table_->key_columns, desc.buckets);
+  }
+  const bool one_bucket =
+      buckets.empty() ||
+      std::all_of(buckets.begin(), buckets.end(), [&](int32_t b) { return b == buckets[0]; });
+  if (one_bucket) {
+    const int32_t bucket = buckets.empty() ? sticky_bucket_ : buckets[0];
+    ASSIGN_OR_RAISE(auto result, table_->AppendAsync(bucket, batch->num_rows(), *message.metadata,
+                                                     {message.body}));
+    pending.push_back({bucket, batch->num_rows(), result});
+  } else {
+    std::vector<std::vector<int32_t>> rows(static_cast<size_t>(desc.buckets));
+    for (int32_t i = 0; i < static_cast<int32_t>(buckets.size()); ++i) {
+      rows[buckets[i]].push_back(i);
+    }
+    for (int32_t b = 0; b < desc.buckets; ++b) {
+      if (rows[b].empty()) continue;
+      ASSIGN_OR_RAISE(auto part, internal::TakeRows(*batch, rows[b]));
+      ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(*part));
+      ASSIGN_OR_RAISE(auto result,
+                      table_->AppendAsync(b, part->num_rows(), *encoded.metadata, encoded.body));
+      pending.push_back({b, part->num_rows(), result});
+    }
+  }
+  std::vector<AppendedRange> out;
+  for (const auto& p : pending) {
+    RETURN_NOT_OK(table_->logs[p.bucket]->WaitDurable(p.result.next_offset));
+    out.push_back({p.bucket, p.result.base_offset, p.rows});
+  }
+  return out;
+}
+
+Result<std::optional<ReadBatch>> ReadCursor::Next(std::chrono::steady_clock::time_point deadline) {
+  log::BucketLog& log = *table_->logs[request_.bucket];
+  while (!done_) {
+    if (pending_index_ < pending_.size()) {
+      log::LogBatch& b = pending_[pending_index_++];
+      if (end_ && b.base_offset >= *end_) break;
+      ReadBatch out;
+      out.base_offset = b.base_offset;
+      out.next_offset = b.next_offset();
+      if (projector_) {
+        ASSIGN_OR_RAISE(out.message, projector_->Project(*b.metadata, b.body));
+      } else {
+        out.message.metadata = b.metadata;
+        out.message.body = {b.body};
+        out.message.body_length = b.body->size();
+      }
+      position_ = out.next_offset;
+      return std::optional<ReadBatch>(std::move(out));
+    }
+    pending_.clear();
+    pending_index_ = 0;
+    if (end_ && position_ >= *end_) break;
+    if (position_ >= log.durable_offset()) {
+      if (!request_.follow) break;
+      ASSIGN_OR_RAISE(int64_t durable, log.WaitForData(position_, deadline));
+      if (durable <= position_) return std::optional<ReadBatch>();
+    }
+    ASSIGN_OR_RAISE(pending_, log.Read(position_, kReadChunkBytes));
+    if (pending_.empty() && !request_.follow) break;
+  }
+  done_ = true;
+  return std::optional<ReadBatch>();
+}
+
+Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
+  if (!options.fs) options.fs = PosixFileSystem::Default();
+  std::unique_ptr<Engine> engine(new Engine(std::move(options)));
+  ASSIGN_OR_RAISE(engine->catalog_,
+                  catalog::Catalog::Open(engine->options_.fs, engine->options_.data_dir));
+  for (const auto& descriptor : engine->catalog_->List()) {
+    ASSIGN_OR_RAISE(auto table, engine->OpenTable(descriptor));
+    engine->tables_[descriptor.name] = std::move(table);
+  }
+  RETURN_NOT_OK(engine->RemoveOrphanTableDirs());
+  return engine;
+}
+
+Engine::~Engine() { (void)Close(); }
+
+std::string Engine::TableDir(int64_t table_id) const {
+  return JoinPath(JoinPath(options_.data_dir, "tables"), std::to_string(table_id));
+}
+
+Status Engine::RemoveOrphanTableDirs() {
+  const std::string root = JoinPath(options_.data_dir, "tables");
+  RETURN_NOT_OK(options_.fs->CreateDirs(root));
+  std::set<std::string> live;
+  for (const auto& t : catalog_->List()) live.insert(std::to_string(t.table_id));
+  ASSIGN_OR_RAISE(auto entries, options_.fs->ListDir(root));
+  for (const auto& entry : entries) {
+    if (live.count(entry)) continue;
+    std::error_code ec;
+    std::filesystem::remove_all(JoinPath(root, entry), ec);
+    if (ec)
+      return Status::IOError("cannot remove '" + JoinPath(root, entry) + "': " + ec.message());
+  }
+  return Status::OK();
+}
+
+Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor& descriptor) {
+  auto table = std::make_shared<Table>();
+  table->descriptor = descriptor;
+  table->key_columns = descriptor.BucketKeyIndices();
+  for (int32_t b = 0; b < descriptor.buckets; ++b) {
+    ASSIGN_OR_RAISE(
+        auto log,
+        log::BucketLog::Open(
+            options_.fs, JoinPath(TableDir(descriptor.table_id), std::to_string(b)), options_.log));
+    table->logs.push_back(std::move(log));
+  }
+  return table;
+}
+
+Result<std::shared_ptr<Table>> Engine::GetTable(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tables_.find(name);
+  if (it == tables_.end()) return Status::NotFound("table '" + name + "' does not exist");
+  return it->second;
+}
+
+Result<catalog::TableDescriptor> Engine::CreateTable(const catalog::CreateTableRequest& request) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = tables_.find(request.table.name); it != tables_.end()) {
+    if (request.if_not_exists) return it->second->descriptor;
+    return Status::AlreadyExists("table '" + request.table.name + "' already exists");
+  }
+  ASSIGN_OR_RAISE(auto descriptor, catalog_->Create(request.table, request.if_not_exists));
+  auto table = OpenTable(descriptor);
+  if (!table.ok()) {
+    (void)catalog_->Drop(descriptor.name);
+    return table.status();
+  }
+  tables_[descriptor.name] = std::move(table).ValueOrDie();
+  return descriptor;
+}
+
+Status Engine::DropTable(const std::string& name) {
+  std::shared_ptr<Table> table;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = tables_.find(name);
+    if (it == tables_.end()) return Status::NotFound("table '" + name + "' does not exist");
+    RETURN_NOT_OK(catalog_->Drop(name));
+    table = std::move(it->second);
+    tables_.erase(it);
+  }
+  for (auto& log : table->logs) (void)log->Close();
+  std::error_code ec;
+  std::filesystem::remove_all(TableDir(table->descriptor.table_id), ec);
+  if (ec) {
+    return Status::IOError("table '" + name +
+                           "' was dropped but its files remain: " + ec.message());
+  }
+  return Status::OK();
+}
+
+std::vector<catalog::TableDescriptor> Engine::ListTables() const { return catalog_->List(); }
+
+Result<TableStatus> Engine::DescribeTable(const std::string& name) const {
+  ASSIGN_OR_RAISE(auto table, GetTable(name));
+  TableStatus status;
+  status.table = table->descriptor;
+  for (int32_t b = 0; b < static_cast<int32_t>(table->logs.size()); ++b) {
+    status.buckets.push_back(
+        {b, table->logs[b]->earliest_offset(), table->logs[b]->durable_offset()});
+  }
+  return status;
+}
+
+Result<std::unique_ptr<PutSession>> Engine::StartPut(const std::string& name,
+                                                     const arrow::SchemaPtr& client_schema) {
+  ASSIGN_OR_RAISE(auto table, GetTable(name));
+  RETURN_NOT_OK(CheckClientSchema(name, *table->descriptor.schema, *client_schema));
+  const auto bucket = static_cast<int32_t>(table->next_sticky_bucket.fetch_add(1) %
+                                           static_cast<uint32_t>(table->descriptor.buckets));
+  return std::unique_ptr<PutSession>(new PutSession(table, client_schema, bucket));
+}
+
+Result<std::unique_ptr<ReadCursor>> Engine::OpenRead(const ReadRequest& request) {
+  ASSIGN_OR_RAISE(auto table, GetTable(request.table));
+  const auto& desc = table->descriptor;
+  if (request.bucket >= desc.buckets) {
+    return Status::OutOfRange("bucket " + std::to_string(request.bucket) + " does not exist: '" +
+                              desc.name + "' has " + std::to_string(desc.buckets) + " buckets (0-" +
+                              std::to_string(desc.buckets - 1) + ")");
+  }
+  std::unique_ptr<ReadCursor> cursor(new ReadCursor());
+  cursor->table_ = table;
+  cursor->request_ = request;
+  cursor->schema_ = desc.schema;
+  if (request.columns) {
+    std::vector<int> indices;
+    for (const auto& name : *request.columns) {
+      int i = desc.schema->GetFieldIndex(name);
+      if (i < 0) {
+        std::string known;
+        for (const auto& f : desc.schema->fields()) known += (known.empty() ? "" : ", ") + f.name;
+        return Status::Invalid("unknown column '" + name + "' in table '" + desc.name +
+                               "' (columns: " + known + ")");
+      }
+      indices.push_back(i);
+    }
+    ASSIGN_OR_RAISE(auto projector, ipc::RecordBatchProjector::Make(desc.schema, indices));
+    cursor->schema_ = projector.projected_schema();
+    cursor->projector_ = std::move(projector);
+  }
+  const log::BucketLog& log = *table->logs[request.bucket];
+  const int64_t earliest = log.earliest_offset();
+  const int64_t durable = log.durable_offset();
+  switch (request.from.kind) {
+    case StartPosition::Kind::kEarliest: cursor->position_ = earliest; break;
+    case StartPosition::Kind::kLatest: cursor->position_ = durable; break;
+    case StartPosition::Kind::kOffset:
+      if (request.from.offset < earliest || request.from.offset > durable) {
+        return Status::OutOfRange("offset " + std::to_string(request.from.offset) +
+                                  " is out of range for bucket " + std::to_string(request.bucket) +
+                                  " of '" + desc.name + "': valid offsets are [" +
+                                  std::to_string(earliest) + ", " + std::to_string(durable) + "]");
+      }
+      cursor->position_ = request.from.offset;
+      break;
+  }
+  if (request.to) {
+    cursor->end_ = *request.to;
+  } else if (!request.follow) {
+    cursor->end_ = durable;
+  }
+  return cursor;
+}
+
+Status Engine::Close() {
+  std::unordered_map<std::string, std::shared_ptr<Table>> tables;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tables.swap(tables_);
+  }
+  Status first;
+  for (auto& [name, table] : tables) {
+    for (auto& log : table->logs) {
+      Status st = log->Close();
+      if (first.ok() && !st.ok()) first = st.WithContext("closing table '" + name + "'");
+    }
+  }
+  return first;
+}
+
+}  // namespace oxbow::engine

@@ -1,0 +1,206 @@
+#include "oxbow/engine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "oxbow/arrow/builder.h"
+
+namespace oxbow::engine {
+namespace {
+
+namespace ipc = arrow::ipc;
+using arrow::DataType;
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("oxbow-engine-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    Reopen();
+  }
+  void TearDown() override {
+    engine_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Reopen() {
+    engine_.reset();
+    EngineOptions options;
+    options.data_dir = dir_.string();
+    auto opened = Engine::Open(options);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    engine_ = std::move(opened).ValueOrDie();
+  }
+  void CreateTable(const std::string& name, int buckets, bool keyed) {
+    catalog::CreateTableRequest req;
+    req.table.name = name;
+    req.table.schema = schema_;
+    req.table.buckets = buckets;
+    if (keyed) req.table.bucket_key = {"id"};
+    ASSERT_TRUE(engine_->CreateTable(req).ok());
+  }
+  arrow::RecordBatchPtr MakeBatch(int64_t first_id, int64_t rows) {
+    arrow::Int64Builder ids(DataType::Int64());
+    arrow::BinaryBuilder names(DataType::String());
+    for (int64_t i = 0; i < rows; ++i) {
+      EXPECT_TRUE(ids.Append(first_id + i).ok());
+      if (i % 5 == 0) {
+        EXPECT_TRUE(names.AppendNull().ok());
+      } else {
+        EXPECT_TRUE(names.Append("name-" + std::to_string(first_id + i)).ok());
+      }
+    }
+    return arrow::RecordBatch::Make(schema_, rows,
+                                    {ids.Finish().ValueOrDie(), names.Finish().ValueOrDie()})
+        .ValueOrDie();
+  }
+  ipc::RawMessage Encode(const arrow::RecordBatch& batch) {
+    auto encoded = ipc::EncodeRecordBatch(batch).ValueOrDie();
+    return ipc::ParseMessage(encoded.metadata, encoded.BodyAsBuffer().ValueOrDie()).ValueOrDie();
+  }
+  // Reads a whole bucket and returns the ids, checking offsets are contiguous.
+  std::vector<int64_t> ReadIds(const std::string& table, int32_t bucket) {
+    ReadRequest req;
+    req.table = table;
+    req.bucket = bucket;
+    auto cursor = engine_->OpenRead(req).ValueOrDie();
+    std::vector<int64_t> ids;
+    int64_t expected_offset = 0;
+    while (true) {
+      auto next = cursor->Next(std::chrono::steady_clock::now()).ValueOrDie();
+      if (!next) break;
+      EXPECT_EQ(next->base_offset, expected_offset);
+      auto body = next->message.BodyAsBuffer().ValueOrDie();
+      auto batch =
+          ipc::DecodeRecordBatch(cursor->schema(), *next->message.metadata, body).ValueOrDie();
+      EXPECT_EQ(next->next_offset - next->base_offset, batch->num_rows());
+      expected_offset = next->next_offset;
+      for (int64_t i = 0; i < batch->num_rows(); ++i) {
+        ids.push_back(batch->column(0).Value<int64_t>(i));
+      }
+    }
+    EXPECT_TRUE(cursor->done());
+    return ids;
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Engine> engine_;
+  arrow::SchemaPtr schema_ = std::make_shared<const arrow::Schema>(std::vector<arrow::Field>{
+      {"id", DataType::Int64(), false}, {"name", DataType::String(), true}});
+};
+
+TEST_F(EngineTest, KeyedTableSpreadsRowsAndKeepsEachOnce) {
+  CreateTable("ns.keyed", 4, true);
+  auto put = engine_->StartPut("ns.keyed", schema_).ValueOrDie();
+  int64_t acked_rows = 0;
+  for (int i = 0; i < 5; ++i) {
+    auto ranges = put->Append(Encode(*MakeBatch(i * 100, 100))).ValueOrDie();
+    for (const auto& r : ranges) acked_rows += r.rows;
+  }
+  EXPECT_EQ(acked_rows, 500);
+  std::multiset<int64_t> all;
+  int nonempty = 0;
+  for (int b = 0; b < 4; ++b) {
+    auto ids = ReadIds("ns.keyed", b);
+    nonempty += !ids.empty();
+    all.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(nonempty, 4);
+  ASSERT_EQ(all.size(), 500u);
+  for (int64_t i = 0; i < 500; ++i) EXPECT_EQ(all.count(i), 1u) << i;
+  // The same key always lands in the same bucket.
+  auto status = engine_->DescribeTable("ns.keyed").ValueOrDie();
+  put = engine_->StartPut("ns.keyed", schema_).ValueOrDie();
+  auto again = put->Append(Encode(*MakeBatch(7, 1))).ValueOrDie();
+  ASSERT_EQ(again.size(), 1u);
+  auto ids = ReadIds("ns.keyed", again[0].bucket);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 7), 2);
+}
+
+TEST_F(EngineTest, SurvivesReopenAndProjects) {
+  CreateTable("ns.log", 1, false);
+  auto put = engine_->StartPut("ns.log", schema_).ValueOrDie();
+  auto first = put->Append(Encode(*MakeBatch(0, 10))).ValueOrDie();
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].base_offset, 0);
+  auto second = put->Append(Encode(*MakeBatch(10, 10))).ValueOrDie();
+  EXPECT_EQ(second[0].base_offset, 10);
+  put.reset();
+  Reopen();
+  EXPECT_EQ(ReadIds("ns.log", 0).size(), 20u);
+
+  ReadRequest req;
+  req.table = "ns.log";
+  req.columns = std::vector<std::string>{"name"};
+  req.from.kind = StartPosition::Kind::kOffset;
+  req.from.offset = 10;
+  auto cursor = engine_->OpenRead(req).ValueOrDie();
+  EXPECT_EQ(cursor->schema()->ToString(), "name: string");
+  auto next = cursor->Next(std::chrono::steady_clock::now()).ValueOrDie();
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(next->base_offset, 10);
+  auto batch = ipc::DecodeRecordBatch(cursor->schema(), *next->message.metadata,
+                                      next->message.BodyAsBuffer().ValueOrDie())
+                   .ValueOrDie();
+  EXPECT_EQ(batch->column(0).GetView(1), "name-11");
+  EXPECT_FALSE(cursor->Next(std::chrono::steady_clock::now()).ValueOrDie().has_value());
+}
+
+TEST_F(EngineTest, ErrorsNameTheProblem) {
+  CreateTable("ns.t", 2, false);
+  EXPECT_EQ(engine_->StartPut("ns.nope", schema_).status().message(),
+            "table 'ns.nope' does not exist");
+  auto wrong = std::make_shared<const arrow::Schema>(std::vector<arrow::Field>{
+      {"id", DataType::Int32(), false}, {"name", DataType::String(), true}});
+  EXPECT_EQ(engine_->StartPut("ns.t", wrong).status().message(),
+            "schema mismatch for table 'ns.t': field 'id' has type int32 but the table has int64");
+
+  ReadRequest req;
+  req.table = "ns.t";
+  req.bucket = 2;
+  EXPECT_EQ(engine_->OpenRead(req).status().message(),
+            "bucket 2 does not exist: 'ns.t' has 2 buckets (0-1)");
+  req.bucket = 0;
+  req.from.kind = StartPosition::Kind::kOffset;
+  req.from.offset = 5;
+  EXPECT_EQ(engine_->OpenRead(req).status().message(),
+            "offset 5 is out of range for bucket 0 of 'ns.t': valid offsets are [0, 0]");
+  req.from.offset = 0;
+  req.columns = std::vector<std::string>{"nope"};
+  EXPECT_EQ(engine_->OpenRead(req).status().message(),
+            "unknown column 'nope' in table 'ns.t' (columns: id, name)");
+
+  // A null in a non-nullable field writes nothing.
+  auto nullable = std::make_shared<const arrow::Schema>(std::vector<arrow::Field>{
+      {"id", DataType::Int64(), true}, {"name", DataType::String(), true}});
+  arrow::Int64Builder ids(DataType::Int64());
+  ASSERT_TRUE(ids.AppendNull().ok());
+  arrow::BinaryBuilder names(DataType::String());
+  ASSERT_TRUE(names.Append("x").ok());
+  auto bad = arrow::RecordBatch::Make(nullable, 1,
+                                      {ids.Finish().ValueOrDie(), names.Finish().ValueOrDie()})
+                 .ValueOrDie();
+  auto put = engine_->StartPut("ns.t", nullable).ValueOrDie();
+  EXPECT_EQ(put->Append(Encode(*bad)).status().message(),
+            "field 'id' of table 'ns.t' is not nullable but the batch has 1 nulls");
+  EXPECT_EQ(engine_->DescribeTable("ns.t")->buckets[0].next_offset, 0);
+}
+
+TEST_F(EngineTest, DropRemovesDataAndName) {
+  CreateTable("ns.gone", 1, false);
+  auto put = engine_->StartPut("ns.gone", schema_).ValueOrDie();
+  ASSERT_TRUE(put->Append(Encode(*MakeBatch(0, 3))).ok());
+  put.reset();
+  ASSERT_TRUE(engine_->DropTable("ns.gone").ok());
+  EXPECT_TRUE(engine_->DescribeTable("ns.gone").status().IsNotFound());
+  Reopen();
+  EXPECT_TRUE(engine_->ListTables().empty());
+  CreateTable("ns.gone", 1, false);
+  EXPECT_TRUE(ReadIds("ns.gone", 0).empty());
+}
+
+}  // namespace
+}  // namespace oxbow::engine

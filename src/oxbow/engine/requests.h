@@ -1,0 +1,39 @@
+// The JSON requests of the Flight API (docs/api.md): DoGet tickets and action bodies that name a
+// table. Parsed here, away from gRPC, so they can be unit-tested and fuzzed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oxbow/common/status.h"
+
+namespace oxbow::engine {
+
+// Where a read starts.
+struct StartPosition {
+  enum class Kind { kEarliest, kLatest, kOffset };
+  Kind kind = Kind::kEarliest;
+  int64_t offset = 0;  // for kOffset
+};
+
+// {"table":"ns.t","bucket":b,"from":"earliest"|"latest"|<offset>,"to":<offset>,
+//  "columns":[...],"follow":false}
+struct ReadRequest {
+  std::string table;
+  int32_t bucket = 0;
+  StartPosition from;
+  std::optional<int64_t> to;                        // exclusive end offset
+  std::optional<std::vector<std::string>> columns;  // projection, in output order
+  bool follow = false;
+};
+
+Result<ReadRequest> ParseTicket(std::string_view json);
+std::string TicketToJson(const ReadRequest& request);
+
+// {"table":"ns.t"} for drop_table / describe_table; also accepts a bare "ns.t".
+Result<std::string> ParseTableNameBody(std::string_view body);
+
+}  // namespace oxbow::engine

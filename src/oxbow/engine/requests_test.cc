@@ -1,0 +1,59 @@
+#include "oxbow/engine/requests.h"
+
+#include <gtest/gtest.h>
+
+namespace oxbow::engine {
+namespace {
+
+TEST(TicketTest, ParsesEveryField) {
+  auto r = ParseTicket(
+      R"({"table":"ns.t","bucket":3,"from":42,"to":100,"columns":["a","b"],"follow":true})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->table, "ns.t");
+  EXPECT_EQ(r->bucket, 3);
+  EXPECT_EQ(r->from.kind, StartPosition::Kind::kOffset);
+  EXPECT_EQ(r->from.offset, 42);
+  EXPECT_EQ(r->to, 100);
+  EXPECT_EQ(r->columns, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(r->follow);
+  auto again = ParseTicket(TicketToJson(*r));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->from.offset, 42);
+  EXPECT_EQ(again->columns, r->columns);
+}
+
+TEST(TicketTest, Defaults) {
+  auto r = ParseTicket(R"({"table":"ns.t"})");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->bucket, 0);
+  EXPECT_EQ(r->from.kind, StartPosition::Kind::kEarliest);
+  EXPECT_FALSE(r->to.has_value());
+  EXPECT_FALSE(r->columns.has_value());
+  EXPECT_FALSE(r->follow);
+  EXPECT_EQ(ParseTicket(R"({"table":"ns.t","from":"latest","to":null})")->from.kind,
+            StartPosition::Kind::kLatest);
+}
+
+TEST(TicketTest, ErrorsNameTheField) {
+  EXPECT_EQ(ParseTicket("not json").status().message(),
+            "ticket must be a JSON object, got 'not json'");
+  EXPECT_EQ(ParseTicket("{}").status().message(), "ticket needs \"table\": \"namespace.table\"");
+  EXPECT_EQ(ParseTicket(R"({"table":"a.b","bucket":-1})").status().message(),
+            "ticket \"bucket\" must be a non-negative integer");
+  EXPECT_EQ(ParseTicket(R"({"table":"a.b","from":"soon"})").status().message(),
+            "ticket \"from\" must be \"earliest\", \"latest\" or a non-negative integer offset");
+  EXPECT_EQ(ParseTicket(R"({"table":"a.b","from":-5})").status().message(),
+            "ticket \"from\" must be a non-negative integer offset");
+  EXPECT_TRUE(ParseTicket(R"({"table":"a.b","columns":"a"})").status().IsInvalid());
+  EXPECT_TRUE(ParseTicket(R"({"table":"a.b","follow":1})").status().IsInvalid());
+}
+
+TEST(TableNameBodyTest, AcceptsObjectStringOrBareName) {
+  EXPECT_EQ(*ParseTableNameBody(R"({"table":"ns.t"})"), "ns.t");
+  EXPECT_EQ(*ParseTableNameBody(R"("ns.t")"), "ns.t");
+  EXPECT_EQ(*ParseTableNameBody("ns.t\n"), "ns.t");
+  EXPECT_TRUE(ParseTableNameBody(R"({"name":"ns.t"})").status().IsInvalid());
+}
+
+}  // namespace
+}  // namespace oxbow::engine

@@ -1,0 +1,90 @@
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <map>
+
+#include "oxbow/server/server.h"
+
+namespace oxbow::server {
+namespace {
+
+// Flags and the optional config file (TOML or INI with the same keys as the long flags).
+void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
+  auto& log = options->engine.log;
+  app.set_config("--config", "", "Read options from a TOML/INI file (keys = long flag names)");
+  app.add_option("--data-dir", options->engine.data_dir, "Directory of all state")
+      ->capture_default_str();
+  app.add_option("--listen", options->listen, "host:port of the Flight endpoint")
+      ->capture_default_str();
+  static const std::map<std::string, log::FlushPolicy> kPolicies = {
+      {"fsync", log::FlushPolicy::kEveryAppend}, {"interval", log::FlushPolicy::kInterval}};
+  app.add_option("--flush", log.flush_policy,
+                 "fsync: acknowledge after fsync, with group commit; interval: fsync every "
+                 "--flush-interval-ms (acks may be lost on power failure)")
+      ->transform(CLI::CheckedTransformer(kPolicies, CLI::ignore_case))
+      ->default_str("fsync");
+  app.add_option("--flush-interval-ms", log.flush_interval_ms,
+                 "fsync period under --flush interval")
+      ->capture_default_str();
+  app.add_option("--segment-bytes", log.segment_bytes, "Roll a log segment at this size")
+      ->capture_default_str();
+  app.add_option("--segment-ms", log.segment_ms, "Roll a log segment at this age (-1: never)")
+      ->capture_default_str();
+  app.add_option("--retention-bytes", log.retention_bytes,
+                 "Keep at most this many bytes per bucket (-1: unlimited)")
+      ->capture_default_str();
+  app.add_option("--retention-ms", log.retention_ms,
+                 "Delete segments older than this (-1: keep forever)")
+      ->capture_default_str();
+  app.add_option("--log-level", *log_level, "trace, debug, info, warn, error")
+      ->capture_default_str();
+}
+
+// Blocks SIGINT and SIGTERM in every thread (call before starting any), then waits for one.
+sigset_t BlockShutdownSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+}  // namespace
+
+int RunDaemon(int argc, char** argv) {
+  CLI::App app{"oxbowd: the Oxbow streaming lakehouse server"};
+  ServerOptions options;
+  options.engine.data_dir = "./data";
+  std::string log_level = "info";
+  AddFlags(app, &options, &log_level);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+
+  sigset_t signals = BlockShutdownSignals();
+  spdlog::info("opening data dir {}", options.engine.data_dir);
+  auto server = Server::Start(options);
+  if (!server.ok()) {
+    spdlog::error("cannot start: {}", server.status().message());
+    return 1;
+  }
+  spdlog::info("serving Arrow Flight on {} (port {})", options.listen, (*server)->port());
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  spdlog::info("received {}, shutting down", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+  Status st = (*server)->Shutdown();
+  if (!st.ok()) {
+    spdlog::error("shutdown: {}", st.message());
+    return 1;
+  }
+  spdlog::info("stopped cleanly");
+  return 0;
+}
+
+}  // namespace oxbow::server

@@ -1,0 +1,392 @@
+#include "oxbow/server/flight_service.h"
+
+#include <nlohmann/json.hpp>
+
+#include "oxbow/arrow/ipc.h"
+
+namespace oxbow::server {
+namespace {
+
+using nlohmann::json;
+namespace ipc = arrow::ipc;
+
+#define OXBOW_FLIGHT_METHOD(name) "/arrow.flight.protocol.FlightService/" name
+constexpr char kHandshake[] = OXBOW_FLIGHT_METHOD("Handshake");
+constexpr char kListFlights[] = OXBOW_FLIGHT_METHOD("ListFlights");
+constexpr char kGetFlightInfo[] = OXBOW_FLIGHT_METHOD("GetFlightInfo");
+constexpr char kGetSchema[] = OXBOW_FLIGHT_METHOD("GetSchema");
+constexpr char kDoGet[] = OXBOW_FLIGHT_METHOD("DoGet");
+constexpr char kDoPut[] = OXBOW_FLIGHT_METHOD("DoPut");
+constexpr char kDoExchange[] = OXBOW_FLIGHT_METHOD("DoExchange");
+constexpr char kDoAction[] = OXBOW_FLIGHT_METHOD("DoAction");
+constexpr char kListActions[] = OXBOW_FLIGHT_METHOD("ListActions");
+#undef OXBOW_FLIGHT_METHOD
+constexpr auto kFollowPoll = std::chrono::milliseconds(100);
+
+struct ActionInfo {
+  const char* type;
+  const char* description;
+};
+constexpr ActionInfo kActions[] = {
+    {"create_table", "Create a table: {\"table\":\"ns.t\",\"schema\":{...},\"buckets\":N,...}"},
+    {"drop_table", "Drop a table: {\"table\":\"ns.t\"}"},
+    {"list_tables", "List every table with its descriptor"},
+    {"describe_table", "Schema, buckets and offsets of a table: {\"table\":\"ns.t\"}"},
+};
+
+Result<std::string> TableFromDescriptor(const proto::FlightDescriptor& d) {
+  if (d.type() != proto::FlightDescriptor::PATH) {
+    return Status::Invalid("flight descriptor must be a PATH descriptor [namespace, table]");
+  }
+  std::string name;
+  if (d.path_size() == 2) {
+    name = d.path(0) + "." + d.path(1);
+  } else if (d.path_size() == 1) {
+    name = d.path(0);
+  } else {
+    return Status::Invalid("flight descriptor path must be [namespace, table], got " +
+                           std::to_string(d.path_size()) + " parts");
+  }
+  RETURN_NOT_OK(catalog::ValidateTableName(name));
+  return name;
+}
+
+std::string OffsetsMetadata(const std::vector<engine::AppendedRange>& ranges) {
+  json offsets = json::array();
+  for (const auto& r : ranges) {
+    offsets.push_back({{"bucket", r.bucket}, {"base_offset", r.base_offset}, {"rows", r.rows}});
+  }
+  return json{{"offsets", std::move(offsets)}}.dump();
+}
+
+FlightPayload SchemaPayload(const ipc::EncodedMessage& schema_message) {
+  FlightPayload p;
+  p.data_header = schema_message.metadata;
+  return p;
+}
+
+// Record-batch bodies from gRPC may start anywhere; Arrow wants 8-byte aligned buffers.
+Result<std::shared_ptr<Buffer>> AlignedBody(const std::shared_ptr<Buffer>& body) {
+  if (!body) return Buffer::Empty();
+  if (reinterpret_cast<uintptr_t>(body->data()) % ipc::kIpcAlignment == 0) return body;
+  return Buffer::CopyFrom(body->view());
+}
+
+json BucketStatusJson(const engine::TableStatus& status) {
+  json buckets = json::array();
+  for (const auto& b : status.buckets) {
+    buckets.push_back({{"bucket", b.bucket},
+                       {"earliest_offset", b.earliest_offset},
+                       {"next_offset", b.next_offset}});
+  }
+  return buckets;
+}
+
+template <typename Service, typename Req, typename Resp>
+grpc::internal::RpcServiceMethod* Unary(const char* name, Service* service,
+                                        grpc::Status (Service::*fn)(grpc::ServerContext*,
+                                                                    const Req*, Resp*)) {
+  return new grpc::internal::RpcServiceMethod(
+      name, grpc::internal::RpcMethod::NORMAL_RPC,
+      new grpc::internal::RpcMethodHandler<Service, Req, Resp>(
+          [fn](Service* s, grpc::ServerContext* c, const Req* q, Resp* r) {
+            return (s->*fn)(c, q, r);
+          },
+          service));
+}
+
+}  // namespace
+
+grpc::Status ToGrpcStatus(const Status& st) {
+  if (st.ok()) return grpc::Status::OK;
+  grpc::StatusCode code = grpc::StatusCode::INTERNAL;
+  switch (st.code()) {
+    case StatusCode::kOk: code = grpc::StatusCode::OK; break;
+    case StatusCode::kInvalid: code = grpc::StatusCode::INVALID_ARGUMENT; break;
+    case StatusCode::kNotFound: code = grpc::StatusCode::NOT_FOUND; break;
+    case StatusCode::kAlreadyExists: code = grpc::StatusCode::ALREADY_EXISTS; break;
+    case StatusCode::kOutOfRange: code = grpc::StatusCode::OUT_OF_RANGE; break;
+    case StatusCode::kResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
+    case StatusCode::kNotImplemented: code = grpc::StatusCode::UNIMPLEMENTED; break;
+    case StatusCode::kCancelled: code = grpc::StatusCode::CANCELLED; break;
+    case StatusCode::kIOError:
+    case StatusCode::kCorruption:
+    case StatusCode::kInternal: code = grpc::StatusCode::INTERNAL; break;
+  }
+  return grpc::Status(code, st.message());
+}
+
+FlightService::FlightService(engine::Engine* engine) : engine_(engine) {
+  using grpc::internal::RpcMethod;
+  using grpc::internal::RpcServiceMethod;
+
+  AddMethod(new RpcServiceMethod(
+      kHandshake, RpcMethod::BIDI_STREAMING,
+      new grpc::internal::BidiStreamingHandler<FlightService, proto::HandshakeRequest,
+                                               proto::HandshakeResponse>(
+          [](FlightService* s, grpc::ServerContext* c, auto* stream) {
+            return s->Handshake(c, stream);
+          },
+          this)));
+  AddMethod(new RpcServiceMethod(
+      kListFlights, RpcMethod::SERVER_STREAMING,
+      new grpc::internal::ServerStreamingHandler<FlightService, proto::Criteria, proto::FlightInfo>(
+          [](FlightService* s, grpc::ServerContext* c, const proto::Criteria* q, auto* w) {
+            return s->ListFlights(c, q, w);
+          },
+          this)));
+  AddMethod(Unary(kGetFlightInfo, this, &FlightService::GetFlightInfo));
+  AddMethod(Unary(kGetSchema, this, &FlightService::GetSchema));
+  AddMethod(new RpcServiceMethod(
+      kDoGet, RpcMethod::SERVER_STREAMING,
+      new grpc::internal::ServerStreamingHandler<FlightService, proto::Ticket, FlightPayload>(
+          [](FlightService* s, grpc::ServerContext* c, const proto::Ticket* q, auto* w) {
+            return s->DoGet(c, q, w);
+          },
+          this)));
+  AddMethod(new RpcServiceMethod(
+      kDoPut, RpcMethod::BIDI_STREAMING,
+      new grpc::internal::BidiStreamingHandler<FlightService, FlightDataIn, proto::PutResult>(
+          [](FlightService* s, grpc::ServerContext* c, auto* stream) {
+            return s->DoPut(c, stream);
+          },
+          this)));
+  AddMethod(new RpcServiceMethod(
+      kDoExchange, RpcMethod::BIDI_STREAMING,
+      new grpc::internal::BidiStreamingHandler<FlightService, FlightDataIn, FlightPayload>(
+          [](FlightService* s, grpc::ServerContext* c, auto* stream) {
+            return s->DoExchange(c, stream);
+          },
+          this)));
+  AddMethod(new RpcServiceMethod(
+      kDoAction, RpcMethod::SERVER_STREAMING,
+      new grpc::internal::ServerStreamingHandler<FlightService, proto::Action, proto::Result>(
+          [](FlightService* s, grpc::ServerContext* c, const proto::Action* q, auto* w) {
+            return s->DoAction(c, q, w);
+          },
+          this)));
+  AddMethod(new RpcServiceMethod(
+      kListActions, RpcMethod::SERVER_STREAMING,
+      new grpc::internal::ServerStreamingHandler<FlightService, proto::Empty, proto::ActionType>(
+          [](FlightService* s, grpc::ServerContext* c, const proto::Empty* q, auto* w) {
+            return s->ListActions(c, q, w);
+          },
+          this)));
+}
+
+grpc::Status FlightService::Handshake(
+    grpc::ServerContext*,
+    grpc::ServerReaderWriter<proto::HandshakeResponse, proto::HandshakeRequest>* stream) {
+  proto::HandshakeRequest request;
+  while (stream->Read(&request)) {
+    proto::HandshakeResponse response;
+    response.set_protocol_version(request.protocol_version());
+    stream->Write(response);
+  }
+  return grpc::Status::OK;
+}
+
+Result<proto::FlightInfo> FlightService::MakeFlightInfo(
+    const catalog::TableDescriptor& table) const {
+  ASSIGN_OR_RAISE(engine::TableStatus status, engine_->DescribeTable(table.name));
+  ASSIGN_OR_RAISE(ipc::EncodedMessage schema, ipc::EncodeSchema(*table.schema));
+  ASSIGN_OR_RAISE(auto schema_bytes, schema.ToEncapsulatedBuffer());
+  proto::FlightInfo info;
+  info.set_schema(std::string(schema_bytes->view()));
+  auto* descriptor = info.mutable_flight_descriptor();
+  descriptor->set_type(proto::FlightDescriptor::PATH);
+  auto dot = table.name.find('.');
+  descriptor->add_path(table.name.substr(0, dot));
+  descriptor->add_path(table.name.substr(dot + 1));
+  int64_t total = 0;
+  for (const auto& b : status.buckets) {
+    engine::ReadRequest read;
+    read.table = table.name;
+    read.bucket = b.bucket;
+    read.to = b.next_offset;
+    info.add_endpoint()->mutable_ticket()->set_ticket(engine::TicketToJson(read));
+    total += b.next_offset - b.earliest_offset;
+  }
+  info.set_total_records(total);
+  info.set_total_bytes(-1);
+  return info;
+}
+
+grpc::Status FlightService::ListFlights(grpc::ServerContext*, const proto::Criteria*,
+                                        grpc::ServerWriter<proto::FlightInfo>* writer) {
+  for (const auto& table : engine_->ListTables()) {
+    auto info = MakeFlightInfo(table);
+    if (!info.ok()) {
+      if (info.status().IsNotFound()) continue;  // dropped meanwhile
+      return ToGrpcStatus(info.status());
+    }
+    writer->Write(*info);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status FlightService::GetFlightInfo(grpc::ServerContext*,
+                                          const proto::FlightDescriptor* descriptor,
+                                          proto::FlightInfo* info) {
+  auto name = TableFromDescriptor(*descriptor);
+  if (!name.ok()) return ToGrpcStatus(name.status());
+  auto table = engine_->DescribeTable(*name);
+  if (!table.ok()) return ToGrpcStatus(table.status());
+  auto made = MakeFlightInfo(table->table);
+  if (!made.ok()) return ToGrpcStatus(made.status());
+  *info = std::move(made).ValueOrDie();
+  return grpc::Status::OK;
+}
+
+grpc::Status FlightService::GetSchema(grpc::ServerContext*,
+                                      const proto::FlightDescriptor* descriptor,
+                                      proto::SchemaResult* result) {
+  auto name = TableFromDescriptor(*descriptor);
+  if (!name.ok()) return ToGrpcStatus(name.status());
+  auto table = engine_->DescribeTable(*name);
+  if (!table.ok()) return ToGrpcStatus(table.status());
+  auto schema = ipc::EncodeSchema(*table->table.schema);
+  if (!schema.ok()) return ToGrpcStatus(schema.status());
+  auto bytes = schema->ToEncapsulatedBuffer();
+  if (!bytes.ok()) return ToGrpcStatus(bytes.status());
+  result->set_schema(std::string((*bytes)->view()));
+  return grpc::Status::OK;
+}
+
+grpc::Status FlightService::DoGet(grpc::ServerContext* ctx, const proto::Ticket* ticket,
+                                  grpc::ServerWriter<FlightPayload>* writer) {
+  auto request = engine::ParseTicket(ticket->ticket());
+  if (!request.ok()) return ToGrpcStatus(request.status());
+  auto cursor = engine_->OpenRead(*request);
+  if (!cursor.ok()) return ToGrpcStatus(cursor.status());
+  auto schema = ipc::EncodeSchema(*(*cursor)->schema());
+  if (!schema.ok()) return ToGrpcStatus(schema.status());
+  if (!writer->Write(SchemaPayload(*schema))) return grpc::Status::OK;  // client went away
+  while (!ctx->IsCancelled() && !stopping_) {
+    auto next = (*cursor)->Next(std::chrono::steady_clock::now() + kFollowPoll);
+    if (!next.ok()) return ToGrpcStatus(next.status());
+    if (!next->has_value()) {
+      if ((*cursor)->done()) break;
+      continue;  // following: nothing new yet
+    }
+    engine::ReadBatch& batch = **next;
+    FlightPayload payload;
+    payload.data_header = batch.message.metadata;
+    payload.data_body = std::move(batch.message.body);
+    payload.body_length = batch.message.body_length;
+    payload.app_metadata = json{
+        {"bucket", (*cursor)->bucket()},
+        {"base_offset", batch.base_offset},
+        {"next_offset",
+         batch.next_offset}}.dump();
+    if (!writer->Write(payload)) break;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status FlightService::DoPut(
+    grpc::ServerContext*, grpc::ServerReaderWriter<proto::PutResult, FlightDataIn>* stream) {
+  FlightDataIn first;
+  if (!stream->Read(&first)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "DoPut stream sent no messages");
+  }
+  if (!first.descriptor) {
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        "the first DoPut message must carry a flight descriptor [namespace, table]");
+  }
+  auto table = TableFromDescriptor(*first.descriptor);
+  if (!table.ok()) return ToGrpcStatus(table.status());
+  if (!first.data_header) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "the first DoPut message must carry the schema");
+  }
+  auto schema_message = ipc::ParseMessage(first.data_header, Buffer::Empty());
+  if (!schema_message.ok()) return ToGrpcStatus(schema_message.status());
+  if (schema_message->type != ipc::MessageType::kSchema) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "the first DoPut message must be a Schema message");
+  }
+  auto schema = ipc::DecodeSchema(*schema_message->metadata);
+  if (!schema.ok()) return ToGrpcStatus(schema.status());
+  auto session = engine_->StartPut(*table, *schema);
+  if (!session.ok()) return ToGrpcStatus(session.status());
+
+  FlightDataIn data;
+  while (stream->Read(&data)) {
+    if (!data.data_header) continue;  // metadata-only messages carry nothing to store
+    auto body = AlignedBody(data.data_body);
+    if (!body.ok()) return ToGrpcStatus(body.status());
+    auto message = ipc::ParseMessage(data.data_header, *body);
+    if (!message.ok()) return ToGrpcStatus(message.status());
+    if (message->type != ipc::MessageType::kRecordBatch) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "DoPut expects RecordBatch messages after the schema (dictionary "
+                          "batches are not supported)");
+    }
+    auto appended = (*session)->Append(*message);
+    if (!appended.ok()) return ToGrpcStatus(appended.status());
+    proto::PutResult ack;
+    ack.set_app_metadata(OffsetsMetadata(*appended));
+    if (!stream->Write(ack)) break;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status FlightService::DoExchange(grpc::ServerContext*,
+                                       grpc::ServerReaderWriter<FlightPayload, FlightDataIn>*) {
+  return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "oxbowd does not offer DoExchange");
+}
+
+Result<std::string> FlightService::RunAction(const std::string& type, const std::string& body) {
+  if (type == "create_table") {
+    ASSIGN_OR_RAISE(auto request, catalog::ParseCreateTable(body));
+    ASSIGN_OR_RAISE(auto table, engine_->CreateTable(request));
+    return catalog::DescriptorToJson(table);
+  }
+  if (type == "drop_table") {
+    ASSIGN_OR_RAISE(std::string name, engine::ParseTableNameBody(body));
+    RETURN_NOT_OK(engine_->DropTable(name));
+    return json{{"dropped", name}}.dump();
+  }
+  if (type == "list_tables") {
+    json tables = json::array();
+    for (const auto& t : engine_->ListTables()) {
+      tables.push_back(json::parse(catalog::DescriptorToJson(t)));
+    }
+    return json{{"tables", std::move(tables)}}.dump();
+  }
+  if (type == "describe_table") {
+    ASSIGN_OR_RAISE(std::string name, engine::ParseTableNameBody(body));
+    ASSIGN_OR_RAISE(auto status, engine_->DescribeTable(name));
+    json j = json::parse(catalog::DescriptorToJson(status.table));
+    j["bucket_offsets"] = BucketStatusJson(status);
+    return j.dump();
+  }
+  std::string known;
+  for (const auto& a : kActions) known += std::string(known.empty() ? "" : ", ") + a.type;
+  return Status::NotImplemented("unknown action '" + type + "' (known: " + known + ")");
+}
+
+grpc::Status FlightService::DoAction(grpc::ServerContext*, const proto::Action* action,
+                                     grpc::ServerWriter<proto::Result>* writer) {
+  auto result = RunAction(action->type(), action->body());
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  proto::Result r;
+  r.set_body(*result);
+  writer->Write(r);
+  return grpc::Status::OK;
+}
+
+grpc::Status FlightService::ListActions(grpc::ServerContext*, const proto::Empty*,
+                                        grpc::ServerWriter<proto::ActionType>* writer) {
+  for (const auto& a : kActions) {
+    proto::ActionType t;
+    t.set_type(a.type);
+    t.set_description(a.description);
+    writer->Write(t);
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace oxbow::server

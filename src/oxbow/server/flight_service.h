@@ -1,0 +1,59 @@
+// The Arrow Flight service of oxbowd (docs/api.md). gRPC stays inside this module.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/codegen/proto_utils.h>
+#include <grpcpp/impl/rpc_service_method.h>
+#include <grpcpp/impl/service_type.h>
+#include <grpcpp/support/method_handler.h>
+#include <grpcpp/support/sync_stream.h>
+
+#include <atomic>
+
+#include "oxbow/engine/engine.h"
+#include "oxbow/server/flight.pb.h"
+#include "oxbow/server/flight_data_internal.h"
+
+namespace oxbow::server {
+
+namespace proto = ::arrow::flight::protocol;
+
+class FlightService : public grpc::Service {
+ public:
+  explicit FlightService(engine::Engine* engine);
+
+  // Makes following DoGet streams end, so the server can shut down.
+  void StopStreams() { stopping_ = true; }
+
+ private:
+  grpc::Status Handshake(
+      grpc::ServerContext* ctx,
+      grpc::ServerReaderWriter<proto::HandshakeResponse, proto::HandshakeRequest>* stream);
+  grpc::Status ListFlights(grpc::ServerContext* ctx, const proto::Criteria* criteria,
+                           grpc::ServerWriter<proto::FlightInfo>* writer);
+  grpc::Status GetFlightInfo(grpc::ServerContext* ctx, const proto::FlightDescriptor* descriptor,
+                             proto::FlightInfo* info);
+  grpc::Status GetSchema(grpc::ServerContext* ctx, const proto::FlightDescriptor* descriptor,
+                         proto::SchemaResult* result);
+  grpc::Status DoGet(grpc::ServerContext* ctx, const proto::Ticket* ticket,
+                     grpc::ServerWriter<FlightPayload>* writer);
+  grpc::Status DoPut(grpc::ServerContext* ctx,
+                     grpc::ServerReaderWriter<proto::PutResult, FlightDataIn>* stream);
+  grpc::Status DoExchange(grpc::ServerContext* ctx,
+                          grpc::ServerReaderWriter<FlightPayload, FlightDataIn>* stream);
+  grpc::Status DoAction(grpc::ServerContext* ctx, const proto::Action* action,
+                        grpc::ServerWriter<proto::Result>* writer);
+  grpc::Status ListActions(grpc::ServerContext* ctx, const proto::Empty* empty,
+                           grpc::ServerWriter<proto::ActionType>* writer);
+
+  Result<proto::FlightInfo> MakeFlightInfo(const catalog::TableDescriptor& table) const;
+  Result<std::string> RunAction(const std::string& type, const std::string& body);
+
+  engine::Engine* engine_;
+  std::atomic<bool> stopping_{false};
+};
+
+// Translates an Oxbow Status into a gRPC status (the one place where this happens).
+grpc::Status ToGrpcStatus(const Status& status);
+
+}  // namespace oxbow::server

@@ -31,7 +31,7 @@ inline constexpr flatbuffers::uoffset_t kMaxVerifierTables = 1000000;
 // True when the elements of a flatbuffer vector (null is fine) are 8-byte aligned.
 template <typename Vector>
 bool IsAligned(const Vector* v) {
-  return v == nullptr || reinterpret_cast<uintptr_t>(v->Data()) % 8 == 0;
+  return v == nullptr || v->size() == 0 || reinterpret_cast<uintptr_t>(v->Data()) % 8 == 0;
 }
 
 // A buffer of `n` (< 64) zero bytes, shared.

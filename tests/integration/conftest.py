@@ -1,0 +1,67 @@
+"""Fixtures for the oxbowd integration suite: a real `oxbowd` process driven by pyarrow.flight only.
+
+The binary is $OXBOW_BUILD_DIR/tools/oxbowd (default: <repo>/build/release/tools/oxbowd). A missing
+binary fails the suite; nothing is skipped.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from oxbowd_harness import OxbowServer, oxbowd_binary
+
+
+# --- fixtures ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def oxbowd_bin() -> pathlib.Path:
+    binary = oxbowd_binary()
+    if not binary.is_file():
+        pytest.fail(f"oxbowd binary not found at {binary}: build the `oxbowd` target "
+                    f"or set OXBOW_BUILD_DIR to a build dir that has tools/oxbowd")
+    return binary
+
+
+@pytest.fixture
+def make_server(oxbowd_bin, tmp_path):
+    """Factory: make_server(extra_args=(...), data_dir=None) -> started OxbowServer.
+
+    Every server still running at teardown is stopped with SIGTERM and must exit 0.
+    """
+    servers: list[OxbowServer] = []
+
+    def make(extra_args=(), data_dir: pathlib.Path | None = None) -> OxbowServer:
+        index = len(servers)
+        data = data_dir or tmp_path / f"data{index}"
+        server = OxbowServer(oxbowd_bin, data, tmp_path / f"oxbowd{index}.log", extra_args)
+        servers.append(server)
+        return server.start()
+
+    yield make
+    failures = []
+    for server in servers:
+        if server.proc is not None:
+            try:
+                server.stop()
+            except AssertionError as e:
+                failures.append(str(e))
+    assert not failures, "\n".join(failures)
+
+
+@pytest.fixture
+def server(make_server) -> OxbowServer:
+    """A fresh oxbowd on a fresh data dir, stopped cleanly (exit 0) at teardown."""
+    return make_server()
+
+
+_table_counter = iter(range(1, 1 << 30))
+
+
+@pytest.fixture
+def table_name(request) -> str:
+    """A table name unique within the session, derived from the test name."""
+    base = "".join(c if c.isalnum() else "_" for c in request.node.name)[:100]
+    return f"it.{base}_{next(_table_counter)}"

@@ -1,0 +1,247 @@
+"""The oxbowd test harness: start/stop/kill a real `oxbowd`, and talk to it with pyarrow.flight only.
+
+The binary is $OXBOW_BUILD_DIR/tools/oxbowd (default: <repo>/build/release/tools/oxbowd).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import time
+
+import pyarrow as pa
+import pyarrow.flight as fl
+import pytest
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+START_DEADLINE_S = 15.0
+STOP_DEADLINE_S = 15.0
+
+
+def oxbowd_binary() -> pathlib.Path:
+    build_dir = pathlib.Path(os.environ.get("OXBOW_BUILD_DIR", REPO_ROOT / "build" / "release"))
+    return build_dir / "tools" / "oxbowd"
+
+
+def free_port() -> int:
+    """A port that was free on 127.0.0.1 a moment ago (oxbowd does not report an ephemeral port)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class OxbowServer:
+    """One oxbowd process on a data dir that outlives it: start, stop (SIGTERM), kill, restart."""
+
+    def __init__(self, binary: pathlib.Path, data_dir: pathlib.Path, log_path: pathlib.Path,
+                 extra_args: tuple[str, ...] = ()):
+        self.binary = binary
+        self.data_dir = data_dir
+        self.log_path = log_path
+        self.extra_args = tuple(extra_args)
+        self.proc: subprocess.Popen | None = None
+        self.port: int | None = None
+        self._client: fl.FlightClient | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> "OxbowServer":
+        assert self.proc is None, "oxbowd is already running"
+        last_error = None
+        for _ in range(5):  # a picked port can be taken by someone else before oxbowd binds it
+            self.port = free_port()
+            log = open(self.log_path, "ab")
+            log.write(f"=== oxbowd start on port {self.port}\n".encode())
+            log.flush()
+            self.proc = subprocess.Popen(
+                [str(self.binary), "--data-dir", str(self.data_dir),
+                 "--listen", f"127.0.0.1:{self.port}", *self.extra_args],
+                stdout=log, stderr=subprocess.STDOUT)
+            log.close()
+            try:
+                self._wait_until_serving()
+                return self
+            except _ExitedEarly as e:
+                last_error = e
+                self.proc = None
+        raise AssertionError(f"oxbowd did not start: {last_error}\n{self.log_tail()}")
+
+    def _wait_until_serving(self) -> None:
+        deadline = time.monotonic() + START_DEADLINE_S
+        while True:
+            if self.proc.poll() is not None:
+                raise _ExitedEarly(f"exited with {self.proc.returncode}")
+            try:
+                client = fl.FlightClient(self.location)
+                list(client.list_actions(options=fl.FlightCallOptions(timeout=1.0)))
+                self._client = client
+                return
+            except (fl.FlightUnavailableError, fl.FlightTimedOutError, pa.ArrowException):
+                if time.monotonic() > deadline:
+                    self.proc.kill()
+                    self.proc.wait()
+                    self.proc = None
+                    raise AssertionError(
+                        f"oxbowd did not answer list_actions within {START_DEADLINE_S}s\n"
+                        f"{self.log_tail()}")
+                time.sleep(0.02)
+
+    def stop(self) -> int:
+        """SIGTERM and wait; asserts the clean shutdown the contract promises (exit code 0)."""
+        code = self._signal(signal.SIGTERM)
+        assert code == 0, f"oxbowd exited with {code} after SIGTERM\n{self.log_tail()}"
+        return code
+
+    def kill(self) -> int:
+        """SIGKILL: a crash, the process gets no chance to flush anything."""
+        return self._signal(signal.SIGKILL)
+
+    def restart(self) -> "OxbowServer":
+        """Clean stop and start again on the same data dir (a new port)."""
+        self.stop()
+        return self.start()
+
+    def _signal(self, sig: int) -> int:
+        assert self.proc is not None, "oxbowd is not running"
+        self._close_client()
+        self.proc.send_signal(sig)
+        try:
+            code = self.proc.wait(timeout=STOP_DEADLINE_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+            raise AssertionError(f"oxbowd did not exit within {STOP_DEADLINE_S}s of signal {sig}\n"
+                                 f"{self.log_tail()}")
+        self.proc = None
+        return code
+
+    def _close_client(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            return "(no oxbowd log)"
+        return "oxbowd log:\n" + "\n".join(text[-lines:])
+
+    # --- client helpers --------------------------------------------------------------------
+
+    @property
+    def location(self) -> str:
+        return f"grpc://127.0.0.1:{self.port}"
+
+    @property
+    def client(self) -> fl.FlightClient:
+        assert self._client is not None, "oxbowd is not running"
+        return self._client
+
+    def new_client(self) -> fl.FlightClient:
+        """A separate connection (for concurrent threads)."""
+        return fl.FlightClient(self.location)
+
+    def action(self, name: str, body=None):
+        return action(self.client, name, body)
+
+    def create_table(self, table: str, schema: pa.Schema, **kwargs):
+        return self.action("create_table", {"table": table, "schema": schema_json(schema), **kwargs})
+
+    def put(self, table: str, batches, schema: pa.Schema | None = None, client=None) -> list[dict]:
+        """Writes the batches in one DoPut stream; returns one ack (parsed JSON) per batch."""
+        return put(client or self.client, table, batches, schema)
+
+    def get(self, ticket: dict, client=None) -> tuple[pa.Table, list[dict]]:
+        """Reads one DoGet stream to its end: the table and each message's app_metadata."""
+        return get(client or self.client, ticket)
+
+    def read_all(self, table: str, columns=None) -> pa.Table:
+        """Every bucket of the table from earliest, concatenated, through GetFlightInfo."""
+        info = self.client.get_flight_info(descriptor(table))
+        tables = [self.client.do_get(ep.ticket).read_all() for ep in info.endpoints]
+        return pa.concat_tables(tables)
+
+    def describe(self, table: str) -> dict:
+        return self.action("describe_table", {"table": table})
+
+
+class _ExitedEarly(Exception):
+    pass
+
+
+# --- plain helpers, usable without a fixture ---------------------------------------------------
+
+
+def descriptor(table: str) -> fl.FlightDescriptor:
+    return fl.FlightDescriptor.for_path(*table.split(".", 1))
+
+
+def action(client: fl.FlightClient, name: str, body=None):
+    raw = body if isinstance(body, bytes) else json.dumps(body or {}).encode()
+    results = client.do_action(fl.Action(name, raw))
+    return json.loads(b"".join(r.body.to_pybytes() for r in results))
+
+
+def schema_json(schema: pa.Schema) -> dict:
+    fields = []
+    for f in schema:
+        entry = {"name": f.name, "type": str(f.type), "nullable": f.nullable}
+        if f.metadata:
+            entry["metadata"] = {k.decode(): v.decode() for k, v in f.metadata.items()}
+        fields.append(entry)
+    return {"fields": fields}
+
+
+def put(client: fl.FlightClient, table: str, batches, schema: pa.Schema | None = None) -> list[dict]:
+    batches = list(batches)
+    schema = schema or batches[0].schema
+    writer, acks = client.do_put(descriptor(table), schema)
+    results = []
+    try:
+        for batch in batches:
+            writer.write_batch(batch)
+            results.append(json.loads(acks.read().to_pybytes()))
+        writer.done_writing()
+    finally:
+        writer.close()
+    return results
+
+
+def get(client: fl.FlightClient, ticket: dict) -> tuple[pa.Table, list[dict]]:
+    reader = client.do_get(fl.Ticket(json.dumps(ticket).encode()))
+    batches, metas = [], []
+    schema = reader.schema
+    for chunk in reader:
+        batches.append(chunk.data)
+        metas.append(json.loads(chunk.app_metadata.to_pybytes()))
+    return pa.Table.from_batches(batches, schema=schema), metas
+
+
+# How pyarrow spells each gRPC status code in the exception message.
+_CODE_PHRASES = {
+    "INVALID_ARGUMENT": "invalid argument error",
+    "NOT_FOUND": "not found error",
+    "ALREADY_EXISTS": "already exists error",
+    "OUT_OF_RANGE": "out-of-range error",
+    "UNIMPLEMENTED": "unimplemented error",
+    "RESOURCE_EXHAUSTED": "resource exhausted",
+    "INTERNAL": "internal error",
+}
+
+
+@contextlib.contextmanager
+def expect_error(code: str, *needles: str):
+    """Asserts the block raises a Flight error with gRPC `code` whose message contains `needles`."""
+    with pytest.raises(pa.ArrowException) as excinfo:
+        yield excinfo
+    message = str(excinfo.value)
+    assert _CODE_PHRASES[code] in message, f"expected {code}, got: {message}"
+    for needle in needles:
+        assert needle in message, f"error message does not mention {needle!r}: {message}"

@@ -87,9 +87,19 @@ Status Array::Validate() const {
   const int64_t data_size = d.buffers[2] ? d.buffers[2]->size() : 0;
   const int32_t* offsets = raw_offsets();
   if (offsets[0] < 0) return Status::Invalid(what + ": negative first offset");
-  for (int64_t i = 0; i < d.length; ++i) {
-    if (offsets[i + 1] < offsets[i]) {
-      return Status::Invalid(what + ": offsets decrease at index " + std::to_string(i));
+  // Branch-free blocks so the compiler vectorizes the common, valid case.
+  constexpr int64_t kBlock = 4096;
+  for (int64_t start = 0; start < d.length; start += kBlock) {
+    const int64_t stop = std::min(d.length, start + kBlock);
+    int decreasing = 0;
+    for (int64_t i = start; i < stop; ++i) {
+      decreasing |= static_cast<int>(offsets[i + 1] < offsets[i]);
+    }
+    if (!decreasing) continue;
+    for (int64_t i = start; i < stop; ++i) {
+      if (offsets[i + 1] < offsets[i]) {
+        return Status::Invalid(what + ": offsets decrease at index " + std::to_string(i));
+      }
     }
   }
   if (offsets[d.length] > data_size) {

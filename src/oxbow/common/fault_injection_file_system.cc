@@ -76,6 +76,7 @@ class FaultInjectionFile : public File {
  private:
   Status CheckAlive() {
     std::lock_guard lock(fs_->mutex_);
+    if (fs_->down_) return Status::IOError(path() + ": the file system crashed");
     if (generation_ != fs_->generation_) {
       return Status::IOError(path() + ": file handle opened before the simulated crash");
     }
@@ -138,9 +139,21 @@ Status FaultInjectionFileSystem::TakeSyncFault() {
   return Status::OK();
 }
 
+Status FaultInjectionFileSystem::CheckUp() const {
+  std::lock_guard lock(mutex_);
+  if (down_) return Status::IOError("the file system crashed");
+  return Status::OK();
+}
+
+void FaultInjectionFileSystem::Reboot() {
+  std::lock_guard lock(mutex_);
+  down_ = false;
+}
+
 Status FaultInjectionFileSystem::Crash() {
   std::lock_guard lock(mutex_);
   generation_++;
+  down_ = true;
   for (auto it = files_.begin(); it != files_.end();) {
     const std::string& path = it->first;
     if (!it->second.durable_entry) {
@@ -172,15 +185,18 @@ void FaultInjectionFileSystem::ResetCounters() {
 }
 
 Status FaultInjectionFileSystem::CreateDirs(const std::string& path) {
+  RETURN_NOT_OK(CheckUp());
   return base_->CreateDirs(path);
 }
 
 Result<std::vector<std::string>> FaultInjectionFileSystem::ListDir(const std::string& path) {
+  RETURN_NOT_OK(CheckUp());
   return base_->ListDir(path);
 }
 
 Result<std::unique_ptr<File>> FaultInjectionFileSystem::OpenFile(const std::string& path,
                                                                  FileMode mode) {
+  RETURN_NOT_OK(CheckUp());
   bool existed = true;
   if (mode == FileMode::kCreate) {
     auto size = base_->FileSize(path);
@@ -202,6 +218,7 @@ Result<std::unique_ptr<File>> FaultInjectionFileSystem::OpenFile(const std::stri
 }
 
 Status FaultInjectionFileSystem::SyncDir(const std::string& path) {
+  RETURN_NOT_OK(CheckUp());
   {
     std::lock_guard lock(mutex_);
     counters_.dir_syncs++;
@@ -217,6 +234,7 @@ Status FaultInjectionFileSystem::SyncDir(const std::string& path) {
 }
 
 Status FaultInjectionFileSystem::Rename(const std::string& from, const std::string& to) {
+  RETURN_NOT_OK(CheckUp());
   RETURN_NOT_OK(base_->Rename(from, to));
   std::lock_guard lock(mutex_);
   auto it = files_.find(from);
@@ -232,6 +250,7 @@ Status FaultInjectionFileSystem::Rename(const std::string& from, const std::stri
 }
 
 Status FaultInjectionFileSystem::Remove(const std::string& path) {
+  RETURN_NOT_OK(CheckUp());
   RETURN_NOT_OK(base_->Remove(path));
   std::lock_guard lock(mutex_);
   files_.erase(path);
@@ -239,10 +258,12 @@ Status FaultInjectionFileSystem::Remove(const std::string& path) {
 }
 
 Result<int64_t> FaultInjectionFileSystem::FileSize(const std::string& path) {
+  RETURN_NOT_OK(CheckUp());
   return base_->FileSize(path);
 }
 
 Result<int64_t> FaultInjectionFileSystem::FreeSpace(const std::string& path) {
+  RETURN_NOT_OK(CheckUp());
   return base_->FreeSpace(path);
 }
 

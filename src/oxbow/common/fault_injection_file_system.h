@@ -38,9 +38,11 @@ class FaultInjectionFileSystem : public FileSystem {
   void ClearFaults();
 
   // Simulates power loss: every file written through this object is cut back to the length
-  // it had at its last Sync, files created since their directory's last SyncDir disappear,
-  // and handles opened before the crash fail from now on. Renames count as durable.
+  // it had at its last Sync, and files created since their directory's last SyncDir
+  // disappear. Renames count as durable. Until Reboot(), every operation fails (so code
+  // still running cannot write), and handles opened before the crash fail forever.
   Status Crash();
+  void Reboot();
 
   Counters counters() const;
   void ResetCounters();
@@ -68,6 +70,7 @@ class FaultInjectionFileSystem : public FileSystem {
     std::string path_contains;
   };
 
+  Status CheckUp() const;
   // Returns the fault to apply to a write to `path`, or OK.
   Status TakeWriteFault(const std::string& path, int64_t* partial_bytes);
   Status TakeSyncFault();
@@ -80,6 +83,7 @@ class FaultInjectionFileSystem : public FileSystem {
   int sync_fault_count_ = 0;
   std::chrono::microseconds sync_delay_{0};
   int64_t generation_ = 0;
+  bool down_ = false;
   Counters counters_;
 };
 

@@ -116,6 +116,8 @@ TEST(FaultInjectionFileSystemTest, CrashDropsUnsyncedDataAndFiles) {
   ASSERT_TRUE(b->Sync().ok());  // data synced, but the directory entry never was
 
   ASSERT_TRUE(fs->Crash().ok());
+  EXPECT_TRUE(fs->OpenFile(synced, FileMode::kRead).status().IsIOError());  // down until reboot
+  fs->Reboot();
   EXPECT_TRUE(a->Sync().IsIOError());  // old handles are dead
   EXPECT_EQ(fs->FileSize(synced).ValueOrDie(), 7);
   EXPECT_TRUE(fs->FileSize(unsynced_entry).status().IsNotFound());

@@ -1,0 +1,657 @@
+#include "oxbow/log/bucket_log.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "oxbow/common/crc32c.h"
+#include "oxbow/log/segment_internal.h"
+
+namespace oxbow::log {
+
+using internal::FrameHeader;
+using internal::FrameScanner;
+using internal::ScannedFrame;
+using internal::Segment;
+using internal::SegmentState;
+
+namespace {
+
+constexpr char kCheckpointName[] = "recovery-checkpoint";
+constexpr char kCheckpointTmpName[] = "recovery-checkpoint.tmp";
+constexpr uint32_t kCheckpointMagic = 0x5043584F;  // bytes "OXCP"
+constexpr uint32_t kCheckpointVersion = 1;
+constexpr int64_t kCheckpointSize = 88;
+constexpr int64_t kMaxSegmentBytes = int64_t{1} << 32;
+constexpr int64_t kHeaderScanChunk = 16 * 1024;
+constexpr int64_t kMinReadChunk = 64 * 1024;
+const uint8_t kZeros[internal::kFrameAlignment] = {};
+
+// Parses "<20 digits><suffix>"; returns -1 for other names.
+int64_t ParseSegmentName(const std::string& name, const std::string& suffix) {
+  if (name.size() != 20 + suffix.size() || name.compare(20, suffix.size(), suffix) != 0) {
+    return -1;
+  }
+  int64_t value = 0;
+  for (int i = 0; i < 20; ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    if (value > (std::numeric_limits<int64_t>::max() - (name[i] - '0')) / 10) return -1;
+    value = value * 10 + (name[i] - '0');
+  }
+  return value;
+}
+
+int64_t TotalSize(std::span<const ByteSpan> pieces) {
+  int64_t total = 0;
+  for (const ByteSpan& p : pieces) total += static_cast<int64_t>(p.size());
+  return total;
+}
+
+template <typename T>
+void Put(uint8_t* out, int64_t at, T value) {
+  std::memcpy(out + at, &value, sizeof(T));
+}
+template <typename T>
+T Get(const uint8_t* in, int64_t at) {
+  T value;
+  std::memcpy(&value, in + at, sizeof(T));
+  return value;
+}
+
+}  // namespace
+
+// The durable state of the active segment at some fsync: recovery trusts it and rescans
+// only what follows.
+struct BucketLog::Checkpoint {
+  SegmentPtr segment;
+  int64_t segment_base = 0;
+  SegmentState state;
+
+  std::string Encode() const {
+    std::string out(kCheckpointSize, '\0');
+    auto* p = reinterpret_cast<uint8_t*>(out.data());
+    Put<uint32_t>(p, 0, kCheckpointMagic);
+    Put<uint32_t>(p, 4, kCheckpointVersion);
+    Put<int64_t>(p, 8, segment_base);
+    Put<int64_t>(p, 16, state.size);
+    Put<int64_t>(p, 24, state.next_offset);
+    Put<int64_t>(p, 32, state.last_base_offset);
+    Put<int64_t>(p, 40, state.max_timestamp_ms);
+    Put<int64_t>(p, 48, state.first_append_ms);
+    Put<int64_t>(p, 56, state.last_append_ms);
+    Put<int64_t>(p, 64, state.offset_entries);
+    Put<int64_t>(p, 72, state.time_entries);
+    Put<uint32_t>(p, 80, crc32c::Value(p, 80));
+    return out;
+  }
+
+  static Result<Checkpoint> Decode(const Buffer& bytes) {
+    const uint8_t* p = bytes.data();
+    if (bytes.size() != kCheckpointSize || Get<uint32_t>(p, 0) != kCheckpointMagic ||
+        Get<uint32_t>(p, 4) != kCheckpointVersion || Get<uint32_t>(p, 80) != crc32c::Value(p, 80)) {
+      return Status::Corruption("invalid recovery checkpoint");
+    }
+    Checkpoint c;
+    c.segment_base = Get<int64_t>(p, 8);
+    c.state.size = Get<int64_t>(p, 16);
+    c.state.next_offset = Get<int64_t>(p, 24);
+    c.state.last_base_offset = Get<int64_t>(p, 32);
+    c.state.max_timestamp_ms = Get<int64_t>(p, 40);
+    c.state.first_append_ms = Get<int64_t>(p, 48);
+    c.state.last_append_ms = Get<int64_t>(p, 56);
+    c.state.offset_entries = Get<int64_t>(p, 64);
+    c.state.time_entries = Get<int64_t>(p, 72);
+    const SegmentState& s = c.state;
+    if (s.size < 0 || s.next_offset < c.segment_base || s.offset_entries < 0 ||
+        s.time_entries < 0 || (s.size > 0) != (s.offset_entries > 0)) {
+      return Status::Corruption("inconsistent recovery checkpoint");
+    }
+    return c;
+  }
+};
+
+BucketLog::BucketLog(std::shared_ptr<FileSystem> fs, std::string dir, LogOptions options)
+    : fs_(std::move(fs)), dir_(std::move(dir)), options_(std::move(options)) {}
+
+BucketLog::~BucketLog() { (void)Close(); }
+
+int64_t BucketLog::Now() const {
+  if (options_.clock) return options_.clock();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Result<std::unique_ptr<BucketLog>> BucketLog::Open(std::shared_ptr<FileSystem> fs, std::string dir,
+                                                   LogOptions options) {
+  if (options.segment_bytes <= 0 || options.segment_bytes > kMaxSegmentBytes) {
+    return Status::Invalid("segment_bytes must be in (0, 4 GiB], got " +
+                           std::to_string(options.segment_bytes));
+  }
+  if (options.index_interval_bytes <= 0 || options.checkpoint_interval_bytes <= 0) {
+    return Status::Invalid("index_interval_bytes and checkpoint_interval_bytes must be positive");
+  }
+  if (options.flush_policy == FlushPolicy::kInterval &&
+      (options.flush_interval_ms <= 0 || options.flush_bytes <= 0)) {
+    return Status::Invalid("flush_interval_ms and flush_bytes must be positive");
+  }
+  std::unique_ptr<BucketLog> log(new BucketLog(std::move(fs), std::move(dir), std::move(options)));
+  RETURN_NOT_OK(log->Recover().WithContext("open bucket log " + log->dir_));
+  if (log->options_.flush_policy == FlushPolicy::kInterval) {
+    log->flusher_ = std::thread([raw = log.get()] { raw->FlusherLoop(); });
+  }
+  RETURN_NOT_OK(log->EnforceRetention());
+  return log;
+}
+
+Status BucketLog::Recover() {
+  RETURN_NOT_OK(fs_->CreateDirs(dir_));
+  ASSIGN_OR_RAISE(auto names, fs_->ListDir(dir_));
+  std::vector<int64_t> bases;
+  std::vector<std::pair<int64_t, std::string>> index_files;
+  for (const std::string& name : names) {
+    if (int64_t base = ParseSegmentName(name, ".log"); base >= 0) {
+      bases.push_back(base);
+    } else if (int64_t b = ParseSegmentName(name, ".index"); b >= 0) {
+      index_files.emplace_back(b, name);
+    } else if (int64_t t = ParseSegmentName(name, ".timeindex"); t >= 0) {
+      index_files.emplace_back(t, name);
+    } else if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0) {
+      RETURN_NOT_OK(fs_->Remove(JoinPath(dir_, name)));
+    }
+  }
+  std::sort(bases.begin(), bases.end());
+  // Index files whose segment retention already removed.
+  for (const auto& [base, name] : index_files) {
+    if (!std::binary_search(bases.begin(), bases.end(), base)) {
+      RETURN_NOT_OK(fs_->Remove(JoinPath(dir_, name)));
+    }
+  }
+  recovery_.segments = static_cast<int64_t>(bases.size());
+  if (bases.empty()) {
+    ASSIGN_OR_RAISE(active_, CreateSegment(0));
+    segments_[0] = {active_, 0};
+    recovery_.segments = 1;
+    return Status::OK();
+  }
+  // Every segment but the last was fsynced before its successor was created: trust it.
+  for (size_t i = 0; i + 1 < bases.size(); ++i) {
+    std::string path = JoinPath(dir_, internal::SegmentFileName(bases[i], ".log"));
+    ASSIGN_OR_RAISE(auto file, fs_->OpenFile(path, FileMode::kRead));
+    ASSIGN_OR_RAISE(int64_t size, file->Size());
+    auto segment = std::make_shared<Segment>(fs_.get(), dir_, bases[i], std::move(file),
+                                             options_.index_interval_bytes);
+    segments_[bases[i]] = {segment, size};
+    sealed_bytes_ += size;
+  }
+  int64_t last = bases.back();
+  ASSIGN_OR_RAISE(auto file, fs_->OpenFile(JoinPath(dir_, internal::SegmentFileName(last, ".log")),
+                                           FileMode::kWrite));
+  ASSIGN_OR_RAISE(int64_t size_before, file->Size());
+  active_ = std::make_shared<Segment>(fs_.get(), dir_, last, std::move(file),
+                                      options_.index_interval_bytes);
+  SegmentState trusted;
+  trusted.next_offset = last;
+  auto checkpoint_file = fs_->OpenFile(JoinPath(dir_, kCheckpointName), FileMode::kRead);
+  if (checkpoint_file.ok()) {
+    ASSIGN_OR_RAISE(auto bytes, (*checkpoint_file)->ReadAt(0, kCheckpointSize + 1));
+    auto checkpoint = Checkpoint::Decode(*bytes);
+    if (checkpoint.ok() && checkpoint->segment_base == last &&
+        checkpoint->state.size <= size_before) {
+      trusted = checkpoint->state;
+      recovery_.used_checkpoint = true;
+    }
+  } else if (!checkpoint_file.status().IsNotFound()) {
+    return checkpoint_file.status();
+  }
+  ASSIGN_OR_RAISE(recovery_.bytes_verified, active_->Recover(trusted));
+  SegmentState state = active_->state();
+  recovery_.bytes_truncated = size_before - state.size;
+  segments_[last] = {active_, 0};
+  write_position_ = state.size;
+  active_durable_position_ = state.size;
+  next_offset_ = durable_offset_ = state.next_offset;
+  // Write a checkpoint now so the next open, even after a crash, rescans nothing.
+  Checkpoint checkpoint{active_, last, state};
+  return WriteCheckpoint(checkpoint);
+}
+
+Result<BucketLog::SegmentPtr> BucketLog::CreateSegment(int64_t base_offset) {
+  std::string path = JoinPath(dir_, internal::SegmentFileName(base_offset, ".log"));
+  ASSIGN_OR_RAISE(auto file, fs_->OpenFile(path, FileMode::kCreate));
+  RETURN_NOT_OK(file->Truncate(0));  // a leftover of an earlier failed roll
+  RETURN_NOT_OK(fs_->SyncDir(dir_));
+  return std::make_shared<Segment>(fs_.get(), dir_, base_offset, std::move(file),
+                                   options_.index_interval_bytes);
+}
+
+Result<AppendResult> BucketLog::Append(const BatchInfo& info, std::span<const ByteSpan> metadata,
+                                       std::span<const ByteSpan> body) {
+  ASSIGN_OR_RAISE(uint32_t payload_crc, CheckBatch(info, metadata, body));
+  std::unique_lock lock(mutex_);
+  ASSIGN_OR_RAISE(AppendResult result, AppendLocked(info, payload_crc, metadata, body));
+  bool wait = options_.flush_policy == FlushPolicy::kEveryAppend ||
+              written_bytes_ - durable_bytes_ >= options_.flush_bytes;
+  lock.unlock();
+  if (wait) RETURN_NOT_OK(WaitDurable(result.next_offset));
+  return result;
+}
+
+Result<AppendResult> BucketLog::AppendAsync(const BatchInfo& info,
+                                            std::span<const ByteSpan> metadata,
+                                            std::span<const ByteSpan> body) {
+  ASSIGN_OR_RAISE(uint32_t payload_crc, CheckBatch(info, metadata, body));
+  std::lock_guard lock(mutex_);
+  return AppendLocked(info, payload_crc, metadata, body);
+}
+
+Result<uint32_t> BucketLog::CheckBatch(const BatchInfo& info, std::span<const ByteSpan> metadata,
+                                       std::span<const ByteSpan> body) {
+  if (info.row_count <= 0) {
+    return Status::Invalid("a batch needs at least one row, got " + std::to_string(info.row_count));
+  }
+  if (info.min_timestamp_ms > info.max_timestamp_ms) {
+    return Status::Invalid("batch min timestamp " + std::to_string(info.min_timestamp_ms) +
+                           " exceeds max timestamp " + std::to_string(info.max_timestamp_ms));
+  }
+  int64_t metadata_length = TotalSize(metadata);
+  if (metadata_length > std::numeric_limits<int32_t>::max()) {
+    return Status::Invalid("batch metadata of " + std::to_string(metadata_length) +
+                           " bytes exceeds 2 GiB");
+  }
+  // The payload CRC needs no offset, so it is computed outside the append lock; the stored
+  // CRC extends it over the header.
+  uint32_t crc = 0;
+  for (const ByteSpan& p : metadata) crc = crc32c::Extend(crc, p.data(), p.size());
+  for (const ByteSpan& p : body) crc = crc32c::Extend(crc, p.data(), p.size());
+  return crc;
+}
+
+Result<AppendResult> BucketLog::AppendLocked(const BatchInfo& info, uint32_t payload_crc,
+                                             std::span<const ByteSpan> metadata,
+                                             std::span<const ByteSpan> body) {
+  if (closing_) return Status::Invalid("bucket log " + dir_ + " is closed");
+  if (!failed_.ok()) return failed_;
+  FrameHeader header;
+  header.schema_id = info.schema_id;
+  header.base_offset = next_offset_;
+  header.row_count = info.row_count;
+  header.metadata_length = static_cast<int32_t>(TotalSize(metadata));
+  header.body_length = TotalSize(body);
+  header.min_timestamp_ms = info.min_timestamp_ms;
+  header.max_timestamp_ms = info.max_timestamp_ms;
+  header.append_time_ms = Now();
+  int64_t frame_length = header.frame_length();
+
+  if (write_position_ > 0) {
+    SegmentState state = active_->state();
+    bool full = write_position_ + frame_length > options_.segment_bytes;
+    bool old = options_.segment_ms >= 0 && state.first_append_ms >= 0 &&
+               header.append_time_ms - state.first_append_ms >= options_.segment_ms;
+    bool offsets_exhausted =
+        header.next_offset() - active_->base_offset() > std::numeric_limits<uint32_t>::max();
+    if (full || old || offsets_exhausted) RETURN_NOT_OK(RollLocked());
+  }
+
+  uint8_t header_bytes[internal::kFrameHeaderSize];
+  internal::EncodeFrameHeader(header, payload_crc, header_bytes);
+  std::vector<ByteSpan> pieces;
+  pieces.reserve(metadata.size() + body.size() + 2);
+  pieces.emplace_back(header_bytes, sizeof(header_bytes));
+  pieces.insert(pieces.end(), metadata.begin(), metadata.end());
+  pieces.insert(pieces.end(), body.begin(), body.end());
+  if (header.padding() > 0) pieces.emplace_back(kZeros, static_cast<size_t>(header.padding()));
+
+  Status written = active_->file()->WriteAt(write_position_, pieces);
+  if (!written.ok()) {
+    // Remove whatever prefix reached the file, so the log ends at the last whole frame.
+    Status undone = active_->file()->Truncate(write_position_);
+    if (!undone.ok()) failed_ = undone.WithContext("cannot undo a failed append; reopen the log");
+    return written.WithContext("append at offset " + std::to_string(header.base_offset));
+  }
+  active_->AddFrame(header);
+  write_position_ += frame_length;
+  next_offset_ = header.next_offset();
+  written_bytes_ += frame_length;
+  return AppendResult{header.base_offset, header.next_offset()};
+}
+
+Status BucketLog::RollLocked() {
+  SegmentPtr old = active_;
+  Status sealed = old->Seal();
+  if (!sealed.ok()) {
+    // An fsync failure leaves the page cache state unknown: stop until reopened.
+    failed_ = sealed.WithContext("sealing segment " + old->log_path() + "; reopen the log");
+    durable_cv_.notify_all();
+    return failed_;
+  }
+  // Everything written so far is durable now.
+  durable_offset_ = next_offset_;
+  durable_bytes_ = written_bytes_;
+  durable_cv_.notify_all();
+  ASSIGN_OR_RAISE(SegmentPtr segment, CreateSegment(next_offset_));
+  segments_[old->base_offset()].size = write_position_;
+  sealed_bytes_ += write_position_;
+  segments_[next_offset_] = {segment, 0};
+  active_ = segment;
+  write_position_ = 0;
+  active_durable_position_ = 0;
+  return Status::OK();
+}
+
+Status BucketLog::WaitDurable(int64_t offset) {
+  std::unique_lock lock(mutex_);
+  while (durable_offset_ < offset) {
+    if (!failed_.ok()) return failed_;
+    if (offset > next_offset_) {
+      return Status::Invalid("cannot wait for offset " + std::to_string(offset) + ": only " +
+                             std::to_string(next_offset_) + " appended");
+    }
+    if (!sync_in_progress_) {
+      sync_in_progress_ = true;
+      RETURN_NOT_OK(LeadSync(lock));
+    } else {
+      durable_cv_.wait(lock);
+    }
+  }
+  return Status::OK();
+}
+
+Status BucketLog::LeadSync(std::unique_lock<std::mutex>& lock) {
+  SegmentPtr segment = active_;
+  int64_t target_offset = next_offset_;
+  int64_t target_position = write_position_;
+  int64_t target_bytes = written_bytes_;
+  Checkpoint checkpoint{segment, segment->base_offset(), segment->state()};
+  lock.unlock();
+  Status synced = segment->file()->Sync();
+  lock.lock();
+  sync_in_progress_ = false;
+  if (!synced.ok()) {
+    if (failed_.ok()) failed_ = synced.WithContext("fsync failed; reopen the log");
+    durable_cv_.notify_all();
+    return failed_;
+  }
+  durable_offset_ = std::max(durable_offset_, target_offset);
+  durable_bytes_ = std::max(durable_bytes_, target_bytes);
+  if (segment == active_) {
+    active_durable_position_ = std::max(active_durable_position_, target_position);
+  }
+  durable_cv_.notify_all();
+  if (durable_bytes_ - checkpointed_bytes_ < options_.checkpoint_interval_bytes) {
+    return Status::OK();
+  }
+  checkpointed_bytes_ = durable_bytes_;
+  lock.unlock();
+  // A failed checkpoint costs only a longer rescan at the next open.
+  (void)WriteCheckpoint(checkpoint);
+  lock.lock();
+  return Status::OK();
+}
+
+Status BucketLog::WriteCheckpoint(const Checkpoint& checkpoint) {
+  std::lock_guard lock(checkpoint_mutex_);
+  if (checkpoint.segment_base < checkpoint_segment_ ||
+      (checkpoint.segment_base == checkpoint_segment_ &&
+       checkpoint.state.size <= checkpoint_size_)) {
+    return Status::OK();  // a newer checkpoint is already written
+  }
+  // The index entries the checkpoint counts must be durable before it is.
+  RETURN_NOT_OK(checkpoint.segment->PersistIndexes(checkpoint.state.offset_entries,
+                                                   checkpoint.state.time_entries, true));
+  std::string tmp = JoinPath(dir_, kCheckpointTmpName);
+  {
+    ASSIGN_OR_RAISE(auto file, fs_->OpenFile(tmp, FileMode::kCreate));
+    RETURN_NOT_OK(file->Truncate(0));
+    std::string bytes = checkpoint.Encode();
+    RETURN_NOT_OK(
+        file->WriteAt(0, ByteSpan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())));
+    RETURN_NOT_OK(file->Sync());
+  }
+  RETURN_NOT_OK(fs_->Rename(tmp, JoinPath(dir_, kCheckpointName)));
+  RETURN_NOT_OK(fs_->SyncDir(dir_));
+  checkpoint_segment_ = checkpoint.segment_base;
+  checkpoint_size_ = checkpoint.state.size;
+  return Status::OK();
+}
+
+Status BucketLog::Sync() {
+  int64_t target;
+  {
+    std::lock_guard lock(mutex_);
+    target = next_offset_;
+  }
+  return WaitDurable(target);
+}
+
+Result<int64_t> BucketLog::WaitForData(int64_t offset,
+                                       std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(mutex_);
+  durable_cv_.wait_until(lock, deadline,
+                         [&] { return durable_offset_ > offset || closing_ || !failed_.ok(); });
+  if (durable_offset_ > offset) return durable_offset_;
+  if (!failed_.ok()) return failed_;
+  if (closing_) return Status::Cancelled("bucket log " + dir_ + " is closed");
+  return durable_offset_;
+}
+
+std::vector<BucketLog::ReadableSegment> BucketLog::ReadableSegments(int64_t from_offset) const {
+  std::vector<ReadableSegment> out;
+  auto it = segments_.upper_bound(from_offset);
+  if (it != segments_.begin()) --it;
+  for (; it != segments_.end(); ++it) {
+    auto next = std::next(it);
+    ReadableSegment r;
+    r.segment = it->second.segment;
+    if (next == segments_.end()) {
+      r.size = write_position_;
+      r.durable_end = active_durable_position_;
+      r.next_offset = next_offset_;
+    } else {
+      r.size = r.durable_end = it->second.size;
+      r.next_offset = next->first;
+      r.sealed = true;
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Result<std::vector<LogBatch>> BucketLog::Read(int64_t from_offset, int64_t max_bytes) {
+  std::vector<ReadableSegment> segments;
+  int64_t earliest, durable;
+  {
+    std::lock_guard lock(mutex_);
+    earliest = segments_.begin()->first;
+    durable = durable_offset_;
+    if (from_offset >= earliest && from_offset < durable) segments = ReadableSegments(from_offset);
+  }
+  if (from_offset < earliest || from_offset > durable) {
+    return Status::OutOfRange("offset " + std::to_string(from_offset) + " is outside [" +
+                              std::to_string(earliest) + ", " + std::to_string(durable) + "]");
+  }
+  std::vector<LogBatch> batches;
+  int64_t bytes = 0;
+  int64_t offset = from_offset;
+  for (const ReadableSegment& r : segments) {
+    if (offset >= durable || (!batches.empty() && bytes >= max_bytes)) break;
+    if (r.sealed) RETURN_NOT_OK(r.segment->EnsureIndexed(r.size, r.next_offset));
+    File* file = r.segment->file();
+    // Find the frame holding `offset`: from the index entry at or below it, read headers.
+    FrameScanner skip(file, r.segment->FloorPosition(offset), r.durable_end, -1,
+                      FrameScanner::Mode::kHeaders, kHeaderScanChunk);
+    ScannedFrame frame;
+    int64_t start = -1;
+    while (true) {
+      ASSIGN_OR_RAISE(bool more, skip.Next(&frame));
+      if (!more) break;
+      if (frame.header.next_offset() > offset) {
+        start = frame.position;
+        break;
+      }
+    }
+    if (start < 0) continue;
+    int64_t chunk = std::max(kMinReadChunk, max_bytes - bytes);
+    FrameScanner scanner(file, start, r.durable_end, frame.header.base_offset,
+                         FrameScanner::Mode::kPayloads, chunk);
+    while (batches.empty() || bytes < max_bytes) {
+      ASSIGN_OR_RAISE(bool more, scanner.Next(&frame));
+      if (!more) break;
+      const FrameHeader& h = frame.header;
+      if (h.base_offset >= durable) break;
+      if (!batches.empty() && bytes + h.frame_length() > max_bytes) {
+        bytes = max_bytes;
+        break;
+      }
+      LogBatch batch;
+      batch.base_offset = h.base_offset;
+      batch.row_count = h.row_count;
+      batch.min_timestamp_ms = h.min_timestamp_ms;
+      batch.max_timestamp_ms = h.max_timestamp_ms;
+      batch.append_time_ms = h.append_time_ms;
+      batch.schema_id = h.schema_id;
+      batch.metadata = Buffer::Slice(frame.bytes, internal::kFrameHeaderSize, h.metadata_length);
+      batch.body =
+          Buffer::Slice(frame.bytes, internal::kFrameHeaderSize + h.metadata_length, h.body_length);
+      batches.push_back(std::move(batch));
+      bytes += h.frame_length();
+      offset = h.next_offset();
+    }
+  }
+  return batches;
+}
+
+Result<int64_t> BucketLog::LookupOffsetByTime(int64_t timestamp_ms) {
+  std::vector<ReadableSegment> segments;
+  int64_t durable;
+  {
+    std::lock_guard lock(mutex_);
+    durable = durable_offset_;
+    segments = ReadableSegments(segments_.begin()->first);
+  }
+  for (const ReadableSegment& r : segments) {
+    if (r.sealed) RETURN_NOT_OK(r.segment->EnsureIndexed(r.size, r.next_offset));
+    if (r.segment->state().max_timestamp_ms < timestamp_ms) continue;
+    FrameScanner scanner(r.segment->file(), r.segment->TimeFloorPosition(timestamp_ms),
+                         r.durable_end, -1, FrameScanner::Mode::kHeaders, kHeaderScanChunk);
+    ScannedFrame frame;
+    while (true) {
+      ASSIGN_OR_RAISE(bool more, scanner.Next(&frame));
+      if (!more || frame.header.base_offset >= durable) break;
+      if (frame.header.max_timestamp_ms >= timestamp_ms) return frame.header.base_offset;
+    }
+  }
+  return durable;
+}
+
+int64_t BucketLog::earliest_offset() const {
+  std::lock_guard lock(mutex_);
+  return segments_.begin()->first;
+}
+
+int64_t BucketLog::next_offset() const {
+  std::lock_guard lock(mutex_);
+  return next_offset_;
+}
+
+int64_t BucketLog::durable_offset() const {
+  std::lock_guard lock(mutex_);
+  return durable_offset_;
+}
+
+int64_t BucketLog::size_bytes() const {
+  std::lock_guard lock(mutex_);
+  return sealed_bytes_ + write_position_;
+}
+
+int64_t BucketLog::segment_count() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<int64_t>(segments_.size());
+}
+
+void BucketLog::SetRetentionFloor(int64_t offset) {
+  std::lock_guard lock(mutex_);
+  retention_floor_ = offset;
+}
+
+Result<int> BucketLog::EnforceRetention() {
+  if (options_.retention_bytes < 0 && options_.retention_ms < 0) return 0;
+  std::lock_guard retention_lock(retention_mutex_);
+  std::vector<ReadableSegment> sealed;
+  int64_t total, floor;
+  {
+    std::lock_guard lock(mutex_);
+    total = sealed_bytes_ + write_position_;
+    floor = retention_floor_;
+    for (const ReadableSegment& r : ReadableSegments(segments_.begin()->first)) {
+      if (r.sealed) sealed.push_back(r);
+    }
+  }
+  int64_t now = Now();
+  std::vector<ReadableSegment> doomed;
+  for (const ReadableSegment& r : sealed) {
+    if (r.next_offset > floor) break;
+    bool by_size = options_.retention_bytes >= 0 && total - r.size >= options_.retention_bytes;
+    bool by_age = false;
+    if (!by_size && options_.retention_ms >= 0) {
+      RETURN_NOT_OK(r.segment->EnsureIndexed(r.size, r.next_offset));
+      by_age = now - r.segment->state().last_append_ms > options_.retention_ms;
+    }
+    if (!by_size && !by_age) break;
+    doomed.push_back(r);
+    total -= r.size;
+  }
+  if (doomed.empty()) return 0;
+  {
+    std::lock_guard lock(mutex_);
+    for (const ReadableSegment& r : doomed) {
+      segments_.erase(r.segment->base_offset());
+      sealed_bytes_ -= r.size;
+    }
+  }
+  // Oldest first, the log file before its indexes: a crash leaves no gap, at most orphan
+  // index files that the next open removes.
+  for (const ReadableSegment& r : doomed) {
+    RETURN_NOT_OK(fs_->Remove(r.segment->log_path()));
+    for (const std::string& path : {r.segment->index_path(), r.segment->time_index_path()}) {
+      Status removed = fs_->Remove(path);
+      if (!removed.ok() && !removed.IsNotFound()) return removed;
+    }
+  }
+  RETURN_NOT_OK(fs_->SyncDir(dir_));
+  return static_cast<int>(doomed.size());
+}
+
+void BucketLog::FlusherLoop() {
+  std::unique_lock lock(mutex_);
+  while (!closing_) {
+    flusher_cv_.wait_for(lock, std::chrono::milliseconds(options_.flush_interval_ms));
+    if (closing_) break;
+    if (durable_offset_ < next_offset_ && !sync_in_progress_ && failed_.ok()) {
+      sync_in_progress_ = true;
+      (void)LeadSync(lock);
+    }
+  }
+}
+
+Status BucketLog::Close() {
+  std::lock_guard close_lock(close_mutex_);
+  if (closed_) return Status::OK();
+  closed_ = true;
+  {
+    std::lock_guard lock(mutex_);
+    closing_ = true;
+    durable_cv_.notify_all();
+    flusher_cv_.notify_all();
+  }
+  if (flusher_.joinable()) flusher_.join();
+  RETURN_NOT_OK(Sync());
+  Checkpoint checkpoint;
+  {
+    std::lock_guard lock(mutex_);
+    checkpoint = {active_, active_->base_offset(), active_->state()};
+  }
+  return WriteCheckpoint(checkpoint);
+}
+
+}  // namespace oxbow::log

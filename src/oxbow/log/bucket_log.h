@@ -1,0 +1,230 @@
+// BucketLog: the durable, append-only log of one bucket of a log table.
+//
+// Each appended batch is an opaque payload (an Arrow IPC encapsulated message: metadata then
+// body) plus a few facts (row count, timestamps, schema id). Offsets count rows: a batch of n
+// rows at base offset o covers o..o+n-1 and the next batch starts at o+n. Segment files,
+// indexes, the recovery checkpoint and the flush policies are described in docs/log-format.md.
+//
+// Thread safety: every method may be called from any thread. Appends are serialized; reads
+// run concurrently with appends and with each other.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "oxbow/common/buffer.h"
+#include "oxbow/common/file_system.h"
+#include "oxbow/common/status.h"
+
+namespace oxbow::log {
+
+namespace internal {
+class Segment;
+}
+
+enum class FlushPolicy {
+  // Every batch is fsynced before Append returns; concurrent appenders share fsyncs (group
+  // commit). Nothing acknowledged is ever lost.
+  kEveryAppend,
+  // Append returns once the batch is written; a background thread fsyncs every
+  // flush_interval_ms, and an appender fsyncs inline once flush_bytes are unsynced. A crash
+  // loses at most the unsynced tail. Readers still see only fsynced data.
+  kInterval,
+};
+
+struct LogOptions {
+  // A segment is rolled before a batch that would grow it past this size. Default 256 MiB;
+  // at most 4 GiB (index positions are 32-bit).
+  int64_t segment_bytes = int64_t{256} << 20;
+  // A segment is rolled once its first batch was appended this long ago. Default 7 days;
+  // -1 = never.
+  int64_t segment_ms = int64_t{7} * 24 * 3600 * 1000;
+  // The sparse offset index gets an entry every this many segment bytes. Default 4 KiB.
+  int64_t index_interval_bytes = 4096;
+  // Old segments are deleted while the rest still holds this many bytes. Default -1 = no limit.
+  int64_t retention_bytes = -1;
+  // Segments whose newest batch was appended longer ago than this are deleted. Default 7 days;
+  // -1 = no limit.
+  int64_t retention_ms = int64_t{7} * 24 * 3600 * 1000;
+  // Default kEveryAppend (group commit).
+  FlushPolicy flush_policy = FlushPolicy::kEveryAppend;
+  // kInterval only: fsync at least this often. Default 10 ms.
+  int64_t flush_interval_ms = 10;
+  // kInterval only: fsync inline once this many bytes are unsynced. Default 1 MiB.
+  int64_t flush_bytes = int64_t{1} << 20;
+  // The recovery checkpoint is rewritten after this many newly durable bytes, which bounds
+  // what Open must rescan after a crash. Default 64 MiB.
+  int64_t checkpoint_interval_bytes = int64_t{64} << 20;
+  // Wall clock in ms since the epoch, for append times, segment age and retention.
+  // Default (empty): the system clock.
+  std::function<int64_t()> clock;
+};
+
+// Facts about a batch, given by the appender.
+struct BatchInfo {
+  int32_t row_count = 0;  // > 0
+  int64_t min_timestamp_ms = 0;
+  int64_t max_timestamp_ms = 0;  // >= min_timestamp_ms
+  int32_t schema_id = 0;
+};
+
+struct AppendResult {
+  int64_t base_offset = 0;
+  int64_t next_offset = 0;  // base_offset + row_count
+};
+
+// A batch as stored. `metadata` and `body` are zero-copy slices of the segment data; body
+// starts 8-byte aligned in memory when the metadata length is a multiple of 8 (as Arrow IPC
+// guarantees).
+struct LogBatch {
+  int64_t base_offset = 0;
+  int32_t row_count = 0;
+  int64_t min_timestamp_ms = 0;
+  int64_t max_timestamp_ms = 0;
+  int64_t append_time_ms = 0;
+  int32_t schema_id = 0;
+  std::shared_ptr<Buffer> metadata;
+  std::shared_ptr<Buffer> body;
+
+  int64_t next_offset() const { return base_offset + row_count; }
+};
+
+// What Open found and did; for logging and tests.
+struct RecoveryInfo {
+  int64_t segments = 0;
+  bool used_checkpoint = false;
+  int64_t bytes_verified = 0;   // bytes rescanned (CRC-checked) after the checkpoint
+  int64_t bytes_truncated = 0;  // torn or corrupt tail removed
+};
+
+class BucketLog {
+ public:
+  // Opens (creating when absent) the log in directory `dir`, recovering after a crash.
+  static Result<std::unique_ptr<BucketLog>> Open(std::shared_ptr<FileSystem> fs, std::string dir,
+                                                 LogOptions options = {});
+  ~BucketLog();  // Close()s, ignoring errors
+  BucketLog(const BucketLog&) = delete;
+  BucketLog& operator=(const BucketLog&) = delete;
+
+  // Appends one batch whose payload is the concatenation of `metadata` then `body` pieces,
+  // written straight from the caller's memory with one vectored write. Under kEveryAppend
+  // it returns once the batch is durable; under kInterval once it is written. A failed
+  // append leaves nothing visible and later appends may succeed (except after an fsync
+  // failure, which fails the log until it is reopened).
+  Result<AppendResult> Append(const BatchInfo& info, std::span<const ByteSpan> metadata,
+                              std::span<const ByteSpan> body);
+  // Like Append, but never waits for durability; follow with WaitDurable(next_offset).
+  Result<AppendResult> AppendAsync(const BatchInfo& info, std::span<const ByteSpan> metadata,
+                                   std::span<const ByteSpan> body);
+  // Blocks until every batch below `offset` is durable. The first waiter fsyncs on behalf of
+  // all others (group commit).
+  Status WaitDurable(int64_t offset);
+  // Makes everything appended so far durable.
+  Status Sync();
+
+  // Up to `max_bytes` of durable batches starting with the one that contains `from_offset`
+  // (always at least one batch when one is available). Empty at durable_offset();
+  // OutOfRange below earliest_offset() or above durable_offset().
+  Result<std::vector<LogBatch>> Read(int64_t from_offset, int64_t max_bytes);
+  // Blocks until durable_offset() > `offset`, the deadline passes, or the log closes, and
+  // returns durable_offset(). Tailing readers wake within microseconds of an fsync.
+  Result<int64_t> WaitForData(int64_t offset, std::chrono::steady_clock::time_point deadline);
+  // The base offset of the first durable batch whose max timestamp is >= `timestamp_ms`, or
+  // durable_offset() when there is none.
+  Result<int64_t> LookupOffsetByTime(int64_t timestamp_ms);
+
+  int64_t earliest_offset() const;
+  int64_t next_offset() const;     // the offset the next append gets
+  int64_t durable_offset() const;  // high watermark: batches below it are fsynced
+  int64_t size_bytes() const;      // total bytes of all segments
+  int64_t segment_count() const;
+  const RecoveryInfo& recovery_info() const { return recovery_; }
+
+  // Retention never deletes a segment holding an offset >= `offset` (e.g. not yet tiered).
+  // Default: no floor.
+  void SetRetentionFloor(int64_t offset);
+  // Deletes whole old segments past retention_bytes / retention_ms (never the active one).
+  // Runs after each segment roll; call it periodically for age-based retention.
+  // Returns the number of segments deleted.
+  Result<int> EnforceRetention();
+
+  // Makes everything durable, writes the recovery checkpoint, and stops. Idempotent.
+  Status Close();
+
+ private:
+  struct Checkpoint;
+  using SegmentPtr = std::shared_ptr<internal::Segment>;
+  struct SegmentEntry {
+    SegmentPtr segment;
+    int64_t size = 0;  // sealed segments only; the active one's is write_position_
+  };
+  struct ReadableSegment {
+    SegmentPtr segment;
+    int64_t size = 0;         // bytes in the file
+    int64_t durable_end = 0;  // readers stop here
+    int64_t next_offset = 0;  // offset after the segment's last batch
+    bool sealed = false;
+  };
+
+  BucketLog(std::shared_ptr<FileSystem> fs, std::string dir, LogOptions options);
+
+  int64_t Now() const;
+  Status Recover();
+  // Validates a batch and returns the CRC32C of its payload.
+  static Result<uint32_t> CheckBatch(const BatchInfo& info, std::span<const ByteSpan> metadata,
+                                     std::span<const ByteSpan> body);
+  Result<AppendResult> AppendLocked(const BatchInfo& info, uint32_t payload_crc,
+                                    std::span<const ByteSpan> metadata,
+                                    std::span<const ByteSpan> body);
+  Status RollLocked();
+  Result<SegmentPtr> CreateSegment(int64_t base_offset);
+  // Fsyncs the active segment as the group-commit leader; the caller set sync_in_progress_.
+  Status LeadSync(std::unique_lock<std::mutex>& lock);
+  Status WriteCheckpoint(const Checkpoint& checkpoint);
+  void FlusherLoop();
+  // The segment holding `from_offset` and all later ones, as readers may see them.
+  std::vector<ReadableSegment> ReadableSegments(int64_t from_offset) const;
+
+  const std::shared_ptr<FileSystem> fs_;
+  const std::string dir_;
+  const LogOptions options_;
+  RecoveryInfo recovery_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable durable_cv_;        // durable_offset_ advanced, a sync ended, or closing
+  std::map<int64_t, SegmentEntry> segments_;  // by base offset; the last one is active
+  SegmentPtr active_;
+  int64_t write_position_ = 0;  // end of the active segment
+  int64_t next_offset_ = 0;
+  int64_t durable_offset_ = 0;
+  int64_t active_durable_position_ = 0;
+  int64_t sealed_bytes_ = 0;   // bytes in segments other than the active one
+  int64_t written_bytes_ = 0;  // appended since open (monotonic)
+  int64_t durable_bytes_ = 0;  // of those, fsynced
+  int64_t checkpointed_bytes_ = 0;
+  bool sync_in_progress_ = false;
+  int64_t retention_floor_ = INT64_MAX;
+  Status failed_;  // sticky, after an fsync failure or a failed cleanup
+  bool closing_ = false;
+
+  std::mutex checkpoint_mutex_;
+  int64_t checkpoint_segment_ = -1;  // (segment, size) of the newest checkpoint written
+  int64_t checkpoint_size_ = -1;
+
+  std::mutex retention_mutex_;
+  std::mutex close_mutex_;
+  bool closed_ = false;
+  std::thread flusher_;
+  std::condition_variable flusher_cv_;
+};
+
+}  // namespace oxbow::log

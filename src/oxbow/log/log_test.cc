@@ -1,0 +1,618 @@
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "oxbow/common/crc32c.h"
+#include "oxbow/common/fault_injection_file_system.h"
+#include "oxbow/log/bucket_log.h"
+#include "oxbow/log/segment_internal.h"
+
+namespace oxbow::log {
+namespace {
+
+using internal::FrameHeader;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "oxbow_log_XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Batch `id`: 16 bytes of metadata naming it, and a body whose size and bytes derive from it.
+std::string MetadataOf(int64_t id) {
+  std::string m(16, 'm');
+  std::memcpy(m.data(), &id, sizeof(id));
+  return m;
+}
+std::string BodyOf(int64_t id) {
+  std::string b(static_cast<size_t>((id * 37) % 300), '\0');
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<char>((id + i) % 251);
+  return b;
+}
+ByteSpan Span(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+struct Expected {
+  int64_t id;
+  int64_t base_offset;
+  int32_t rows;
+  int64_t max_ts;
+};
+
+class LogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs_ = std::make_shared<FaultInjectionFileSystem>(PosixFileSystem::Default());
+    dir_ = JoinPath(tmp_.path(), "t/0");
+    options_.segment_bytes = 4096;
+    options_.index_interval_bytes = 256;
+    options_.clock = [this] { return now_.load(); };
+  }
+
+  std::unique_ptr<BucketLog> OpenLog() {
+    auto log = BucketLog::Open(fs_, dir_, options_);
+    EXPECT_TRUE(log.ok()) << log.status().ToString();
+    return log.ok() ? std::move(log).ValueOrDie() : nullptr;
+  }
+
+  static int32_t RowsOf(int64_t id) { return static_cast<int32_t>(1 + id % 5); }
+
+  Result<AppendResult> AppendBatch(BucketLog* log, int64_t id, int64_t max_ts = -1,
+                                   bool async = false) {
+    std::string metadata = MetadataOf(id);
+    std::string body = BodyOf(id);
+    ByteSpan meta_pieces[] = {Span(metadata).first(5), Span(metadata).subspan(5)};
+    ByteSpan body_pieces[] = {Span(body)};
+    BatchInfo info;
+    info.row_count = RowsOf(id);
+    info.max_timestamp_ms = max_ts < 0 ? 1000 + id : max_ts;
+    info.min_timestamp_ms = info.max_timestamp_ms - 5;
+    info.schema_id = 7;
+    if (async) return log->AppendAsync(info, meta_pieces, body_pieces);
+    return log->Append(info, meta_pieces, body_pieces);
+  }
+
+  // Appends batches first_id..first_id+n-1, recording them.
+  void AppendMany(BucketLog* log, int64_t first_id, int n) {
+    for (int64_t id = first_id; id < first_id + n; ++id) {
+      auto r = AppendBatch(log, id);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      if (!expected_.empty()) {
+        ASSERT_EQ(r->base_offset, expected_.back().base_offset + expected_.back().rows);
+      }
+      ASSERT_EQ(r->next_offset, r->base_offset + RowsOf(id));
+      expected_.push_back({id, r->base_offset, RowsOf(id), 1000 + id});
+    }
+  }
+
+  // Reads everything from `from` and compares with expected_.
+  void CheckReadAll(BucketLog* log, int64_t from, int64_t max_bytes = 1 << 20) {
+    std::vector<LogBatch> all;
+    int64_t offset = from;
+    while (offset < log->durable_offset()) {
+      auto batches = log->Read(offset, max_bytes);
+      ASSERT_TRUE(batches.ok()) << batches.status().ToString();
+      ASSERT_FALSE(batches->empty());
+      for (auto& b : *batches) all.push_back(b);
+      offset = batches->back().next_offset();
+    }
+    auto it = std::find_if(expected_.begin(), expected_.end(),
+                           [&](const Expected& e) { return e.base_offset + e.rows > from; });
+    ASSERT_EQ(all.size(), static_cast<size_t>(expected_.end() - it));
+    for (const LogBatch& b : all) {
+      ASSERT_EQ(b.base_offset, it->base_offset);
+      ASSERT_EQ(b.row_count, it->rows);
+      ASSERT_EQ(b.max_timestamp_ms, it->max_ts);
+      ASSERT_EQ(b.min_timestamp_ms, it->max_ts - 5);
+      ASSERT_EQ(b.schema_id, 7);
+      ASSERT_EQ(b.metadata->view(), MetadataOf(it->id));
+      ASSERT_EQ(b.body->view(), BodyOf(it->id));
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(b.body->data()) % 8, 0u);
+      // Zero-copy: metadata and body are adjacent slices of one read.
+      ASSERT_EQ(b.metadata->data() + b.metadata->size(), b.body->data());
+      ++it;
+    }
+  }
+
+  std::string ActiveSegmentPath(BucketLog* log) {
+    int64_t base = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+      std::string name = entry.path().filename().string();
+      if (name.size() == 24 && name.ends_with(".log")) {
+        base = std::max<int64_t>(base, std::stoll(name.substr(0, 20)));
+      }
+    }
+    (void)log;
+    return JoinPath(dir_, internal::SegmentFileName(base, ".log"));
+  }
+
+  // Simulates power loss under a live log, then restarts the machine.
+  void CrashAndReboot(std::unique_ptr<BucketLog>& log) {
+    ASSERT_TRUE(fs_->Crash().ok());
+    log.reset();  // anything it still tries to write fails
+    fs_->Reboot();
+  }
+
+  TempDir tmp_;
+  std::shared_ptr<FaultInjectionFileSystem> fs_;
+  std::string dir_;
+  LogOptions options_;
+  std::atomic<int64_t> now_{1'700'000'000'000};
+  std::vector<Expected> expected_;
+};
+
+TEST(FrameFormatTest, HeaderLayoutAndCrc) {
+  FrameHeader h;
+  h.schema_id = 3;
+  h.base_offset = 0x0102030405060708;
+  h.row_count = 9;
+  h.metadata_length = 16;
+  h.body_length = 21;
+  h.min_timestamp_ms = -4;
+  h.max_timestamp_ms = 11;
+  h.append_time_ms = 12;
+  std::string frame(static_cast<size_t>(h.frame_length()), '\0');
+  ASSERT_EQ(h.frame_length(), 64 + 40);  // 37 payload bytes padded to 40
+  for (int i = 0; i < 37; ++i) frame[64 + i] = static_cast<char>(i);
+  auto* p = reinterpret_cast<uint8_t*>(frame.data());
+  internal::EncodeFrameHeader(h, crc32c::Value(p + 64, 37), p);
+  EXPECT_EQ(frame.substr(0, 4), "OXLB");
+  EXPECT_EQ(p[8], 1);      // version
+  EXPECT_EQ(p[10], 64);    // header length
+  EXPECT_EQ(p[16], 0x08);  // base offset, little-endian
+  EXPECT_EQ(p[23], 0x01);
+  EXPECT_EQ(p[24], 9);
+  EXPECT_EQ(p[28], 16);
+  EXPECT_EQ(p[32], 21);
+  uint32_t crc;
+  std::memcpy(&crc, p + 4, 4);
+  EXPECT_EQ(crc, crc32c::Extend(crc32c::Value(p + 64, 37), p + 8, 56));
+
+  auto decoded = internal::DecodeFrameHeader(p, 0);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->base_offset, h.base_offset);
+  EXPECT_EQ(decoded->body_length, 21);
+  EXPECT_EQ(decoded->min_timestamp_ms, -4);
+  EXPECT_TRUE(internal::FrameCrcMatches(p, 37));
+  p[64 + 36] ^= 1;
+  EXPECT_FALSE(internal::FrameCrcMatches(p, 37));
+  p[0] = 'X';
+  EXPECT_TRUE(internal::DecodeFrameHeader(p, 128).status().IsCorruption());
+}
+
+TEST_F(LogTest, RoundTripAcrossSegmentRolls) {
+  auto log = OpenLog();
+  EXPECT_EQ(log->next_offset(), 0);
+  EXPECT_EQ(log->durable_offset(), 0);
+  AppendMany(log.get(), 0, 200);
+  EXPECT_GT(log->segment_count(), 5);
+  EXPECT_EQ(log->durable_offset(), log->next_offset());
+  CheckReadAll(log.get(), 0);
+  CheckReadAll(log.get(), 0, 1);  // one batch per read
+  // Starting inside a batch returns that batch first.
+  for (const Expected& e : expected_) {
+    auto batches = log->Read(e.base_offset + e.rows - 1, 1);
+    ASSERT_TRUE(batches.ok());
+    ASSERT_EQ(batches->size(), 1u);
+    EXPECT_EQ((*batches)[0].base_offset, e.base_offset);
+  }
+  EXPECT_TRUE(log->Read(log->durable_offset(), 100).ValueOrDie().empty());
+  EXPECT_TRUE(log->Read(log->durable_offset() + 1, 100).status().IsOutOfRange());
+  EXPECT_TRUE(log->Read(-1, 100).status().IsOutOfRange());
+
+  // Reopen: sealed segments load their index files lazily.
+  ASSERT_TRUE(log->Close().ok());
+  log = OpenLog();
+  EXPECT_EQ(log->recovery_info().bytes_verified, 0);
+  EXPECT_EQ(log->next_offset(), expected_.back().base_offset + expected_.back().rows);
+  CheckReadAll(log.get(), 0);
+  AppendMany(log.get(), 200, 20);
+  CheckReadAll(log.get(), expected_[150].base_offset);
+}
+
+TEST_F(LogTest, ReadHonorsMaxBytes) {
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 30);
+  auto batches = log->Read(0, 600).ValueOrDie();
+  int64_t bytes = 0;
+  for (const auto& b : batches) bytes += 64 + (b.metadata->size() + b.body->size() + 7) / 8 * 8;
+  EXPECT_GT(batches.size(), 1u);
+  EXPECT_LE(bytes, 600);
+  EXPECT_EQ(log->Read(0, 0).ValueOrDie().size(), 1u);  // at least one batch
+}
+
+TEST_F(LogTest, MissingOrCorruptIndexesAreRebuilt) {
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 150);
+  ASSERT_TRUE(log->Close().ok());
+  log.reset();
+  int damaged = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+    std::string name = entry.path().string();
+    if (name.ends_with(".index") && damaged % 2 == 0) {
+      std::filesystem::remove(name);
+    } else if (name.ends_with(".timeindex")) {
+      std::filesystem::resize_file(name, std::filesystem::file_size(name) / 2 + 1);
+    }
+    damaged++;
+  }
+  log = OpenLog();
+  CheckReadAll(log.get(), 0);
+  for (const Expected& e : expected_) {
+    EXPECT_EQ(log->LookupOffsetByTime(e.max_ts).ValueOrDie(), e.base_offset);
+  }
+}
+
+TEST_F(LogTest, TimeLookup) {
+  auto log = OpenLog();
+  // Timestamps mostly rise, with some batches out of order.
+  std::vector<int64_t> ts;
+  for (int64_t id = 0; id < 300; ++id) {
+    int64_t t = 1000 + 10 * id - (id % 7 == 3 ? 45 : 0);
+    auto r = AppendBatch(log.get(), id, t);
+    ASSERT_TRUE(r.ok());
+    expected_.push_back({id, r->base_offset, RowsOf(id), t});
+  }
+  auto check = [&](BucketLog* l) {
+    for (int64_t q = 900; q <= 1000 + 10 * 300 + 10; q += 3) {
+      int64_t want = l->durable_offset();
+      for (const Expected& e : expected_) {
+        if (e.max_ts >= q) {
+          want = e.base_offset;
+          break;
+        }
+      }
+      ASSERT_EQ(l->LookupOffsetByTime(q).ValueOrDie(), want) << "timestamp " << q;
+    }
+  };
+  check(log.get());
+  ASSERT_TRUE(log->Close().ok());
+  log = OpenLog();
+  check(log.get());
+}
+
+TEST_F(LogTest, RollsByAge) {
+  options_.segment_bytes = 1 << 20;
+  options_.segment_ms = 1000;
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 10);
+  EXPECT_EQ(log->segment_count(), 1);
+  now_ += 1000;
+  AppendMany(log.get(), 10, 10);
+  EXPECT_EQ(log->segment_count(), 2);
+  CheckReadAll(log.get(), 0);
+}
+
+TEST_F(LogTest, RetentionBySizeRespectsFloor) {
+  options_.retention_bytes = 10000;
+  options_.retention_ms = -1;
+  auto log = OpenLog();
+  log->SetRetentionFloor(0);  // nothing is tiered yet
+  AppendMany(log.get(), 0, 300);
+  EXPECT_EQ(log->earliest_offset(), 0);
+  int64_t all_segments = log->segment_count();
+
+  log->SetRetentionFloor(expected_[150].base_offset);
+  ASSERT_TRUE(log->EnforceRetention().ok());
+  int64_t earliest = log->earliest_offset();
+  EXPECT_GT(earliest, 0);
+  EXPECT_LE(earliest, expected_[150].base_offset);
+  EXPECT_LT(log->segment_count(), all_segments);
+  EXPECT_TRUE(log->Read(0, 100).status().IsOutOfRange());
+
+  log->SetRetentionFloor(INT64_MAX);
+  ASSERT_TRUE(log->EnforceRetention().ok());
+  EXPECT_GE(log->size_bytes(), 10000);
+  EXPECT_LT(log->size_bytes(), 10000 + 4096 + 512);
+  earliest = log->earliest_offset();
+  CheckReadAll(log.get(), earliest);
+
+  // Deleted segments stay deleted after a restart.
+  ASSERT_TRUE(log->Close().ok());
+  log = OpenLog();
+  EXPECT_EQ(log->earliest_offset(), earliest);
+  CheckReadAll(log.get(), earliest);
+}
+
+TEST_F(LogTest, RetentionByAge) {
+  options_.retention_ms = 60'000;
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 100);  // old data
+  now_ += 50'000;
+  int64_t young = log->next_offset();
+  AppendMany(log.get(), 100, 100);
+  EXPECT_EQ(log->EnforceRetention().ValueOrDie(), 0);
+  now_ += 20'000;  // the first 100 batches are now 70 s old, the rest 20 s
+  EXPECT_GT(log->EnforceRetention().ValueOrDie(), 0);
+  EXPECT_GT(log->earliest_offset(), 0);
+  EXPECT_LE(log->earliest_offset(), young);
+  now_ += 1'000'000;  // everything old: only the active segment survives
+  ASSERT_TRUE(log->EnforceRetention().ok());
+  EXPECT_EQ(log->segment_count(), 1);
+  CheckReadAll(log.get(), log->earliest_offset());
+}
+
+TEST_F(LogTest, CrashLosesOnlyUnsyncedTail) {
+  options_.segment_bytes = 1 << 20;  // a roll would make the tail durable
+  options_.flush_policy = FlushPolicy::kInterval;
+  options_.flush_interval_ms = 1'000'000;
+  options_.flush_bytes = int64_t{1} << 40;
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 100);
+  ASSERT_TRUE(log->Sync().ok());
+  int64_t acknowledged = log->durable_offset();
+  std::vector<Expected> durable = expected_;
+  for (int64_t id = 100; id < 110; ++id) ASSERT_TRUE(AppendBatch(log.get(), id).ok());
+  EXPECT_GT(log->next_offset(), acknowledged);
+  EXPECT_EQ(log->durable_offset(), acknowledged);  // readers don't see the unsynced tail
+  EXPECT_EQ(log->Read(0, 1 << 30).ValueOrDie().back().next_offset(), acknowledged);
+
+  CrashAndReboot(log);
+  expected_ = durable;
+  log = OpenLog();
+  EXPECT_EQ(log->next_offset(), acknowledged);
+  EXPECT_EQ(log->durable_offset(), acknowledged);
+  CheckReadAll(log.get(), 0);
+  AppendMany(log.get(), 200, 5);
+  ASSERT_TRUE(log->Sync().ok());
+  CheckReadAll(log.get(), 0);
+}
+
+TEST_F(LogTest, AcknowledgedBatchesSurviveCrash) {
+  options_.checkpoint_interval_bytes = 2048;
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 120);
+  CrashAndReboot(log);
+  log = OpenLog();
+  EXPECT_TRUE(log->recovery_info().used_checkpoint);
+  CheckReadAll(log.get(), 0);
+}
+
+TEST_F(LogTest, TornFrameIsTruncated) {
+  options_.segment_bytes = 1 << 20;
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 20);
+  ASSERT_TRUE(log->Close().ok());
+  log.reset();
+  // Append the first 100 bytes of a copy of the first frame: a torn write.
+  std::string path = ActiveSegmentPath(nullptr);
+  auto file = fs_->OpenFile(path, FileMode::kWrite).ValueOrDie();
+  int64_t size = file->Size().ValueOrDie();
+  auto head = file->ReadAt(0, 100).ValueOrDie();
+  ASSERT_TRUE(file->WriteAt(size, ByteSpan(head->data(), 100)).ok());
+  file.reset();
+
+  log = OpenLog();
+  EXPECT_EQ(log->recovery_info().bytes_truncated, 100);
+  EXPECT_EQ(fs_->FileSize(path).ValueOrDie(), size);
+  CheckReadAll(log.get(), 0);
+  AppendMany(log.get(), 20, 5);
+  CheckReadAll(log.get(), 0);
+}
+
+TEST_F(LogTest, CorruptTailIsTruncatedByCrc) {
+  options_.segment_bytes = 1 << 20;
+  options_.checkpoint_interval_bytes = int64_t{1} << 40;  // checkpoint only at open
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 40);
+  CrashAndReboot(log);  // everything was fsynced, but the checkpoint is at offset 0
+  // Flip one payload byte of batch 30: it and everything after it is dropped.
+  std::string path = ActiveSegmentPath(nullptr);
+  int64_t position = 0;
+  for (int i = 0; i < 30; ++i) {
+    position += 64 + (16 + static_cast<int64_t>(BodyOf(i).size()) + 7) / 8 * 8;
+  }
+  {
+    auto file = fs_->OpenFile(path, FileMode::kWrite).ValueOrDie();
+    auto byte = file->ReadAt(position + 70, 1).ValueOrDie();
+    uint8_t flipped = byte->data()[0] ^ 0x40;
+    ASSERT_TRUE(file->WriteAt(position + 70, ByteSpan(&flipped, 1)).ok());
+  }
+  log = OpenLog();
+  EXPECT_GT(log->recovery_info().bytes_truncated, 0);
+  EXPECT_EQ(fs_->FileSize(path).ValueOrDie(), position);
+  expected_.resize(30);
+  EXPECT_EQ(log->next_offset(), expected_.back().base_offset + expected_.back().rows);
+  CheckReadAll(log.get(), 0);
+}
+
+TEST_F(LogTest, DiskFullFailsAppendAndLeavesLogConsistent) {
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 10);
+  int64_t next = log->next_offset();
+  std::string path = ActiveSegmentPath(nullptr);
+  int64_t size = fs_->FileSize(path).ValueOrDie();
+
+  fs_->FailWrites(Status::ResourceExhausted("disk full: " + path), 30, -1, ".log");
+  auto failed = AppendBatch(log.get(), 10);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(failed.status().message().find("disk full"), std::string::npos);
+  EXPECT_EQ(log->next_offset(), next);
+  EXPECT_EQ(fs_->FileSize(path).ValueOrDie(), size);  // the short write was undone
+
+  // A short write followed by an I/O error behaves the same.
+  fs_->FailWrites(Status::IOError("write: Input/output error"), 100, 1, ".log");
+  EXPECT_TRUE(AppendBatch(log.get(), 10).status().IsIOError());
+  EXPECT_EQ(fs_->FileSize(path).ValueOrDie(), size);
+
+  fs_->ClearFaults();  // space returns
+  AppendMany(log.get(), 10, 20);
+  EXPECT_EQ(expected_[10].base_offset, next);
+  CheckReadAll(log.get(), 0);
+  CrashAndReboot(log);
+  log = OpenLog();
+  CheckReadAll(log.get(), 0);
+}
+
+TEST_F(LogTest, FsyncFailureIsNotAcknowledged) {
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 10);
+  int64_t durable = log->durable_offset();
+  fs_->FailSyncs(Status::IOError("fsync: Input/output error"));
+  auto r = AppendBatch(log.get(), 10);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsIOError());
+  EXPECT_EQ(log->durable_offset(), durable);
+  EXPECT_EQ(log->Read(0, 1 << 30).ValueOrDie().size(), 10u);
+  fs_->ClearFaults();
+  // The page cache can no longer be trusted: the log refuses work until reopened.
+  EXPECT_FALSE(AppendBatch(log.get(), 11).ok());
+  log.reset();
+  log = OpenLog();
+  // The unacknowledged batch may or may not have survived; acknowledged ones all did.
+  EXPECT_GE(log->next_offset(), durable);
+  expected_.resize(10);
+  if (log->next_offset() > durable) {
+    expected_.push_back({10, durable, RowsOf(10), 1010});
+  }
+  CheckReadAll(log.get(), 0);
+  AppendMany(log.get(), 11, 3);
+  CheckReadAll(log.get(), 0);
+}
+
+TEST_F(LogTest, ConcurrentAppendersShareFsyncs) {
+  options_.segment_bytes = 1 << 20;
+  auto log = OpenLog();
+  fs_->SetSyncDelay(std::chrono::microseconds(2000));
+  fs_->ResetCounters();
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 40;
+  std::vector<std::vector<std::pair<int64_t, AppendResult>>> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        int64_t id = t * 1000 + i;
+        auto r = AppendBatch(log.get(), id);
+        ASSERT_TRUE(r.ok());
+        EXPECT_GE(log->durable_offset(), r->next_offset);  // acknowledged only once durable
+        results[t].emplace_back(id, *r);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  int64_t syncs = fs_->counters().file_syncs;
+  for (auto& per_thread : results) {
+    for (auto& [id, r] : per_thread)
+      expected_.push_back({id, r.base_offset, RowsOf(id), 1000 + id});
+  }
+  std::sort(expected_.begin(), expected_.end(),
+            [](const Expected& a, const Expected& b) { return a.base_offset < b.base_offset; });
+  for (size_t i = 1; i < expected_.size(); ++i) {
+    ASSERT_EQ(expected_[i].base_offset, expected_[i - 1].base_offset + expected_[i - 1].rows);
+  }
+  CheckReadAll(log.get(), 0);
+  EXPECT_LT(syncs, kThreads * kPerThread / 2) << "group commit did not batch fsyncs";
+  std::printf("%d appends, %lld fsyncs\n", kThreads * kPerThread, static_cast<long long>(syncs));
+}
+
+TEST_F(LogTest, TailingReaderWakesOnAppend) {
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 3);
+  int64_t offset = log->durable_offset();
+  std::atomic<int64_t> woke_at_ns{0};
+  Result<int64_t> woke = Status::Internal("not woken");
+  std::thread reader([&] {
+    woke = log->WaitForData(offset, std::chrono::steady_clock::now() + std::chrono::seconds(10));
+    woke_at_ns = std::chrono::steady_clock::now().time_since_epoch().count();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(woke_at_ns.load(), 0);  // still waiting
+  AppendMany(log.get(), 3, 1);
+  auto acked_ns = std::chrono::steady_clock::now().time_since_epoch().count();
+  reader.join();
+  ASSERT_TRUE(woke.ok());
+  EXPECT_GT(*woke, offset);
+  EXPECT_LT(woke_at_ns.load() - acked_ns, 50'000'000);  // well under 50 ms
+  auto batches = log->Read(offset, 1 << 20).ValueOrDie();
+  ASSERT_EQ(batches.size(), 1u);
+  EXPECT_EQ(batches[0].metadata->view(), MetadataOf(3));
+
+  // A timeout returns the unchanged offset; Close releases waiters.
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(log->WaitForData(*woke, t0 + std::chrono::milliseconds(20)).ValueOrDie(), *woke);
+  std::thread closer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(log->Close().ok());
+  });
+  auto closed = log->WaitForData(*woke, t0 + std::chrono::seconds(10));
+  closer.join();
+  EXPECT_EQ(closed.status().code(), StatusCode::kCancelled);
+}
+
+TEST_F(LogTest, IntervalFlushMakesDataDurable) {
+  options_.flush_policy = FlushPolicy::kInterval;
+  options_.flush_interval_ms = 5;
+  auto log = OpenLog();
+  auto r = AppendBatch(log.get(), 0);
+  ASSERT_TRUE(r.ok());
+  auto durable = log->WaitForData(0, std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  ASSERT_TRUE(durable.ok());
+  EXPECT_EQ(*durable, r->next_offset);
+}
+
+TEST_F(LogTest, RecoveryRescansOnlyTheTail) {
+  options_.segment_bytes = 1 << 20;
+  options_.checkpoint_interval_bytes = 64 << 10;
+  options_.flush_policy = FlushPolicy::kInterval;  // fsync every 32 KiB, to keep the test fast
+  options_.flush_interval_ms = 1'000'000;
+  options_.flush_bytes = 32 << 10;
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 30000);  // about 7 MB over several segments
+  ASSERT_TRUE(log->Sync().ok());
+  int64_t log_bytes = log->size_bytes();
+  EXPECT_GT(log_bytes, 4 << 20);
+
+  CrashAndReboot(log);
+  fs_->ResetCounters();
+  log = OpenLog();
+  auto reads = fs_->counters().bytes_read;
+  EXPECT_TRUE(log->recovery_info().used_checkpoint);
+  EXPECT_LE(log->recovery_info().bytes_verified, (64 << 10) + (1 << 16));
+  EXPECT_LT(reads, 256 << 10) << "recovery read " << reads << " of " << log_bytes << " bytes";
+  std::printf("crash recovery read %lld of %lld bytes\n", static_cast<long long>(reads),
+              static_cast<long long>(log_bytes));
+  EXPECT_EQ(log->next_offset(), expected_.back().base_offset + expected_.back().rows);
+
+  // After a clean close nothing is rescanned.
+  ASSERT_TRUE(log->Close().ok());
+  fs_->ResetCounters();
+  log = OpenLog();
+  EXPECT_EQ(log->recovery_info().bytes_verified, 0);
+  // Only the checkpoint and the last segment's index files (small interval here) are read.
+  EXPECT_LT(fs_->counters().bytes_read, 128 << 10);
+  CheckReadAll(log.get(), expected_[29000].base_offset);
+}
+
+TEST_F(LogTest, RejectsBadBatches) {
+  auto log = OpenLog();
+  BatchInfo info;
+  info.row_count = 0;
+  EXPECT_TRUE(log->Append(info, {}, {}).status().IsInvalid());
+  info.row_count = 1;
+  info.min_timestamp_ms = 5;
+  info.max_timestamp_ms = 4;
+  EXPECT_TRUE(log->Append(info, {}, {}).status().IsInvalid());
+  EXPECT_EQ(log->next_offset(), 0);
+  LogOptions bad;
+  bad.segment_bytes = 0;
+  EXPECT_TRUE(BucketLog::Open(fs_, dir_, bad).status().IsInvalid());
+}
+
+}  // namespace
+}  // namespace oxbow::log

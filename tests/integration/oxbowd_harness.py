@@ -15,6 +15,7 @@ import subprocess
 import time
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.flight as fl
 import pytest
 
@@ -162,7 +163,7 @@ class OxbowServer:
         """Reads one DoGet stream to its end: the table and each message's app_metadata."""
         return get(client or self.client, ticket)
 
-    def read_all(self, table: str, columns=None) -> pa.Table:
+    def read_all(self, table: str) -> pa.Table:
         """Every bucket of the table from earliest, concatenated, through GetFlightInfo."""
         info = self.client.get_flight_info(descriptor(table))
         tables = [self.client.do_get(ep.ticket).read_all() for ep in info.endpoints]
@@ -222,6 +223,27 @@ def get(client: fl.FlightClient, ticket: dict) -> tuple[pa.Table, list[dict]]:
         batches.append(chunk.data)
         metas.append(json.loads(chunk.app_metadata.to_pybytes()))
     return pa.Table.from_batches(batches, schema=schema), metas
+
+
+def assert_tables_equal(actual: pa.Table, expected: pa.Table) -> None:
+    """Schema (names, types, nullability) and every value equal; NaN equals NaN."""
+    assert actual.schema.remove_metadata() == expected.schema.remove_metadata(), (
+        f"schema differs:\n{actual.schema}\nexpected:\n{expected.schema}")
+    assert actual.num_rows == expected.num_rows, (
+        f"{actual.num_rows} rows, expected {expected.num_rows}")
+    for name in expected.column_names:
+        got = actual.column(name).combine_chunks()
+        want = expected.column(name).combine_chunks()
+        if pa.types.is_floating(want.type):
+            got_nan, want_nan = pc.is_nan(got), pc.is_nan(want)
+            assert got_nan.equals(want_nan), f"column {name}: NaN positions differ"
+            got = pc.if_else(got_nan, pa.scalar(0, got.type), got)
+            want = pc.if_else(want_nan, pa.scalar(0, want.type), want)
+        if not got.equals(want):
+            diffs = [i for i in range(len(want)) if not got[i].equals(want[i])][:5]
+            raise AssertionError(
+                f"column {name} differs at rows {diffs}: "
+                f"got {[got[i] for i in diffs]}, expected {[want[i] for i in diffs]}")
 
 
 # How pyarrow spells each gRPC status code in the exception message.

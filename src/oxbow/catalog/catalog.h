@@ -37,6 +37,11 @@ Status ValidateTableName(std::string_view name);
 Result<arrow::SchemaPtr> SchemaFromJson(std::string_view json);
 std::string SchemaToJson(const arrow::Schema& schema);
 
+// The compact schema syntax of the CLI: "id int64 not null, name string, ts timestamp[us, tz=UTC]".
+// Fields are separated by commas outside brackets; each is "name type" plus an optional
+// "not null" (or "null").
+Result<arrow::SchemaPtr> ParseCompactSchema(std::string_view text);
+
 // Parses a create_table request body (see docs/api.md) into a descriptor (id and time unset).
 struct CreateTableRequest {
   TableDescriptor table;

@@ -23,6 +23,7 @@ int RunCli(int argc, char** argv) {
   RegisterIpcCommands(app);
   RegisterParquetCommands(app);
   RegisterSelfcheckCommand(app);
+  RegisterServerCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -12,6 +12,7 @@
 
 #include "oxbow/arrow/ipc.h"
 #include "oxbow/cli/commands.h"
+#include "oxbow/cli/input.h"
 #include "oxbow/text/text.h"
 
 namespace oxbow::cli {
@@ -21,56 +22,6 @@ using arrow::RecordBatchPtr;
 using arrow::SchemaPtr;
 
 namespace {
-
-// Reads all of stdin into one buffer.
-Result<std::shared_ptr<Buffer>> ReadStdin() {
-  std::string data;
-  char chunk[1 << 16];
-  while (true) {
-    ssize_t n = ::read(STDIN_FILENO, chunk, sizeof(chunk));
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::IOError(std::string("cannot read standard input: ") + std::strerror(errno));
-    }
-    data.append(chunk, static_cast<size_t>(n));
-  }
-  return Buffer::FromString(std::move(data));
-}
-
-std::string DisplayName(const std::string& path) {
-  return path == "-" ? "standard input" : "'" + path + "'";
-}
-
-// The bytes of `path` ("-" is stdin), memory-mapped when it is a file.
-Result<std::shared_ptr<Buffer>> ReadInput(const std::string& path) {
-  if (path == "-") return ReadStdin();
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    return Status::IOError("cannot open '" + path + "': " + std::strerror(errno));
-  }
-  if (S_ISDIR(st.st_mode)) return Status::Invalid("'" + path + "' is a directory");
-  if (!S_ISREG(st.st_mode)) {
-    // Pipes and devices cannot be mapped: read them through.
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::IOError("cannot open '" + path + "': " + std::strerror(errno));
-    std::string data;
-    char chunk[1 << 16];
-    ssize_t n;
-    while ((n = ::read(fd, chunk, sizeof(chunk))) != 0) {
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        Status s = Status::IOError("cannot read '" + path + "': " + std::strerror(errno));
-        ::close(fd);
-        return s;
-      }
-      data.append(chunk, static_cast<size_t>(n));
-    }
-    ::close(fd);
-    return Buffer::FromString(std::move(data));
-  }
-  return ipc::MapFile(path);
-}
 
 // Batches from an IPC stream or file (sniffed by its magic), one at a time.
 class IpcInput {

@@ -5,22 +5,16 @@
 #include "oxbow/arrow/ipc.h"
 
 namespace oxbow::server {
+
+using namespace flight::method;  // NOLINT: the method names
+using flight::FlightDataIn;
+using flight::FlightPayload;
+
 namespace {
 
 using nlohmann::json;
 namespace ipc = arrow::ipc;
 
-#define OXBOW_FLIGHT_METHOD(name) "/arrow.flight.protocol.FlightService/" name
-constexpr char kHandshake[] = OXBOW_FLIGHT_METHOD("Handshake");
-constexpr char kListFlights[] = OXBOW_FLIGHT_METHOD("ListFlights");
-constexpr char kGetFlightInfo[] = OXBOW_FLIGHT_METHOD("GetFlightInfo");
-constexpr char kGetSchema[] = OXBOW_FLIGHT_METHOD("GetSchema");
-constexpr char kDoGet[] = OXBOW_FLIGHT_METHOD("DoGet");
-constexpr char kDoPut[] = OXBOW_FLIGHT_METHOD("DoPut");
-constexpr char kDoExchange[] = OXBOW_FLIGHT_METHOD("DoExchange");
-constexpr char kDoAction[] = OXBOW_FLIGHT_METHOD("DoAction");
-constexpr char kListActions[] = OXBOW_FLIGHT_METHOD("ListActions");
-#undef OXBOW_FLIGHT_METHOD
 constexpr auto kFollowPoll = std::chrono::milliseconds(100);
 
 struct ActionInfo {
@@ -65,13 +59,6 @@ FlightPayload SchemaPayload(const ipc::EncodedMessage& schema_message) {
   return p;
 }
 
-// Record-batch bodies from gRPC may start anywhere; Arrow wants 8-byte aligned buffers.
-Result<std::shared_ptr<Buffer>> AlignedBody(const std::shared_ptr<Buffer>& body) {
-  if (!body) return Buffer::Empty();
-  if (reinterpret_cast<uintptr_t>(body->data()) % ipc::kIpcAlignment == 0) return body;
-  return Buffer::CopyFrom(body->view());
-}
-
 json BucketStatusJson(const engine::TableStatus& status) {
   json buckets = json::array();
   for (const auto& b : status.buckets) {
@@ -96,25 +83,6 @@ grpc::internal::RpcServiceMethod* Unary(const char* name, Service* service,
 }
 
 }  // namespace
-
-grpc::Status ToGrpcStatus(const Status& st) {
-  if (st.ok()) return grpc::Status::OK;
-  grpc::StatusCode code = grpc::StatusCode::INTERNAL;
-  switch (st.code()) {
-    case StatusCode::kOk: code = grpc::StatusCode::OK; break;
-    case StatusCode::kInvalid: code = grpc::StatusCode::INVALID_ARGUMENT; break;
-    case StatusCode::kNotFound: code = grpc::StatusCode::NOT_FOUND; break;
-    case StatusCode::kAlreadyExists: code = grpc::StatusCode::ALREADY_EXISTS; break;
-    case StatusCode::kOutOfRange: code = grpc::StatusCode::OUT_OF_RANGE; break;
-    case StatusCode::kResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
-    case StatusCode::kNotImplemented: code = grpc::StatusCode::UNIMPLEMENTED; break;
-    case StatusCode::kCancelled: code = grpc::StatusCode::CANCELLED; break;
-    case StatusCode::kIOError:
-    case StatusCode::kCorruption:
-    case StatusCode::kInternal: code = grpc::StatusCode::INTERNAL; break;
-  }
-  return grpc::Status(code, st.message());
-}
 
 FlightService::FlightService(engine::Engine* engine) : engine_(engine) {
   using grpc::internal::RpcMethod;
@@ -315,7 +283,7 @@ grpc::Status FlightService::DoPut(
   FlightDataIn data;
   while (stream->Read(&data)) {
     if (!data.data_header) continue;  // metadata-only messages carry nothing to store
-    auto body = AlignedBody(data.data_body);
+    auto body = data.AlignedBody();
     if (!body.ok()) return ToGrpcStatus(body.status());
     auto message = ipc::ParseMessage(data.data_header, *body);
     if (!message.ok()) return ToGrpcStatus(message.status());

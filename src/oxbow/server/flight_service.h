@@ -11,12 +11,15 @@
 #include <atomic>
 
 #include "oxbow/engine/engine.h"
-#include "oxbow/server/flight.pb.h"
-#include "oxbow/server/flight_data_internal.h"
+#include "oxbow/flight/flight.pb.h"
+#include "oxbow/flight/flight_data.h"
 
 namespace oxbow::server {
 
 namespace proto = ::arrow::flight::protocol;
+using flight::FlightDataIn;
+using flight::FlightPayload;
+using flight::ToGrpcStatus;
 
 class FlightService : public grpc::Service {
  public:
@@ -52,8 +55,5 @@ class FlightService : public grpc::Service {
   engine::Engine* engine_;
   std::atomic<bool> stopping_{false};
 };
-
-// Translates an Oxbow Status into a gRPC status (the one place where this happens).
-grpc::Status ToGrpcStatus(const Status& status);
 
 }  // namespace oxbow::server

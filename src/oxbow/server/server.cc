@@ -15,6 +15,8 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   builder.RegisterService(server->service_.get());
   builder.SetMaxReceiveMessageSize(-1);
   builder.SetMaxSendMessageSize(-1);
+  // gRPC shares ports (SO_REUSEPORT) by default; a second oxbowd on a busy port must fail.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   server->grpc_server_ = builder.BuildAndStart();
   if (!server->grpc_server_ || server->port_ == 0) {
     (void)server->engine_->Close();

@@ -1,8 +1,8 @@
+#include "oxbow/flight/flight_data.h"
+
 #include <cstring>
 
-#include "oxbow/server/flight_data_internal.h"
-
-namespace oxbow::server {
+namespace oxbow::flight {
 namespace {
 
 constexpr uint32_t kDescriptorField = 1;
@@ -53,9 +53,57 @@ bool GetVarint(const uint8_t** p, const uint8_t* end, uint64_t* v) {
 
 }  // namespace
 
+grpc::Status ToGrpcStatus(const Status& st) {
+  if (st.ok()) return grpc::Status::OK;
+  grpc::StatusCode code = grpc::StatusCode::INTERNAL;
+  switch (st.code()) {
+    case StatusCode::kOk: code = grpc::StatusCode::OK; break;
+    case StatusCode::kInvalid: code = grpc::StatusCode::INVALID_ARGUMENT; break;
+    case StatusCode::kNotFound: code = grpc::StatusCode::NOT_FOUND; break;
+    case StatusCode::kAlreadyExists: code = grpc::StatusCode::ALREADY_EXISTS; break;
+    case StatusCode::kOutOfRange: code = grpc::StatusCode::OUT_OF_RANGE; break;
+    case StatusCode::kResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
+    case StatusCode::kNotImplemented: code = grpc::StatusCode::UNIMPLEMENTED; break;
+    case StatusCode::kCancelled: code = grpc::StatusCode::CANCELLED; break;
+    case StatusCode::kIOError:
+    case StatusCode::kCorruption:
+    case StatusCode::kInternal: code = grpc::StatusCode::INTERNAL; break;
+  }
+  return grpc::Status(code, st.message());
+}
+
+Status FromGrpcStatus(const grpc::Status& st) {
+  if (st.ok()) return Status::OK();
+  StatusCode code = StatusCode::kIOError;
+  switch (st.error_code()) {
+    case grpc::StatusCode::INVALID_ARGUMENT: code = StatusCode::kInvalid; break;
+    case grpc::StatusCode::NOT_FOUND: code = StatusCode::kNotFound; break;
+    case grpc::StatusCode::ALREADY_EXISTS: code = StatusCode::kAlreadyExists; break;
+    case grpc::StatusCode::OUT_OF_RANGE: code = StatusCode::kOutOfRange; break;
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: code = StatusCode::kResourceExhausted; break;
+    case grpc::StatusCode::UNIMPLEMENTED: code = StatusCode::kNotImplemented; break;
+    case grpc::StatusCode::CANCELLED: code = StatusCode::kCancelled; break;
+    case grpc::StatusCode::INTERNAL: code = StatusCode::kInternal; break;
+    default: break;  // UNAVAILABLE, DEADLINE_EXCEEDED, ...: the transport failed
+  }
+  return Status(code, st.error_message());
+}
+
+Result<std::shared_ptr<Buffer>> FlightDataIn::AlignedBody() const {
+  if (!data_body) return Buffer::Empty();
+  if (reinterpret_cast<uintptr_t>(data_body->data()) % 8 == 0) return data_body;
+  return Buffer::CopyFrom(data_body->view());
+}
+
 grpc::Status SerializeFlightPayload(const FlightPayload& payload, grpc::ByteBuffer* out) {
   std::vector<grpc::Slice> slices;
   std::string head;
+  if (payload.descriptor) {
+    std::string descriptor = payload.descriptor->SerializeAsString();
+    PutTag(&head, kDescriptorField);
+    PutVarint(&head, descriptor.size());
+    head.append(descriptor);
+  }
   if (payload.data_header) {
     PutTag(&head, kHeaderField);
     PutVarint(&head, static_cast<uint64_t>(payload.data_header->size()));
@@ -157,4 +205,4 @@ grpc::Status ParseFlightData(grpc::ByteBuffer* in, FlightDataIn* out) {
   return grpc::Status::OK;
 }
 
-}  // namespace oxbow::server
+}  // namespace oxbow::flight

@@ -1,0 +1,457 @@
+// `oxbow table|produce|consume`: oxbowd's tables through the Flight API (docs/cli.md).
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "oxbow/arrow/ipc.h"
+#include "oxbow/catalog/catalog.h"
+#include "oxbow/cli/commands.h"
+#include "oxbow/cli/input.h"
+#include "oxbow/client/client.h"
+#include "oxbow/engine/requests.h"
+#include "oxbow/text/text.h"
+
+namespace oxbow::cli {
+namespace {
+
+namespace ipc = arrow::ipc;
+using nlohmann::json;
+
+std::string DefaultServer() {
+  const char* env = std::getenv("OXBOW_SERVER");
+  return env != nullptr && *env != '\0' ? env : "127.0.0.1:8815";
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(start, comma - start);
+    if (!item.empty()) out.push_back(item);
+    start = comma + 1;
+  }
+  return out;
+}
+
+// Server errors are reported with the server's address, so connection problems are obvious.
+Status WithServer(const Status& st, const std::string& server) {
+  if (st.ok() || st.code() != StatusCode::kIOError) return st;
+  return st.WithContext("server " + server);
+}
+
+Result<json> Action(client::Client& c, const std::string& server, const std::string& type,
+                    const json& body) {
+  auto result = c.DoAction(type, body.dump());
+  if (!result.ok()) return WithServer(result.status(), server);
+  json j = json::parse(*result, nullptr, false);
+  if (j.is_discarded()) return Status::Invalid("server sent a non-JSON result for " + type);
+  return j;
+}
+
+Result<arrow::SchemaPtr> TableSchema(const json& describe) {
+  return catalog::SchemaFromJson(describe["schema"].dump());
+}
+
+void PrintDescribe(const json& d) {
+  std::cout << "table:     " << d.value("table", "") << "\n";
+  std::cout << "buckets:   " << d.value("buckets", 0);
+  if (d.contains("bucket_key") && !d["bucket_key"].empty()) {
+    std::cout << " (by";
+    for (const auto& k : d["bucket_key"]) std::cout << " " << k.get<std::string>();
+    std::cout << ")";
+  }
+  std::cout << "\nschema:\n";
+  auto schema = TableSchema(d);
+  if (schema.ok()) {
+    for (const auto& f : (*schema)->fields()) std::cout << "  " << f.ToString() << "\n";
+  }
+  if (d.contains("properties") && !d["properties"].empty()) {
+    std::cout << "properties:\n";
+    for (const auto& [k, v] : d["properties"].items()) {
+      std::cout << "  " << k << " = " << v.get<std::string>() << "\n";
+    }
+  }
+  if (d.contains("bucket_offsets")) {
+    std::cout << "offsets:\n";
+    for (const auto& b : d["bucket_offsets"]) {
+      std::cout << "  bucket " << b["bucket"].get<int>() << ": earliest "
+                << b["earliest_offset"].get<int64_t>() << ", next "
+                << b["next_offset"].get<int64_t>() << "\n";
+    }
+  }
+}
+
+struct TableArgs {
+  std::string server = DefaultServer();
+  std::string table;
+  std::string schema;
+  int buckets = 1;
+  std::string bucket_key;
+  std::vector<std::string> properties;
+  bool if_not_exists = false;
+  bool json_output = false;
+};
+
+void RegisterTable(CLI::App& app) {
+  auto args = std::make_shared<TableArgs>();
+  auto* table = app.add_subcommand("table", "Create, list, describe and drop tables");
+  table->require_subcommand(1);
+  auto add_server = [&](CLI::App* cmd) {
+    cmd->add_option("--server", args->server, "oxbowd address (env OXBOW_SERVER)")
+        ->capture_default_str();
+  };
+  auto connect = [args]() { return client::Client::Connect(args->server); };
+
+  auto* create = table->add_subcommand("create", "Create a table");
+  add_server(create);
+  create->add_option("table", args->table, "namespace.table")->required();
+  create
+      ->add_option("--schema", args->schema,
+                   "Fields, e.g. \"id int64 not null, name string, ts timestamp[us, tz=UTC]\"")
+      ->required();
+  create->add_option("--buckets", args->buckets, "Number of buckets")->capture_default_str();
+  create->add_option("--bucket-key", args->bucket_key, "Columns hashed to pick a bucket (a,b)");
+  create->add_option("--property", args->properties, "Table property key=value (repeatable)");
+  create->add_flag("--if-not-exists", args->if_not_exists, "Succeed if the table exists");
+  SetAction(create, [args, connect]() -> Status {
+    ASSIGN_OR_RAISE(auto schema, catalog::ParseCompactSchema(args->schema));
+    json props = json::object();
+    for (const auto& p : args->properties) {
+      auto eq = p.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return Status::Invalid("--property '" + p + "' must be key=value");
+      }
+      props[p.substr(0, eq)] = p.substr(eq + 1);
+    }
+    json body = {
+        {"table", args->table},     {"schema", json::parse(catalog::SchemaToJson(*schema))},
+        {"buckets", args->buckets}, {"bucket_key", SplitList(args->bucket_key)},
+        {"properties", props},      {"if_not_exists", args->if_not_exists}};
+    ASSIGN_OR_RAISE(auto c, connect());
+    ASSIGN_OR_RAISE(json created, Action(*c, args->server, "create_table", body));
+    std::cout << "created " << created.value("table", args->table) << " ("
+              << created.value("buckets", 0) << " buckets)\n";
+    return Status::OK();
+  });
+
+  auto* list = table->add_subcommand("list", "List tables");
+  add_server(list);
+  list->add_flag("--json", args->json_output, "Print the server's JSON");
+  SetAction(list, [args, connect]() -> Status {
+    ASSIGN_OR_RAISE(auto c, connect());
+    ASSIGN_OR_RAISE(json tables, Action(*c, args->server, "list_tables", json::object()));
+    if (args->json_output) {
+      std::cout << tables.dump(2) << "\n";
+      return Status::OK();
+    }
+    for (const auto& t : tables["tables"]) {
+      std::cout << t["table"].get<std::string>() << "\t" << t["buckets"].get<int>() << " buckets\t"
+                << t["schema"]["fields"].size() << " columns\n";
+    }
+    return Status::OK();
+  });
+
+  auto* describe = table->add_subcommand("describe", "Schema, buckets and offsets of a table");
+  add_server(describe);
+  describe->add_option("table", args->table, "namespace.table")->required();
+  describe->add_flag("--json", args->json_output, "Print the server's JSON");
+  SetAction(describe, [args, connect]() -> Status {
+    ASSIGN_OR_RAISE(auto c, connect());
+    ASSIGN_OR_RAISE(json d, Action(*c, args->server, "describe_table", {{"table", args->table}}));
+    if (args->json_output) {
+      std::cout << d.dump(2) << "\n";
+    } else {
+      PrintDescribe(d);
+    }
+    return Status::OK();
+  });
+
+  auto* drop = table->add_subcommand("drop", "Drop a table and its data");
+  add_server(drop);
+  drop->add_option("table", args->table, "namespace.table")->required();
+  SetAction(drop, [args, connect]() -> Status {
+    ASSIGN_OR_RAISE(auto c, connect());
+    RETURN_NOT_OK(Action(*c, args->server, "drop_table", {{"table", args->table}}).status());
+    std::cout << "dropped " << args->table << "\n";
+    return Status::OK();
+  });
+}
+
+// Progress on stderr, only when it is a terminal.
+class Progress {
+ public:
+  explicit Progress(int64_t total_rows) : total_(total_rows), tty_(::isatty(STDERR_FILENO)) {}
+  void Update(int64_t rows, int64_t bytes, bool final = false) {
+    if (!tty_) return;
+    auto now = std::chrono::steady_clock::now();
+    if (!final && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    const double secs = std::chrono::duration<double>(now - start_).count();
+    const double mbps = secs > 0 ? bytes / secs / 1e6 : 0;
+    std::string bar;
+    if (total_ > 0) {
+      const int filled = static_cast<int>(30 * rows / total_);
+      bar = "[" + std::string(filled, '#') + std::string(30 - filled, ' ') + "] " +
+            std::to_string(100 * rows / total_) + "% ";
+    }
+    std::fprintf(stderr, "\r%s%lld rows acked, %.1f MB/s%s", bar.c_str(),
+                 static_cast<long long>(rows), mbps, final ? "\n" : "");
+  }
+
+ private:
+  int64_t total_;
+  bool tty_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_{};
+};
+
+struct ProduceArgs {
+  std::string server = DefaultServer();
+  std::string table;
+  std::string input = "-";
+  std::string format;
+  int64_t batch_rows = 65536;
+  std::string compression = "none";
+};
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// "arrow", "csv" or "jsonl": named, or from the file name, or sniffed from the bytes.
+std::string InputFormat(const std::string& named, const std::string& path, std::string_view data) {
+  if (!named.empty()) return named;
+  for (const char* ext : {".arrow", ".arrows", ".ipc", ".feather"}) {
+    if (EndsWith(path, ext)) return "arrow";
+  }
+  if (EndsWith(path, ".csv")) return "csv";
+  if (EndsWith(path, ".jsonl") || EndsWith(path, ".ndjson") || EndsWith(path, ".json")) {
+    return "jsonl";
+  }
+  if (ipc::IsFileFormat(data) || (data.size() >= 4 && data.substr(0, 4) == "\xff\xff\xff\xff")) {
+    return "arrow";
+  }
+  size_t i = data.find_first_not_of(" \t\r\n");
+  return i != std::string_view::npos && data[i] == '{' ? "jsonl" : "csv";
+}
+
+Status Produce(const ProduceArgs& args) {
+  ASSIGN_OR_RAISE(auto c, client::Client::Connect(args.server));
+  ASSIGN_OR_RAISE(json describe,
+                  Action(*c, args.server, "describe_table", {{"table", args.table}}));
+  ASSIGN_OR_RAISE(auto table_schema, TableSchema(describe));
+  ASSIGN_OR_RAISE(auto data, ReadInput(args.input));
+  const std::string format = InputFormat(args.format, args.input, data->view());
+
+  std::vector<arrow::RecordBatchPtr> batches;
+  arrow::SchemaPtr schema = table_schema;
+  if (format == "arrow") {
+    ASSIGN_OR_RAISE(auto table, ipc::ReadAll(data));
+    schema = table.schema;
+    batches = std::move(table.batches);
+  } else if (format == "csv" || format == "jsonl") {
+    text::ReadOptions options;
+    options.batch_rows = args.batch_rows;
+    ASSIGN_OR_RAISE(auto reader,
+                    text::TextReader::Make(
+                        format == "csv" ? text::TextFormat::kCsv : text::TextFormat::kJsonLines,
+                        data->view(), table_schema, options));
+    ASSIGN_OR_RAISE(batches, reader->ReadAll());
+  } else {
+    return Status::Invalid("--format must be arrow, csv or jsonl, got '" + format + "'");
+  }
+  int64_t total_rows = 0;
+  for (const auto& b : batches) total_rows += b->num_rows();
+
+  ipc::WriteOptions write;
+  ASSIGN_OR_RAISE(write.codec, arrow::ParseCodec(args.compression));
+  ASSIGN_OR_RAISE(auto put, c->DoPut(args.table, schema, write));
+  Progress progress(total_rows);
+  std::atomic<int64_t> acked_rows{0};
+  std::atomic<int64_t> sent_bytes{0};
+  Status ack_status;
+  std::thread acks([&] {
+    while (true) {
+      auto ack = put->ReadAck();
+      if (!ack.ok()) {
+        ack_status = ack.status();
+        return;
+      }
+      if (!ack->has_value()) return;
+      json j = json::parse(**ack, nullptr, false);
+      if (!j.is_discarded() && j.contains("offsets")) {
+        for (const auto& o : j["offsets"]) acked_rows += o.value("rows", int64_t{0});
+      }
+      progress.Update(acked_rows, sent_bytes);
+    }
+  });
+  Status send_status;
+  for (const auto& b : batches) {
+    send_status = put->Send(*b);
+    if (!send_status.ok()) break;
+    int64_t bytes = 0;
+    for (const auto& col : b->columns()) {
+      for (const auto& buf : col.data()->buffers) bytes += buf ? buf->size() : 0;
+    }
+    sent_bytes += bytes;
+  }
+  (void)put->DoneWriting();
+  acks.join();
+  Status final_status = put->Finish();
+  RETURN_NOT_OK(WithServer(final_status, args.server));
+  RETURN_NOT_OK(ack_status);
+  RETURN_NOT_OK(send_status);
+  progress.Update(acked_rows, sent_bytes, /*final=*/true);
+  std::cerr << "produced " << acked_rows.load() << " rows to " << args.table << "\n";
+  return Status::OK();
+}
+
+struct ConsumeArgs {
+  std::string server = DefaultServer();
+  std::string table;
+  int bucket = -1;
+  std::string from = "earliest";
+  int64_t to = -1;
+  std::string columns;
+  bool follow = false;
+  std::string format = "table";
+  int64_t limit = -1;
+};
+
+Status Consume(const ConsumeArgs& args) {
+  ASSIGN_OR_RAISE(auto c, client::Client::Connect(args.server));
+  ASSIGN_OR_RAISE(json describe,
+                  Action(*c, args.server, "describe_table", {{"table", args.table}}));
+  const int buckets = describe.value("buckets", 1);
+  if (args.bucket >= buckets) {
+    return Status::Invalid("--bucket " + std::to_string(args.bucket) + " does not exist: " +
+                           args.table + " has " + std::to_string(buckets) + " buckets");
+  }
+  ASSIGN_OR_RAISE(auto format, text::ParseTextFormat(args.format));
+  engine::ReadRequest request;
+  request.table = args.table;
+  request.follow = args.follow;
+  if (args.to >= 0) request.to = args.to;
+  if (!args.columns.empty()) request.columns = SplitList(args.columns);
+  if (args.from == "earliest" || args.from == "latest") {
+    request.from.kind = args.from == "earliest" ? engine::StartPosition::Kind::kEarliest
+                                                : engine::StartPosition::Kind::kLatest;
+  } else {
+    try {
+      request.from.offset = std::stoll(args.from);
+    } catch (const std::exception&) {
+      return Status::Invalid("--from must be earliest, latest or an offset, got '" + args.from +
+                             "'");
+    }
+    request.from.kind = engine::StartPosition::Kind::kOffset;
+  }
+  std::vector<int> targets;
+  for (int b = 0; b < buckets; ++b) {
+    if (args.bucket < 0 || args.bucket == b) targets.push_back(b);
+  }
+
+  std::mutex out_mu;
+  std::unique_ptr<text::TextWriter> writer;
+  std::atomic<int64_t> printed{0};
+  std::vector<std::unique_ptr<client::GetStream>> streams;
+  for (int b : targets) {
+    request.bucket = b;
+    auto stream = c->DoGet(engine::TicketToJson(request));
+    if (!stream.ok()) return WithServer(stream.status(), args.server);
+    streams.push_back(std::move(stream).ValueOrDie());
+  }
+  text::WriteOptions options;
+  if (args.follow) options.table_page_rows = 1;  // print as rows arrive
+  ASSIGN_OR_RAISE(writer, text::TextWriter::Make(format, streams[0]->schema(), options));
+
+  auto drain = [&](client::GetStream& stream) -> Status {
+    while (args.limit < 0 || printed < args.limit) {
+      ASSIGN_OR_RAISE(auto chunk, stream.Next());
+      if (!chunk) break;
+      auto batch = chunk->batch;
+      std::lock_guard<std::mutex> lock(out_mu);
+      if (args.limit >= 0 && printed + batch->num_rows() > args.limit) {
+        batch = batch->Slice(0, args.limit - printed);
+      }
+      std::string out;
+      RETURN_NOT_OK(writer->Write(*batch, &out));
+      printed += batch->num_rows();
+      std::cout << out << std::flush;
+    }
+    return Status::OK();
+  };
+  Status status;
+  if (streams.size() == 1) {
+    status = drain(*streams[0]);
+  } else {
+    std::vector<std::thread> threads;
+    std::vector<Status> results(streams.size());
+    for (size_t i = 0; i < streams.size(); ++i) {
+      threads.emplace_back([&, i] {
+        results[i] = drain(*streams[i]);
+        if (!results[i].ok() || (args.limit >= 0 && printed >= args.limit)) {
+          for (auto& s : streams) s->Cancel();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const auto& r : results) {
+      if (!r.ok() && status.ok()) status = r;
+    }
+  }
+  std::string tail;
+  RETURN_NOT_OK(writer->Finish(&tail));
+  std::cout << tail << std::flush;
+  return WithServer(status, args.server);
+}
+
+void RegisterProduce(CLI::App& app) {
+  auto args = std::make_shared<ProduceArgs>();
+  auto* cmd = app.add_subcommand("produce", "Write rows from CSV, JSON Lines or Arrow IPC");
+  cmd->add_option("--server", args->server, "oxbowd address (env OXBOW_SERVER)")
+      ->capture_default_str();
+  cmd->add_option("table", args->table, "namespace.table")->required();
+  cmd->add_option("input", args->input, "File to read, or - for standard input")
+      ->capture_default_str();
+  cmd->add_option("--format", args->format,
+                  "arrow, csv or jsonl (default: from the name or bytes)");
+  cmd->add_option("--batch-rows", args->batch_rows, "Rows per batch for CSV and JSON Lines")
+      ->capture_default_str();
+  cmd->add_option("--compression", args->compression, "none, lz4 or zstd")->capture_default_str();
+  SetAction(cmd, [args]() { return Produce(*args); });
+}
+
+void RegisterConsume(CLI::App& app) {
+  auto args = std::make_shared<ConsumeArgs>();
+  auto* cmd = app.add_subcommand("consume", "Read rows of a table");
+  cmd->add_option("--server", args->server, "oxbowd address (env OXBOW_SERVER)")
+      ->capture_default_str();
+  cmd->add_option("table", args->table, "namespace.table")->required();
+  cmd->add_option("--bucket", args->bucket, "Only this bucket (default: all)");
+  cmd->add_option("--from", args->from, "earliest, latest or an offset")->capture_default_str();
+  cmd->add_option("--to", args->to, "Stop before this offset");
+  cmd->add_option("--columns", args->columns, "Columns to read (a,b)");
+  cmd->add_flag("--follow", args->follow, "Keep reading new rows until interrupted");
+  cmd->add_option("--format", args->format, "table, jsonl or csv")->capture_default_str();
+  cmd->add_option("--limit", args->limit, "Stop after this many rows");
+  SetAction(cmd, [args]() { return Consume(*args); });
+}
+
+}  // namespace
+
+void RegisterServerCommands(CLI::App& app) {
+  RegisterTable(app);
+  RegisterProduce(app);
+  RegisterConsume(app);
+}
+
+}  // namespace oxbow::cli

@@ -1,0 +1,188 @@
+#include "oxbow/client/client.h"
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/codegen/proto_utils.h>
+#include <grpcpp/support/sync_stream.h>
+
+#include "oxbow/flight/flight_data.h"
+
+namespace oxbow::client {
+namespace {
+
+namespace ipc = arrow::ipc;
+namespace proto = ::arrow::flight::protocol;
+using flight::FlightDataIn;
+using flight::FlightPayload;
+using flight::FromGrpcStatus;
+
+grpc::internal::RpcMethod Method(const char* name, grpc::internal::RpcMethod::RpcType type,
+                                 const std::shared_ptr<grpc::Channel>& channel) {
+  return grpc::internal::RpcMethod(name, type, channel);
+}
+
+FlightPayload PayloadOf(const ipc::EncodedMessage& message) {
+  FlightPayload p;
+  p.data_header = message.metadata;
+  p.data_body = message.body;
+  p.body_length = message.body_length;
+  return p;
+}
+
+class FlightPutStream : public PutStream {
+ public:
+  FlightPutStream(std::shared_ptr<grpc::Channel> channel, ipc::WriteOptions options)
+      : channel_(std::move(channel)), options_(options) {}
+
+  Status Start(const std::string& table, const arrow::SchemaPtr& schema) {
+    auto method =
+        Method(flight::method::kDoPut, grpc::internal::RpcMethod::BIDI_STREAMING, channel_);
+    stream_.reset(
+        grpc::internal::ClientReaderWriterFactory<FlightPayload, proto::PutResult>::Create(
+            channel_.get(), method, &context_));
+    ASSIGN_OR_RAISE(auto encoded, ipc::EncodeSchema(*schema));
+    FlightPayload first = PayloadOf(encoded);
+    proto::FlightDescriptor descriptor;
+    descriptor.set_type(proto::FlightDescriptor::PATH);
+    auto dot = table.find('.');
+    if (dot == std::string::npos) {
+      return Status::Invalid("table name '" + table + "' must be 'namespace.table'");
+    }
+    descriptor.add_path(table.substr(0, dot));
+    descriptor.add_path(table.substr(dot + 1));
+    first.descriptor = std::move(descriptor);
+    if (!stream_->Write(first)) return Finish();
+    return Status::OK();
+  }
+
+  Status Send(const arrow::RecordBatch& batch) override {
+    ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(batch, options_));
+    if (!stream_->Write(PayloadOf(encoded))) return Finish();
+    return Status::OK();
+  }
+
+  Result<std::optional<std::string>> ReadAck() override {
+    proto::PutResult ack;
+    if (stream_->Read(&ack)) return std::optional<std::string>(ack.app_metadata());
+    return std::optional<std::string>();
+  }
+
+  Status DoneWriting() override {
+    stream_->WritesDone();
+    return Status::OK();
+  }
+
+  Status Finish() override {
+    if (!finished_) {
+      finished_ = true;
+      final_ = FromGrpcStatus(stream_->Finish());
+    }
+    return final_;
+  }
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  ipc::WriteOptions options_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<FlightPayload, proto::PutResult>> stream_;
+  bool finished_ = false;
+  Status final_;
+};
+
+class FlightGetStream : public GetStream {
+ public:
+  Status Start(const std::shared_ptr<grpc::Channel>& channel, const std::string& ticket) {
+    proto::Ticket request;
+    request.set_ticket(ticket);
+    auto method =
+        Method(flight::method::kDoGet, grpc::internal::RpcMethod::SERVER_STREAMING, channel);
+    reader_.reset(grpc::internal::ClientReaderFactory<FlightDataIn>::Create(channel.get(), method,
+                                                                            &context_, request));
+    FlightDataIn first;
+    if (!reader_->Read(&first)) return Finished("DoGet stream ended before its schema");
+    if (!first.data_header) return Status::Invalid("DoGet stream did not start with a schema");
+    ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(first.data_header, Buffer::Empty()));
+    if (message.type != ipc::MessageType::kSchema) {
+      return Status::Invalid("DoGet stream did not start with a schema");
+    }
+    ASSIGN_OR_RAISE(schema_, ipc::DecodeSchema(*message.metadata));
+    return Status::OK();
+  }
+
+  const arrow::SchemaPtr& schema() const override { return schema_; }
+
+  Result<std::optional<Chunk>> Next() override {
+    FlightDataIn data;
+    while (reader_->Read(&data)) {
+      if (!data.data_header) continue;
+      ASSIGN_OR_RAISE(auto body, data.AlignedBody());
+      ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(data.data_header, body));
+      if (message.type != ipc::MessageType::kRecordBatch) continue;
+      ASSIGN_OR_RAISE(auto batch, ipc::DecodeRecordBatch(schema_, message));
+      return std::optional<Chunk>(Chunk{std::move(batch), std::move(data.app_metadata)});
+    }
+    RETURN_NOT_OK(Finished("DoGet"));
+    return std::optional<Chunk>();
+  }
+
+  void Cancel() override { context_.TryCancel(); }
+
+ private:
+  Status Finished(const std::string& what) {
+    Status st = FromGrpcStatus(reader_->Finish());
+    if (st.code() == StatusCode::kCancelled) return Status::OK();
+    return st.ok() ? st : st.WithContext(what);
+  }
+
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReader<FlightDataIn>> reader_;
+  arrow::SchemaPtr schema_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Client>> Client::Connect(const std::string& address) {
+  std::string target = address;
+  if (target.rfind("grpc://", 0) == 0) target = target.substr(7);
+  if (target.rfind("grpc+tcp://", 0) == 0) target = target.substr(11);
+  if (target.empty() || target.find(':') == std::string::npos) {
+    return Status::Invalid("server address '" + address + "' must be host:port");
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  return std::unique_ptr<Client>(new Client(std::move(channel)));
+}
+
+Result<std::string> Client::DoAction(const std::string& type, const std::string& body) {
+  proto::Action action;
+  action.set_type(type);
+  action.set_body(body);
+  grpc::ClientContext context;
+  auto method =
+      Method(flight::method::kDoAction, grpc::internal::RpcMethod::SERVER_STREAMING, channel_);
+  std::unique_ptr<grpc::ClientReader<proto::Result>> reader(
+      grpc::internal::ClientReaderFactory<proto::Result>::Create(channel_.get(), method, &context,
+                                                                 action));
+  std::string out;
+  proto::Result result;
+  while (reader->Read(&result)) out += result.body();
+  RETURN_NOT_OK(FromGrpcStatus(reader->Finish()));
+  return out;
+}
+
+Result<std::unique_ptr<PutStream>> Client::DoPut(const std::string& table,
+                                                 const arrow::SchemaPtr& schema,
+                                                 ipc::WriteOptions options) {
+  auto stream = std::make_unique<FlightPutStream>(channel_, options);
+  RETURN_NOT_OK(stream->Start(table, schema));
+  return std::unique_ptr<PutStream>(std::move(stream));
+}
+
+Result<std::unique_ptr<GetStream>> Client::DoGet(const std::string& ticket) {
+  auto stream = std::make_unique<FlightGetStream>();
+  RETURN_NOT_OK(stream->Start(channel_, ticket));
+  return std::unique_ptr<GetStream>(std::move(stream));
+}
+
+}  // namespace oxbow::client

@@ -1,0 +1,66 @@
+// A C++ Arrow Flight client for oxbowd, used by the oxbow CLI and the benchmarks. It speaks only
+// the public API of docs/api.md, so anything it does a pyarrow.flight user can do too.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "oxbow/arrow/ipc.h"
+#include "oxbow/common/status.h"
+
+namespace grpc {
+class Channel;
+}
+
+namespace oxbow::client {
+
+// One DoPut stream. Send() and ReadAck() may run on two threads (one each).
+class PutStream {
+ public:
+  virtual ~PutStream() = default;
+  // Sends one record batch of the stream's schema.
+  virtual Status Send(const arrow::RecordBatch& batch) = 0;
+  // The next acknowledgement's app_metadata ({"offsets":[...]}), or nullopt once the server
+  // has acknowledged everything and the stream is finished.
+  virtual Result<std::optional<std::string>> ReadAck() = 0;
+  // Tells the server no more batches come (call once, after the last Send).
+  virtual Status DoneWriting() = 0;
+  // The stream's final status; call after ReadAck() returned nullopt or failed.
+  virtual Status Finish() = 0;
+};
+
+// One DoGet stream.
+class GetStream {
+ public:
+  struct Chunk {
+    arrow::RecordBatchPtr batch;
+    std::string app_metadata;  // {"bucket":b,"base_offset":o,"next_offset":n}
+  };
+  virtual ~GetStream() = default;
+  virtual const arrow::SchemaPtr& schema() const = 0;
+  // The next chunk, or nullopt at the end of the stream.
+  virtual Result<std::optional<Chunk>> Next() = 0;
+  // Ends a following read from another thread.
+  virtual void Cancel() = 0;
+};
+
+class Client {
+ public:
+  // `address` is "host:port" or "grpc://host:port". Connects lazily; fails only on a bad
+  // address.
+  static Result<std::unique_ptr<Client>> Connect(const std::string& address);
+
+  // Runs an action and returns its result body (JSON).
+  Result<std::string> DoAction(const std::string& type, const std::string& body);
+  Result<std::unique_ptr<PutStream>> DoPut(const std::string& table, const arrow::SchemaPtr& schema,
+                                           arrow::ipc::WriteOptions options = {});
+  // `ticket` is the JSON ticket of docs/api.md.
+  Result<std::unique_ptr<GetStream>> DoGet(const std::string& ticket);
+
+ private:
+  explicit Client(std::shared_ptr<grpc::Channel> channel) : channel_(std::move(channel)) {}
+  std::shared_ptr<grpc::Channel> channel_;
+};
+
+}  // namespace oxbow::client

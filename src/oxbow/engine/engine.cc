@@ -1,5 +1,7 @@
 #include "oxbow/engine/engine.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -183,6 +185,9 @@ Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
     engine->tables_[descriptor.name] = std::move(table);
   }
   RETURN_NOT_OK(engine->RemoveOrphanTableDirs());
+  if (engine->options_.retention_check_ms > 0) {
+    engine->retention_thread_ = std::thread([e = engine.get()] { e->RetentionLoop(); });
+  }
   return engine;
 }
 
@@ -339,12 +344,34 @@ Result<std::unique_ptr<ReadCursor>> Engine::OpenRead(const ReadRequest& request)
   return cursor;
 }
 
+void Engine::RetentionLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!closing_cv_.wait_for(lock, std::chrono::milliseconds(options_.retention_check_ms),
+                               [this] { return closing_; })) {
+    std::vector<std::shared_ptr<Table>> tables;
+    for (const auto& [name, table] : tables_) tables.push_back(table);
+    lock.unlock();
+    for (const auto& table : tables) {
+      for (const auto& log : table->logs) {
+        if (auto deleted = log->EnforceRetention(); !deleted.ok()) {
+          spdlog::warn("retention of table '{}': {}", table->descriptor.name,
+                       deleted.status().message());
+        }
+      }
+    }
+    lock.lock();
+  }
+}
+
 Status Engine::Close() {
   std::unordered_map<std::string, std::shared_ptr<Table>> tables;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
     tables.swap(tables_);
   }
+  closing_cv_.notify_all();
+  if (retention_thread_.joinable()) retention_thread_.join();
   Status first;
   for (auto& [name, table] : tables) {
     for (auto& log : table->logs) {

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -25,6 +27,8 @@ struct EngineOptions {
   log::LogOptions log;
   // The file system under the catalog and the logs. Default (null): the real one.
   std::shared_ptr<FileSystem> fs;
+  // How often age-based retention runs over every log. Default: 60 s; 0 disables it.
+  int64_t retention_check_ms = 60'000;
 };
 
 struct BucketStatus {
@@ -122,11 +126,16 @@ class Engine {
   std::string TableDir(int64_t table_id) const;
   // Removes table directories that the catalog no longer names (an interrupted drop).
   Status RemoveOrphanTableDirs();
+  // Runs EnforceRetention on every log every retention_check_ms until Close().
+  void RetentionLoop();
 
   EngineOptions options_;
   std::unique_ptr<catalog::Catalog> catalog_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<Table>> tables_;
+  bool closing_ = false;  // guarded by mu_
+  std::condition_variable closing_cv_;
+  std::thread retention_thread_;
 };
 
 }  // namespace oxbow::engine

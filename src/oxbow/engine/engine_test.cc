@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include "oxbow/arrow/builder.h"
 
@@ -26,9 +27,8 @@ class EngineTest : public ::testing::Test {
     engine_.reset();
     std::filesystem::remove_all(dir_);
   }
-  void Reopen() {
+  void Reopen(EngineOptions options = {}) {
     engine_.reset();
-    EngineOptions options;
     options.data_dir = dir_.string();
     auto opened = Engine::Open(options);
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
@@ -187,6 +187,31 @@ TEST_F(EngineTest, ErrorsNameTheProblem) {
   EXPECT_EQ(put->Append(Encode(*bad)).status().message(),
             "field 'id' of table 'ns.t' is not nullable but the batch has 1 nulls");
   EXPECT_EQ(engine_->DescribeTable("ns.t")->buckets[0].next_offset, 0);
+}
+
+TEST_F(EngineTest, RetentionRunsInTheBackground) {
+  EngineOptions options;
+  options.log.segment_bytes = 4096;
+  options.log.retention_ms = 1000;  // segments are younger than this when they roll
+  options.retention_check_ms = 10;
+  Reopen(options);
+  CreateTable("ns.short", 1, false);
+  auto put = engine_->StartPut("ns.short", schema_).ValueOrDie();
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(put->Append(Encode(*MakeBatch(i * 50, 50))).ok());
+  ASSERT_EQ(engine_->DescribeTable("ns.short")->buckets[0].earliest_offset, 0);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int64_t earliest = 0;
+  while (earliest == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    earliest = engine_->DescribeTable("ns.short")->buckets[0].earliest_offset;
+  }
+  EXPECT_GT(earliest, 0);
+  EXPECT_EQ(engine_->DescribeTable("ns.short")->buckets[0].next_offset, 2000);
+  ReadRequest req;
+  req.table = "ns.short";
+  req.from.kind = StartPosition::Kind::kOffset;
+  req.from.offset = 0;
+  EXPECT_TRUE(engine_->OpenRead(req).status().IsOutOfRange());
 }
 
 TEST_F(EngineTest, DropRemovesDataAndName) {

@@ -13,6 +13,10 @@ import pytest
 from oxbowd_harness import OxbowServer, oxbowd_binary
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "crash: SIGKILL crash-recovery loops (slow; -m 'not crash')")
+
+
 # --- fixtures ---------------------------------------------------------------------------------
 
 

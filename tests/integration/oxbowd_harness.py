@@ -159,9 +159,9 @@ class OxbowServer:
         """Writes the batches in one DoPut stream; returns one ack (parsed JSON) per batch."""
         return put(client or self.client, table, batches, schema)
 
-    def get(self, ticket: dict, client=None) -> tuple[pa.Table, list[dict]]:
+    def get(self, ticket: dict, client=None, options=None) -> tuple[pa.Table, list[dict]]:
         """Reads one DoGet stream to its end: the table and each message's app_metadata."""
-        return get(client or self.client, ticket)
+        return get(client or self.client, ticket, options)
 
     def read_all(self, table: str) -> pa.Table:
         """Every bucket of the table from earliest, concatenated, through GetFlightInfo."""
@@ -208,15 +208,25 @@ def put(client: fl.FlightClient, table: str, batches, schema: pa.Schema | None =
     try:
         for batch in batches:
             writer.write_batch(batch)
-            results.append(json.loads(acks.read().to_pybytes()))
+            reply = acks.read()
+            assert reply is not None, f"DoPut on {table}: the stream ended without an ack"
+            results.append(json.loads(reply.to_pybytes()))
         writer.done_writing()
     finally:
         writer.close()
     return results
 
 
-def get(client: fl.FlightClient, ticket: dict) -> tuple[pa.Table, list[dict]]:
-    reader = client.do_get(fl.Ticket(json.dumps(ticket).encode()))
+# pyarrow's Flight client hands out buffers at whatever address gRPC left them (any Flight
+# server, pyarrow's own too); compute kernels then warn about alignment. Reads that feed
+# pyarrow.compute ask for 64-byte aligned copies.
+ALIGNED = fl.FlightCallOptions(
+    read_options=pa.ipc.IpcReadOptions(ensure_alignment=pa.ipc.Alignment.At64Byte))
+
+
+def get(client: fl.FlightClient, ticket: dict,
+        options: fl.FlightCallOptions | None = None) -> tuple[pa.Table, list[dict]]:
+    reader = client.do_get(fl.Ticket(json.dumps(ticket).encode()), options=options)
     batches, metas = [], []
     schema = reader.schema
     for chunk in reader:

@@ -229,11 +229,14 @@ Result<AppendResult> BucketLog::Append(const BatchInfo& info, std::span<const By
                                        std::span<const ByteSpan> body) {
   ASSIGN_OR_RAISE(uint32_t payload_crc, CheckBatch(info, metadata, body));
   std::unique_lock lock(mutex_);
-  ASSIGN_OR_RAISE(AppendResult result, AppendLocked(info, payload_crc, metadata, body));
+  bool rolled = false;
+  ASSIGN_OR_RAISE(AppendResult result, AppendLocked(info, payload_crc, metadata, body, &rolled));
   bool wait = options_.flush_policy == FlushPolicy::kEveryAppend ||
               written_bytes_ - durable_bytes_ >= options_.flush_bytes;
   lock.unlock();
   if (wait) RETURN_NOT_OK(WaitDurable(result.next_offset));
+  // The batch is in; a retention failure is retried at the next roll.
+  if (rolled) (void)EnforceRetention();
   return result;
 }
 
@@ -241,8 +244,12 @@ Result<AppendResult> BucketLog::AppendAsync(const BatchInfo& info,
                                             std::span<const ByteSpan> metadata,
                                             std::span<const ByteSpan> body) {
   ASSIGN_OR_RAISE(uint32_t payload_crc, CheckBatch(info, metadata, body));
-  std::lock_guard lock(mutex_);
-  return AppendLocked(info, payload_crc, metadata, body);
+  std::unique_lock lock(mutex_);
+  bool rolled = false;
+  ASSIGN_OR_RAISE(AppendResult result, AppendLocked(info, payload_crc, metadata, body, &rolled));
+  lock.unlock();
+  if (rolled) (void)EnforceRetention();
+  return result;
 }
 
 Result<uint32_t> BucketLog::CheckBatch(const BatchInfo& info, std::span<const ByteSpan> metadata,
@@ -269,7 +276,7 @@ Result<uint32_t> BucketLog::CheckBatch(const BatchInfo& info, std::span<const By
 
 Result<AppendResult> BucketLog::AppendLocked(const BatchInfo& info, uint32_t payload_crc,
                                              std::span<const ByteSpan> metadata,
-                                             std::span<const ByteSpan> body) {
+                                             std::span<const ByteSpan> body, bool* rolled) {
   if (closing_) return Status::Invalid("bucket log " + dir_ + " is closed");
   if (!failed_.ok()) return failed_;
   FrameHeader header;
@@ -290,7 +297,10 @@ Result<AppendResult> BucketLog::AppendLocked(const BatchInfo& info, uint32_t pay
                header.append_time_ms - state.first_append_ms >= options_.segment_ms;
     bool offsets_exhausted =
         header.next_offset() - active_->base_offset() > std::numeric_limits<uint32_t>::max();
-    if (full || old || offsets_exhausted) RETURN_NOT_OK(RollLocked());
+    if (full || old || offsets_exhausted) {
+      RETURN_NOT_OK(RollLocked());
+      *rolled = true;
+    }
   }
 
   uint8_t header_bytes[internal::kFrameHeaderSize];

@@ -182,9 +182,10 @@ class BucketLog {
   // Validates a batch and returns the CRC32C of its payload.
   static Result<uint32_t> CheckBatch(const BatchInfo& info, std::span<const ByteSpan> metadata,
                                      std::span<const ByteSpan> body);
+  // Sets *rolled when it started a new segment.
   Result<AppendResult> AppendLocked(const BatchInfo& info, uint32_t payload_crc,
                                     std::span<const ByteSpan> metadata,
-                                    std::span<const ByteSpan> body);
+                                    std::span<const ByteSpan> body, bool* rolled);
   Status RollLocked();
   Result<SegmentPtr> CreateSegment(int64_t base_offset);
   // Fsyncs the active segment as the group-commit leader; the caller set sync_in_progress_.

@@ -328,6 +328,15 @@ TEST_F(LogTest, RetentionBySizeRespectsFloor) {
   CheckReadAll(log.get(), earliest);
 }
 
+TEST_F(LogTest, RetentionRunsOnRoll) {
+  options_.retention_bytes = 8000;
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 300);
+  EXPECT_GT(log->earliest_offset(), 0);
+  EXPECT_LT(log->size_bytes(), 8000 + 2 * 4096);
+  CheckReadAll(log.get(), log->earliest_offset());
+}
+
 TEST_F(LogTest, RetentionByAge) {
   options_.retention_ms = 60'000;
   auto log = OpenLog();

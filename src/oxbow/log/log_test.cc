@@ -128,7 +128,7 @@ class LogTest : public ::testing::Test {
     }
   }
 
-  std::string ActiveSegmentPath(BucketLog* log) {
+  std::string ActiveSegmentPath() {
     int64_t base = 0;
     for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
       std::string name = entry.path().filename().string();
@@ -136,7 +136,6 @@ class LogTest : public ::testing::Test {
         base = std::max<int64_t>(base, std::stoll(name.substr(0, 20)));
       }
     }
-    (void)log;
     return JoinPath(dir_, internal::SegmentFileName(base, ".log"));
   }
 
@@ -398,7 +397,7 @@ TEST_F(LogTest, TornFrameIsTruncated) {
   ASSERT_TRUE(log->Close().ok());
   log.reset();
   // Append the first 100 bytes of a copy of the first frame: a torn write.
-  std::string path = ActiveSegmentPath(nullptr);
+  std::string path = ActiveSegmentPath();
   auto file = fs_->OpenFile(path, FileMode::kWrite).ValueOrDie();
   int64_t size = file->Size().ValueOrDie();
   auto head = file->ReadAt(0, 100).ValueOrDie();
@@ -420,7 +419,7 @@ TEST_F(LogTest, CorruptTailIsTruncatedByCrc) {
   AppendMany(log.get(), 0, 40);
   CrashAndReboot(log);  // everything was fsynced, but the checkpoint is at offset 0
   // Flip one payload byte of batch 30: it and everything after it is dropped.
-  std::string path = ActiveSegmentPath(nullptr);
+  std::string path = ActiveSegmentPath();
   int64_t position = 0;
   for (int i = 0; i < 30; ++i) {
     position += 64 + (16 + static_cast<int64_t>(BodyOf(i).size()) + 7) / 8 * 8;
@@ -443,7 +442,7 @@ TEST_F(LogTest, DiskFullFailsAppendAndLeavesLogConsistent) {
   auto log = OpenLog();
   AppendMany(log.get(), 0, 10);
   int64_t next = log->next_offset();
-  std::string path = ActiveSegmentPath(nullptr);
+  std::string path = ActiveSegmentPath();
   int64_t size = fs_->FileSize(path).ValueOrDie();
 
   fs_->FailWrites(Status::ResourceExhausted("disk full: " + path), 30, -1, ".log");

@@ -1,0 +1,24 @@
+// The benchmarks' deterministic 20-column dataset (about 200 bytes a row).
+//
+// Types: int8/16/32/64, uint32/64, float, double (two), decimal128 (two), bool (two), string
+// (three: short, 2-letter, long), binary, date32, timestamp[us, tz=UTC], timestamp[ms].
+// Nullable columns hold about 5% nulls. Batch `index` is a pure function of (seed, index, rows).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "oxbow/arrow/record_batch.h"
+
+namespace oxbow::bench {
+
+arrow::SchemaPtr BenchSchema();
+
+// Batch number `index` of `rows` rows; the "id" column continues across batches.
+Result<arrow::RecordBatchPtr> MakeBenchBatch(int64_t index, int64_t rows, uint64_t seed = 42);
+
+// Writes batches 0..num_batches-1 as an uncompressed Arrow IPC file.
+Status WriteBenchFile(const std::string& path, int64_t num_batches, int64_t rows,
+                      uint64_t seed = 42);
+
+}  // namespace oxbow::bench

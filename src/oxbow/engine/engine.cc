@@ -78,6 +78,9 @@ class Table {
   std::vector<int> key_columns;
   std::vector<std::unique_ptr<log::BucketLog>> logs;
   std::atomic<uint32_t> next_sticky_bucket{0};
+  // Under FlushPolicy::kEveryAppend a put is acknowledged once durable; under kInterval once
+  // written (the log's flusher makes it durable within flush_interval_ms).
+  bool ack_after_fsync = true;
 
   // Appends an encoded message (metadata padded to 8 bytes, as the log stores it).
   Result<log::AppendResult> AppendAsync(int32_t bucket, int64_t rows, const Buffer& metadata,
@@ -135,7 +138,9 @@ Result<std::vector<AppendedRange>> PutSession::Append(const ipc::RawMessage& mes
   }
   std::vector<AppendedRange> out;
   for (const auto& p : pending) {
-    RETURN_NOT_OK(table_->logs[p.bucket]->WaitDurable(p.result.next_offset));
+    if (table_->ack_after_fsync) {
+      RETURN_NOT_OK(table_->logs[p.bucket]->WaitDurable(p.result.next_offset));
+    }
     out.push_back({p.bucket, p.result.base_offset, p.rows});
   }
   return out;
@@ -217,6 +222,7 @@ Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor&
   auto table = std::make_shared<Table>();
   table->descriptor = descriptor;
   table->key_columns = descriptor.BucketKeyIndices();
+  table->ack_after_fsync = options_.log.flush_policy == log::FlushPolicy::kEveryAppend;
   for (int32_t b = 0; b < descriptor.buckets; ++b) {
     ASSIGN_OR_RAISE(
         auto log,

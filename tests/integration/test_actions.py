@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import expect_error
+from oxbowd_harness import action, expect_error
 
 # Every type name docs/api.md lists -> the pyarrow type it means.
 TYPE_NAMES = {
@@ -243,3 +243,28 @@ def test_list_actions(server):
 def test_unknown_action_is_unimplemented(server):
     with expect_error("UNIMPLEMENTED", "no_such_action"):
         server.action("no_such_action", {})
+
+
+def test_concurrent_create_of_one_name(server):
+    """Eight clients race to create one table: exactly one wins, the rest get ALREADY_EXISTS."""
+    import threading
+
+    results, errors = [], []
+
+    def create():
+        client = server.new_client()
+        try:
+            results.append(action(client, "create_table", {"table": "ns.race", "schema": SIMPLE}))
+        except pa.ArrowException as e:
+            errors.append(str(e))
+        finally:
+            client.close()
+
+    threads = [threading.Thread(target=create) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 1, results
+    assert len(errors) == 7 and all("already exists" in e for e in errors), errors
+    assert len(server.action("list_tables")["tables"]) == 1

@@ -143,6 +143,9 @@ def check_reads_below_earliest_fail(server):
     assert metas[0]["base_offset"] == earliest
     assert metas[-1]["next_offset"] == end
     assert ids(table) == list(range(earliest, end))
+    info = server.client.get_flight_info(fl.FlightDescriptor.for_path("ns", "t"))
+    assert info.total_records == end - earliest, "total_records counts retained rows only"
+    assert server.client.do_get(info.endpoints[0].ticket).read_all().num_rows == end - earliest
 
 
 RETENTION_ARGS = ("--segment-bytes", "4096", "--retention-bytes", "16384")

@@ -141,3 +141,18 @@ def test_shutdown_with_an_open_follow_stream(server):
     assert done.wait(10), "the follow stream did not end when the server stopped"
     client.close()
     server.start()
+
+
+def test_sigterm_with_an_idle_put_stream_open(server):
+    """A writer that holds its DoPut stream open does not block a clean shutdown."""
+    server.create_table("ns.a", KEYED)
+    client = server.new_client()
+    writer, acks = client.do_put(descriptor("ns.a"), KEYED)
+    writer.write_batch(keyed_batch(0, 10))
+    assert acks.read() is not None
+    server.stop()
+    with pytest.raises(pa.ArrowException):
+        writer.close()
+    client.close()
+    server.start()
+    assert server.read_all("ns.a").num_rows == 10, "the acknowledged batch survives"

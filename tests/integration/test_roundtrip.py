@@ -1,5 +1,7 @@
 """DoPut then DoGet: every type comes back value for value, nulls included; projection."""
 
+import json
+
 import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
@@ -129,3 +131,49 @@ def test_projection_unknown_column_names_it(server):
     server.create_table("ns.t", schema)
     with expect_error("INVALID_ARGUMENT", "no_such_col"):
         server.get({"table": "ns.t", "columns": ["id", "no_such_col"]})
+
+
+def test_empty_batch_is_acknowledged_without_offsets(server):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    server.create_table("ns.t", schema)
+    acks = server.put("ns.t", [pa.record_batch([pa.array([], pa.int64())], schema=schema)])
+    assert sum(e["rows"] for e in acks[0]["offsets"]) == 0
+    assert server.describe("ns.t")["bucket_offsets"][0]["next_offset"] == 0
+
+
+def test_stream_without_batches(server):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    server.create_table("ns.t", schema)
+    writer, _ = server.client.do_put(descriptor("ns.t"), schema)
+    writer.done_writing()
+    writer.close()
+    assert server.read_all("ns.t").num_rows == 0
+
+
+def test_pipelined_writes_are_acked_in_order(server):
+    """50 batches written before any ack is read: acks come back in batch order."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    server.create_table("ns.t", schema)
+    writer, acks = server.client.do_put(descriptor("ns.t"), schema)
+    for i in range(50):
+        writer.write_batch(pa.record_batch([pa.array(range(i * 3, i * 3 + 3), pa.int64())],
+                                           schema=schema))
+    replies = [json.loads(acks.read().to_pybytes()) for _ in range(50)]
+    writer.done_writing()
+    writer.close()
+    assert [r["offsets"] for r in replies] == [
+        [{"bucket": 0, "base_offset": 3 * i, "rows": 3}] for i in range(50)]
+    assert server.read_all("ns.t").column("id").to_pylist() == list(range(150))
+
+
+def test_batch_larger_than_grpc_default_message_size(server):
+    """A ~12 MB batch (gRPC's default limit is 4 MB) goes in and comes back whole."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("s", pa.string())])
+    server.create_table("ns.t", schema)
+    n = 300_000
+    big = pa.record_batch([pa.array(range(n), pa.int64()), pa.array([f"{i:030d}" for i in range(n)])],
+                          schema=schema)
+    assert big.nbytes > 10_000_000
+    (ack,) = server.put("ns.t", [big])
+    assert ack["offsets"] == [{"bucket": 0, "base_offset": 0, "rows": n}]
+    assert_tables_equal(server.read_all("ns.t"), pa.Table.from_batches([big]))

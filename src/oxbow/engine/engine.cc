@@ -1,9 +1,13 @@
 #include "oxbow/engine/engine.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <filesystem>
 #include <set>
 
@@ -183,6 +187,8 @@ Result<std::optional<ReadBatch>> ReadCursor::Next(std::chrono::steady_clock::tim
 Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
   if (!options.fs) options.fs = PosixFileSystem::Default();
   std::unique_ptr<Engine> engine(new Engine(std::move(options)));
+  RETURN_NOT_OK(engine->options_.fs->CreateDirs(engine->options_.data_dir));
+  RETURN_NOT_OK(engine->LockDataDir());
   ASSIGN_OR_RAISE(engine->catalog_,
                   catalog::Catalog::Open(engine->options_.fs, engine->options_.data_dir));
   for (const auto& descriptor : engine->catalog_->List()) {
@@ -196,7 +202,26 @@ Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
   return engine;
 }
 
-Engine::~Engine() { (void)Close(); }
+Engine::~Engine() {
+  (void)Close();
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+Status Engine::LockDataDir() {
+  // Locks are not part of the FileSystem seam: they guard against other processes, which no
+  // test fakes.
+  const std::string path = JoinPath(options_.data_dir, "LOCK");
+  lock_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) return ErrnoToStatus(errno, "open", path);
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return Status::IOError("data dir '" + options_.data_dir + "' is in use by another oxbowd (" +
+                             path + " is locked)");
+    }
+    return ErrnoToStatus(errno, "flock", path);
+  }
+  return Status::OK();
+}
 
 std::string Engine::TableDir(int64_t table_id) const {
   return JoinPath(JoinPath(options_.data_dir, "tables"), std::to_string(table_id));

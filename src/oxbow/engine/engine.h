@@ -126,10 +126,13 @@ class Engine {
   std::string TableDir(int64_t table_id) const;
   // Removes table directories that the catalog no longer names (an interrupted drop).
   Status RemoveOrphanTableDirs();
+  // Takes <data_dir>/LOCK, so that two servers never share a data dir.
+  Status LockDataDir();
   // Runs EnforceRetention on every log every retention_check_ms until Close().
   void RetentionLoop();
 
   EngineOptions options_;
+  int lock_fd_ = -1;  // flock()ed <data_dir>/LOCK: one engine per data dir
   std::unique_ptr<catalog::Catalog> catalog_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<Table>> tables_;

@@ -214,6 +214,16 @@ TEST_F(EngineTest, RetentionRunsInTheBackground) {
   EXPECT_TRUE(engine_->OpenRead(req).status().IsOutOfRange());
 }
 
+TEST_F(EngineTest, OneEnginePerDataDir) {
+  EngineOptions options;
+  options.data_dir = dir_.string();
+  auto second = Engine::Open(options);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().message(), "data dir '" + dir_.string() +
+                                           "' is in use by another oxbowd (" + dir_.string() +
+                                           "/LOCK is locked)");
+}
+
 TEST_F(EngineTest, DropRemovesDataAndName) {
   CreateTable("ns.gone", 1, false);
   auto put = engine_->StartPut("ns.gone", schema_).ValueOrDie();

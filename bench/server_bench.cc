@@ -1,1 +1,346 @@
-int main() { return 0; }
+// Load generator for the oxbowd benchmark (bench/server_bench.py drives it), built on
+// oxbow::client so that the client is not the bottleneck. Prints one JSON object per line.
+//
+//   server_bench produce --address H:P --table ns.t --input data.arrow [--producers 4]
+//                        [--window 4]
+//       Producer p sends batches p, p+P, p+2P, ... of the (uncompressed IPC) input file on its
+//       own connection and DoPut stream, with at most --window batches unacknowledged.
+//   server_bench consume --address H:P --table ns.t [--buckets 4] [--columns a,b] [--reps 1]
+//       Reads buckets 0..N-1 from earliest, one after another, on one connection.
+//   server_bench follow --address H:P --table ns.t [--batches 200] [--rows 1000]
+//                       [--interval-ms 2]
+//       A follower (DoGet follow:true from latest) and a producer sending one batch at a time:
+//       the time from each ack to the batch's arrival at the follower.
+//
+// Bytes are Arrow buffer bytes (the sum of the record batches' buffer sizes).
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "bench_util.h"
+#include "datagen.h"
+#include "oxbow/arrow/ipc.h"
+#include "oxbow/client/client.h"
+
+namespace oxbow::bench {
+namespace {
+
+namespace ipc = arrow::ipc;
+using arrow::RecordBatchPtr;
+
+int64_t BatchBytes(const arrow::RecordBatch& batch) {
+  int64_t bytes = 0;
+  for (const auto& column : batch.columns()) {
+    for (const auto& buffer : column.data()->buffers) {
+      if (buffer) bytes += buffer->size();
+    }
+  }
+  return bytes;
+}
+
+// The integer after "key": in a JSON text, or -1.
+int64_t JsonInt(const std::string& json, const std::string& key) {
+  auto pos = json.find("\"" + key + "\":");
+  if (pos == std::string::npos) return -1;
+  return std::strtoll(json.c_str() + pos + key.size() + 3, nullptr, 10);
+}
+
+std::string TicketJson(const std::string& table, int bucket, const std::string& from,
+                       const std::vector<std::string>& columns, bool follow) {
+  std::string ticket =
+      "{\"table\":\"" + table + "\",\"bucket\":" + std::to_string(bucket) + ",\"from\":" + from;
+  if (!columns.empty()) {
+    ticket += ",\"columns\":[";
+    for (size_t i = 0; i < columns.size(); ++i) {
+      ticket += (i ? ",\"" : "\"") + columns[i] + "\"";
+    }
+    ticket += "]";
+  }
+  ticket += follow ? ",\"follow\":true}" : "}";
+  return ticket;
+}
+
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+// ---- produce ----
+
+struct ProducerResult {
+  Status status;
+  int64_t bytes = 0;
+  int64_t rows = 0;
+  int64_t batches = 0;
+  std::vector<double> ack_latencies;  // seconds from Send() to its ack
+};
+
+void RunProducer(const std::string& address, const std::string& table,
+                 const arrow::SchemaPtr& schema, const std::vector<RecordBatchPtr>& batches,
+                 int index, int producers, int window, ProducerResult* result) {
+  auto run = [&]() -> Status {
+    ASSIGN_OR_RAISE(auto client, client::Client::Connect(address));
+    ASSIGN_OR_RAISE(auto stream, client->DoPut(table, schema));
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<double> sent_at;
+    size_t acked = 0;
+    Status ack_status;
+    std::thread acker([&] {
+      while (true) {
+        auto ack = stream->ReadAck();
+        double now = NowSeconds();
+        std::lock_guard<std::mutex> lock(mu);
+        if (!ack.ok()) {
+          ack_status = ack.status();
+        } else if (ack->has_value()) {
+          if (acked < sent_at.size()) result->ack_latencies.push_back(now - sent_at[acked]);
+          ++acked;
+          cv.notify_all();
+          continue;
+        }
+        acked = SIZE_MAX;  // the stream is over
+        cv.notify_all();
+        return;
+      }
+    });
+    Status send_status;
+    for (size_t i = index; i < batches.size(); i += producers) {
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return acked == SIZE_MAX || sent_at.size() - acked < size_t(window); });
+        if (acked == SIZE_MAX) break;
+        sent_at.push_back(NowSeconds());
+      }
+      send_status = stream->Send(*batches[i]);
+      if (!send_status.ok()) break;
+      result->bytes += BatchBytes(*batches[i]);
+      result->rows += batches[i]->num_rows();
+      ++result->batches;
+    }
+    Status done = stream->DoneWriting();
+    acker.join();
+    Status finished = stream->Finish();
+    RETURN_NOT_OK(finished);
+    RETURN_NOT_OK(send_status);
+    RETURN_NOT_OK(ack_status);
+    RETURN_NOT_OK(done);
+    if (result->ack_latencies.size() != static_cast<size_t>(result->batches)) {
+      return Status::Invalid("producer " + std::to_string(index) + " got " +
+                             std::to_string(result->ack_latencies.size()) + " acks for " +
+                             std::to_string(result->batches) + " batches");
+    }
+    return Status::OK();
+  };
+  result->status = run();
+}
+
+Status Produce(const Flags& flags) {
+  const std::string address = flags.Get("address", "");
+  const std::string table = flags.Get("table", "");
+  const int producers = static_cast<int>(flags.GetInt("producers", 4));
+  const int window = static_cast<int>(flags.GetInt("window", 4));
+  ASSIGN_OR_RAISE(auto data, ReadFileToMemory(flags.Get("input", "")));
+  ASSIGN_OR_RAISE(auto reader, ipc::FileReader::Open(data));
+  ASSIGN_OR_RAISE(auto batches, reader->ReadAll());
+
+  std::vector<ProducerResult> results(producers);
+  std::vector<std::thread> threads;
+  double start = NowSeconds();
+  for (int p = 0; p < producers; ++p) {
+    threads.emplace_back(RunProducer, address, table, reader->schema(), std::cref(batches), p,
+                         producers, window, &results[p]);
+  }
+  for (auto& t : threads) t.join();
+  double seconds = NowSeconds() - start;
+
+  ProducerResult total;
+  for (auto& r : results) {
+    RETURN_NOT_OK(r.status);
+    total.bytes += r.bytes;
+    total.rows += r.rows;
+    total.batches += r.batches;
+    total.ack_latencies.insert(total.ack_latencies.end(), r.ack_latencies.begin(),
+                               r.ack_latencies.end());
+  }
+  JsonLine()
+      .Add("op", "produce")
+      .Add("producers", producers)
+      .Add("window", window)
+      .Add("seconds", seconds)
+      .Add("bytes", total.bytes)
+      .Add("rows", total.rows)
+      .Add("batches", total.batches)
+      .Add("ack_p50_ms", Percentile(&total.ack_latencies, 0.50) * 1e3)
+      .Add("ack_p99_ms", Percentile(&total.ack_latencies, 0.99) * 1e3)
+      .Add("ack_max_ms", Percentile(&total.ack_latencies, 1.0) * 1e3)
+      .Print();
+  return Status::OK();
+}
+
+// ---- consume ----
+
+Status Consume(const Flags& flags) {
+  const std::string table = flags.Get("table", "");
+  const int buckets = static_cast<int>(flags.GetInt("buckets", 4));
+  const int reps = static_cast<int>(flags.GetInt("reps", 1));
+  const std::vector<std::string> columns = SplitCommas(flags.Get("columns", ""));
+  ASSIGN_OR_RAISE(auto client, client::Client::Connect(flags.Get("address", "")));
+  std::vector<double> times;
+  int64_t bytes = 0, rows = 0, batches = 0;
+  for (int rep = 0; rep < reps; ++rep) {
+    bytes = rows = batches = 0;
+    double start = NowSeconds();
+    for (int b = 0; b < buckets; ++b) {
+      ASSIGN_OR_RAISE(auto stream,
+                      client->DoGet(TicketJson(table, b, "\"earliest\"", columns, false)));
+      while (true) {
+        ASSIGN_OR_RAISE(auto chunk, stream->Next());
+        if (!chunk) break;
+        bytes += BatchBytes(*chunk->batch);
+        rows += chunk->batch->num_rows();
+        ++batches;
+      }
+    }
+    times.push_back(NowSeconds() - start);
+  }
+  Timing t = Summarize(times);
+  JsonLine()
+      .Add("op", "consume")
+      .Add("columns", static_cast<int64_t>(columns.size()))
+      .Add("best", t.best)
+      .Add("median", t.median)
+      .Add("reps", reps)
+      .Add("bytes", bytes)
+      .Add("rows", rows)
+      .Add("batches", batches)
+      .Print();
+  return Status::OK();
+}
+
+// ---- follow: ack-to-tail latency ----
+
+Status Follow(const Flags& flags) {
+  const std::string address = flags.Get("address", "");
+  const std::string table = flags.Get("table", "");
+  const int64_t count = flags.GetInt("batches", 200);
+  const int64_t rows = flags.GetInt("rows", 1000);
+  const int64_t interval_ms = flags.GetInt("interval-ms", 2);
+
+  std::vector<RecordBatchPtr> batches;
+  for (int64_t i = 0; i < count; ++i) {
+    ASSIGN_OR_RAISE(auto batch, MakeBenchBatch(i, rows));
+    batches.push_back(std::move(batch));
+  }
+  ASSIGN_OR_RAISE(auto follow_client, client::Client::Connect(address));
+  ASSIGN_OR_RAISE(auto produce_client, client::Client::Connect(address));
+  ASSIGN_OR_RAISE(auto follower,
+                  follow_client->DoGet(TicketJson(table, 0, "\"latest\"", {}, true)));
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<int64_t, double> arrived;  // base_offset -> time
+  Status follow_status;
+  std::thread tail([&] {
+    while (true) {
+      auto chunk = follower->Next();
+      double now = NowSeconds();
+      std::lock_guard<std::mutex> lock(mu);
+      if (!chunk.ok()) follow_status = chunk.status();
+      if (!chunk.ok() || !chunk->has_value()) {
+        cv.notify_all();
+        return;
+      }
+      arrived[JsonInt((*chunk)->app_metadata, "base_offset")] = now;
+      cv.notify_all();
+    }
+  });
+
+  std::map<int64_t, double> acked;  // base_offset -> time
+  Status produce_status = [&]() -> Status {
+    ASSIGN_OR_RAISE(auto stream, produce_client->DoPut(table, BenchSchema()));
+    for (const auto& batch : batches) {
+      RETURN_NOT_OK(stream->Send(*batch));
+      ASSIGN_OR_RAISE(auto ack, stream->ReadAck());
+      double now = NowSeconds();
+      if (!ack) return Status::Invalid("DoPut ended before acknowledging a batch");
+      acked[JsonInt(*ack, "base_offset")] = now;
+      if (interval_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
+    }
+    RETURN_NOT_OK(stream->DoneWriting());
+    while (true) {
+      ASSIGN_OR_RAISE(auto ack, stream->ReadAck());
+      if (!ack) break;
+    }
+    return stream->Finish();
+  }();
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived.size() >= acked.size(); });
+  }
+  follower->Cancel();
+  tail.join();
+  RETURN_NOT_OK(produce_status);
+  RETURN_NOT_OK(follow_status);
+
+  std::vector<double> latencies;
+  int64_t before_ack = 0, missing = 0;
+  for (const auto& [offset, ack_time] : acked) {
+    auto it = arrived.find(offset);
+    if (it == arrived.end()) {
+      ++missing;
+      continue;
+    }
+    double latency = it->second - ack_time;
+    if (latency < 0) ++before_ack;
+    latencies.push_back(latency);
+  }
+  JsonLine()
+      .Add("op", "follow")
+      .Add("batches", count)
+      .Add("rows", rows)
+      .Add("matched", static_cast<int64_t>(latencies.size()))
+      .Add("missing", missing)
+      .Add("arrived_before_ack", before_ack)
+      .Add("p50_ms", Percentile(&latencies, 0.50) * 1e3)
+      .Add("p99_ms", Percentile(&latencies, 0.99) * 1e3)
+      .Add("max_ms", Percentile(&latencies, 1.0) * 1e3)
+      .Print();
+  if (missing > 0) {
+    return Status::Invalid(std::to_string(missing) +
+                           " acknowledged batches never reached the follower");
+  }
+  return Status::OK();
+}
+
+Status Run(int argc, char** argv) {
+  if (argc < 2) return Status::Invalid("usage: server_bench produce|consume|follow --flags...");
+  const std::string command = argv[1];
+  ASSIGN_OR_RAISE(Flags flags, Flags::Parse(argc, argv, 2));
+  if (flags.Get("address", "").empty() || flags.Get("table", "").empty()) {
+    return Status::Invalid("--address host:port and --table ns.t are required");
+  }
+  if (command == "produce") return Produce(flags);
+  if (command == "consume") return Consume(flags);
+  if (command == "follow") return Follow(flags);
+  return Status::Invalid("unknown command '" + command + "'");
+}
+
+}  // namespace
+}  // namespace oxbow::bench
+
+int main(int argc, char** argv) {
+  oxbow::Status status = oxbow::bench::Run(argc, argv);
+  if (!status.ok()) return oxbow::bench::Fail("server_bench", status);
+  return 0;
+}

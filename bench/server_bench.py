@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""oxbowd end to end: produce, consume (full and 2 of 20 columns), ack-to-tail latency, RSS,
+with the peers measured in the same run: the disk's sequential write bandwidth, pyarrow's own
+in-memory Flight server serving the same batches, and pyarrow.flight as a producer.
+
+    python bench/server_bench.py [--quick] [--producers 4] [--rounds 2] [--workdir DIR]
+
+The load generator is bench/server_bench (C++, on oxbow::client); binaries come from
+$OXBOW_BUILD_DIR (default <repo>/build/release): bench/server_bench, bench/ipc_bench (to
+generate the 20-column dataset of bench/datagen.h) and tools/oxbowd. The data dir is a fresh
+temporary directory under --workdir (default <repo>/build, the same disk as the checkout).
+Bytes are Arrow buffer bytes; MB = 10^6 bytes. Consumer timings are the best of 3 reps in each
+of --rounds rounds that alternate oxbowd and pyarrow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import pyarrow as pa
+import pyarrow.flight as fl
+import pyarrow.ipc as ipc
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+TABLE = "bench.events"
+TAIL_TABLE = "bench.tail"
+PY_TABLE = "bench.pyarrow_put"
+PROJECT = ["id", "ts"]
+
+
+def build_dir() -> pathlib.Path:
+    return pathlib.Path(os.environ.get("OXBOW_BUILD_DIR", REPO_ROOT / "build" / "release"))
+
+
+def binary(rel: str) -> pathlib.Path:
+    path = build_dir() / rel
+    if not path.is_file():
+        sys.exit(f"server_bench.py: {path} not found: build it or set OXBOW_BUILD_DIR")
+    return path
+
+
+def run_json(args: list) -> dict:
+    proc = subprocess.run([str(a) for a in args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"server_bench.py: {' '.join(map(str, args[:2]))} exited {proc.returncode}: "
+                 f"{proc.stderr.strip()}")
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    return lines[-1]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def proc_status(pid: int, key: str) -> int:
+    """A /proc/<pid>/status field in bytes (VmRSS, VmHWM)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def disk_write_bandwidth(directory: pathlib.Path, total: int) -> float:
+    """Sequential buffered write of `total` bytes in 8 MiB chunks, fdatasync at the end: MB/s."""
+    chunk = os.urandom(8 << 20)
+    path = directory / "disk-bandwidth.tmp"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        start = time.perf_counter()
+        written = 0
+        while written < total:
+            written += os.write(fd, chunk)
+        os.fdatasync(fd)
+        seconds = time.perf_counter() - start
+    finally:
+        os.close(fd)
+        path.unlink()
+    return written / 1e6 / seconds
+
+
+class Oxbowd:
+    def __init__(self, data_dir: pathlib.Path, log_path: pathlib.Path):
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.log = open(log_path, "wb")
+        self.proc = subprocess.Popen(
+            [str(binary("tools/oxbowd")), "--data-dir", str(data_dir), "--listen", self.address],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        self.client = fl.FlightClient(f"grpc://{self.address}")
+        deadline = time.monotonic() + 15
+        while True:
+            if self.proc.poll() is not None:
+                sys.exit(f"server_bench.py: oxbowd exited {self.proc.returncode}; see {log_path}")
+            try:
+                list(self.client.list_actions(options=fl.FlightCallOptions(timeout=1.0)))
+                return
+            except (fl.FlightUnavailableError, fl.FlightTimedOutError, pa.ArrowException):
+                if time.monotonic() > deadline:
+                    self.proc.kill()
+                    sys.exit("server_bench.py: oxbowd did not start within 15 s")
+                time.sleep(0.02)
+
+    def action(self, name: str, body: dict) -> dict:
+        results = self.client.do_action(fl.Action(name, json.dumps(body).encode()))
+        return json.loads(b"".join(r.body.to_pybytes() for r in results))
+
+    def create_table(self, table: str, schema: pa.Schema, buckets: int) -> None:
+        fields = [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in schema]
+        self.action("create_table", {"table": table, "schema": {"fields": fields}, "buckets": buckets})
+
+    def rows(self, table: str) -> int:
+        described = self.action("describe_table", {"table": table})
+        return sum(b["next_offset"] - b["earliest_offset"] for b in described["bucket_offsets"])
+
+    def stop(self) -> int:
+        self.client.close()
+        self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait(timeout=30)
+        self.log.close()
+        return code
+
+
+class RssSampler:
+    """Polls VmRSS of a process every 20 ms and keeps the maximum."""
+
+    def __init__(self, pid: int):
+        self.pid, self.peak, self._stop = pid, 0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                self.peak = max(self.peak, proc_status(self.pid, "VmRSS"))
+            except (FileNotFoundError, ProcessLookupError):
+                return
+            self._stop.wait(0.02)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+class InMemoryFlightServer(fl.FlightServerBase):
+    """pyarrow's own Flight server, serving bucket-like parts of a table from memory."""
+
+    def __init__(self, location: str, schema: pa.Schema, parts: list[list[pa.RecordBatch]]):
+        super().__init__(location)
+        self.schema, self.parts = schema, parts
+
+    def do_get(self, context, ticket):
+        request = json.loads(ticket.ticket)
+        table = pa.Table.from_batches(self.parts[request.get("bucket", 0)], schema=self.schema)
+        if request.get("columns"):
+            table = table.select(request["columns"])
+        return fl.RecordBatchStream(table)
+
+
+def pyarrow_produce(address: str, table: str, schema: pa.Schema, batches, producers: int,
+                    window: int) -> tuple[float, int]:
+    """pyarrow.flight producers (one thread and connection each), same pattern as the C++ ones."""
+    descriptor = fl.FlightDescriptor.for_path(*table.split("."))
+    errors = []
+
+    def producer(index: int):
+        try:
+            client = fl.FlightClient(f"grpc://{address}")
+            writer, acks = client.do_put(descriptor, schema)
+            outstanding = 0
+            for batch in batches[index::producers]:
+                writer.write_batch(batch)
+                outstanding += 1
+                if outstanding >= window:
+                    acks.read()
+                    outstanding -= 1
+            writer.done_writing()
+            for _ in range(outstanding):
+                acks.read()
+            writer.close()
+            client.close()
+        except Exception as e:  # reported after join
+            errors.append(e)
+
+    threads = [threading.Thread(target=producer, args=(i,)) for i in range(producers)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - start
+    if errors:
+        raise errors[0]
+    return seconds, sum(b.nbytes for b in batches)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a few MB: seconds")
+    parser.add_argument("--producers", type=int, default=4)
+    parser.add_argument("--window", type=int, default=4, help="unacknowledged batches per producer")
+    parser.add_argument("--batches", type=int, help="record batches produced (default 656; quick 8)")
+    parser.add_argument("--rows", type=int, help="rows per batch (default 8192, ~1.5 MB; quick 2048)")
+    parser.add_argument("--rounds", type=int, help="alternating oxbowd/pyarrow consumer rounds (default 2; quick 1)")
+    parser.add_argument("--disk-bytes", type=int, help="bytes of the disk bandwidth test (default 1 GB; quick 32 MB)")
+    parser.add_argument("--tail-batches", type=int, help="batches of the ack-to-tail test (default 300; quick 30)")
+    parser.add_argument("--workdir", default=str(REPO_ROOT / "build"),
+                        help="parent of the temporary data dir (default <repo>/build)")
+    args = parser.parse_args()
+    q = args.quick
+    num_batches = args.batches or (8 if q else 656)
+    rows = args.rows or (2048 if q else 8192)
+    rounds = args.rounds or (1 if q else 2)
+    disk_bytes = args.disk_bytes or ((32 << 20) if q else 10**9)
+    tail_batches = args.tail_batches or (30 if q else 300)
+    reps = 1 if q else 3
+    load = binary("bench/server_bench")
+
+    pathlib.Path(args.workdir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="oxbow-server-bench-", dir=args.workdir) as tmp:
+        tmp = pathlib.Path(tmp)
+        data_path = tmp / "data.arrow"
+        run_json([binary("bench/ipc_bench"), "generate", "--out", data_path,
+                  "--batches", num_batches, "--rows", rows])
+        table = ipc.open_file(pa.OSFile(str(data_path)).read_buffer()).read_all()
+        schema, batches = table.schema, table.to_batches()
+        data_dir = tmp / "data"
+        data_dir.mkdir()
+
+        disk = [disk_write_bandwidth(data_dir, disk_bytes)]
+
+        server = Oxbowd(data_dir, tmp / "oxbowd.log")
+        pid = server.proc.pid
+        time.sleep(0.5)
+        rss_idle = proc_status(pid, "VmRSS")
+        sampler = RssSampler(pid)
+        try:
+            server.create_table(TABLE, schema, args.producers)
+            produce = run_json([load, "produce", "--address", server.address, "--table", TABLE,
+                                "--input", data_path, "--producers", args.producers,
+                                "--window", args.window])
+            stored_rows = server.rows(TABLE)
+            assert stored_rows == table.num_rows == produce["rows"], (
+                f"oxbowd holds {stored_rows} rows, produced {produce['rows']}, dataset {table.num_rows}")
+            rss_after_produce = proc_status(pid, "VmHWM")
+            disk.append(disk_write_bandwidth(data_dir, disk_bytes))
+
+            # pyarrow.flight as the producer, on a quarter of the data (is the C++ client needed?)
+            server.create_table(PY_TABLE, schema, args.producers)
+            py_batches = batches[: max(args.producers, len(batches) // 4)]
+            py_put_s, py_put_bytes = pyarrow_produce(server.address, PY_TABLE, schema, py_batches,
+                                                     args.producers, args.window)
+
+            mem_port = free_port()
+            parts = [batches[i::args.producers] for i in range(args.producers)]
+            mem_server = InMemoryFlightServer(f"grpc://127.0.0.1:{mem_port}", schema, parts)
+            mem_address = f"127.0.0.1:{mem_port}"
+            best = collections.defaultdict(lambda: float("inf"))
+            moved = {}
+            for _ in range(rounds):
+                for name, address in (("oxbowd", server.address), ("pyarrow", mem_address)):
+                    for cols in ([], PROJECT):
+                        args_c = [load, "consume", "--address", address, "--table", TABLE,
+                                  "--buckets", args.producers, "--reps", reps]
+                        if cols:
+                            args_c += ["--columns", ",".join(cols)]
+                        r = run_json(args_c)
+                        key = (name, len(cols))
+                        best[key] = min(best[key], r["best"])
+                        moved[key] = (r["bytes"], r["rows"])
+            mem_server.shutdown()
+
+            server.create_table(TAIL_TABLE, schema, 1)
+            follow = run_json([load, "follow", "--address", server.address, "--table", TAIL_TABLE,
+                               "--batches", tail_batches, "--rows", 1000])
+            rss_peak_sampled = sampler.stop()
+            rss_hwm = proc_status(pid, "VmHWM")
+        finally:
+            if sampler._thread.is_alive():
+                sampler.stop()
+            code = server.stop()
+        assert code == 0, f"oxbowd exited {code} after SIGTERM"
+
+    mb = 1e6
+    for key, (nbytes, nrows) in moved.items():
+        assert nrows == table.num_rows, f"{key}: consumer read {nrows} rows of {table.num_rows}"
+    prod_mbs = produce["bytes"] / mb / produce["seconds"]
+    disk_mbs = max(disk)
+    print(f"dataset: {table.num_rows} rows x {table.num_columns} columns, {num_batches} batches of "
+          f"{rows} rows ({produce['bytes'] / produce['batches'] / mb:.2f} MB each), "
+          f"{produce['bytes'] / mb:.1f} MB; {args.producers} producers, window {args.window}; "
+          f"consumers: best of {reps} reps x {rounds} rounds; oxbowd default flush policy (fsync)")
+    print()
+    print("| measurement | value |")
+    print("|---|---:|")
+    print(f"| disk sequential write + fdatasync (MB/s; before, after produce) | "
+          f"{disk[0]:,.0f}, {disk[1]:,.0f} |")
+    print(f"| produce, C++ client, {args.producers} producers (MB/s) | {prod_mbs:,.1f} |")
+    print(f"| produce (rows/s) | {produce['rows'] / produce['seconds']:,.0f} |")
+    print(f"| produce ack latency p50 / p99 / max (ms) | {produce['ack_p50_ms']:.1f} / "
+          f"{produce['ack_p99_ms']:.1f} / {produce['ack_max_ms']:.1f} |")
+    print(f"| produce, pyarrow.flight client, {args.producers} producers, {len(py_batches)} batches (MB/s) | "
+          f"{py_put_bytes / mb / py_put_s:,.1f} |")
+    for name in ("oxbowd", "pyarrow"):
+        for ncols, label in ((0, "all 20 columns"), (len(PROJECT), "2 of 20 columns")):
+            nbytes = moved[(name, ncols)][0]
+            print(f"| consume {name}, {label} (MB/s; MB moved) | "
+                  f"{nbytes / mb / best[(name, ncols)]:,.0f}; {nbytes / mb:,.1f} |")
+    print(f"| ack-to-tail latency p50 / p99 / max (ms), {follow['matched']} batches of 1000 rows | "
+          f"{follow['p50_ms']:.2f} / {follow['p99_ms']:.2f} / {follow['max_ms']:.2f} |")
+    print(f"| oxbowd RSS idle after start (MB) | {rss_idle / mb:,.1f} |")
+    print(f"| oxbowd RSS peak (VmHWM; after produce) (MB) | {rss_hwm / mb:,.1f}; {rss_after_produce / mb:,.1f} |")
+    print()
+    full_ratio = best[("pyarrow", 0)] / best[("oxbowd", 0)]
+    proj_ratio = best[("pyarrow", 2)] / best[("oxbowd", 2)]
+    ox_proj_time = best[("oxbowd", 2)] / best[("oxbowd", 0)]
+    ox_proj_bytes = moved[("oxbowd", 2)][0] / moved[("oxbowd", 0)][0]
+    frac = prod_mbs / disk_mbs
+    print(f"ratio oxbowd/pyarrow-in-memory full scan throughput: {full_ratio:.2f} "
+          f"({'meets' if full_ratio >= 1.0 else 'MISSES'} target >= 1.0)")
+    print(f"ratio oxbowd/pyarrow-in-memory 2-column scan throughput: {proj_ratio:.2f}")
+    print(f"ratio oxbowd 2-column/full scan: time {ox_proj_time:.3f}, bytes {ox_proj_bytes:.3f}")
+    print(f"ratio produce/disk write bandwidth: {frac:.2f} "
+          f"({'meets' if frac >= 0.70 else 'MISSES'} target >= 0.70)")
+    print(f"ratio C++ client/pyarrow.flight produce throughput: "
+          f"{prod_mbs / (py_put_bytes / mb / py_put_s):.2f}")
+    print(f"ack-to-tail p99: {follow['p99_ms']:.2f} ms "
+          f"({'meets' if follow['p99_ms'] <= 10 else 'MISSES'} target <= 10 ms); "
+          f"{follow['arrived_before_ack']} of {follow['matched']} batches reached the follower "
+          f"before the producer saw the ack")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

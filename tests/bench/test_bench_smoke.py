@@ -1,0 +1,53 @@
+"""Keeps the side-by-side benchmarks working: each runs in --quick mode (a few MB, seconds),
+exits 0 and prints its ratio lines. Binaries come from $OXBOW_BUILD_DIR (default
+<repo>/build/release): bench/ipc_bench, bench/server_bench, tools/oxbowd.
+"""
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUILD_DIR = pathlib.Path(os.environ.get("OXBOW_BUILD_DIR", REPO_ROOT / "build" / "release"))
+NUMBER = r"-?[0-9]+\.[0-9]+"
+
+
+def run_quick(script: str, *binaries: str, tmp_path) -> str:
+    for rel in binaries:
+        if not (BUILD_DIR / rel).is_file():
+            pytest.fail(f"{BUILD_DIR / rel} not found: build it or set OXBOW_BUILD_DIR")
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / script), "--quick", "--workdir", str(tmp_path)],
+        capture_output=True, text=True, timeout=50,
+        env={**os.environ, "OXBOW_BUILD_DIR": str(BUILD_DIR)})
+    assert proc.returncode == 0, f"{script} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    assert list(tmp_path.iterdir()) == [], f"{script} left files behind in its work dir"
+    return proc.stdout
+
+
+def test_ipc_bench_quick(tmp_path):
+    out = run_quick("ipc_bench.py", "bench/ipc_bench", tmp_path=tmp_path)
+    for op in ("encode to one buffer", "decode, Oxbow validate=true vs pyarrow read",
+               "decode, Oxbow validate=false vs pyarrow read"):
+        for codec in ("none", "lz4", "zstd"):
+            assert re.search(rf"^ratio oxbow/pyarrow {re.escape(op)} \[{codec}\]: {NUMBER}$", out, re.M), (
+                f"missing ratio line for {op} [{codec}]:\n{out}")
+    for codec in ("none", "lz4", "zstd"):
+        assert re.search(rf"^ratio projected/full cost \[{codec}\]: {NUMBER} ", out, re.M), out
+    assert "| encode to one buffer | zstd |" in out
+
+
+def test_server_bench_quick(tmp_path):
+    out = run_quick("server_bench.py", "bench/server_bench", "bench/ipc_bench", "tools/oxbowd",
+                    tmp_path=tmp_path)
+    for label in ("oxbowd/pyarrow-in-memory full scan throughput",
+                  "oxbowd/pyarrow-in-memory 2-column scan throughput",
+                  "produce/disk write bandwidth",
+                  "C++ client/pyarrow.flight produce throughput"):
+        assert re.search(rf"^ratio {re.escape(label)}: {NUMBER}", out, re.M), f"missing ratio {label}:\n{out}"
+    assert re.search(rf"^ack-to-tail p99: {NUMBER} ms", out, re.M), out
+    assert re.search(r"^\| oxbowd RSS idle after start \(MB\) \| [0-9.,]+ \|$", out, re.M), out

@@ -1,0 +1,550 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "oxbow/parquet/encoding_internal.h"
+#include "oxbow/parquet/metadata.h"
+#include "oxbow/parquet/reader.h"
+#include "oxbow/parquet/schema_internal.h"
+#include "oxbow/parquet/test_util_internal.h"
+#include "oxbow/parquet/thrift_internal.h"
+#include "oxbow/parquet/writer.h"
+
+namespace oxbow::parquet {
+namespace {
+
+using arrow::DataType;
+
+#define ASSERT_OK(expr)                                   \
+  do {                                                    \
+    auto _s = ::oxbow::internal::GenericToStatus((expr)); \
+    ASSERT_TRUE(_s.ok()) << _s.ToString();                \
+  } while (false)
+
+std::shared_ptr<Buffer> ToBuffer(const std::string& s) { return Buffer::FromString(s); }
+
+std::vector<arrow::RecordBatchPtr> ReadAll(const std::string& file, ReaderOptions options = {}) {
+  auto reader = FileReader::Open(ToBuffer(file));
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  if (!reader.ok()) return {};
+  auto batches = (*reader)->Read(options);
+  EXPECT_TRUE(batches.ok()) << batches.status().ToString();
+  return batches.ok() ? *batches : std::vector<arrow::RecordBatchPtr>{};
+}
+
+// Concatenated rows of `batches` equal `expected` (compared slice by slice).
+void ExpectSameRows(const arrow::RecordBatch& expected,
+                    const std::vector<arrow::RecordBatchPtr>& batches) {
+  int64_t offset = 0;
+  for (const auto& b : batches) {
+    auto want = expected.Slice(offset, b->num_rows());
+    ASSERT_EQ(b->num_columns(), want->num_columns());
+    for (int c = 0; c < b->num_columns(); ++c) {
+      ASSERT_TRUE(b->column(c).Equals(want->column(c)))
+          << "column " << expected.schema()->field(c).name << " at row offset " << offset;
+    }
+    offset += b->num_rows();
+  }
+  EXPECT_EQ(offset, expected.num_rows());
+}
+
+// ---- Thrift compact protocol ----
+
+TEST(ThriftTest, FileMetaDataRoundTrip) {
+  FileMetaData m;
+  m.version = 1;
+  m.num_rows = 1234567890123;
+  m.created_by = "test";
+  SchemaElement root;
+  root.name = "schema";
+  root.num_children = 1;
+  SchemaElement leaf;
+  leaf.name = "ts";
+  leaf.type = PhysicalType::kInt64;
+  leaf.repetition_type = Repetition::kOptional;
+  leaf.field_id = 42;
+  leaf.logical_type = LogicalType{.kind = LogicalType::kTimestamp};
+  leaf.logical_type->unit = LogicalTimeUnit::kNanos;
+  leaf.logical_type->is_adjusted_to_utc = true;
+  m.schema = {root, leaf};
+  RowGroup g;
+  g.num_rows = 5;
+  g.ordinal = 3;
+  ColumnChunk c;
+  c.meta_data.emplace();
+  c.meta_data->type = PhysicalType::kInt64;
+  c.meta_data->encodings = {Encoding::kPlain, Encoding::kRleDictionary};
+  c.meta_data->path_in_schema = {"ts"};
+  c.meta_data->codec = Codec::kZstd;
+  c.meta_data->data_page_offset = 77;
+  c.meta_data->dictionary_page_offset = 4;
+  c.meta_data->statistics.emplace();
+  c.meta_data->statistics->min_value = std::string("\x01\x00\x00\x00\x00\x00\x00\x80", 8);
+  c.meta_data->statistics->null_count = 0;
+  c.meta_data->statistics->is_min_value_exact = false;
+  g.columns.push_back(c);
+  m.row_groups.push_back(g);
+  m.key_value_metadata.push_back({"k", std::string("v")});
+  m.key_value_metadata.push_back({"novalue", std::nullopt});
+  m.column_orders = {1};
+
+  std::string bytes;
+  SerializeFileMetaData(m, &bytes);
+  FileMetaData back;
+  ASSERT_OK(ParseFileMetaData(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &back));
+  EXPECT_EQ(back.num_rows, 1234567890123);
+  EXPECT_EQ(back.created_by, "test");
+  ASSERT_EQ(back.schema.size(), 2u);
+  EXPECT_EQ(back.schema[1].field_id, 42);
+  ASSERT_TRUE(back.schema[1].logical_type);
+  EXPECT_EQ(back.schema[1].logical_type->ToString(), "TIMESTAMP(NANOS,true)");
+  ASSERT_EQ(back.row_groups.size(), 1u);
+  EXPECT_EQ(back.row_groups[0].ordinal, 3);
+  const auto& cm = *back.row_groups[0].columns[0].meta_data;
+  EXPECT_EQ(cm.codec, Codec::kZstd);
+  EXPECT_EQ(cm.encodings, (std::vector<Encoding>{Encoding::kPlain, Encoding::kRleDictionary}));
+  EXPECT_EQ(cm.dictionary_page_offset, 4);
+  EXPECT_EQ(cm.statistics->min_value, c.meta_data->statistics->min_value);
+  EXPECT_EQ(cm.statistics->is_min_value_exact, false);
+  EXPECT_EQ(back.key_value_metadata[1].value, std::nullopt);
+  EXPECT_EQ(back.column_orders, std::vector<int16_t>{1});
+}
+
+TEST(ThriftTest, SkipsUnknownFields) {
+  // PageHeader with an unknown field 20 (a list of structs holding a map) before field 1.
+  std::string bytes;
+  thrift::CompactWriter w(&bytes);
+  w.BeginStruct();
+  w.FieldList(20, thrift::CType::kStruct, 1);
+  w.BeginStruct();
+  w.FieldDouble(1, 2.5);
+  w.FieldBinary(2, "ignored");
+  w.EndStruct();
+  w.FieldI32(1, static_cast<int32_t>(PageType::kDataPage));  // long-form header (delta < 0)
+  w.FieldI32(2, 10);
+  w.FieldI32(3, 8);
+  w.FieldStruct(5);
+  w.FieldI32(1, 3);
+  w.FieldI32(2, 0);
+  w.FieldI32(3, 3);
+  w.FieldI32(4, 3);
+  w.FieldBool(9, true);  // unknown bool
+  w.EndStruct();
+  w.EndStruct();
+  bytes += "trailing";
+  PageHeader h;
+  size_t consumed = 0;
+  ASSERT_OK(
+      ParsePageHeader(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &h, &consumed));
+  EXPECT_EQ(consumed, bytes.size() - 8);
+  EXPECT_EQ(h.compressed_page_size, 8);
+  ASSERT_TRUE(h.data_page_header);
+  EXPECT_EQ(h.data_page_header->num_values, 3);
+}
+
+TEST(ThriftTest, RejectsDeepNestingTruncationAndMissingFields) {
+  // 100 nested struct fields.
+  std::string deep;
+  for (int i = 0; i < 100; ++i) deep.push_back(static_cast<char>(0x1c));  // field 1, struct
+  deep.append(101, '\0');
+  FileMetaData m;
+  Status st = ParseFileMetaData(reinterpret_cast<const uint8_t*>(deep.data()), deep.size(), &m);
+  EXPECT_TRUE(st.IsCorruption());
+  EXPECT_NE(st.message().find("nesting"), std::string::npos) << st.ToString();
+
+  // Every truncation of a valid footer fails cleanly.
+  FileMetaData full;
+  full.schema.push_back(SchemaElement{.name = "schema"});
+  full.row_groups.push_back(RowGroup{});
+  std::string bytes;
+  SerializeFileMetaData(full, &bytes);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    FileMetaData out;
+    EXPECT_FALSE(ParseFileMetaData(reinterpret_cast<const uint8_t*>(bytes.data()), n, &out).ok());
+  }
+  // A list claiming more elements than bytes remain.
+  const uint8_t huge_list[] = {0x29, 0xfc, 0xff, 0xff, 0xff, 0x0f};
+  st = ParseFileMetaData(huge_list, sizeof(huge_list), &m);
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  // Missing required fields.
+  const uint8_t empty[] = {0x00};
+  st = ParseFileMetaData(empty, 1, &m);
+  EXPECT_NE(st.message().find("schema"), std::string::npos) << st.ToString();
+}
+
+// ---- RLE / bit-packing hybrid ----
+
+TEST(RleTest, SpecBitPackingExample) {
+  // Encodings.md: values 0..7 with bit width 3 pack into 10001000 11000110 11111010.
+  const uint32_t values[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  std::string out;
+  internal::RleEncode(values, 8, 3, &out);
+  EXPECT_EQ(out, std::string("\x03\x88\xc6\xfa", 4));
+  uint32_t back[8];
+  internal::RleDecoder dec(reinterpret_cast<const uint8_t*>(out.data()), out.size(), 3);
+  ASSERT_OK(dec.GetBatch(back, 8));
+  EXPECT_EQ(std::vector<uint32_t>(back, back + 8), std::vector<uint32_t>(values, values + 8));
+}
+
+TEST(RleTest, RoundTripsMixedRunsAtEveryWidth) {
+  std::mt19937 rng(7);
+  for (int width = 0; width <= 32; ++width) {
+    const uint64_t mask = width == 32 ? 0xffffffffu : (uint64_t{1} << width) - 1;
+    std::vector<uint32_t> values;
+    while (values.size() < 5000) {
+      const uint32_t v = static_cast<uint32_t>(rng() & mask);
+      const size_t run = rng() % 3 == 0 ? rng() % 40 : 1;
+      values.insert(values.end(), run, v);
+    }
+    std::string out;
+    internal::RleEncode(values.data(), static_cast<int64_t>(values.size()), width, &out);
+    std::vector<uint32_t> back(values.size());
+    internal::RleDecoder dec(reinterpret_cast<const uint8_t*>(out.data()), out.size(), width);
+    // Decode in uneven pieces to cross run boundaries.
+    size_t pos = 0;
+    while (pos < back.size()) {
+      const size_t k = std::min(back.size() - pos, size_t{1} + rng() % 97);
+      ASSERT_OK(dec.GetBatch(back.data() + pos, static_cast<int64_t>(k)));
+      pos += k;
+    }
+    ASSERT_EQ(back, values) << "bit width " << width;
+    uint32_t extra;
+    EXPECT_FALSE(dec.GetBatch(&extra, 1000).ok());
+  }
+}
+
+TEST(RleTest, LongRunIsCompact) {
+  std::vector<uint32_t> ones(100000, 1);
+  std::string out;
+  internal::RleEncode(ones.data(), 100000, 1, &out);
+  EXPECT_LE(out.size(), 4u);
+}
+
+TEST(RleTest, CorruptInputFailsCleanly) {
+  const uint8_t zero_run[] = {0x00};
+  uint32_t v[4];
+  internal::RleDecoder a(zero_run, 1, 3);
+  EXPECT_TRUE(a.GetBatch(v, 1).IsCorruption());
+  const uint8_t wide_value[] = {0x02, 0xff};  // run of 1, value 255 with bit width 3
+  internal::RleDecoder b(wide_value, 2, 3);
+  EXPECT_TRUE(b.GetBatch(v, 1).IsCorruption());
+  const uint8_t truncated[] = {0x02};
+  internal::RleDecoder c(truncated, 1, 8);
+  EXPECT_TRUE(c.GetBatch(v, 1).IsCorruption());
+}
+
+// ---- Codecs ----
+
+class CodecTest : public ::testing::TestWithParam<Codec> {};
+
+TEST_P(CodecTest, RoundTripAndCorruption) {
+  std::string input;
+  for (int i = 0; i < 10000; ++i) input += "value-" + std::to_string(i % 97) + ";";
+  std::string compressed;
+  ASSERT_OK(internal::Compress(GetParam(), 0, reinterpret_cast<const uint8_t*>(input.data()),
+                               input.size(), &compressed));
+  std::string back(input.size(), '\0');
+  ASSERT_OK(internal::Decompress(GetParam(), reinterpret_cast<const uint8_t*>(compressed.data()),
+                                 compressed.size(), reinterpret_cast<uint8_t*>(back.data()),
+                                 back.size()));
+  EXPECT_EQ(back, input);
+  // Wrong expected size, and garbage input, are Corruption.
+  std::string small(input.size() - 1, '\0');
+  EXPECT_FALSE(internal::Decompress(GetParam(), reinterpret_cast<const uint8_t*>(compressed.data()),
+                                    compressed.size(), reinterpret_cast<uint8_t*>(small.data()),
+                                    small.size())
+                   .ok());
+  if (GetParam() != Codec::kUncompressed) {
+    std::string garbage(64, '\xab');
+    EXPECT_FALSE(internal::Decompress(GetParam(), reinterpret_cast<const uint8_t*>(garbage.data()),
+                                      garbage.size(), reinterpret_cast<uint8_t*>(back.data()),
+                                      back.size())
+                     .ok());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCodecs, CodecTest,
+                         ::testing::Values(Codec::kUncompressed, Codec::kSnappy, Codec::kGzip,
+                                           Codec::kZstd, Codec::kLz4Raw));
+
+// ---- Schema mapping ----
+
+TEST(SchemaTest, MapsTypesLikePyarrow) {
+  auto e = internal::FieldToSchemaElement({"x", DataType::UInt16()}).ValueOrDie();
+  EXPECT_EQ(e.type, PhysicalType::kInt32);
+  EXPECT_EQ(e.logical_type->ToString(), "INTEGER(16,false)");
+  EXPECT_EQ(e.converted_type, ConvertedType::kUint16);
+
+  e = internal::FieldToSchemaElement({"t", DataType::Timestamp(arrow::TimeUnit::kSecond, "UTC")})
+          .ValueOrDie();
+  EXPECT_EQ(e.logical_type->ToString(), "TIMESTAMP(MILLIS,true)");
+  EXPECT_EQ(e.converted_type, ConvertedType::kTimestampMillis);
+
+  e = internal::FieldToSchemaElement({"d", DataType::Decimal128(20, 4)}).ValueOrDie();
+  EXPECT_EQ(e.type, PhysicalType::kFixedLenByteArray);
+  EXPECT_EQ(e.type_length, 9);
+  EXPECT_EQ(internal::DecimalByteWidth(38), 16);
+  EXPECT_EQ(internal::DecimalByteWidth(9), 4);
+
+  arrow::Field bad_id{"x", DataType::Int32()};
+  bad_id.metadata.emplace_back("PARQUET:field_id", "abc");
+  EXPECT_TRUE(internal::FieldToSchemaElement(bad_id).status().IsInvalid());
+}
+
+// ---- Writer and reader ----
+
+struct RoundTripCase {
+  Codec codec;
+  bool dictionary;
+  int page_version;
+  bool nullable;
+};
+
+class RoundTripTest : public ::testing::TestWithParam<RoundTripCase> {};
+
+TEST_P(RoundTripTest, AllTypes) {
+  const auto& p = GetParam();
+  auto schema = testing::AllTypesSchema(p.nullable);
+  auto batch1 = testing::RandomBatch(schema, 3000, 1, 50);
+  auto batch2 = testing::RandomBatch(schema, 2500, 2, 100000);
+  WriterOptions options;
+  options.compression = p.codec;
+  options.dictionary = p.dictionary;
+  options.data_page_version = p.page_version;
+  options.row_group_rows = 2000;
+  options.data_page_size = 4096;
+  FileMetrics metrics;
+  auto file = WriteToString(schema, {batch1, batch2}, options, &metrics);
+  ASSERT_OK(file.status());
+  EXPECT_EQ(metrics.row_count, 5500);
+  EXPECT_EQ(metrics.file_size, static_cast<int64_t>(file->size()));
+  EXPECT_EQ(metrics.row_group_offsets.size(), 3u);
+  ASSERT_EQ(metrics.columns.size(), static_cast<size_t>(schema->num_fields()));
+  EXPECT_EQ(metrics.columns[3].field_id, 4);
+  EXPECT_EQ(metrics.columns[3].value_count, 5500);
+
+  auto reader = FileReader::Open(ToBuffer(*file)).ValueOrDie();
+  EXPECT_EQ(reader->num_row_groups(), 3);
+  ASSERT_TRUE(reader->schema()->Equals(*schema, /*check_metadata=*/true))
+      << reader->schema()->ToString();
+  auto batches = reader->Read().ValueOrDie();
+  // Rows come back in order; row groups of 2000 straddle the two input batches.
+  int64_t offset = 0;
+  for (const auto& b : batches) {
+    for (int64_t done = 0; done < b->num_rows();) {
+      const bool in_first = offset < 3000;
+      const auto& src = in_first ? batch1 : batch2;
+      const int64_t src_off = in_first ? offset : offset - 3000;
+      const int64_t take = std::min(b->num_rows() - done, src->num_rows() - src_off);
+      auto got = b->Slice(done, take);
+      auto want = src->Slice(src_off, take);
+      for (int c = 0; c < got->num_columns(); ++c) {
+        ASSERT_TRUE(got->column(c).Equals(want->column(c)))
+            << "column " << schema->field(c).name << " rows " << offset;
+      }
+      done += take;
+      offset += take;
+    }
+  }
+  EXPECT_EQ(offset, 5500);
+}
+
+INSTANTIATE_TEST_SUITE_P(Matrix, RoundTripTest,
+                         ::testing::Values(RoundTripCase{Codec::kZstd, true, 1, true},
+                                           RoundTripCase{Codec::kZstd, false, 1, true},
+                                           RoundTripCase{Codec::kSnappy, true, 2, true},
+                                           RoundTripCase{Codec::kLz4Raw, false, 2, false},
+                                           RoundTripCase{Codec::kGzip, true, 1, false},
+                                           RoundTripCase{Codec::kUncompressed, true, 2, true},
+                                           RoundTripCase{Codec::kUncompressed, false, 1, false}));
+
+TEST(WriterTest, DictionaryFallsBackToPlain) {
+  auto schema =
+      std::make_shared<arrow::Schema>(std::vector<arrow::Field>{{"s", DataType::String()}});
+  auto batch = testing::RandomBatch(schema, 20000, 3, 1000000);
+  WriterOptions options;
+  options.dictionary_page_size_limit = 2000;
+  options.data_page_size = 1000;
+  auto file = WriteToString(schema, {batch}, options).ValueOrDie();
+  auto reader = FileReader::Open(ToBuffer(file)).ValueOrDie();
+  const auto& meta = *reader->metadata().row_groups[0].columns[0].meta_data;
+  bool saw_dict_data = false, saw_plain_data = false;
+  for (const auto& s : meta.encoding_stats) {
+    if (s.page_type == PageType::kDataPage && s.encoding == Encoding::kRleDictionary)
+      saw_dict_data = true;
+    if (s.page_type == PageType::kDataPage && s.encoding == Encoding::kPlain) saw_plain_data = true;
+  }
+  EXPECT_TRUE(saw_dict_data);
+  EXPECT_TRUE(saw_plain_data);
+  EXPECT_TRUE(meta.dictionary_page_offset.has_value());
+  ExpectSameRows(*batch, reader->Read().ValueOrDie());
+}
+
+std::string StatOf(const std::string& file, int column, bool max) {
+  auto reader = FileReader::Open(ToBuffer(file)).ValueOrDie();
+  const auto& s = *reader->metadata().row_groups[0].columns[column].meta_data->statistics;
+  return max ? s.max_value.value_or("<none>") : s.min_value.value_or("<none>");
+}
+
+template <typename T>
+std::string Bytes(T v) {
+  return std::string(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+
+TEST(StatisticsTest, OrderFollowsLogicalType) {
+  auto schema = std::make_shared<arrow::Schema>(
+      std::vector<arrow::Field>{{"u32", DataType::UInt32()},
+                                {"i32", DataType::Int32()},
+                                {"s", DataType::String()},
+                                {"dec", DataType::Decimal128(30, 0)},
+                                {"f", DataType::Float64()}});
+  arrow::UInt32Builder u(DataType::UInt32());
+  arrow::Int32Builder i(DataType::Int32());
+  arrow::BinaryBuilder s(DataType::String());
+  arrow::FixedSizeBinaryBuilder d(DataType::Decimal128(30, 0));
+  arrow::DoubleBuilder f(DataType::Float64());
+  for (uint32_t v : {5u, 0xffffffffu, 1u}) ASSERT_OK(u.Append(v));
+  for (int32_t v : {5, -1, 3}) ASSERT_OK(i.Append(v));
+  for (const char* v : {"b", "\xff", "a"}) ASSERT_OK(s.Append(v));
+  for (int v : {-300, 2, -1}) ASSERT_OK(d.AppendDecimal(v));
+  for (double v : {double(NAN), -0.0, 0.0}) ASSERT_OK(f.Append(v));
+  auto batch = arrow::RecordBatch::Make(
+                   schema, 3,
+                   {u.Finish().ValueOrDie(), i.Finish().ValueOrDie(), s.Finish().ValueOrDie(),
+                    d.Finish().ValueOrDie(), f.Finish().ValueOrDie()})
+                   .ValueOrDie();
+  for (bool dict : {true, false}) {
+    WriterOptions options;
+    options.dictionary = dict;
+    FileMetrics metrics;
+    auto file = WriteToString(schema, {batch}, options, &metrics).ValueOrDie();
+    EXPECT_EQ(StatOf(file, 0, false), Bytes<uint32_t>(1));
+    EXPECT_EQ(StatOf(file, 0, true), Bytes<uint32_t>(0xffffffffu));
+    EXPECT_EQ(StatOf(file, 1, false), Bytes<int32_t>(-1));
+    EXPECT_EQ(StatOf(file, 1, true), Bytes<int32_t>(5));
+    EXPECT_EQ(StatOf(file, 2, false), "a");
+    EXPECT_EQ(StatOf(file, 2, true), "\xff");
+    // decimal(30) is 13 big-endian bytes: -300 = ...FE D4.
+    EXPECT_EQ(StatOf(file, 3, false), std::string(11, '\xff') + "\xfe\xd4");
+    EXPECT_EQ(StatOf(file, 3, true), std::string(12, '\0') + "\x02");
+    // Floats: NaN is left out, zeros are -0.0 (min) and +0.0 (max).
+    EXPECT_EQ(StatOf(file, 4, false), Bytes<double>(-0.0));
+    EXPECT_EQ(StatOf(file, 4, true), Bytes<double>(0.0));
+    EXPECT_EQ(metrics.columns[4].nan_count, 1);
+    EXPECT_EQ(metrics.columns[0].lower_bound, Bytes<uint32_t>(1));
+  }
+}
+
+TEST(StatisticsTest, AllNaNHasNoMinMax) {
+  auto schema =
+      std::make_shared<arrow::Schema>(std::vector<arrow::Field>{{"f", DataType::Float32()}});
+  arrow::FloatBuilder f(DataType::Float32());
+  ASSERT_OK(f.Append(NAN));
+  ASSERT_OK(f.AppendNull());
+  auto batch = arrow::RecordBatch::Make(schema, 2, {f.Finish().ValueOrDie()}).ValueOrDie();
+  FileMetrics metrics;
+  auto file = WriteToString(schema, {batch}, {}, &metrics).ValueOrDie();
+  EXPECT_EQ(StatOf(file, 0, false), "<none>");
+  EXPECT_FALSE(metrics.columns[0].lower_bound.has_value());
+  EXPECT_EQ(metrics.columns[0].null_count, 1);
+}
+
+TEST(ReaderTest, ProjectionAndPruning) {
+  auto schema = std::make_shared<arrow::Schema>(
+      std::vector<arrow::Field>{{"id", DataType::Int64()}, {"name", DataType::String()}});
+  std::vector<arrow::RecordBatchPtr> batches;
+  for (int g = 0; g < 4; ++g) {
+    arrow::Int64Builder ids(DataType::Int64());
+    arrow::BinaryBuilder names(DataType::String());
+    for (int r = 0; r < 100; ++r) {
+      ASSERT_OK(ids.Append(g * 100 + r));
+      ASSERT_OK(names.Append("group" + std::to_string(g)));
+    }
+    batches.push_back(arrow::RecordBatch::Make(
+                          schema, 100, {ids.Finish().ValueOrDie(), names.Finish().ValueOrDie()})
+                          .ValueOrDie());
+  }
+  WriterOptions options;
+  options.row_group_rows = 100;
+  auto file = WriteToString(schema, batches, options).ValueOrDie();
+
+  ReaderOptions ro;
+  ro.columns = {"name"};
+  ro.predicates = {{"id", CompareOp::kGe, int64_t{250}}};
+  auto out = ReadAll(file, ro);
+  ASSERT_EQ(out.size(), 2u);  // groups 2 and 3
+  EXPECT_EQ(out[0]->schema()->field(0).name, "name");
+  EXPECT_EQ(out[0]->column(0).GetView(0), "group2");
+
+  ro.predicates = {{"name", CompareOp::kEq, std::string("group1")}, {"id", CompareOp::kLt, 150.0}};
+  out = ReadAll(file, ro);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0]->column(0).GetView(0), "group1");
+
+  ro.predicates = {{"id", CompareOp::kEq, uint64_t{1000}}};
+  EXPECT_TRUE(ReadAll(file, ro).empty());
+
+  auto reader = FileReader::Open(ToBuffer(file)).ValueOrDie();
+  EXPECT_TRUE(
+      reader->RowGroupMayMatch(0, {{"nope", CompareOp::kEq, int64_t{1}}}).status().IsInvalid());
+  EXPECT_TRUE(
+      reader->RowGroupMayMatch(0, {{"id", CompareOp::kEq, std::string("x")}}).status().IsInvalid());
+}
+
+TEST(WriterTest, RejectsNullsInRequiredColumnAndBadBatches) {
+  auto schema = std::make_shared<arrow::Schema>(
+      std::vector<arrow::Field>{{"x", DataType::Int32(), /*nullable=*/false}});
+  arrow::Int32Builder b(DataType::Int32());
+  ASSERT_OK(b.AppendNull());
+  auto batch = std::make_shared<arrow::RecordBatch>(
+      schema, 1, std::vector<arrow::Array>{b.Finish().ValueOrDie()});
+  auto st = WriteToString(schema, {batch}).status();
+  EXPECT_TRUE(st.IsInvalid());
+  EXPECT_NE(st.message().find("'x'"), std::string::npos);
+}
+
+TEST(ReaderTest, MalformedFilesFailCleanly) {
+  auto schema = testing::AllTypesSchema();
+  auto batch = testing::RandomBatch(schema, 200, 9, 20);
+  WriterOptions options;
+  options.row_group_rows = 64;
+  const std::string file = WriteToString(schema, {batch}, options).ValueOrDie();
+
+  EXPECT_TRUE(FileReader::Open(ToBuffer("PAR1")).status().IsCorruption());
+  std::string bad_magic = file;
+  bad_magic[bad_magic.size() - 1] = 'X';
+  EXPECT_NE(FileReader::Open(ToBuffer(bad_magic)).status().message().find("magic"),
+            std::string::npos);
+  std::string bad_len = file;
+  bad_len[bad_len.size() - 5] = '\x7f';
+  EXPECT_NE(FileReader::Open(ToBuffer(bad_len)).status().message().find("footer length"),
+            std::string::npos);
+
+  // Truncations: the footer is found at the new end, so these fail at Open.
+  for (size_t n = 0; n < file.size(); n += 97) {
+    EXPECT_FALSE(FileReader::Open(ToBuffer(file.substr(0, n))).ok());
+  }
+  // Flip bytes in the data region: Open succeeds, reads may fail but must not crash.
+  std::mt19937 rng(1);
+  int failures = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string corrupt = file;
+    const size_t pos = 4 + rng() % (file.size() - 200);
+    corrupt[pos] = static_cast<char>(rng());
+    auto reader = FileReader::Open(ToBuffer(corrupt));
+    if (!reader.ok()) {
+      ++failures;
+      continue;
+    }
+    auto r = (*reader)->Read();
+    if (!r.ok()) {
+      ++failures;
+      EXPECT_FALSE(r.status().message().empty());
+    }
+  }
+  EXPECT_GT(failures, 0);
+}
+
+}  // namespace
+}  // namespace oxbow::parquet

@@ -1,0 +1,861 @@
+#include "oxbow/parquet/reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "oxbow/parquet/encoding_internal.h"
+#include "oxbow/parquet/schema_internal.h"
+
+namespace oxbow::parquet {
+
+using arrow::Array;
+using arrow::DataType;
+using arrow::TypeId;
+
+namespace {
+
+constexpr int64_t kMaxPageSize = int64_t{1} << 30;
+
+int PhysicalSize(PhysicalType t, int32_t type_length) {
+  switch (t) {
+    case PhysicalType::kInt32:
+    case PhysicalType::kFloat: return 4;
+    case PhysicalType::kInt64:
+    case PhysicalType::kDouble: return 8;
+    case PhysicalType::kInt96: return 12;
+    case PhysicalType::kFixedLenByteArray: return type_length;
+    default: return 0;  // BOOLEAN (bits) and BYTE_ARRAY (variable)
+  }
+}
+
+// Sign-extends a big-endian two's complement integer of 1..16 bytes.
+__int128 BigEndianToInt128(const uint8_t* p, size_t n) {
+  unsigned __int128 v = (n > 0 && (p[0] & 0x80)) ? ~static_cast<unsigned __int128>(0) : 0;
+  for (size_t i = 0; i < n; ++i) v = (v << 8) | p[i];
+  return static_cast<__int128>(v);
+}
+
+// Decodes the pages of one column chunk straight into Arrow buffers.
+class ChunkDecoder {
+ public:
+  ChunkDecoder(const arrow::Field& field, const SchemaElement& element, int64_t num_rows)
+      : field_(field),
+        element_(element),
+        physical_(*element.type),
+        width_(PhysicalSize(*element.type, element.type_length.value_or(0))),
+        num_rows_(num_rows),
+        optional_(element.repetition_type != Repetition::kRequired) {}
+
+  Result<Array> Decode(const uint8_t* file, int64_t file_size, const ColumnChunk& chunk);
+
+ private:
+  Status Error(const std::string& what) const {
+    return Status::Corruption("column '" + field_.name + "': " + what);
+  }
+  Status Unsupported(const std::string& what) const {
+    return Status::NotImplemented("column '" + field_.name + "': " + what + " is not supported");
+  }
+  Status AllocateOutput();
+  Status ReadDictionary(const PageHeader& h, const uint8_t* data, int64_t size);
+  Status ReadDataPage(int32_t num_values, Encoding encoding, const uint8_t* levels,
+                      int64_t levels_size, bool levels_prefixed, const uint8_t* values,
+                      int64_t values_size);
+  Status DecodeDense(Encoding encoding, const uint8_t* data, int64_t size, int64_t count);
+  Status Emit(int64_t n, int64_t count);
+  Result<const uint8_t*> Decompress(Codec codec, const uint8_t* data, int64_t size,
+                                    int64_t uncompressed, std::vector<uint8_t>* buffer);
+
+  const arrow::Field& field_;
+  const SchemaElement& element_;
+  PhysicalType physical_;
+  int width_;  // bytes per physical value (0 for BOOLEAN and BYTE_ARRAY)
+  int64_t num_rows_;
+  bool optional_;
+
+  // Output.
+  std::shared_ptr<MutableBuffer> validity_;
+  std::shared_ptr<MutableBuffer> values_;  // values, bits or int32 offsets
+  BufferBuilder data_;                     // string / binary bytes
+  int64_t row_ = 0;
+  int64_t null_count_ = 0;
+
+  // The current page.
+  std::vector<uint32_t> levels_;
+  std::vector<uint8_t> valid_;      // 0/1 per value of the page
+  const uint8_t* dense_ = nullptr;  // fixed-width physical values, non-null only
+  std::vector<uint8_t> dense_buffer_;
+  std::vector<std::string_view> dense_views_;  // BYTE_ARRAY values, non-null only
+  std::vector<uint32_t> indices_;
+  std::vector<uint8_t> page_buffer_;
+  std::vector<uint8_t> dict_buffer_;
+
+  // The dictionary.
+  bool has_dictionary_ = false;
+  int64_t dict_size_ = 0;
+  const uint8_t* dict_fixed_ = nullptr;
+  std::vector<std::string_view> dict_views_;
+  std::vector<uint8_t> dict_bools_;
+};
+
+Status ChunkDecoder::AllocateOutput() {
+  const DataType& t = field_.type;
+  if (optional_) {
+    ASSIGN_OR_RAISE(validity_, MutableBuffer::Allocate(bit_util::BytesForBits(num_rows_)));
+    std::memset(validity_->mutable_data(), 0, static_cast<size_t>(validity_->size()));
+  }
+  int64_t bytes;
+  if (t.id() == TypeId::kBool) {
+    bytes = bit_util::BytesForBits(num_rows_);
+  } else if (t.is_variable_length()) {
+    bytes = (num_rows_ + 1) * 4;
+  } else {
+    bytes = num_rows_ * (t.bit_width() / 8);
+  }
+  ASSIGN_OR_RAISE(values_, MutableBuffer::Allocate(bytes));
+  std::memset(values_->mutable_data(), 0, static_cast<size_t>(bytes));
+  return Status::OK();
+}
+
+Result<const uint8_t*> ChunkDecoder::Decompress(Codec codec, const uint8_t* data, int64_t size,
+                                                int64_t uncompressed,
+                                                std::vector<uint8_t>* buffer) {
+  if (codec == Codec::kUncompressed) {
+    if (size != uncompressed) {
+      return Error("uncompressed page of " + std::to_string(size) + " bytes, header says " +
+                   std::to_string(uncompressed));
+    }
+    return data;
+  }
+  buffer->resize(static_cast<size_t>(uncompressed));
+  RETURN_NOT_OK(internal::Decompress(codec, data, static_cast<size_t>(size), buffer->data(),
+                                     static_cast<size_t>(uncompressed))
+                    .WithContext("column '" + field_.name + "'"));
+  return buffer->data();
+}
+
+Status ChunkDecoder::ReadDictionary(const PageHeader& h, const uint8_t* data, int64_t size) {
+  const auto& d = *h.dictionary_page_header;
+  if (has_dictionary_) return Error("second dictionary page");
+  if (d.encoding != Encoding::kPlain && d.encoding != Encoding::kPlainDictionary) {
+    return Unsupported("dictionary page encoding " + std::string(EncodingName(d.encoding)));
+  }
+  if (d.num_values < 0) return Error("negative dictionary size");
+  dict_size_ = d.num_values;
+  has_dictionary_ = true;
+  if (physical_ == PhysicalType::kByteArray) {
+    dict_views_.clear();
+    dict_views_.reserve(static_cast<size_t>(std::min<int64_t>(dict_size_, size / 4 + 1)));
+    int64_t pos = 0;
+    for (int64_t i = 0; i < dict_size_; ++i) {
+      if (size - pos < 4) return Error("dictionary page truncated at entry " + std::to_string(i));
+      uint32_t len;
+      std::memcpy(&len, data + pos, 4);
+      pos += 4;
+      if (len > static_cast<uint64_t>(size - pos)) {
+        return Error("dictionary entry " + std::to_string(i) + " of " + std::to_string(len) +
+                     " bytes runs past the page");
+      }
+      dict_views_.emplace_back(reinterpret_cast<const char*>(data + pos), len);
+      pos += len;
+    }
+  } else if (physical_ == PhysicalType::kBoolean) {
+    if (bit_util::BytesForBits(dict_size_) > size) return Error("dictionary page truncated");
+    dict_bools_.resize(static_cast<size_t>(dict_size_));
+    for (int64_t i = 0; i < dict_size_; ++i) dict_bools_[i] = bit_util::GetBit(data, i);
+  } else {
+    if (width_ <= 0) return Error("bad FIXED_LEN_BYTE_ARRAY width");
+    if (dict_size_ > size / width_) {
+      return Error("dictionary of " + std::to_string(dict_size_) + " values needs more than " +
+                   std::to_string(size) + " bytes");
+    }
+    dict_fixed_ = data;
+  }
+  return Status::OK();
+}
+
+Status ChunkDecoder::DecodeDense(Encoding encoding, const uint8_t* data, int64_t size,
+                                 int64_t count) {
+  const std::string enc_name(EncodingName(encoding));
+  switch (encoding) {
+    case Encoding::kPlain: {
+      if (physical_ == PhysicalType::kByteArray) {
+        dense_views_.resize(static_cast<size_t>(count));
+        int64_t pos = 0;
+        for (int64_t i = 0; i < count; ++i) {
+          if (size - pos < 4) return Error("PLAIN page truncated at value " + std::to_string(i));
+          uint32_t len;
+          std::memcpy(&len, data + pos, 4);
+          pos += 4;
+          if (len > static_cast<uint64_t>(size - pos)) {
+            return Error("value " + std::to_string(i) + " of " + std::to_string(len) +
+                         " bytes runs past the page");
+          }
+          dense_views_[i] = std::string_view(reinterpret_cast<const char*>(data + pos), len);
+          pos += len;
+        }
+      } else if (physical_ == PhysicalType::kBoolean) {
+        if (bit_util::BytesForBits(count) > size) return Error("PLAIN boolean page truncated");
+        dense_buffer_.resize(static_cast<size_t>(count));
+        for (int64_t i = 0; i < count; ++i) dense_buffer_[i] = bit_util::GetBit(data, i);
+        dense_ = dense_buffer_.data();
+      } else {
+        if (width_ <= 0) return Error("bad FIXED_LEN_BYTE_ARRAY width");
+        if (count > size / width_) {
+          return Error("PLAIN page holds " + std::to_string(size) + " bytes, " +
+                       std::to_string(count) + " values need more");
+        }
+        dense_ = data;
+      }
+      return Status::OK();
+    }
+    case Encoding::kPlainDictionary:
+    case Encoding::kRleDictionary: {
+      if (!has_dictionary_) return Error(enc_name + " page without a dictionary page");
+      if (size < 1) return Error("dictionary-encoded page without a bit width");
+      const int bw = data[0];
+      if (bw > 32) return Error("dictionary index bit width " + std::to_string(bw));
+      indices_.resize(static_cast<size_t>(count));
+      internal::RleDecoder dec(data + 1, size - 1, bw);
+      RETURN_NOT_OK(
+          dec.GetBatch(indices_.data(), count).WithContext("column '" + field_.name + "'"));
+      for (int64_t i = 0; i < count; ++i) {
+        if (indices_[i] >= dict_size_) {
+          return Error("dictionary index " + std::to_string(indices_[i]) + " >= dictionary size " +
+                       std::to_string(dict_size_));
+        }
+      }
+      if (physical_ == PhysicalType::kByteArray) {
+        dense_views_.resize(static_cast<size_t>(count));
+        for (int64_t i = 0; i < count; ++i) dense_views_[i] = dict_views_[indices_[i]];
+      } else if (physical_ == PhysicalType::kBoolean) {
+        dense_buffer_.resize(static_cast<size_t>(count));
+        for (int64_t i = 0; i < count; ++i) dense_buffer_[i] = dict_bools_[indices_[i]];
+        dense_ = dense_buffer_.data();
+      } else {
+        dense_buffer_.resize(static_cast<size_t>(count * width_));
+        uint8_t* out = dense_buffer_.data();
+        switch (width_) {
+          case 4:
+            for (int64_t i = 0; i < count; ++i)
+              std::memcpy(out + i * 4, dict_fixed_ + indices_[i] * 4, 4);
+            break;
+          case 8:
+            for (int64_t i = 0; i < count; ++i)
+              std::memcpy(out + i * 8, dict_fixed_ + indices_[i] * 8, 8);
+            break;
+          default:
+            for (int64_t i = 0; i < count; ++i) {
+              std::memcpy(out + i * width_,
+                          dict_fixed_ + static_cast<int64_t>(indices_[i]) * width_, width_);
+            }
+        }
+        dense_ = out;
+      }
+      return Status::OK();
+    }
+    case Encoding::kRle: {
+      if (physical_ != PhysicalType::kBoolean) return Unsupported("RLE encoding for non-booleans");
+      if (size < 4) return Error("RLE boolean page without a length");
+      uint32_t len;
+      std::memcpy(&len, data, 4);
+      if (len > static_cast<uint64_t>(size - 4))
+        return Error("RLE boolean run length past the page");
+      indices_.resize(static_cast<size_t>(count));
+      internal::RleDecoder dec(data + 4, len, 1);
+      RETURN_NOT_OK(
+          dec.GetBatch(indices_.data(), count).WithContext("column '" + field_.name + "'"));
+      dense_buffer_.assign(indices_.begin(), indices_.end());
+      dense_ = dense_buffer_.data();
+      return Status::OK();
+    }
+    case Encoding::kByteStreamSplit: {
+      if (width_ <= 0 || physical_ == PhysicalType::kInt96) {
+        return Unsupported("BYTE_STREAM_SPLIT for " + std::string(PhysicalTypeName(physical_)));
+      }
+      if (count > size / width_) return Error("BYTE_STREAM_SPLIT page too short");
+      dense_buffer_.resize(static_cast<size_t>(count * width_));
+      for (int b = 0; b < width_; ++b) {
+        const uint8_t* stream = data + b * count;
+        for (int64_t i = 0; i < count; ++i) dense_buffer_[i * width_ + b] = stream[i];
+      }
+      dense_ = dense_buffer_.data();
+      return Status::OK();
+    }
+    default: return Unsupported("encoding " + enc_name);
+  }
+}
+
+// Moves `count` dense values into rows [row_, row_ + n), placing nulls where valid_ says.
+Status ChunkDecoder::Emit(int64_t n, int64_t count) {
+  const DataType& t = field_.type;
+  const bool all_valid = count == n;
+  uint8_t* validity = validity_ ? validity_->mutable_data() : nullptr;
+  if (validity) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (valid_.empty() || valid_[i]) bit_util::SetBit(validity, row_ + i);
+    }
+  }
+  null_count_ += n - count;
+  // For every non-null slot: f(slot, dense index).
+  auto each = [&](auto&& f) {
+    if (all_valid) {
+      for (int64_t i = 0; i < n; ++i) f(row_ + i, i);
+    } else {
+      for (int64_t i = 0, j = 0; i < n; ++i) {
+        if (valid_[i]) f(row_ + i, j++);
+      }
+    }
+  };
+  uint8_t* out = values_->mutable_data();
+  switch (t.id()) {
+    case TypeId::kBool:
+      each([&](int64_t slot, int64_t j) {
+        if (dense_[j]) bit_util::SetBit(out, slot);
+      });
+      return Status::OK();
+    case TypeId::kString:
+    case TypeId::kBinary: {
+      auto* offsets = reinterpret_cast<int32_t*>(out);
+      int64_t j = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        if (all_valid || valid_[i]) {
+          const std::string_view v = dense_views_[j++];
+          RETURN_NOT_OK(data_.Append(v.data(), static_cast<int64_t>(v.size())));
+        }
+        if (data_.length() > INT32_MAX) {
+          return Status::NotImplemented("column '" + field_.name +
+                                        "': more than 2 GiB of string data in one row group");
+        }
+        offsets[row_ + i + 1] = static_cast<int32_t>(data_.length());
+      }
+      return Status::OK();
+    }
+    case TypeId::kDecimal128: {
+      auto* dst = reinterpret_cast<__int128*>(out);
+      if (physical_ == PhysicalType::kInt32) {
+        each([&](int64_t slot, int64_t j) {
+          int32_t v;
+          std::memcpy(&v, dense_ + j * 4, 4);
+          dst[slot] = v;
+        });
+      } else if (physical_ == PhysicalType::kInt64) {
+        each([&](int64_t slot, int64_t j) {
+          int64_t v;
+          std::memcpy(&v, dense_ + j * 8, 8);
+          dst[slot] = v;
+        });
+      } else if (physical_ == PhysicalType::kFixedLenByteArray) {
+        each([&](int64_t slot, int64_t j) {
+          dst[slot] = BigEndianToInt128(dense_ + j * width_, static_cast<size_t>(width_));
+        });
+      } else {
+        for (int64_t j = 0; j < count; ++j) {
+          if (dense_views_[j].size() > 16) return Error("decimal BYTE_ARRAY wider than 16 bytes");
+        }
+        each([&](int64_t slot, int64_t j) {
+          const auto v = dense_views_[j];
+          dst[slot] = BigEndianToInt128(reinterpret_cast<const uint8_t*>(v.data()), v.size());
+        });
+      }
+      return Status::OK();
+    }
+    case TypeId::kFixedSizeBinary: {
+      const int w = t.byte_width();
+      each([&](int64_t slot, int64_t j) { std::memcpy(out + slot * w, dense_ + j * w, w); });
+      return Status::OK();
+    }
+    case TypeId::kTimestamp:
+      if (physical_ == PhysicalType::kInt96) {
+        auto* dst = reinterpret_cast<int64_t*>(out);
+        each([&](int64_t slot, int64_t j) {
+          int64_t nanos;
+          int32_t julian;
+          std::memcpy(&nanos, dense_ + j * 12, 8);
+          std::memcpy(&julian, dense_ + j * 12 + 8, 4);
+          dst[slot] = (static_cast<int64_t>(julian) - 2440588) * 86400000000000LL + nanos;
+        });
+        return Status::OK();
+      }
+      break;
+    default: break;
+  }
+  // Fixed-width integers and floats: same width copies, or INT32 narrowed to 8/16 bits.
+  const int out_width = t.bit_width() / 8;
+  if (out_width == width_) {
+    if (all_valid) {
+      std::memcpy(out + row_ * width_, dense_, static_cast<size_t>(n * width_));
+    } else {
+      each([&](int64_t slot, int64_t j) {
+        std::memcpy(out + slot * width_, dense_ + j * width_, static_cast<size_t>(width_));
+      });
+    }
+    return Status::OK();
+  }
+  if (physical_ == PhysicalType::kInt32 && (out_width == 1 || out_width == 2)) {
+    each([&](int64_t slot, int64_t j) {
+      int32_t v;
+      std::memcpy(&v, dense_ + j * 4, 4);
+      if (out_width == 1) {
+        out[slot] = static_cast<uint8_t>(v);
+      } else {
+        const auto v16 = static_cast<uint16_t>(v);
+        std::memcpy(out + slot * 2, &v16, 2);
+      }
+    });
+    return Status::OK();
+  }
+  return Error("cannot convert " + std::string(PhysicalTypeName(physical_)) + " to " +
+               t.ToString());
+}
+
+Status ChunkDecoder::ReadDataPage(int32_t num_values, Encoding encoding, const uint8_t* levels,
+                                  int64_t levels_size, bool levels_prefixed, const uint8_t* values,
+                                  int64_t values_size) {
+  if (num_values < 0) return Error("negative value count in a data page");
+  if (num_values > num_rows_ - row_) {
+    return Error("data pages hold more than the row group's " + std::to_string(num_rows_) +
+                 " rows");
+  }
+  const int64_t n = num_values;
+  int64_t count = n;
+  valid_.clear();
+  if (optional_) {
+    const uint8_t* p = levels;
+    int64_t len = levels_size;
+    if (levels_prefixed) {
+      if (levels_size < 4) return Error("data page too short for its definition levels");
+      uint32_t l;
+      std::memcpy(&l, levels, 4);
+      if (l > static_cast<uint64_t>(levels_size - 4)) {
+        return Error("definition levels of " + std::to_string(l) + " bytes run past the page");
+      }
+      p = levels + 4;
+      len = l;
+    }
+    levels_.resize(static_cast<size_t>(n));
+    internal::RleDecoder dec(p, len, 1);
+    RETURN_NOT_OK(dec.GetBatch(levels_.data(), n)
+                      .WithContext("column '" + field_.name + "' definition levels"));
+    valid_.resize(static_cast<size_t>(n));
+    count = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (levels_[i] > 1) return Error("definition level " + std::to_string(levels_[i]) + " > 1");
+      valid_[i] = static_cast<uint8_t>(levels_[i]);
+      count += levels_[i];
+    }
+  }
+  RETURN_NOT_OK(DecodeDense(encoding, values, values_size, count));
+  RETURN_NOT_OK(Emit(n, count));
+  row_ += n;
+  return Status::OK();
+}
+
+Result<Array> ChunkDecoder::Decode(const uint8_t* file, int64_t file_size,
+                                   const ColumnChunk& chunk) {
+  if (!chunk.meta_data) return Error("column chunk without meta_data");
+  if (chunk.file_path) return Unsupported("column data in another file");
+  const ColumnMetaData& meta = *chunk.meta_data;
+  if (meta.type != physical_) {
+    return Error("chunk type " + std::string(PhysicalTypeName(meta.type)) +
+                 " differs from the schema's " + std::string(PhysicalTypeName(physical_)));
+  }
+  if (!internal::CodecSupported(meta.codec)) {
+    return Unsupported("compression codec " + std::string(CodecName(meta.codec)) + " (" +
+                       std::to_string(static_cast<int>(meta.codec)) + ")");
+  }
+  if (meta.num_values != num_rows_) {
+    return Error("chunk has " + std::to_string(meta.num_values) + " values, row group has " +
+                 std::to_string(num_rows_) + " rows");
+  }
+  int64_t start = meta.data_page_offset;
+  if (meta.dictionary_page_offset && *meta.dictionary_page_offset > 0 &&
+      *meta.dictionary_page_offset < start) {
+    start = *meta.dictionary_page_offset;
+  }
+  const int64_t data_end = file_size - 8;  // footer length and magic follow the data
+  if (start < 4 || start > data_end || meta.total_compressed_size < 0 ||
+      meta.total_compressed_size > data_end - start) {
+    return Error("chunk range [" + std::to_string(start) + ", +" +
+                 std::to_string(meta.total_compressed_size) + ") lies outside the file of " +
+                 std::to_string(file_size) + " bytes");
+  }
+  RETURN_NOT_OK(AllocateOutput());
+  int64_t pos = start;
+  const int64_t end = start + meta.total_compressed_size;
+  while (row_ < num_rows_) {
+    if (pos >= end) {
+      return Error("pages end after " + std::to_string(row_) + " of " + std::to_string(num_rows_) +
+                   " values");
+    }
+    PageHeader h;
+    size_t consumed = 0;
+    RETURN_NOT_OK(ParsePageHeader(file + pos, static_cast<size_t>(end - pos), &h, &consumed)
+                      .WithContext("column '" + field_.name + "' page header at offset " +
+                                   std::to_string(pos)));
+    pos += static_cast<int64_t>(consumed);
+    if (h.compressed_page_size < 0 || h.compressed_page_size > end - pos) {
+      return Error("page of " + std::to_string(h.compressed_page_size) + " bytes at offset " +
+                   std::to_string(pos) + " runs past the chunk");
+    }
+    if (h.uncompressed_page_size < 0 || h.uncompressed_page_size > kMaxPageSize) {
+      return Error("bad uncompressed page size " + std::to_string(h.uncompressed_page_size));
+    }
+    const uint8_t* page = file + pos;
+    const int64_t size = h.compressed_page_size;
+    pos += size;
+    switch (h.type) {
+      case PageType::kDictionaryPage: {
+        if (!h.dictionary_page_header) return Error("dictionary page without its header");
+        ASSIGN_OR_RAISE(const uint8_t* body, Decompress(meta.codec, page, size,
+                                                        h.uncompressed_page_size, &dict_buffer_));
+        RETURN_NOT_OK(ReadDictionary(h, body, h.uncompressed_page_size));
+        break;
+      }
+      case PageType::kDataPage: {
+        if (!h.data_page_header) return Error("data page without its header");
+        const auto& d = *h.data_page_header;
+        if (optional_ && d.definition_level_encoding != Encoding::kRle) {
+          return Unsupported("definition level encoding " +
+                             std::string(EncodingName(d.definition_level_encoding)));
+        }
+        ASSIGN_OR_RAISE(const uint8_t* body, Decompress(meta.codec, page, size,
+                                                        h.uncompressed_page_size, &page_buffer_));
+        int64_t levels_size = 0;
+        if (optional_) {
+          if (h.uncompressed_page_size < 4) return Error("data page too short for its levels");
+          uint32_t l;
+          std::memcpy(&l, body, 4);
+          if (l > static_cast<uint64_t>(h.uncompressed_page_size - 4)) {
+            return Error("definition levels of " + std::to_string(l) + " bytes run past the page");
+          }
+          levels_size = 4 + l;
+        }
+        RETURN_NOT_OK(ReadDataPage(d.num_values, d.encoding, body, levels_size, true,
+                                   body + levels_size, h.uncompressed_page_size - levels_size));
+        break;
+      }
+      case PageType::kDataPageV2: {
+        if (!h.data_page_header_v2) return Error("data page v2 without its header");
+        const auto& d = *h.data_page_header_v2;
+        const int64_t levels =
+            static_cast<int64_t>(d.definition_levels_byte_length) + d.repetition_levels_byte_length;
+        if (d.definition_levels_byte_length < 0 || d.repetition_levels_byte_length < 0 ||
+            levels > size || levels > h.uncompressed_page_size) {
+          return Error("data page v2 level lengths exceed the page");
+        }
+        if (d.repetition_levels_byte_length != 0) return Unsupported("repetition levels");
+        const uint8_t* body = page + levels;
+        const int64_t body_size = size - levels;
+        const int64_t body_uncompressed = h.uncompressed_page_size - levels;
+        const uint8_t* values = body;
+        if (d.is_compressed) {
+          ASSIGN_OR_RAISE(
+              values, Decompress(meta.codec, body, body_size, body_uncompressed, &page_buffer_));
+        } else if (body_size != body_uncompressed) {
+          return Error("uncompressed v2 page sizes disagree");
+        }
+        RETURN_NOT_OK(ReadDataPage(d.num_values, d.encoding, page, d.definition_levels_byte_length,
+                                   false, values, body_uncompressed));
+        break;
+      }
+      default: break;  // index pages and unknown page types are skipped
+    }
+  }
+  std::vector<std::shared_ptr<Buffer>> buffers;
+  buffers.push_back(null_count_ > 0 ? std::shared_ptr<Buffer>(validity_) : nullptr);
+  buffers.push_back(values_);
+  if (field_.type.is_variable_length()) {
+    ASSIGN_OR_RAISE(auto data, data_.Finish());
+    buffers.push_back(std::move(data));
+  }
+  return Array::Make(field_.type, num_rows_, std::move(buffers), null_count_);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Statistics pruning
+
+// A statistic or literal reduced to something comparable.
+struct Comparable {
+  enum Kind { kNumber, kBytes, kNone } kind = kNone;
+  long double number = 0;  // exact for every int64 and uint64
+  std::string bytes;
+};
+
+Comparable FromLiteral(const Literal& lit) {
+  Comparable c;
+  if (const auto* s = std::get_if<std::string>(&lit)) {
+    c.kind = Comparable::kBytes;
+    c.bytes = *s;
+    return c;
+  }
+  c.kind = Comparable::kNumber;
+  std::visit(
+      [&](const auto& v) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(v)>, std::string>) {
+          c.number = static_cast<long double>(v);
+        }
+      },
+      lit);
+  return c;
+}
+
+Comparable FromStat(const std::string& raw, const arrow::Field& field, PhysicalType physical) {
+  Comparable c;
+  const DataType& t = field.type;
+  if (t.is_variable_length() || t.id() == TypeId::kFixedSizeBinary) {
+    c.kind = Comparable::kBytes;
+    c.bytes = raw;
+    return c;
+  }
+  if (t.id() == TypeId::kDecimal128 || physical == PhysicalType::kInt96) return c;
+  c.kind = Comparable::kNumber;
+  switch (physical) {
+    case PhysicalType::kBoolean:
+      if (raw.size() < 1) return Comparable{};
+      c.number = raw[0] != 0;
+      return c;
+    case PhysicalType::kInt32: {
+      if (raw.size() != 4) return Comparable{};
+      int32_t v;
+      std::memcpy(&v, raw.data(), 4);
+      c.number = t.is_unsigned_integer() ? static_cast<long double>(static_cast<uint32_t>(v)) : v;
+      return c;
+    }
+    case PhysicalType::kInt64: {
+      if (raw.size() != 8) return Comparable{};
+      int64_t v;
+      std::memcpy(&v, raw.data(), 8);
+      c.number = t.is_unsigned_integer() ? static_cast<long double>(static_cast<uint64_t>(v)) : v;
+      return c;
+    }
+    case PhysicalType::kFloat: {
+      if (raw.size() != 4) return Comparable{};
+      float v;
+      std::memcpy(&v, raw.data(), 4);
+      if (std::isnan(v)) return Comparable{};
+      c.number = v;
+      return c;
+    }
+    case PhysicalType::kDouble: {
+      if (raw.size() != 8) return Comparable{};
+      double v;
+      std::memcpy(&v, raw.data(), 8);
+      if (std::isnan(v)) return Comparable{};
+      c.number = v;
+      return c;
+    }
+    default: return Comparable{};
+  }
+}
+
+int Compare(const Comparable& a, const Comparable& b) {
+  if (a.kind == Comparable::kNumber) return a.number < b.number ? -1 : a.number > b.number ? 1 : 0;
+  const int r = a.bytes.compare(b.bytes);
+  return r < 0 ? -1 : r > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------
+// FileReader
+
+Result<std::unique_ptr<FileReader>> FileReader::Open(std::shared_ptr<Buffer> file) {
+  if (!file) return Status::Invalid("parquet: no file buffer");
+  const int64_t size = file->size();
+  const uint8_t* data = file->data();
+  if (size < 12) {
+    return Status::Corruption("parquet: file of " + std::to_string(size) +
+                              " bytes is too short (at least 12 needed)");
+  }
+  if (std::memcmp(data, "PAR1", 4) != 0) {
+    return Status::Corruption("parquet: bad leading magic (not a Parquet file)");
+  }
+  if (std::memcmp(data + size - 4, "PARE", 4) == 0) {
+    return Status::NotImplemented("parquet: encrypted footers are not supported");
+  }
+  if (std::memcmp(data + size - 4, "PAR1", 4) != 0) {
+    return Status::Corruption("parquet: bad trailing magic (truncated or not a Parquet file)");
+  }
+  uint32_t footer_len;
+  std::memcpy(&footer_len, data + size - 8, 4);
+  if (footer_len > static_cast<uint64_t>(size - 12)) {
+    return Status::Corruption("parquet: footer length " + std::to_string(footer_len) +
+                              " exceeds the file of " + std::to_string(size) + " bytes");
+  }
+  std::unique_ptr<FileReader> r(new FileReader());
+  r->file_ = std::move(file);
+  RETURN_NOT_OK(ParseFileMetaData(data + size - 8 - footer_len, footer_len, &r->metadata_)
+                    .WithContext("parquet footer"));
+  const auto& schema = r->metadata_.schema;
+  if (schema.empty()) return Status::Corruption("parquet footer: empty schema");
+  const int64_t children = schema[0].num_children.value_or(0);
+  if (children != static_cast<int64_t>(schema.size()) - 1) {
+    for (size_t i = 1; i < schema.size(); ++i) {
+      if (schema[i].num_children.value_or(0) > 0 || !schema[i].type) {
+        return Status::NotImplemented("parquet: nested column '" + schema[i].name +
+                                      "' is not supported (flat schemas only)");
+      }
+    }
+    return Status::Corruption("parquet footer: root has " + std::to_string(children) +
+                              " children but the schema lists " +
+                              std::to_string(schema.size() - 1) + " columns");
+  }
+  std::vector<arrow::Field> fields;
+  for (size_t i = 1; i < schema.size(); ++i) {
+    if (schema[i].num_children.value_or(0) > 0 || !schema[i].type) {
+      return Status::NotImplemented("parquet: nested column '" + schema[i].name +
+                                    "' is not supported (flat schemas only)");
+    }
+    ASSIGN_OR_RAISE(arrow::Field f, internal::SchemaElementToField(schema[i]));
+    fields.push_back(std::move(f));
+  }
+  arrow::KeyValueMetadata kv;
+  for (const auto& e : r->metadata_.key_value_metadata) {
+    if (e.key == "ARROW:schema") continue;
+    kv.emplace_back(e.key, e.value.value_or(""));
+  }
+  auto arrow_schema = std::make_shared<arrow::Schema>(std::move(fields), std::move(kv));
+  RETURN_NOT_OK(arrow_schema->Validate().WithContext("parquet schema"));
+  r->schema_ = std::move(arrow_schema);
+  const size_t num_columns = schema.size() - 1;
+  int64_t total_rows = 0;
+  for (size_t g = 0; g < r->metadata_.row_groups.size(); ++g) {
+    const auto& group = r->metadata_.row_groups[g];
+    if (group.columns.size() != num_columns) {
+      return Status::Corruption("parquet footer: row group " + std::to_string(g) + " has " +
+                                std::to_string(group.columns.size()) + " columns, schema has " +
+                                std::to_string(num_columns));
+    }
+    if (group.num_rows < 0 || group.num_rows > INT32_MAX) {
+      return Status::Corruption("parquet footer: row group " + std::to_string(g) +
+                                " has a bad row count " + std::to_string(group.num_rows));
+    }
+    total_rows += group.num_rows;
+  }
+  if (total_rows != r->metadata_.num_rows) {
+    return Status::Corruption("parquet footer: num_rows " + std::to_string(r->metadata_.num_rows) +
+                              " but row groups hold " + std::to_string(total_rows));
+  }
+  return r;
+}
+
+Result<std::unique_ptr<FileReader>> FileReader::OpenPath(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::IOError("open " + path + ": " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return Status::IOError("stat " + path + ": " + std::strerror(errno));
+  }
+  auto buffer = MutableBuffer::Allocate(st.st_size);
+  if (!buffer.ok()) {
+    ::close(fd);
+    return buffer.status();
+  }
+  int64_t done = 0;
+  while (done < st.st_size) {
+    const ssize_t n =
+        ::read(fd, (*buffer)->mutable_data() + done, static_cast<size_t>(st.st_size - done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string err = n < 0 ? std::strerror(errno) : "unexpected end of file";
+      ::close(fd);
+      return Status::IOError("read " + path + ": " + err);
+    }
+    done += n;
+  }
+  ::close(fd);
+  return Open(std::move(*buffer));
+}
+
+Result<bool> FileReader::RowGroupMayMatch(int i, const std::vector<Predicate>& predicates) const {
+  if (i < 0 || i >= num_row_groups()) return Status::OutOfRange("row group " + std::to_string(i));
+  const RowGroup& group = metadata_.row_groups[i];
+  for (const auto& p : predicates) {
+    const int col = schema_->GetFieldIndex(p.column);
+    if (col < 0) return Status::Invalid("predicate on unknown column '" + p.column + "'");
+    const auto& meta = group.columns[col].meta_data;
+    if (!meta || !meta->statistics) continue;
+    const Statistics& s = *meta->statistics;
+    if (s.null_count && *s.null_count == group.num_rows && group.num_rows > 0) return false;
+    if (!s.min_value || !s.max_value) continue;
+    const arrow::Field& field = schema_->field(col);
+    const Comparable lo = FromStat(*s.min_value, field, meta->type);
+    const Comparable hi = FromStat(*s.max_value, field, meta->type);
+    const Comparable v = FromLiteral(p.value);
+    if (lo.kind == Comparable::kNone || hi.kind == Comparable::kNone) continue;
+    if (v.kind != lo.kind) {
+      return Status::Invalid("predicate on column '" + p.column + "' (" + field.type.ToString() +
+                             ") compares against a " +
+                             (v.kind == Comparable::kBytes ? "string" : "number"));
+    }
+    const int vs_lo = Compare(v, lo), vs_hi = Compare(v, hi);
+    bool may = true;
+    switch (p.op) {
+      case CompareOp::kEq: may = vs_lo >= 0 && vs_hi <= 0; break;
+      case CompareOp::kNe: may = !(vs_lo == 0 && vs_hi == 0); break;
+      case CompareOp::kLt: may = vs_lo > 0; break;  // some value < v needs min < v
+      case CompareOp::kLe: may = vs_lo >= 0; break;
+      case CompareOp::kGt: may = vs_hi < 0; break;  // needs max > v
+      case CompareOp::kGe: may = vs_hi <= 0; break;
+    }
+    if (!may) return false;
+  }
+  return true;
+}
+
+Result<arrow::RecordBatchPtr> FileReader::ReadRowGroup(
+    int i, const std::vector<int>& column_indices) const {
+  if (i < 0 || i >= num_row_groups()) return Status::OutOfRange("row group " + std::to_string(i));
+  const RowGroup& group = metadata_.row_groups[i];
+  std::vector<arrow::Array> columns;
+  std::vector<arrow::Field> fields;
+  for (int c : column_indices) {
+    if (c < 0 || c >= schema_->num_fields()) {
+      return Status::OutOfRange("column index " + std::to_string(c));
+    }
+    ChunkDecoder decoder(schema_->field(c), metadata_.schema[c + 1], group.num_rows);
+    ASSIGN_OR_RAISE(arrow::Array array,
+                    decoder.Decode(file_->data(), file_->size(), group.columns[c]));
+    columns.push_back(std::move(array));
+    fields.push_back(schema_->field(c));
+  }
+  auto schema = std::make_shared<arrow::Schema>(std::move(fields), schema_->metadata());
+  return arrow::RecordBatch::Make(std::move(schema), group.num_rows, std::move(columns));
+}
+
+Result<std::vector<arrow::RecordBatchPtr>> FileReader::Read(const ReaderOptions& options) const {
+  std::vector<int> indices;
+  if (options.columns.empty()) {
+    for (int c = 0; c < schema_->num_fields(); ++c) indices.push_back(c);
+  } else {
+    for (const auto& name : options.columns) {
+      const int c = schema_->GetFieldIndex(name);
+      if (c < 0) return Status::Invalid("parquet: no column named '" + name + "'");
+      indices.push_back(c);
+    }
+  }
+  const int64_t batch_rows = std::max<int64_t>(1, options.batch_rows);
+  std::vector<arrow::RecordBatchPtr> out;
+  for (int g = 0; g < num_row_groups(); ++g) {
+    ASSIGN_OR_RAISE(bool may, RowGroupMayMatch(g, options.predicates));
+    if (!may) continue;
+    ASSIGN_OR_RAISE(auto batch, ReadRowGroup(g, indices));
+    if (batch->num_rows() <= batch_rows) {
+      out.push_back(std::move(batch));
+      continue;
+    }
+    for (int64_t off = 0; off < batch->num_rows(); off += batch_rows) {
+      out.push_back(batch->Slice(off, batch_rows));
+    }
+  }
+  return out;
+}
+
+}  // namespace oxbow::parquet

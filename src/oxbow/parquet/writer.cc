@@ -1,0 +1,864 @@
+#include "oxbow/parquet/writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "oxbow/parquet/encoding_internal.h"
+#include "oxbow/parquet/schema_internal.h"
+
+namespace oxbow::parquet {
+
+using arrow::Array;
+using arrow::TimeUnit;
+using arrow::TypeId;
+
+Result<Codec> ParseCodec(std::string_view name) {
+  if (name == "none" || name == "uncompressed") return Codec::kUncompressed;
+  if (name == "snappy") return Codec::kSnappy;
+  if (name == "gzip") return Codec::kGzip;
+  if (name == "zstd") return Codec::kZstd;
+  if (name == "lz4" || name == "lz4_raw") return Codec::kLz4Raw;
+  return Status::Invalid("unknown compression '" + std::string(name) +
+                         "' (expected none, snappy, gzip, zstd or lz4)");
+}
+
+namespace {
+
+class FdOutputStream : public OutputStream {
+ public:
+  FdOutputStream(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~FdOutputStream() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Status Write(const void* data, int64_t size) override {
+    const auto* p = static_cast<const char*>(data);
+    while (size > 0) {
+      const ssize_t n = ::write(fd_, p, static_cast<size_t>(std::min<int64_t>(size, 1 << 30)));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Status::IOError("write to " + path_ + ": " + std::strerror(errno));
+      }
+      p += n;
+      size -= n;
+    }
+    return Status::OK();
+  }
+  Status Close() override {
+    if (fd_ < 0) return Status::OK();
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) return Status::IOError("close " + path_ + ": " + std::strerror(errno));
+    return Status::OK();
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<OutputStream>> OpenFileOutput(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IOError("open " + path + ": " + std::strerror(errno));
+  return std::unique_ptr<OutputStream>(new FdOutputStream(fd, path));
+}
+
+// ------------------------------------------------------------------------------------------------
+// Column writers
+
+class ColumnWriter {
+ public:
+  virtual ~ColumnWriter() = default;
+  // Appends rows [offset, offset + length) of `array`.
+  virtual Status Write(const Array& array, int64_t offset, int64_t length) = 0;
+  // Bytes buffered for the current row group (encoded pages plus the open page).
+  virtual int64_t BufferedBytes() const = 0;
+  // Closes the column chunk. `meta` offsets are relative to the chunk start; the chunk's bytes
+  // are `*dictionary_page` followed by `*data_pages`.
+  virtual Status FinishChunk(ColumnMetaData* meta, std::string* dictionary_page,
+                             std::string* data_pages) = 0;
+  ColumnMetrics metrics;
+};
+
+namespace {
+
+// Min/max ordering of a column (ColumnOrder TYPE_ORDER as parquet.thrift defines it).
+enum class Order { kSigned, kUnsigned, kFloat, kBool, kBytes, kDecimalBytes };
+
+template <typename T, Order O>
+bool Less(const T& a, const T& b) {
+  if constexpr (O == Order::kUnsigned) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<U>(a) < static_cast<U>(b);
+  } else if constexpr (O == Order::kDecimalBytes) {
+    // Big-endian two's complement of equal width: flip the sign bit, then compare bytes.
+    const auto a0 = static_cast<uint8_t>(a[0]) ^ 0x80, b0 = static_cast<uint8_t>(b[0]) ^ 0x80;
+    if (a0 != b0) return a0 < b0;
+    return a.substr(1) < b.substr(1);
+  } else {
+    return a < b;  // string_view compares bytes as unsigned char
+  }
+}
+
+// Owned storage for a statistic (views would dangle once the batch is gone).
+template <typename T>
+struct StatSlot {
+  T value{};
+  void Set(const T& v) { value = v; }
+  const T& get() const { return value; }
+};
+template <>
+struct StatSlot<std::string_view> {
+  std::string value;
+  void Set(std::string_view v) { value.assign(v.data(), v.size()); }
+  std::string_view get() const { return value; }
+};
+
+inline uint64_t HashBits(uint64_t x) { return x * 0x9E3779B97F4A7C15ull; }
+
+// Open-addressing hash dictionary for fixed-width physical values.
+template <typename T>
+class NumericDictionary {
+ public:
+  NumericDictionary() { Rehash(1024); }
+  int64_t size() const { return static_cast<int64_t>(values_.size()); }
+  int64_t PlainSize() const { return size() * static_cast<int64_t>(sizeof(T)); }
+  void Clear() {
+    values_.clear();
+    Rehash(1024);
+  }
+  // The index of `v`, inserting it when new (*inserted says which).
+  uint32_t GetOrInsert(T v, bool* inserted) {
+    const uint64_t bits = Bits(v);
+    size_t slot = HashBits(bits) >> shift_;
+    while (true) {
+      const uint32_t s = slots_[slot];
+      if (s == 0) break;
+      if (Bits(values_[s - 1]) == bits) {
+        *inserted = false;
+        return s - 1;
+      }
+      slot = (slot + 1) & mask_;
+    }
+    values_.push_back(v);
+    slots_[slot] = static_cast<uint32_t>(values_.size());
+    *inserted = true;
+    if (values_.size() * 2 > slots_.size()) Rehash(slots_.size() * 2);
+    return static_cast<uint32_t>(values_.size() - 1);
+  }
+  void AppendPlain(std::string* out) const {
+    out->append(reinterpret_cast<const char*>(values_.data()), values_.size() * sizeof(T));
+  }
+
+ private:
+  static uint64_t Bits(T v) {
+    uint64_t b = 0;
+    std::memcpy(&b, &v, sizeof(T));
+    return b;
+  }
+  void Rehash(size_t capacity) {
+    slots_.assign(capacity, 0);
+    mask_ = capacity - 1;
+    shift_ = 64 - __builtin_ctzll(capacity);
+    for (size_t i = 0; i < values_.size(); ++i) {
+      size_t slot = HashBits(Bits(values_[i])) >> shift_;
+      while (slots_[slot] != 0) slot = (slot + 1) & mask_;
+      slots_[slot] = static_cast<uint32_t>(i + 1);
+    }
+  }
+  std::vector<T> values_;
+  std::vector<uint32_t> slots_;  // index + 1; 0 = empty
+  size_t mask_ = 0;
+  int shift_ = 0;
+};
+
+// Hash dictionary for BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY values; bytes live in one arena.
+class BytesDictionary {
+ public:
+  explicit BytesDictionary(bool fixed = false) : fixed_(fixed) { Rehash(1024); }
+  void set_fixed(bool fixed) { fixed_ = fixed; }
+  int64_t size() const { return static_cast<int64_t>(entries_.size()); }
+  int64_t PlainSize() const {
+    return static_cast<int64_t>(arena_.size()) + (fixed_ ? 0 : 4 * size());
+  }
+  void Clear() {
+    entries_.clear();
+    arena_.clear();
+    slots_.clear();
+    Rehash(1024);
+  }
+  uint32_t GetOrInsert(std::string_view v, bool* inserted) {
+    const uint64_t h = XXH3_64bits(v.data(), v.size());
+    size_t slot = h >> shift_;
+    while (true) {
+      const Slot& s = slots_[slot];
+      if (s.index == 0) break;
+      if (s.hash == h) {
+        const Entry& e = entries_[s.index - 1];
+        if (e.length == v.size() &&
+            std::memcmp(arena_.data() + e.offset, v.data(), v.size()) == 0) {
+          *inserted = false;
+          return s.index - 1;
+        }
+      }
+      slot = (slot + 1) & mask_;
+    }
+    entries_.push_back({arena_.size(), static_cast<uint32_t>(v.size())});
+    arena_.append(v.data(), v.size());
+    slots_[slot] = {h, static_cast<uint32_t>(entries_.size())};
+    *inserted = true;
+    if (entries_.size() * 2 > slots_.size()) Rehash(slots_.size() * 2);
+    return static_cast<uint32_t>(entries_.size() - 1);
+  }
+  void AppendPlain(std::string* out) const {
+    out->reserve(out->size() + static_cast<size_t>(PlainSize()));
+    for (const Entry& e : entries_) {
+      if (!fixed_) {
+        const uint32_t len = e.length;
+        out->append(reinterpret_cast<const char*>(&len), 4);
+      }
+      out->append(arena_.data() + e.offset, e.length);
+    }
+  }
+
+ private:
+  struct Entry {
+    size_t offset;
+    uint32_t length;
+  };
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t index = 0;  // entry + 1; 0 = empty
+  };
+  void Rehash(size_t capacity) {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.assign(capacity, Slot{});
+    mask_ = capacity - 1;
+    shift_ = 64 - __builtin_ctzll(capacity);
+    for (const Slot& s : old) {
+      if (s.index == 0) continue;
+      size_t slot = s.hash >> shift_;
+      while (slots_[slot].index != 0) slot = (slot + 1) & mask_;
+      slots_[slot] = s;
+    }
+  }
+  bool fixed_;
+  std::vector<Entry> entries_;
+  std::string arena_;
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  int shift_ = 0;
+};
+
+// Turns rows [start, start + n) of an Arrow array into physical values (garbage at nulls).
+// Returns a pointer into the array when no conversion is needed, else into `scratch`.
+template <typename T>
+using ConvertFn = const T* (*)(const Array& a, int64_t start, int64_t n, std::vector<T>* scratch,
+                               std::string* bytes, int32_t width);
+
+template <typename Src, typename Dst, int64_t kScale = 1>
+const Dst* CastValues(const Array& a, int64_t start, int64_t n, std::vector<Dst>* scratch,
+                      std::string*, int32_t) {
+  const Src* src = a.values<Src>() + start;
+  if constexpr (std::is_same_v<Src, Dst> && kScale == 1) {
+    return src;
+  } else {
+    scratch->resize(static_cast<size_t>(n));
+    Dst* out = scratch->data();
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Dst>(src[i]) * static_cast<Dst>(kScale);
+    return out;
+  }
+}
+
+const uint8_t* BoolValues(const Array& a, int64_t start, int64_t n, std::vector<uint8_t>* scratch,
+                          std::string*, int32_t) {
+  scratch->resize(static_cast<size_t>(n));
+  const uint8_t* bits = a.buffer(1)->data();
+  const int64_t base = a.offset() + start;
+  for (int64_t i = 0; i < n; ++i) (*scratch)[i] = bit_util::GetBit(bits, base + i);
+  return scratch->data();
+}
+
+template <typename Dst>
+const Dst* DecimalToInt(const Array& a, int64_t start, int64_t n, std::vector<Dst>* scratch,
+                        std::string*, int32_t) {
+  scratch->resize(static_cast<size_t>(n));
+  const uint8_t* src = a.buffer(1)->data() + (a.offset() + start) * 16;
+  for (int64_t i = 0; i < n; ++i) std::memcpy(&(*scratch)[i], src + i * 16, sizeof(Dst));
+  return scratch->data();
+}
+
+const std::string_view* Views(const Array& a, int64_t start, int64_t n,
+                              std::vector<std::string_view>* scratch, std::string*, int32_t) {
+  scratch->resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) (*scratch)[i] = a.GetView(start + i);
+  return scratch->data();
+}
+
+// decimal128 (16 bytes little-endian) -> `width` bytes big-endian two's complement.
+const std::string_view* DecimalToFixed(const Array& a, int64_t start, int64_t n,
+                                       std::vector<std::string_view>* scratch, std::string* bytes,
+                                       int32_t width) {
+  scratch->resize(static_cast<size_t>(n));
+  bytes->resize(static_cast<size_t>(n * width));
+  const uint8_t* src = a.buffer(1)->data() + (a.offset() + start) * 16;
+  char* dst = bytes->data();
+  for (int64_t i = 0; i < n; ++i) {
+    for (int32_t b = 0; b < width; ++b)
+      dst[i * width + b] = static_cast<char>(src[i * 16 + width - 1 - b]);
+    (*scratch)[i] = std::string_view(dst + i * width, static_cast<size_t>(width));
+  }
+  return scratch->data();
+}
+
+struct ColumnConfig {
+  PhysicalType physical_type;
+  bool optional;
+  bool dictionary;
+  int32_t width = 0;  // FIXED_LEN_BYTE_ARRAY length
+  const WriterOptions* options;
+  std::vector<std::string> path;
+};
+
+template <typename T, Order O>
+class TypedColumnWriter final : public ColumnWriter {
+  static constexpr bool kBytes = std::is_same_v<T, std::string_view>;
+  static constexpr bool kFloat = std::is_floating_point_v<T>;
+  using Dictionary = std::conditional_t<kBytes, BytesDictionary, NumericDictionary<T>>;
+
+ public:
+  TypedColumnWriter(ColumnConfig config, ConvertFn<T> convert)
+      : config_(std::move(config)), convert_(convert) {
+    if constexpr (kBytes)
+      dict_.set_fixed(config_.physical_type == PhysicalType::kFixedLenByteArray);
+    use_dict_ = config_.dictionary;
+  }
+
+  Status Write(const Array& array, int64_t offset, int64_t length) override {
+    constexpr int64_t kMiniBatch = 1024;
+    const uint8_t* validity = array.null_count() > 0 ? array.validity() : nullptr;
+    for (int64_t start = offset; start < offset + length; start += kMiniBatch) {
+      const int64_t n = std::min(kMiniBatch, offset + length - start);
+      const T* values = convert_(array, start, n, &scratch_values_, &scratch_bytes_, config_.width);
+      const int64_t bit_base = array.offset() + start;
+      int64_t nulls = 0;
+      if (validity) nulls = n - bit_util::CountSetBits(validity, bit_base, n);
+      if (config_.optional) {
+        if (nulls > 0) {
+          if (static_cast<int64_t>(levels_.size()) < page_values_) levels_.assign(page_values_, 1);
+          for (int64_t i = 0; i < n; ++i)
+            levels_.push_back(bit_util::GetBit(validity, bit_base + i));
+        } else if (!levels_.empty()) {
+          levels_.insert(levels_.end(), static_cast<size_t>(n), 1u);
+        }
+      }
+      if (nulls == 0) {
+        for (int64_t i = 0; i < n; ++i) Put(values[i]);
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          if (bit_util::GetBit(validity, bit_base + i)) Put(values[i]);
+        }
+      }
+      page_values_ += n;
+      page_nulls_ += nulls;
+      if (dict_mode() && dict_.PlainSize() > config_.options->dictionary_page_size_limit) {
+        RETURN_NOT_OK(FlushPage());
+        fallen_back_ = true;
+      }
+      if (PageBytes() >= config_.options->data_page_size) RETURN_NOT_OK(FlushPage());
+    }
+    return Status::OK();
+  }
+
+  int64_t BufferedBytes() const override {
+    return static_cast<int64_t>(pages_.size()) + PageBytes() + (use_dict_ ? dict_.PlainSize() : 0);
+  }
+
+  Status FinishChunk(ColumnMetaData* meta, std::string* dictionary_page,
+                     std::string* data_pages) override {
+    RETURN_NOT_OK(FlushPage());
+    dictionary_page->clear();
+    int64_t dict_uncompressed = 0;
+    const bool wrote_dict = use_dict_ && dict_pages_ > 0;
+    if (wrote_dict) {
+      page_body_.clear();
+      dict_.AppendPlain(&page_body_);
+      compressed_.clear();
+      RETURN_NOT_OK(internal::Compress(
+          config_.options->compression, config_.options->compression_level,
+          reinterpret_cast<const uint8_t*>(page_body_.data()), page_body_.size(), &compressed_));
+      PageHeader h;
+      h.type = PageType::kDictionaryPage;
+      h.uncompressed_page_size = static_cast<int32_t>(page_body_.size());
+      h.compressed_page_size = static_cast<int32_t>(compressed_.size());
+      h.dictionary_page_header =
+          DictionaryPageHeader{static_cast<int32_t>(dict_.size()), Encoding::kPlain, std::nullopt};
+      SerializePageHeader(h, dictionary_page);
+      dict_uncompressed = static_cast<int64_t>(dictionary_page->size() + page_body_.size());
+      dictionary_page->append(compressed_);
+    }
+
+    *meta = ColumnMetaData{};
+    meta->type = config_.physical_type;
+    meta->path_in_schema = config_.path;
+    meta->codec = config_.options->compression;
+    meta->num_values = chunk_values_;
+    meta->total_uncompressed_size = dict_uncompressed + chunk_uncompressed_;
+    meta->total_compressed_size = static_cast<int64_t>(dictionary_page->size() + pages_.size());
+    meta->data_page_offset = static_cast<int64_t>(dictionary_page->size());
+    if (wrote_dict) {
+      meta->dictionary_page_offset = 0;
+      meta->encodings = {Encoding::kPlain, Encoding::kRle, Encoding::kRleDictionary};
+      meta->encoding_stats.push_back({PageType::kDictionaryPage, Encoding::kPlain, 1});
+    } else {
+      meta->encodings = {Encoding::kPlain, Encoding::kRle};
+    }
+    const PageType data_type =
+        config_.options->data_page_version == 2 ? PageType::kDataPageV2 : PageType::kDataPage;
+    if (dict_pages_ > 0)
+      meta->encoding_stats.push_back({data_type, Encoding::kRleDictionary, dict_pages_});
+    if (plain_pages_ > 0)
+      meta->encoding_stats.push_back({data_type, Encoding::kPlain, plain_pages_});
+
+    if (config_.options->write_statistics) {
+      Statistics s;
+      s.null_count = chunk_nulls_;
+      if constexpr (kFloat) s.nan_count = chunk_nans_;
+      if (has_minmax_) {
+        s.min_value = EncodeStat(min_.get(), /*is_min=*/true);
+        s.max_value = EncodeStat(max_.get(), /*is_min=*/false);
+        s.is_min_value_exact = true;
+        s.is_max_value_exact = true;
+      }
+      meta->statistics = std::move(s);
+    }
+
+    // File-wide metrics.
+    metrics.compressed_size += meta->total_compressed_size;
+    metrics.uncompressed_size += meta->total_uncompressed_size;
+    metrics.value_count += chunk_values_;
+    metrics.null_count += chunk_nulls_;
+    if constexpr (kFloat) metrics.nan_count = metrics.nan_count.value_or(0) + chunk_nans_;
+    if (has_minmax_) {
+      if (!file_has_minmax_ || Less<T, O>(min_.get(), file_min_.get())) file_min_.Set(min_.get());
+      if (!file_has_minmax_ || Less<T, O>(file_max_.get(), max_.get())) file_max_.Set(max_.get());
+      file_has_minmax_ = true;
+      metrics.lower_bound = EncodeStat(file_min_.get(), true);
+      metrics.upper_bound = EncodeStat(file_max_.get(), false);
+    }
+
+    data_pages->swap(pages_);
+    pages_.clear();
+    ResetChunk();
+    return Status::OK();
+  }
+
+ private:
+  bool dict_mode() const { return use_dict_ && !fallen_back_; }
+
+  void ResetChunk() {
+    dict_.Clear();
+    fallen_back_ = false;
+    has_minmax_ = false;
+    chunk_values_ = chunk_nulls_ = chunk_nans_ = chunk_uncompressed_ = 0;
+    dict_pages_ = plain_pages_ = 0;
+  }
+
+  void UpdateStats(const T& v) {
+    if constexpr (kFloat) {
+      if (std::isnan(v)) return;
+    }
+    if (!has_minmax_) {
+      min_.Set(v);
+      max_.Set(v);
+      has_minmax_ = true;
+    } else if (Less<T, O>(v, min_.get())) {
+      min_.Set(v);
+    } else if (Less<T, O>(max_.get(), v)) {
+      max_.Set(v);
+    }
+  }
+
+  void Put(const T& v) {
+    if constexpr (kFloat) chunk_nans_ += std::isnan(v);
+    if constexpr (O == Order::kBool) {
+      if ((bool_bits_ & 7) == 0) plain_.push_back(0);
+      if (v) plain_.back() = static_cast<char>(plain_.back() | (1 << (bool_bits_ & 7)));
+      ++bool_bits_;
+      UpdateStats(v);
+    } else {
+      if (dict_mode()) {
+        bool inserted;
+        indices_.push_back(dict_.GetOrInsert(v, &inserted));
+        if (inserted) UpdateStats(v);
+        return;
+      }
+      if constexpr (kBytes) {
+        if (config_.physical_type == PhysicalType::kByteArray) {
+          const auto len = static_cast<uint32_t>(v.size());
+          plain_.append(reinterpret_cast<const char*>(&len), 4);
+        }
+        plain_.append(v.data(), v.size());
+      } else {
+        plain_.append(reinterpret_cast<const char*>(&v), sizeof(T));
+      }
+      UpdateStats(v);
+    }
+  }
+
+  int64_t PageBytes() const {
+    if (dict_mode()) {
+      return static_cast<int64_t>(indices_.size()) * (internal::BitWidthFor(dict_.size()) + 1) / 8;
+    }
+    return static_cast<int64_t>(plain_.size());
+  }
+
+  std::string EncodeStat(const T& v, bool is_min) const {
+    if constexpr (kBytes) {
+      return std::string(v);
+    } else if constexpr (kFloat) {
+      // Zeros: min is written as -0.0 and max as +0.0 (parquet.thrift ColumnOrder).
+      T x = v;
+      if (x == 0) x = is_min ? -T(0) : T(0);
+      return std::string(reinterpret_cast<const char*>(&x), sizeof(T));
+    } else {
+      return std::string(reinterpret_cast<const char*>(&v), sizeof(T));
+    }
+  }
+
+  Status FlushPage() {
+    if (page_values_ == 0) return Status::OK();
+    const WriterOptions& opts = *config_.options;
+    const bool v2 = opts.data_page_version == 2;
+    page_body_.clear();
+    // Definition levels (max level 1), RLE hybrid; v1 prefixes their byte length.
+    if (config_.optional) {
+      if (!v2) page_body_.append(4, '\0');
+      if (levels_.empty()) {
+        internal::RleEncodeRun(1, page_values_, 1, &page_body_);
+      } else {
+        internal::RleEncode(levels_.data(), page_values_, 1, &page_body_);
+      }
+      if (!v2) {
+        const auto len = static_cast<uint32_t>(page_body_.size() - 4);
+        std::memcpy(page_body_.data(), &len, 4);
+      }
+    }
+    const size_t levels_size = page_body_.size();
+    const bool dict_page = dict_mode();
+    const std::string* values = &plain_;
+    if (dict_page) {
+      const int bw = std::max(1, internal::BitWidthFor(static_cast<uint64_t>(dict_.size() - 1)));
+      page_body_.push_back(static_cast<char>(bw));
+      internal::RleEncode(indices_.data(), static_cast<int64_t>(indices_.size()), bw, &page_body_);
+      values = &page_body_;
+    } else if (levels_size > 0) {
+      page_body_.append(plain_);
+      values = &page_body_;
+    }
+    // `values` is either the whole page body or, for required PLAIN pages, plain_ alone.
+    const size_t uncompressed = values == &plain_ ? plain_.size() : page_body_.size();
+    compressed_.clear();
+    const auto* src = reinterpret_cast<const uint8_t*>(values->data());
+    if (v2) {
+      compressed_.append(page_body_.data(), levels_size);
+      const size_t skip = values == &page_body_ ? levels_size : 0;
+      RETURN_NOT_OK(internal::Compress(opts.compression, opts.compression_level, src + skip,
+                                       values->size() - skip, &compressed_));
+    } else {
+      RETURN_NOT_OK(internal::Compress(opts.compression, opts.compression_level, src,
+                                       values->size(), &compressed_));
+    }
+    PageHeader h;
+    h.uncompressed_page_size = static_cast<int32_t>(uncompressed);
+    h.compressed_page_size = static_cast<int32_t>(compressed_.size());
+    const Encoding encoding = dict_page ? Encoding::kRleDictionary : Encoding::kPlain;
+    if (v2) {
+      h.type = PageType::kDataPageV2;
+      DataPageHeaderV2 d;
+      d.num_values = static_cast<int32_t>(page_values_);
+      d.num_nulls = static_cast<int32_t>(page_nulls_);
+      d.num_rows = static_cast<int32_t>(page_values_);
+      d.encoding = encoding;
+      d.definition_levels_byte_length = static_cast<int32_t>(levels_size);
+      d.repetition_levels_byte_length = 0;
+      d.is_compressed = opts.compression != Codec::kUncompressed;
+      h.data_page_header_v2 = d;
+    } else {
+      h.type = PageType::kDataPage;
+      h.data_page_header = DataPageHeader{static_cast<int32_t>(page_values_), encoding,
+                                          Encoding::kRle, Encoding::kRle, std::nullopt};
+    }
+    const size_t before = pages_.size();
+    SerializePageHeader(h, &pages_);
+    chunk_uncompressed_ += static_cast<int64_t>(pages_.size() - before + uncompressed);
+    pages_.append(compressed_);
+    (dict_page ? dict_pages_ : plain_pages_) += 1;
+    chunk_values_ += page_values_;
+    chunk_nulls_ += page_nulls_;
+    page_values_ = page_nulls_ = 0;
+    levels_.clear();
+    plain_.clear();
+    indices_.clear();
+    bool_bits_ = 0;
+    return Status::OK();
+  }
+
+  ColumnConfig config_;
+  ConvertFn<T> convert_;
+  std::vector<T> scratch_values_;
+  std::string scratch_bytes_;
+
+  // The open page.
+  int64_t page_values_ = 0;  // including nulls
+  int64_t page_nulls_ = 0;
+  std::vector<uint32_t> levels_;  // materialized only once the page holds a null
+  std::string plain_;
+  int64_t bool_bits_ = 0;
+  std::vector<uint32_t> indices_;
+
+  // The open column chunk.
+  bool use_dict_ = false;
+  bool fallen_back_ = false;
+  Dictionary dict_;
+  std::string pages_;
+  std::string page_body_;
+  std::string compressed_;
+  int64_t chunk_values_ = 0, chunk_nulls_ = 0, chunk_nans_ = 0, chunk_uncompressed_ = 0;
+  int32_t dict_pages_ = 0, plain_pages_ = 0;
+  bool has_minmax_ = false;
+  StatSlot<T> min_, max_;
+
+  bool file_has_minmax_ = false;
+  StatSlot<T> file_min_, file_max_;
+};
+
+template <typename T, Order O>
+std::unique_ptr<ColumnWriter> MakeTyped(ColumnConfig config, ConvertFn<T> convert) {
+  return std::make_unique<TypedColumnWriter<T, O>>(std::move(config), convert);
+}
+
+std::unique_ptr<ColumnWriter> MakeColumnWriter(const arrow::Field& field,
+                                               const SchemaElement& element,
+                                               const WriterOptions& options) {
+  ColumnConfig c{*element.type, field.nullable, options.dictionary, element.type_length.value_or(0),
+                 &options,      {field.name}};
+  const auto& t = field.type;
+  using SV = std::string_view;
+  switch (t.id()) {
+    case TypeId::kBool:
+      c.dictionary = false;
+      return MakeTyped<uint8_t, Order::kBool>(c, BoolValues);
+    case TypeId::kInt8: return MakeTyped<int32_t, Order::kSigned>(c, CastValues<int8_t, int32_t>);
+    case TypeId::kInt16: return MakeTyped<int32_t, Order::kSigned>(c, CastValues<int16_t, int32_t>);
+    case TypeId::kInt32:
+    case TypeId::kDate32:
+      return MakeTyped<int32_t, Order::kSigned>(c, CastValues<int32_t, int32_t>);
+    case TypeId::kUInt8:
+      return MakeTyped<int32_t, Order::kUnsigned>(c, CastValues<uint8_t, int32_t>);
+    case TypeId::kUInt16:
+      return MakeTyped<int32_t, Order::kUnsigned>(c, CastValues<uint16_t, int32_t>);
+    case TypeId::kUInt32:
+      return MakeTyped<int32_t, Order::kUnsigned>(c, CastValues<uint32_t, int32_t>);
+    case TypeId::kInt64: return MakeTyped<int64_t, Order::kSigned>(c, CastValues<int64_t, int64_t>);
+    case TypeId::kUInt64:
+      return MakeTyped<int64_t, Order::kUnsigned>(c, CastValues<uint64_t, int64_t>);
+    case TypeId::kTimestamp:
+      if (t.unit() == TimeUnit::kSecond) {
+        return MakeTyped<int64_t, Order::kSigned>(c, CastValues<int64_t, int64_t, 1000>);
+      }
+      return MakeTyped<int64_t, Order::kSigned>(c, CastValues<int64_t, int64_t>);
+    case TypeId::kFloat32: return MakeTyped<float, Order::kFloat>(c, CastValues<float, float>);
+    case TypeId::kFloat64: return MakeTyped<double, Order::kFloat>(c, CastValues<double, double>);
+    case TypeId::kString:
+    case TypeId::kBinary:
+    case TypeId::kFixedSizeBinary: return MakeTyped<SV, Order::kBytes>(c, Views);
+    case TypeId::kDecimal128:
+      if (c.physical_type == PhysicalType::kInt32) {
+        return MakeTyped<int32_t, Order::kSigned>(c, DecimalToInt<int32_t>);
+      }
+      if (c.physical_type == PhysicalType::kInt64) {
+        return MakeTyped<int64_t, Order::kSigned>(c, DecimalToInt<int64_t>);
+      }
+      return MakeTyped<SV, Order::kDecimalBytes>(c, DecimalToFixed);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------
+// FileWriter
+
+FileWriter::FileWriter(arrow::SchemaPtr schema, std::unique_ptr<OutputStream> out,
+                       WriterOptions options)
+    : schema_(std::move(schema)), out_(std::move(out)), options_(std::move(options)) {}
+
+FileWriter::~FileWriter() = default;
+
+Result<std::unique_ptr<FileWriter>> FileWriter::Open(arrow::SchemaPtr schema,
+                                                     std::unique_ptr<OutputStream> out,
+                                                     WriterOptions options) {
+  if (!schema) return Status::Invalid("parquet writer: no schema");
+  RETURN_NOT_OK(schema->Validate());
+  if (!internal::CodecSupported(options.compression)) {
+    return Status::NotImplemented("parquet writer: compression " +
+                                  std::string(CodecName(options.compression)) +
+                                  " is not supported");
+  }
+  if (options.data_page_version != 1 && options.data_page_version != 2) {
+    return Status::Invalid("parquet writer: data_page_version must be 1 or 2");
+  }
+  if (options.row_group_rows < 1 || options.data_page_size < 1 || options.row_group_bytes < 1) {
+    return Status::Invalid("parquet writer: row group and page sizes must be positive");
+  }
+  std::unique_ptr<FileWriter> w(new FileWriter(schema, std::move(out), std::move(options)));
+  SchemaElement root;
+  root.name = "schema";
+  root.num_children = schema->num_fields();
+  w->metadata_.schema.push_back(root);
+  for (const auto& field : schema->fields()) {
+    ASSIGN_OR_RAISE(SchemaElement e, internal::FieldToSchemaElement(field));
+    auto column = MakeColumnWriter(field, e, w->options_);
+    column->metrics.name = field.name;
+    column->metrics.field_id = e.field_id;
+    column->metrics.physical_type = *e.type;
+    w->columns_.push_back(std::move(column));
+    w->metadata_.schema.push_back(std::move(e));
+    w->metadata_.column_orders.push_back(1);  // TYPE_ORDER
+  }
+  w->metadata_.created_by = std::string(kCreatedBy);
+  for (const auto& [k, v] : schema->metadata()) w->metadata_.key_value_metadata.push_back({k, v});
+  for (const auto& [k, v] : w->options_.key_value_metadata) {
+    w->metadata_.key_value_metadata.push_back({k, v});
+  }
+  RETURN_NOT_OK(w->WriteBytes("PAR1", 4));
+  return w;
+}
+
+Result<std::unique_ptr<FileWriter>> FileWriter::OpenPath(arrow::SchemaPtr schema,
+                                                         const std::string& path,
+                                                         WriterOptions options) {
+  ASSIGN_OR_RAISE(auto out, OpenFileOutput(path));
+  return Open(std::move(schema), std::move(out), std::move(options));
+}
+
+Status FileWriter::WriteBytes(const void* data, int64_t size) {
+  RETURN_NOT_OK(out_->Write(data, size));
+  position_ += size;
+  return Status::OK();
+}
+
+Status FileWriter::Write(const arrow::RecordBatch& batch) {
+  if (closed_) return Status::Invalid("parquet writer: Write after Close");
+  if (batch.num_columns() != schema_->num_fields()) {
+    return Status::Invalid("parquet writer: batch has " + std::to_string(batch.num_columns()) +
+                           " columns, schema has " + std::to_string(schema_->num_fields()));
+  }
+  for (int i = 0; i < batch.num_columns(); ++i) {
+    const auto& field = schema_->field(i);
+    const Array& col = batch.column(i);
+    if (col.type() != field.type) {
+      return Status::Invalid("parquet writer: column '" + field.name + "' is " +
+                             col.type().ToString() + ", schema says " + field.type.ToString());
+    }
+    if (col.length() < batch.num_rows()) {
+      return Status::Invalid("parquet writer: column '" + field.name +
+                             "' is shorter than the batch");
+    }
+    if (!field.nullable && col.null_count() > 0) {
+      return Status::Invalid("parquet writer: column '" + field.name +
+                             "' is not nullable but has " + std::to_string(col.null_count()) +
+                             " nulls");
+    }
+  }
+  constexpr int64_t kSlice = 64 * 1024;
+  int64_t offset = 0;
+  while (offset < batch.num_rows()) {
+    const int64_t take =
+        std::min({batch.num_rows() - offset, options_.row_group_rows - row_group_rows_, kSlice});
+    for (int i = 0; i < batch.num_columns(); ++i) {
+      RETURN_NOT_OK(columns_[i]->Write(batch.column(i), offset, take));
+    }
+    offset += take;
+    row_group_rows_ += take;
+    int64_t bytes = 0;
+    for (const auto& c : columns_) bytes += c->BufferedBytes();
+    if (row_group_rows_ >= options_.row_group_rows || bytes >= options_.row_group_bytes) {
+      RETURN_NOT_OK(FlushRowGroup());
+    }
+  }
+  return Status::OK();
+}
+
+Status FileWriter::FlushRowGroup() {
+  if (row_group_rows_ == 0) return Status::OK();
+  RowGroup group;
+  group.num_rows = row_group_rows_;
+  group.file_offset = position_;
+  group.ordinal = static_cast<int16_t>(std::min<size_t>(metadata_.row_groups.size(), INT16_MAX));
+  metrics_.row_group_offsets.push_back(position_);
+  int64_t compressed = 0;
+  std::string dictionary_page, data_pages;
+  for (auto& column : columns_) {
+    ColumnChunk chunk;
+    chunk.meta_data.emplace();
+    ColumnMetaData& meta = *chunk.meta_data;
+    RETURN_NOT_OK(column->FinishChunk(&meta, &dictionary_page, &data_pages));
+    const int64_t start = position_;
+    chunk.file_offset = start;
+    meta.data_page_offset += start;
+    if (meta.dictionary_page_offset) *meta.dictionary_page_offset += start;
+    RETURN_NOT_OK(WriteBytes(dictionary_page.data(), static_cast<int64_t>(dictionary_page.size())));
+    RETURN_NOT_OK(WriteBytes(data_pages.data(), static_cast<int64_t>(data_pages.size())));
+    group.total_byte_size += meta.total_uncompressed_size;
+    compressed += meta.total_compressed_size;
+    group.columns.push_back(std::move(chunk));
+  }
+  group.total_compressed_size = compressed;
+  metadata_.num_rows += row_group_rows_;
+  metadata_.row_groups.push_back(std::move(group));
+  row_group_rows_ = 0;
+  return Status::OK();
+}
+
+Result<FileMetrics> FileWriter::Close() {
+  if (closed_) return Status::Invalid("parquet writer: closed twice");
+  RETURN_NOT_OK(FlushRowGroup());
+  closed_ = true;
+  std::string footer;
+  SerializeFileMetaData(metadata_, &footer);
+  const auto len = static_cast<uint32_t>(footer.size());
+  footer.append(reinterpret_cast<const char*>(&len), 4);
+  footer.append("PAR1", 4);
+  RETURN_NOT_OK(WriteBytes(footer.data(), static_cast<int64_t>(footer.size())));
+  RETURN_NOT_OK(out_->Close());
+  metrics_.row_count = metadata_.num_rows;
+  metrics_.file_size = position_;
+  metrics_.columns.clear();
+  for (const auto& c : columns_) metrics_.columns.push_back(c->metrics);
+  return metrics_;
+}
+
+Result<std::string> WriteToString(const arrow::SchemaPtr& schema,
+                                  const std::vector<arrow::RecordBatchPtr>& batches,
+                                  const WriterOptions& options, FileMetrics* metrics) {
+  auto sink = std::make_unique<StringOutputStream>();
+  StringOutputStream* raw = sink.get();
+  ASSIGN_OR_RAISE(auto writer, FileWriter::Open(schema, std::move(sink), options));
+  for (const auto& b : batches) RETURN_NOT_OK(writer->Write(*b));
+  ASSIGN_OR_RAISE(FileMetrics m, writer->Close());
+  if (metrics) *metrics = std::move(m);
+  return std::move(raw->bytes());
+}
+
+}  // namespace oxbow::parquet

@@ -159,8 +159,6 @@ def test_below_earliest_is_out_of_range_after_restart(make_server):
     check_reads_below_earliest_fail(server)
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: --retention-bytes is enforced only when a "
-                   "bucket log opens (restart), not after segment rolls while serving")
 def test_retention_applies_while_serving(make_server):
     server = make_server(extra_args=RETENTION_ARGS)
     write_past_retention(server)

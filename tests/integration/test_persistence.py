@@ -1,5 +1,8 @@
 """Restart persistence: SIGTERM, start again on the same data dir, everything is still there."""
 
+import subprocess
+import time
+
 import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
@@ -38,6 +41,14 @@ def assert_same_snapshot(before, after):
         assert_tables_equal(data_after[key][0], table)
 
 
+def wait_visible(server, table, rows, timeout=5.0):
+    """Under --flush interval a batch is readable once the flusher made it durable."""
+    deadline = time.monotonic() + timeout
+    while sum(o["next_offset"] for o in server.describe(table)["bucket_offsets"]) < rows:
+        assert time.monotonic() < deadline, f"{table}: acknowledged rows not readable in {timeout}s"
+        time.sleep(0.01)
+
+
 @pytest.mark.parametrize("flush", ["fsync", "interval"])
 def test_restart_keeps_tables_schemas_and_rows(make_server, flush):
     server = make_server(extra_args=("--flush", flush))
@@ -48,6 +59,8 @@ def test_restart_keeps_tables_schemas_and_rows(make_server, flush):
     for i in range(3):
         server.put("ns.wide", batches[2 * i:2 * i + 2])
     server.put("ns.keyed", [keyed_batch(100 * i, 100) for i in range(5)])
+    wait_visible(server, "ns.wide", 180)
+    wait_visible(server, "ns.keyed", 500)
     before = snapshot(server)
 
     server.restart()
@@ -61,6 +74,7 @@ def test_restart_keeps_tables_schemas_and_rows(make_server, flush):
     acks = server.put("ns.keyed", [keyed_batch(10_000, 200)])
     for entry in acks[0]["offsets"]:
         assert entry["base_offset"] == ends[entry["bucket"]]
+    wait_visible(server, "ns.keyed", 700)
     before = snapshot(server)
     server.restart()
     assert_same_snapshot(before, snapshot(server))
@@ -156,3 +170,38 @@ def test_sigterm_with_an_idle_put_stream_open(server):
     client.close()
     server.start()
     assert server.read_all("ns.a").num_rows == 10, "the acknowledged batch survives"
+
+
+@pytest.mark.parametrize("flush", ["fsync", "interval"])
+def test_acknowledged_rows_become_readable(make_server, flush):
+    """Under fsync an ack means readable now; under interval within --flush-interval-ms."""
+    server = make_server(extra_args=("--flush", flush, "--flush-interval-ms", "300"))
+    server.create_table("ns.a", KEYED, buckets=2)
+    server.put("ns.a", [keyed_batch(0, 10)])
+    if flush == "fsync":
+        assert server.read_all("ns.a").num_rows == 10
+    wait_visible(server, "ns.a", 10, timeout=0.3 + 2.0)
+    assert server.read_all("ns.a").num_rows == 10
+
+
+def test_clean_shutdown_flushes_under_interval(make_server):
+    """Acked but not yet fsynced batches (a 10 s flush interval) survive SIGTERM + restart."""
+    server = make_server(extra_args=("--flush", "interval", "--flush-interval-ms", "10000"))
+    server.create_table("ns.a", KEYED, buckets=2)
+    acks = server.put("ns.a", [keyed_batch(100 * i, 100) for i in range(5)])
+    assert len(acks) == 5
+    server.restart()
+    assert server.read_all("ns.a").num_rows == 500
+
+
+def test_second_server_on_the_same_data_dir_refuses_to_start(server):
+    other = subprocess.run(
+        [str(server.binary), "--data-dir", str(server.data_dir), "--listen", "127.0.0.1:0"],
+        capture_output=True, timeout=15)
+    assert other.returncode != 0
+    assert b"LOCK" in other.stdout + other.stderr or b"lock" in other.stdout + other.stderr, (
+        other.stdout + other.stderr)
+    # The running server is unharmed.
+    server.create_table("ns.a", KEYED)
+    server.put("ns.a", [keyed_batch(0, 3)])
+    assert server.read_all("ns.a").num_rows == 3

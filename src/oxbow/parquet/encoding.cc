@@ -168,6 +168,92 @@ Status RleDecoder::GetBatch(uint32_t* out, int64_t n) {
   return Status::OK();
 }
 
+namespace {
+
+Status ReadUleb(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
+  uint64_t result = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (p >= end) return Status::Corruption("DELTA_BINARY_PACKED: truncated varint");
+    const uint8_t b = *p++;
+    result |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *v = result;
+      return Status::OK();
+    }
+  }
+  return Status::Corruption("DELTA_BINARY_PACKED: varint too long");
+}
+
+Status ReadZigZag64(const uint8_t*& p, const uint8_t* end, int64_t* v) {
+  uint64_t u;
+  RETURN_NOT_OK(ReadUleb(p, end, &u));
+  *v = static_cast<int64_t>(u >> 1) ^ -static_cast<int64_t>(u & 1);
+  return Status::OK();
+}
+
+// The `index`-th `width`-bit value (width <= 64) of a little-endian bit-packed run.
+uint64_t Unpack(const uint8_t* p, int64_t index, int width) {
+  if (width == 0) return 0;
+  const int64_t bit = index * width;
+  const uint8_t* b = p + (bit >> 3);
+  const int shift = static_cast<int>(bit & 7);
+  const int bytes = (shift + width + 7) / 8;
+  unsigned __int128 acc = 0;
+  for (int i = 0; i < bytes; ++i) acc |= static_cast<unsigned __int128>(b[i]) << (8 * i);
+  acc >>= shift;
+  return width == 64 ? static_cast<uint64_t>(acc)
+                     : static_cast<uint64_t>(acc) & ((uint64_t{1} << width) - 1);
+}
+
+}  // namespace
+
+Status DeltaBinaryPackedDecode(const uint8_t* data, int64_t size, int64_t count, int64_t* out,
+                               int64_t* consumed) {
+  const uint8_t* p = data;
+  const uint8_t* end = data + size;
+  uint64_t block_size, miniblocks, total;
+  int64_t first;
+  RETURN_NOT_OK(ReadUleb(p, end, &block_size));
+  RETURN_NOT_OK(ReadUleb(p, end, &miniblocks));
+  RETURN_NOT_OK(ReadUleb(p, end, &total));
+  RETURN_NOT_OK(ReadZigZag64(p, end, &first));
+  if (block_size == 0 || block_size > (1u << 20) || miniblocks == 0 || miniblocks > block_size ||
+      block_size % miniblocks != 0 || (block_size / miniblocks) % 8 != 0) {
+    return Status::Corruption("DELTA_BINARY_PACKED: bad block size " + std::to_string(block_size) +
+                              " / miniblocks " + std::to_string(miniblocks));
+  }
+  if (total != static_cast<uint64_t>(count)) {
+    return Status::Corruption("DELTA_BINARY_PACKED: stream holds " + std::to_string(total) +
+                              " values, page needs " + std::to_string(count));
+  }
+  const int64_t per_miniblock = static_cast<int64_t>(block_size / miniblocks);
+  int64_t produced = 0;
+  uint64_t prev = static_cast<uint64_t>(first);
+  if (count > 0) out[produced++] = first;
+  while (produced < count) {
+    int64_t min_delta;
+    RETURN_NOT_OK(ReadZigZag64(p, end, &min_delta));
+    if (static_cast<uint64_t>(end - p) < miniblocks) {
+      return Status::Corruption("DELTA_BINARY_PACKED: truncated bit widths");
+    }
+    const uint8_t* widths = p;
+    p += miniblocks;
+    for (uint64_t m = 0; m < miniblocks && produced < count; ++m) {
+      const int w = widths[m];
+      if (w > 64) return Status::Corruption("DELTA_BINARY_PACKED: bit width " + std::to_string(w));
+      const int64_t bytes = per_miniblock * w / 8;
+      if (bytes > end - p) return Status::Corruption("DELTA_BINARY_PACKED: truncated miniblock");
+      for (int64_t k = 0; k < per_miniblock && produced < count; ++k) {
+        prev += static_cast<uint64_t>(min_delta) + Unpack(p, k, w);
+        out[produced++] = static_cast<int64_t>(prev);
+      }
+      p += bytes;
+    }
+  }
+  *consumed = p - data;
+  return Status::OK();
+}
+
 bool CodecSupported(Codec codec) {
   switch (codec) {
     case Codec::kUncompressed:

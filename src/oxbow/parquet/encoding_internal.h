@@ -46,6 +46,11 @@ class RleDecoder {
   int64_t literal_bit_ = 0;  // bit position of the next literal value
 };
 
+// Decodes a DELTA_BINARY_PACKED stream (Encodings.md) holding exactly `count` values into `out`
+// (64-bit wrapping arithmetic; INT32 columns truncate). *consumed is the stream's byte length.
+Status DeltaBinaryPackedDecode(const uint8_t* data, int64_t size, int64_t count, int64_t* out,
+                               int64_t* consumed);
+
 // Compresses `n` bytes, appending to `out`. `level` applies to ZSTD and GZIP (0 = default).
 Status Compress(Codec codec, int level, const uint8_t* in, size_t n, std::string* out);
 // Decompresses into exactly `out_size` bytes; any other outcome is Corruption.

@@ -67,6 +67,7 @@ class ChunkDecoder {
                       int64_t levels_size, bool levels_prefixed, const uint8_t* values,
                       int64_t values_size);
   Status DecodeDense(Encoding encoding, const uint8_t* data, int64_t size, int64_t count);
+  Status DecodeDeltaBytes(Encoding encoding, const uint8_t* data, int64_t size, int64_t count);
   Status Emit(int64_t n, int64_t count);
   Result<const uint8_t*> Decompress(Codec codec, const uint8_t* data, int64_t size,
                                     int64_t uncompressed, std::vector<uint8_t>* buffer);
@@ -92,6 +93,8 @@ class ChunkDecoder {
   std::vector<uint8_t> dense_buffer_;
   std::vector<std::string_view> dense_views_;  // BYTE_ARRAY values, non-null only
   std::vector<uint32_t> indices_;
+  std::vector<int64_t> delta_values_;
+  std::string delta_arena_;
   std::vector<uint8_t> page_buffer_;
   std::vector<uint8_t> dict_buffer_;
 
@@ -287,8 +290,108 @@ Status ChunkDecoder::DecodeDense(Encoding encoding, const uint8_t* data, int64_t
       dense_ = dense_buffer_.data();
       return Status::OK();
     }
+    case Encoding::kDeltaBinaryPacked: {
+      if (physical_ != PhysicalType::kInt32 && physical_ != PhysicalType::kInt64) {
+        return Unsupported("DELTA_BINARY_PACKED for " + std::string(PhysicalTypeName(physical_)));
+      }
+      delta_values_.resize(static_cast<size_t>(count));
+      int64_t used = 0;
+      RETURN_NOT_OK(
+          internal::DeltaBinaryPackedDecode(data, size, count, delta_values_.data(), &used)
+              .WithContext("column '" + field_.name + "'"));
+      dense_buffer_.resize(static_cast<size_t>(count * width_));
+      for (int64_t i = 0; i < count; ++i) {
+        if (width_ == 4) {
+          const auto v = static_cast<int32_t>(delta_values_[i]);
+          std::memcpy(dense_buffer_.data() + i * 4, &v, 4);
+        } else {
+          std::memcpy(dense_buffer_.data() + i * 8, &delta_values_[i], 8);
+        }
+      }
+      dense_ = dense_buffer_.data();
+      return Status::OK();
+    }
+    case Encoding::kDeltaLengthByteArray:
+    case Encoding::kDeltaByteArray: return DecodeDeltaBytes(encoding, data, size, count);
     default: return Unsupported("encoding " + enc_name);
   }
+}
+
+Status ChunkDecoder::DecodeDeltaBytes(Encoding encoding, const uint8_t* data, int64_t size,
+                                      int64_t count) {
+  if (physical_ != PhysicalType::kByteArray && physical_ != PhysicalType::kFixedLenByteArray) {
+    return Unsupported(std::string(EncodingName(encoding)) + " for " +
+                       std::string(PhysicalTypeName(physical_)));
+  }
+  const std::string ctx = "column '" + field_.name + "'";
+  std::vector<int64_t> prefixes;
+  int64_t pos = 0;
+  if (encoding == Encoding::kDeltaByteArray) {
+    prefixes.resize(static_cast<size_t>(count));
+    int64_t used = 0;
+    RETURN_NOT_OK(internal::DeltaBinaryPackedDecode(data, size, count, prefixes.data(), &used)
+                      .WithContext(ctx + " prefix lengths"));
+    pos = used;
+  }
+  delta_values_.resize(static_cast<size_t>(count));
+  int64_t used = 0;
+  RETURN_NOT_OK(
+      internal::DeltaBinaryPackedDecode(data + pos, size - pos, count, delta_values_.data(), &used)
+          .WithContext(ctx + " lengths"));
+  pos += used;
+  dense_views_.resize(static_cast<size_t>(count));
+  if (encoding == Encoding::kDeltaLengthByteArray) {
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t len = delta_values_[i];
+      if (len < 0 || len > size - pos) {
+        return Error("DELTA_LENGTH_BYTE_ARRAY value runs past the page");
+      }
+      dense_views_[i] =
+          std::string_view(reinterpret_cast<const char*>(data + pos), static_cast<size_t>(len));
+      pos += len;
+    }
+  } else {
+    // Each value is the previous value's first prefixes[i] bytes plus a suffix.
+    int64_t total = 0, prev_len = 0;
+    const int64_t suffix_start = pos;
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t suffix = delta_values_[i];
+      if (prefixes[i] < 0 || prefixes[i] > prev_len || suffix < 0 || suffix > size - pos) {
+        return Error("DELTA_BYTE_ARRAY prefix or suffix length out of range at value " +
+                     std::to_string(i));
+      }
+      prev_len = prefixes[i] + suffix;
+      total += prev_len;
+      pos += suffix;
+      if (total > kMaxPageSize) return Error("DELTA_BYTE_ARRAY values exceed 1 GiB");
+    }
+    delta_arena_.resize(static_cast<size_t>(total));
+    const uint8_t* suffixes = data + suffix_start;
+    char* out = delta_arena_.data();
+    const char* prev = out;
+    for (int64_t i = 0; i < count; ++i) {
+      std::memmove(out, prev, static_cast<size_t>(prefixes[i]));
+      std::memcpy(out + prefixes[i], suffixes, static_cast<size_t>(delta_values_[i]));
+      suffixes += delta_values_[i];
+      const auto len = static_cast<size_t>(prefixes[i] + delta_values_[i]);
+      dense_views_[i] = std::string_view(out, len);
+      prev = out;
+      out += len;
+    }
+  }
+  if (physical_ == PhysicalType::kFixedLenByteArray) {
+    dense_buffer_.resize(static_cast<size_t>(count * width_));
+    for (int64_t i = 0; i < count; ++i) {
+      if (static_cast<int64_t>(dense_views_[i].size()) != width_) {
+        return Error("FIXED_LEN_BYTE_ARRAY value of " + std::to_string(dense_views_[i].size()) +
+                     " bytes");
+      }
+      std::memcpy(dense_buffer_.data() + i * width_, dense_views_[i].data(),
+                  static_cast<size_t>(width_));
+    }
+    dense_ = dense_buffer_.data();
+  }
+  return Status::OK();
 }
 
 // Moves `count` dense values into rows [row_, row_ + n), placing nulls where valid_ says.

@@ -1,0 +1,32 @@
+// libFuzzer target: footer parsing, page headers, decompression and page decoding.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "oxbow/parquet/metadata.h"
+#include "oxbow/parquet/reader.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace oxbow;
+  // The raw bytes as a bare footer and as a page header, too.
+  parquet::FileMetaData metadata;
+  (void)parquet::ParseFileMetaData(data, size, &metadata);
+  parquet::PageHeader header;
+  size_t consumed = 0;
+  (void)parquet::ParsePageHeader(data, size, &header, &consumed);
+
+  auto buffer = Buffer::FromString(std::string(reinterpret_cast<const char*>(data), size));
+  auto reader = parquet::FileReader::Open(buffer);
+  if (!reader.ok()) return 0;
+  for (int g = 0; g < (*reader)->num_row_groups(); ++g) {
+    (void)(*reader)->RowGroupMayMatch(
+        g, {{(*reader)->schema()->num_fields() > 0 ? (*reader)->schema()->field(0).name
+                                                   : std::string("x"),
+             parquet::CompareOp::kGt, int64_t{0}}});
+    std::vector<int> columns;
+    for (int c = 0; c < (*reader)->schema()->num_fields(); ++c) columns.push_back(c);
+    auto batch = (*reader)->ReadRowGroup(g, columns);
+    if (batch.ok()) (void)(*batch)->Validate();
+  }
+  return 0;
+}

@@ -1,0 +1,534 @@
+#include "oxbow/iceberg/table.h"
+
+#include <algorithm>
+#include <set>
+
+#include "oxbow/iceberg/io_internal.h"
+
+namespace oxbow::iceberg {
+
+namespace {
+
+constexpr char kVersionHint[] = "version-hint.text";
+
+// N of "v<N>.metadata.json", or -1.
+int64_t ParseVersionName(const std::string& name) {
+  constexpr std::string_view kSuffix = ".metadata.json";
+  if (name.size() <= 1 + kSuffix.size() || name[0] != 'v' ||
+      name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
+    return -1;
+  }
+  std::string digits = name.substr(1, name.size() - 1 - kSuffix.size());
+  if (digits.empty() || digits.size() > 18 ||
+      !std::all_of(digits.begin(), digits.end(), ::isdigit)) {
+    return -1;
+  }
+  return std::stoll(digits);
+}
+
+bool Exists(FileSystem* fs, const std::string& path) { return fs->FileSize(path).ok(); }
+
+int64_t ParseInt(const std::string& s, int64_t fallback) {
+  try {
+    size_t used = 0;
+    int64_t v = std::stoll(s, &used);
+    return used == s.size() ? v : fallback;
+  } catch (...) {
+    return fallback;
+  }
+}
+
+int64_t SummaryLong(const Snapshot* s, const char* key) {
+  if (s == nullptr) return 0;
+  auto it = s->summary.find(key);
+  return it == s->summary.end() ? 0 : ParseInt(it->second, 0);
+}
+
+std::string Trimmed(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t start = 0;
+  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
+  return s.substr(start);
+}
+
+int64_t Sum(const std::vector<DataFile>& files, int64_t DataFile::*member) {
+  int64_t total = 0;
+  for (const auto& f : files) total += f.*member;
+  return total;
+}
+
+// A string equal for equal partition tuples (for changed-partition-count).
+std::string PartitionKey(const PartitionValues& values) {
+  std::string key;
+  for (const auto& v : values) {
+    if (!v) {
+      key += "n;";
+      continue;
+    }
+    key += std::to_string(v->index()) + "=";
+    std::visit(
+        [&](const auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            key += std::to_string(x.size()) + ":" + x;
+          } else if constexpr (std::is_same_v<T, Decimal>) {
+            key += DecimalToBytes(x.unscaled);
+          } else {
+            key += std::to_string(x);
+          }
+        },
+        *v);
+    key += ";";
+  }
+  return key;
+}
+
+}  // namespace
+
+std::string IcebergTable::MetadataDir() const {
+  return JoinPath(LocalPath(metadata_.location), "metadata");
+}
+
+std::string IcebergTable::VersionPath(int64_t version) const {
+  return JoinPath(MetadataDir(), "v" + std::to_string(version) + ".metadata.json");
+}
+
+std::string IcebergTable::metadata_file() const {
+  return metadata_.location + "/metadata/v" + std::to_string(version_) + ".metadata.json";
+}
+
+std::string IcebergTable::NewManifestPath() const {
+  return metadata_.location + "/metadata/" + RandomUuid() + "-m0.avro";
+}
+
+void IcebergTable::RemoveQuietly(const std::string& path) { (void)fs_->Remove(LocalPath(path)); }
+
+Result<std::unique_ptr<IcebergTable>> IcebergTable::Create(
+    std::shared_ptr<FileSystem> fs, std::string location, Schema schema, PartitionSpec spec,
+    std::map<std::string, std::string> properties, TableOptions options) {
+  while (location.size() > 1 && location.back() == '/') location.pop_back();
+  if (location.empty()) return Status::Invalid("table location is empty");
+  RETURN_NOT_OK(schema.Validate());
+  RETURN_NOT_OK(spec.PartitionTypes(schema).status());
+  std::unique_ptr<IcebergTable> table(new IcebergTable(std::move(fs), options));
+  TableMetadata& m = table->metadata_;
+  m.table_uuid = RandomUuid();
+  m.location = location;
+  m.last_updated_ms = NowMillis();
+  m.last_column_id = schema.HighestFieldId();
+  m.current_schema_id = schema.schema_id();
+  m.schemas.push_back(std::move(schema));
+  m.default_spec_id = spec.spec_id();
+  m.last_partition_id = spec.HighestFieldId();
+  m.partition_specs.push_back(std::move(spec));
+  properties.emplace(kDeleteAfterCommit, "true");
+  properties.emplace(kPreviousVersionsMax, "100");
+  m.properties = std::move(properties);
+
+  std::string dir = table->MetadataDir();
+  RETURN_NOT_OK(table->fs_->CreateDirs(dir));
+  ASSIGN_OR_RAISE(auto names, table->fs_->ListDir(dir));
+  for (const auto& name : names) {
+    if (ParseVersionName(name) >= 0) {
+      return Status::AlreadyExists("an Iceberg table exists at " + location + " (" + name + ")");
+    }
+  }
+  // Version 0 is "nothing yet": the commit publishes v1 and fails if someone else did.
+  TableMetadata first = m;
+  table->version_ = 0;
+  RETURN_NOT_OK(table->Commit(std::move(first)));
+  return table;
+}
+
+Result<std::unique_ptr<IcebergTable>> IcebergTable::Load(std::shared_ptr<FileSystem> fs,
+                                                         std::string location,
+                                                         TableOptions options) {
+  while (location.size() > 1 && location.back() == '/') location.pop_back();
+  std::unique_ptr<IcebergTable> table(new IcebergTable(std::move(fs), options));
+  table->metadata_.location = location;
+  RETURN_NOT_OK(table->Refresh());
+  return table;
+}
+
+Status IcebergTable::Refresh() {
+  std::string dir = MetadataDir();
+  int64_t version = -1;
+  auto hint = ReadWholeFile(fs_.get(), JoinPath(dir, kVersionHint));
+  if (hint.ok()) version = ParseInt(Trimmed(*hint), -1);
+  if (version < 1 || !Exists(fs_.get(), VersionPath(version))) {
+    auto names = fs_->ListDir(dir);
+    if (!names.ok()) {
+      return Status::NotFound("no Iceberg table at " + metadata_.location + ": " +
+                              names.status().message());
+    }
+    version = -1;
+    for (const auto& name : *names) version = std::max(version, ParseVersionName(name));
+    if (version < 1) return Status::NotFound("no Iceberg table metadata in " + dir);
+  }
+  // The hint is written after the publish, so newer versions may exist.
+  while (Exists(fs_.get(), VersionPath(version + 1))) ++version;
+  ASSIGN_OR_RAISE(std::string json, ReadWholeFile(fs_.get(), VersionPath(version)));
+  auto parsed = TableMetadata::FromJson(json);
+  if (!parsed.ok()) return parsed.status().WithContext(VersionPath(version));
+  metadata_ = std::move(*parsed);
+  version_ = version;
+  return Status::OK();
+}
+
+Status IcebergTable::Commit(TableMetadata next) {
+  int64_t new_version = version_ + 1;
+  next.last_updated_ms = std::max(next.last_updated_ms, NowMillis());
+  if (version_ > 0) {
+    next.metadata_log.push_back({metadata_.last_updated_ms, metadata_file()});
+  }
+  int64_t max_previous =
+      std::max<int64_t>(0, ParseInt(next.Property(kPreviousVersionsMax, "100"), 100));
+  std::vector<std::string> dropped;
+  while (static_cast<int64_t>(next.metadata_log.size()) > max_previous) {
+    dropped.push_back(next.metadata_log.front().metadata_file);
+    next.metadata_log.erase(next.metadata_log.begin());
+  }
+
+  std::string dir = MetadataDir();
+  std::string final_path = VersionPath(new_version);
+  std::string tmp =
+      JoinPath(dir, ".v" + std::to_string(new_version) + ".metadata.json." + RandomUuid() + ".tmp");
+  Status st = WriteWholeFile(fs_.get(), tmp, next.ToJson(), options_.sync);
+  if (st.ok()) st = RenameNoReplace(fs_.get(), tmp, final_path);
+  if (!st.ok()) {
+    (void)fs_->Remove(tmp);
+    if (st.code() == StatusCode::kAlreadyExists) {
+      return Status::AlreadyExists("commit conflict: version " + std::to_string(new_version) +
+                                   " of " + metadata_.location +
+                                   " was published by another writer");
+    }
+    return st;
+  }
+  if (options_.sync) RETURN_NOT_OK(fs_->SyncDir(dir));
+  metadata_ = std::move(next);
+  version_ = new_version;
+
+  // The hint only speeds up Load, which probes past it, so failures here are not fatal.
+  std::string hint_tmp = JoinPath(dir, "." + std::string(kVersionHint) + "." + RandomUuid());
+  if (WriteWholeFile(fs_.get(), hint_tmp, std::to_string(version_), false).ok()) {
+    if (!fs_->Rename(hint_tmp, JoinPath(dir, kVersionHint)).ok()) (void)fs_->Remove(hint_tmp);
+  }
+  if (metadata_.Property(kDeleteAfterCommit, "false") == "true") {
+    for (const auto& path : dropped) RemoveQuietly(path);
+  }
+  return Status::OK();
+}
+
+TableMetadata IcebergTable::WithSnapshot(const Snapshot& snapshot) const {
+  TableMetadata next = metadata_;
+  next.snapshots.push_back(snapshot);
+  next.current_snapshot_id = snapshot.snapshot_id;
+  next.last_sequence_number = snapshot.sequence_number;
+  next.last_updated_ms = snapshot.timestamp_ms;
+  next.snapshot_log.push_back({snapshot.timestamp_ms, snapshot.snapshot_id});
+  next.refs["main"] = SnapshotRef{snapshot.snapshot_id, "branch",
+                                  next.refs.count("main") ? next.refs["main"].extra_json : ""};
+  return next;
+}
+
+void IcebergTable::AddTotals(const std::vector<ManifestFile>& manifests, int64_t added_size,
+                             int64_t removed_size,
+                             std::map<std::string, std::string>* summary) const {
+  int64_t files = 0, records = 0;
+  for (const auto& m : manifests) {
+    files += m.added_files_count + m.existing_files_count;
+    records += m.added_rows_count + m.existing_rows_count;
+  }
+  int64_t size = SummaryLong(CurrentSnapshot(), "total-files-size") + added_size - removed_size;
+  (*summary)["total-data-files"] = std::to_string(files);
+  (*summary)["total-records"] = std::to_string(records);
+  (*summary)["total-files-size"] = std::to_string(std::max<int64_t>(0, size));
+  (*summary)["total-delete-files"] = "0";
+  (*summary)["total-position-deletes"] = "0";
+  (*summary)["total-equality-deletes"] = "0";
+}
+
+Result<std::vector<ManifestFile>> IcebergTable::CurrentManifests() const {
+  const Snapshot* current = CurrentSnapshot();
+  if (current == nullptr) return std::vector<ManifestFile>();
+  return ReadManifestList(fs_.get(), current->manifest_list);
+}
+
+Result<std::vector<ManifestEntry>> IcebergTable::LiveEntries() const {
+  ASSIGN_OR_RAISE(auto manifests, CurrentManifests());
+  std::vector<ManifestEntry> out;
+  for (const auto& m : manifests) {
+    if (m.content != 0) return Status::NotImplemented("delete manifests in " + m.manifest_path);
+    const PartitionSpec* spec = metadata_.SpecById(m.partition_spec_id);
+    if (spec == nullptr) {
+      return Status::Corruption(m.manifest_path + " has unknown partition spec " +
+                                std::to_string(m.partition_spec_id));
+    }
+    ASSIGN_OR_RAISE(auto entries, ReadManifest(fs_.get(), m, schema(), *spec));
+    for (auto& e : entries) {
+      if (e.status != EntryStatus::kDeleted) out.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+Result<int64_t> IcebergTable::AppendFiles(const std::vector<DataFile>& files,
+                                          const std::map<std::string, std::string>& summary) {
+  const int64_t snapshot_id = RandomId();
+  std::optional<ManifestFile> manifest;
+  std::set<std::string> partitions;
+  for (const auto& f : files) partitions.insert(PartitionKey(f.partition));
+  Status last;
+  for (int attempt = 0; attempt < options_.commit_attempts; ++attempt) {
+    if (attempt > 0) RETURN_NOT_OK(Refresh());
+    const int64_t seq = metadata_.last_sequence_number + 1;
+    if (!files.empty() && !manifest) {
+      std::vector<ManifestEntry> entries;
+      for (const auto& f : files) {
+        ManifestEntry e;
+        e.status = EntryStatus::kAdded;
+        e.snapshot_id = snapshot_id;
+        e.data_file = f;
+        entries.push_back(std::move(e));
+      }
+      ASSIGN_OR_RAISE(manifest, WriteManifest(fs_.get(), NewManifestPath(), schema(), spec(),
+                                              snapshot_id, seq, entries, options_.avro));
+    }
+    std::vector<ManifestFile> manifests;
+    if (manifest) {
+      // Entries inherit the sequence number, so a retry only re-stamps the list entry.
+      manifest->sequence_number = seq;
+      manifest->min_sequence_number = seq;
+      manifests.push_back(*manifest);
+    }
+    ASSIGN_OR_RAISE(auto previous, CurrentManifests());
+    for (auto& m : previous) {
+      if (m.added_files_count + m.existing_files_count > 0) manifests.push_back(std::move(m));
+    }
+    Snapshot snap;
+    snap.snapshot_id = snapshot_id;
+    if (const Snapshot* parent = CurrentSnapshot()) snap.parent_snapshot_id = parent->snapshot_id;
+    snap.sequence_number = seq;
+    snap.timestamp_ms = std::max(NowMillis(), metadata_.last_updated_ms);
+    snap.schema_id = schema().schema_id();
+    snap.manifest_list = metadata_.location + "/metadata/snap-" + std::to_string(snapshot_id) +
+                         "-" + std::to_string(attempt + 1) + "-" + RandomUuid() + ".avro";
+    snap.summary = summary;
+    snap.summary["operation"] = "append";
+    int64_t added_size = Sum(files, &DataFile::file_size_in_bytes);
+    if (!files.empty()) {
+      snap.summary["added-data-files"] = std::to_string(files.size());
+      snap.summary["added-records"] = std::to_string(Sum(files, &DataFile::record_count));
+      snap.summary["added-files-size"] = std::to_string(added_size);
+      snap.summary["changed-partition-count"] = std::to_string(partitions.size());
+    }
+    AddTotals(manifests, added_size, 0, &snap.summary);
+    RETURN_NOT_OK(WriteManifestList(fs_.get(), LocalPath(snap.manifest_list),
+                                    {snapshot_id, snap.parent_snapshot_id, seq}, manifests,
+                                    options_.avro));
+    last = Commit(WithSnapshot(snap));
+    if (last.ok()) return snapshot_id;
+    RemoveQuietly(snap.manifest_list);
+    if (last.code() != StatusCode::kAlreadyExists) break;
+  }
+  if (manifest) RemoveQuietly(manifest->manifest_path);
+  return last;
+}
+
+Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted_paths,
+                                         const std::vector<DataFile>& added,
+                                         const std::map<std::string, std::string>& summary,
+                                         std::vector<std::string>* written) {
+  const int64_t snapshot_id = RandomId();
+  const int64_t seq = metadata_.last_sequence_number + 1;
+  std::set<std::string> remaining(deleted_paths.begin(), deleted_paths.end());
+  if (remaining.size() != deleted_paths.size()) {
+    return Status::Invalid("ReplaceFiles: a deleted path is listed twice");
+  }
+  ASSIGN_OR_RAISE(auto previous, CurrentManifests());
+  std::vector<ManifestFile> manifests;
+  int64_t deleted_records = 0, removed_size = 0, deleted_files = 0;
+  for (auto& m : previous) {
+    if (m.added_files_count + m.existing_files_count == 0) continue;
+    const PartitionSpec* spec = metadata_.SpecById(m.partition_spec_id);
+    if (spec == nullptr) {
+      return Status::Corruption(m.manifest_path + " has unknown partition spec " +
+                                std::to_string(m.partition_spec_id));
+    }
+    ASSIGN_OR_RAISE(auto entries, ReadManifest(fs_.get(), m, schema(), *spec));
+    bool touched = false;
+    for (const auto& e : entries) {
+      if (e.status != EntryStatus::kDeleted && remaining.count(e.data_file.file_path)) {
+        touched = true;
+      }
+    }
+    if (!touched) {
+      manifests.push_back(std::move(m));
+      continue;
+    }
+    std::vector<ManifestEntry> rewritten;
+    for (auto& e : entries) {
+      if (e.status == EntryStatus::kDeleted) continue;
+      if (remaining.erase(e.data_file.file_path)) {
+        e.status = EntryStatus::kDeleted;
+        e.snapshot_id = snapshot_id;
+        ++deleted_files;
+        deleted_records += e.data_file.record_count;
+        removed_size += e.data_file.file_size_in_bytes;
+      } else {
+        e.status = EntryStatus::kExisting;
+      }
+      rewritten.push_back(std::move(e));
+    }
+    std::string path = NewManifestPath();
+    written->push_back(path);
+    ASSIGN_OR_RAISE(auto mf, WriteManifest(fs_.get(), path, schema(), *spec, snapshot_id, seq,
+                                           rewritten, options_.avro));
+    manifests.push_back(std::move(mf));
+  }
+  if (!remaining.empty()) {
+    return Status::NotFound("ReplaceFiles: " + *remaining.begin() +
+                            " is not a live data file of the current snapshot");
+  }
+  if (!added.empty()) {
+    std::vector<ManifestEntry> entries;
+    for (const auto& f : added) {
+      ManifestEntry e;
+      e.status = EntryStatus::kAdded;
+      e.snapshot_id = snapshot_id;
+      e.data_file = f;
+      entries.push_back(std::move(e));
+    }
+    std::string path = NewManifestPath();
+    written->push_back(path);
+    ASSIGN_OR_RAISE(auto mf, WriteManifest(fs_.get(), path, schema(), spec(), snapshot_id, seq,
+                                           entries, options_.avro));
+    manifests.insert(manifests.begin(), std::move(mf));
+  }
+  Snapshot snap;
+  snap.snapshot_id = snapshot_id;
+  if (const Snapshot* parent = CurrentSnapshot()) snap.parent_snapshot_id = parent->snapshot_id;
+  snap.sequence_number = seq;
+  snap.timestamp_ms = std::max(NowMillis(), metadata_.last_updated_ms);
+  snap.schema_id = schema().schema_id();
+  snap.manifest_list = metadata_.location + "/metadata/snap-" + std::to_string(snapshot_id) +
+                       "-1-" + RandomUuid() + ".avro";
+  written->push_back(snap.manifest_list);
+  snap.summary = summary;
+  snap.summary["operation"] = "replace";
+  int64_t added_size = Sum(added, &DataFile::file_size_in_bytes);
+  snap.summary["added-data-files"] = std::to_string(added.size());
+  snap.summary["added-records"] = std::to_string(Sum(added, &DataFile::record_count));
+  snap.summary["added-files-size"] = std::to_string(added_size);
+  snap.summary["deleted-data-files"] = std::to_string(deleted_files);
+  snap.summary["deleted-records"] = std::to_string(deleted_records);
+  snap.summary["removed-files-size"] = std::to_string(removed_size);
+  AddTotals(manifests, added_size, removed_size, &snap.summary);
+  RETURN_NOT_OK(WriteManifestList(fs_.get(), LocalPath(snap.manifest_list),
+                                  {snapshot_id, snap.parent_snapshot_id, seq}, manifests,
+                                  options_.avro));
+  RETURN_NOT_OK(Commit(WithSnapshot(snap)));
+  return snapshot_id;
+}
+
+Result<int64_t> IcebergTable::ReplaceFiles(const std::vector<std::string>& deleted_paths,
+                                           const std::vector<DataFile>& added,
+                                           const std::map<std::string, std::string>& summary) {
+  Status last;
+  for (int attempt = 0; attempt < options_.commit_attempts; ++attempt) {
+    if (attempt > 0) RETURN_NOT_OK(Refresh());
+    std::vector<std::string> written;
+    auto r = TryReplace(deleted_paths, added, summary, &written);
+    if (r.ok()) return r;
+    for (const auto& path : written) RemoveQuietly(path);
+    last = r.status();
+    if (last.code() != StatusCode::kAlreadyExists) break;
+  }
+  return last;
+}
+
+Result<ExpireResult> IcebergTable::ExpireSnapshots(const ExpireOptions& options) {
+  ExpireResult result;
+  std::vector<Snapshot> expired;
+  for (int attempt = 0;; ++attempt) {
+    if (attempt > 0) RETURN_NOT_OK(Refresh());
+    std::set<int64_t> keep;
+    int kept = 0;
+    for (const Snapshot* s = CurrentSnapshot(); s != nullptr && kept < options.retain_last;
+         s = s->parent_snapshot_id ? metadata_.SnapshotById(*s->parent_snapshot_id) : nullptr) {
+      keep.insert(s->snapshot_id);
+      ++kept;
+    }
+    for (const auto& [name, ref] : metadata_.refs) keep.insert(ref.snapshot_id);
+    expired.clear();
+    TableMetadata next = metadata_;
+    next.snapshots.clear();
+    for (const auto& s : metadata_.snapshots) {
+      bool old_enough = !options.older_than_ms || s.timestamp_ms < *options.older_than_ms;
+      if (keep.count(s.snapshot_id) || !old_enough) {
+        next.snapshots.push_back(s);
+      } else {
+        expired.push_back(s);
+      }
+    }
+    if (expired.empty()) return result;
+    std::set<int64_t> remaining_ids;
+    for (const auto& s : next.snapshots) remaining_ids.insert(s.snapshot_id);
+    std::erase_if(next.snapshot_log,
+                  [&](const SnapshotLogEntry& e) { return !remaining_ids.count(e.snapshot_id); });
+    Status st = Commit(std::move(next));
+    if (st.ok()) break;
+    if (st.code() != StatusCode::kAlreadyExists || attempt + 1 >= options_.commit_attempts) {
+      return st;
+    }
+  }
+  result.expired_snapshots = static_cast<int64_t>(expired.size());
+  if (!options.delete_files) return result;
+
+  // What the remaining snapshots still reach.
+  std::set<std::string> live_lists, live_manifests, live_files;
+  for (const auto& s : metadata_.snapshots) {
+    live_lists.insert(s.manifest_list);
+    ASSIGN_OR_RAISE(auto manifests, ReadManifestList(fs_.get(), s.manifest_list));
+    for (const auto& m : manifests) {
+      if (!live_manifests.insert(m.manifest_path).second) continue;
+      const PartitionSpec* spec = metadata_.SpecById(m.partition_spec_id);
+      if (spec == nullptr) continue;
+      ASSIGN_OR_RAISE(auto entries, ReadManifest(fs_.get(), m, schema(), *spec));
+      for (const auto& e : entries) {
+        if (e.status != EntryStatus::kDeleted) live_files.insert(e.data_file.file_path);
+      }
+    }
+  }
+  std::set<std::string> dead_manifests, dead_files;
+  for (const auto& s : expired) {
+    auto manifests = ReadManifestList(fs_.get(), s.manifest_list);
+    if (!manifests.ok()) continue;  // already gone
+    for (const auto& m : *manifests) {
+      if (live_manifests.count(m.manifest_path) || !dead_manifests.insert(m.manifest_path).second) {
+        continue;
+      }
+      const PartitionSpec* spec = metadata_.SpecById(m.partition_spec_id);
+      if (spec == nullptr) continue;
+      auto entries = ReadManifest(fs_.get(), m, schema(), *spec);
+      if (!entries.ok()) continue;
+      for (const auto& e : *entries) {
+        if (!live_files.count(e.data_file.file_path)) dead_files.insert(e.data_file.file_path);
+      }
+    }
+  }
+  for (const auto& path : dead_files) {
+    if (fs_->Remove(LocalPath(path)).ok()) ++result.deleted_data_files;
+  }
+  for (const auto& path : dead_manifests) {
+    if (fs_->Remove(LocalPath(path)).ok()) ++result.deleted_manifests;
+  }
+  for (const auto& s : expired) {
+    if (!live_lists.count(s.manifest_list) && fs_->Remove(LocalPath(s.manifest_list)).ok()) {
+      ++result.deleted_manifest_lists;
+    }
+  }
+  return result;
+}
+
+}  // namespace oxbow::iceberg

@@ -268,3 +268,25 @@ def test_concurrent_create_of_one_name(server):
     assert len(results) == 1, results
     assert len(errors) == 7 and all("already exists" in e for e in errors), errors
     assert len(server.action("list_tables")["tables"]) == 1
+
+
+def test_drop_table_while_a_writer_streams(server):
+    """Dropping a table under an open DoPut stream ends that stream with an error; the server
+    carries on, and the name is free again."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    server.action("create_table", {"table": "ns.t", "schema": SIMPLE})
+    client = server.new_client()
+    writer, acks = client.do_put(fl.FlightDescriptor.for_path("ns", "t"), schema)
+    writer.write_batch(pa.record_batch([pa.array([1], pa.int64())], schema=schema))
+    assert acks.read() is not None
+    server.action("drop_table", {"table": "ns.t"})
+    with pytest.raises(pa.ArrowException):
+        for i in range(100):
+            writer.write_batch(pa.record_batch([pa.array([i], pa.int64())], schema=schema))
+            if acks.read() is None:
+                raise pa.ArrowException("stream ended")
+        writer.done_writing()
+        writer.close()
+    client.close()
+    server.action("create_table", {"table": "ns.t", "schema": SIMPLE})
+    assert server.read_all("ns.t").num_rows == 0

@@ -177,3 +177,21 @@ def test_batch_larger_than_grpc_default_message_size(server):
     (ack,) = server.put("ns.t", [big])
     assert ack["offsets"] == [{"bucket": 0, "base_offset": 0, "rows": n}]
     assert_tables_equal(server.read_all("ns.t"), pa.Table.from_batches([big]))
+
+
+@pytest.mark.parametrize("compression", ["lz4", "zstd"])
+def test_projection_of_compressed_batches(server, compression):
+    """The server projects compressed bodies (each buffer compressed on its own) as sent."""
+    schema = wide_schema()
+    server.create_table("ns.t", schema)
+    batches = make_batches(schema, 3, 50, wide_values())
+    options = fl.FlightCallOptions(write_options=pa.ipc.IpcWriteOptions(compression=compression))
+    writer, acks = server.client.do_put(descriptor("ns.t"), schema, options=options)
+    for b in batches:
+        writer.write_batch(b)
+        acks.read()
+    writer.done_writing()
+    writer.close()
+    columns = ["c_13", "c_0", "id", "c_26"]
+    table, _ = server.get({"table": "ns.t", "columns": columns})
+    assert_tables_equal(table, pa.Table.from_batches(batches).select(columns))

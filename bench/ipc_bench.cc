@@ -2,13 +2,14 @@
 //
 //   ipc_bench generate --out data.arrow --batches N --rows R   (the dataset of datagen.h)
 //   ipc_bench --input data.arrow [--stream-none F --stream-lz4 F --stream-zstd F]
-//             [--reps 3] [--project id,ts]
+//             [--reps 3] [--project id,ts] [--ops encode,decode,project] [--codecs none,lz4,zstd]
 //
 // --input is an uncompressed Arrow IPC file: its batches are what gets encoded. Each --stream-*
 // is an Arrow IPC stream (written by pyarrow with that codec): what gets decoded. Everything is
 // read into memory first; every timing is single-threaded, repeated --reps times, and reported
 // as best and median seconds, one JSON object per line.
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <sstream>
@@ -229,14 +230,23 @@ Status Run(int argc, char** argv) {
       .Print();
 
   const std::vector<std::string> project = SplitCommas(flags.Get("project", "id,ts"));
+  // --ops and --codecs narrow the run (e.g. to profile one operation).
+  const std::vector<std::string> ops = SplitCommas(flags.Get("ops", "encode,decode,project"));
+  const std::vector<std::string> codecs = SplitCommas(flags.Get("codecs", "none,lz4,zstd"));
+  auto wanted = [](const std::vector<std::string>& list, std::string_view item) {
+    return std::find(list.begin(), list.end(), item) != list.end();
+  };
   for (Codec codec : {Codec::kNone, Codec::kLz4Frame, Codec::kZstd}) {
-    RETURN_NOT_OK(BenchEncode(reader->schema(), batches, codec, reps));
+    if (!wanted(codecs, arrow::CodecName(codec))) continue;
+    if (wanted(ops, "encode")) RETURN_NOT_OK(BenchEncode(reader->schema(), batches, codec, reps));
     std::string stream_path = flags.Get("stream-" + std::string(arrow::CodecName(codec)), "");
     if (stream_path.empty()) continue;
     ASSIGN_OR_RAISE(auto stream, ReadFileToMemory(stream_path));
-    RETURN_NOT_OK(BenchDecode(stream, codec, /*validate=*/true, reps));
-    RETURN_NOT_OK(BenchDecode(stream, codec, /*validate=*/false, reps));
-    RETURN_NOT_OK(BenchProject(stream, codec, project, reps));
+    if (wanted(ops, "decode")) {
+      RETURN_NOT_OK(BenchDecode(stream, codec, /*validate=*/true, reps));
+      RETURN_NOT_OK(BenchDecode(stream, codec, /*validate=*/false, reps));
+    }
+    if (wanted(ops, "project")) RETURN_NOT_OK(BenchProject(stream, codec, project, reps));
   }
   return Status::OK();
 }

@@ -31,16 +31,18 @@ def oxbowd_bin() -> pathlib.Path:
 
 @pytest.fixture
 def make_server(oxbowd_bin, tmp_path):
-    """Factory: make_server(extra_args=(...), data_dir=None) -> started OxbowServer.
+    """Factory: make_server(extra_args=(...), data_dir=None, max_open_files=None) -> started server.
 
     Every server still running at teardown is stopped with SIGTERM and must exit 0.
     """
     servers: list[OxbowServer] = []
 
-    def make(extra_args=(), data_dir: pathlib.Path | None = None) -> OxbowServer:
+    def make(extra_args=(), data_dir: pathlib.Path | None = None,
+             max_open_files: int | None = None) -> OxbowServer:
         index = len(servers)
         data = data_dir or tmp_path / f"data{index}"
-        server = OxbowServer(oxbowd_bin, data, tmp_path / f"oxbowd{index}.log", extra_args)
+        server = OxbowServer(oxbowd_bin, data, tmp_path / f"oxbowd{index}.log", extra_args,
+                             max_open_files)
         servers.append(server)
         return server.start()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import pathlib
 import signal
 import socket
@@ -40,11 +41,12 @@ class OxbowServer:
     """One oxbowd process on a data dir that outlives it: start, stop (SIGTERM), kill, restart."""
 
     def __init__(self, binary: pathlib.Path, data_dir: pathlib.Path, log_path: pathlib.Path,
-                 extra_args: tuple[str, ...] = ()):
+                 extra_args: tuple[str, ...] = (), max_open_files: int | None = None):
         self.binary = binary
         self.data_dir = data_dir
         self.log_path = log_path
         self.extra_args = tuple(extra_args)
+        self.max_open_files = max_open_files  # RLIMIT_NOFILE for the process; None: inherited
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
         self._client: fl.FlightClient | None = None
@@ -62,7 +64,7 @@ class OxbowServer:
             self.proc = subprocess.Popen(
                 [str(self.binary), "--data-dir", str(self.data_dir),
                  "--listen", f"127.0.0.1:{self.port}", *self.extra_args],
-                stdout=log, stderr=subprocess.STDOUT)
+                stdout=log, stderr=subprocess.STDOUT, preexec_fn=self._limit_open_files)
             log.close()
             try:
                 self._wait_until_serving()
@@ -71,6 +73,19 @@ class OxbowServer:
                 last_error = e
                 self.proc = None
         raise AssertionError(f"oxbowd did not start: {last_error}\n{self.log_tail()}")
+
+    def _limit_open_files(self) -> None:
+        if self.max_open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (self.max_open_files, self.max_open_files))
+
+    def crashed(self) -> int | None:
+        """If the process died on its own: reaps it and returns its exit code (negative: signal)."""
+        if self.proc is None or self.proc.poll() is None:
+            return None
+        code = self.proc.returncode
+        self._close_client()
+        self.proc = None
+        return code
 
     def _wait_until_serving(self) -> None:
         deadline = time.monotonic() + START_DEADLINE_S

@@ -290,3 +290,22 @@ def test_drop_table_while_a_writer_streams(server):
     client.close()
     server.action("create_table", {"table": "ns.t", "schema": SIMPLE})
     assert server.read_all("ns.t").num_rows == 0
+
+
+@pytest.mark.xfail(strict=True, reason="server bug: when BucketLog::Open fails (here EMFILE) "
+                   "~BucketLog -> BucketLog::Close() dereferences an unopened log: SIGSEGV")
+def test_running_out_of_file_descriptors_is_an_error_not_a_crash(make_server):
+    """create_table of 1024 buckets with RLIMIT_NOFILE=256: an error naming the problem, and
+    the server keeps serving."""
+    server = make_server(max_open_files=256)
+    try:
+        with pytest.raises(pa.ArrowException) as excinfo:
+            server.action("create_table", {"table": "ns.many", "schema": SIMPLE, "buckets": 1024})
+        assert "unavailable" not in str(excinfo.value).lower(), str(excinfo.value)
+        server.action("create_table", {"table": "ns.small", "schema": SIMPLE})
+        schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+        server.put("ns.small", [pa.record_batch([pa.array([1], pa.int64())], schema=schema)])
+        assert server.read_all("ns.small").num_rows == 1
+    finally:
+        code = server.crashed()
+        assert code is None, f"oxbowd died with exit code {code}\n{server.log_tail()}"

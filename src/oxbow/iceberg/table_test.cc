@@ -1,0 +1,243 @@
+// IcebergTable: create, load, append, replace, expire, conflicts, metadata file retention.
+#include "oxbow/iceberg/table.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "oxbow/common/fault_injection_file_system.h"
+#include "oxbow/iceberg/io_internal.h"
+
+namespace oxbow::iceberg {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+class TableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/oxbow_iceberg_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    location_ = dir_ + "/t";
+    fs_ = PosixFileSystem::Default();
+    schema_ = Schema(0, {{1, "id", Type::Long(), true, ""}, {2, "s", Type::String(), false, ""}});
+    spec_ = *PartitionSpec::Make(schema_, {{"id", Transform::Bucket(4), ""}});
+  }
+  void TearDown() override { stdfs::remove_all(dir_); }
+
+  DataFile File(const std::string& name, int64_t rows, int64_t id) {
+    DataFile f;
+    f.file_path = location_ + "/data/" + name;
+    f.record_count = rows;
+    f.file_size_in_bytes = 100 * rows;
+    f.partition = *spec_.PartitionFor(schema_, {{1, Literal(id)}});
+    return f;
+  }
+
+  std::unique_ptr<IcebergTable> CreateTable(std::map<std::string, std::string> props = {}) {
+    auto t = IcebergTable::Create(fs_, location_, schema_, spec_, props);
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    return std::move(*t);
+  }
+
+  static std::vector<std::string> LivePaths(const IcebergTable& t) {
+    auto live = t.LiveEntries();
+    EXPECT_TRUE(live.ok()) << live.status().ToString();
+    std::vector<std::string> out;
+    for (const auto& e : *live) out.push_back(stdfs::path(e.data_file.file_path).filename());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  int CountFiles(const std::string& suffix) {
+    int n = 0;
+    for (const auto& e : stdfs::directory_iterator(location_ + "/metadata")) {
+      std::string name = e.path().filename();
+      if (name.size() >= suffix.size() && name.ends_with(suffix)) ++n;
+    }
+    return n;
+  }
+
+  std::string dir_, location_;
+  std::shared_ptr<FileSystem> fs_;
+  Schema schema_;
+  PartitionSpec spec_;
+};
+
+TEST_F(TableTest, CreateLoadAndAppend) {
+  auto t = CreateTable();
+  EXPECT_EQ(t->version(), 1);
+  EXPECT_EQ(t->CurrentSnapshot(), nullptr);
+  EXPECT_TRUE(stdfs::exists(location_ + "/metadata/v1.metadata.json"));
+  EXPECT_EQ(*ReadWholeFile(fs_.get(), location_ + "/metadata/version-hint.text"), "1");
+  EXPECT_EQ(IcebergTable::Create(fs_, location_, schema_, spec_).status().code(),
+            StatusCode::kAlreadyExists);
+
+  auto s1 =
+      t->AppendFiles({File("a", 10, 1), File("b", 20, 2)}, {{kTieredOffsetsKey, "{\"0\":30}"}});
+  ASSERT_TRUE(s1.ok()) << s1.status().ToString();
+  auto s2 = t->AppendFiles({File("c", 5, 3)}, {{kTieredOffsetsKey, "{\"0\":35}"}});
+  ASSERT_TRUE(s2.ok());
+  EXPECT_EQ(t->version(), 3);
+  const Snapshot* snap = t->CurrentSnapshot();
+  ASSERT_NE(snap, nullptr);
+  EXPECT_EQ(snap->snapshot_id, *s2);
+  EXPECT_EQ(snap->parent_snapshot_id, *s1);
+  EXPECT_EQ(snap->sequence_number, 2);
+  EXPECT_EQ(snap->operation(), "append");
+  EXPECT_EQ(snap->summary.at("total-records"), "35");
+  EXPECT_EQ(snap->summary.at("total-data-files"), "3");
+  EXPECT_EQ(snap->summary.at(kTieredOffsetsKey), "{\"0\":35}");
+
+  // The second snapshot reuses the first manifest by reference.
+  auto list = ReadManifestList(fs_.get(), snap->manifest_list);
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].sequence_number, 2);
+  EXPECT_EQ((*list)[1].sequence_number, 1);
+  EXPECT_EQ((*list)[1].added_snapshot_id, *s1);
+
+  auto loaded = IcebergTable::Load(fs_, location_);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ((*loaded)->version(), 3);
+  EXPECT_EQ((*loaded)->metadata().table_uuid, t->metadata().table_uuid);
+  EXPECT_EQ(LivePaths(**loaded), (std::vector<std::string>{"a", "b", "c"}));
+  auto live = (*loaded)->LiveEntries();
+  for (const auto& e : *live) {
+    EXPECT_EQ(*e.sequence_number, e.data_file.file_path.ends_with("c") ? 2 : 1);
+  }
+  EXPECT_EQ(IcebergTable::Load(fs_, dir_ + "/missing").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(TableTest, LoadProbesPastAStaleHint) {
+  auto t = CreateTable();
+  ASSERT_TRUE(t->AppendFiles({File("a", 1, 1)}).ok());
+  ASSERT_TRUE(
+      WriteWholeFile(fs_.get(), location_ + "/metadata/version-hint.text", "1", false).ok());
+  auto loaded = IcebergTable::Load(fs_, location_);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ((*loaded)->version(), 2);
+  stdfs::remove(location_ + "/metadata/version-hint.text");
+  EXPECT_EQ((*IcebergTable::Load(fs_, location_))->version(), 2);
+}
+
+TEST_F(TableTest, ConcurrentCommitsToOneVersionDoNotOverwrite) {
+  auto a = CreateTable();
+  auto b = IcebergTable::Load(fs_, location_).MoveValueUnsafe();
+  TableOptions once;
+  once.commit_attempts = 1;
+  auto c = IcebergTable::Load(fs_, location_, once).MoveValueUnsafe();
+  ASSERT_TRUE(a->AppendFiles({File("a", 1, 1)}).ok());
+  // c still believes version 1 is the newest; its publish of v2 must fail, not overwrite.
+  auto conflict = c->AppendFiles({File("c", 1, 3)});
+  EXPECT_EQ(conflict.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(conflict.status().message().find("conflict"), std::string::npos);
+  // b retries on top of a's commit: both files are live.
+  ASSERT_TRUE(b->AppendFiles({File("b", 1, 2)}).ok());
+  EXPECT_EQ(b->version(), 3);
+  EXPECT_EQ(LivePaths(*b), (std::vector<std::string>{"a", "b"}));
+  // No temporary metadata files are left behind.
+  EXPECT_EQ(CountFiles(".tmp"), 0);
+}
+
+TEST_F(TableTest, RenameNoReplaceRefusesAnExistingTarget) {
+  std::string x = dir_ + "/x", y = dir_ + "/y";
+  ASSERT_TRUE(WriteWholeFile(fs_.get(), x, "x", false).ok());
+  ASSERT_TRUE(WriteWholeFile(fs_.get(), y, "y", false).ok());
+  EXPECT_EQ(RenameNoReplace(fs_.get(), x, y).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(*ReadWholeFile(fs_.get(), y), "y");
+  ASSERT_TRUE(fs_->Remove(y).ok());
+  ASSERT_TRUE(RenameNoReplace(fs_.get(), x, y).ok());
+  EXPECT_EQ(*ReadWholeFile(fs_.get(), y), "x");
+  // The generic path, through a wrapper file system.
+  FaultInjectionFileSystem faulty(fs_);
+  ASSERT_TRUE(WriteWholeFile(&faulty, x, "x2", false).ok());
+  EXPECT_EQ(RenameNoReplace(&faulty, x, y).code(), StatusCode::kAlreadyExists);
+}
+
+TEST_F(TableTest, ReplaceRewritesOnlyTouchedManifests) {
+  auto t = CreateTable();
+  ASSERT_TRUE(t->AppendFiles({File("a", 10, 1), File("b", 20, 2)}).ok());
+  ASSERT_TRUE(t->AppendFiles({File("c", 5, 3)}).ok());
+  auto r =
+      t->ReplaceFiles({location_ + "/data/a"}, {File("a2", 10, 1)}, {{"oxbow.compaction", "1"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Snapshot* snap = t->CurrentSnapshot();
+  EXPECT_EQ(snap->operation(), "replace");
+  EXPECT_EQ(snap->summary.at("deleted-data-files"), "1");
+  EXPECT_EQ(snap->summary.at("total-records"), "35");
+  EXPECT_EQ(LivePaths(*t), (std::vector<std::string>{"a2", "b", "c"}));
+  auto list = *ReadManifestList(fs_.get(), snap->manifest_list);
+  ASSERT_EQ(list.size(), 3u);  // new files, untouched second manifest, rewritten first
+  int rewritten = 0;
+  for (const auto& m : list) {
+    if (m.deleted_files_count == 1) {
+      ++rewritten;
+      EXPECT_EQ(m.existing_files_count, 1);
+      EXPECT_EQ(m.min_sequence_number, 1);  // b keeps its data sequence number
+    }
+  }
+  EXPECT_EQ(rewritten, 1);
+  // A path that is not live fails and leaves no new version.
+  int64_t version = t->version();
+  EXPECT_TRUE(t->ReplaceFiles({location_ + "/data/a"}, {}).status().IsNotFound());
+  EXPECT_EQ(t->version(), version);
+  // The next append drops the manifest that only records deletions.
+  ASSERT_TRUE(t->AppendFiles({File("d", 1, 4)}).ok());
+  auto after = *ReadManifestList(fs_.get(), t->CurrentSnapshot()->manifest_list);
+  for (const auto& m : after) EXPECT_GT(m.added_files_count + m.existing_files_count, 0);
+  EXPECT_EQ(LivePaths(*t), (std::vector<std::string>{"a2", "b", "c", "d"}));
+}
+
+TEST_F(TableTest, ExpireSnapshotsDeletesUnreachableFiles) {
+  auto t = CreateTable();
+  stdfs::create_directories(location_ + "/data");
+  for (const char* name : {"a", "b", "a2"}) {
+    ASSERT_TRUE(WriteWholeFile(fs_.get(), location_ + "/data/" + name, "x", false).ok());
+  }
+  ASSERT_TRUE(t->AppendFiles({File("a", 1, 1)}).ok());
+  ASSERT_TRUE(t->AppendFiles({File("b", 1, 2)}).ok());
+  ASSERT_TRUE(t->ReplaceFiles({location_ + "/data/a"}, {File("a2", 1, 1)}).ok());
+  int64_t current = t->CurrentSnapshot()->snapshot_id;
+  ExpireOptions keep_all;
+  keep_all.older_than_ms = 0;
+  EXPECT_EQ(t->ExpireSnapshots(keep_all)->expired_snapshots, 0);
+  auto r = t->ExpireSnapshots({});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->expired_snapshots, 2);
+  EXPECT_EQ(r->deleted_manifest_lists, 2);
+  EXPECT_EQ(r->deleted_data_files, 1);  // a, replaced by a2
+  EXPECT_FALSE(stdfs::exists(location_ + "/data/a"));
+  EXPECT_TRUE(stdfs::exists(location_ + "/data/b"));
+  EXPECT_TRUE(stdfs::exists(location_ + "/data/a2"));
+  ASSERT_EQ(t->metadata().snapshots.size(), 1u);
+  EXPECT_EQ(t->CurrentSnapshot()->snapshot_id, current);
+  EXPECT_EQ(t->metadata().snapshot_log.size(), 1u);
+  EXPECT_EQ(LivePaths(*t), (std::vector<std::string>{"a2", "b"}));
+  // The remaining list and its manifests: a2's, b's, and the one recording a's deletion.
+  EXPECT_EQ(CountFiles(".avro"), 4);
+}
+
+TEST_F(TableTest, OldMetadataFilesAreRemovedBeyondPreviousVersionsMax) {
+  auto t = CreateTable({{kPreviousVersionsMax, "2"}});
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(t->AppendFiles({File("f" + std::to_string(i), 1, i)}).ok());
+  EXPECT_EQ(t->version(), 6);
+  EXPECT_EQ(t->metadata().metadata_log.size(), 2u);
+  EXPECT_EQ(t->metadata().metadata_log.back().metadata_file,
+            location_ + "/metadata/v5.metadata.json");
+  EXPECT_EQ(CountFiles(".metadata.json"), 3);  // v4, v5, v6
+  EXPECT_FALSE(stdfs::exists(location_ + "/metadata/v3.metadata.json"));
+  auto keep = IcebergTable::Create(fs_, dir_ + "/u", schema_, spec_,
+                                   {{kDeleteAfterCommit, "false"}, {kPreviousVersionsMax, "1"}});
+  ASSERT_TRUE(keep.ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*keep)->AppendFiles({}).ok());
+  EXPECT_TRUE(stdfs::exists(dir_ + "/u/metadata/v1.metadata.json"));
+  EXPECT_EQ((*keep)->metadata().metadata_log.size(), 1u);
+}
+
+}  // namespace
+}  // namespace oxbow::iceberg

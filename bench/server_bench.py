@@ -252,23 +252,32 @@ def main() -> int:
             disk, cpp_runs, py_runs = [], [], []
             for r in range(rounds):
                 disk.append(disk_write_bandwidth(data_dir, disk_bytes))
-                table_r = TABLE if r == 0 else f"{TABLE}_{r}"
-                server.create_table(table_r, schema, args.producers)
-                produce = run_json([load, "produce", "--address", server.address, "--table", table_r,
-                                    "--input", data_path, "--producers", args.producers,
-                                    "--window", args.window])
-                stored_rows = server.rows(table_r)
-                assert stored_rows == table.num_rows == produce["rows"], (
-                    f"oxbowd holds {stored_rows} rows, produced {produce['rows']}, dataset {table.num_rows}")
-                cpp_runs.append(produce)
-                if r > 0:
-                    server.action("drop_table", {"table": table_r})
-                py_table = f"{PY_TABLE}_{r}"
-                server.create_table(py_table, schema, args.producers)
-                py_runs.append(pyarrow_produce(server.address, py_table, schema, batches,
-                                               args.producers, args.window))
-                assert server.rows(py_table) == table.num_rows
-                server.action("drop_table", {"table": py_table})
+
+                def produce_cpp():
+                    table_r = TABLE if r == 0 else f"{TABLE}_{r}"
+                    server.create_table(table_r, schema, args.producers)
+                    produce = run_json([load, "produce", "--address", server.address,
+                                        "--table", table_r, "--input", data_path,
+                                        "--producers", args.producers, "--window", args.window])
+                    stored_rows = server.rows(table_r)
+                    assert stored_rows == table.num_rows == produce["rows"], (
+                        f"oxbowd holds {stored_rows} rows, produced {produce['rows']}, "
+                        f"dataset {table.num_rows}")
+                    cpp_runs.append(produce)
+                    if r > 0:
+                        server.action("drop_table", {"table": table_r})
+
+                def produce_pyarrow():
+                    py_table = f"{PY_TABLE}_{r}"
+                    server.create_table(py_table, schema, args.producers)
+                    py_runs.append(pyarrow_produce(server.address, py_table, schema, batches,
+                                                   args.producers, args.window))
+                    assert server.rows(py_table) == table.num_rows
+                    server.action("drop_table", {"table": py_table})
+
+                # Alternate which producer runs first (right after the disk test) in each round.
+                for step in ((produce_cpp, produce_pyarrow) if r % 2 == 0 else (produce_pyarrow, produce_cpp)):
+                    step()
             disk.append(disk_write_bandwidth(data_dir, disk_bytes))
             rss_after_produce = proc_status(pid, "VmHWM")
 

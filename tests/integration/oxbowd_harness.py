@@ -78,9 +78,13 @@ class OxbowServer:
         if self.max_open_files is not None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (self.max_open_files, self.max_open_files))
 
-    def crashed(self) -> int | None:
-        """If the process died on its own: reaps it and returns its exit code (negative: signal)."""
-        if self.proc is None or self.proc.poll() is None:
+    def crashed(self, grace_s: float = 0.5) -> int | None:
+        """If the process died on its own (within grace_s): reaps it, returns its exit code."""
+        if self.proc is None:
+            return None
+        try:
+            self.proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
             return None
         code = self.proc.returncode
         self._close_client()

@@ -13,8 +13,8 @@
 // <file>: {"path", "record_count", "file_size", "partition_source": {"<column>": value},
 //          "column_sizes"|"value_counts"|"null_value_counts"|"nan_value_counts": {"<id>": n},
 //          "lower_bounds"|"upper_bounds": {"<id>": "<hex of the single-value serialization>"}}
-// Values in JSON: numbers for int/long/date (days)/timestamp (micros)/float/double and for a
-// decimal's unscaled value, strings for string, hex strings for binary/fixed.
+// Values in JSON: numbers for int/long/date (days)/timestamp (micros)/float/double, a decimal's
+// unscaled value as a number or a string of digits, strings for string, hex for binary/fixed.
 // Every command prints one JSON object on stdout; errors go to stderr with exit status 1.
 #include <fstream>
 #include <iostream>
@@ -54,7 +54,19 @@ Result<std::optional<Literal>> JsonToLiteral(const Type& type, const Json& v) {
       ASSIGN_OR_RAISE(auto bytes, FromHex(v.get<std::string>()));
       return std::optional<Literal>(std::move(bytes));
     }
-    case TypeKind::kDecimal: return std::optional<Literal>(Decimal{v.get<int64_t>()});
+    case TypeKind::kDecimal: {
+      if (!v.is_string()) return std::optional<Literal>(Decimal{v.get<int64_t>()});
+      std::string digits = v.get<std::string>();
+      bool negative = !digits.empty() && digits[0] == '-';
+      __int128 unscaled = 0;
+      for (size_t i = negative ? 1 : 0; i < digits.size(); ++i) {
+        if (!std::isdigit(static_cast<unsigned char>(digits[i]))) {
+          return Status::Invalid("bad decimal digits " + digits);
+        }
+        unscaled = unscaled * 10 + (digits[i] - '0');
+      }
+      return std::optional<Literal>(Decimal{negative ? -unscaled : unscaled});
+    }
   }
   return Status::Invalid("unsupported type");
 }

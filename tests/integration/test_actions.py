@@ -292,8 +292,6 @@ def test_drop_table_while_a_writer_streams(server):
     assert server.read_all("ns.t").num_rows == 0
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: when BucketLog::Open fails (here EMFILE) "
-                   "~BucketLog -> BucketLog::Close() dereferences an unopened log: SIGSEGV")
 def test_running_out_of_file_descriptors_is_an_error_not_a_crash(make_server):
     """create_table of 1024 buckets with RLIMIT_NOFILE=256: an error naming the problem, and
     the server keeps serving."""

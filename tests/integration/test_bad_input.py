@@ -235,9 +235,6 @@ def test_unsupported_client_type_names_the_field(table, array):
     assert table.read_all("ns.t").num_rows == 0
 
 
-@pytest.mark.xfail(strict=True, reason="server bug: a client type the table does not have "
-                   "(large_string for string) is refused with UNIMPLEMENTED, but docs/api.md "
-                   "says a schema mismatch is INVALID_ARGUMENT")
 def test_type_mismatch_with_unsupported_client_type_is_invalid_argument(table):
     b = pa.record_batch([pa.array([1], pa.int64()), pa.array(["a"], pa.large_string()),
                          pa.array([None], pa.decimal128(10, 2))], names=["id", "name", "amount"])

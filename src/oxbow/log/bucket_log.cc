@@ -655,6 +655,10 @@ Status BucketLog::Close() {
     flusher_cv_.notify_all();
   }
   if (flusher_.joinable()) flusher_.join();
+  {
+    std::lock_guard lock(mutex_);
+    if (!active_) return Status::OK();  // Open failed before recovery made a segment
+  }
   RETURN_NOT_OK(Sync());
   Checkpoint checkpoint;
   {

@@ -276,7 +276,14 @@ grpc::Status FlightService::DoPut(
                         "the first DoPut message must be a Schema message");
   }
   auto schema = ipc::DecodeSchema(*schema_message->metadata);
-  if (!schema.ok()) return ToGrpcStatus(schema.status());
+  if (!schema.ok()) {
+    // A type Oxbow cannot store is a schema mismatch from the client's point of view.
+    Status st = schema.status();
+    if (st.code() == StatusCode::kNotImplemented) {
+      st = Status::Invalid("schema mismatch for table '" + *table + "': " + st.message());
+    }
+    return ToGrpcStatus(st);
+  }
   auto session = engine_->StartPut(*table, *schema);
   if (!session.ok()) return ToGrpcStatus(session.status());
 

@@ -209,8 +209,8 @@ TEST(RleTest, RoundTripsMixedRunsAtEveryWidth) {
       pos += k;
     }
     ASSERT_EQ(back, values) << "bit width " << width;
-    uint32_t extra;
-    EXPECT_FALSE(dec.GetBatch(&extra, 1000).ok());
+    std::vector<uint32_t> extra(1000);
+    EXPECT_FALSE(dec.GetBatch(extra.data(), 1000).ok());
   }
 }
 

@@ -492,7 +492,7 @@ Status ChunkDecoder::Emit(int64_t n, int64_t count) {
   const int out_width = t.bit_width() / 8;
   if (out_width == width_) {
     if (all_valid) {
-      std::memcpy(out + row_ * width_, dense_, static_cast<size_t>(n * width_));
+      if (n > 0) std::memcpy(out + row_ * width_, dense_, static_cast<size_t>(n * width_));
     } else {
       each([&](int64_t slot, int64_t j) {
         std::memcpy(out + slot * width_, dense_ + j * width_, static_cast<size_t>(width_));

@@ -36,7 +36,7 @@ Result<ReadRequest> ParseTicket(std::string_view text) {
   if (j.contains("bucket")) {
     const json& b = j["bucket"];
     if (!b.is_number_integer() || b.get<int64_t>() < 0 || b.get<int64_t>() > INT32_MAX) {
-      return Status::Invalid("ticket \"bucket\" must be a non-negative integer");
+      return Status::Invalid("ticket \"bucket\" must be an integer in [0, 2147483647]");
     }
     r.bucket = b.get<int32_t>();
   }

@@ -39,7 +39,7 @@ TEST(TicketTest, ErrorsNameTheField) {
             "ticket must be a JSON object, got 'not json'");
   EXPECT_EQ(ParseTicket("{}").status().message(), "ticket needs \"table\": \"namespace.table\"");
   EXPECT_EQ(ParseTicket(R"({"table":"a.b","bucket":-1})").status().message(),
-            "ticket \"bucket\" must be a non-negative integer");
+            "ticket \"bucket\" must be an integer in [0, 2147483647]");
   EXPECT_EQ(ParseTicket(R"({"table":"a.b","from":"soon"})").status().message(),
             "ticket \"from\" must be \"earliest\", \"latest\" or a non-negative integer offset");
   EXPECT_EQ(ParseTicket(R"({"table":"a.b","from":-5})").status().message(),

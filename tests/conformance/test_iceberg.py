@@ -506,3 +506,64 @@ def test_appends_replace_and_expiry_stay_readable(tool, warehouse):
                     LessThan("ts", (base + datetime.timedelta(days=1)).isoformat()))
     assert tbl.scan(row_filter=first_day).to_arrow().num_rows == 6
     assert len(list(tbl.scan(row_filter=first_day).plan_files())) == 2
+
+
+# --- our reader on pyiceberg-written manifests -------------------------------------------------
+
+@pytest.mark.parametrize("format_version", [1, 2])
+def test_our_reader_reads_pyiceberg_written_manifests(tool, warehouse, format_version):
+    from pyiceberg.manifest import write_manifest, write_manifest_list
+
+    spec = [{"source": "i64", "transform": "bucket[4]"}, {"source": "ts", "transform": "day"},
+            {"source": "dec9", "transform": "identity"}]
+    tool("create", warehouse, json.dumps({"schema": _tool_schema(PARTITIONED), "partition": spec}))
+    rows = _partitioned_rows(3)
+    files = [_write_file(warehouse / "data" / f"f{i}.parquet", _table(PARTITIONED, [r]),
+                         {"i64": r["i64"], "ts": _micros(r["ts"]), "dec9": _json_value(it.DecimalType(9, 2), r["dec9"])})
+             for i, r in enumerate(rows)]
+    tool("append", warehouse, json.dumps({"files": files}))
+    shown = tool("show", warehouse)
+    tbl = StaticTable.from_metadata(shown["metadata_file"])
+    io = tbl.io
+    snap = tbl.current_snapshot()
+    ours = snap.manifests(io)[0]
+    entries = ours.fetch_manifest_entry(io, discard_deleted=False)
+
+    # pyiceberg rewrites our entries into its own manifest and manifest list.
+    manifest_path = str(warehouse / "metadata" / f"pyiceberg-v{format_version}-m0.avro")
+    with write_manifest(format_version=format_version, spec=tbl.spec(), schema=tbl.schema(),
+                        output_file=io.new_output(manifest_path), snapshot_id=snap.snapshot_id,
+                        avro_compression="deflate") as writer:
+        for e in entries:
+            writer.add_entry(e)
+    manifest_file = writer.to_manifest_file()
+    list_path = str(warehouse / "metadata" / f"pyiceberg-v{format_version}-list.avro")
+    with write_manifest_list(format_version=format_version, output_file=io.new_output(list_path),
+                             snapshot_id=snap.snapshot_id, parent_snapshot_id=None,
+                             sequence_number=snap.sequence_number, avro_compression="deflate") as list_writer:
+        list_writer.add_manifests([manifest_file])
+
+    theirs = tool("read-manifest", manifest_path, shown["metadata_file"])["entries"]
+    mine = tool("read-manifest", ours.manifest_path, shown["metadata_file"])["entries"]
+    assert len(theirs) == len(mine) == 3
+    for a, b in zip(sorted(theirs, key=lambda e: e["path"]), sorted(mine, key=lambda e: e["path"])):
+        for key in ("path", "format", "record_count", "file_size", "partition", "lower_bounds", "upper_bounds",
+                    "null_value_counts", "status"):
+            assert a[key] == b[key], key
+    # The partition values match pyiceberg's own transforms of the source values.
+    for e in theirs:
+        row = rows[int(pathlib.Path(e["path"]).stem[1:])]
+        assert bytes.fromhex(e["partition"][0]) == struct.pack("<i", BucketTransform(4).transform(it.LongType())(row["i64"]))
+        assert bytes.fromhex(e["partition"][1]) == struct.pack("<i", _micros(row["ts"]) // 86_400_000_000)
+        assert bytes.fromhex(e["partition"][2]) == _serialize(it.DecimalType(9, 2), row["dec9"])
+
+    listed = tool("read-manifest-list", list_path)["manifests"]
+    assert len(listed) == 1
+    m = listed[0]
+    assert m["path"] == manifest_path
+    assert m["length"] == os.path.getsize(manifest_path)
+    assert m["added_files"] == 3 and m["added_rows"] == 3
+    assert m["added_snapshot_id"] == snap.snapshot_id
+    assert len(m["partitions"]) == 3 and m["partitions"][2]["lower"] is not None
+    ours_listed = tool("read-manifest-list", snap.manifest_list)["manifests"][0]
+    assert m["partitions"] == ours_listed["partitions"]

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "oxbow/iceberg/io_internal.h"
 #include "oxbow/iceberg/table.h"
 
 namespace oxbow::iceberg {
@@ -33,6 +34,16 @@ Result<std::string> FromHex(const std::string& hex) {
   std::string out;
   for (size_t i = 0; i < hex.size(); i += 2) {
     out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  }
+  return out;
+}
+
+std::string ToHex(std::string_view bytes) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
   }
   return out;
 }
@@ -149,6 +160,66 @@ Status Run(int argc, char** argv, Json* out) {
     return Status::OK();
   }
   auto fs = PosixFileSystem::Default();
+  if (command == "read-manifest-list") {
+    ASSIGN_OR_RAISE(auto list, ReadManifestList(fs.get(), argv[2]));
+    Json manifests = Json::array();
+    for (const auto& m : list) {
+      Json parts = Json::array();
+      for (const auto& p : m.partitions) {
+        parts.push_back({{"contains_null", p.contains_null},
+                         {"lower", p.lower_bound ? Json(ToHex(*p.lower_bound)) : Json()},
+                         {"upper", p.upper_bound ? Json(ToHex(*p.upper_bound)) : Json()}});
+      }
+      manifests.push_back({{"path", m.manifest_path},
+                           {"length", m.manifest_length},
+                           {"spec_id", m.partition_spec_id},
+                           {"sequence_number", m.sequence_number},
+                           {"min_sequence_number", m.min_sequence_number},
+                           {"added_snapshot_id", m.added_snapshot_id},
+                           {"added_files", m.added_files_count},
+                           {"existing_files", m.existing_files_count},
+                           {"deleted_files", m.deleted_files_count},
+                           {"added_rows", m.added_rows_count},
+                           {"partitions", std::move(parts)}});
+    }
+    *out = {{"manifests", std::move(manifests)}};
+    return Status::OK();
+  }
+  if (command == "read-manifest") {
+    if (argc != 4) return Status::Invalid("usage: read-manifest <manifest> <metadata.json>");
+    ASSIGN_OR_RAISE(std::string metadata_json, ReadWholeFile(fs.get(), argv[3]));
+    ASSIGN_OR_RAISE(auto metadata, TableMetadata::FromJson(metadata_json));
+    ASSIGN_OR_RAISE(std::string bytes, ReadWholeFile(fs.get(), argv[2]));
+    const Schema& schema = *metadata.CurrentSchema();
+    const PartitionSpec& spec = *metadata.DefaultSpec();
+    ASSIGN_OR_RAISE(auto types, spec.PartitionTypes(schema));
+    ASSIGN_OR_RAISE(auto entries, DecodeManifest(bytes, schema, spec));
+    Json list = Json::array();
+    for (const auto& e : entries) {
+      Json partition = Json::array();
+      for (size_t i = 0; i < types.size(); ++i) {
+        const auto& v = e.data_file.partition[i];
+        partition.push_back(v ? Json(ToHex(*SerializeLiteral(types[i], *v))) : Json());
+      }
+      Json lower = Json::object(), upper = Json::object(), nulls = Json::object();
+      for (const auto& [id, b] : e.data_file.lower_bounds) lower[std::to_string(id)] = ToHex(b);
+      for (const auto& [id, b] : e.data_file.upper_bounds) upper[std::to_string(id)] = ToHex(b);
+      for (const auto& [id, n] : e.data_file.null_value_counts) nulls[std::to_string(id)] = n;
+      list.push_back({{"status", static_cast<int>(e.status)},
+                      {"snapshot_id", e.snapshot_id ? Json(*e.snapshot_id) : Json()},
+                      {"sequence_number", e.sequence_number ? Json(*e.sequence_number) : Json()},
+                      {"path", e.data_file.file_path},
+                      {"format", e.data_file.file_format},
+                      {"record_count", e.data_file.record_count},
+                      {"file_size", e.data_file.file_size_in_bytes},
+                      {"partition", std::move(partition)},
+                      {"lower_bounds", std::move(lower)},
+                      {"upper_bounds", std::move(upper)},
+                      {"null_value_counts", std::move(nulls)}});
+    }
+    *out = {{"entries", std::move(list)}};
+    return Status::OK();
+  }
   std::string location = argv[2];
   Json j = argc > 3 ? Json::parse(argv[3]) : Json::object();
   if (command == "create") {

@@ -346,8 +346,9 @@ class TypedColumnWriter final : public ColumnWriter {
   Status Write(const Array& array, int64_t offset, int64_t length) override {
     constexpr int64_t kMiniBatch = 1024;
     const uint8_t* validity = array.null_count() > 0 ? array.validity() : nullptr;
-    for (int64_t start = offset; start < offset + length; start += kMiniBatch) {
-      const int64_t n = std::min(kMiniBatch, offset + length - start);
+    const int64_t end = offset + length;
+    for (int64_t start = offset, n = 0; start < end; start += n) {
+      n = std::min({kMiniBatch, end - start, config_.options->data_page_rows - page_values_});
       const T* values = convert_(array, start, n, &scratch_values_, &scratch_bytes_, config_.width);
       const int64_t bit_base = array.offset() + start;
       int64_t nulls = 0;
@@ -374,7 +375,10 @@ class TypedColumnWriter final : public ColumnWriter {
         RETURN_NOT_OK(FlushPage());
         fallen_back_ = true;
       }
-      if (PageBytes() >= config_.options->data_page_size) RETURN_NOT_OK(FlushPage());
+      if (PageBytes() >= config_.options->data_page_size ||
+          page_values_ >= config_.options->data_page_rows) {
+        RETURN_NOT_OK(FlushPage());
+      }
     }
     return Status::OK();
   }
@@ -718,7 +722,8 @@ Result<std::unique_ptr<FileWriter>> FileWriter::Open(arrow::SchemaPtr schema,
   if (options.data_page_version != 1 && options.data_page_version != 2) {
     return Status::Invalid("parquet writer: data_page_version must be 1 or 2");
   }
-  if (options.row_group_rows < 1 || options.data_page_size < 1 || options.row_group_bytes < 1) {
+  if (options.row_group_rows < 1 || options.data_page_size < 1 || options.row_group_bytes < 1 ||
+      options.data_page_rows < 1) {
     return Status::Invalid("parquet writer: row group and page sizes must be positive");
   }
   std::unique_ptr<FileWriter> w(new FileWriter(schema, std::move(out), std::move(options)));

@@ -33,6 +33,9 @@ struct WriterOptions {
   int64_t dictionary_page_size_limit = int64_t{1} << 20;
   // Target uncompressed size of one data page. Default: 1 MiB.
   int64_t data_page_size = int64_t{1} << 20;
+  // ... or once it holds this many values (pyarrow's max_rows_per_page; smaller pages also
+  // compress better with ZSTD level 1). Default: 20000.
+  int64_t data_page_rows = 20000;
   // A row group closes at this many rows. Default: 1Mi rows (pyarrow's default).
   int64_t row_group_rows = int64_t{1} << 20;
   // ... or once its encoded, uncompressed pages reach this many bytes. Default: 128 MiB.

@@ -1,5 +1,4 @@
-// Routing rows to buckets: a stable hash of the bucket key (docs/bucketing.md), and a gather
-// that splits a batch into per-bucket batches.
+// Routing rows to buckets: a stable hash of the bucket key (docs/data-dir.md).
 #pragma once
 
 #include <cstdint>
@@ -12,9 +11,5 @@ namespace oxbow::engine::internal {
 // The bucket of every row: XXH3-64 over the key columns' canonical bytes, modulo num_buckets.
 std::vector<int32_t> ComputeBuckets(const arrow::RecordBatch& batch,
                                     const std::vector<int>& key_columns, int32_t num_buckets);
-
-// A new batch holding `rows` of `batch`, in that order (values are copied).
-Result<arrow::RecordBatchPtr> TakeRows(const arrow::RecordBatch& batch,
-                                       const std::vector<int32_t>& rows);
 
 }  // namespace oxbow::engine::internal

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <set>
 
+#include "oxbow/arrow/compute.h"
 #include "oxbow/engine/bucketing_internal.h"
 
 namespace oxbow::engine {
@@ -133,7 +134,7 @@ Result<std::vector<AppendedRange>> PutSession::Append(const ipc::RawMessage& mes
     }
     for (int32_t b = 0; b < desc.buckets; ++b) {
       if (rows[b].empty()) continue;
-      ASSIGN_OR_RAISE(auto part, internal::TakeRows(*batch, rows[b]));
+      ASSIGN_OR_RAISE(auto part, arrow::TakeRows(*batch, rows[b]));
       ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(*part));
       ASSIGN_OR_RAISE(auto result,
                       table_->AppendAsync(b, part->num_rows(), *encoded.metadata, encoded.body));

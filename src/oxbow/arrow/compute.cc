@@ -1,0 +1,174 @@
+#include "oxbow/arrow/compute.h"
+
+#include <cstring>
+#include <string>
+
+namespace oxbow::arrow {
+namespace {
+
+Result<std::shared_ptr<Buffer>> TakeValidity(const Array& column, const std::vector<int32_t>& rows,
+                                             int64_t* null_count) {
+  *null_count = 0;
+  if (column.null_count() == 0) return std::shared_ptr<Buffer>();
+  const auto n = static_cast<int64_t>(rows.size());
+  ASSIGN_OR_RAISE(auto bitmap, MutableBuffer::Allocate(bit_util::BytesForBits(n)));
+  std::memset(bitmap->mutable_data(), 0, static_cast<size_t>(bitmap->size()));
+  for (int64_t i = 0; i < n; ++i) {
+    if (column.IsValid(rows[i])) {
+      bit_util::SetBit(bitmap->mutable_data(), i);
+    } else {
+      ++*null_count;
+    }
+  }
+  return std::shared_ptr<Buffer>(std::move(bitmap));
+}
+
+// The validity bitmap of `column` as a buffer starting at bit 0 (shared when already aligned).
+Result<std::shared_ptr<Buffer>> ValidityFromZero(const Array& column) {
+  if (column.null_count() == 0) return std::shared_ptr<Buffer>();
+  if (column.offset() % 8 == 0) {
+    const auto& v = column.buffer(0);
+    return Buffer::Slice(v, column.offset() / 8, bit_util::BytesForBits(column.length()));
+  }
+  ASSIGN_OR_RAISE(auto bitmap, MutableBuffer::Allocate(bit_util::BytesForBits(column.length())));
+  bit_util::CopyBitmap(column.validity(), column.offset(), column.length(), bitmap->mutable_data());
+  return std::shared_ptr<Buffer>(std::move(bitmap));
+}
+
+template <typename From, typename To>
+Result<Array> Widen(const Array& column, const DataType& to) {
+  const int64_t n = column.length();
+  ASSIGN_OR_RAISE(auto values, MutableBuffer::Allocate(n * static_cast<int64_t>(sizeof(To))));
+  auto* dst = reinterpret_cast<To*>(values->mutable_data());
+  const From* src = column.values<From>();
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<To>(src[i]);
+  ASSIGN_OR_RAISE(auto validity, ValidityFromZero(column));
+  return Array::Make(to, n, {std::move(validity), std::move(values)}, column.null_count());
+}
+
+template <typename From>
+Result<Array> WidenTo(const Array& column, const DataType& to) {
+  if (to.id() == TypeId::kInt32) return Widen<From, int32_t>(column, to);
+  return Widen<From, int64_t>(column, to);
+}
+
+int64_t UnitsPerSecond(TimeUnit unit) {
+  switch (unit) {
+    case TimeUnit::kSecond: return 1;
+    case TimeUnit::kMilli: return 1000;
+    case TimeUnit::kMicro: return 1000000;
+    case TimeUnit::kNano: return 1000000000;
+  }
+  return 1;
+}
+
+Result<Array> CastTimestamp(const Array& column, const DataType& to) {
+  const int64_t from_per_s = UnitsPerSecond(column.type().unit());
+  const int64_t to_per_s = UnitsPerSecond(to.unit());
+  if (from_per_s == to_per_s) {
+    return Array::Make(to, column.length(), column.data()->buffers, column.null_count(),
+                       column.offset());
+  }
+  const int64_t n = column.length();
+  ASSIGN_OR_RAISE(auto values, MutableBuffer::Allocate(n * 8));
+  auto* dst = reinterpret_cast<int64_t*>(values->mutable_data());
+  const int64_t* src = column.values<int64_t>();
+  if (to_per_s > from_per_s) {
+    const int64_t factor = to_per_s / from_per_s;
+    for (int64_t i = 0; i < n; ++i) {
+      if (column.IsValid(i) && __builtin_mul_overflow(src[i], factor, &dst[i])) {
+        return Status::Invalid("timestamp " + std::to_string(src[i]) + " of " +
+                               column.type().ToString() + " does not fit " + to.ToString());
+      }
+    }
+  } else {
+    const int64_t factor = from_per_s / to_per_s;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t q = src[i] / factor;
+      dst[i] = (src[i] % factor < 0) ? q - 1 : q;  // floor
+    }
+  }
+  ASSIGN_OR_RAISE(auto validity, ValidityFromZero(column));
+  return Array::Make(to, n, {std::move(validity), std::move(values)}, column.null_count());
+}
+
+bool IsWideningTarget(TypeId id) { return id == TypeId::kInt32 || id == TypeId::kInt64; }
+
+}  // namespace
+
+Result<Array> TakeRows(const Array& column, const std::vector<int32_t>& rows) {
+  const auto n = static_cast<int64_t>(rows.size());
+  const auto& type = column.type();
+  int64_t null_count = 0;
+  ASSIGN_OR_RAISE(auto validity, TakeValidity(column, rows, &null_count));
+  const int bits = type.bit_width();
+  if (bits == 1) {
+    ASSIGN_OR_RAISE(auto values, MutableBuffer::Allocate(bit_util::BytesForBits(n)));
+    std::memset(values->mutable_data(), 0, static_cast<size_t>(values->size()));
+    for (int64_t i = 0; i < n; ++i) {
+      if (column.BoolValue(rows[i])) bit_util::SetBit(values->mutable_data(), i);
+    }
+    return Array::Make(type, n, {validity, std::move(values)}, null_count);
+  }
+  if (bits > 0) {
+    const int64_t w = bits / 8;
+    ASSIGN_OR_RAISE(auto values, MutableBuffer::Allocate(n * w));
+    const uint8_t* src = column.buffer(1)->data() + column.offset() * w;
+    uint8_t* dst = values->mutable_data();
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * w, src + rows[i] * w, w);
+    return Array::Make(type, n, {validity, std::move(values)}, null_count);
+  }
+  if (!type.is_variable_length()) {  // fixed_size_binary[0]
+    return Array::Make(type, n, {validity, Buffer::Empty()}, null_count);
+  }
+  ASSIGN_OR_RAISE(auto offsets, MutableBuffer::Allocate((n + 1) * 4));
+  auto* out_offsets = reinterpret_cast<int32_t*>(offsets->mutable_data());
+  int64_t total = 0;
+  out_offsets[0] = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    total += static_cast<int64_t>(column.GetView(rows[i]).size());
+    if (total > INT32_MAX) return Status::Invalid("taken rows exceed 2 GiB of " + type.ToString());
+    out_offsets[i + 1] = static_cast<int32_t>(total);
+  }
+  ASSIGN_OR_RAISE(auto data, MutableBuffer::Allocate(total));
+  for (int64_t i = 0; i < n; ++i) {
+    auto view = column.GetView(rows[i]);
+    if (!view.empty()) std::memcpy(data->mutable_data() + out_offsets[i], view.data(), view.size());
+  }
+  return Array::Make(type, n, {validity, std::move(offsets), std::move(data)}, null_count);
+}
+
+Result<RecordBatchPtr> TakeRows(const RecordBatch& batch, const std::vector<int32_t>& rows) {
+  std::vector<Array> columns;
+  columns.reserve(batch.num_columns());
+  for (const auto& c : batch.columns()) {
+    ASSIGN_OR_RAISE(Array taken, TakeRows(c, rows));
+    columns.push_back(std::move(taken));
+  }
+  return std::make_shared<const RecordBatch>(batch.schema(), static_cast<int64_t>(rows.size()),
+                                             std::move(columns));
+}
+
+Result<Array> Cast(const Array& column, const DataType& to) {
+  const DataType& from = column.type();
+  if (from == to) return column;
+  if (from.id() == TypeId::kTimestamp && to.id() == TypeId::kTimestamp) {
+    return CastTimestamp(column, to);
+  }
+  if (IsWideningTarget(to.id())) {
+    switch (from.id()) {
+      case TypeId::kInt8: return WidenTo<int8_t>(column, to);
+      case TypeId::kInt16: return WidenTo<int16_t>(column, to);
+      case TypeId::kInt32: return WidenTo<int32_t>(column, to);  // to int64
+      case TypeId::kUInt8: return WidenTo<uint8_t>(column, to);
+      case TypeId::kUInt16: return WidenTo<uint16_t>(column, to);
+      case TypeId::kUInt32:
+        if (to.id() == TypeId::kInt64) return WidenTo<uint32_t>(column, to);
+        break;
+      default: break;
+    }
+  }
+  return Status::NotImplemented("cannot cast " + from.ToString() + " to " + to.ToString());
+}
+
+}  // namespace oxbow::arrow

@@ -1,0 +1,22 @@
+// Small kernels over arrays and batches: gather rows, cast between types.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "oxbow/arrow/record_batch.h"
+
+namespace oxbow::arrow {
+
+// A new array of `column`'s values at `rows`, in that order (values are copied).
+Result<Array> TakeRows(const Array& column, const std::vector<int32_t>& rows);
+// TakeRows over every column.
+Result<RecordBatchPtr> TakeRows(const RecordBatch& batch, const std::vector<int32_t>& rows);
+
+// Casts `column` to `to`. Supported: any type to itself (no copy); integers to a wider integer
+// type that holds every value (int8/16/32 -> int32/int64, uint8/16 -> int32/int64, uint32 ->
+// int64); timestamps between units (to a coarser unit rounds toward negative infinity) and
+// time zones (the instant is kept). Anything else is NotImplemented naming both types.
+Result<Array> Cast(const Array& column, const DataType& to);
+
+}  // namespace oxbow::arrow

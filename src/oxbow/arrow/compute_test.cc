@@ -1,0 +1,73 @@
+#include "oxbow/arrow/compute.h"
+
+#include <gtest/gtest.h>
+
+#include "oxbow/arrow/builder.h"
+
+namespace oxbow::arrow {
+namespace {
+
+TEST(TakeRowsTest, EveryLayout) {
+  BinaryBuilder sb(DataType::String());
+  BooleanBuilder bb;
+  Int16Builder ib(DataType::Int16());
+  for (int i = 0; i < 10; ++i) {
+    const std::string value = std::string(1, 's') + static_cast<char>('0' + i);
+    ASSERT_TRUE((i == 3 ? sb.AppendNull() : sb.Append(value)).ok());
+    ASSERT_TRUE(bb.Append(i % 2 == 0).ok());
+    ASSERT_TRUE(ib.Append(static_cast<int16_t>(i * 100)).ok());
+  }
+  Array strings = sb.Finish().ValueOrDie().Slice(1, 8);  // s1..s8, null at index 2
+  Array taken = TakeRows(strings, {7, 2, 0, 0}).ValueOrDie();
+  ASSERT_TRUE(taken.Validate().ok());
+  EXPECT_EQ(taken.GetView(0), "s8");
+  EXPECT_TRUE(taken.IsNull(1));
+  EXPECT_EQ(taken.GetView(3), "s1");
+  EXPECT_EQ(taken.null_count(), 1);
+  Array bools = TakeRows(bb.Finish().ValueOrDie(), {1, 2}).ValueOrDie();
+  EXPECT_FALSE(bools.BoolValue(0));
+  EXPECT_TRUE(bools.BoolValue(1));
+  Array ints = TakeRows(ib.Finish().ValueOrDie().Slice(5, 5), {4}).ValueOrDie();
+  EXPECT_EQ(ints.Value<int16_t>(0), 900);
+}
+
+TEST(CastTest, WidensIntegers) {
+  UInt32Builder b(DataType::UInt32());
+  ASSERT_TRUE(b.Append(4000000000u).ok());
+  ASSERT_TRUE(b.AppendNull().ok());
+  ASSERT_TRUE(b.Append(7).ok());
+  Array wide = Cast(b.Finish().ValueOrDie().Slice(0, 3), DataType::Int64()).ValueOrDie();
+  ASSERT_TRUE(wide.Validate().ok());
+  EXPECT_EQ(wide.type(), DataType::Int64());
+  EXPECT_EQ(wide.Value<int64_t>(0), 4000000000);
+  EXPECT_TRUE(wide.IsNull(1));
+  EXPECT_EQ(wide.Value<int64_t>(2), 7);
+
+  Int8Builder i8(DataType::Int8());
+  ASSERT_TRUE(i8.Append(-128).ok());
+  EXPECT_EQ(Cast(i8.Finish().ValueOrDie(), DataType::Int32())->Value<int32_t>(0), -128);
+  UInt32Builder u(DataType::UInt32());
+  ASSERT_TRUE(u.Append(1).ok());
+  EXPECT_EQ(Cast(u.Finish().ValueOrDie(), DataType::Int32()).status().message(),
+            "cannot cast uint32 to int32");
+}
+
+TEST(CastTest, ConvertsTimestampUnits) {
+  Int64Builder b(DataType::Timestamp(TimeUnit::kNano, "UTC"));
+  ASSERT_TRUE(b.Append(-1500).ok());  // 1.5 us before the epoch
+  ASSERT_TRUE(b.Append(2500).ok());
+  Array us =
+      Cast(b.Finish().ValueOrDie(), DataType::Timestamp(TimeUnit::kMicro, "UTC")).ValueOrDie();
+  EXPECT_EQ(us.Value<int64_t>(0), -2);  // floor
+  EXPECT_EQ(us.Value<int64_t>(1), 2);
+  Int64Builder s(DataType::Timestamp(TimeUnit::kSecond));
+  ASSERT_TRUE(s.Append(3).ok());
+  ASSERT_TRUE(s.Append(INT64_MAX / 10).ok());
+  Array secs = s.Finish().ValueOrDie();
+  EXPECT_EQ(Cast(secs.Slice(0, 1), DataType::Timestamp(TimeUnit::kMicro))->Value<int64_t>(0),
+            3000000);
+  EXPECT_TRUE(Cast(secs, DataType::Timestamp(TimeUnit::kMicro)).status().IsInvalid());
+}
+
+}  // namespace
+}  // namespace oxbow::arrow

@@ -160,6 +160,7 @@ Result<std::optional<ReadBatch>> ReadCursor::Next(std::chrono::steady_clock::tim
       ReadBatch out;
       out.base_offset = b.base_offset;
       out.next_offset = b.next_offset();
+      out.append_time_ms = b.append_time_ms;
       if (projector_) {
         ASSIGN_OR_RAISE(out.message, projector_->Project(*b.metadata, b.body));
       } else {
@@ -393,6 +394,16 @@ void Engine::RetentionLoop() {
     }
     lock.lock();
   }
+}
+
+Status Engine::SetRetentionFloor(const std::string& name, int32_t bucket, int64_t offset) {
+  ASSIGN_OR_RAISE(auto table, GetTable(name));
+  if (bucket < 0 || bucket >= static_cast<int32_t>(table->logs.size())) {
+    return Status::OutOfRange("bucket " + std::to_string(bucket) + " of '" + name +
+                              "' does not exist");
+  }
+  table->logs[bucket]->SetRetentionFloor(offset);
+  return Status::OK();
 }
 
 Status Engine::Close() {

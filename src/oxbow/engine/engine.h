@@ -74,6 +74,7 @@ struct ReadBatch {
   arrow::ipc::EncodedMessage message;
   int64_t base_offset = 0;
   int64_t next_offset = 0;
+  int64_t append_time_ms = 0;  // when the server appended the batch
 };
 
 // One DoGet stream over a bucket.
@@ -115,6 +116,9 @@ class Engine {
   Result<std::unique_ptr<PutSession>> StartPut(const std::string& table,
                                                const arrow::SchemaPtr& client_schema);
   Result<std::unique_ptr<ReadCursor>> OpenRead(const ReadRequest& request);
+
+  // Retention of `bucket` never deletes offsets >= `offset` (e.g. data not yet in the lake).
+  Status SetRetentionFloor(const std::string& table, int32_t bucket, int64_t offset);
 
   // Flushes and closes every log. Idempotent.
   Status Close();

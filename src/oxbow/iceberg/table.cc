@@ -447,6 +447,72 @@ Result<int64_t> IcebergTable::ReplaceFiles(const std::vector<std::string>& delet
   return last;
 }
 
+Result<std::optional<int64_t>> IcebergTable::TryRewriteManifests(
+    int min_manifests, const std::map<std::string, std::string>& summary,
+    std::vector<std::string>* written) {
+  ASSIGN_OR_RAISE(auto previous, CurrentManifests());
+  if (static_cast<int>(previous.size()) < std::max(min_manifests, 2)) {
+    return std::optional<int64_t>();
+  }
+  const int64_t snapshot_id = RandomId();
+  const int64_t seq = metadata_.last_sequence_number + 1;
+  std::vector<ManifestEntry> live;
+  for (const auto& m : previous) {
+    if (m.partition_spec_id != spec().spec_id()) {
+      return Status::NotImplemented("RewriteManifests: " + m.manifest_path +
+                                    " has another partition spec than the table's");
+    }
+    ASSIGN_OR_RAISE(auto entries, ReadManifest(fs_.get(), m, schema(), spec()));
+    for (auto& e : entries) {
+      if (e.status == EntryStatus::kDeleted) continue;
+      e.status = EntryStatus::kExisting;
+      live.push_back(std::move(e));
+    }
+  }
+  std::vector<ManifestFile> manifests;
+  if (!live.empty()) {
+    std::string path = NewManifestPath();
+    written->push_back(path);
+    ASSIGN_OR_RAISE(auto mf, WriteManifest(fs_.get(), path, schema(), spec(), snapshot_id, seq,
+                                           live, options_.avro));
+    manifests.push_back(std::move(mf));
+  }
+  Snapshot snap;
+  snap.snapshot_id = snapshot_id;
+  if (const Snapshot* parent = CurrentSnapshot()) snap.parent_snapshot_id = parent->snapshot_id;
+  snap.sequence_number = seq;
+  snap.timestamp_ms = std::max(NowMillis(), metadata_.last_updated_ms);
+  snap.schema_id = schema().schema_id();
+  snap.manifest_list = metadata_.location + "/metadata/snap-" + std::to_string(snapshot_id) +
+                       "-1-" + RandomUuid() + ".avro";
+  written->push_back(snap.manifest_list);
+  snap.summary = summary;
+  snap.summary["operation"] = "replace";
+  snap.summary["manifests-replaced"] = std::to_string(previous.size());
+  snap.summary["manifests-created"] = std::to_string(manifests.size());
+  AddTotals(manifests, 0, 0, &snap.summary);
+  RETURN_NOT_OK(WriteManifestList(fs_.get(), LocalPath(snap.manifest_list),
+                                  {snapshot_id, snap.parent_snapshot_id, seq}, manifests,
+                                  options_.avro));
+  RETURN_NOT_OK(Commit(WithSnapshot(snap)));
+  return std::optional<int64_t>(snapshot_id);
+}
+
+Result<std::optional<int64_t>> IcebergTable::RewriteManifests(
+    int min_manifests, const std::map<std::string, std::string>& summary) {
+  Status last;
+  for (int attempt = 0; attempt < options_.commit_attempts; ++attempt) {
+    if (attempt > 0) RETURN_NOT_OK(Refresh());
+    std::vector<std::string> written;
+    auto r = TryRewriteManifests(min_manifests, summary, &written);
+    if (r.ok()) return r;
+    for (const auto& path : written) RemoveQuietly(path);
+    last = r.status();
+    if (last.code() != StatusCode::kAlreadyExists) break;
+  }
+  return last;
+}
+
 Result<ExpireResult> IcebergTable::ExpireSnapshots(const ExpireOptions& options) {
   ExpireResult result;
   std::vector<Snapshot> expired;

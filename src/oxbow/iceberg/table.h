@@ -99,6 +99,12 @@ class IcebergTable {
   Result<int64_t> ReplaceFiles(const std::vector<std::string>& deleted_paths,
                                const std::vector<DataFile>& added,
                                const std::map<std::string, std::string>& summary = {});
+  // Merges the current snapshot's manifests into one (live entries kept as EXISTING with their
+  // snapshot ids and sequence numbers, DELETED entries dropped) in a "replace" snapshot that
+  // changes no data. Does nothing and returns nullopt while there are fewer than
+  // `min_manifests`. Keeps the manifest list short under frequent appends.
+  Result<std::optional<int64_t>> RewriteManifests(
+      int min_manifests, const std::map<std::string, std::string>& summary = {});
   // Drops old snapshots from the metadata (one commit) and then, optionally, their files.
   Result<ExpireResult> ExpireSnapshots(const ExpireOptions& options = {});
 
@@ -121,6 +127,9 @@ class IcebergTable {
                              const std::vector<DataFile>& added,
                              const std::map<std::string, std::string>& summary,
                              std::vector<std::string>* written);
+  Result<std::optional<int64_t>> TryRewriteManifests(
+      int min_manifests, const std::map<std::string, std::string>& summary,
+      std::vector<std::string>* written);
   void RemoveQuietly(const std::string& path);
 
   std::shared_ptr<FileSystem> fs_;

@@ -192,6 +192,30 @@ TEST_F(TableTest, ReplaceRewritesOnlyTouchedManifests) {
   EXPECT_EQ(LivePaths(*t), (std::vector<std::string>{"a2", "b", "c", "d"}));
 }
 
+TEST_F(TableTest, RewriteManifestsMergesIntoOne) {
+  auto t = CreateTable();
+  ASSERT_TRUE(t->AppendFiles({File("a", 10, 1)}).ok());
+  ASSERT_TRUE(t->AppendFiles({File("b", 20, 2), File("c", 5, 3)}).ok());
+  ASSERT_TRUE(t->ReplaceFiles({location_ + "/data/a"}, {File("a2", 10, 1)}).ok());
+  auto none = t->RewriteManifests(10);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  const int64_t seq_before = t->metadata().last_sequence_number;
+  auto merged = t->RewriteManifests(2, {{"oxbow.tiered-offsets", "[1]"}});
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  ASSERT_TRUE(merged->has_value());
+  const Snapshot* snap = t->CurrentSnapshot();
+  EXPECT_EQ(snap->operation(), "replace");
+  EXPECT_EQ(snap->summary.at("oxbow.tiered-offsets"), "[1]");
+  EXPECT_EQ(snap->summary.at("total-records"), "35");
+  auto list = *ReadManifestList(fs_.get(), snap->manifest_list);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].existing_files_count, 3);
+  EXPECT_EQ(list[0].deleted_files_count, 0);
+  EXPECT_LE(list[0].min_sequence_number, seq_before);  // data keeps its sequence numbers
+  EXPECT_EQ(LivePaths(*t), (std::vector<std::string>{"a2", "b", "c"}));
+}
+
 TEST_F(TableTest, ExpireSnapshotsDeletesUnreachableFiles) {
   auto t = CreateTable();
   stdfs::create_directories(location_ + "/data");

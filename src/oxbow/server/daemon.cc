@@ -37,6 +37,12 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--retention-ms", log.retention_ms,
                  "Delete segments older than this (-1: keep forever)")
       ->capture_default_str();
+  app.add_option("--warehouse", options->lake.warehouse,
+                 "Directory of the Iceberg tables every log table is tiered into")
+      ->capture_default_str();
+  app.add_option("--lake-freshness-ms", options->lake.freshness_ms,
+                 "How often tables are tiered (table property lake.freshness overrides)")
+      ->capture_default_str();
   app.add_option("--log-level", *log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
 }
@@ -68,7 +74,8 @@ int RunDaemon(int argc, char** argv) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
 
   sigset_t signals = BlockShutdownSignals();
-  spdlog::info("opening data dir {}", options.engine.data_dir);
+  spdlog::info("opening data dir {}, warehouse {}", options.engine.data_dir,
+               options.lake.warehouse);
   auto server = Server::Start(options);
   if (!server.ok()) {
     spdlog::error("cannot start: {}", server.status().message());

@@ -69,6 +69,20 @@ json BucketStatusJson(const engine::TableStatus& status) {
   return buckets;
 }
 
+json LakeStatusJson(const lake::LakeTableStatus& lake) {
+  json j = {{"enabled", lake.enabled}};
+  if (!lake.enabled) return j;
+  j["metadata_location"] =
+      lake.metadata_location.empty() ? json(nullptr) : json(lake.metadata_location);
+  j["tiered_offsets"] = lake.tiered_offsets;
+  j["lag_rows"] = lake.lag_rows;
+  j["lag_ms"] = lake.lag_ms;
+  j["snapshots"] = lake.snapshots;
+  j["data_files"] = lake.data_files;
+  if (!lake.error.empty()) j["error"] = lake.error;
+  return j;
+}
+
 template <typename Service, typename Req, typename Resp>
 grpc::internal::RpcServiceMethod* Unary(const char* name, Service* service,
                                         grpc::Status (Service::*fn)(grpc::ServerContext*,
@@ -84,7 +98,8 @@ grpc::internal::RpcServiceMethod* Unary(const char* name, Service* service,
 
 }  // namespace
 
-FlightService::FlightService(engine::Engine* engine) : engine_(engine) {
+FlightService::FlightService(engine::Engine* engine, lake::TieringService* tiering)
+    : engine_(engine), tiering_(tiering) {
   using grpc::internal::RpcMethod;
   using grpc::internal::RpcServiceMethod;
 
@@ -322,6 +337,7 @@ Result<std::string> FlightService::RunAction(const std::string& type, const std:
   if (type == "drop_table") {
     ASSIGN_OR_RAISE(std::string name, engine::ParseTableNameBody(body));
     RETURN_NOT_OK(engine_->DropTable(name));
+    if (tiering_) RETURN_NOT_OK(tiering_->DropTable(name));
     return json{{"dropped", name}}.dump();
   }
   if (type == "list_tables") {
@@ -336,6 +352,10 @@ Result<std::string> FlightService::RunAction(const std::string& type, const std:
     ASSIGN_OR_RAISE(auto status, engine_->DescribeTable(name));
     json j = json::parse(catalog::DescriptorToJson(status.table));
     j["bucket_offsets"] = BucketStatusJson(status);
+    if (tiering_) {
+      ASSIGN_OR_RAISE(auto lake, tiering_->Describe(name));
+      j["lake"] = LakeStatusJson(lake);
+    }
     return j.dump();
   }
   std::string known;

@@ -13,6 +13,7 @@
 #include "oxbow/engine/engine.h"
 #include "oxbow/flight/flight.pb.h"
 #include "oxbow/flight/flight_data.h"
+#include "oxbow/lake/lake.h"
 
 namespace oxbow::server {
 
@@ -23,7 +24,8 @@ using flight::ToGrpcStatus;
 
 class FlightService : public grpc::Service {
  public:
-  explicit FlightService(engine::Engine* engine);
+  // `tiering` may be null (no lake).
+  FlightService(engine::Engine* engine, lake::TieringService* tiering);
 
   // Makes following DoGet streams end, so the server can shut down.
   void StopStreams() { stopping_ = true; }
@@ -53,6 +55,7 @@ class FlightService : public grpc::Service {
   Result<std::string> RunAction(const std::string& type, const std::string& body);
 
   engine::Engine* engine_;
+  lake::TieringService* tiering_;
   std::atomic<bool> stopping_{false};
 };
 

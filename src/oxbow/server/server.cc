@@ -9,7 +9,9 @@ namespace oxbow::server {
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   std::unique_ptr<Server> server(new Server());
   ASSIGN_OR_RAISE(server->engine_, engine::Engine::Open(options.engine));
-  server->service_ = std::make_unique<FlightService>(server->engine_.get());
+  ASSIGN_OR_RAISE(server->tiering_,
+                  lake::TieringService::Start(server->engine_.get(), options.lake));
+  server->service_ = std::make_unique<FlightService>(server->engine_.get(), server->tiering_.get());
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
   builder.RegisterService(server->service_.get());
@@ -19,6 +21,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   server->grpc_server_ = builder.BuildAndStart();
   if (!server->grpc_server_ || server->port_ == 0) {
+    server->tiering_->Stop();
     (void)server->engine_->Close();
     return Status::IOError("cannot listen on " + options.listen +
                            " (address in use, or not a valid host:port?)");
@@ -39,6 +42,7 @@ Status Server::Shutdown() {
   if (grpc_server_) {
     grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   }
+  if (tiering_) tiering_->Stop();
   return engine_ ? engine_->Close() : Status::OK();
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "oxbow/engine/engine.h"
+#include "oxbow/lake/lake.h"
 
 namespace grpc {
 class Server;
@@ -18,6 +19,8 @@ struct ServerOptions {
   // host:port of the Flight endpoint. Default: "127.0.0.1:8815". Port 0 picks a free port.
   std::string listen = "127.0.0.1:8815";
   engine::EngineOptions engine;
+  // Tiering of every table into the Iceberg warehouse (LakeOptions::warehouse).
+  lake::LakeOptions lake;
 };
 
 class Server {
@@ -30,12 +33,14 @@ class Server {
   int port() const { return port_; }
   // Blocks until Shutdown() is called from another thread.
   void Wait();
-  // Ends streams, stops accepting calls, waits for running calls, then closes the engine.
+  // Ends streams, stops accepting calls, waits for running calls, stops tiering, then closes
+  // the engine.
   Status Shutdown();
 
  private:
   Server() = default;
   std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<lake::TieringService> tiering_;
   std::unique_ptr<FlightService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;

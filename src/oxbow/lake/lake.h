@@ -1,0 +1,102 @@
+// The lake: every log table continuously becomes an Apache Iceberg v2 table (Parquet data,
+// Avro manifests) inside oxbowd, with no extra job. docs/lake.md describes the layout, the
+// exactly-once protocol and the maintenance (compaction, manifest merging, snapshot expiry).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "oxbow/common/file_system.h"
+#include "oxbow/engine/engine.h"
+#include "oxbow/parquet/writer.h"
+
+namespace oxbow::lake {
+
+// Table properties.
+inline constexpr char kEnabledProperty[] = "lake.enabled";      // "true" (default) / "false"
+inline constexpr char kFreshnessProperty[] = "lake.freshness";  // "1s", "500ms", "250"
+inline constexpr char kPartitionProperty[] = "lake.partition";  // "day(ts), bucket[8](id)"
+
+struct LakeOptions {
+  // Root of every lake table: table ns.t lives in <warehouse>/ns/t. Default: "./warehouse".
+  std::string warehouse = "./warehouse";
+  // How often a table is tiered unless its lake.freshness says otherwise. Default: 1000 ms.
+  int64_t freshness_ms = 1000;
+  // Log bytes one round reads from one table at most; the rest waits for the next round.
+  // Default: 256 MiB.
+  int64_t max_round_bytes = int64_t{256} << 20;
+  // Writer options of the data files. Default: zstd, dictionary on.
+  parquet::WriterOptions parquet;
+  // Compaction merges small data files of a partition into files of about this size.
+  // Default: 128 MiB.
+  int64_t target_file_bytes = int64_t{128} << 20;
+  // A partition is compacted once it holds this many files smaller than 3/4 of the target.
+  // Default: 8.
+  int compaction_min_files = 8;
+  // The manifest list is merged into one manifest once it holds this many. Default: 16.
+  int max_manifests = 16;
+  // Snapshots kept: the newest `retain_snapshots`, and all younger than snapshot_max_age_ms.
+  // Defaults: 5 and 10 minutes.
+  int retain_snapshots = 5;
+  int64_t snapshot_max_age_ms = 10 * 60 * 1000;
+  // How often compaction, manifest merging and expiry run per table. Default: 10 s.
+  int64_t maintenance_interval_ms = 10 * 1000;
+  // File system of the warehouse. Default (null): the real one.
+  std::shared_ptr<FileSystem> fs;
+};
+
+struct LakeTableStatus {
+  bool enabled = false;
+  std::string metadata_location;        // the current vN.metadata.json (empty before the first)
+  std::vector<int64_t> tiered_offsets;  // per bucket: offsets below are in the lake
+  int64_t lag_rows = 0;                 // durable rows not yet in the lake
+  int64_t lag_ms = 0;                   // how far the lake's view trails the log
+  int64_t snapshots = 0;
+  int64_t data_files = 0;
+  std::string error;  // the last round's error, if any
+};
+
+class TableTiering;
+
+class TieringService {
+ public:
+  // Starts the tiering thread over every table of `engine` (which must outlive the service).
+  static Result<std::unique_ptr<TieringService>> Start(engine::Engine* engine, LakeOptions options);
+  ~TieringService();
+
+  // Stops the thread after its current step. Idempotent.
+  void Stop();
+  // Tiers and maintains every enabled table once, now, on the caller's thread (for tests and
+  // tools); safe beside the service's own thread.
+  Status RunOnce();
+
+  // The lake state of `table` (enabled=false when lake.enabled is "false").
+  Result<LakeTableStatus> Describe(const std::string& table);
+  // Removes the lake copy of a dropped table.
+  Status DropTable(const std::string& table);
+
+ private:
+  TieringService(engine::Engine* engine, LakeOptions options)
+      : engine_(engine), options_(std::move(options)) {}
+  void Loop();
+  // The state of `descriptor`'s lake table, created on first use.
+  Result<std::shared_ptr<TableTiering>> StateFor(const catalog::TableDescriptor& descriptor);
+  Status Step(bool force);
+
+  engine::Engine* engine_;
+  LakeOptions options_;
+  std::mutex init_mu_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::map<std::string, std::shared_ptr<TableTiering>> tables_;
+  std::thread thread_;
+};
+
+}  // namespace oxbow::lake

@@ -1,0 +1,257 @@
+#include <cstring>
+#include <unordered_map>
+
+#include "oxbow/arrow/builder.h"
+#include "oxbow/arrow/compute.h"
+#include "oxbow/lake/lake_table_internal.h"
+
+namespace oxbow::lake::internal {
+namespace {
+
+using arrow::DataType;
+using arrow::TypeId;
+
+constexpr char kFieldIdKey[] = "PARQUET:field_id";
+
+Result<DataType> LakeType(const arrow::Field& field) {
+  const DataType& t = field.type;
+  switch (t.id()) {
+    case TypeId::kInt8:
+    case TypeId::kInt16:
+    case TypeId::kUInt8:
+    case TypeId::kUInt16: return DataType::Int32();
+    case TypeId::kUInt32: return DataType::Int64();
+    case TypeId::kUInt64:
+      return Status::NotImplemented("column '" + field.name +
+                                    "' is uint64, which no Iceberg type holds exactly");
+    case TypeId::kTimestamp: return DataType::Timestamp(arrow::TimeUnit::kMicro, t.timezone());
+    default: return t;
+  }
+}
+
+arrow::Field LakeField(std::string name, DataType type, bool nullable, int32_t id) {
+  return arrow::Field{
+      std::move(name), std::move(type), nullable, {{kFieldIdKey, std::to_string(id)}}};
+}
+
+std::optional<iceberg::Literal> LiteralAt(const iceberg::Type& type, const arrow::Array& column,
+                                          int64_t row) {
+  if (column.IsNull(row)) return std::nullopt;
+  switch (type.kind()) {
+    case iceberg::TypeKind::kBoolean: return column.BoolValue(row);
+    case iceberg::TypeKind::kInt:
+    case iceberg::TypeKind::kDate: return column.Value<int32_t>(row);
+    case iceberg::TypeKind::kLong:
+    case iceberg::TypeKind::kTimestamp:
+    case iceberg::TypeKind::kTimestampTz: return column.Value<int64_t>(row);
+    case iceberg::TypeKind::kFloat: return column.Value<float>(row);
+    case iceberg::TypeKind::kDouble: return column.Value<double>(row);
+    case iceberg::TypeKind::kDecimal: {
+      iceberg::Decimal d;
+      std::memcpy(&d.unscaled, column.GetView(row).data(), sizeof(d.unscaled));
+      return d;
+    }
+    case iceberg::TypeKind::kString:
+    case iceberg::TypeKind::kBinary:
+    case iceberg::TypeKind::kFixed: return std::string(column.GetView(row));
+  }
+  return std::nullopt;
+}
+
+// Keeps letters, digits, '-', '.' and '_' of a partition value for its directory name.
+std::string PathSafe(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const bool keep =
+        std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+    out.push_back(keep ? c : '_');
+  }
+  return out.substr(0, 64);
+}
+
+// A Parquet statistics value (PLAIN bytes of the physical type) as an Iceberg decimal bound.
+Result<std::string> DecimalBound(parquet::PhysicalType physical, std::string_view bytes) {
+  __int128 v = 0;
+  if (physical == parquet::PhysicalType::kInt32 && bytes.size() == 4) {
+    int32_t x;
+    std::memcpy(&x, bytes.data(), 4);
+    v = x;
+  } else if (physical == parquet::PhysicalType::kInt64 && bytes.size() == 8) {
+    int64_t x;
+    std::memcpy(&x, bytes.data(), 8);
+    v = x;
+  } else {
+    ASSIGN_OR_RAISE(v, iceberg::DecimalFromBytes(bytes));  // big-endian two's complement
+  }
+  return iceberg::DecimalToBytes(v);
+}
+
+}  // namespace
+
+Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema) {
+  std::vector<arrow::Field> fields;
+  int32_t id = 1;
+  for (const auto& f : log_schema->fields()) {
+    if (f.name == kBucketColumn || f.name == kOffsetColumn || f.name == kTimestampColumn) {
+      return Status::Invalid("column '" + f.name + "' clashes with a lake system column");
+    }
+    ASSIGN_OR_RAISE(DataType type, LakeType(f));
+    fields.push_back(LakeField(f.name, std::move(type), f.nullable, id++));
+  }
+  fields.push_back(LakeField(kBucketColumn, DataType::Int32(), false, id++));
+  fields.push_back(LakeField(kOffsetColumn, DataType::Int64(), false, id++));
+  fields.push_back(LakeField(kTimestampColumn, DataType::Timestamp(arrow::TimeUnit::kMicro, "UTC"),
+                             false, id++));
+  LakeSchema out;
+  out.log_schema = log_schema;
+  out.arrow_schema = std::make_shared<const arrow::Schema>(std::move(fields));
+  ASSIGN_OR_RAISE(out.iceberg_schema, iceberg::SchemaFromArrow(*out.arrow_schema));
+  return out;
+}
+
+Result<iceberg::PartitionSpec> ParsePartitionSpec(std::string_view text,
+                                                  const iceberg::Schema& schema) {
+  std::vector<iceberg::PartitionFieldRequest> requests;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? text[i] : ',';
+    if (c == '(' || c == '[') ++depth;
+    if (c == ')' || c == ']') --depth;
+    if (c != ',' || depth != 0) continue;
+    std::string_view item = text.substr(start, i - start);
+    start = i + 1;
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.empty()) continue;
+    const auto open = item.rfind('(');
+    if (open == std::string_view::npos || item.back() != ')') {
+      return Status::Invalid("lake.partition entry '" + std::string(item) +
+                             "' must be transform(column), e.g. day(ts) or bucket[16](id)");
+    }
+    iceberg::PartitionFieldRequest request;
+    request.source_name = std::string(item.substr(open + 1, item.size() - open - 2));
+    ASSIGN_OR_RAISE(request.transform, iceberg::Transform::Parse(item.substr(0, open)));
+    requests.push_back(std::move(request));
+  }
+  if (requests.empty()) return iceberg::PartitionSpec::Unpartitioned();
+  auto spec = iceberg::PartitionSpec::Make(schema, requests);
+  if (!spec.ok()) return spec.status().WithContext("lake.partition '" + std::string(text) + "'");
+  return spec;
+}
+
+Result<arrow::RecordBatchPtr> ToLakeBatch(const LakeSchema& schema, const arrow::RecordBatch& batch,
+                                          int32_t bucket, int64_t base_offset,
+                                          int64_t append_time_ms) {
+  const int64_t n = batch.num_rows();
+  std::vector<arrow::Array> columns;
+  columns.reserve(schema.arrow_schema->num_fields());
+  for (int i = 0; i < batch.num_columns(); ++i) {
+    ASSIGN_OR_RAISE(auto cast, arrow::Cast(batch.column(i), schema.arrow_schema->field(i).type));
+    columns.push_back(std::move(cast));
+  }
+  std::vector<int32_t> buckets(static_cast<size_t>(n), bucket);
+  std::vector<int64_t> offsets(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) offsets[i] = base_offset + i;
+  std::vector<int64_t> times(static_cast<size_t>(n), append_time_ms * 1000);
+  arrow::Int32Builder bucket_builder(DataType::Int32());
+  arrow::Int64Builder offset_builder(DataType::Int64());
+  arrow::Int64Builder time_builder(schema.arrow_schema->fields().back().type);
+  RETURN_NOT_OK(bucket_builder.AppendValues(buckets.data(), n));
+  RETURN_NOT_OK(offset_builder.AppendValues(offsets.data(), n));
+  RETURN_NOT_OK(time_builder.AppendValues(times.data(), n));
+  ASSIGN_OR_RAISE(auto bucket_column, bucket_builder.Finish());
+  ASSIGN_OR_RAISE(auto offset_column, offset_builder.Finish());
+  ASSIGN_OR_RAISE(auto time_column, time_builder.Finish());
+  columns.push_back(std::move(bucket_column));
+  columns.push_back(std::move(offset_column));
+  columns.push_back(std::move(time_column));
+  return arrow::RecordBatch::Make(schema.arrow_schema, n, std::move(columns));
+}
+
+Result<std::vector<PartitionGroup>> SplitByPartition(const LakeSchema& schema,
+                                                     const iceberg::PartitionSpec& spec,
+                                                     const arrow::RecordBatch& batch) {
+  if (spec.is_unpartitioned())
+    return std::vector<PartitionGroup>{{{}, "", batch.Slice(0, batch.num_rows())}};
+  const auto& fields = schema.iceberg_schema.fields();
+  ASSIGN_OR_RAISE(auto result_types, spec.PartitionTypes(schema.iceberg_schema));
+  struct Source {
+    int32_t id;
+    int column;
+    const iceberg::Type* type;
+  };
+  std::vector<Source> sources;
+  for (const auto& pf : spec.fields()) {
+    for (size_t c = 0; c < fields.size(); ++c) {
+      if (fields[c].id == pf.source_id) {
+        sources.push_back({pf.source_id, static_cast<int>(c), &fields[c].type});
+      }
+    }
+  }
+  std::vector<PartitionGroup> groups;
+  std::vector<std::vector<int32_t>> rows;
+  std::unordered_map<std::string, size_t> index;
+  std::vector<std::pair<int32_t, std::optional<iceberg::Literal>>> values(sources.size());
+  for (int64_t r = 0; r < batch.num_rows(); ++r) {
+    for (size_t s = 0; s < sources.size(); ++s) {
+      values[s] = {sources[s].id, LiteralAt(*sources[s].type, batch.column(sources[s].column), r)};
+    }
+    ASSIGN_OR_RAISE(auto tuple, spec.PartitionFor(schema.iceberg_schema, values));
+    std::string path;
+    for (size_t f = 0; f < tuple.size(); ++f) {
+      if (f > 0) path += "/";
+      path += PathSafe(spec.fields()[f].name) + "=" +
+              (tuple[f] ? PathSafe(iceberg::LiteralToString(result_types[f], *tuple[f])) : "null");
+    }
+    auto [it, inserted] = index.emplace(path, groups.size());
+    if (inserted) {
+      groups.push_back({std::move(tuple), path, nullptr});
+      rows.emplace_back();
+    }
+    rows[it->second].push_back(static_cast<int32_t>(r));
+  }
+  for (size_t g = 0; g < groups.size(); ++g) {
+    ASSIGN_OR_RAISE(groups[g].batch, arrow::TakeRows(batch, rows[g]));
+  }
+  return groups;
+}
+
+Result<iceberg::DataFile> MakeDataFile(const LakeSchema& schema, std::string path,
+                                       iceberg::PartitionValues partition,
+                                       const parquet::FileMetrics& metrics) {
+  iceberg::DataFile file;
+  file.file_path = std::move(path);
+  file.partition = std::move(partition);
+  file.record_count = metrics.row_count;
+  file.file_size_in_bytes = metrics.file_size;
+  file.split_offsets = metrics.row_group_offsets;
+  for (const auto& c : metrics.columns) {
+    if (!c.field_id) continue;
+    const int32_t id = *c.field_id;
+    const iceberg::NestedField* field = schema.iceberg_schema.FindField(id);
+    if (field == nullptr) continue;
+    file.column_sizes[id] = c.compressed_size;
+    file.value_counts[id] = c.value_count;
+    file.null_value_counts[id] = c.null_count;
+    if (c.nan_count) file.nan_value_counts[id] = *c.nan_count;
+    const bool decimal = field->type.kind() == iceberg::TypeKind::kDecimal;
+    if (c.lower_bound) {
+      if (decimal) {
+        ASSIGN_OR_RAISE(file.lower_bounds[id], DecimalBound(c.physical_type, *c.lower_bound));
+      } else {
+        file.lower_bounds[id] = *c.lower_bound;
+      }
+    }
+    if (c.upper_bound) {
+      if (decimal) {
+        ASSIGN_OR_RAISE(file.upper_bounds[id], DecimalBound(c.physical_type, *c.upper_bound));
+      } else {
+        file.upper_bounds[id] = *c.upper_bound;
+      }
+    }
+  }
+  return file;
+}
+
+}  // namespace oxbow::lake::internal

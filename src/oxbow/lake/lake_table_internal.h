@@ -1,0 +1,62 @@
+// How a log table looks in the lake: its Iceberg schema (user columns plus the system columns
+// __bucket, __offset, __timestamp), its partition spec, and the conversion of log batches into
+// lake batches, partitions and data-file entries (docs/lake.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oxbow/arrow/record_batch.h"
+#include "oxbow/iceberg/manifest.h"
+#include "oxbow/iceberg/partition.h"
+#include "oxbow/iceberg/types.h"
+#include "oxbow/parquet/writer.h"
+
+namespace oxbow::lake::internal {
+
+inline constexpr char kBucketColumn[] = "__bucket";
+inline constexpr char kOffsetColumn[] = "__offset";
+inline constexpr char kTimestampColumn[] = "__timestamp";
+
+// The lake form of a log table's schema.
+struct LakeSchema {
+  arrow::SchemaPtr log_schema;    // the table's own schema
+  arrow::SchemaPtr arrow_schema;  // lake columns with "PARQUET:field_id"; system columns last
+  iceberg::Schema iceberg_schema;
+};
+
+// Maps every column to the Arrow type whose Parquet form is the Iceberg type exactly
+// (int8/16, uint8/16 -> int32; uint32 -> int64; timestamps -> microseconds) and appends the
+// system columns. Field ids: 1..n for the table's columns, then n+1..n+3.
+Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema);
+
+// Parses the table property lake.partition: "" (unpartitioned) or a comma-separated list of
+// transform(column), e.g. "bucket[16](id), day(ts)" or "identity(__bucket)".
+Result<iceberg::PartitionSpec> ParsePartitionSpec(std::string_view text,
+                                                  const iceberg::Schema& schema);
+
+// A log batch of `bucket` starting at `base_offset`, appended at `append_time_ms`, in lake form.
+Result<arrow::RecordBatchPtr> ToLakeBatch(const LakeSchema& schema, const arrow::RecordBatch& batch,
+                                          int32_t bucket, int64_t base_offset,
+                                          int64_t append_time_ms);
+
+// Rows of `batch` grouped by partition tuple (one group of every row when unpartitioned).
+struct PartitionGroup {
+  iceberg::PartitionValues values;
+  std::string path;  // "name=value/..." for the data file's directory ("" when unpartitioned)
+  arrow::RecordBatchPtr batch;
+};
+Result<std::vector<PartitionGroup>> SplitByPartition(const LakeSchema& schema,
+                                                     const iceberg::PartitionSpec& spec,
+                                                     const arrow::RecordBatch& batch);
+
+// The data-file entry of a written Parquet file: metrics keyed by field id, with Parquet
+// statistics bytes re-encoded as Iceberg single-value bounds.
+Result<iceberg::DataFile> MakeDataFile(const LakeSchema& schema, std::string path,
+                                       iceberg::PartitionValues partition,
+                                       const parquet::FileMetrics& metrics);
+
+}  // namespace oxbow::lake::internal

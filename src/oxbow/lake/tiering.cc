@@ -1,0 +1,551 @@
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "oxbow/arrow/compute.h"
+#include "oxbow/arrow/ipc.h"
+#include "oxbow/iceberg/table.h"
+#include "oxbow/lake/lake.h"
+#include "oxbow/lake/lake_table_internal.h"
+#include "oxbow/parquet/reader.h"
+
+namespace oxbow::lake {
+
+namespace ipc = arrow::ipc;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr char kTableIdProperty[] = "oxbow.table-id";
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string RandomName() {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  char buf[33];
+  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(rng()),
+                static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+// "1s", "500ms", "2m" or a plain number of milliseconds.
+Result<int64_t> ParseDurationMs(const std::string& text) {
+  size_t end = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &end);
+  } catch (const std::exception&) {
+    end = 0;
+  }
+  const std::string unit = end > 0 ? text.substr(end) : "?";
+  int64_t factor = -1;
+  if (unit.empty() || unit == "ms") factor = 1;
+  if (unit == "s") factor = 1000;
+  if (unit == "m" || unit == "min") factor = 60 * 1000;
+  if (factor < 0 || value <= 0) {
+    return Status::Invalid(std::string(kFreshnessProperty) +
+                           " must be a positive duration such as "
+                           "\"1s\" or \"500ms\", got \"" +
+                           text + "\"");
+  }
+  return static_cast<int64_t>(value) * factor;
+}
+
+// Writes a Parquet file through the FileSystem seam and makes it durable on Close.
+class FileOutput : public parquet::OutputStream {
+ public:
+  explicit FileOutput(std::unique_ptr<File> file) : file_(std::move(file)) {}
+  Status Write(const void* data, int64_t size) override {
+    RETURN_NOT_OK(file_->WriteAt(
+        position_, ByteSpan(static_cast<const uint8_t*>(data), static_cast<size_t>(size))));
+    position_ += size;
+    return Status::OK();
+  }
+  Status Close() override { return file_->Sync(); }
+
+ private:
+  std::unique_ptr<File> file_;
+  int64_t position_ = 0;
+};
+
+std::string OffsetsJson(const std::vector<int64_t>& offsets) { return json(offsets).dump(); }
+
+}  // namespace
+
+// The lake state of one table. `work` serializes the tiering thread's work on the table with
+// DropTable; `status_mu` guards what Describe reads.
+class TableTiering {
+ public:
+  catalog::TableDescriptor descriptor;
+  bool enabled = true;
+  Status init_error;
+  internal::LakeSchema schema;
+  iceberg::PartitionSpec spec;
+  std::string location;
+  std::unique_ptr<iceberg::IcebergTable> table;
+  std::vector<int64_t> tiered;
+  int64_t freshness_ms = 1000;
+  Clock::time_point next_round{};
+  Clock::time_point next_maintenance{};
+  bool dropped = false;
+  std::mutex work;
+
+  std::mutex status_mu;
+  LakeTableStatus published;
+  int64_t caught_up_ms = 0;  // wall time at which the lake last held everything durable
+
+  std::map<std::string, std::string> Summary() const {
+    return {{iceberg::kTieredOffsetsKey, OffsetsJson(tiered)}};
+  }
+  void Publish(const std::string& error) {
+    std::lock_guard<std::mutex> lock(status_mu);
+    published.enabled = enabled;
+    published.tiered_offsets = tiered;
+    published.error = error;
+    if (table) {
+      published.metadata_location = table->CurrentSnapshot() ? table->metadata_file() : "";
+      published.snapshots = static_cast<int64_t>(table->metadata().snapshots.size());
+      const auto* snap = table->CurrentSnapshot();
+      auto it = snap ? snap->summary.find("total-data-files")
+                     : std::map<std::string, std::string>::const_iterator();
+      published.data_files = snap && it != snap->summary.end() ? std::stoll(it->second) : 0;
+    }
+  }
+};
+
+namespace {
+
+Status RemoveOrphanDataFiles(FileSystem* fs, const iceberg::IcebergTable& table) {
+  std::set<std::string> referenced;
+  for (const auto& snapshot : table.metadata().snapshots) {
+    ASSIGN_OR_RAISE(auto manifests, iceberg::ReadManifestList(fs, snapshot.manifest_list));
+    for (const auto& m : manifests) {
+      ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifest(fs, m, table.schema(), table.spec()));
+      for (const auto& e : entries) referenced.insert(iceberg::LocalPath(e.data_file.file_path));
+    }
+  }
+  // Listing a tree is not part of the FileSystem seam; the warehouse is a local directory.
+  std::error_code ec;
+  const std::string data_dir = iceberg::LocalPath(table.location()) + "/data";
+  std::vector<std::string> orphans;
+  for (auto it = std::filesystem::recursive_directory_iterator(data_dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file() && !referenced.count(it->path().string())) {
+      orphans.push_back(it->path().string());
+    }
+  }
+  for (const auto& path : orphans) {
+    spdlog::info("lake: removing orphan data file {}", path);
+    RETURN_NOT_OK(fs->Remove(path));
+  }
+  return Status::OK();
+}
+
+Result<std::vector<int64_t>> TieredOffsets(const iceberg::IcebergTable& table, size_t buckets) {
+  std::vector<int64_t> offsets(buckets, 0);
+  const auto* snap = table.CurrentSnapshot();
+  if (snap == nullptr) return offsets;
+  auto it = snap->summary.find(iceberg::kTieredOffsetsKey);
+  if (it == snap->summary.end()) return offsets;
+  json j = json::parse(it->second, nullptr, false);
+  if (!j.is_array() || j.size() != buckets) {
+    return Status::Corruption(table.metadata_file() + ": " + iceberg::kTieredOffsetsKey +
+                              " is not a list of " + std::to_string(buckets) + " offsets");
+  }
+  for (size_t b = 0; b < buckets; ++b) {
+    if (!j[b].is_number_integer()) {
+      return Status::Corruption(table.metadata_file() + ": bad tiered offset");
+    }
+    offsets[b] = j[b].get<int64_t>();
+  }
+  return offsets;
+}
+
+// Writes `batches` (one partition) as one data file under <location>/data/<partition path>/.
+Result<iceberg::DataFile> WriteDataFile(FileSystem* fs, const TableTiering& state,
+                                        const std::string& partition_path,
+                                        iceberg::PartitionValues partition,
+                                        const std::vector<arrow::RecordBatchPtr>& batches,
+                                        const parquet::WriterOptions& options,
+                                        std::vector<std::string>* written) {
+  std::string dir = state.location + "/data";
+  if (!partition_path.empty()) dir += "/" + partition_path;
+  RETURN_NOT_OK(fs->CreateDirs(dir));
+  const std::string path = dir + "/" + RandomName() + ".parquet";
+  ASSIGN_OR_RAISE(auto file, fs->OpenFile(path, FileMode::kCreate));
+  written->push_back(path);
+  ASSIGN_OR_RAISE(auto writer, parquet::FileWriter::Open(
+                                   state.schema.arrow_schema,
+                                   std::make_unique<FileOutput>(std::move(file)), options));
+  for (const auto& b : batches) RETURN_NOT_OK(writer->Write(*b));
+  ASSIGN_OR_RAISE(auto metrics, writer->Close());
+  return internal::MakeDataFile(state.schema, path, std::move(partition), metrics);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TieringService>> TieringService::Start(engine::Engine* engine,
+                                                              LakeOptions options) {
+  if (!options.fs) options.fs = PosixFileSystem::Default();
+  options.warehouse = std::filesystem::absolute(options.warehouse).lexically_normal().string();
+  RETURN_NOT_OK(options.fs->CreateDirs(options.warehouse));
+  std::unique_ptr<TieringService> service(new TieringService(engine, std::move(options)));
+  service->thread_ = std::thread([s = service.get()] { s->Loop(); });
+  return service;
+}
+
+TieringService::~TieringService() { Stop(); }
+
+void TieringService::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void TieringService::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    Status st = Step(/*force=*/false);
+    if (!st.ok()) spdlog::warn("lake: {}", st.message());
+    lock.lock();
+    wake_.wait_for(lock, std::chrono::milliseconds(20), [this] { return stopping_; });
+  }
+}
+
+Status TieringService::RunOnce() { return Step(/*force=*/true); }
+
+Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
+    const catalog::TableDescriptor& descriptor) {
+  std::lock_guard<std::mutex> creating(init_mu_);  // one thread creates a table's state
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = tables_.find(descriptor.name);
+    if (it != tables_.end() && it->second->descriptor.table_id == descriptor.table_id) {
+      return it->second;
+    }
+  }
+  auto state = std::make_shared<TableTiering>();
+  state->descriptor = descriptor;
+  auto prop = [&](const char* key) -> std::string {
+    auto it = descriptor.properties.find(key);
+    return it == descriptor.properties.end() ? "" : it->second;
+  };
+  state->enabled = prop(kEnabledProperty) != "false";
+  state->freshness_ms = options_.freshness_ms;
+  state->caught_up_ms = WallMs();
+  auto init = [&]() -> Status {
+    if (!state->enabled) return Status::OK();
+    if (!prop(kFreshnessProperty).empty()) {
+      ASSIGN_OR_RAISE(state->freshness_ms, ParseDurationMs(prop(kFreshnessProperty)));
+    }
+    ASSIGN_OR_RAISE(state->schema, internal::MakeLakeSchema(descriptor.schema));
+    ASSIGN_OR_RAISE(state->spec, internal::ParsePartitionSpec(prop(kPartitionProperty),
+                                                              state->schema.iceberg_schema));
+    const auto dot = descriptor.name.find('.');
+    state->location = options_.warehouse + "/" + descriptor.name.substr(0, dot) + "/" +
+                      descriptor.name.substr(dot + 1);
+    auto loaded = iceberg::IcebergTable::Load(options_.fs, state->location);
+    const std::string table_id = std::to_string(descriptor.table_id);
+    if (loaded.ok()) {
+      auto props = (*loaded)->metadata().properties;
+      if (props[kTableIdProperty] != table_id) {
+        // A lake left behind by a dropped table of the same name.
+        std::error_code ec;
+        std::filesystem::remove_all(state->location, ec);
+        loaded = Status::NotFound("replaced");
+      }
+    }
+    if (loaded.ok()) {
+      state->table = std::move(loaded).ValueOrDie();
+      RETURN_NOT_OK(RemoveOrphanDataFiles(options_.fs.get(), *state->table));
+    } else if (loaded.status().IsNotFound()) {
+      std::error_code ec;
+      std::filesystem::remove_all(state->location, ec);  // files of a table never committed
+      ASSIGN_OR_RAISE(state->table, iceberg::IcebergTable::Create(
+                                        options_.fs, state->location, state->schema.iceberg_schema,
+                                        state->spec, {{kTableIdProperty, table_id}}));
+    } else {
+      return loaded.status();
+    }
+    ASSIGN_OR_RAISE(state->tiered,
+                    TieredOffsets(*state->table, static_cast<size_t>(descriptor.buckets)));
+    for (int32_t b = 0; b < descriptor.buckets; ++b) {
+      RETURN_NOT_OK(engine_->SetRetentionFloor(descriptor.name, b, state->tiered[b]));
+    }
+    return Status::OK();
+  };
+  state->init_error = init();
+  if (!state->init_error.ok()) {
+    spdlog::error("lake: table '{}' is not tiered: {}", descriptor.name,
+                  state->init_error.message());
+  }
+  state->Publish(state->init_error.message());
+  std::lock_guard<std::mutex> lock(mu_);
+  tables_[descriptor.name] = state;
+  return state;
+}
+
+namespace {
+
+// Moves everything durable (up to max_round_bytes) from the log into one snapshot.
+Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTiering& s) {
+  const int64_t started_ms = WallMs();
+  ASSIGN_OR_RAISE(auto status, engine->DescribeTable(s.descriptor.name));
+  std::vector<int64_t> next = s.tiered;
+  std::vector<arrow::RecordBatchPtr> batches;
+  int64_t bytes = 0;
+  bool caught_up = true;
+  for (const auto& bucket : status.buckets) {
+    const int32_t b = bucket.bucket;
+    if (next[b] < bucket.earliest_offset) {
+      spdlog::warn("lake: '{}' bucket {}: offsets [{}, {}) left the log before reaching the lake",
+                   s.descriptor.name, b, next[b], bucket.earliest_offset);
+      next[b] = bucket.earliest_offset;
+    }
+    if (next[b] >= bucket.next_offset) continue;
+    engine::ReadRequest request;
+    request.table = s.descriptor.name;
+    request.bucket = b;
+    request.from.kind = engine::StartPosition::Kind::kOffset;
+    request.from.offset = next[b];
+    request.to = bucket.next_offset;
+    ASSIGN_OR_RAISE(auto cursor, engine->OpenRead(request));
+    while (bytes < options.max_round_bytes) {
+      ASSIGN_OR_RAISE(auto read, cursor->Next(Clock::now()));
+      if (!read) break;
+      ASSIGN_OR_RAISE(auto body, read->message.BodyAsBuffer());
+      ASSIGN_OR_RAISE(auto batch,
+                      ipc::DecodeRecordBatch(s.descriptor.schema, *read->message.metadata, body));
+      ASSIGN_OR_RAISE(auto lake_batch, internal::ToLakeBatch(s.schema, *batch, b, read->base_offset,
+                                                             read->append_time_ms));
+      batches.push_back(std::move(lake_batch));
+      bytes += read->message.body_length;
+      next[b] = read->next_offset;
+    }
+    if (next[b] < bucket.next_offset) caught_up = false;
+  }
+  if (batches.empty() && next == s.tiered) {
+    if (caught_up) {
+      std::lock_guard<std::mutex> lock(s.status_mu);
+      s.caught_up_ms = started_ms;
+    }
+    return Status::OK();
+  }
+  struct Group {
+    iceberg::PartitionValues values;
+    std::vector<arrow::RecordBatchPtr> batches;
+  };
+  std::map<std::string, Group> groups;
+  for (const auto& batch : batches) {
+    ASSIGN_OR_RAISE(auto parts, internal::SplitByPartition(s.schema, s.spec, *batch));
+    for (auto& part : parts) {
+      auto& group = groups[part.path];
+      group.values = std::move(part.values);
+      group.batches.push_back(std::move(part.batch));
+    }
+  }
+  std::vector<iceberg::DataFile> files;
+  std::vector<std::string> written;
+  auto commit = [&]() -> Status {
+    for (auto& [path, group] : groups) {
+      ASSIGN_OR_RAISE(auto file, WriteDataFile(options.fs.get(), s, path, group.values,
+                                               group.batches, options.parquet, &written));
+      files.push_back(std::move(file));
+    }
+    std::vector<int64_t> previous = s.tiered;
+    s.tiered = next;
+    auto committed = s.table->AppendFiles(files, s.Summary());
+    if (!committed.ok()) s.tiered = previous;
+    return committed.status();
+  };
+  Status st = commit();
+  if (!st.ok()) {
+    for (const auto& path : written) (void)options.fs->Remove(path);
+    return st;
+  }
+  for (int32_t b = 0; b < static_cast<int32_t>(next.size()); ++b) {
+    RETURN_NOT_OK(engine->SetRetentionFloor(s.descriptor.name, b, next[b]));
+  }
+  if (caught_up) {
+    std::lock_guard<std::mutex> lock(s.status_mu);
+    s.caught_up_ms = started_ms;
+  }
+  return Status::OK();
+}
+
+// Merges the small files of each partition directory into files near the target size.
+Status Compact(const LakeOptions& options, TableTiering& s) {
+  ASSIGN_OR_RAISE(auto live, s.table->LiveEntries());
+  std::map<std::string, std::vector<const iceberg::ManifestEntry*>> small;
+  for (const auto& e : live) {
+    if (e.data_file.file_size_in_bytes * 4 >= options.target_file_bytes * 3) continue;
+    const std::string& path = e.data_file.file_path;
+    small[path.substr(0, path.rfind('/'))].push_back(&e);
+  }
+  for (auto& [dir, entries] : small) {
+    if (static_cast<int>(entries.size()) < options.compaction_min_files) continue;
+    std::sort(entries.begin(), entries.end(), [](const auto* a, const auto* b) {
+      return a->data_file.file_size_in_bytes < b->data_file.file_size_in_bytes;
+    });
+    // The smallest files, up to about twice the target, so memory stays bounded.
+    std::vector<std::string> inputs;
+    std::vector<arrow::RecordBatchPtr> batches;
+    int64_t input_bytes = 0;
+    int64_t input_rows = 0;
+    for (const auto* e : entries) {
+      if (input_bytes >= 2 * options.target_file_bytes && inputs.size() >= 2) break;
+      ASSIGN_OR_RAISE(auto reader,
+                      parquet::FileReader::OpenPath(iceberg::LocalPath(e->data_file.file_path)));
+      ASSIGN_OR_RAISE(auto read, reader->Read());
+      for (const auto& b : read) {
+        std::vector<arrow::Array> columns;
+        for (int c = 0; c < b->num_columns(); ++c) {
+          ASSIGN_OR_RAISE(auto cast,
+                          arrow::Cast(b->column(c), s.schema.arrow_schema->field(c).type));
+          columns.push_back(std::move(cast));
+        }
+        ASSIGN_OR_RAISE(
+            auto lake_batch,
+            arrow::RecordBatch::Make(s.schema.arrow_schema, b->num_rows(), std::move(columns)));
+        batches.push_back(std::move(lake_batch));
+      }
+      inputs.push_back(e->data_file.file_path);
+      input_bytes += e->data_file.file_size_in_bytes;
+      input_rows += e->data_file.record_count;
+    }
+    if (inputs.size() < 2) continue;
+    const auto& partition = entries.front()->data_file.partition;
+    const std::string partition_path =
+        dir.size() > s.location.size() + 6 ? dir.substr(s.location.size() + 6) : "";
+    const int64_t rows_per_file = std::max<int64_t>(
+        1, input_rows * options.target_file_bytes / std::max<int64_t>(1, input_bytes));
+    std::vector<iceberg::DataFile> added;
+    std::vector<std::string> written;
+    auto rewrite = [&]() -> Status {
+      std::vector<arrow::RecordBatchPtr> pending;
+      int64_t pending_rows = 0;
+      for (size_t i = 0; i <= batches.size(); ++i) {
+        if (i == batches.size() || pending_rows + batches[i]->num_rows() > rows_per_file) {
+          if (!pending.empty()) {
+            ASSIGN_OR_RAISE(auto file, WriteDataFile(options.fs.get(), s, partition_path, partition,
+                                                     pending, options.parquet, &written));
+            added.push_back(std::move(file));
+          }
+          pending.clear();
+          pending_rows = 0;
+        }
+        if (i < batches.size()) {
+          pending_rows += batches[i]->num_rows();
+          pending.push_back(batches[i]);
+        }
+      }
+      auto summary = s.Summary();
+      summary["oxbow.compacted-files"] = std::to_string(inputs.size());
+      return s.table->ReplaceFiles(inputs, added, summary).status();
+    };
+    Status st = rewrite();
+    if (!st.ok()) {
+      for (const auto& path : written) (void)options.fs->Remove(path);
+      return st.WithContext("compacting " + dir);
+    }
+    spdlog::info("lake: '{}' compacted {} files ({} bytes) into {}", s.descriptor.name,
+                 inputs.size(), input_bytes, added.size());
+  }
+  return Status::OK();
+}
+
+Status Maintain(const LakeOptions& options, TableTiering& s) {
+  if (s.table->CurrentSnapshot() == nullptr) return Status::OK();
+  RETURN_NOT_OK(Compact(options, s));
+  RETURN_NOT_OK(s.table->RewriteManifests(options.max_manifests, s.Summary()).status());
+  iceberg::ExpireOptions expire;
+  expire.retain_last = options.retain_snapshots;
+  expire.older_than_ms = WallMs() - options.snapshot_max_age_ms;
+  return s.table->ExpireSnapshots(expire).status();
+}
+
+}  // namespace
+
+Status TieringService::Step(bool force) {
+  Status first;
+  for (const auto& descriptor : engine_->ListTables()) {
+    ASSIGN_OR_RAISE(auto state, StateFor(descriptor));
+    std::lock_guard<std::mutex> work(state->work);
+    if (state->dropped || !state->enabled || !state->init_error.ok()) continue;
+    const auto now = Clock::now();
+    std::string error;
+    if (force || now >= state->next_round) {
+      state->next_round = now + std::chrono::milliseconds(state->freshness_ms);
+      Status st = TierRound(engine_, options_, *state);
+      if (!st.ok()) {
+        if (engine_->DescribeTable(descriptor.name).status().IsNotFound()) continue;  // dropped
+        error = st.message();
+        spdlog::warn("lake: tiering '{}': {}", descriptor.name, error);
+        if (first.ok()) first = st;
+      }
+    }
+    if (force || now >= state->next_maintenance) {
+      state->next_maintenance = now + std::chrono::milliseconds(options_.maintenance_interval_ms);
+      Status st = Maintain(options_, *state);
+      if (!st.ok()) {
+        error = st.message();
+        spdlog::warn("lake: maintaining '{}': {}", descriptor.name, error);
+        if (first.ok()) first = st;
+      }
+    }
+    state->Publish(error);
+  }
+  return first;
+}
+
+Result<LakeTableStatus> TieringService::Describe(const std::string& table) {
+  ASSIGN_OR_RAISE(auto status, engine_->DescribeTable(table));
+  ASSIGN_OR_RAISE(auto state, StateFor(status.table));
+  LakeTableStatus out;
+  int64_t caught_up_ms;
+  {
+    std::lock_guard<std::mutex> lock(state->status_mu);
+    out = state->published;
+    caught_up_ms = state->caught_up_ms;
+  }
+  if (!out.enabled || out.tiered_offsets.size() != status.buckets.size()) return out;
+  for (const auto& b : status.buckets) {
+    out.lag_rows += std::max<int64_t>(0, b.next_offset - out.tiered_offsets[b.bucket]);
+  }
+  out.lag_ms = out.lag_rows == 0 ? 0 : std::max<int64_t>(0, WallMs() - caught_up_ms);
+  return out;
+}
+
+Status TieringService::DropTable(const std::string& table) {
+  std::shared_ptr<TableTiering> state;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = tables_.find(table);
+    if (it == tables_.end()) return Status::OK();
+    state = it->second;
+    tables_.erase(it);
+  }
+  std::lock_guard<std::mutex> work(state->work);
+  state->dropped = true;
+  if (state->location.empty()) return Status::OK();
+  std::error_code ec;
+  std::filesystem::remove_all(state->location, ec);
+  if (ec)
+    return Status::IOError("cannot remove lake table " + state->location + ": " + ec.message());
+  return Status::OK();
+}
+
+}  // namespace oxbow::lake

@@ -190,18 +190,33 @@ class FileSink : public OutputSink {
   std::string staging_;
 };
 
-// Accumulates everything in one std::string.
+// Accumulates everything in one contiguous block of memory. The block is an anonymous mapping
+// that grows by mremap (no copy, pages stay mapped); a released block is kept for the next
+// StringSink in the process (one block, marked MADV_FREE so the kernel may reclaim its pages),
+// so repeated encodes into memory do not fault in fresh pages each time.
 class StringSink : public OutputSink {
  public:
-  Status Write(std::string_view bytes) override {
-    data_.append(bytes);
-    return Status::OK();
+  StringSink() = default;
+  ~StringSink() override;
+  StringSink(const StringSink&) = delete;
+  StringSink& operator=(const StringSink&) = delete;
+
+  Status Write(std::string_view bytes) override;
+  // Everything written so far; valid until the next Write, Take or Finish.
+  std::string_view data() const {
+    return {reinterpret_cast<const char*>(data_), static_cast<size_t>(size_)};
   }
-  const std::string& data() const { return data_; }
-  std::string Take() { return std::move(data_); }
+  int64_t size() const { return size_; }
+  // Copies the bytes out and empties the sink (Finish() hands them over without a copy).
+  std::string Take();
+  // Hands the bytes over as a Buffer that owns the block, without a copy; empties the sink.
+  std::shared_ptr<Buffer> Finish();
 
  private:
-  std::string data_;
+  Status Grow(int64_t needed);
+  uint8_t* data_ = nullptr;
+  int64_t size_ = 0;
+  int64_t capacity_ = 0;
 };
 
 // Keeps body buffers by reference and copies only small pieces (prefixes, metadata, padding).

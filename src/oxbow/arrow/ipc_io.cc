@@ -5,9 +5,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "oxbow/arrow/ipc.h"
 
@@ -97,6 +100,92 @@ Status FileSink::Close() {
   if (owns_ && ::close(fd_) != 0 && st.ok()) st = ErrnoStatus("cannot close", path_);
   fd_ = -1;
   return st;
+}
+
+// ---- StringSink ----
+
+namespace {
+
+constexpr int64_t kMinSinkBlock = 64 << 10;
+
+// The one released StringSink block kept for reuse, as an allocator keeps freed memory: a fresh
+// anonymous page costs a fault and zeroing on first touch, a reused one costs nothing.
+struct SinkBlock {
+  uint8_t* data = nullptr;
+  int64_t capacity = 0;
+};
+std::mutex cached_block_mutex;
+SinkBlock cached_block;
+
+SinkBlock TakeCachedBlock() {
+  std::lock_guard<std::mutex> lock(cached_block_mutex);
+  return std::exchange(cached_block, SinkBlock{});
+}
+
+// Keeps the larger of `block` and the cached block, unmaps the other.
+void ReleaseSinkBlock(SinkBlock block) {
+  if (block.data == nullptr) return;
+  // The kernel may take these pages back under memory pressure instead of swapping them.
+  (void)::madvise(block.data, static_cast<size_t>(block.capacity), MADV_FREE);
+  {
+    std::lock_guard<std::mutex> lock(cached_block_mutex);
+    if (block.capacity > cached_block.capacity) std::swap(block, cached_block);
+  }
+  if (block.data != nullptr) ::munmap(block.data, static_cast<size_t>(block.capacity));
+}
+
+}  // namespace
+
+StringSink::~StringSink() { ReleaseSinkBlock({data_, capacity_}); }
+
+Status StringSink::Grow(int64_t needed) {
+  if (data_ == nullptr) {
+    SinkBlock block = TakeCachedBlock();
+    data_ = block.data;
+    capacity_ = block.capacity;
+  }
+  if (needed <= capacity_) return Status::OK();
+  static const int64_t kPage = ::sysconf(_SC_PAGESIZE);
+  int64_t capacity = std::max(capacity_, kMinSinkBlock);
+  while (capacity < needed) capacity *= 2;
+  capacity = (capacity + kPage - 1) / kPage * kPage;
+  void* addr = data_ == nullptr ? ::mmap(nullptr, static_cast<size_t>(capacity),
+                                         PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                                : ::mremap(data_, static_cast<size_t>(capacity_),
+                                           static_cast<size_t>(capacity), MREMAP_MAYMOVE);
+  if (addr == MAP_FAILED) {
+    return Status::ResourceExhausted("StringSink: cannot grow to " + std::to_string(capacity) +
+                                     " bytes: " + std::strerror(errno));
+  }
+  data_ = static_cast<uint8_t*>(addr);
+  capacity_ = capacity;
+  return Status::OK();
+}
+
+Status StringSink::Write(std::string_view bytes) {
+  if (bytes.empty()) return Status::OK();
+  const int64_t needed = size_ + static_cast<int64_t>(bytes.size());
+  if (needed > capacity_) RETURN_NOT_OK(Grow(needed));
+  std::memcpy(data_ + size_, bytes.data(), bytes.size());
+  size_ = needed;
+  return Status::OK();
+}
+
+std::string StringSink::Take() {
+  std::string out(data());
+  size_ = 0;
+  return out;
+}
+
+std::shared_ptr<Buffer> StringSink::Finish() {
+  if (size_ == 0) return Buffer::Empty();
+  SinkBlock block{data_, capacity_};
+  std::shared_ptr<const void> owner(block.data, [block](const void*) { ReleaseSinkBlock(block); });
+  auto buffer = std::make_shared<Buffer>(data_, size_, std::move(owner));
+  data_ = nullptr;
+  size_ = 0;
+  capacity_ = 0;
+  return buffer;
 }
 
 // ---- BufferListSink ----

@@ -15,7 +15,7 @@ void SetAction(CLI::App* command, std::function<Status()> action);
 void RegisterIpcCommands(CLI::App& app);
 void RegisterParquetCommands(CLI::App& app);
 void RegisterSelfcheckCommand(CLI::App& app);
-// table create|list|describe|drop, produce, consume: talk to oxbowd.
+// table create|list|describe|drop, produce, consume, lake status: talk to oxbowd.
 void RegisterServerCommands(CLI::App& app);
 
 }  // namespace oxbow::cli

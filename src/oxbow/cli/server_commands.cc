@@ -414,6 +414,57 @@ Status Consume(const ConsumeArgs& args) {
   return WithServer(status, args.server);
 }
 
+void PrintLake(const std::string& table, const json& lake) {
+  if (!lake.value("enabled", false)) {
+    std::cout << table << ": lake tiering is off (table property lake.enabled = false)\n";
+    return;
+  }
+  const auto& location = lake["metadata_location"];
+  std::cout << "table:      " << table << "\n";
+  std::cout << "metadata:   " << (location.is_string() ? location.get<std::string>() : "(none yet)")
+            << "\n";
+  std::cout << "lag:        " << lake.value("lag_rows", int64_t{0}) << " rows, "
+            << lake.value("lag_ms", int64_t{0}) << " ms\n";
+  std::cout << "snapshots:  " << lake.value("snapshots", int64_t{0}) << "\n";
+  std::cout << "data files: " << lake.value("data_files", int64_t{0}) << "\n";
+  std::cout << "tiered:    ";
+  const auto& tiered = lake["tiered_offsets"];
+  for (size_t b = 0; b < tiered.size(); ++b) {
+    std::cout << " bucket " << b << " < " << tiered[b].get<int64_t>()
+              << (b + 1 < tiered.size() ? "," : "");
+  }
+  std::cout << "\n";
+  if (lake.contains("error"))
+    std::cout << "error:      " << lake["error"].get<std::string>() << "\n";
+}
+
+void RegisterLake(CLI::App& app) {
+  struct LakeArgs {
+    std::string server = DefaultServer();
+    std::string table;
+    bool json_output = false;
+  };
+  auto args = std::make_shared<LakeArgs>();
+  auto* lake = app.add_subcommand("lake", "The Iceberg copy of tables");
+  lake->require_subcommand(1);
+  auto* status = lake->add_subcommand("status", "Metadata location, tiered offsets and lag");
+  status->add_option("--server", args->server, "oxbowd address (env OXBOW_SERVER)")
+      ->capture_default_str();
+  status->add_option("table", args->table, "namespace.table")->required();
+  status->add_flag("--json", args->json_output, "Print the server's JSON");
+  SetAction(status, [args]() -> Status {
+    ASSIGN_OR_RAISE(auto c, client::Client::Connect(args->server));
+    ASSIGN_OR_RAISE(json d, Action(*c, args->server, "describe_table", {{"table", args->table}}));
+    if (!d.contains("lake")) return Status::NotImplemented("the server has no lake");
+    if (args->json_output) {
+      std::cout << d["lake"].dump(2) << "\n";
+    } else {
+      PrintLake(args->table, d["lake"]);
+    }
+    return Status::OK();
+  });
+}
+
 void RegisterProduce(CLI::App& app) {
   auto args = std::make_shared<ProduceArgs>();
   auto* cmd = app.add_subcommand("produce", "Write rows from CSV, JSON Lines or Arrow IPC");
@@ -452,6 +503,7 @@ void RegisterServerCommands(CLI::App& app) {
   RegisterTable(app);
   RegisterProduce(app);
   RegisterConsume(app);
+  RegisterLake(app);
 }
 
 }  // namespace oxbow::cli

@@ -43,6 +43,24 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--lake-freshness-ms", options->lake.freshness_ms,
                  "How often tables are tiered (table property lake.freshness overrides)")
       ->capture_default_str();
+  app.add_option("--lake-target-file-bytes", options->lake.target_file_bytes,
+                 "Compaction merges small lake files into files of about this size")
+      ->capture_default_str();
+  app.add_option("--lake-compaction-min-files", options->lake.compaction_min_files,
+                 "Small files in a partition that trigger compaction")
+      ->capture_default_str();
+  app.add_option("--lake-max-manifests", options->lake.max_manifests,
+                 "Manifests in a snapshot before they are merged into one")
+      ->capture_default_str();
+  app.add_option("--lake-retain-snapshots", options->lake.retain_snapshots,
+                 "Newest snapshots always kept")
+      ->capture_default_str();
+  app.add_option("--lake-snapshot-max-age-ms", options->lake.snapshot_max_age_ms,
+                 "Older snapshots (beyond the retained ones) expire")
+      ->capture_default_str();
+  app.add_option("--lake-maintenance-interval-ms", options->lake.maintenance_interval_ms,
+                 "How often compaction, manifest merging and expiry run per table")
+      ->capture_default_str();
   app.add_option("--log-level", *log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
 }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 namespace oxbow {
 
@@ -102,22 +103,41 @@ class PosixFile : public File {
   }
 
  private:
+  // Serves [position, position + length) from the file's one read-only mapping, mapping (or
+  // remapping, when the file has grown past it) on demand. The mapping reaches past the end of
+  // the file, up to a power of two, so appends are covered without a remap; only the part below
+  // the current end is ever handed out. Keeping one mapping means a page faulted in once stays
+  // mapped for later reads, where a mapping per read re-faults every page on every scan.
   Result<std::shared_ptr<Buffer>> MapAt(int64_t position, int64_t length) {
     ASSIGN_OR_RAISE(int64_t size, Size());
     length = std::min(length, std::max<int64_t>(size - position, 0));
     if (length == 0) return Buffer::Empty();
-    static const int64_t kPage = sysconf(_SC_PAGESIZE);
-    int64_t start = position - position % kPage;
-    auto map_length = static_cast<size_t>(position - start + length);
-    void* addr = mmap(nullptr, map_length, PROT_READ, MAP_SHARED, fd_, start);
-    if (addr == MAP_FAILED) return ErrnoToStatus(errno, "mmap", path());
-    // The Buffer owns the mapping; munmap runs when its last slice is released.
-    std::shared_ptr<const void> mapping(
-        addr, [map_length](const void* p) { munmap(const_cast<void*>(p), map_length); });
-    const auto* data = static_cast<const uint8_t*>(addr) + (position - start);
+    const int64_t end = position + length;
+    std::shared_ptr<const void> mapping;
+    {
+      std::lock_guard lock(mapping_mutex_);
+      if (end > mapped_length_) {
+        int64_t map_length = kMinMapping;
+        while (map_length < end) map_length *= 2;
+        void* addr = mmap(nullptr, static_cast<size_t>(map_length), PROT_READ, MAP_SHARED, fd_, 0);
+        if (addr == MAP_FAILED) return ErrnoToStatus(errno, "mmap", path());
+        // Buffers handed out keep their mapping alive; munmap runs when the last one goes.
+        mapping_.reset(addr, [map_length](const void* p) {
+          munmap(const_cast<void*>(p), static_cast<size_t>(map_length));
+        });
+        mapped_length_ = map_length;
+      }
+      mapping = mapping_;
+    }
+    const auto* data = static_cast<const uint8_t*>(mapping.get()) + position;
     return std::make_shared<Buffer>(data, length, std::move(mapping));
   }
 
+  static constexpr int64_t kMinMapping = int64_t{1} << 20;
+
+  std::mutex mapping_mutex_;
+  std::shared_ptr<const void> mapping_;  // of [0, mapped_length_); may reach past the end
+  int64_t mapped_length_ = 0;
   int fd_;
 };
 

@@ -77,7 +77,8 @@ class FileSystem {
 
 class PosixFileSystem : public FileSystem {
  public:
-  // Reads at least this long are served by mmap instead of pread into a heap buffer.
+  // Reads at least this long are slices of one read-only mapping per open file (mapped once,
+  // remapped when the file grows past it) instead of a pread into a heap buffer.
   static constexpr int64_t kMmapThreshold = 64 * 1024;
 
   // A process-wide instance.

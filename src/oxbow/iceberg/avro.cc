@@ -48,8 +48,11 @@ class SchemaParser {
       node->logical_type = it->get<std::string>();
     }
     if (t == "record" || t == "error" || t == "enum" || t == "fixed") {
-      std::string name = j.value("name", "");
-      if (name.empty()) return Status::Invalid("Avro " + t + " without a name");
+      auto name_it = j.find("name");
+      if (name_it == j.end() || !name_it->is_string() || name_it->get<std::string>().empty()) {
+        return Status::Invalid("Avro " + t + " without a name");
+      }
+      std::string name = name_it->get<std::string>();
       std::string child_ns = j.contains("namespace") && j["namespace"].is_string()
                                  ? j["namespace"].get<std::string>()
                                  : ns;
@@ -443,6 +446,14 @@ Result<AvroNodePtr> ParseAvroSchema(std::string_view json) {
   return parser.Parse(j, "", 0);
 }
 
+AvroValue::AvroValue() = default;
+AvroValue::AvroValue(const AvroValue&) = default;
+AvroValue::AvroValue(AvroValue&&) noexcept = default;
+AvroValue& AvroValue::operator=(const AvroValue&) = default;
+AvroValue& AvroValue::operator=(AvroValue&&) noexcept = default;
+AvroValue::~AvroValue() = default;
+
+AvroValue AvroValue::Null() { return AvroValue(); }
 AvroValue AvroValue::Boolean(bool v) {
   AvroValue r;
   r.type = AvroType::kBoolean;

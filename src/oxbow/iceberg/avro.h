@@ -82,7 +82,16 @@ struct AvroValue {
   std::vector<std::pair<std::string, AvroValue>> entries;
   int32_t branch = -1;
 
-  static AvroValue Null() { return {}; }
+  // Declared here, defined in avro.cc: `entries` holds pairs of this still-incomplete type, so
+  // the special members may only be instantiated once the class is complete (clang insists).
+  AvroValue();
+  AvroValue(const AvroValue&);
+  AvroValue(AvroValue&&) noexcept;
+  AvroValue& operator=(const AvroValue&);
+  AvroValue& operator=(AvroValue&&) noexcept;
+  ~AvroValue();
+
+  static AvroValue Null();
   static AvroValue Boolean(bool v);
   static AvroValue Int(int32_t v);
   static AvroValue Long(int64_t v);

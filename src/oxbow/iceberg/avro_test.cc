@@ -163,6 +163,12 @@ TEST_P(AvroContainer, RoundTripsWithMetadataAndSchemaVerbatim) {
 INSTANTIATE_TEST_SUITE_P(Codecs, AvroContainer,
                          ::testing::Values(AvroCodec::kNull, AvroCodec::kDeflate));
 
+TEST(AvroSchema, NamesThatAreNotStringsAreInvalid) {
+  // A "name" that is not a string used to throw nlohmann's type_error out of the parser.
+  EXPECT_TRUE(ParseAvroSchema(R"({"type":"record","name":7,"fields":[]})").status().IsInvalid());
+  EXPECT_TRUE(ParseAvroSchema(R"({"type":"fixed","name":null,"size":4})").status().IsInvalid());
+}
+
 TEST(AvroContainer, RejectsReservedMetadataKeys) {
   EXPECT_FALSE(AvroFileWriter::Make(R"("long")", {{"avro.codec", "x"}}).ok());
 }

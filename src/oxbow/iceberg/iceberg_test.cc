@@ -1,6 +1,7 @@
 // Types, transforms, single-value serialization, metadata JSON and manifests.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "oxbow/iceberg/manifest.h"
@@ -147,6 +148,18 @@ TEST(Transforms, TruncateAndParse) {
   EXPECT_FALSE(Transform::Parse("bucket").ok());
 }
 
+TEST(Transforms, TruncateWrapsAtTheMinimumLikeJava) {
+  // Fuzzer-found: v - (((v % W) + W) % W) overflowed (undefined) below the minimum.
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(std::get<int64_t>(**Transform::Truncate(10).Apply(Type::Long(), kMin)),
+            std::numeric_limits<int64_t>::max() - 1);  // -2^63 - 8, wrapped
+  const __int128 kMin128 = static_cast<__int128>(static_cast<unsigned __int128>(1) << 127);
+  auto decimal = Transform::Truncate(3).Apply(Type::Decimal(38, 0), Decimal{kMin128});
+  ASSERT_TRUE(decimal.ok());
+  // -2^127 mod 3 is 1, so the result is -2^127 - 1, wrapped: 2^127 - 1.
+  EXPECT_EQ(std::get<Decimal>(**decimal).unscaled, ~kMin128);
+}
+
 Schema TestSchema() {
   return Schema(0, {{1, "id", Type::Long(), true, ""},
                     {2, "name", Type::String(), false, ""},
@@ -218,6 +231,27 @@ TEST(Metadata, JsonRoundTripWithSnapshotsAndLogs) {
   j["format-version"] = 1;
   EXPECT_EQ(TableMetadata::FromJson(j.dump()).status().code(), StatusCode::kNotImplemented);
   EXPECT_FALSE(TableMetadata::FromJson(R"({"format-version":"x"})").ok());
+  // Fuzzer-found: a float where an integer belongs was converted (undefined when out of range);
+  // an integer too wide for its field wrapped.
+  j["format-version"] = 2;
+  j["last-column-id"] = 1e300;
+  EXPECT_FALSE(TableMetadata::FromJson(j.dump()).ok());
+  j["last-column-id"] = int64_t{1} << 40;
+  EXPECT_FALSE(TableMetadata::FromJson(j.dump()).ok());
+  j["last-column-id"] = 4;
+  j["snapshots"][0]["sequence-number"] = -1e300;
+  EXPECT_FALSE(TableMetadata::FromJson(j.dump()).ok());
+}
+
+TEST(Schemas, MistypedJsonIsAnErrorNotAnException) {
+  // Fuzzer-found: nlohmann's value() threw type_error out of FromJson.
+  EXPECT_FALSE(Schema::FromJson(R"({"type":1,"fields":[]})").ok());
+  auto bad_required = Schema::FromJson(
+      R"({"type":"struct","fields":[{"id":1,"name":"a","type":"int","required":"no"}]})");
+  EXPECT_FALSE(bad_required.ok());
+  EXPECT_NE(bad_required.status().message().find("required"), std::string::npos);
+  EXPECT_TRUE(
+      Schema::FromJson(R"({"type":"struct","fields":[{"id":1,"name":"a","type":"int"}]})").ok());
 }
 
 TEST(Manifests, RoundTripThroughOurReaderWithFieldIds) {

@@ -1,6 +1,9 @@
 #include "oxbow/iceberg/metadata.h"
 
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <type_traits>
 
 namespace oxbow::iceberg {
 
@@ -110,10 +113,40 @@ std::string TableMetadata::ToJson() const {
 
 namespace {
 
+// `v` (the value of `key`) as T, refusing other JSON types and integers out of T's range: a
+// float converted to an integer would be undefined, a wide integer would wrap.
+template <typename T>
+T As(const OJson& v, const char* key) {
+  auto wrong = [&](const char* what) {
+    return std::runtime_error(std::string("\"") + key + "\" is not " + what);
+  };
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!v.is_string()) throw wrong("a string");
+    return v.get<std::string>();
+  } else {
+    if (!v.is_number_integer()) throw wrong("an integer");
+    if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t{std::numeric_limits<T>::max()}
+                               : (v.get<int64_t>() < std::numeric_limits<T>::min() ||
+                                  v.get<int64_t>() > std::numeric_limits<T>::max())) {
+      throw wrong("in range");
+    }
+    return static_cast<T>(v.get<int64_t>());
+  }
+}
+
 template <typename T>
 T Required(const OJson& j, const char* key) {
-  if (!j.contains(key)) throw std::runtime_error(std::string("missing \"") + key + "\"");
-  return j.at(key).get<T>();
+  if (!j.is_object() || !j.contains(key)) {
+    throw std::runtime_error(std::string("missing \"") + key + "\"");
+  }
+  return As<T>(j.at(key), key);
+}
+
+// The value of `key`, or `fallback` when it is absent or null.
+template <typename T>
+T Optional(const OJson& j, const char* key, T fallback) {
+  if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return fallback;
+  return As<T>(j.at(key), key);
 }
 
 Result<TableMetadata> Parse(const OJson& j) {
@@ -141,25 +174,24 @@ Result<TableMetadata> Parse(const OJson& j) {
     m.partition_specs.push_back(std::move(*spec));
   }
   m.last_partition_id = Required<int32_t>(j, "last-partition-id");
-  m.default_sort_order_id = j.value("default-sort-order-id", 0);
+  m.default_sort_order_id = Optional<int32_t>(j, "default-sort-order-id", 0);
   if (j.contains("sort-orders")) m.sort_orders_json = j["sort-orders"].dump();
   if (j.contains("properties") && j["properties"].is_object()) {
     for (const auto& [k, v] : j["properties"].items()) {
       m.properties[k] = v.is_string() ? v.get<std::string>() : v.dump();
     }
   }
-  if (j.contains("current-snapshot-id") && !j["current-snapshot-id"].is_null()) {
-    int64_t id = j["current-snapshot-id"].get<int64_t>();
-    if (id != -1) m.current_snapshot_id = id;
+  if (int64_t id = Optional<int64_t>(j, "current-snapshot-id", -1); id != -1) {
+    m.current_snapshot_id = id;
   }
   if (j.contains("snapshots")) {
     for (const auto& sj : j["snapshots"]) {
       Snapshot s;
       s.snapshot_id = Required<int64_t>(sj, "snapshot-id");
       if (sj.contains("parent-snapshot-id") && !sj["parent-snapshot-id"].is_null()) {
-        s.parent_snapshot_id = sj["parent-snapshot-id"].get<int64_t>();
+        s.parent_snapshot_id = As<int64_t>(sj["parent-snapshot-id"], "parent-snapshot-id");
       }
-      s.sequence_number = sj.value("sequence-number", int64_t{0});
+      s.sequence_number = Optional<int64_t>(sj, "sequence-number", 0);
       s.timestamp_ms = Required<int64_t>(sj, "timestamp-ms");
       s.manifest_list = Required<std::string>(sj, "manifest-list");
       if (sj.contains("summary")) {
@@ -168,7 +200,7 @@ Result<TableMetadata> Parse(const OJson& j) {
         }
       }
       if (sj.contains("schema-id") && !sj["schema-id"].is_null()) {
-        s.schema_id = sj["schema-id"].get<int32_t>();
+        s.schema_id = As<int32_t>(sj["schema-id"], "schema-id");
       }
       m.snapshots.push_back(std::move(s));
     }

@@ -36,6 +36,15 @@ bool IsTemporal(TypeKind k) {
 constexpr int64_t kMicrosPerHour = int64_t{3600} * 1000000;
 constexpr int64_t kMicrosPerDay = kMicrosPerHour * 24;
 
+// The spec's truncate of an integer, v - (((v % W) + W) % W), wrapping on overflow near the
+// minimum as Java's long arithmetic does (the remainder itself cannot overflow).
+template <typename T, typename U>
+T TruncateInteger(T v, int64_t width) {
+  T w = static_cast<T>(width);
+  T remainder = ((v % w) + w) % w;
+  return static_cast<T>(static_cast<U>(v) - static_cast<U>(remainder));
+}
+
 // Days since the epoch of a date or timestamp literal.
 int64_t EpochDays(const Type& source, const Literal& v) {
   if (source.kind() == TypeKind::kDate) return std::get<int32_t>(v);
@@ -130,14 +139,12 @@ Result<std::optional<Literal>> Transform::Apply(const Type& source,
           int64_t x = std::get<int32_t>(v);
           return std::optional<Literal>(static_cast<int32_t>(x - (((x % w) + w) % w)));
         }
-        case TypeKind::kLong: {
-          int64_t x = std::get<int64_t>(v);
-          return std::optional<Literal>(x - (((x % w) + w) % w));
-        }
-        case TypeKind::kDecimal: {
-          __int128 x = std::get<Decimal>(v).unscaled;
-          return std::optional<Literal>(Decimal{x - (((x % w) + w) % w)});
-        }
+        case TypeKind::kLong:
+          return std::optional<Literal>(
+              TruncateInteger<int64_t, uint64_t>(std::get<int64_t>(v), w));
+        case TypeKind::kDecimal:
+          return std::optional<Literal>(Decimal{
+              TruncateInteger<__int128, unsigned __int128>(std::get<Decimal>(v).unscaled, w)});
         case TypeKind::kBinary: {
           const auto& s = std::get<std::string>(v);
           return std::optional<Literal>(s.substr(0, std::min<size_t>(s.size(), w)));

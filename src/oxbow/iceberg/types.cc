@@ -126,7 +126,8 @@ std::string Schema::ToJson() const {
 Result<Schema> Schema::FromJson(std::string_view json) {
   Json j = Json::parse(json, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Status::Invalid("Iceberg schema is not JSON");
-  if (j.value("type", "") != "struct" || !j.contains("fields") || !j["fields"].is_array()) {
+  if (!j.contains("type") || j["type"] != "struct" || !j.contains("fields") ||
+      !j["fields"].is_array()) {
     return Status::Invalid("Iceberg schema is not a struct with fields");
   }
   std::vector<NestedField> fields;
@@ -138,7 +139,12 @@ Result<Schema> Schema::FromJson(std::string_view json) {
     NestedField f;
     f.id = jf["id"].get<int32_t>();
     f.name = jf["name"].get<std::string>();
-    f.required = jf.value("required", false);
+    if (jf.contains("required")) {
+      if (!jf["required"].is_boolean()) {
+        return Status::Invalid("Iceberg field " + f.name + ": \"required\" is not a boolean");
+      }
+      f.required = jf["required"].get<bool>();
+    }
     if (jf.contains("doc") && jf["doc"].is_string()) f.doc = jf["doc"].get<std::string>();
     if (!jf["type"].is_string()) {
       return Status::NotImplemented("Iceberg field " + f.name + " has a nested type");

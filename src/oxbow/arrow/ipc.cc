@@ -60,6 +60,15 @@ Result<const fb::Message*> VerifyMessage(const Buffer& metadata) {
   return message;
 }
 
+Result<const fb::Message*> VerifyMessageAnywhere(const Buffer& metadata,
+                                                 std::shared_ptr<Buffer>* aligned) {
+  if (reinterpret_cast<uintptr_t>(metadata.data()) % kIpcAlignment == 0) {
+    return VerifyMessage(metadata);
+  }
+  ASSIGN_OR_RAISE(*aligned, Buffer::CopyFrom(metadata.view()));
+  return VerifyMessage(**aligned);
+}
+
 Result<const fb::RecordBatch*> GetRecordBatchHeader(const fb::Message* message) {
   if (message->header_type() != fb::MessageHeader::RecordBatch) {
     return Status::Invalid("expected a RecordBatch message, got " +
@@ -476,12 +485,7 @@ Result<std::optional<RawMessage>> ReadMessage(const std::shared_ptr<Buffer>& dat
 
 Result<SchemaPtr> DecodeSchema(const Buffer& metadata) {
   std::shared_ptr<Buffer> aligned;
-  const Buffer* meta = &metadata;
-  if (reinterpret_cast<uintptr_t>(metadata.data()) % kIpcAlignment != 0) {
-    ASSIGN_OR_RAISE(aligned, Buffer::CopyFrom(metadata.view()));
-    meta = aligned.get();
-  }
-  ASSIGN_OR_RAISE(const fb::Message* message, internal::VerifyMessage(*meta));
+  ASSIGN_OR_RAISE(const fb::Message* message, internal::VerifyMessageAnywhere(metadata, &aligned));
   if (message->header_type() != fb::MessageHeader::Schema) {
     return Status::Invalid("expected a Schema message, got " +
                            internal::MessageTypeName(message->header_type()));
@@ -491,12 +495,7 @@ Result<SchemaPtr> DecodeSchema(const Buffer& metadata) {
 
 Result<RecordBatchInfo> InspectRecordBatch(const Buffer& metadata) {
   std::shared_ptr<Buffer> aligned;
-  const Buffer* meta = &metadata;
-  if (reinterpret_cast<uintptr_t>(metadata.data()) % kIpcAlignment != 0) {
-    ASSIGN_OR_RAISE(aligned, Buffer::CopyFrom(metadata.view()));
-    meta = aligned.get();
-  }
-  ASSIGN_OR_RAISE(const fb::Message* message, internal::VerifyMessage(*meta));
+  ASSIGN_OR_RAISE(const fb::Message* message, internal::VerifyMessageAnywhere(metadata, &aligned));
   ASSIGN_OR_RAISE(const fb::RecordBatch* batch, internal::GetRecordBatchHeader(message));
   RecordBatchInfo info;
   info.num_rows = batch->length();

@@ -46,6 +46,11 @@ Result<std::shared_ptr<Buffer>> EnsureAligned(std::shared_ptr<Buffer> buffer);
 // Verifies a flatbuffer Message.
 Result<const fb::Message*> VerifyMessage(const Buffer& metadata);
 
+// Verifies the Message in `metadata` wherever it lies: misaligned bytes are first copied into
+// `*aligned`, which then owns what the result points into and must outlive its use.
+Result<const fb::Message*> VerifyMessageAnywhere(const Buffer& metadata,
+                                                 std::shared_ptr<Buffer>* aligned);
+
 // The Message's RecordBatch header, checked for version and type.
 Result<const fb::RecordBatch*> GetRecordBatchHeader(const fb::Message* message);
 

@@ -96,14 +96,9 @@ class ProjectedBody {
 
 Result<EncodedMessage> RecordBatchProjector::Project(const Buffer& metadata,
                                                      const std::shared_ptr<Buffer>& body) const {
-  std::shared_ptr<Buffer> aligned;
-  const Buffer* meta = &metadata;
-  if (reinterpret_cast<uintptr_t>(metadata.data()) % kIpcAlignment != 0) {
-    ASSIGN_OR_RAISE(aligned, Buffer::CopyFrom(metadata.view()));
-    meta = aligned.get();
-  }
   // Verifying is O(number of tables): vectors of structs are checked by size, not per element.
-  ASSIGN_OR_RAISE(const fb::Message* message, internal::VerifyMessage(*meta));
+  std::shared_ptr<Buffer> aligned;
+  ASSIGN_OR_RAISE(const fb::Message* message, internal::VerifyMessageAnywhere(metadata, &aligned));
   ASSIGN_OR_RAISE(const fb::RecordBatch* batch, internal::GetRecordBatchHeader(message));
   const std::shared_ptr<Buffer>& body_ref = body ? body : Buffer::Empty();
   const int64_t body_length = message->body_length();

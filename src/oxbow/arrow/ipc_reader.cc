@@ -140,12 +140,7 @@ Result<RecordBatchPtr> DecodeRecordBatch(const SchemaPtr& schema, const Buffer& 
                                          const ReadOptions& options) {
   if (!schema) return Status::Invalid("decoding a record batch needs a schema");
   std::shared_ptr<Buffer> aligned;
-  const Buffer* meta = &metadata;
-  if (reinterpret_cast<uintptr_t>(metadata.data()) % kIpcAlignment != 0) {
-    ASSIGN_OR_RAISE(aligned, Buffer::CopyFrom(metadata.view()));
-    meta = aligned.get();
-  }
-  ASSIGN_OR_RAISE(const fb::Message* message, internal::VerifyMessage(*meta));
+  ASSIGN_OR_RAISE(const fb::Message* message, internal::VerifyMessageAnywhere(metadata, &aligned));
   ASSIGN_OR_RAISE(const fb::RecordBatch* batch, internal::GetRecordBatchHeader(message));
   const std::shared_ptr<Buffer>& body_ref = body ? body : Buffer::Empty();
   const int64_t body_length = message->body_length();

@@ -36,6 +36,44 @@ Lz4Context& Lz4() {
   return context;
 }
 
+struct Lz4Decoded {
+  int64_t produced = 0;      // bytes written to dst
+  size_t unread = 0;         // input bytes not consumed
+  bool frame_ended = false;  // the decoder saw the frame's end
+};
+
+// Decodes the lz4 frame at the start of `input` into dst[0, capacity) until the frame ends, the
+// decoder stops making progress (truncated input, or a full dst), or, with `stop_when_full`, dst
+// is full.
+Result<Lz4Decoded> DecodeLz4Frame(std::string_view input, uint8_t* dst, int64_t capacity,
+                                  bool stop_when_full) {
+  LZ4F_dctx* dctx = Lz4().dctx;
+  if (dctx == nullptr) return Status::ResourceExhausted("cannot create an lz4 context");
+  LZ4F_resetDecompressionContext(dctx);
+  const char* src = input.data();
+  Lz4Decoded out;
+  out.unread = input.size();
+  while (!stop_when_full || out.produced < capacity) {
+    size_t dst_size = static_cast<size_t>(capacity - out.produced);
+    size_t src_size = out.unread;
+    size_t hint = LZ4F_decompress(dctx, dst + out.produced, &dst_size, src, &src_size, nullptr);
+    if (LZ4F_isError(hint)) {
+      LZ4F_resetDecompressionContext(dctx);
+      return Status::Invalid(std::string("lz4 frame is corrupt: ") + LZ4F_getErrorName(hint));
+    }
+    out.produced += static_cast<int64_t>(dst_size);
+    src += src_size;
+    out.unread -= src_size;
+    if (hint == 0) {
+      out.frame_ended = true;
+      break;
+    }
+    if (src_size == 0 && dst_size == 0) break;
+  }
+  LZ4F_resetDecompressionContext(dctx);
+  return out;
+}
+
 LZ4F_preferences_t Lz4Preferences(int64_t input_size) {
   LZ4F_preferences_t prefs{};
   prefs.frameInfo.contentSize = static_cast<unsigned long long>(input_size);
@@ -118,40 +156,22 @@ Status DecompressInto(Codec codec, std::string_view input, uint8_t* dst,
       if (!input.empty()) std::memcpy(dst, input.data(), input.size());
       return Status::OK();
     case Codec::kLz4Frame: {
-      LZ4F_dctx* dctx = Lz4().dctx;
-      if (dctx == nullptr) return Status::ResourceExhausted("cannot create an lz4 context");
-      LZ4F_resetDecompressionContext(dctx);
-      const char* src = input.data();
-      size_t src_left = input.size();
-      int64_t produced = 0;
       // One frame; it must end exactly at the end of the input and the declared size.
-      while (true) {
-        size_t dst_size = static_cast<size_t>(uncompressed_size - produced);
-        size_t src_size = src_left;
-        size_t hint = LZ4F_decompress(dctx, dst + produced, &dst_size, src, &src_size, nullptr);
-        if (LZ4F_isError(hint)) {
-          LZ4F_resetDecompressionContext(dctx);
-          return Status::Invalid(std::string("lz4 frame is corrupt: ") + LZ4F_getErrorName(hint));
+      ASSIGN_OR_RAISE(Lz4Decoded out, DecodeLz4Frame(input, dst, uncompressed_size,
+                                                     /*stop_when_full=*/false));
+      if (!out.frame_ended) {
+        if (out.produced == uncompressed_size && out.unread > 0) {
+          return Status::Invalid("lz4 frame expands beyond the declared " + expect + " bytes");
         }
-        produced += static_cast<int64_t>(dst_size);
-        src += src_size;
-        src_left -= src_size;
-        if (hint == 0) break;  // frame complete
-        if (src_size == 0 && dst_size == 0) {
-          LZ4F_resetDecompressionContext(dctx);
-          if (produced == uncompressed_size && src_left > 0) {
-            return Status::Invalid("lz4 frame expands beyond the declared " + expect + " bytes");
-          }
-          return Status::Invalid("lz4 frame is truncated after " + std::to_string(produced) +
-                                 " of " + expect + " bytes");
-        }
+        return Status::Invalid("lz4 frame is truncated after " + std::to_string(out.produced) +
+                               " of " + expect + " bytes");
       }
-      if (src_left != 0) {
-        return Status::Invalid("lz4 data has " + std::to_string(src_left) +
+      if (out.unread != 0) {
+        return Status::Invalid("lz4 data has " + std::to_string(out.unread) +
                                " trailing bytes after the frame");
       }
-      if (produced != uncompressed_size) {
-        return Status::Invalid("lz4 frame expands to " + std::to_string(produced) +
+      if (out.produced != uncompressed_size) {
+        return Status::Invalid("lz4 frame expands to " + std::to_string(out.produced) +
                                " bytes, expected " + expect);
       }
       return Status::OK();
@@ -187,30 +207,12 @@ Status DecompressPrefixInto(Codec codec, std::string_view input, uint8_t* dst,
       if (prefix_size > 0) std::memcpy(dst, input.data(), static_cast<size_t>(prefix_size));
       return Status::OK();
     case Codec::kLz4Frame: {
-      LZ4F_dctx* dctx = Lz4().dctx;
-      if (dctx == nullptr) return Status::ResourceExhausted("cannot create an lz4 context");
-      LZ4F_resetDecompressionContext(dctx);
-      const char* src = input.data();
-      size_t src_left = input.size();
-      int64_t produced = 0;
-      while (produced < prefix_size) {
-        size_t dst_size = static_cast<size_t>(prefix_size - produced);
-        size_t src_size = src_left;
-        size_t hint = LZ4F_decompress(dctx, dst + produced, &dst_size, src, &src_size, nullptr);
-        if (LZ4F_isError(hint)) {
-          LZ4F_resetDecompressionContext(dctx);
-          return Status::Invalid(std::string("lz4 frame is corrupt: ") + LZ4F_getErrorName(hint));
-        }
-        produced += static_cast<int64_t>(dst_size);
-        src += src_size;
-        src_left -= src_size;
-        if (produced < prefix_size && (hint == 0 || (src_size == 0 && dst_size == 0))) {
-          LZ4F_resetDecompressionContext(dctx);
-          return Status::Invalid("lz4 frame ends after " + std::to_string(produced) +
-                                 " bytes, fewer than " + want);
-        }
+      ASSIGN_OR_RAISE(Lz4Decoded out,
+                      DecodeLz4Frame(input, dst, prefix_size, /*stop_when_full=*/true));
+      if (out.produced < prefix_size) {
+        return Status::Invalid("lz4 frame ends after " + std::to_string(out.produced) +
+                               " bytes, fewer than " + want);
       }
-      LZ4F_resetDecompressionContext(dctx);
       return Status::OK();
     }
     case Codec::kZstd: {

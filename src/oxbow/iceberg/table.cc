@@ -51,6 +51,19 @@ std::string Trimmed(std::string s) {
   return s.substr(start);
 }
 
+// ADDED entries for `files`, stamped with `snapshot_id` (sequence numbers are inherited).
+std::vector<ManifestEntry> AddedEntries(const std::vector<DataFile>& files, int64_t snapshot_id) {
+  std::vector<ManifestEntry> entries;
+  for (const auto& f : files) {
+    ManifestEntry e;
+    e.status = EntryStatus::kAdded;
+    e.snapshot_id = snapshot_id;
+    e.data_file = f;
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
 int64_t Sum(const std::vector<DataFile>& files, int64_t DataFile::*member) {
   int64_t total = 0;
   for (const auto& f : files) total += f.*member;
@@ -102,6 +115,35 @@ std::string IcebergTable::NewManifestPath() const {
 }
 
 void IcebergTable::RemoveQuietly(const std::string& path) { (void)fs_->Remove(LocalPath(path)); }
+
+Snapshot IcebergTable::NewSnapshot(int64_t snapshot_id, int64_t sequence_number,
+                                   int attempt) const {
+  Snapshot snap;
+  snap.snapshot_id = snapshot_id;
+  if (const Snapshot* parent = CurrentSnapshot()) snap.parent_snapshot_id = parent->snapshot_id;
+  snap.sequence_number = sequence_number;
+  snap.timestamp_ms = std::max(NowMillis(), metadata_.last_updated_ms);
+  snap.schema_id = schema().schema_id();
+  snap.manifest_list = metadata_.location + "/metadata/snap-" + std::to_string(snapshot_id) + "-" +
+                       std::to_string(attempt) + "-" + RandomUuid() + ".avro";
+  return snap;
+}
+
+template <typename T>
+Result<T> IcebergTable::RetryCommit(
+    const std::function<Result<T>(std::vector<std::string>* written)>& attempt) {
+  Status last;
+  for (int i = 0; i < options_.commit_attempts; ++i) {
+    if (i > 0) RETURN_NOT_OK(Refresh());
+    std::vector<std::string> written;
+    auto r = attempt(&written);
+    if (r.ok()) return r;
+    for (const auto& path : written) RemoveQuietly(path);
+    last = r.status();
+    if (last.code() != StatusCode::kAlreadyExists) break;
+  }
+  return last;
+}
 
 Result<std::unique_ptr<IcebergTable>> IcebergTable::Create(
     std::shared_ptr<FileSystem> fs, std::string location, Schema schema, PartitionSpec spec,
@@ -283,16 +325,9 @@ Result<int64_t> IcebergTable::AppendFiles(const std::vector<DataFile>& files,
     if (attempt > 0) RETURN_NOT_OK(Refresh());
     const int64_t seq = metadata_.last_sequence_number + 1;
     if (!files.empty() && !manifest) {
-      std::vector<ManifestEntry> entries;
-      for (const auto& f : files) {
-        ManifestEntry e;
-        e.status = EntryStatus::kAdded;
-        e.snapshot_id = snapshot_id;
-        e.data_file = f;
-        entries.push_back(std::move(e));
-      }
-      ASSIGN_OR_RAISE(manifest, WriteManifest(fs_.get(), NewManifestPath(), schema(), spec(),
-                                              snapshot_id, seq, entries, options_.avro));
+      ASSIGN_OR_RAISE(
+          manifest, WriteManifest(fs_.get(), NewManifestPath(), schema(), spec(), snapshot_id, seq,
+                                  AddedEntries(files, snapshot_id), options_.avro));
     }
     std::vector<ManifestFile> manifests;
     if (manifest) {
@@ -305,14 +340,7 @@ Result<int64_t> IcebergTable::AppendFiles(const std::vector<DataFile>& files,
     for (auto& m : previous) {
       if (m.added_files_count + m.existing_files_count > 0) manifests.push_back(std::move(m));
     }
-    Snapshot snap;
-    snap.snapshot_id = snapshot_id;
-    if (const Snapshot* parent = CurrentSnapshot()) snap.parent_snapshot_id = parent->snapshot_id;
-    snap.sequence_number = seq;
-    snap.timestamp_ms = std::max(NowMillis(), metadata_.last_updated_ms);
-    snap.schema_id = schema().schema_id();
-    snap.manifest_list = metadata_.location + "/metadata/snap-" + std::to_string(snapshot_id) +
-                         "-" + std::to_string(attempt + 1) + "-" + RandomUuid() + ".avro";
+    Snapshot snap = NewSnapshot(snapshot_id, seq, attempt + 1);
     snap.summary = summary;
     snap.summary["operation"] = "append";
     int64_t added_size = Sum(files, &DataFile::file_size_in_bytes);
@@ -391,28 +419,14 @@ Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted
                             " is not a live data file of the current snapshot");
   }
   if (!added.empty()) {
-    std::vector<ManifestEntry> entries;
-    for (const auto& f : added) {
-      ManifestEntry e;
-      e.status = EntryStatus::kAdded;
-      e.snapshot_id = snapshot_id;
-      e.data_file = f;
-      entries.push_back(std::move(e));
-    }
     std::string path = NewManifestPath();
     written->push_back(path);
     ASSIGN_OR_RAISE(auto mf, WriteManifest(fs_.get(), path, schema(), spec(), snapshot_id, seq,
-                                           entries, options_.avro));
+                                           AddedEntries(added, snapshot_id), options_.avro));
     manifests.insert(manifests.begin(), std::move(mf));
   }
-  Snapshot snap;
-  snap.snapshot_id = snapshot_id;
-  if (const Snapshot* parent = CurrentSnapshot()) snap.parent_snapshot_id = parent->snapshot_id;
-  snap.sequence_number = seq;
-  snap.timestamp_ms = std::max(NowMillis(), metadata_.last_updated_ms);
-  snap.schema_id = schema().schema_id();
-  snap.manifest_list = metadata_.location + "/metadata/snap-" + std::to_string(snapshot_id) +
-                       "-1-" + RandomUuid() + ".avro";
+  // A fresh snapshot id per attempt, so always attempt 1 of it.
+  Snapshot snap = NewSnapshot(snapshot_id, seq, 1);
   written->push_back(snap.manifest_list);
   snap.summary = summary;
   snap.summary["operation"] = "replace";
@@ -434,17 +448,9 @@ Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted
 Result<int64_t> IcebergTable::ReplaceFiles(const std::vector<std::string>& deleted_paths,
                                            const std::vector<DataFile>& added,
                                            const std::map<std::string, std::string>& summary) {
-  Status last;
-  for (int attempt = 0; attempt < options_.commit_attempts; ++attempt) {
-    if (attempt > 0) RETURN_NOT_OK(Refresh());
-    std::vector<std::string> written;
-    auto r = TryReplace(deleted_paths, added, summary, &written);
-    if (r.ok()) return r;
-    for (const auto& path : written) RemoveQuietly(path);
-    last = r.status();
-    if (last.code() != StatusCode::kAlreadyExists) break;
-  }
-  return last;
+  return RetryCommit<int64_t>([&](std::vector<std::string>* written) {
+    return TryReplace(deleted_paths, added, summary, written);
+  });
 }
 
 Result<std::optional<int64_t>> IcebergTable::TryRewriteManifests(
@@ -477,14 +483,8 @@ Result<std::optional<int64_t>> IcebergTable::TryRewriteManifests(
                                            live, options_.avro));
     manifests.push_back(std::move(mf));
   }
-  Snapshot snap;
-  snap.snapshot_id = snapshot_id;
-  if (const Snapshot* parent = CurrentSnapshot()) snap.parent_snapshot_id = parent->snapshot_id;
-  snap.sequence_number = seq;
-  snap.timestamp_ms = std::max(NowMillis(), metadata_.last_updated_ms);
-  snap.schema_id = schema().schema_id();
-  snap.manifest_list = metadata_.location + "/metadata/snap-" + std::to_string(snapshot_id) +
-                       "-1-" + RandomUuid() + ".avro";
+  // A fresh snapshot id per attempt, so always attempt 1 of it.
+  Snapshot snap = NewSnapshot(snapshot_id, seq, 1);
   written->push_back(snap.manifest_list);
   snap.summary = summary;
   snap.summary["operation"] = "replace";
@@ -500,17 +500,9 @@ Result<std::optional<int64_t>> IcebergTable::TryRewriteManifests(
 
 Result<std::optional<int64_t>> IcebergTable::RewriteManifests(
     int min_manifests, const std::map<std::string, std::string>& summary) {
-  Status last;
-  for (int attempt = 0; attempt < options_.commit_attempts; ++attempt) {
-    if (attempt > 0) RETURN_NOT_OK(Refresh());
-    std::vector<std::string> written;
-    auto r = TryRewriteManifests(min_manifests, summary, &written);
-    if (r.ok()) return r;
-    for (const auto& path : written) RemoveQuietly(path);
-    last = r.status();
-    if (last.code() != StatusCode::kAlreadyExists) break;
-  }
-  return last;
+  return RetryCommit<std::optional<int64_t>>([&](std::vector<std::string>* written) {
+    return TryRewriteManifests(min_manifests, summary, written);
+  });
 }
 
 Result<ExpireResult> IcebergTable::ExpireSnapshots(const ExpireOptions& options) {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -123,6 +124,13 @@ class IcebergTable {
   void AddTotals(const std::vector<ManifestFile>& manifests, int64_t added_size,
                  int64_t removed_size, std::map<std::string, std::string>* summary) const;
   Result<std::vector<ManifestFile>> CurrentManifests() const;
+  // A snapshot of the current one's child: ids, timestamp, schema and a new manifest list path
+  // (the summary is the caller's).
+  Snapshot NewSnapshot(int64_t snapshot_id, int64_t sequence_number, int attempt) const;
+  // Runs `attempt` until it commits, refreshing the metadata before each retry; the files a
+  // failed attempt wrote are removed. Only a lost race (AlreadyExists) is retried.
+  template <typename T>
+  Result<T> RetryCommit(const std::function<Result<T>(std::vector<std::string>* written)>& attempt);
   Result<int64_t> TryReplace(const std::vector<std::string>& deleted_paths,
                              const std::vector<DataFile>& added,
                              const std::map<std::string, std::string>& summary,

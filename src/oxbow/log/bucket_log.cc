@@ -1,16 +1,18 @@
 #include "oxbow/log/bucket_log.h"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 #include "oxbow/common/crc32c.h"
+#include "oxbow/log/byte_order_internal.h"
 #include "oxbow/log/segment_internal.h"
 
 namespace oxbow::log {
 
 using internal::FrameHeader;
 using internal::FrameScanner;
+using internal::Get;
+using internal::Put;
 using internal::ScannedFrame;
 using internal::Segment;
 using internal::SegmentState;
@@ -45,17 +47,6 @@ int64_t TotalSize(std::span<const ByteSpan> pieces) {
   int64_t total = 0;
   for (const ByteSpan& p : pieces) total += static_cast<int64_t>(p.size());
   return total;
-}
-
-template <typename T>
-void Put(uint8_t* out, int64_t at, T value) {
-  std::memcpy(out + at, &value, sizeof(T));
-}
-template <typename T>
-T Get(const uint8_t* in, int64_t at) {
-  T value;
-  std::memcpy(&value, in + at, sizeof(T));
-  return value;
 }
 
 }  // namespace

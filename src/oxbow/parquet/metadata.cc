@@ -327,6 +327,16 @@ Status I64(CompactReader& r, CType t, int64_t* v, bool* seen = nullptr) {
   return r.Skip(t);
 }
 
+// An i32 field holding one of the spec's enum values, stored as read (0 when the field is
+// skipped for its wire type); unknown values are refused where they are used.
+template <typename E>
+Status Enum32(CompactReader& r, CType t, E* e, bool* seen = nullptr) {
+  int32_t v = 0;
+  Status st = I32(r, t, &v, seen);
+  *e = static_cast<E>(v);
+  return st;
+}
+
 template <typename T>
 Status OptI32(CompactReader& r, CType t, std::optional<T>* v) {
   int32_t x = 0;
@@ -505,12 +515,7 @@ Status ParseColumnMetaData(CompactReader& r, ColumnMetaData* m) {
     bool ok = false;
     Status st;
     switch (id) {
-      case 1: {
-        int32_t v = 0;
-        st = I32(r, t, &v, &ok);
-        m->type = static_cast<PhysicalType>(v);
-        break;
-      }
+      case 1: st = Enum32(r, t, &m->type, &ok); break;
       case 2:
         ok = true;
         st = ReadList(r, t, CType::kI32, &m->encodings, [&](Encoding* e) {
@@ -525,12 +530,7 @@ Status ParseColumnMetaData(CompactReader& r, ColumnMetaData* m) {
         st = ReadList(r, t, CType::kBinary, &m->path_in_schema,
                       [&](std::string* s) { return r.ReadString(s); });
         break;
-      case 4: {
-        int32_t v = 0;
-        st = I32(r, t, &v, &ok);
-        m->codec = static_cast<Codec>(v);
-        break;
-      }
+      case 4: st = Enum32(r, t, &m->codec, &ok); break;
       case 5: st = I64(r, t, &m->num_values, &ok); break;
       case 6: st = I64(r, t, &m->total_uncompressed_size, &ok); break;
       case 7: st = I64(r, t, &m->total_compressed_size, &ok); break;
@@ -542,16 +542,9 @@ Status ParseColumnMetaData(CompactReader& r, ColumnMetaData* m) {
       case 13:
         st = ReadList(r, t, CType::kStruct, &m->encoding_stats, [&](PageEncodingStats* s) {
           return ReadStruct(r, [&](int16_t f, CType ft) -> Status {
-            int32_t v = 0;
             switch (f) {
-              case 1:
-                RETURN_NOT_OK(I32(r, ft, &v));
-                s->page_type = static_cast<PageType>(v);
-                break;
-              case 2:
-                RETURN_NOT_OK(I32(r, ft, &v));
-                s->encoding = static_cast<Encoding>(v);
-                break;
+              case 1: RETURN_NOT_OK(Enum32(r, ft, &s->page_type)); break;
+              case 2: RETURN_NOT_OK(Enum32(r, ft, &s->encoding)); break;
               case 3: return I32(r, ft, &s->count);
               default: return r.Skip(ft);
             }
@@ -650,12 +643,7 @@ Status ParsePageHeader(const uint8_t* data, size_t size, PageHeader* h, size_t* 
     bool ok = false;
     Status st;
     switch (id) {
-      case 1: {
-        int32_t v = 0;
-        st = I32(r, t, &v, &ok);
-        h->type = static_cast<PageType>(v);
-        break;
-      }
+      case 1: st = Enum32(r, t, &h->type, &ok); break;
       case 2: st = I32(r, t, &h->uncompressed_page_size, &ok); break;
       case 3: st = I32(r, t, &h->compressed_page_size, &ok); break;
       case 4: st = OptI32(r, t, &h->crc); break;
@@ -664,22 +652,12 @@ Status ParsePageHeader(const uint8_t* data, size_t size, PageHeader* h, size_t* 
         auto& d = h->data_page_header.emplace();
         uint32_t f_seen = 0;
         st = ReadStruct(r, [&](int16_t f, CType ft) -> Status {
-          int32_t v = 0;
           bool f_ok = false;
           switch (f) {
             case 1: RETURN_NOT_OK(I32(r, ft, &d.num_values, &f_ok)); break;
-            case 2:
-              RETURN_NOT_OK(I32(r, ft, &v, &f_ok));
-              d.encoding = static_cast<Encoding>(v);
-              break;
-            case 3:
-              RETURN_NOT_OK(I32(r, ft, &v, &f_ok));
-              d.definition_level_encoding = static_cast<Encoding>(v);
-              break;
-            case 4:
-              RETURN_NOT_OK(I32(r, ft, &v, &f_ok));
-              d.repetition_level_encoding = static_cast<Encoding>(v);
-              break;
+            case 2: RETURN_NOT_OK(Enum32(r, ft, &d.encoding, &f_ok)); break;
+            case 3: RETURN_NOT_OK(Enum32(r, ft, &d.definition_level_encoding, &f_ok)); break;
+            case 4: RETURN_NOT_OK(Enum32(r, ft, &d.repetition_level_encoding, &f_ok)); break;
             case 5: return ParseOptStatistics(r, ft, &d.statistics);
             default: return r.Skip(ft);
           }
@@ -695,13 +673,9 @@ Status ParsePageHeader(const uint8_t* data, size_t size, PageHeader* h, size_t* 
         auto& d = h->dictionary_page_header.emplace();
         bool has_n = false;
         st = ReadStruct(r, [&](int16_t f, CType ft) -> Status {
-          int32_t v = 0;
           switch (f) {
             case 1: return I32(r, ft, &d.num_values, &has_n);
-            case 2:
-              RETURN_NOT_OK(I32(r, ft, &v));
-              d.encoding = static_cast<Encoding>(v);
-              break;
+            case 2: RETURN_NOT_OK(Enum32(r, ft, &d.encoding)); break;
             case 3: return OptBool(r, ft, &d.is_sorted);
             default: return r.Skip(ft);
           }
@@ -715,16 +689,12 @@ Status ParsePageHeader(const uint8_t* data, size_t size, PageHeader* h, size_t* 
         auto& d = h->data_page_header_v2.emplace();
         uint32_t f_seen = 0;
         st = ReadStruct(r, [&](int16_t f, CType ft) -> Status {
-          int32_t v = 0;
           bool f_ok = false;
           switch (f) {
             case 1: RETURN_NOT_OK(I32(r, ft, &d.num_values, &f_ok)); break;
             case 2: RETURN_NOT_OK(I32(r, ft, &d.num_nulls, &f_ok)); break;
             case 3: RETURN_NOT_OK(I32(r, ft, &d.num_rows, &f_ok)); break;
-            case 4:
-              RETURN_NOT_OK(I32(r, ft, &v, &f_ok));
-              d.encoding = static_cast<Encoding>(v);
-              break;
+            case 4: RETURN_NOT_OK(Enum32(r, ft, &d.encoding, &f_ok)); break;
             case 5: RETURN_NOT_OK(I32(r, ft, &d.definition_levels_byte_length, &f_ok)); break;
             case 6: RETURN_NOT_OK(I32(r, ft, &d.repetition_levels_byte_length, &f_ok)); break;
             case 7:

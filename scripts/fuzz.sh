@@ -19,5 +19,5 @@ for target in "${targets[@]}"; do
   echo "fuzz: $name for ${seconds}s"
   "$target" -max_total_time="$seconds" -rss_limit_mb=4096 -print_final_stats=1 "$corpus" \
     > "build/asan/$name.log" 2>&1 || { tail -50 "build/asan/$name.log"; exit 1; }
-  grep -E "^stat::number_of_executed_runs" "build/asan/$name.log" || true
+  grep -E "^stat::number_of_executed_units" "build/asan/$name.log" || true
 done

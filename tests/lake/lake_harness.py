@@ -245,6 +245,8 @@ def lake_type_samples() -> dict:
     minus uint64 (never tiered) and with second/millisecond timestamps that fit in microseconds
     (larger ones cannot be tiered; test_lake_lifecycle covers them). Nanosecond samples include
     negative values that are not whole microseconds (floor division)."""
+    from decimal import Decimal as D
+
     import type_samples
 
     samples = {k: v for k, v in type_samples.TYPES.items() if k != "uint64"}
@@ -257,6 +259,10 @@ def lake_type_samples() -> dict:
         samples[f"timestamp[ns{suffix}]"] = (pa.timestamp("ns", tz=tz),
                                              [0, -1, -1001, 999, 1_700_000_000_123_456_789,
                                               2**62, -(2**62), None])
+    samples["decimal128(7, 2)"] = (pa.decimal128(7, 2), [D("-99999.99"), D("0.00"),
+                                                          D("12345.67"), None])
+    samples["decimal128(18, 18)"] = (pa.decimal128(18, 18), [D("0.999999999999999999"),
+                                                            D("-0.000000000000000001"), None])
     samples["timestamp[ms, tz=Europe/Paris]"] = (pa.timestamp("ms", tz="Europe/Paris"),
                                                  [1_700_000_000_123, -5, None])
     return samples

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <string>
 
+#include "oxbow/common/civil_time.h"
+
 namespace oxbow::arrow {
 namespace {
 
@@ -52,16 +54,6 @@ Result<Array> WidenTo(const Array& column, const DataType& to) {
   return Widen<From, int64_t>(column, to);
 }
 
-int64_t UnitsPerSecond(TimeUnit unit) {
-  switch (unit) {
-    case TimeUnit::kSecond: return 1;
-    case TimeUnit::kMilli: return 1000;
-    case TimeUnit::kMicro: return 1000000;
-    case TimeUnit::kNano: return 1000000000;
-  }
-  return 1;
-}
-
 Result<Array> CastTimestamp(const Array& column, const DataType& to) {
   const int64_t from_per_s = UnitsPerSecond(column.type().unit());
   const int64_t to_per_s = UnitsPerSecond(to.unit());
@@ -84,8 +76,7 @@ Result<Array> CastTimestamp(const Array& column, const DataType& to) {
   } else {
     const int64_t factor = from_per_s / to_per_s;
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t q = src[i] / factor;
-      dst[i] = (src[i] % factor < 0) ? q - 1 : q;  // floor
+      dst[i] = FloorDiv(src[i], factor);
     }
   }
   ASSIGN_OR_RAISE(auto validity, ValidityFromZero(column));

@@ -16,6 +16,16 @@ std::string_view TimeUnitName(TimeUnit unit) {
   return "?";
 }
 
+int64_t UnitsPerSecond(TimeUnit unit) {
+  switch (unit) {
+    case TimeUnit::kSecond: return 1;
+    case TimeUnit::kMilli: return 1000;
+    case TimeUnit::kMicro: return 1000000;
+    case TimeUnit::kNano: return 1000000000;
+  }
+  return 1;
+}
+
 DataType DataType::Timestamp(TimeUnit unit, std::string timezone) {
   DataType t(TypeId::kTimestamp);
   t.unit_ = unit;
@@ -83,8 +93,7 @@ std::string DataType::ToString() const {
     }
     case TypeId::kDecimal128:
       return "decimal128(" + std::to_string(precision_) + ", " + std::to_string(scale_) + ")";
-    case TypeId::kFixedSizeBinary:
-      return "fixed_size_binary[" + std::to_string(byte_width_) + "]";
+    case TypeId::kFixedSizeBinary: return "fixed_size_binary[" + std::to_string(byte_width_) + "]";
   }
   return "unknown";
 }
@@ -92,8 +101,10 @@ std::string DataType::ToString() const {
 Status DataType::Validate() const {
   if (id_ == TypeId::kDecimal128 &&
       (precision_ < 1 || precision_ > 38 || scale_ < -precision_ || scale_ > precision_)) {
-    return Status::Invalid("decimal128 precision must be in [1, 38] and scale in [-precision, "
-                           "precision], got " + ToString());
+    return Status::Invalid(
+        "decimal128 precision must be in [1, 38] and scale in [-precision, "
+        "precision], got " +
+        ToString());
   }
   if (id_ == TypeId::kFixedSizeBinary && byte_width_ < 0) {
     return Status::Invalid("fixed_size_binary width must not be negative, got " + ToString());
@@ -156,12 +167,15 @@ Result<DataType> DataType::Parse(std::string_view raw) {
     TypeId id;
   };
   static constexpr Simple kSimple[] = {
-      {"bool", TypeId::kBool},       {"boolean", TypeId::kBool},    {"int8", TypeId::kInt8},
-      {"int16", TypeId::kInt16},     {"int32", TypeId::kInt32},     {"int64", TypeId::kInt64},
-      {"uint8", TypeId::kUInt8},     {"uint16", TypeId::kUInt16},   {"uint32", TypeId::kUInt32},
-      {"uint64", TypeId::kUInt64},   {"float", TypeId::kFloat32},   {"float32", TypeId::kFloat32},
-      {"double", TypeId::kFloat64},  {"float64", TypeId::kFloat64}, {"string", TypeId::kString},
-      {"utf8", TypeId::kString},     {"binary", TypeId::kBinary},   {"date32", TypeId::kDate32},
+      {"bool", TypeId::kBool},          {"boolean", TypeId::kBool},
+      {"int8", TypeId::kInt8},          {"int16", TypeId::kInt16},
+      {"int32", TypeId::kInt32},        {"int64", TypeId::kInt64},
+      {"uint8", TypeId::kUInt8},        {"uint16", TypeId::kUInt16},
+      {"uint32", TypeId::kUInt32},      {"uint64", TypeId::kUInt64},
+      {"float", TypeId::kFloat32},      {"float32", TypeId::kFloat32},
+      {"double", TypeId::kFloat64},     {"float64", TypeId::kFloat64},
+      {"string", TypeId::kString},      {"utf8", TypeId::kString},
+      {"binary", TypeId::kBinary},      {"date32", TypeId::kDate32},
       {"date32[day]", TypeId::kDate32},
   };
   for (const auto& s : kSimple) {

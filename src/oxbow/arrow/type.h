@@ -31,6 +31,8 @@ enum class TypeId : uint8_t {
 
 enum class TimeUnit : uint8_t { kSecond, kMilli, kMicro, kNano };
 std::string_view TimeUnitName(TimeUnit unit);  // "s", "ms", "us", "ns"
+// 1, 1000, 1000000 or 1000000000.
+int64_t UnitsPerSecond(TimeUnit unit);
 
 class DataType {
  public:

@@ -4,28 +4,18 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "oxbow/common/civil_time.h"
+
 namespace oxbow::iceberg {
 
 using Json = nlohmann::json;
 
 namespace {
 
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-// Days since 1970-01-01 -> civil year and month (1..12), proleptic Gregorian.
-void CivilFromDays(int64_t days, int64_t* year, int64_t* month) {
-  days += 719468;
-  int64_t era = FloorDiv(days, 146097);
-  int64_t doe = days - era * 146097;
-  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  int64_t mp = (5 * doy + 2) / 153;
-  int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  *year = yoe + era * 400 + (m <= 2 ? 1 : 0);
+// Days since 1970-01-01 -> civil year and month (1..12).
+void CivilYearMonth(int64_t days, int64_t* year, int64_t* month) {
+  unsigned m = 0, d = 0;
+  CivilFromDays(days, year, &m, &d);
   *month = m;
 }
 
@@ -162,12 +152,12 @@ Result<std::optional<Literal>> Transform::Apply(const Type& source,
     }
     case TransformKind::kYear: {
       int64_t year, month;
-      CivilFromDays(EpochDays(source, v), &year, &month);
+      CivilYearMonth(EpochDays(source, v), &year, &month);
       return std::optional<Literal>(static_cast<int32_t>(year - 1970));
     }
     case TransformKind::kMonth: {
       int64_t year, month;
-      CivilFromDays(EpochDays(source, v), &year, &month);
+      CivilYearMonth(EpochDays(source, v), &year, &month);
       return std::optional<Literal>(static_cast<int32_t>((year - 1970) * 12 + month - 1));
     }
     case TransformKind::kDay:

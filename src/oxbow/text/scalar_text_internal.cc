@@ -8,27 +8,13 @@
 #include <cstring>
 #include <limits>
 
+#include "oxbow/common/civil_time.h"
+
 namespace oxbow::text::internal {
 
 namespace {
 
 using arrow::TimeUnit;
-
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-int64_t UnitsPerSecond(TimeUnit unit) {
-  switch (unit) {
-    case TimeUnit::kSecond: return 1;
-    case TimeUnit::kMilli: return 1000;
-    case TimeUnit::kMicro: return 1000000;
-    case TimeUnit::kNano: return 1000000000;
-  }
-  return 1;
-}
 
 int FractionDigits(TimeUnit unit) {
   switch (unit) {
@@ -163,27 +149,6 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
 
 }  // namespace
 
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = FloorDiv(y, 400);
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-void CivilFromDays(int64_t days, int64_t* y, unsigned* m, unsigned* d) {
-  days += 719468;
-  const int64_t era = FloorDiv(days, 146097);
-  const int64_t doe = days - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  *d = static_cast<unsigned>(doy - (153 * mp + 2) / 5 + 1);
-  *m = static_cast<unsigned>(mp < 10 ? mp + 3 : mp - 9);
-  *y = yoe + era * 400 + (*m <= 2);
-}
-
 void AppendDouble(double v, std::string* out) {
   if (std::isnan(v)) {
     out->append("NaN");
@@ -249,7 +214,7 @@ void AppendDate(int64_t days, std::string* out) {
 }
 
 void AppendTimestamp(int64_t value, TimeUnit unit, const std::string& timezone, std::string* out) {
-  const int64_t per = UnitsPerSecond(unit);
+  const int64_t per = arrow::UnitsPerSecond(unit);
   int64_t secs = FloorDiv(value, per);
   int64_t frac = value - secs * per;
   int64_t offset_minutes = 0;
@@ -550,7 +515,7 @@ Result<int64_t> ParseTimestamp(std::string_view text, TimeUnit unit) {
   }
   int64_t secs = days * 86400 + secs_of_day - offset_minutes * 60;
   int64_t value;
-  if (__builtin_mul_overflow(secs, UnitsPerSecond(unit), &value) ||
+  if (__builtin_mul_overflow(secs, arrow::UnitsPerSecond(unit), &value) ||
       __builtin_add_overflow(value, frac, &value)) {
     return Status::Invalid("'" + std::string(text) + "' is out of range for timestamp[" +
                            std::string(arrow::TimeUnitName(unit)) + "]");

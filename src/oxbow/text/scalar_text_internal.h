@@ -52,10 +52,6 @@ Result<int64_t> ParseTimestamp(std::string_view text, arrow::TimeUnit unit);
 // RFC 4648 base64; padding optional.
 Result<std::string> DecodeBase64(std::string_view text);
 
-// Days since 1970-01-01 for a proleptic Gregorian date, and back.
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d);
-void CivilFromDays(int64_t days, int64_t* y, unsigned* m, unsigned* d);
-
 // True when `s` is well-formed UTF-8.
 bool IsValidUtf8(std::string_view s);
 

@@ -1,6 +1,6 @@
 """Keeps the side-by-side benchmarks working: each runs in --quick mode (a few MB, seconds),
 exits 0 and prints its ratio lines. Binaries come from $OXBOW_BUILD_DIR (default
-<repo>/build/release): bench/ipc_bench, bench/server_bench, tools/oxbowd.
+<repo>/build/release): bench/ipc_bench, bench/server_bench, bench/parquet_bench, tools/oxbowd.
 """
 
 import os
@@ -51,3 +51,13 @@ def test_server_bench_quick(tmp_path):
         assert re.search(rf"^ratio {re.escape(label)}: {NUMBER}", out, re.M), f"missing ratio {label}:\n{out}"
     assert re.search(rf"^ack-to-tail p99: {NUMBER} ms", out, re.M), out
     assert re.search(r"^\| oxbowd RSS idle after start \(MB\) \| [0-9.,]+ \|$", out, re.M), out
+
+
+def test_parquet_bench_quick(tmp_path):
+    out = run_quick("parquet_bench.py", "bench/parquet_bench", tmp_path=tmp_path)
+    for op in ("write", "read pyarrow's file", "read Oxbow's file"):
+        for codec in ("zstd", "snappy"):
+            assert re.search(rf"^ratio oxbow/pyarrow {re.escape(op)} \[{codec}\]: {NUMBER} ", out, re.M), (
+                f"missing ratio line for {op} [{codec}]:\n{out}")
+    for codec in ("zstd", "snappy"):
+        assert re.search(rf"^ratio oxbow/pyarrow file size \[{codec}\]: {NUMBER} ", out, re.M), out

@@ -131,6 +131,21 @@ def test_oxbow_written_read_by_pyarrow_and_duckdb(oxbow, tmp_path, codec, dictio
     assert_tables_equal(duck_table(out), duck_table(ref))
 
 
+@pytest.mark.parametrize("dictionary", ["on", "off"])
+def test_all_null_columns(oxbow, tmp_path, dictionary):
+    """A column chunk with no value at all (an empty dictionary) is still a valid file."""
+    table = pa.table({"id": pa.array([1, 2, 3], pa.int64()),
+                      "s": pa.array([None] * 3, pa.string()),
+                      "d": pa.array([None] * 3, pa.date32()),
+                      "x": pa.array([None] * 3, pa.decimal128(20, 3))})
+    src = tmp_path / "in.arrows"
+    write_stream(src, table)
+    out = tmp_path / "out.parquet"
+    oxbow.ok("parquet", "write", src, out, "--dictionary", dictionary)
+    assert_tables_equal(pq.read_table(out), table)
+    assert_tables_equal(duck_table(out), table)
+
+
 @pytest.mark.parametrize("compression", ["NONE", "SNAPPY", "ZSTD", "LZ4", "GZIP"])
 @pytest.mark.parametrize("use_dictionary", [True, False])
 @pytest.mark.parametrize("data_page_version", ["1.0", "2.0"])

@@ -61,9 +61,12 @@ class OxbowServer:
             log = open(self.log_path, "ab")
             log.write(f"=== oxbowd start on port {self.port}\n".encode())
             log.flush()
+            # Each server gets its own warehouse beside its data dir unless a test names one.
+            warehouse = () if "--warehouse" in self.extra_args else (
+                "--warehouse", str(self.data_dir.with_name(self.data_dir.name + "-warehouse")))
             self.proc = subprocess.Popen(
                 [str(self.binary), "--data-dir", str(self.data_dir),
-                 "--listen", f"127.0.0.1:{self.port}", *self.extra_args],
+                 "--listen", f"127.0.0.1:{self.port}", *warehouse, *self.extra_args],
                 stdout=log, stderr=subprocess.STDOUT, preexec_fn=self._limit_open_files)
             log.close()
             try:

@@ -316,19 +316,12 @@ def check_partitions(metadata_location: str) -> int:
     return len(tuples)
 
 
-ALL_NULL_BUG = ("oxbow parquet writer: a dictionary-encoded column chunk whose values are all "
-                "null gets RLE index bit width 64 (writer.cc BitWidthFor(dict_.size() - 1) with "
-                "an empty dictionary); pyarrow refuses the file")
-
-
 @pytest.mark.parametrize("partition", PARTITIONS)
 def test_partitioned(lake_server, table_name, partition):
-    """Rows without nulls: a small partition would otherwise hold an all-null column chunk
-    (ALL_NULL_BUG); test_partitioned_with_nulls covers nulls and null partitions."""
+    """Rows without nulls; test_partitioned_with_nulls covers nulls and null partitions."""
     check_partitioned(lake_server, table_name, partition, nulls=False)
 
 
-@pytest.mark.xfail(strict=True, reason=ALL_NULL_BUG)
 @pytest.mark.parametrize("partition", ["day(ts)", "truncate[3](s)", "identity(s), identity(d)",
                                        "bucket[3](dec), month(ts_ns)"])
 def test_partitioned_with_nulls(lake_server, table_name, partition):
@@ -337,7 +330,6 @@ def test_partitioned_with_nulls(lake_server, table_name, partition):
     check_partitioned(lake_server, table_name, partition, nulls=True)
 
 
-@pytest.mark.xfail(strict=True, reason=ALL_NULL_BUG)
 def test_all_null_column_in_a_commit(lake_server, table_name):
     """Reproduction: a nullable string column that is null in every row of a commit."""
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("s", pa.string()),

@@ -55,14 +55,6 @@ def test_retention_waits_for_the_lake(make_lake_server, table_name):
     assert_same_columns(lake, produced_form(sent))
 
 
-RETENTION_AT_OPEN_BUG = (
-    "retention at log open (restart) deletes segments the lake has not tiered: the lake's "
-    "retention floor is set only when the tiering service first sees the table, after the "
-    "log's open already enforced --retention-bytes; oxbowd warns 'offsets [0, 240) left the "
-    "log before reaching the lake'")
-
-
-@pytest.mark.xfail(strict=True, reason=RETENTION_AT_OPEN_BUG)
 def test_retention_after_restart_waits_for_the_lake(make_lake_server, table_name):
     """Rows not yet tiered at a clean stop survive the restart's retention until tiered.
 
@@ -74,21 +66,14 @@ def test_retention_after_restart_waits_for_the_lake(make_lake_server, table_name
     sent = [batch(i * 20) for i in range(30)]
     for b in sent:
         server.put(table_name, [b])
-    assert server.describe(table_name)["lake"]["lag_rows"] == 600
+    # The table's first round may have run before all of the puts (it is due at once).
+    assert server.describe(table_name)["lake"]["lag_rows"] > 0
     assert earliest(server, table_name) == 0
     server.restart()
     location = wait_lake(server, table_name)["metadata_location"]
     assert_same_columns(lake_rows(location), produced_form(sent))
 
 
-DROP_RACE_BUG = (
-    "drop_table races the tiering thread: a round that listed the table before the drop calls "
-    "StateFor after DropTable erased its state, so a new state re-creates the lake dir (left "
-    "behind for good) and, when that overlaps DropTable's remove_all, drop_table fails with "
-    "INTERNAL 'cannot remove lake table ...: No such file or directory'")
-
-
-@pytest.mark.xfail(strict=True, reason=DROP_RACE_BUG)
 def test_drop_while_tiering_leaves_no_lake_behind(make_lake_server, warehouse):
     """Tables dropped while rounds run (10 ms freshness, writers busy): no lake dir survives the
     drop, and the server stays healthy."""

@@ -129,10 +129,6 @@ def test_bad_lake_property_is_reported(lake_server, table_name, prop, value, nee
     assert status["metadata_location"] is None
 
 
-@pytest.mark.xfail(strict=True, reason="describe_table reports lag_rows 0 for a table whose "
-                   "lake cannot be set up (uint64 column, bad lake.partition), although none "
-                   "of its rows are in the lake (lake.h: lag_rows = durable rows not yet in the "
-                   "lake); a client polling lag_rows == 0 thinks it is caught up")
 def test_untiered_table_reports_its_lag(lake_server, table_name):
     lake_server.create_table(table_name, SCHEMA, properties={"lake.partition": "day(id)"})
     lake_server.put(table_name, [batch(0, 3)])

@@ -250,11 +250,16 @@ Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor&
   table->descriptor = descriptor;
   table->key_columns = descriptor.BucketKeyIndices();
   table->ack_after_fsync = options_.log.flush_policy == log::FlushPolicy::kEveryAppend;
+  log::LogOptions log_options = options_.log;
+  if (descriptor.LakeEnabled()) {
+    // Nothing is deleted until the lake has said how far it got (SetRetentionFloor).
+    log_options.retention_floor = 0;
+  }
   for (int32_t b = 0; b < descriptor.buckets; ++b) {
     ASSIGN_OR_RAISE(
         auto log,
         log::BucketLog::Open(
-            options_.fs, JoinPath(TableDir(descriptor.table_id), std::to_string(b)), options_.log));
+            options_.fs, JoinPath(TableDir(descriptor.table_id), std::to_string(b)), log_options));
     table->logs.push_back(std::move(log));
   }
   return table;

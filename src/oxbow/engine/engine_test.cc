@@ -34,8 +34,10 @@ class EngineTest : public ::testing::Test {
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     engine_ = std::move(opened).ValueOrDie();
   }
-  void CreateTable(const std::string& name, int buckets, bool keyed) {
+  void CreateTable(const std::string& name, int buckets, bool keyed,
+                   std::map<std::string, std::string> properties = {}) {
     catalog::CreateTableRequest req;
+    req.table.properties = std::move(properties);
     req.table.name = name;
     req.table.schema = schema_;
     req.table.buckets = buckets;
@@ -195,7 +197,7 @@ TEST_F(EngineTest, RetentionRunsInTheBackground) {
   options.log.retention_ms = 1000;  // segments are younger than this when they roll
   options.retention_check_ms = 10;
   Reopen(options);
-  CreateTable("ns.short", 1, false);
+  CreateTable("ns.short", 1, false, {{"lake.enabled", "false"}});
   auto put = engine_->StartPut("ns.short", schema_).ValueOrDie();
   for (int i = 0; i < 40; ++i) ASSERT_TRUE(put->Append(Encode(*MakeBatch(i * 50, 50))).ok());
   ASSERT_EQ(engine_->DescribeTable("ns.short")->buckets[0].earliest_offset, 0);
@@ -212,6 +214,30 @@ TEST_F(EngineTest, RetentionRunsInTheBackground) {
   req.from.kind = StartPosition::Kind::kOffset;
   req.from.offset = 0;
   EXPECT_TRUE(engine_->OpenRead(req).status().IsOutOfRange());
+}
+
+TEST_F(EngineTest, LakeTablesKeepEverythingUntilTheLakeSetsAFloor) {
+  EngineOptions options;
+  options.log.segment_bytes = 4096;
+  options.log.retention_bytes = 4096;
+  options.retention_check_ms = 10;
+  Reopen(options);
+  CreateTable("ns.lake", 1, false);
+  auto put = engine_->StartPut("ns.lake", schema_).ValueOrDie();
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(put->Append(Encode(*MakeBatch(i * 50, 50))).ok());
+  put.reset();
+  Reopen(options);  // retention at open must not delete what the lake has not seen
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(engine_->DescribeTable("ns.lake")->buckets[0].earliest_offset, 0);
+  ASSERT_TRUE(engine_->SetRetentionFloor("ns.lake", 0, 500).ok());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int64_t earliest = 0;
+  while (earliest == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    earliest = engine_->DescribeTable("ns.lake")->buckets[0].earliest_offset;
+  }
+  EXPECT_GT(earliest, 0);
+  EXPECT_LE(earliest, 500);
 }
 
 TEST_F(EngineTest, OneEnginePerDataDir) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -78,8 +79,9 @@ class TieringService {
 
   // The lake state of `table` (enabled=false when lake.enabled is "false").
   Result<LakeTableStatus> Describe(const std::string& table);
-  // Removes the lake copy of a dropped table.
-  Status DropTable(const std::string& table);
+  // Removes the lake copy of `table`, which the engine has dropped; waits for a round in
+  // progress on it, and keeps the tiering thread from bringing it back.
+  Status DropTable(const catalog::TableDescriptor& table);
 
  private:
   TieringService(engine::Engine* engine, LakeOptions options)
@@ -96,6 +98,7 @@ class TieringService {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::map<std::string, std::shared_ptr<TableTiering>> tables_;
+  std::set<int64_t> dropped_ids_;  // tables dropped since the service started
   std::thread thread_;
 };
 

@@ -232,6 +232,9 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
   std::lock_guard<std::mutex> creating(init_mu_);  // one thread creates a table's state
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (dropped_ids_.count(descriptor.table_id)) {
+      return Status::NotFound("table '" + descriptor.name + "' was dropped");
+    }
     auto it = tables_.find(descriptor.name);
     if (it != tables_.end() && it->second->descriptor.table_id == descriptor.table_id) {
       return it->second;
@@ -243,7 +246,7 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
     auto it = descriptor.properties.find(key);
     return it == descriptor.properties.end() ? "" : it->second;
   };
-  state->enabled = prop(kEnabledProperty) != "false";
+  state->enabled = descriptor.LakeEnabled();
   state->freshness_ms = options_.freshness_ms;
   state->caught_up_ms = WallMs();
   auto init = [&]() -> Status {
@@ -482,7 +485,9 @@ Status Maintain(const LakeOptions& options, TableTiering& s) {
 Status TieringService::Step(bool force) {
   Status first;
   for (const auto& descriptor : engine_->ListTables()) {
-    ASSIGN_OR_RAISE(auto state, StateFor(descriptor));
+    auto found = StateFor(descriptor);
+    if (!found.ok() && found.status().IsNotFound()) continue;  // dropped meanwhile
+    ASSIGN_OR_RAISE(auto state, std::move(found));
     std::lock_guard<std::mutex> work(state->work);
     if (state->dropped || !state->enabled || !state->init_error.ok()) continue;
     const auto now = Clock::now();
@@ -521,30 +526,39 @@ Result<LakeTableStatus> TieringService::Describe(const std::string& table) {
     out = state->published;
     caught_up_ms = state->caught_up_ms;
   }
-  if (!out.enabled || out.tiered_offsets.size() != status.buckets.size()) return out;
+  if (!out.enabled) return out;
   for (const auto& b : status.buckets) {
-    out.lag_rows += std::max<int64_t>(0, b.next_offset - out.tiered_offsets[b.bucket]);
+    // A lake that could not be set up has tiered nothing: all of the log is lag.
+    const int64_t tiered = static_cast<size_t>(b.bucket) < out.tiered_offsets.size()
+                               ? out.tiered_offsets[b.bucket]
+                               : b.earliest_offset;
+    out.lag_rows += std::max<int64_t>(0, b.next_offset - tiered);
   }
   out.lag_ms = out.lag_rows == 0 ? 0 : std::max<int64_t>(0, WallMs() - caught_up_ms);
   return out;
 }
 
-Status TieringService::DropTable(const std::string& table) {
+Status TieringService::DropTable(const catalog::TableDescriptor& table) {
+  std::lock_guard<std::mutex> creating(init_mu_);  // no state is being created meanwhile
   std::shared_ptr<TableTiering> state;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = tables_.find(table);
-    if (it == tables_.end()) return Status::OK();
-    state = it->second;
-    tables_.erase(it);
+    dropped_ids_.insert(table.table_id);
+    auto it = tables_.find(table.name);
+    if (it != tables_.end() && it->second->descriptor.table_id == table.table_id) {
+      state = it->second;
+      tables_.erase(it);
+    }
   }
-  std::lock_guard<std::mutex> work(state->work);
+  if (!state) return Status::OK();
+  std::lock_guard<std::mutex> work(state->work);  // waits for a round in progress
   state->dropped = true;
   if (state->location.empty()) return Status::OK();
   std::error_code ec;
   std::filesystem::remove_all(state->location, ec);
-  if (ec)
+  if (ec && std::filesystem::exists(state->location)) {
     return Status::IOError("cannot remove lake table " + state->location + ": " + ec.message());
+  }
   return Status::OK();
 }
 

@@ -102,7 +102,10 @@ struct BucketLog::Checkpoint {
 };
 
 BucketLog::BucketLog(std::shared_ptr<FileSystem> fs, std::string dir, LogOptions options)
-    : fs_(std::move(fs)), dir_(std::move(dir)), options_(std::move(options)) {}
+    : fs_(std::move(fs)),
+      dir_(std::move(dir)),
+      options_(std::move(options)),
+      retention_floor_(options_.retention_floor) {}
 
 BucketLog::~BucketLog() { (void)Close(); }
 

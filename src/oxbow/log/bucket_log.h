@@ -64,6 +64,9 @@ struct LogOptions {
   // The recovery checkpoint is rewritten after this many newly durable bytes, which bounds
   // what Open must rescan after a crash. Default 64 MiB.
   int64_t checkpoint_interval_bytes = int64_t{64} << 20;
+  // Retention never deletes a segment holding an offset >= this, from the moment the log
+  // opens (SetRetentionFloor moves it later). Default: INT64_MAX, no floor.
+  int64_t retention_floor = INT64_MAX;
   // Wall clock in ms since the epoch, for append times, segment age and retention.
   // Default (empty): the system clock.
   std::function<int64_t()> clock;
@@ -213,7 +216,7 @@ class BucketLog {
   int64_t durable_bytes_ = 0;  // of those, fsynced
   int64_t checkpointed_bytes_ = 0;
   bool sync_in_progress_ = false;
-  int64_t retention_floor_ = INT64_MAX;
+  int64_t retention_floor_;
   Status failed_;  // sticky, after an fsync failure or a failed cleanup
   bool closing_ = false;
 

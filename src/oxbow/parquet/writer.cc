@@ -561,7 +561,9 @@ class TypedColumnWriter final : public ColumnWriter {
     const bool dict_page = dict_mode();
     const std::string* values = &plain_;
     if (dict_page) {
-      const int bw = std::max(1, internal::BitWidthFor(static_cast<uint64_t>(dict_.size() - 1)));
+      // An all-null chunk has an empty dictionary: its pages hold no indices at all.
+      const uint64_t max_index = dict_.size() == 0 ? 0 : static_cast<uint64_t>(dict_.size() - 1);
+      const int bw = std::max(1, internal::BitWidthFor(max_index));
       page_body_.push_back(static_cast<char>(bw));
       internal::RleEncode(indices_.data(), static_cast<int64_t>(indices_.size()), bw, &page_body_);
       values = &page_body_;

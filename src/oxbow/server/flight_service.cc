@@ -336,8 +336,9 @@ Result<std::string> FlightService::RunAction(const std::string& type, const std:
   }
   if (type == "drop_table") {
     ASSIGN_OR_RAISE(std::string name, engine::ParseTableNameBody(body));
+    ASSIGN_OR_RAISE(auto table, engine_->DescribeTable(name));
     RETURN_NOT_OK(engine_->DropTable(name));
-    if (tiering_) RETURN_NOT_OK(tiering_->DropTable(name));
+    if (tiering_) RETURN_NOT_OK(tiering_->DropTable(table.table));
     return json{{"dropped", name}}.dump();
   }
   if (type == "list_tables") {

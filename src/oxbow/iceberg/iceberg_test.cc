@@ -267,8 +267,10 @@ TEST(Manifests, RoundTripThroughOurReaderWithFieldIds) {
     if (i == 2) e.sequence_number = e.file_sequence_number = 1;
     DataFile& f = e.data_file;
     f.file_path = "/w/t/data/f" + std::to_string(i) + ".parquet";
-    f.partition = {int32_t{i}, i == 1 ? std::optional<Literal>() : Literal(int32_t{100 + i}),
-                   Literal(Decimal{-12345 * (i + 1)})};
+    f.partition.assign(3, std::nullopt);
+    f.partition[0] = Literal(int32_t{i});
+    if (i != 1) f.partition[1] = Literal(int32_t{100 + i});
+    f.partition[2] = Literal(Decimal{-12345 * (i + 1)});
     f.record_count = 10 * (i + 1);
     f.file_size_in_bytes = 1000 + i;
     f.column_sizes = {{1, 100}, {2, 200}};

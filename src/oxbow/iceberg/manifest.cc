@@ -62,7 +62,10 @@ OJson Field(const char* name, OJson type, int32_t id, bool optional = false) {
 
 // An int-keyed map, written as Iceberg does: an array of key/value records.
 OJson IntMap(const char* name, int32_t id, int32_t key_id, int32_t value_id, OJson value_type) {
-  std::string record = "k" + std::to_string(key_id) + "_v" + std::to_string(value_id);
+  std::string record = "k";  // built step by step: gcc 12 misreports "k" + to_string (-Wrestrict)
+  record += std::to_string(key_id);
+  record += "_v";
+  record += std::to_string(value_id);
   OJson items = {{"type", "record"},
                  {"name", record},
                  {"fields", OJson::array({Field("key", "int", key_id),

@@ -101,12 +101,16 @@ def disk_write_bandwidth(directory: pathlib.Path, total: int) -> float:
 
 
 class Oxbowd:
-    def __init__(self, data_dir: pathlib.Path, log_path: pathlib.Path):
+    def __init__(self, data_dir: pathlib.Path, log_path: pathlib.Path, extra_args=()):
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.log = open(log_path, "wb")
+        # The warehouse sits beside the data dir unless extra_args names one.
+        warehouse = () if "--warehouse" in extra_args else (
+            "--warehouse", str(data_dir.with_name(data_dir.name + "-warehouse")))
         self.proc = subprocess.Popen(
-            [str(binary("tools/oxbowd")), "--data-dir", str(data_dir), "--listen", self.address],
+            [str(binary("tools/oxbowd")), "--data-dir", str(data_dir), "--listen", self.address,
+             *warehouse, *extra_args],
             stdout=self.log, stderr=subprocess.STDOUT)
         self.client = fl.FlightClient(f"grpc://{self.address}")
         deadline = time.monotonic() + 15

@@ -61,3 +61,10 @@ def test_parquet_bench_quick(tmp_path):
                 f"missing ratio line for {op} [{codec}]:\n{out}")
     for codec in ("zstd", "snappy"):
         assert re.search(rf"^ratio oxbow/pyarrow file size \[{codec}\]: {NUMBER} ", out, re.M), out
+
+
+def test_lake_bench_quick(tmp_path):
+    out = run_quick("lake_bench.py", "tools/oxbowd", tmp_path=tmp_path)
+    assert re.search(rf"MB/s target .* p50 {NUMBER} ms, p99 {NUMBER} ms", out), out
+    assert re.search(rf"ratio on/off {NUMBER}", out), out
+    assert re.search(r"after \d+ commits .*: \d+ live data files .* \d+ manifests", out), out

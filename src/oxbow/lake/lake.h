@@ -27,7 +27,8 @@ inline constexpr char kPartitionProperty[] = "lake.partition";  // "day(ts), buc
 struct LakeOptions {
   // Root of every lake table: table ns.t lives in <warehouse>/ns/t. Default: "./warehouse".
   std::string warehouse = "./warehouse";
-  // How often a table is tiered unless its lake.freshness says otherwise. Default: 1000 ms.
+  // How stale a table's lake may get (rounds start every freshness/2) unless its
+  // lake.freshness says otherwise. Default: 1000 ms.
   int64_t freshness_ms = 1000;
   // Log bytes one round reads from one table at most; the rest waits for the next round.
   // Default: 256 MiB.

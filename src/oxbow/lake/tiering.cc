@@ -493,7 +493,10 @@ Status TieringService::Step(bool force) {
     const auto now = Clock::now();
     std::string error;
     if (force || now >= state->next_round) {
-      state->next_round = now + std::chrono::milliseconds(state->freshness_ms);
+      // Rounds start every freshness/2, so a row waits at most about freshness for the lake:
+      // up to half a period for its round to start, plus the round itself.
+      state->next_round =
+          now + std::chrono::milliseconds(std::max<int64_t>(1, state->freshness_ms / 2));
       Status st = TierRound(engine_, options_, *state);
       if (!st.ok()) {
         if (engine_->DescribeTable(descriptor.name).status().IsNotFound()) continue;  // dropped

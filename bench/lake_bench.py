@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Lake freshness: how long after its ack a row is visible in a fresh pyiceberg scan, at steady
+ingest rates; what tiering costs the producers; and how big the lake's metadata stays.
+
+    python bench/lake_bench.py [--quick] [--rates 10,50] [--seconds 30] [--soak-commits 3600]
+
+For each rate (MB/s of Arrow buffers) producers write 1 MB batches at that pace for --seconds.
+Each batch carries its sequence number in column `seq` and is timestamped at its ack. A poller
+loops: describe_table -> metadata_location -> StaticTable.from_metadata(...).scan(seq >= the
+first unseen) and stamps every newly visible seq; latency = visible - ack (p50/p99; the median time
+of one metadata load + scan is printed, since it bounds the resolution). Then the producers run flat out for
+--seconds into a table with lake.enabled "true" and one with "false": the throughput ratio is
+the tiering's dead-time. The soak phase runs --soak-commits commits at a 100 ms freshness with
+maintenance every second and reports data files, manifests and metadata.json size at the end,
+i.e. what an hour of 1 s commits leaves behind, compressed in time.
+Binaries come from $OXBOW_BUILD_DIR (default <repo>/build/release).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import sys
+import tempfile
+import threading
+import time
+
+import pyarrow as pa
+import pyarrow.flight as fl
+from pyiceberg.expressions import GreaterThanOrEqual
+from pyiceberg.table import StaticTable
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from server_bench import REPO_ROOT, Oxbowd, RssSampler, proc_status  # noqa: E402
+
+TABLE = "bench.lake"
+ROWS_PER_MB = 4000  # 1 MB batches: 4000 rows of about 250 bytes
+
+
+def make_schema() -> pa.Schema:
+    return pa.schema([pa.field("seq", pa.int64(), nullable=False),
+                      pa.field("id", pa.int64(), nullable=False),
+                      ("ts", pa.timestamp("us", tz="UTC")),
+                      ("price", pa.float64()),
+                      ("payload", pa.string())])
+
+
+def make_batch(schema: pa.Schema, seq: int, rows: int) -> pa.RecordBatch:
+    base = seq * rows
+    payload = "x" * 200
+    return pa.record_batch([
+        pa.array([seq] * rows, pa.int64()),
+        pa.array(range(base, base + rows), pa.int64()),
+        pa.array(range(base, base + rows), pa.timestamp("us", tz="UTC")),
+        pa.array([i * 0.5 for i in range(rows)], pa.float64()),
+        pa.array([payload] * rows, pa.string())], schema=schema)
+
+
+def batch_bytes(batch: pa.RecordBatch) -> int:
+    return sum(b.size for col in batch.columns for b in col.buffers() if b is not None)
+
+
+def create(server: Oxbowd, table: str, schema: pa.Schema, lake: bool) -> None:
+    fields = [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in schema]
+    server.action("create_table", {"table": table, "schema": {"fields": fields}, "buckets": 4,
+                                   "properties": {"lake.enabled": "true" if lake else "false"}})
+
+
+class Producer:
+    """Writes batches at `rate_mb` MB/s (0: flat out) until stopped; records ack times by seq."""
+
+    def __init__(self, address: str, table: str, schema: pa.Schema, rate_mb: float, first_seq: int,
+                 stride: int):
+        self.acks: dict[int, float] = {}
+        self.bytes = 0
+        self._args = (address, table, schema, rate_mb, first_seq, stride)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        address, table, schema, rate_mb, seq, stride = self._args
+        client = fl.FlightClient(f"grpc://{address}")
+        writer, reader = client.do_put(fl.FlightDescriptor.for_path(*table.split(".")), schema)
+        batch = make_batch(schema, 0, ROWS_PER_MB)
+        size = batch_bytes(batch)
+        start = time.perf_counter()
+        while not self._stop.is_set():
+            batch = make_batch(schema, seq, ROWS_PER_MB)
+            writer.write_batch(batch)
+            reader.read()
+            self.acks[seq] = time.time()
+            self.bytes += size
+            seq += stride
+            if rate_mb > 0:
+                ahead = self.bytes / (rate_mb * 1e6) - (time.perf_counter() - start)
+                if ahead > 0:
+                    time.sleep(ahead)
+        writer.close()
+        client.close()
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+
+
+def lake_state(server: Oxbowd, table: str) -> dict:
+    return server.action("describe_table", {"table": table})["lake"]
+
+
+def poll_visibility(server: Oxbowd, table: str, stop: threading.Event, seen: dict,
+                    polls: list) -> None:
+    next_unseen = 0
+    last_location = None
+    while not stop.is_set():
+        start = time.time()
+        location = lake_state(server, table)["metadata_location"]
+        if not location or location == last_location:
+            time.sleep(0.005)
+            continue
+        if location != last_location:
+            last_location = location
+            scan = StaticTable.from_metadata(location).scan(
+                row_filter=GreaterThanOrEqual("seq", next_unseen), selected_fields=("seq",))
+            now = time.time()
+            for seq in set(scan.to_arrow().column("seq").to_pylist()):
+                seen.setdefault(seq, now)
+            if seen:
+                next_unseen = max(seen) + 1
+            polls.append(time.time() - start)
+
+
+def percentile(values: list, p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(p / 100 * len(values)))]
+
+
+def freshness(server: Oxbowd, rate: float, seconds: float, producers: int) -> dict:
+    table = f"{TABLE}_{int(rate)}"
+    schema = make_schema()
+    create(server, table, schema, lake=True)
+    seen: dict[int, float] = {}
+    polls: list[float] = []
+    stop = threading.Event()
+    poller = threading.Thread(target=poll_visibility, args=(server, table, stop, seen, polls))
+    poller.start()
+    workers = [Producer(server.address, table, schema, rate / producers, i, producers)
+               for i in range(producers)]
+    time.sleep(seconds)
+    for w in workers:
+        w.stop()
+    acks = {seq: t for w in workers for seq, t in w.acks.items()}
+    deadline = time.time() + 30
+    while time.time() < deadline and not all(s in seen for s in acks):
+        time.sleep(0.05)
+    stop.set()
+    poller.join()
+    latencies = [seen[s] - t for s, t in acks.items() if s in seen]
+    sent = sum(w.bytes for w in workers)
+    return {"rate_target_mb_s": rate, "rate_mb_s": sent / 1e6 / seconds, "batches": len(acks),
+            "visible": len(latencies), "p50_ms": 1000 * percentile(latencies, 50),
+            "p99_ms": 1000 * percentile(latencies, 99), "max_ms": 1000 * max(latencies),
+            "poll_ms": 1000 * statistics.median(polls) if polls else 0.0}
+
+
+def throughput(server: Oxbowd, lake: bool, seconds: float, producers: int) -> float:
+    table = f"{TABLE}_{'on' if lake else 'off'}"
+    schema = make_schema()
+    create(server, table, schema, lake=lake)
+    workers = [Producer(server.address, table, schema, 0, i, producers) for i in range(producers)]
+    time.sleep(seconds)
+    for w in workers:
+        w.stop()
+    return sum(w.bytes for w in workers) / 1e6 / seconds
+
+
+def metadata_version(state: dict) -> int:
+    """N of the current vN.metadata.json: every commit (appends and maintenance) adds one."""
+    location = state["metadata_location"]
+    return int(pathlib.Path(location).name.split(".")[0][1:]) if location else 0
+
+
+def metadata_footprint(location: str) -> dict:
+    table = StaticTable.from_metadata(location)
+    snapshot = table.current_snapshot()
+    manifests = snapshot.manifests(table.io) if snapshot else []
+    metadata_dir = pathlib.Path(location).parent
+    data_dir = metadata_dir.parent / "data"
+    return {"data_files_live": len(table.scan().plan_files()),
+            "data_files_on_disk": sum(1 for p in data_dir.rglob("*.parquet")),
+            "manifests": len(manifests),
+            "snapshots": len(table.metadata.snapshots),
+            "metadata_json_bytes": os.path.getsize(location),
+            "metadata_json_files": len(list(metadata_dir.glob("v*.metadata.json"))),
+            "metadata_dir_files": sum(1 for _ in metadata_dir.iterdir())}
+
+
+def soak(workdir: pathlib.Path, commits: int, producers: int) -> dict:
+    data = pathlib.Path(tempfile.mkdtemp(prefix="oxbow-lake-soak-", dir=workdir))
+    server = Oxbowd(data / "data", data / "oxbowd.log",
+                    extra_args=["--warehouse", str(data / "warehouse"), "--lake-freshness-ms", "100",
+                                "--lake-maintenance-interval-ms", "1000",
+                                "--lake-snapshot-max-age-ms", "5000"])
+    try:
+        schema = make_schema()
+        table = f"{TABLE}_soak"
+        create(server, table, schema, lake=True)
+        workers = [Producer(server.address, table, schema, 2.0 / producers, i, producers)
+                   for i in range(producers)]
+        start = time.time()
+        while metadata_version(lake_state(server, table)) < commits:
+            time.sleep(0.5)
+        for w in workers:
+            w.stop()
+        elapsed = time.time() - start
+        deadline = time.time() + 30
+        while lake_state(server, table)["lag_rows"] and time.time() < deadline:
+            time.sleep(0.1)
+        footprint = metadata_footprint(lake_state(server, table)["metadata_location"])
+        footprint.update({"commits": commits, "seconds": elapsed,
+                          "rss_mb": proc_status(server.proc.pid, "VmRSS") / 1e6,
+                          "anon_mb": proc_status(server.proc.pid, "RssAnon") / 1e6})
+        return footprint
+    finally:
+        server.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="seconds, not minutes (CI)")
+    parser.add_argument("--rates", default="10,50", help="MB/s, comma-separated")
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--producers", type=int, default=2)
+    parser.add_argument("--soak-commits", type=int, default=3600)
+    parser.add_argument("--workdir", default=str(REPO_ROOT / "build"))
+    args = parser.parse_args()
+    if args.quick:
+        args.rates, args.seconds, args.soak_commits = "5", 3, 30
+    workdir = pathlib.Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+
+    data = pathlib.Path(tempfile.mkdtemp(prefix="oxbow-lake-", dir=workdir))
+    server = Oxbowd(data / "data", data / "oxbowd.log",
+                    extra_args=["--warehouse", str(data / "warehouse")])
+    rss = RssSampler(server.proc.pid)
+    try:
+        print(f"lake_bench: ack -> visible in a fresh pyiceberg scan "
+              f"({args.producers} producers, 1 MB batches, freshness 1 s)")
+        for rate in [float(r) for r in args.rates.split(",")]:
+            r = freshness(server, rate, args.seconds, args.producers)
+            print(f"  {r['rate_target_mb_s']:5.0f} MB/s target ({r['rate_mb_s']:.1f} achieved): "
+                  f"p50 {r['p50_ms']:.0f} ms, p99 {r['p99_ms']:.0f} ms, max {r['max_ms']:.0f} ms "
+                  f"over {r['visible']}/{r['batches']} batches; poll {r['poll_ms']:.0f} ms")
+        on = throughput(server, True, args.seconds, args.producers)
+        off = throughput(server, False, args.seconds, args.producers)
+        print(f"  produce flat out: tiering on {on:.0f} MB/s, off {off:.0f} MB/s, "
+              f"ratio on/off {on / off:.2f}")
+        print(f"  oxbowd RSS peak {rss.stop() / 1e6:.0f} MB, of which anonymous now "
+              f"{proc_status(server.proc.pid, 'RssAnon') / 1e6:.0f} MB (the rest is mapped log "
+              f"segments: page cache)")
+    finally:
+        code = server.stop()
+    if code != 0:
+        print(f"lake_bench: oxbowd exited {code}")
+        return 1
+    s = soak(workdir, args.soak_commits, args.producers)
+    print(f"lake_bench: after {s['commits']} commits at 100 ms freshness ({s['seconds']:.0f} s): "
+          f"{s['data_files_live']} live data files ({s['data_files_on_disk']} on disk), "
+          f"{s['manifests']} manifests, {s['snapshots']} snapshots, metadata.json "
+          f"{s['metadata_json_bytes']} bytes, {s['metadata_json_files']} metadata versions kept, "
+          f"{s['metadata_dir_files']} files in metadata/, RSS {s['rss_mb']:.0f} MB "
+          f"({s['anon_mb']:.0f} MB anonymous)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

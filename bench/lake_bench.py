@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import pathlib
+import shutil
 import statistics
 import sys
 import tempfile
@@ -226,6 +227,7 @@ def soak(workdir: pathlib.Path, commits: int, producers: int) -> dict:
         return footprint
     finally:
         server.stop()
+        shutil.rmtree(data, ignore_errors=True)
 
 
 def main() -> int:
@@ -263,6 +265,7 @@ def main() -> int:
               f"segments: page cache)")
     finally:
         code = server.stop()
+        shutil.rmtree(data, ignore_errors=True)
     if code != 0:
         print(f"lake_bench: oxbowd exited {code}")
         return 1

@@ -1,28 +1,15 @@
 #include <algorithm>
-#include <bit>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 
 #include "oxbow/common/crc32c.h"
+#include "oxbow/log/byte_order_internal.h"
 #include "oxbow/log/segment_internal.h"
 
 namespace oxbow::log::internal {
 
-static_assert(std::endian::native == std::endian::little, "segment files are little-endian");
-
 namespace {
-
-template <typename T>
-void Put(uint8_t* out, int64_t at, T value) {
-  std::memcpy(out + at, &value, sizeof(T));
-}
-template <typename T>
-T Get(const uint8_t* in, int64_t at) {
-  T value;
-  std::memcpy(&value, in + at, sizeof(T));
-  return value;
-}
 
 // Header fields after the CRC, covered by it.
 constexpr int64_t kCrcCoveredStart = 8;

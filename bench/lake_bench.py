@@ -19,6 +19,8 @@ Binaries come from $OXBOW_BUILD_DIR (default <repo>/build/release).
 from __future__ import annotations
 
 import argparse
+import array
+import base64
 import json
 import os
 import pathlib
@@ -49,15 +51,21 @@ def make_schema() -> pa.Schema:
                       ("payload", pa.string())])
 
 
+def random_strings(rows: int, width: int) -> pa.Array:
+    """`rows` strings of `width` random base64 characters: payload that barely compresses."""
+    data = base64.b64encode(os.urandom(rows * width * 3 // 4 + 3))[:rows * width]
+    offsets = array.array("i", range(0, (rows + 1) * width, width))
+    return pa.StringArray.from_buffers(rows, pa.py_buffer(offsets), pa.py_buffer(data))
+
+
 def make_batch(schema: pa.Schema, seq: int, rows: int) -> pa.RecordBatch:
     base = seq * rows
-    payload = "x" * 200
     return pa.record_batch([
         pa.array([seq] * rows, pa.int64()),
         pa.array(range(base, base + rows), pa.int64()),
         pa.array(range(base, base + rows), pa.timestamp("us", tz="UTC")),
         pa.array([i * 0.5 for i in range(rows)], pa.float64()),
-        pa.array([payload] * rows, pa.string())], schema=schema)
+        random_strings(rows, 200)], schema=schema)
 
 
 def batch_bytes(batch: pa.RecordBatch) -> int:
@@ -129,8 +137,8 @@ def poll_visibility(server: Oxbowd, table: str, stop: threading.Event, seen: dic
             now = time.time()
             for seq in set(scan.to_arrow().column("seq").to_pylist()):
                 seen.setdefault(seq, now)
-            if seen:
-                next_unseen = max(seen) + 1
+            while next_unseen in seen:  # seqs become visible out of order across buckets
+                next_unseen += 1
             polls.append(time.time() - start)
 
 

@@ -41,6 +41,9 @@ struct LakeOptions {
   // A partition is compacted once it holds this many files smaller than 3/4 of the target.
   // Default: 8.
   int compaction_min_files = 8;
+  // Compressed input bytes one compaction step rewrites at most (the smallest files first);
+  // bounds how long a step holds up tiering. Default: 64 MiB.
+  int64_t compaction_step_bytes = int64_t{64} << 20;
   // The manifest list is merged into one manifest once it holds this many. Default: 16.
   int max_manifests = 16;
   // Snapshots kept: the newest `retain_snapshots`, and all younger than snapshot_max_age_ms.

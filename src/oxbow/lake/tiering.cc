@@ -1,4 +1,6 @@
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -170,25 +172,39 @@ Result<std::vector<int64_t>> TieredOffsets(const iceberg::IcebergTable& table, s
   return offsets;
 }
 
-// Writes `batches` (one partition) as one data file under <location>/data/<partition path>/.
-Result<iceberg::DataFile> WriteDataFile(FileSystem* fs, const TableTiering& state,
-                                        const std::string& partition_path,
-                                        iceberg::PartitionValues partition,
-                                        const std::vector<arrow::RecordBatchPtr>& batches,
-                                        const parquet::WriterOptions& options,
-                                        std::vector<std::string>* written) {
+// Opens a new data file under <location>/data/<partition path>/ (its path goes to `written`).
+Result<std::unique_ptr<parquet::FileWriter>> OpenDataFile(FileSystem* fs, const TableTiering& state,
+                                                          const std::string& partition_path,
+                                                          const parquet::WriterOptions& options,
+                                                          std::vector<std::string>* written) {
   std::string dir = state.location + "/data";
   if (!partition_path.empty()) dir += "/" + partition_path;
   RETURN_NOT_OK(fs->CreateDirs(dir));
   const std::string path = dir + "/" + RandomName() + ".parquet";
   ASSIGN_OR_RAISE(auto file, fs->OpenFile(path, FileMode::kCreate));
   written->push_back(path);
-  ASSIGN_OR_RAISE(auto writer, parquet::FileWriter::Open(
-                                   state.schema.arrow_schema,
-                                   std::make_unique<FileOutput>(std::move(file)), options));
-  for (const auto& b : batches) RETURN_NOT_OK(writer->Write(*b));
+  return parquet::FileWriter::Open(state.schema.arrow_schema,
+                                   std::make_unique<FileOutput>(std::move(file)), options);
+}
+
+// Closes (fsyncs) the data file last opened by OpenDataFile and describes it.
+Result<iceberg::DataFile> FinishDataFile(const TableTiering& state, parquet::FileWriter* writer,
+                                         const std::vector<std::string>& written,
+                                         iceberg::PartitionValues partition) {
   ASSIGN_OR_RAISE(auto metrics, writer->Close());
-  return internal::MakeDataFile(state.schema, path, std::move(partition), metrics);
+  return internal::MakeDataFile(state.schema, written.back(), std::move(partition), metrics);
+}
+
+// Writes `batches` (one partition) as one data file.
+Result<iceberg::DataFile> WriteDataFile(FileSystem* fs, const TableTiering& state,
+                                        const std::string& partition_path,
+                                        iceberg::PartitionValues partition,
+                                        const std::vector<arrow::RecordBatchPtr>& batches,
+                                        const parquet::WriterOptions& options,
+                                        std::vector<std::string>* written) {
+  ASSIGN_OR_RAISE(auto writer, OpenDataFile(fs, state, partition_path, options, written));
+  for (const auto& b : batches) RETURN_NOT_OK(writer->Write(*b));
+  return FinishDataFile(state, writer.get(), *written, std::move(partition));
 }
 
 }  // namespace
@@ -215,6 +231,10 @@ void TieringService::Stop() {
 }
 
 void TieringService::Loop() {
+  // Producers come first: on a busy machine the lake lags rather than the produce path.
+  if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10) != 0) {
+    spdlog::warn("lake: cannot lower the tiering thread's priority");
+  }
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     lock.unlock();
@@ -403,28 +423,12 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
     std::sort(entries.begin(), entries.end(), [](const auto* a, const auto* b) {
       return a->data_file.file_size_in_bytes < b->data_file.file_size_in_bytes;
     });
-    // The smallest files, up to about twice the target, so memory stays bounded.
+    // The smallest files, up to the step's budget, so one step stays short.
     std::vector<std::string> inputs;
-    std::vector<arrow::RecordBatchPtr> batches;
     int64_t input_bytes = 0;
     int64_t input_rows = 0;
     for (const auto* e : entries) {
-      if (input_bytes >= 2 * options.target_file_bytes && inputs.size() >= 2) break;
-      ASSIGN_OR_RAISE(auto reader,
-                      parquet::FileReader::OpenPath(iceberg::LocalPath(e->data_file.file_path)));
-      ASSIGN_OR_RAISE(auto read, reader->Read());
-      for (const auto& b : read) {
-        std::vector<arrow::Array> columns;
-        for (int c = 0; c < b->num_columns(); ++c) {
-          ASSIGN_OR_RAISE(auto cast,
-                          arrow::Cast(b->column(c), s.schema.arrow_schema->field(c).type));
-          columns.push_back(std::move(cast));
-        }
-        ASSIGN_OR_RAISE(
-            auto lake_batch,
-            arrow::RecordBatch::Make(s.schema.arrow_schema, b->num_rows(), std::move(columns)));
-        batches.push_back(std::move(lake_batch));
-      }
+      if (input_bytes >= options.compaction_step_bytes && inputs.size() >= 2) break;
       inputs.push_back(e->data_file.file_path);
       input_bytes += e->data_file.file_size_in_bytes;
       input_rows += e->data_file.record_count;
@@ -437,23 +441,41 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
         1, input_rows * options.target_file_bytes / std::max<int64_t>(1, input_bytes));
     std::vector<iceberg::DataFile> added;
     std::vector<std::string> written;
+    // Streams row group by row group, so memory holds one row group, not the inputs.
     auto rewrite = [&]() -> Status {
-      std::vector<arrow::RecordBatchPtr> pending;
-      int64_t pending_rows = 0;
-      for (size_t i = 0; i <= batches.size(); ++i) {
-        if (i == batches.size() || pending_rows + batches[i]->num_rows() > rows_per_file) {
-          if (!pending.empty()) {
-            ASSIGN_OR_RAISE(auto file, WriteDataFile(options.fs.get(), s, partition_path, partition,
-                                                     pending, options.parquet, &written));
-            added.push_back(std::move(file));
+      std::unique_ptr<parquet::FileWriter> writer;
+      int64_t rows_out = 0;
+      for (const auto& input : inputs) {
+        ASSIGN_OR_RAISE(auto reader, parquet::FileReader::OpenPath(iceberg::LocalPath(input)));
+        std::vector<int> all(static_cast<size_t>(reader->schema()->num_fields()));
+        for (size_t c = 0; c < all.size(); ++c) all[c] = static_cast<int>(c);
+        for (int g = 0; g < reader->num_row_groups(); ++g) {
+          ASSIGN_OR_RAISE(auto b, reader->ReadRowGroup(g, all));
+          std::vector<arrow::Array> columns;
+          for (int c = 0; c < b->num_columns(); ++c) {
+            ASSIGN_OR_RAISE(auto cast,
+                            arrow::Cast(b->column(c), s.schema.arrow_schema->field(c).type));
+            columns.push_back(std::move(cast));
           }
-          pending.clear();
-          pending_rows = 0;
+          ASSIGN_OR_RAISE(auto batch, arrow::RecordBatch::Make(s.schema.arrow_schema, b->num_rows(),
+                                                               std::move(columns)));
+          if (writer && rows_out + batch->num_rows() > rows_per_file) {
+            ASSIGN_OR_RAISE(auto file, FinishDataFile(s, writer.get(), written, partition));
+            added.push_back(std::move(file));
+            writer.reset();
+            rows_out = 0;
+          }
+          if (!writer) {
+            ASSIGN_OR_RAISE(writer, OpenDataFile(options.fs.get(), s, partition_path,
+                                                 options.parquet, &written));
+          }
+          RETURN_NOT_OK(writer->Write(*batch));
+          rows_out += batch->num_rows();
         }
-        if (i < batches.size()) {
-          pending_rows += batches[i]->num_rows();
-          pending.push_back(batches[i]);
-        }
+      }
+      if (writer) {
+        ASSIGN_OR_RAISE(auto file, FinishDataFile(s, writer.get(), written, partition));
+        added.push_back(std::move(file));
       }
       auto summary = s.Summary();
       summary["oxbow.compacted-files"] = std::to_string(inputs.size());

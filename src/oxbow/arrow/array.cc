@@ -111,8 +111,7 @@ Status Array::Validate() const {
 }
 
 bool Array::Equals(const Array& other) const {
-  if (type() != other.type() || length() != other.length() ||
-      null_count() != other.null_count()) {
+  if (type() != other.type() || length() != other.length() || null_count() != other.null_count()) {
     return false;
   }
   const int bits = type().bit_width();

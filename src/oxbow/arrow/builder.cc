@@ -38,7 +38,8 @@ Status ArrayBuilder::AppendValidity(bool valid) {
   }
   if (null_count_ > 0 || !valid) {
     int64_t bytes = bit_util::BytesForBits(length_ + 1);
-    if (bytes > validity_.length()) RETURN_NOT_OK(validity_.AppendZeros(bytes - validity_.length()));
+    if (bytes > validity_.length())
+      RETURN_NOT_OK(validity_.AppendZeros(bytes - validity_.length()));
     if (valid) bit_util::SetBit(validity_.mutable_data(), length_);
   }
   if (!valid) ++null_count_;

@@ -19,7 +19,9 @@ TEST_P(CodecTest, RoundTrip) {
   const std::string input = SampleBytes();
   auto compressed = Compress(GetParam(), input, 1);
   ASSERT_TRUE(compressed.ok()) << compressed.status().ToString();
-  if (GetParam() != Codec::kNone) EXPECT_LT((*compressed)->size(), input.size() / 4);
+  if (GetParam() != Codec::kNone) {
+    EXPECT_LT((*compressed)->size(), input.size() / 4);
+  }
   auto out = Decompress(GetParam(), (*compressed)->view(), static_cast<int64_t>(input.size()));
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ((*out)->view(), input);

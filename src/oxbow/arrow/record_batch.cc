@@ -9,8 +9,8 @@ namespace {
 Status CheckShape(const Schema& schema, int64_t num_rows, const std::vector<Array>& columns) {
   if (static_cast<int>(columns.size()) != schema.num_fields()) {
     return Status::Invalid("record batch has " + std::to_string(columns.size()) +
-                           " columns but the schema has " +
-                           std::to_string(schema.num_fields()) + " fields");
+                           " columns but the schema has " + std::to_string(schema.num_fields()) +
+                           " fields");
   }
   for (int i = 0; i < schema.num_fields(); ++i) {
     const Field& f = schema.field(i);

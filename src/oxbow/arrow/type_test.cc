@@ -8,11 +8,27 @@ namespace oxbow::arrow {
 namespace {
 
 TEST(DataTypeTest, RoundTripsPyarrowNames) {
-  for (const char* name :
-       {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float",
-        "double", "string", "binary", "date32[day]", "timestamp[s]", "timestamp[ms]",
-        "timestamp[us, tz=UTC]", "timestamp[ns, tz=Europe/Paris]", "decimal128(10, 2)",
-        "decimal128(38, 0)", "fixed_size_binary[16]"}) {
+  for (const char* name : {"bool",
+                           "int8",
+                           "int16",
+                           "int32",
+                           "int64",
+                           "uint8",
+                           "uint16",
+                           "uint32",
+                           "uint64",
+                           "float",
+                           "double",
+                           "string",
+                           "binary",
+                           "date32[day]",
+                           "timestamp[s]",
+                           "timestamp[ms]",
+                           "timestamp[us, tz=UTC]",
+                           "timestamp[ns, tz=Europe/Paris]",
+                           "decimal128(10, 2)",
+                           "decimal128(38, 0)",
+                           "fixed_size_binary[16]"}) {
     auto t = DataType::Parse(name);
     ASSERT_TRUE(t.ok()) << name << ": " << t.status().ToString();
     EXPECT_EQ(t->ToString(), name);

@@ -35,8 +35,7 @@ std::shared_ptr<Buffer> Buffer::Empty() {
 
 namespace {
 uint8_t* AlignedAlloc(int64_t capacity) {
-  return static_cast<uint8_t*>(
-      std::aligned_alloc(kBufferAlignment, static_cast<size_t>(capacity)));
+  return static_cast<uint8_t*>(std::aligned_alloc(kBufferAlignment, static_cast<size_t>(capacity)));
 }
 }  // namespace
 
@@ -61,8 +60,7 @@ Status MutableBuffer::Resize(int64_t new_size) {
   int64_t new_capacity = bit_util::RoundUp(new_size, kBufferAlignment);
   uint8_t* data = AlignedAlloc(new_capacity);
   if (data == nullptr) {
-    return Status::ResourceExhausted("cannot allocate " + std::to_string(new_capacity) +
-                                     " bytes");
+    return Status::ResourceExhausted("cannot allocate " + std::to_string(new_capacity) + " bytes");
   }
   std::memcpy(data, data_, static_cast<size_t>(size_));
   std::memset(data + size_, 0, static_cast<size_t>(new_capacity - size_));

@@ -11,16 +11,16 @@ namespace oxbow {
 
 enum class StatusCode : int {
   kOk = 0,
-  kInvalid = 1,           // bad argument or malformed input
-  kIOError = 2,           // the operating system said no
-  kNotFound = 3,          // a named thing does not exist
-  kAlreadyExists = 4,     // a named thing exists already
-  kOutOfRange = 5,        // an offset or index outside the valid range
-  kCorruption = 6,        // stored bytes failed a check
-  kNotImplemented = 7,    // valid, but not supported by this build
-  kResourceExhausted = 8, // disk full, memory, quotas
-  kInternal = 9,          // a bug in Oxbow
-  kCancelled = 10,        // the caller gave up
+  kInvalid = 1,            // bad argument or malformed input
+  kIOError = 2,            // the operating system said no
+  kNotFound = 3,           // a named thing does not exist
+  kAlreadyExists = 4,      // a named thing exists already
+  kOutOfRange = 5,         // an offset or index outside the valid range
+  kCorruption = 6,         // stored bytes failed a check
+  kNotImplemented = 7,     // valid, but not supported by this build
+  kResourceExhausted = 8,  // disk full, memory, quotas
+  kInternal = 9,           // a bug in Oxbow
+  kCancelled = 10,         // the caller gave up
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -74,7 +74,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : storage_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : storage_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : storage_(std::move(status)) {  // NOLINT
     if (std::get<Status>(storage_).ok()) {
       storage_ = Status::Internal("Result constructed from an OK status");
@@ -112,10 +112,10 @@ Status GenericToStatus(const Result<T>& r) {
 #define OXBOW_CONCAT(a, b) OXBOW_CONCAT_IMPL(a, b)
 
 // Returns early from the enclosing function when `expr` (a Status or Result) is not OK.
-#define RETURN_NOT_OK(expr)                                              \
-  do {                                                                   \
-    ::oxbow::Status _st = ::oxbow::internal::GenericToStatus((expr));    \
-    if (!_st.ok()) return _st;                                           \
+#define RETURN_NOT_OK(expr)                                           \
+  do {                                                                \
+    ::oxbow::Status _st = ::oxbow::internal::GenericToStatus((expr)); \
+    if (!_st.ok()) return _st;                                        \
   } while (false)
 
 #define OXBOW_ASSIGN_OR_RAISE_IMPL(tmp, lhs, rexpr) \

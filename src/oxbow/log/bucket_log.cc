@@ -9,6 +9,7 @@
 
 namespace oxbow::log {
 
+using internal::DamagedSpan;
 using internal::FrameHeader;
 using internal::FrameScanner;
 using internal::Get;
@@ -41,6 +42,19 @@ int64_t ParseSegmentName(const std::string& name, const std::string& suffix) {
     value = value * 10 + (name[i] - '0');
   }
   return value;
+}
+
+DamagedRange ToRange(const Segment& segment, const DamagedSpan& span) {
+  return {segment.log_path(), span.position,   span.end_position,
+          span.first_offset,  span.end_offset, span.reason};
+}
+
+Status DamageStatus(const Segment& segment, const DamagedSpan& span) {
+  return Status::Corruption("offsets [" + std::to_string(span.first_offset) + ", " +
+                            std::to_string(span.end_offset) + ") are damaged in segment " +
+                            segment.log_path() + " at byte " + std::to_string(span.position) +
+                            " (" + span.reason + "); reading from offset " +
+                            std::to_string(span.end_offset) + " continues after them");
 }
 
 int64_t TotalSize(std::span<const ByteSpan> pieces) {
@@ -198,9 +212,19 @@ Status BucketLog::Recover() {
   } else if (!checkpoint_file.status().IsNotFound()) {
     return checkpoint_file.status();
   }
-  ASSIGN_OR_RAISE(recovery_.bytes_verified, active_->Recover(trusted));
+  ASSIGN_OR_RAISE(internal::SegmentRecovery found, active_->Recover(trusted));
+  recovery_.bytes_verified = found.bytes_verified;
+  recovery_.bytes_truncated = found.truncated_bytes;
+  if (found.truncated_position >= 0) {
+    recovery_.truncated_segment = active_->log_path();
+    recovery_.truncated_position = found.truncated_position;
+    recovery_.truncated_from_offset = found.truncated_from_offset;
+    recovery_.truncated_reason = found.truncated_reason;
+  }
+  for (const DamagedSpan& span : active_->damage()) {
+    recovery_.damaged.push_back(ToRange(*active_, span));
+  }
   SegmentState state = active_->state();
-  recovery_.bytes_truncated = size_before - state.size;
   segments_[last] = {active_, 0};
   write_position_ = state.size;
   active_durable_position_ = state.size;
@@ -221,10 +245,10 @@ Result<BucketLog::SegmentPtr> BucketLog::CreateSegment(int64_t base_offset) {
 
 Result<AppendResult> BucketLog::Append(const BatchInfo& info, std::span<const ByteSpan> metadata,
                                        std::span<const ByteSpan> body) {
-  ASSIGN_OR_RAISE(uint32_t payload_crc, CheckBatch(info, metadata, body));
+  ASSIGN_OR_RAISE(std::string checksum_table, CheckBatch(info, metadata, body));
   std::unique_lock lock(mutex_);
   bool rolled = false;
-  ASSIGN_OR_RAISE(AppendResult result, AppendLocked(info, payload_crc, metadata, body, &rolled));
+  ASSIGN_OR_RAISE(AppendResult result, AppendLocked(info, checksum_table, metadata, body, &rolled));
   bool wait = options_.flush_policy == FlushPolicy::kEveryAppend ||
               written_bytes_ - durable_bytes_ >= options_.flush_bytes;
   lock.unlock();
@@ -237,17 +261,17 @@ Result<AppendResult> BucketLog::Append(const BatchInfo& info, std::span<const By
 Result<AppendResult> BucketLog::AppendAsync(const BatchInfo& info,
                                             std::span<const ByteSpan> metadata,
                                             std::span<const ByteSpan> body) {
-  ASSIGN_OR_RAISE(uint32_t payload_crc, CheckBatch(info, metadata, body));
+  ASSIGN_OR_RAISE(std::string checksum_table, CheckBatch(info, metadata, body));
   std::unique_lock lock(mutex_);
   bool rolled = false;
-  ASSIGN_OR_RAISE(AppendResult result, AppendLocked(info, payload_crc, metadata, body, &rolled));
+  ASSIGN_OR_RAISE(AppendResult result, AppendLocked(info, checksum_table, metadata, body, &rolled));
   lock.unlock();
   if (rolled) (void)EnforceRetention();
   return result;
 }
 
-Result<uint32_t> BucketLog::CheckBatch(const BatchInfo& info, std::span<const ByteSpan> metadata,
-                                       std::span<const ByteSpan> body) {
+Result<std::string> BucketLog::CheckBatch(const BatchInfo& info, std::span<const ByteSpan> metadata,
+                                          std::span<const ByteSpan> body) {
   if (info.row_count <= 0) {
     return Status::Invalid("a batch needs at least one row, got " + std::to_string(info.row_count));
   }
@@ -260,15 +284,13 @@ Result<uint32_t> BucketLog::CheckBatch(const BatchInfo& info, std::span<const By
     return Status::Invalid("batch metadata of " + std::to_string(metadata_length) +
                            " bytes exceeds 2 GiB");
   }
-  // The payload CRC needs no offset, so it is computed outside the append lock; the stored
-  // CRC extends it over the header.
-  uint32_t crc = 0;
-  for (const ByteSpan& p : metadata) crc = crc32c::Extend(crc, p.data(), p.size());
-  for (const ByteSpan& p : body) crc = crc32c::Extend(crc, p.data(), p.size());
-  return crc;
+  // The payload checksums need no offset, so they are computed outside the append lock; the
+  // header CRC covers them.
+  return internal::EncodeChecksumTable(metadata, body, metadata_length + TotalSize(body));
 }
 
-Result<AppendResult> BucketLog::AppendLocked(const BatchInfo& info, uint32_t payload_crc,
+Result<AppendResult> BucketLog::AppendLocked(const BatchInfo& info,
+                                             const std::string& checksum_table,
                                              std::span<const ByteSpan> metadata,
                                              std::span<const ByteSpan> body, bool* rolled) {
   if (closing_) return Status::Invalid("bucket log " + dir_ + " is closed");
@@ -298,10 +320,12 @@ Result<AppendResult> BucketLog::AppendLocked(const BatchInfo& info, uint32_t pay
   }
 
   uint8_t header_bytes[internal::kFrameHeaderSize];
-  internal::EncodeFrameHeader(header, payload_crc, header_bytes);
+  internal::EncodeFrameHeader(header, checksum_table, header_bytes);
   std::vector<ByteSpan> pieces;
-  pieces.reserve(metadata.size() + body.size() + 2);
+  pieces.reserve(metadata.size() + body.size() + 3);
   pieces.emplace_back(header_bytes, sizeof(header_bytes));
+  pieces.emplace_back(reinterpret_cast<const uint8_t*>(checksum_table.data()),
+                      checksum_table.size());
   pieces.insert(pieces.end(), metadata.begin(), metadata.end());
   pieces.insert(pieces.end(), body.begin(), body.end());
   if (header.padding() > 0) pieces.emplace_back(kZeros, static_cast<size_t>(header.padding()));
@@ -461,7 +485,8 @@ std::vector<BucketLog::ReadableSegment> BucketLog::ReadableSegments(int64_t from
   return out;
 }
 
-Result<std::vector<LogBatch>> BucketLog::Read(int64_t from_offset, int64_t max_bytes) {
+Result<std::vector<LogBatch>> BucketLog::Read(int64_t from_offset, int64_t max_bytes,
+                                              const ReadOptions& options) {
   std::vector<ReadableSegment> segments;
   int64_t earliest, durable;
   {
@@ -480,49 +505,88 @@ Result<std::vector<LogBatch>> BucketLog::Read(int64_t from_offset, int64_t max_b
   for (const ReadableSegment& r : segments) {
     if (offset >= durable || (!batches.empty() && bytes >= max_bytes)) break;
     if (r.sealed) RETURN_NOT_OK(r.segment->EnsureIndexed(r.size, r.next_offset));
-    File* file = r.segment->file();
-    // Find the frame holding `offset`: from the index entry at or below it, read headers.
-    FrameScanner skip(file, r.segment->FloorPosition(offset), r.durable_end, -1,
-                      FrameScanner::Mode::kHeaders, kHeaderScanChunk);
-    ScannedFrame frame;
-    int64_t start = -1;
-    while (true) {
-      ASSIGN_OR_RAISE(bool more, skip.Next(&frame));
-      if (!more) break;
-      if (frame.header.next_offset() > offset) {
-        start = frame.position;
-        break;
-      }
-    }
-    if (start < 0) continue;
-    int64_t chunk = std::max(kMinReadChunk, max_bytes - bytes);
-    FrameScanner scanner(file, start, r.durable_end, frame.header.base_offset,
+    Segment& segment = *r.segment;
+    // Offsets a damaged span at the end of what readers may see would reach.
+    const int64_t end_offset = r.sealed ? r.next_offset : durable;
+    const int64_t chunk = std::max(kMinReadChunk, max_bytes - bytes);
+    // From the index entry at or below `offset`, walk frames to the one holding it.
+    auto [position, expected] = segment.FloorEntry(offset);
+    FrameScanner scanner(segment.file(), position, r.durable_end, expected,
                          FrameScanner::Mode::kPayloads, chunk);
     while (batches.empty() || bytes < max_bytes) {
-      ASSIGN_OR_RAISE(bool more, scanner.Next(&frame));
-      if (!more) break;
-      const FrameHeader& h = frame.header;
-      if (h.base_offset >= durable) break;
-      if (!batches.empty() && bytes + h.frame_length() > max_bytes) {
-        bytes = max_bytes;
-        break;
+      ScannedFrame frame;
+      auto more = scanner.Next(&frame);
+      DamagedSpan damage;
+      if (!more.ok()) {
+        if (more.status().code() != StatusCode::kCorruption) return more.status();
+        ASSIGN_OR_RAISE(damage, segment.DescribeDamage(scanner.position(), r.durable_end,
+                                                       scanner.expected_offset(), end_offset,
+                                                       more.status().message()));
+      } else {
+        if (!*more) break;
+        const FrameHeader& h = frame.header;
+        if (h.base_offset >= durable) break;
+        if (h.next_offset() <= offset) continue;
+        if (!batches.empty() && bytes + h.frame_length() > max_bytes) {
+          bytes = max_bytes;
+          break;
+        }
+        const int64_t verified_length =
+            options.verify_body ? h.payload_length() : h.metadata_length;
+        Status verified = internal::VerifyFramePayload(frame.bytes->data(), h, 0, verified_length);
+        if (verified.ok()) {
+          auto stored = std::make_shared<internal::StoredFrame>(
+              internal::StoredFrame{r.segment, h, frame.position, frame.bytes});
+          LogBatch batch;
+          batch.base_offset = h.base_offset;
+          batch.row_count = h.row_count;
+          batch.min_timestamp_ms = h.min_timestamp_ms;
+          batch.max_timestamp_ms = h.max_timestamp_ms;
+          batch.append_time_ms = h.append_time_ms;
+          batch.schema_id = h.schema_id;
+          batch.metadata = Buffer::Slice(frame.bytes, h.payload_position(), h.metadata_length);
+          batch.body =
+              Buffer::Slice(frame.bytes, h.payload_position() + h.metadata_length, h.body_length);
+          batch.stored = std::move(stored);
+          batches.push_back(std::move(batch));
+          bytes += h.frame_length();
+          offset = h.next_offset();
+          continue;
+        }
+        if (h.version == internal::kFrameVersion1) {
+          // One CRC covers the header too: its lengths cannot be trusted.
+          ASSIGN_OR_RAISE(damage,
+                          segment.DescribeDamage(frame.position, r.durable_end, h.base_offset,
+                                                 end_offset, verified.message()));
+        } else {
+          damage = {frame.position, frame.position + h.frame_length(), h.base_offset,
+                    h.next_offset(), verified.message()};
+          segment.RecordDamage(damage);
+        }
       }
-      LogBatch batch;
-      batch.base_offset = h.base_offset;
-      batch.row_count = h.row_count;
-      batch.min_timestamp_ms = h.min_timestamp_ms;
-      batch.max_timestamp_ms = h.max_timestamp_ms;
-      batch.append_time_ms = h.append_time_ms;
-      batch.schema_id = h.schema_id;
-      batch.metadata = Buffer::Slice(frame.bytes, internal::kFrameHeaderSize, h.metadata_length);
-      batch.body =
-          Buffer::Slice(frame.bytes, internal::kFrameHeaderSize + h.metadata_length, h.body_length);
-      batches.push_back(std::move(batch));
-      bytes += h.frame_length();
-      offset = h.next_offset();
+      // Serve what came before the damage; refuse it; step over it for a later offset.
+      if (!batches.empty()) return batches;
+      if (damage.end_offset > offset) return DamageStatus(segment, damage);
+      scanner = FrameScanner(segment.file(), damage.end_position, r.durable_end, damage.end_offset,
+                             FrameScanner::Mode::kPayloads, chunk);
     }
   }
   return batches;
+}
+
+Status LogBatch::VerifyBodyPiece(const Buffer& piece) const {
+  const uint8_t* begin = body->data();
+  if (piece.data() < begin || piece.data() >= begin + body->size() || piece.size() == 0) {
+    return Status::OK();
+  }
+  const internal::FrameHeader& h = stored->header;
+  const int64_t from = h.metadata_length + (piece.data() - begin);
+  Status verified = internal::VerifyFramePayload(stored->bytes->data(), h, from, piece.size());
+  if (verified.ok()) return verified;
+  DamagedSpan damage{stored->position, stored->position + h.frame_length(), h.base_offset,
+                     h.next_offset(), verified.message()};
+  stored->segment->RecordDamage(damage);
+  return DamageStatus(*stored->segment, damage);
 }
 
 Result<int64_t> BucketLog::LookupOffsetByTime(int64_t timestamp_ms) {
@@ -540,12 +604,80 @@ Result<int64_t> BucketLog::LookupOffsetByTime(int64_t timestamp_ms) {
                          r.durable_end, -1, FrameScanner::Mode::kHeaders, kHeaderScanChunk);
     ScannedFrame frame;
     while (true) {
-      ASSIGN_OR_RAISE(bool more, scanner.Next(&frame));
-      if (!more || frame.header.base_offset >= durable) break;
+      auto more = scanner.Next(&frame);
+      if (!more.ok()) {
+        // Damaged headers are stepped over: the answer is the first intact frame that fits.
+        if (more.status().code() != StatusCode::kCorruption) return more.status();
+        ASSIGN_OR_RAISE(
+            DamagedSpan damage,
+            r.segment->DescribeDamage(scanner.position(), r.durable_end, scanner.expected_offset(),
+                                      r.sealed ? r.next_offset : durable, more.status().message()));
+        scanner = FrameScanner(r.segment->file(), damage.end_position, r.durable_end, -1,
+                               FrameScanner::Mode::kHeaders, kHeaderScanChunk);
+        continue;
+      }
+      if (!*more || frame.header.base_offset >= durable) break;
       if (frame.header.max_timestamp_ms >= timestamp_ms) return frame.header.base_offset;
     }
   }
   return durable;
+}
+
+std::vector<DamagedRange> BucketLog::damaged_ranges() const {
+  std::vector<SegmentPtr> segments;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [base, entry] : segments_) segments.push_back(entry.segment);
+  }
+  std::vector<DamagedRange> out;
+  for (const SegmentPtr& segment : segments) {
+    for (const DamagedSpan& span : segment->damage()) out.push_back(ToRange(*segment, span));
+  }
+  return out;
+}
+
+std::vector<int64_t> BucketLog::SealedSegments() const {
+  std::lock_guard lock(mutex_);
+  std::vector<int64_t> bases;
+  for (const auto& [base, entry] : segments_) {
+    if (entry.segment != active_) bases.push_back(base);
+  }
+  return bases;
+}
+
+Result<ScrubResult> BucketLog::ScrubSealedSegment(int64_t base_offset) {
+  std::optional<ReadableSegment> target;
+  {
+    std::lock_guard lock(mutex_);
+    for (const ReadableSegment& r : ReadableSegments(base_offset)) {
+      if (r.sealed && r.segment->base_offset() == base_offset) target = r;
+      break;
+    }
+  }
+  ScrubResult result;
+  if (!target) return result;
+  Segment& segment = *target->segment;
+  int64_t position = 0;
+  int64_t expected = base_offset;
+  while (position < target->size) {
+    FrameScanner scanner(segment.file(), position, target->size, expected,
+                         FrameScanner::Mode::kVerify, kMinReadChunk);
+    ScannedFrame frame;
+    Result<bool> more = true;
+    while ((more = scanner.Next(&frame)).ok() && *more) {
+    }
+    result.bytes_verified += scanner.bytes_read();
+    if (more.ok()) break;
+    if (more.status().code() != StatusCode::kCorruption) return more.status();
+    ASSIGN_OR_RAISE(
+        DamagedSpan damage,
+        segment.DescribeDamage(scanner.position(), target->size, scanner.expected_offset(),
+                               target->next_offset, more.status().message()));
+    result.damaged.push_back(ToRange(segment, damage));
+    position = damage.end_position;
+    expected = damage.end_offset;
+  }
+  return result;
 }
 
 int64_t BucketLog::earliest_offset() const {

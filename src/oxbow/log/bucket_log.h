@@ -29,7 +29,8 @@ namespace oxbow::log {
 
 namespace internal {
 class Segment;
-}
+struct StoredFrame;
+}  // namespace internal
 
 enum class FlushPolicy {
   // Every batch is fsynced before Append returns; concurrent appenders share fsyncs (group
@@ -85,6 +86,13 @@ struct AppendResult {
   int64_t next_offset = 0;  // base_offset + row_count
 };
 
+struct ReadOptions {
+  // Verify the checksums of every body byte before returning a batch. Default: true. A reader
+  // that serves only parts of a body (a column projection) sets false and verifies the parts
+  // it serves with LogBatch::VerifyBodyPiece. Metadata is always verified.
+  bool verify_body = true;
+};
+
 // A batch as stored. `metadata` and `body` are zero-copy slices of the segment data; body
 // starts 8-byte aligned in memory when the metadata length is a multiple of 8 (as Arrow IPC
 // guarantees).
@@ -97,8 +105,24 @@ struct LogBatch {
   int32_t schema_id = 0;
   std::shared_ptr<Buffer> metadata;
   std::shared_ptr<Buffer> body;
+  // Where the batch is stored, for VerifyBodyPiece.
+  std::shared_ptr<const internal::StoredFrame> stored;
 
   int64_t next_offset() const { return base_offset + row_count; }
+  // Verifies the stored checksums of the bytes of `body` that `piece` covers; a piece that is
+  // not part of `body` (padding made elsewhere) is skipped. Corruption names the damage.
+  Status VerifyBodyPiece(const Buffer& piece) const;
+};
+
+// A stretch of a segment holding no intact frame: offsets [from_offset, to_offset) cannot be
+// served. Reads of them fail with Corruption; a reader may continue at to_offset.
+struct DamagedRange {
+  std::string segment_path;
+  int64_t position = 0;      // first damaged byte in the segment
+  int64_t end_position = 0;  // where the next intact frame starts
+  int64_t from_offset = 0;
+  int64_t to_offset = 0;
+  std::string reason;
 };
 
 // What Open found and did; for logging and tests.
@@ -106,7 +130,21 @@ struct RecoveryInfo {
   int64_t segments = 0;
   bool used_checkpoint = false;
   int64_t bytes_verified = 0;   // bytes rescanned (CRC-checked) after the checkpoint
-  int64_t bytes_truncated = 0;  // torn or corrupt tail removed
+  int64_t bytes_truncated = 0;  // torn tail removed: damage with no intact frame after it
+  // Where the torn tail began, and the first offset it would have held (-1: nothing removed).
+  std::string truncated_segment;
+  int64_t truncated_position = -1;
+  int64_t truncated_from_offset = -1;
+  std::string truncated_reason;
+  // Damage in the middle of the last segment, with intact frames after it (kept; see
+  // damaged_ranges()).
+  std::vector<DamagedRange> damaged;
+};
+
+// What ScrubSealedSegment verified.
+struct ScrubResult {
+  int64_t bytes_verified = 0;
+  std::vector<DamagedRange> damaged;  // damage it found (new or already known)
 };
 
 class BucketLog {
@@ -137,7 +175,11 @@ class BucketLog {
   // Up to `max_bytes` of durable batches starting with the one that contains `from_offset`
   // (always at least one batch when one is available). Empty at durable_offset();
   // OutOfRange below earliest_offset() or above durable_offset().
-  Result<std::vector<LogBatch>> Read(int64_t from_offset, int64_t max_bytes);
+  // Every byte returned has been verified against its checksum (see ReadOptions). Batches
+  // before damage are returned; a read that starts in damage fails with Corruption naming
+  // the segment, the byte position and the offsets that cannot be served.
+  Result<std::vector<LogBatch>> Read(int64_t from_offset, int64_t max_bytes,
+                                     const ReadOptions& options = {});
   // Blocks until durable_offset() > `offset`, the deadline passes, or the log closes, and
   // returns durable_offset(). Tailing readers wake within microseconds of an fsync.
   Result<int64_t> WaitForData(int64_t offset, std::chrono::steady_clock::time_point deadline);
@@ -151,6 +193,14 @@ class BucketLog {
   int64_t size_bytes() const;      // total bytes of all segments
   int64_t segment_count() const;
   const RecoveryInfo& recovery_info() const { return recovery_; }
+  // Damage known so far (found at open, by reads, or by scrubbing), oldest offset first.
+  std::vector<DamagedRange> damaged_ranges() const;
+
+  // Base offsets of the sealed segments, oldest first.
+  std::vector<int64_t> SealedSegments() const;
+  // Verifies every checksum of the sealed segment at `base_offset` (a segment retention has
+  // deleted meanwhile verifies nothing). Damage found is also kept in damaged_ranges().
+  Result<ScrubResult> ScrubSealedSegment(int64_t base_offset);
 
   // Retention never deletes a segment holding an offset >= `offset` (e.g. not yet tiered).
   // Default: no floor.
@@ -182,11 +232,11 @@ class BucketLog {
 
   int64_t Now() const;
   Status Recover();
-  // Validates a batch and returns the CRC32C of its payload.
-  static Result<uint32_t> CheckBatch(const BatchInfo& info, std::span<const ByteSpan> metadata,
-                                     std::span<const ByteSpan> body);
+  // Validates a batch and returns the checksum table of its payload.
+  static Result<std::string> CheckBatch(const BatchInfo& info, std::span<const ByteSpan> metadata,
+                                        std::span<const ByteSpan> body);
   // Sets *rolled when it started a new segment.
-  Result<AppendResult> AppendLocked(const BatchInfo& info, uint32_t payload_crc,
+  Result<AppendResult> AppendLocked(const BatchInfo& info, const std::string& checksum_table,
                                     std::span<const ByteSpan> metadata,
                                     std::span<const ByteSpan> body, bool* rolled);
   Status RollLocked();

@@ -139,6 +139,44 @@ class LogTest : public ::testing::Test {
     return JoinPath(dir_, internal::SegmentFileName(base, ".log"));
   }
 
+  // Where the frame of the id-th batch appended by AppendMany(…, 0, …) starts in its
+  // segment, when all batches share one segment.
+  static int64_t FramePosition(int64_t id) {
+    int64_t position = 0;
+    for (int64_t i = 0; i < id; ++i) {
+      FrameHeader h;
+      h.metadata_length = 16;
+      h.body_length = static_cast<int64_t>(BodyOf(i).size());
+      position += h.frame_length();
+    }
+    return position;
+  }
+  void FlipByte(const std::string& path, int64_t position) {
+    auto file = fs_->OpenFile(path, FileMode::kWrite).ValueOrDie();
+    uint8_t flipped = file->ReadAt(position, 1).ValueOrDie()->data()[0] ^ 0x40;
+    ASSERT_TRUE(file->WriteAt(position, ByteSpan(&flipped, 1)).ok());
+  }
+  // The batch appended as `id` is damaged: reads of it fail naming it, reads stop before
+  // it, and a read from the next batch goes on to the end.
+  void ExpectDamageRefusedAndSkipped(BucketLog* log, size_t id) {
+    const int64_t damaged = expected_[id].base_offset;
+    const int64_t after = expected_[id + 1].base_offset;
+    auto before = log->Read(0, 1 << 30);
+    ASSERT_TRUE(before.ok()) << before.status().ToString();
+    ASSERT_EQ(before->back().next_offset(), damaged);
+    auto refused = log->Read(damaged, 1 << 30);
+    ASSERT_TRUE(refused.status().IsCorruption()) << refused.status().ToString();
+    const std::string& message = refused.status().message();
+    EXPECT_NE(message.find("offsets [" + std::to_string(damaged) + ", " + std::to_string(after) +
+                           ") are damaged in segment " + dir_),
+              std::string::npos)
+        << message;
+    std::vector<Expected> all = expected_;
+    expected_.erase(expected_.begin(), expected_.begin() + static_cast<int64_t>(id) + 1);
+    CheckReadAll(log, after);
+    expected_ = all;
+  }
+
   // Simulates power loss under a live log, then restarts the machine.
   void CrashAndReboot(std::unique_ptr<BucketLog>& log) {
     ASSERT_TRUE(fs_->Crash().ok());
@@ -154,41 +192,64 @@ class LogTest : public ::testing::Test {
   std::vector<Expected> expected_;
 };
 
-TEST(FrameFormatTest, HeaderLayoutAndCrc) {
+TEST(FrameFormatTest, HeaderLayoutAndChecksums) {
   FrameHeader h;
   h.schema_id = 3;
   h.base_offset = 0x0102030405060708;
   h.row_count = 9;
   h.metadata_length = 16;
-  h.body_length = 21;
+  h.body_length = 4096 + 21;  // two checksum blocks, the second one short
   h.min_timestamp_ms = -4;
   h.max_timestamp_ms = 11;
   h.append_time_ms = 12;
+  ASSERT_EQ(h.checksum_blocks(), 2);
+  ASSERT_EQ(h.checksum_table_length(), 8);
+  ASSERT_EQ(h.frame_length(), 64 + 8 + 4136);  // 4133 payload bytes padded to 4136
+  std::string payload(static_cast<size_t>(h.payload_length()), '\0');
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>(i * 7);
+  ByteSpan metadata[] = {Span(payload).first(16)};
+  ByteSpan body[] = {Span(payload).subspan(16, 100), Span(payload).subspan(116)};
+  std::string table = internal::EncodeChecksumTable(metadata, body, h.payload_length());
+  ASSERT_EQ(table.size(), 8u);
+  uint32_t block_crcs[2];
+  std::memcpy(block_crcs, table.data(), 8);
+  EXPECT_EQ(block_crcs[0], crc32c::Value(payload.data(), 4096));
+  EXPECT_EQ(block_crcs[1], crc32c::Value(payload.data() + 4096, 37));
+
   std::string frame(static_cast<size_t>(h.frame_length()), '\0');
-  ASSERT_EQ(h.frame_length(), 64 + 40);  // 37 payload bytes padded to 40
-  for (int i = 0; i < 37; ++i) frame[64 + i] = static_cast<char>(i);
   auto* p = reinterpret_cast<uint8_t*>(frame.data());
-  internal::EncodeFrameHeader(h, crc32c::Value(p + 64, 37), p);
+  internal::EncodeFrameHeader(h, table, p);
+  std::memcpy(p + 64, table.data(), table.size());
+  std::memcpy(p + 72, payload.data(), payload.size());
   EXPECT_EQ(frame.substr(0, 4), "OXLB");
-  EXPECT_EQ(p[8], 1);      // version
+  EXPECT_EQ(p[8], 2);      // version
+  EXPECT_EQ(p[9], 12);     // 4 KiB checksum blocks
   EXPECT_EQ(p[10], 64);    // header length
   EXPECT_EQ(p[16], 0x08);  // base offset, little-endian
   EXPECT_EQ(p[23], 0x01);
   EXPECT_EQ(p[24], 9);
   EXPECT_EQ(p[28], 16);
-  EXPECT_EQ(p[32], 21);
   uint32_t crc;
   std::memcpy(&crc, p + 4, 4);
-  EXPECT_EQ(crc, crc32c::Extend(crc32c::Value(p + 64, 37), p + 8, 56));
+  EXPECT_EQ(crc, crc32c::Extend(crc32c::Value(p + 8, 56), table.data(), 8));
 
   auto decoded = internal::DecodeFrameHeader(p, 0);
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(decoded->base_offset, h.base_offset);
-  EXPECT_EQ(decoded->body_length, 21);
+  EXPECT_EQ(decoded->body_length, 4096 + 21);
   EXPECT_EQ(decoded->min_timestamp_ms, -4);
-  EXPECT_TRUE(internal::FrameCrcMatches(p, 37));
-  p[64 + 36] ^= 1;
-  EXPECT_FALSE(internal::FrameCrcMatches(p, 37));
+  EXPECT_TRUE(internal::VerifyFrameHeader(p, *decoded).ok());
+  EXPECT_TRUE(internal::VerifyFramePayload(p, *decoded, 0, h.payload_length()).ok());
+  // A flipped byte in the second block fails only reads that touch that block.
+  p[72 + 4100] ^= 1;
+  EXPECT_TRUE(internal::VerifyFramePayload(p, *decoded, 0, 4096).ok());
+  auto bad = internal::VerifyFramePayload(p, *decoded, 4000, 200);
+  EXPECT_TRUE(bad.IsCorruption());
+  EXPECT_NE(bad.message().find("payload bytes [4096, 4133)"), std::string::npos) << bad.message();
+  // A flipped header field fails the header checksum.
+  p[72 + 4100] ^= 1;
+  p[24] ^= 2;
+  EXPECT_TRUE(internal::VerifyFrameHeader(p, *decoded).IsCorruption());
   p[0] = 'X';
   EXPECT_TRUE(internal::DecodeFrameHeader(p, 128).status().IsCorruption());
 }
@@ -412,30 +473,175 @@ TEST_F(LogTest, TornFrameIsTruncated) {
   CheckReadAll(log.get(), 0);
 }
 
-TEST_F(LogTest, CorruptTailIsTruncatedByCrc) {
+TEST_F(LogTest, DamagedLastFrameIsATornTail) {
   options_.segment_bytes = 1 << 20;
   options_.checkpoint_interval_bytes = int64_t{1} << 40;  // checkpoint only at open
   auto log = OpenLog();
   AppendMany(log.get(), 0, 40);
   CrashAndReboot(log);  // everything was fsynced, but the checkpoint is at offset 0
-  // Flip one payload byte of batch 30: it and everything after it is dropped.
-  std::string path = ActiveSegmentPath();
-  int64_t position = 0;
-  for (int i = 0; i < 30; ++i) {
-    position += 64 + (16 + static_cast<int64_t>(BodyOf(i).size()) + 7) / 8 * 8;
-  }
-  {
-    auto file = fs_->OpenFile(path, FileMode::kWrite).ValueOrDie();
-    auto byte = file->ReadAt(position + 70, 1).ValueOrDie();
-    uint8_t flipped = byte->data()[0] ^ 0x40;
-    ASSERT_TRUE(file->WriteAt(position + 70, ByteSpan(&flipped, 1)).ok());
-  }
+  const int64_t position = FramePosition(39);
+  FlipByte(ActiveSegmentPath(), position + 80);
   log = OpenLog();
-  EXPECT_GT(log->recovery_info().bytes_truncated, 0);
-  EXPECT_EQ(fs_->FileSize(path).ValueOrDie(), position);
-  expected_.resize(30);
+  const RecoveryInfo& info = log->recovery_info();
+  EXPECT_EQ(info.bytes_truncated, FramePosition(40) - position);
+  EXPECT_EQ(info.truncated_position, position);
+  EXPECT_EQ(info.truncated_from_offset, expected_[39].base_offset);
+  EXPECT_EQ(info.truncated_segment, ActiveSegmentPath());
+  EXPECT_NE(info.truncated_reason.find("checksum mismatch"), std::string::npos);
+  EXPECT_TRUE(info.damaged.empty());
+  EXPECT_EQ(fs_->FileSize(ActiveSegmentPath()).ValueOrDie(), position);
+  expected_.resize(39);
   EXPECT_EQ(log->next_offset(), expected_.back().base_offset + expected_.back().rows);
   CheckReadAll(log.get(), 0);
+}
+
+TEST_F(LogTest, DamageInTheMiddleOfTheActiveSegmentKeepsTheFramesAfterIt) {
+  options_.segment_bytes = 1 << 20;
+  options_.checkpoint_interval_bytes = int64_t{1} << 40;
+  for (int byte : {80, 24}) {  // a payload byte, then a header field (row count)
+    SCOPED_TRACE(byte);
+    std::filesystem::remove_all(dir_);
+    expected_.clear();
+    auto log = OpenLog();
+    AppendMany(log.get(), 0, 40);
+    CrashAndReboot(log);
+    FlipByte(ActiveSegmentPath(), FramePosition(30) + byte);
+    log = OpenLog();
+    const RecoveryInfo& info = log->recovery_info();
+    EXPECT_EQ(info.bytes_truncated, 0);
+    ASSERT_EQ(info.damaged.size(), 1u);
+    EXPECT_EQ(info.damaged[0].from_offset, expected_[30].base_offset);
+    EXPECT_EQ(info.damaged[0].to_offset, expected_[31].base_offset);
+    EXPECT_EQ(info.damaged[0].position, FramePosition(30));
+    EXPECT_EQ(log->next_offset(), expected_.back().base_offset + expected_.back().rows);
+    ExpectDamageRefusedAndSkipped(log.get(), 30);
+    // Appends continue after the intact frames; after a clean reopen, which rescans
+    // nothing, reads find the same damage.
+    AppendMany(log.get(), 40, 3);
+    log.reset();
+    log = OpenLog();
+    ExpectDamageRefusedAndSkipped(log.get(), 30);
+    EXPECT_EQ(log->damaged_ranges().size(), 1u);
+  }
+}
+
+TEST_F(LogTest, DamageInASealedSegmentIsRefusedOnReadAndSkipped) {
+  for (int byte : {80, 24, 0}) {  // payload, header field, magic
+    SCOPED_TRACE(byte);
+    std::filesystem::remove_all(dir_);
+    expected_.clear();
+    auto log = OpenLog();
+    AppendMany(log.get(), 0, 60);
+    ASSERT_GT(log->segment_count(), 3);
+    ASSERT_TRUE(log->Close().ok());
+    log.reset();
+    FlipByte(JoinPath(dir_, internal::SegmentFileName(0, ".log")), FramePosition(4) + byte);
+    if (byte == 0) {  // and make the index rebuild step over the damaged header
+      std::filesystem::remove(JoinPath(dir_, internal::SegmentFileName(0, ".index")));
+    }
+    log = OpenLog();
+    ExpectDamageRefusedAndSkipped(log.get(), 4);
+    auto ranges = log->damaged_ranges();
+    ASSERT_EQ(ranges.size(), 1u);
+    EXPECT_EQ(ranges[0].segment_path, JoinPath(dir_, internal::SegmentFileName(0, ".log")));
+  }
+}
+
+TEST_F(LogTest, ScrubFindsDamageInSealedSegments) {
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 60);
+  auto sealed = log->SealedSegments();
+  ASSERT_GE(sealed.size(), 3u);
+  int64_t total = 0;
+  for (int64_t base : sealed) {
+    auto scrubbed = log->ScrubSealedSegment(base);
+    ASSERT_TRUE(scrubbed.ok()) << scrubbed.status().ToString();
+    EXPECT_TRUE(scrubbed->damaged.empty());
+    total += scrubbed->bytes_verified;
+  }
+  EXPECT_GT(total, 3 * 4096 - 1024);
+  FlipByte(JoinPath(dir_, internal::SegmentFileName(0, ".log")), FramePosition(2) + 75);
+  auto scrubbed = log->ScrubSealedSegment(0);
+  ASSERT_TRUE(scrubbed.ok());
+  ASSERT_EQ(scrubbed->damaged.size(), 1u);
+  EXPECT_EQ(scrubbed->damaged[0].from_offset, expected_[2].base_offset);
+  EXPECT_EQ(scrubbed->damaged[0].to_offset, expected_[3].base_offset);
+  EXPECT_EQ(log->damaged_ranges().size(), 1u);
+  EXPECT_TRUE(log->ScrubSealedSegment(123456).ok());  // no such segment: nothing to do
+}
+
+TEST_F(LogTest, ProjectedReadsVerifyOnlyThePiecesServed) {
+  options_.segment_bytes = 1 << 20;
+  auto log = OpenLog();
+  std::string metadata(16, 'm');
+  std::string body(3 * 4096, '\0');
+  for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>(i % 253);
+  ByteSpan meta_pieces[] = {Span(metadata)};
+  ByteSpan body_pieces[] = {Span(body)};
+  ASSERT_TRUE(log->Append({1, 0, 0, 0}, meta_pieces, body_pieces).ok());
+  ASSERT_TRUE(log->Close().ok());
+  log.reset();
+  // Payload byte 16 + 5000 lies in the second checksum block.
+  FlipByte(ActiveSegmentPath(), 64 + 16 + 16 + 5000);
+  log = OpenLog();
+  EXPECT_TRUE(log->Read(0, 1 << 20).status().IsCorruption());
+  auto batches = log->Read(0, 1 << 20, ReadOptions{.verify_body = false});
+  ASSERT_TRUE(batches.ok()) << batches.status().ToString();
+  const LogBatch& batch = (*batches)[0];
+  auto first = Buffer::Slice(batch.body, 0, 4000);
+  auto second = Buffer::Slice(batch.body, 4100, 100);
+  EXPECT_TRUE(batch.VerifyBodyPiece(*first).ok());
+  Status bad = batch.VerifyBodyPiece(*second);
+  EXPECT_TRUE(bad.IsCorruption());
+  EXPECT_NE(bad.message().find("offsets [0, 1)"), std::string::npos) << bad.message();
+  uint8_t elsewhere[8] = {};
+  EXPECT_TRUE(batch.VerifyBodyPiece(Buffer(elsewhere, 8, nullptr)).ok());
+}
+
+TEST_F(LogTest, ReadsVersion1Frames) {
+  // A segment written before checksum blocks existed: one CRC over payload and header.
+  std::filesystem::create_directories(dir_);
+  std::string segment;
+  for (int64_t id = 0; id < 3; ++id) {
+    std::string payload = MetadataOf(id) + BodyOf(id);
+    std::string frame(64 + (payload.size() + 7) / 8 * 8, '\0');
+    auto* p = reinterpret_cast<uint8_t*>(frame.data());
+    const uint32_t magic = internal::kFrameMagic;
+    const int64_t base = id, max_ts = 1000 + id, min_ts = max_ts - 5;
+    const int32_t rows = 1, schema = 7, meta_len = 16;
+    const int64_t body_len = static_cast<int64_t>(BodyOf(id).size());
+    std::memcpy(p, &magic, 4);
+    p[8] = 1;
+    p[10] = 64;
+    std::memcpy(p + 12, &schema, 4);
+    std::memcpy(p + 16, &base, 8);
+    std::memcpy(p + 24, &rows, 4);
+    std::memcpy(p + 28, &meta_len, 4);
+    std::memcpy(p + 32, &body_len, 8);
+    std::memcpy(p + 40, &min_ts, 8);
+    std::memcpy(p + 48, &max_ts, 8);
+    std::memcpy(p + 64, payload.data(), payload.size());
+    uint32_t crc = crc32c::Extend(crc32c::Value(payload.data(), payload.size()), p + 8, 56);
+    std::memcpy(p + 4, &crc, 4);
+    segment += frame;
+    expected_.push_back({id, base, 1, max_ts});
+  }
+  {
+    auto file =
+        fs_->OpenFile(JoinPath(dir_, internal::SegmentFileName(0, ".log")), FileMode::kCreate)
+            .ValueOrDie();
+    ASSERT_TRUE(file->WriteAt(0, Span(segment)).ok());
+  }
+  auto log = OpenLog();
+  EXPECT_EQ(log->next_offset(), 3);
+  CheckReadAll(log.get(), 0);
+  log.reset();
+  FlipByte(ActiveSegmentPath(), 64 + 10);  // the first frame's payload: intact frames follow
+  std::filesystem::remove(JoinPath(dir_, "recovery-checkpoint"));  // make open rescan it
+  log = OpenLog();
+  ASSERT_EQ(log->recovery_info().damaged.size(), 1u);
+  EXPECT_TRUE(log->Read(0, 1 << 20).status().IsCorruption());
+  EXPECT_EQ(log->Read(1, 1 << 20).ValueOrDie().size(), 2u);
 }
 
 TEST_F(LogTest, DiskFullFailsAppendAndLeavesLogConsistent) {

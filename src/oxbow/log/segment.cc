@@ -26,10 +26,57 @@ std::string SegmentFileName(int64_t base_offset, const char* suffix) {
   return name;
 }
 
-void EncodeFrameHeader(const FrameHeader& h, uint32_t payload_crc, uint8_t* out) {
+std::string EncodeChecksumTable(std::span<const ByteSpan> metadata, std::span<const ByteSpan> body,
+                                int64_t payload_length) {
+  constexpr size_t kBlock = size_t{1} << kChecksumBlockShift;
+  FrameHeader shape;
+  shape.body_length = payload_length;
+  std::vector<uint32_t> crcs(static_cast<size_t>(shape.checksum_blocks()));
+  size_t block = 0;
+  size_t filled = 0;  // bytes of the current block seen so far
+  uint32_t partial = 0;
+  auto consume = [&](const uint8_t* p, size_t n) {
+    if (filled > 0) {
+      size_t take = std::min(n, kBlock - filled);
+      partial = crc32c::Extend(partial, p, take);
+      filled += take;
+      p += take;
+      n -= take;
+      if (filled < kBlock) return;
+      crcs[block++] = partial;
+      filled = 0;
+    }
+    size_t whole = n / kBlock * kBlock;
+    crc32c::BlockValues(p, whole, kBlock, crcs.data() + block);
+    block += whole / kBlock;
+    if (n > whole) {
+      partial = crc32c::Value(p + whole, n - whole);
+      filled = n - whole;
+    }
+  };
+  for (const ByteSpan& piece : metadata) consume(piece.data(), piece.size());
+  for (const ByteSpan& piece : body) consume(piece.data(), piece.size());
+  if (filled > 0) crcs[block++] = partial;
+  std::string table(static_cast<size_t>(shape.checksum_table_length()), '\0');
+  auto* out = reinterpret_cast<uint8_t*>(table.data());
+  for (size_t i = 0; i < crcs.size(); ++i) Put<uint32_t>(out, static_cast<int64_t>(4 * i), crcs[i]);
+  return table;
+}
+
+namespace {
+
+uint32_t HeaderCrc(const uint8_t* header, const uint8_t* table, int64_t blocks) {
+  uint32_t crc = crc32c::Value(header + kCrcCoveredStart,
+                               static_cast<size_t>(kFrameHeaderSize - kCrcCoveredStart));
+  return crc32c::Extend(crc, table, static_cast<size_t>(4 * blocks));
+}
+
+}  // namespace
+
+void EncodeFrameHeader(const FrameHeader& h, const std::string& checksum_table, uint8_t* out) {
   Put<uint32_t>(out, 0, kFrameMagic);
-  Put<uint8_t>(out, 8, kFrameVersion);
-  Put<uint8_t>(out, 9, 0);  // attributes
+  Put<uint8_t>(out, 8, kFrameVersion2);
+  Put<uint8_t>(out, 9, h.block_shift);
   Put<uint16_t>(out, 10, static_cast<uint16_t>(kFrameHeaderSize));
   Put<int32_t>(out, 12, h.schema_id);
   Put<int64_t>(out, 16, h.base_offset);
@@ -39,23 +86,27 @@ void EncodeFrameHeader(const FrameHeader& h, uint32_t payload_crc, uint8_t* out)
   Put<int64_t>(out, 40, h.min_timestamp_ms);
   Put<int64_t>(out, 48, h.max_timestamp_ms);
   Put<int64_t>(out, 56, h.append_time_ms);
-  uint32_t crc = crc32c::Extend(payload_crc, out + kCrcCoveredStart,
-                                static_cast<size_t>(kFrameHeaderSize - kCrcCoveredStart));
-  Put<uint32_t>(out, 4, crc);
+  Put<uint32_t>(
+      out, 4,
+      HeaderCrc(out, reinterpret_cast<const uint8_t*>(checksum_table.data()), h.checksum_blocks()));
 }
 
 Result<FrameHeader> DecodeFrameHeader(const uint8_t* data, int64_t position) {
   if (Get<uint32_t>(data, 0) != kFrameMagic) {
     return Status::Corruption("bad frame magic" + At(position));
   }
-  if (Get<uint8_t>(data, 8) != kFrameVersion) {
-    return Status::Corruption("unsupported frame version " + std::to_string(Get<uint8_t>(data, 8)) +
+  FrameHeader h;
+  h.version = Get<uint8_t>(data, 8);
+  h.block_shift = Get<uint8_t>(data, 9);
+  if (h.version != kFrameVersion1 && h.version != kFrameVersion2) {
+    return Status::Corruption("unsupported frame version " + std::to_string(h.version) +
                               At(position));
   }
-  if (Get<uint8_t>(data, 9) != 0 || Get<uint16_t>(data, 10) != kFrameHeaderSize) {
+  bool shift_ok =
+      h.version == kFrameVersion1 ? h.block_shift == 0 : h.block_shift >= 10 && h.block_shift <= 24;
+  if (!shift_ok || Get<uint16_t>(data, 10) != kFrameHeaderSize) {
     return Status::Corruption("bad frame attributes or header length" + At(position));
   }
-  FrameHeader h;
   h.schema_id = Get<int32_t>(data, 12);
   h.base_offset = Get<int64_t>(data, 16);
   h.row_count = Get<int32_t>(data, 24);
@@ -80,11 +131,46 @@ Result<FrameHeader> DecodeFrameHeader(const uint8_t* data, int64_t position) {
   return h;
 }
 
-bool FrameCrcMatches(const uint8_t* frame, int64_t payload_length) {
-  uint32_t crc = crc32c::Value(frame + kFrameHeaderSize, static_cast<size_t>(payload_length));
-  crc = crc32c::Extend(crc, frame + kCrcCoveredStart,
-                       static_cast<size_t>(kFrameHeaderSize - kCrcCoveredStart));
-  return crc == Get<uint32_t>(frame, 4);
+Status VerifyFrameHeader(const uint8_t* frame, const FrameHeader& h) {
+  if (h.version == kFrameVersion1) return Status::OK();
+  if (HeaderCrc(frame, frame + kFrameHeaderSize, h.checksum_blocks()) != Get<uint32_t>(frame, 4)) {
+    return Status::Corruption("frame header checksum mismatch");
+  }
+  return Status::OK();
+}
+
+Status VerifyFramePayload(const uint8_t* frame, const FrameHeader& h, int64_t from,
+                          int64_t length) {
+  const uint8_t* payload = frame + h.payload_position();
+  if (h.version == kFrameVersion1) {
+    uint32_t crc = crc32c::Value(payload, static_cast<size_t>(h.payload_length()));
+    crc = crc32c::Extend(crc, frame + kCrcCoveredStart,
+                         static_cast<size_t>(kFrameHeaderSize - kCrcCoveredStart));
+    if (crc != Get<uint32_t>(frame, 4)) return Status::Corruption("frame checksum mismatch");
+    return Status::OK();
+  }
+  if (length <= 0) return Status::OK();
+  const int64_t block = int64_t{1} << h.block_shift;
+  const int64_t first = from >> h.block_shift;
+  const int64_t last = (from + length - 1) >> h.block_shift;
+  constexpr int64_t kBatch = 64;  // blocks checked per BlockValues call
+  uint32_t crcs[kBatch];
+  for (int64_t b = first; b <= last; b += kBatch) {
+    const int64_t count = std::min(kBatch, last + 1 - b);
+    const int64_t start = b * block;
+    const int64_t bytes = std::min(count * block, h.payload_length() - start);
+    crc32c::BlockValues(payload + start, static_cast<size_t>(bytes), static_cast<size_t>(block),
+                        crcs);
+    for (int64_t i = 0; i < count; ++i) {
+      if (crcs[i] != Get<uint32_t>(frame + kFrameHeaderSize, 4 * (b + i))) {
+        const int64_t bad = (b + i) * block;
+        return Status::Corruption("checksum mismatch in payload bytes [" + std::to_string(bad) +
+                                  ", " + std::to_string(std::min(bad + block, h.payload_length())) +
+                                  ")");
+      }
+    }
+  }
+  return Status::OK();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -120,8 +206,8 @@ Result<bool> FrameScanner::Next(ScannedFrame* frame) {
                               At(position_));
   }
   RETURN_NOT_OK(Fill(kFrameHeaderSize));
-  const uint8_t* data = chunk_->data() + (position_ - chunk_start_);
-  ASSIGN_OR_RAISE(FrameHeader header, DecodeFrameHeader(data, position_));
+  ASSIGN_OR_RAISE(FrameHeader header,
+                  DecodeFrameHeader(chunk_->data() + (position_ - chunk_start_), position_));
   if (expected_offset_ >= 0 && header.base_offset != expected_offset_) {
     return Status::Corruption("frame base offset " + std::to_string(header.base_offset) +
                               ", expected " + std::to_string(expected_offset_) + At(position_));
@@ -131,22 +217,43 @@ Result<bool> FrameScanner::Next(ScannedFrame* frame) {
     return Status::Corruption("torn frame of " + std::to_string(length) + " bytes, only " +
                               std::to_string(end_ - position_) + " present" + At(position_));
   }
-  frame->bytes = nullptr;
-  if (mode_ != Mode::kHeaders) {
-    RETURN_NOT_OK(Fill(length));
-    int64_t offset = position_ - chunk_start_;
-    if (mode_ == Mode::kVerify &&
-        !FrameCrcMatches(chunk_->data() + offset, header.payload_length())) {
-      return Status::Corruption("CRC mismatch in frame with base offset " +
-                                std::to_string(header.base_offset) + At(position_));
-    }
-    frame->bytes = Buffer::Slice(chunk_, offset, length);
+  RETURN_NOT_OK(Fill(mode_ == Mode::kHeaders ? header.payload_position() : length));
+  const int64_t offset = position_ - chunk_start_;
+  const uint8_t* data = chunk_->data() + offset;
+  Status verified = VerifyFrameHeader(data, header);
+  if (verified.ok() && mode_ == Mode::kVerify) {
+    verified = VerifyFramePayload(data, header, 0, header.payload_length());
   }
+  if (!verified.ok()) return Status::Corruption(verified.message() + At(position_));
+  frame->bytes = mode_ == Mode::kHeaders ? nullptr : Buffer::Slice(chunk_, offset, length);
   frame->header = header;
   frame->position = position_;
   position_ += length;
   expected_offset_ = header.next_offset();
   return true;
+}
+
+Result<std::optional<ScannedFrame>> FindIntactFrame(File* file, int64_t from, int64_t end,
+                                                    int64_t min_offset) {
+  constexpr int64_t kSearchChunk = int64_t{1} << 20;
+  for (int64_t chunk_start = PadToFrameAlignment(from); chunk_start + kFrameHeaderSize <= end;
+       chunk_start += kSearchChunk) {
+    ASSIGN_OR_RAISE(auto chunk,
+                    file->ReadAt(chunk_start, std::min(kSearchChunk, end - chunk_start)));
+    for (int64_t i = 0; i + 4 <= chunk->size(); i += kFrameAlignment) {
+      if (Get<uint32_t>(chunk->data(), i) != kFrameMagic) continue;
+      FrameScanner probe(file, chunk_start + i, end, -1, FrameScanner::Mode::kVerify,
+                         kFrameHeaderSize);
+      ScannedFrame frame;
+      auto found = probe.Next(&frame);
+      if (!found.ok()) {
+        if (found.status().code() != StatusCode::kCorruption) return found.status();
+        continue;
+      }
+      if (*found && frame.header.base_offset >= min_offset) return std::optional(frame);
+    }
+  }
+  return std::optional<ScannedFrame>();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -336,13 +443,21 @@ Status Segment::RebuildLocked(int64_t size, int64_t next_offset) {
   time_index_.clear();
   state_ = {};
   state_.next_offset = base_offset_;
-  FrameScanner scanner(file_.get(), 0, size, base_offset_, FrameScanner::Mode::kHeaders,
-                       kHeaderScanChunk);
-  ScannedFrame frame;
-  while (true) {
-    ASSIGN_OR_RAISE(bool more, scanner.Next(&frame));
-    if (!more) break;
-    AddFrameLocked(frame.header);
+  int64_t position = 0;
+  while (position < size) {
+    FrameScanner scanner(file_.get(), position, size, state_.next_offset,
+                         FrameScanner::Mode::kHeaders, kHeaderScanChunk);
+    ScannedFrame frame;
+    Result<bool> more = true;
+    while ((more = scanner.Next(&frame)).ok() && *more) AddFrameLocked(frame.header);
+    if (more.ok()) break;
+    if (more.status().code() != StatusCode::kCorruption) return more.status();
+    // Step over the damage; the frames after it stay readable.
+    ASSIGN_OR_RAISE(DamagedSpan span,
+                    DescribeDamage(scanner.position(), size, scanner.expected_offset(), next_offset,
+                                   more.status().message()));
+    state_.size = position = span.end_position;
+    state_.next_offset = span.end_offset;
   }
   if (state_.next_offset != next_offset) {
     return Status::Corruption("segment " + log_path_ + " ends at offset " +
@@ -365,7 +480,7 @@ Status Segment::RebuildLocked(int64_t size, int64_t next_offset) {
   return Status::OK();
 }
 
-Result<int64_t> Segment::Recover(const SegmentState& trusted) {
+Result<SegmentRecovery> Segment::Recover(const SegmentState& trusted) {
   std::lock_guard lock(mutex_);
   ASSIGN_OR_RAISE(int64_t file_size, file_->Size());
   state_ = trusted;
@@ -392,19 +507,32 @@ Result<int64_t> Segment::Recover(const SegmentState& trusted) {
   persisted_offset_entries_ = state_.offset_entries;
   persisted_time_entries_ = state_.time_entries;
 
-  FrameScanner scanner(file_.get(), state_.size, file_size, state_.next_offset,
-                       FrameScanner::Mode::kVerify, kVerifyScanChunk);
-  ScannedFrame frame;
+  SegmentRecovery recovery;
   while (true) {
-    auto more = scanner.Next(&frame);
-    if (!more.ok()) {
-      if (more.status().code() != StatusCode::kCorruption) return more.status();
-      break;  // the tail from here is torn or corrupt
+    FrameScanner scanner(file_.get(), state_.size, file_size, state_.next_offset,
+                         FrameScanner::Mode::kVerify, kVerifyScanChunk);
+    ScannedFrame frame;
+    Result<bool> more = true;
+    while ((more = scanner.Next(&frame)).ok() && *more) AddFrameLocked(frame.header);
+    recovery.bytes_verified += scanner.bytes_read();
+    if (more.ok()) break;
+    if (more.status().code() != StatusCode::kCorruption) return more.status();
+    ASSIGN_OR_RAISE(auto intact, FindIntactFrame(file_.get(), scanner.position() + kFrameAlignment,
+                                                 file_size, state_.next_offset));
+    if (!intact) {
+      // Nothing intact follows: a torn tail, the last frames written and never made durable.
+      recovery.truncated_position = state_.size;
+      recovery.truncated_bytes = file_size - state_.size;
+      recovery.truncated_from_offset = state_.next_offset;
+      recovery.truncated_reason = more.status().message();
+      break;
     }
-    if (!*more) break;
-    AddFrameLocked(frame.header);
+    // Intact frames follow the damage: keep them, and refuse the damaged span on read.
+    RecordDamage({state_.size, intact->position, state_.next_offset, intact->header.base_offset,
+                  more.status().message()});
+    state_.size = intact->position;
+    state_.next_offset = intact->header.base_offset;
   }
-  int64_t bytes_verified = scanner.bytes_read();
   if (state_.size < file_size) RETURN_NOT_OK(file_->Truncate(state_.size));
   if (state_.size > trusted.size || state_.size < file_size) RETURN_NOT_OK(file_->Sync());
   // Index entries past the trusted prefix are rewritten at the next checkpoint.
@@ -413,7 +541,7 @@ Result<int64_t> Segment::Recover(const SegmentState& trusted) {
   ASSIGN_OR_RAISE(auto time_file, fs_->OpenFile(time_index_path_, FileMode::kCreate));
   RETURN_NOT_OK(time_file->Truncate(persisted_time_entries_ * kTimeIndexEntrySize));
   indexed_ = true;
-  return bytes_verified;
+  return recovery;
 }
 
 Status Segment::Seal() {
@@ -465,14 +593,15 @@ Status Segment::WriteIndexFile(const std::string& path, int64_t file_position,
   return Status::OK();
 }
 
-int64_t Segment::FloorPosition(int64_t offset) const {
+std::pair<int64_t, int64_t> Segment::FloorEntry(int64_t offset) const {
   std::lock_guard lock(mutex_);
-  if (offset <= base_offset_ || offset_index_.empty()) return 0;
+  if (offset <= base_offset_ || offset_index_.empty()) return {0, base_offset_};
   int64_t relative = offset - base_offset_;
   auto it = std::upper_bound(
       offset_index_.begin(), offset_index_.end(), relative,
       [](int64_t r, const OffsetIndexEntry& e) { return r < int64_t{e.relative_offset}; });
-  return it == offset_index_.begin() ? 0 : std::prev(it)->position;
+  if (it == offset_index_.begin()) return {0, base_offset_};
+  return {std::prev(it)->position, base_offset_ + std::prev(it)->relative_offset};
 }
 
 int64_t Segment::TimeFloorPosition(int64_t timestamp_ms) const {
@@ -485,7 +614,39 @@ int64_t Segment::TimeFloorPosition(int64_t timestamp_ms) const {
     if (it == time_index_.begin()) return 0;
     offset = base_offset_ + std::prev(it)->relative_offset;
   }
-  return FloorPosition(offset);
+  return FloorEntry(offset).first;
+}
+
+std::vector<DamagedSpan> Segment::damage() const {
+  std::lock_guard lock(damage_mutex_);
+  return damage_;
+}
+
+std::optional<DamagedSpan> Segment::DamageAt(int64_t position) const {
+  std::lock_guard lock(damage_mutex_);
+  for (const DamagedSpan& span : damage_) {
+    if (span.position == position) return span;
+  }
+  return std::nullopt;
+}
+
+void Segment::RecordDamage(const DamagedSpan& span) {
+  std::lock_guard lock(damage_mutex_);
+  auto at = std::lower_bound(
+      damage_.begin(), damage_.end(), span.position,
+      [](const DamagedSpan& known, int64_t position) { return known.position < position; });
+  if (at == damage_.end() || at->position != span.position) damage_.insert(at, span);
+}
+
+Result<DamagedSpan> Segment::DescribeDamage(int64_t position, int64_t end, int64_t first_offset,
+                                            int64_t end_offset, const std::string& reason) {
+  if (auto known = DamageAt(position)) return *known;
+  ASSIGN_OR_RAISE(auto intact, FindIntactFrame(file_.get(), position + kFrameAlignment, end,
+                                               std::max(first_offset, base_offset_)));
+  DamagedSpan span{position, intact ? intact->position : end, first_offset,
+                   intact ? intact->header.base_offset : end_offset, reason};
+  RecordDamage(span);
+  return span;
 }
 
 }  // namespace oxbow::log::internal

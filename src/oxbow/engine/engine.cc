@@ -3,13 +3,17 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "oxbow/arrow/compute.h"
 #include "oxbow/engine/bucketing_internal.h"
@@ -72,6 +76,27 @@ Status CheckNulls(const std::string& table, const arrow::Schema& expected,
     }
   }
   return Status::OK();
+}
+
+void WarnAboutDamage(const std::string& table, int32_t bucket, const log::DamagedRange& damage,
+                     const char* found_by) {
+  spdlog::warn(
+      "table '{}' bucket {}: {} found damage in segment {} at byte {} (to byte {}): offsets "
+      "[{}, {}) cannot be served ({}); the intact data around it is kept and served",
+      table, bucket, found_by, damage.segment_path, damage.position, damage.end_position,
+      damage.from_offset, damage.to_offset, damage.reason);
+}
+
+void WarnAboutRecovery(const std::string& table, int32_t bucket, const log::RecoveryInfo& info) {
+  if (info.truncated_position >= 0) {
+    spdlog::warn(
+        "table '{}' bucket {}: recovery cut a torn tail of {} bytes from segment {} at byte {}: "
+        "offsets from {} on were dropped ({}); no intact frame followed, so these were the "
+        "last frames written and not yet durable",
+        table, bucket, info.bytes_truncated, info.truncated_segment, info.truncated_position,
+        info.truncated_from_offset, info.truncated_reason);
+  }
+  for (const auto& damage : info.damaged) WarnAboutDamage(table, bucket, damage, "recovery");
 }
 
 }  // namespace
@@ -163,6 +188,9 @@ Result<std::optional<ReadBatch>> ReadCursor::Next(std::chrono::steady_clock::tim
       out.append_time_ms = b.append_time_ms;
       if (projector_) {
         ASSIGN_OR_RAISE(out.message, projector_->Project(*b.metadata, b.body));
+        for (const auto& piece : out.message.body) {
+          RETURN_NOT_OK(b.VerifyBodyPiece(*piece).WithContext(BucketName()));
+        }
       } else {
         out.message.metadata = b.metadata;
         out.message.body = {b.body};
@@ -179,11 +207,18 @@ Result<std::optional<ReadBatch>> ReadCursor::Next(std::chrono::steady_clock::tim
       ASSIGN_OR_RAISE(int64_t durable, log.WaitForData(position_, deadline));
       if (durable <= position_) return std::optional<ReadBatch>();
     }
-    ASSIGN_OR_RAISE(pending_, log.Read(position_, kReadChunkBytes));
+    // A projection verifies only the body bytes it serves.
+    auto read = log.Read(position_, kReadChunkBytes, {.verify_body = !projector_});
+    if (!read.ok()) return read.status().WithContext(BucketName());
+    pending_ = std::move(read).ValueOrDie();
     if (pending_.empty() && !request_.follow) break;
   }
   done_ = true;
   return std::optional<ReadBatch>();
+}
+
+std::string ReadCursor::BucketName() const {
+  return "table '" + table_->descriptor.name + "' bucket " + std::to_string(request_.bucket);
 }
 
 Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
@@ -200,6 +235,9 @@ Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
   RETURN_NOT_OK(engine->RemoveOrphanTableDirs());
   if (engine->options_.retention_check_ms > 0) {
     engine->retention_thread_ = std::thread([e = engine.get()] { e->RetentionLoop(); });
+  }
+  if (engine->options_.scrub_interval_ms > 0 && engine->options_.scrub_bytes_per_second > 0) {
+    engine->scrub_thread_ = std::thread([e = engine.get()] { e->ScrubLoop(); });
   }
   return engine;
 }
@@ -260,6 +298,7 @@ Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor&
         auto log,
         log::BucketLog::Open(
             options_.fs, JoinPath(TableDir(descriptor.table_id), std::to_string(b)), log_options));
+    WarnAboutRecovery(descriptor.name, b, log->recovery_info());
     table->logs.push_back(std::move(log));
   }
   return table;
@@ -315,8 +354,9 @@ Result<TableStatus> Engine::DescribeTable(const std::string& name) const {
   TableStatus status;
   status.table = table->descriptor;
   for (int32_t b = 0; b < static_cast<int32_t>(table->logs.size()); ++b) {
-    status.buckets.push_back(
-        {b, table->logs[b]->earliest_offset(), table->logs[b]->durable_offset()});
+    const log::BucketLog& log = *table->logs[b];
+    status.buckets.push_back({b, log.earliest_offset(), log.durable_offset(), log.damaged_ranges(),
+                              log.recovery_info()});
   }
   return status;
 }
@@ -401,6 +441,61 @@ void Engine::RetentionLoop() {
   }
 }
 
+std::vector<std::shared_ptr<Table>> Engine::Tables() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<Table>> tables;
+  for (const auto& [name, table] : tables_) tables.push_back(table);
+  return tables;
+}
+
+void Engine::ScrubLoop() {
+  if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19) != 0) {
+    spdlog::debug("scrubber: cannot lower its priority: {}", std::strerror(errno));
+  }
+  // When each (table id, bucket, segment) was last verified.
+  using Key = std::tuple<int64_t, int32_t, int64_t>;
+  std::map<Key, std::chrono::steady_clock::time_point> verified;
+  const auto interval = std::chrono::milliseconds(options_.scrub_interval_ms);
+  auto pause = [this](std::chrono::steady_clock::duration duration) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return !closing_cv_.wait_for(lock, duration, [this] { return closing_; });
+  };
+  while (true) {
+    std::map<Key, std::chrono::steady_clock::time_point> live;
+    for (const auto& table : Tables()) {
+      for (int32_t b = 0; b < static_cast<int32_t>(table->logs.size()); ++b) {
+        log::BucketLog& log = *table->logs[b];
+        for (int64_t base : log.SealedSegments()) {
+          const Key key{table->descriptor.table_id, b, base};
+          auto known = verified.find(key);
+          if (known != verified.end() &&
+              std::chrono::steady_clock::now() - known->second < interval) {
+            live[key] = known->second;
+            continue;
+          }
+          auto scrubbed = log.ScrubSealedSegment(base);
+          live[key] = std::chrono::steady_clock::now();
+          if (!scrubbed.ok()) {
+            spdlog::warn("table '{}' bucket {}: scrubbing segment {}: {}", table->descriptor.name,
+                         b, base, scrubbed.status().message());
+            continue;
+          }
+          for (const auto& damage : scrubbed->damaged) {
+            WarnAboutDamage(table->descriptor.name, b, damage, "the scrubber");
+          }
+          // Stay within the byte rate.
+          if (!pause(std::chrono::microseconds(scrubbed->bytes_verified * 1'000'000 /
+                                               options_.scrub_bytes_per_second))) {
+            return;
+          }
+        }
+      }
+    }
+    verified = std::move(live);
+    if (!pause(std::chrono::seconds(1))) return;
+  }
+}
+
 Status Engine::SetRetentionFloor(const std::string& name, int32_t bucket, int64_t offset) {
   ASSIGN_OR_RAISE(auto table, GetTable(name));
   if (bucket < 0 || bucket >= static_cast<int32_t>(table->logs.size())) {
@@ -420,6 +515,7 @@ Status Engine::Close() {
   }
   closing_cv_.notify_all();
   if (retention_thread_.joinable()) retention_thread_.join();
+  if (scrub_thread_.joinable()) scrub_thread_.join();
   Status first;
   for (auto& [name, table] : tables) {
     for (auto& log : table->logs) {

@@ -29,12 +29,21 @@ struct EngineOptions {
   std::shared_ptr<FileSystem> fs;
   // How often age-based retention runs over every log. Default: 60 s; 0 disables it.
   int64_t retention_check_ms = 60'000;
+  // The scrubber re-verifies every checksum of each sealed segment once per this interval.
+  // Default: 24 h; 0 disables scrubbing.
+  int64_t scrub_interval_ms = int64_t{24} * 3600 * 1000;
+  // The scrubber reads at most this many bytes per second. Default: 16 MiB/s.
+  int64_t scrub_bytes_per_second = int64_t{16} << 20;
 };
 
 struct BucketStatus {
   int32_t bucket = 0;
   int64_t earliest_offset = 0;
   int64_t next_offset = 0;
+  // Damage known in the bucket's log: offsets that cannot be served.
+  std::vector<log::DamagedRange> damaged;
+  // What opening the log found (a torn tail it cut, damage it kept).
+  log::RecoveryInfo recovery;
 };
 
 struct TableStatus {
@@ -91,6 +100,8 @@ class ReadCursor {
  private:
   friend class Engine;
   ReadCursor() = default;
+  // "table 'ns.t' bucket b", the context of read errors.
+  std::string BucketName() const;
   std::shared_ptr<Table> table_;
   ReadRequest request_;
   arrow::SchemaPtr schema_;
@@ -134,6 +145,10 @@ class Engine {
   Status LockDataDir();
   // Runs EnforceRetention on every log every retention_check_ms until Close().
   void RetentionLoop();
+  // Verifies sealed segments, one at a time within scrub_bytes_per_second, each once per
+  // scrub_interval_ms, until Close(); damage found is logged and kept in each log.
+  void ScrubLoop();
+  std::vector<std::shared_ptr<Table>> Tables() const;
 
   EngineOptions options_;
   int lock_fd_ = -1;  // flock()ed <data_dir>/LOCK: one engine per data dir
@@ -143,6 +158,7 @@ class Engine {
   bool closing_ = false;  // guarded by mu_
   std::condition_variable closing_cv_;
   std::thread retention_thread_;
+  std::thread scrub_thread_;
 };
 
 }  // namespace oxbow::engine

@@ -37,6 +37,12 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--retention-ms", log.retention_ms,
                  "Delete segments older than this (-1: keep forever)")
       ->capture_default_str();
+  app.add_option("--scrub-interval-ms", options->engine.scrub_interval_ms,
+                 "Re-verify every checksum of each sealed log segment this often (0: never)")
+      ->capture_default_str();
+  app.add_option("--scrub-bytes-per-second", options->engine.scrub_bytes_per_second,
+                 "Read rate limit of the scrubber")
+      ->capture_default_str();
   app.add_option("--warehouse", options->lake.warehouse,
                  "Directory of the Iceberg tables every log table is tiered into")
       ->capture_default_str();

@@ -62,9 +62,25 @@ FlightPayload SchemaPayload(const ipc::EncodedMessage& schema_message) {
 json BucketStatusJson(const engine::TableStatus& status) {
   json buckets = json::array();
   for (const auto& b : status.buckets) {
-    buckets.push_back({{"bucket", b.bucket},
-                       {"earliest_offset", b.earliest_offset},
-                       {"next_offset", b.next_offset}});
+    json bucket = {{"bucket", b.bucket},
+                   {"earliest_offset", b.earliest_offset},
+                   {"next_offset", b.next_offset}};
+    for (const auto& d : b.damaged) {
+      bucket["damaged"].push_back({{"from_offset", d.from_offset},
+                                   {"to_offset", d.to_offset},
+                                   {"segment", d.segment_path},
+                                   {"position", d.position},
+                                   {"end_position", d.end_position},
+                                   {"reason", d.reason}});
+    }
+    if (b.recovery.truncated_position >= 0) {
+      bucket["recovery_truncated"] = {{"segment", b.recovery.truncated_segment},
+                                      {"position", b.recovery.truncated_position},
+                                      {"bytes", b.recovery.bytes_truncated},
+                                      {"from_offset", b.recovery.truncated_from_offset},
+                                      {"reason", b.recovery.truncated_reason}};
+    }
+    buckets.push_back(std::move(bucket));
   }
   return buckets;
 }

@@ -99,6 +99,13 @@ class TableTiering {
   Clock::time_point next_round{};
   Clock::time_point next_maintenance{};
   bool dropped = false;
+  // The last round's and the last maintenance's errors, published until they succeed again.
+  std::string round_error;
+  std::string maintenance_error;
+  std::string Error() const {
+    if (round_error.empty() || maintenance_error.empty()) return round_error + maintenance_error;
+    return round_error + "; " + maintenance_error;
+  }
   std::mutex work;
 
   std::mutex status_mu;
@@ -238,8 +245,7 @@ void TieringService::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     lock.unlock();
-    Status st = Step(/*force=*/false);
-    if (!st.ok()) spdlog::warn("lake: {}", st.message());
+    (void)Step(/*force=*/false);  // errors are logged and published per table
     lock.lock();
     wake_.wait_for(lock, std::chrono::milliseconds(20), [this] { return stopping_; });
   }
@@ -331,6 +337,8 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
   std::vector<arrow::RecordBatchPtr> batches;
   int64_t bytes = 0;
   bool caught_up = true;
+  // A bucket whose log cannot be read (damage) stops there; what was read before is committed.
+  Status read_error;
   for (const auto& bucket : status.buckets) {
     const int32_t b = bucket.bucket;
     if (next[b] < bucket.earliest_offset) {
@@ -347,7 +355,12 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
     request.to = bucket.next_offset;
     ASSIGN_OR_RAISE(auto cursor, engine->OpenRead(request));
     while (bytes < options.max_round_bytes) {
-      ASSIGN_OR_RAISE(auto read, cursor->Next(Clock::now()));
+      auto next_batch = cursor->Next(Clock::now());
+      if (!next_batch.ok()) {
+        if (read_error.ok()) read_error = next_batch.status();
+        break;
+      }
+      auto& read = *next_batch;
       if (!read) break;
       ASSIGN_OR_RAISE(auto body, read->message.BodyAsBuffer());
       ASSIGN_OR_RAISE(auto batch,
@@ -365,7 +378,7 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
       std::lock_guard<std::mutex> lock(s.status_mu);
       s.caught_up_ms = started_ms;
     }
-    return Status::OK();
+    return read_error;
   }
   struct Group {
     iceberg::PartitionValues values;
@@ -406,7 +419,7 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
     std::lock_guard<std::mutex> lock(s.status_mu);
     s.caught_up_ms = started_ms;
   }
-  return Status::OK();
+  return read_error;
 }
 
 // Merges the small files of each partition directory into files near the target size.
@@ -513,28 +526,30 @@ Status TieringService::Step(bool force) {
     std::lock_guard<std::mutex> work(state->work);
     if (state->dropped || !state->enabled || !state->init_error.ok()) continue;
     const auto now = Clock::now();
-    std::string error;
-    if (force || now >= state->next_round) {
+    const bool round_due = force || now >= state->next_round;
+    const bool maintenance_due = force || now >= state->next_maintenance;
+    if (!round_due && !maintenance_due) continue;  // the published state stands
+    const std::string previous = state->Error();
+    if (round_due) {
       // Rounds start every freshness/2, so a row waits at most about freshness for the lake:
       // up to half a period for its round to start, plus the round itself.
       state->next_round =
           now + std::chrono::milliseconds(std::max<int64_t>(1, state->freshness_ms / 2));
       Status st = TierRound(engine_, options_, *state);
-      if (!st.ok()) {
-        if (engine_->DescribeTable(descriptor.name).status().IsNotFound()) continue;  // dropped
-        error = st.message();
-        spdlog::warn("lake: tiering '{}': {}", descriptor.name, error);
-        if (first.ok()) first = st;
-      }
+      if (!st.ok() && engine_->DescribeTable(descriptor.name).status().IsNotFound()) continue;
+      state->round_error = st.ok() ? "" : "tiering: " + st.message();
+      if (first.ok()) first = st;
     }
-    if (force || now >= state->next_maintenance) {
+    if (maintenance_due) {
       state->next_maintenance = now + std::chrono::milliseconds(options_.maintenance_interval_ms);
       Status st = Maintain(options_, *state);
-      if (!st.ok()) {
-        error = st.message();
-        spdlog::warn("lake: maintaining '{}': {}", descriptor.name, error);
-        if (first.ok()) first = st;
-      }
+      state->maintenance_error = st.ok() ? "" : "maintenance: " + st.message();
+      if (first.ok()) first = st;
+    }
+    // A stuck table is logged when its error changes, not every round.
+    const std::string error = state->Error();
+    if (!error.empty() && error != previous) {
+      spdlog::warn("lake: table '{}': {}", descriptor.name, error);
     }
     state->Publish(error);
   }

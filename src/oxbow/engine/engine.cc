@@ -188,13 +188,15 @@ Result<std::optional<ReadBatch>> ReadCursor::Next(std::chrono::steady_clock::tim
       out.append_time_ms = b.append_time_ms;
       if (projector_) {
         ASSIGN_OR_RAISE(out.message, projector_->Project(*b.metadata, b.body));
-        for (const auto& piece : out.message.body) {
-          RETURN_NOT_OK(b.VerifyBodyPiece(*piece).WithContext(BucketName()));
-        }
       } else {
         out.message.metadata = b.metadata;
         out.message.body = {b.body};
         out.message.body_length = b.body->size();
+      }
+      // Only the body bytes sent are verified, right before they go out: they are then still
+      // in cache for the copy into the socket.
+      for (const auto& piece : out.message.body) {
+        RETURN_NOT_OK(b.VerifyBodyPiece(*piece).WithContext(BucketName()));
       }
       position_ = out.next_offset;
       return std::optional<ReadBatch>(std::move(out));
@@ -207,8 +209,7 @@ Result<std::optional<ReadBatch>> ReadCursor::Next(std::chrono::steady_clock::tim
       ASSIGN_OR_RAISE(int64_t durable, log.WaitForData(position_, deadline));
       if (durable <= position_) return std::optional<ReadBatch>();
     }
-    // A projection verifies only the body bytes it serves.
-    auto read = log.Read(position_, kReadChunkBytes, {.verify_body = !projector_});
+    auto read = log.Read(position_, kReadChunkBytes, {.verify_body = false});
     if (!read.ok()) return read.status().WithContext(BucketName());
     pending_ = std::move(read).ValueOrDie();
     if (pending_.empty() && !request_.follow) break;

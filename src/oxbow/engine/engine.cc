@@ -37,26 +37,26 @@ Status CheckClientSchema(const std::string& table, const arrow::Schema& expected
                          const arrow::Schema& actual) {
   for (int i = 0; i < std::max(expected.num_fields(), actual.num_fields()); ++i) {
     if (i >= actual.num_fields()) {
-      return Status::Invalid("schema mismatch for table '" + table + "': field '" +
-                             expected.field(i).name + "' (" + expected.field(i).type.ToString() +
-                             ") is missing");
+      return Status::Invalid("schema mismatch for table " + Quote(table) + ": field " +
+                             Quote(expected.field(i).name) + " (" +
+                             expected.field(i).type.ToString() + ") is missing");
     }
     if (i >= expected.num_fields()) {
-      return Status::Invalid("schema mismatch for table '" + table + "': unexpected field '" +
-                             actual.field(i).name + "'; the table has " +
+      return Status::Invalid("schema mismatch for table " + Quote(table) + ": unexpected field " +
+                             Quote(actual.field(i).name) + "; the table has " +
                              std::to_string(expected.num_fields()) + " fields");
     }
     const auto& e = expected.field(i);
     const auto& a = actual.field(i);
     if (e.name != a.name) {
-      return Status::Invalid("schema mismatch for table '" + table + "': field " +
-                             std::to_string(i) + " is '" + a.name + "' but the table has '" +
-                             e.name + "'");
+      return Status::Invalid("schema mismatch for table " + Quote(table) + ": field " +
+                             std::to_string(i) + " is " + Quote(a.name) + " but the table has " +
+                             Quote(e.name));
     }
     if (e.type != a.type) {
-      return Status::Invalid("schema mismatch for table '" + table + "': field '" + e.name +
-                             "' has type " + a.type.ToString() + " but the table has " +
-                             e.type.ToString());
+      return Status::Invalid("schema mismatch for table " + Quote(table) + ": field " +
+                             Quote(e.name) + " has type " + a.type.ToString() +
+                             " but the table has " + e.type.ToString());
     }
   }
   return Status::OK();
@@ -66,8 +66,8 @@ Status CheckNulls(const std::string& table, const arrow::Schema& expected,
                   const arrow::RecordBatch& batch) {
   for (int i = 0; i < expected.num_fields(); ++i) {
     if (!expected.field(i).nullable && batch.column(i).null_count() > 0) {
-      return Status::Invalid("field '" + expected.field(i).name + "' of table '" + table +
-                             "' is not nullable but the batch has " +
+      return Status::Invalid("field " + Quote(expected.field(i).name) + " of table " +
+                             Quote(table) + " is not nullable but the batch has " +
                              std::to_string(batch.column(i).null_count()) + " nulls");
     }
   }
@@ -268,7 +268,7 @@ Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor&
 Result<std::shared_ptr<Table>> Engine::GetTable(const std::string& name) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = tables_.find(name);
-  if (it == tables_.end()) return Status::NotFound("table '" + name + "' does not exist");
+  if (it == tables_.end()) return Status::NotFound("table " + Quote(name) + " does not exist");
   return it->second;
 }
 
@@ -276,7 +276,7 @@ Result<catalog::TableDescriptor> Engine::CreateTable(const catalog::CreateTableR
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = tables_.find(request.table.name); it != tables_.end()) {
     if (request.if_not_exists) return it->second->descriptor;
-    return Status::AlreadyExists("table '" + request.table.name + "' already exists");
+    return Status::AlreadyExists("table " + Quote(request.table.name) + " already exists");
   }
   ASSIGN_OR_RAISE(auto descriptor, catalog_->Create(request.table, request.if_not_exists));
   auto table = OpenTable(descriptor);
@@ -293,7 +293,7 @@ Status Engine::DropTable(const std::string& name) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = tables_.find(name);
-    if (it == tables_.end()) return Status::NotFound("table '" + name + "' does not exist");
+    if (it == tables_.end()) return Status::NotFound("table " + Quote(name) + " does not exist");
     RETURN_NOT_OK(catalog_->Drop(name));
     table = std::move(it->second);
     tables_.erase(it);
@@ -349,8 +349,8 @@ Result<std::unique_ptr<ReadCursor>> Engine::OpenRead(const ReadRequest& request)
       if (i < 0) {
         std::string known;
         for (const auto& f : desc.schema->fields()) known += (known.empty() ? "" : ", ") + f.name;
-        return Status::Invalid("unknown column '" + name + "' in table '" + desc.name +
-                               "' (columns: " + known + ")");
+        return Status::Invalid("unknown column " + Quote(name) + " in table " + Quote(desc.name) +
+                               " (columns: " + known + ")");
       }
       indices.push_back(i);
     }

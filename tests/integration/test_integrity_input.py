@@ -1,5 +1,7 @@
 """Input the server must refuse up front, and error messages that stay small.
 
+- `string` values must be valid UTF-8 (api.md "Writing"): a batch with one bad value is refused
+  naming the field and row, and nothing of it is written.
 - Error messages echo user-supplied names and values truncated (api.md "Errors"), so a huge
   name gets its real error code, not RESOURCE_EXHAUSTED from the client's metadata limit.
 """
@@ -7,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import struct
 
 import pyarrow as pa
 import pyarrow.flight as fl
@@ -31,10 +34,117 @@ def ids_and_strings(ids, strings) -> pa.RecordBatch:
                            schema=SCHEMA)
 
 
+def raw_strings(values: list[bytes | None]) -> pa.Array:
+    """A string array made from raw bytes, which pa.array would refuse to build from bad UTF-8."""
+    offsets, data, valid = [0], b"", 0
+    for i, v in enumerate(values):
+        if v is not None:
+            data += v
+            valid |= 1 << i
+        offsets.append(len(data))
+    validity = None if None not in values else pa.py_buffer(
+        valid.to_bytes((len(values) + 7) // 8, "little"))
+    return pa.Array.from_buffers(pa.string(), len(values),
+                                 [validity, pa.py_buffer(struct.pack(f"<{len(offsets)}i", *offsets)),
+                                  pa.py_buffer(data)])
+
+
+def next_offset(server, table: str) -> int:
+    return server.describe(table)["bucket_offsets"][0]["next_offset"]
+
+
 def assert_bounded(excinfo) -> None:
     message = str(excinfo.value)
     assert len(message) < MAX_ERROR_CHARS, f"{len(message)} characters: {message[:300]}..."
     assert HUGE not in message
+
+
+# --- UTF-8 in string columns -----------------------------------------------------------------
+
+THREE_STRINGS = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("a", pa.string()),
+                           pa.field("b", pa.string()), pa.field("c", pa.binary())])
+
+
+def three_strings(ids, a, b) -> pa.RecordBatch:
+    return pa.record_batch([pa.array(ids, pa.int64()), raw_strings(a), raw_strings(b),
+                            pa.array([b"\xff\xfe"] * len(ids), pa.binary())], schema=THREE_STRINGS)
+
+
+ILL_FORMED = {
+    "ff fe": b"\xff\xfe",
+    "lone continuation": b"\x80",
+    "overlong slash": b"\xc0\xaf",
+    "overlong 3-byte": b"\xe0\x80\xaf",
+    "surrogate": b"\xed\xa0\x80",
+    "above U+10FFFF": b"\xf4\x90\x80\x80",
+    "truncated euro sign": b"\xe2\x82",
+    "truncated emoji": b"\xf0\x9f\x9a",
+}
+
+
+@pytest.mark.parametrize("bad", list(ILL_FORMED.values()), ids=list(ILL_FORMED))
+def test_invalid_utf8_is_refused_and_nothing_of_the_batch_is_written(server, bad):
+    server.create_table("ns.t", THREE_STRINGS)
+    good = three_strings([0, 1], [b"x", b"y"], [b"\xc3\xa9", None])
+    assert put(server.client, "ns.t", [good])[0]["offsets"][0]["rows"] == 2
+    # Column b (not the first string column), row 2 (not the first row).
+    refused = three_strings([2, 3, 4], [b"p", b"q", b"r"], [b"ok", b"fine", b"ab" + bad + b"cd"])
+    with expect_error("INVALID_ARGUMENT", "field 'b'", "row 2", "not valid UTF-8"):
+        put(server.client, "ns.t", [refused])
+    assert next_offset(server, "ns.t") == 2
+    table, _ = get(server.client, {"table": "ns.t"})
+    assert table.column("id").to_pylist() == [0, 1]
+    assert table.column("b").to_pylist() == ["\u00e9", None]
+
+
+def test_batches_before_the_invalid_one_stay(server):
+    server.create_table("ns.t", THREE_STRINGS)
+    batches = [three_strings([i], [b"v"], [b"w"]) for i in range(3)]
+    batches.insert(2, three_strings([99] * 40, [b"a"] * 39 + [b"\xff"], [b"b"] * 40))
+    with expect_error("INVALID_ARGUMENT", "field 'a'", "row 39"):
+        put(server.client, "ns.t", batches)
+    assert get(server.client, {"table": "ns.t"})[0].column("id").to_pylist() == [0, 1]
+
+
+def test_invalid_utf8_in_a_keyed_table_writes_no_bucket(server):
+    server.create_table("ns.t", THREE_STRINGS, buckets=4, bucket_key=["id"])
+    refused = three_strings(list(range(20)), [b"x"] * 20, [b"y"] * 19 + [b"\xc3"])
+    with expect_error("INVALID_ARGUMENT", "field 'b'", "row 19"):
+        put(server.client, "ns.t", [refused])
+    assert [b["next_offset"] for b in server.describe("ns.t")["bucket_offsets"]] == [0] * 4
+
+
+def test_bytes_under_a_null_are_not_a_value(server):
+    """A null slot's bytes carry no value (pyarrow's full validation skips them too)."""
+    server.create_table("ns.t", THREE_STRINGS)
+    batch = three_strings([0, 1], [b"x", None], [b"y", b"z"])
+    batch = pa.record_batch([batch.column(0), pa.Array.from_buffers(
+        pa.string(), 2, [pa.py_buffer(b"\x01"), pa.py_buffer(struct.pack("<3i", 0, 1, 3)),
+                         pa.py_buffer(b"x\xff\xfe")]), batch.column(2), batch.column(3)],
+        schema=THREE_STRINGS)
+    batch.validate(full=True)
+    put(server.client, "ns.t", [batch])
+    assert get(server.client, {"table": "ns.t"})[0].column("a").to_pylist() == ["x", None]
+
+
+def test_binary_columns_take_any_bytes(server):
+    server.create_table("ns.t", THREE_STRINGS)
+    put(server.client, "ns.t", [three_strings([0], [b"a"], [b"b"])])
+    assert get(server.client, {"table": "ns.t"})[0].column("c").to_pylist() == [b"\xff\xfe"]
+
+
+VALID_TEXT = ["", "plain ascii", "caf\u00e9", "\u00df\u00e6\u00f8", "\u20ac 12", "\u65e5\u672c\u8a9e",
+              "\U0001F680\U0001F600", "\U0001D11E", "\u0080\u07ff\u0800\ud7ff\ue000\uffff",
+              "\U00010000\U0010FFFF", "a\x00b", "mixed \u00e9\u20ac\U0001F680 " * 50]
+
+
+def test_valid_multibyte_utf8_round_trips(server):
+    server.create_table("ns.t", SCHEMA, buckets=2, bucket_key=["id"])
+    batch = ids_and_strings(list(range(len(VALID_TEXT))), VALID_TEXT)
+    put(server.client, "ns.t", [batch])
+    table = server.read_all("ns.t").sort_by("id")
+    assert table.column("s").to_pylist() == VALID_TEXT
+    table.validate(full=True)
 
 
 # --- bounded error messages -------------------------------------------------------------------

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "oxbow/arrow/compute.h"
+#include "oxbow/arrow/utf8.h"
 #include "oxbow/engine/bucketing_internal.h"
 
 namespace oxbow::engine {
@@ -74,6 +75,19 @@ Status CheckNulls(const std::string& table, const arrow::Schema& expected,
   return Status::OK();
 }
 
+// The Arrow format requires `string` values to be UTF-8; a bad one makes readers (DuckDB, the
+// lake's) refuse a whole file later, so it is refused here.
+Status CheckUtf8(const std::string& table, const arrow::Schema& schema,
+                 const arrow::RecordBatch& batch) {
+  for (int i = 0; i < schema.num_fields(); ++i) {
+    if (schema.field(i).type.id() != arrow::TypeId::kString) continue;
+    if (Status st = arrow::ValidateUtf8(batch.column(i)); !st.ok()) {
+      return st.WithContext("field " + Quote(schema.field(i).name) + " of table " + Quote(table));
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 // The runtime of one table: its descriptor and one log per bucket.
@@ -106,6 +120,7 @@ Result<std::vector<AppendedRange>> PutSession::Append(const ipc::RawMessage& mes
   const auto& desc = table_->descriptor;
   ASSIGN_OR_RAISE(auto batch, ipc::DecodeRecordBatch(client_schema_, message));
   RETURN_NOT_OK(CheckNulls(desc.name, *desc.schema, *batch));
+  RETURN_NOT_OK(CheckUtf8(desc.name, *desc.schema, *batch));
   if (batch->num_rows() == 0) return std::vector<AppendedRange>{};
   if (batch->num_rows() > INT32_MAX) return Status::Invalid("a batch holds at most 2^31-1 rows");
 

@@ -191,6 +191,25 @@ TEST_F(EngineTest, ErrorsNameTheProblem) {
   EXPECT_EQ(engine_->DescribeTable("ns.t")->buckets[0].next_offset, 0);
 }
 
+TEST_F(EngineTest, InvalidUtf8WritesNothingAndNamesFieldAndRow) {
+  CreateTable("ns.t", 1, false);
+  auto put = engine_->StartPut("ns.t", schema_).ValueOrDie();
+  ASSERT_TRUE(put->Append(Encode(*MakeBatch(0, 3))).ok());
+  arrow::Int64Builder ids(DataType::Int64());
+  arrow::BinaryBuilder names(DataType::String());
+  for (const std::string name : {"caf\u00e9", "\U0001F680", "bad\xed\xa0\x80"}) {
+    ASSERT_TRUE(ids.Append(7).ok());
+    ASSERT_TRUE(names.Append(name).ok());
+  }
+  auto bad =
+      arrow::RecordBatch::Make(schema_, 3, {ids.Finish().ValueOrDie(), names.Finish().ValueOrDie()})
+          .ValueOrDie();
+  EXPECT_EQ(put->Append(Encode(*bad)).status().message(),
+            "field 'name' of table 'ns.t': row 2 is not valid UTF-8 (ill-formed at byte 3 of the "
+            "value: ed a0 80)");
+  EXPECT_EQ(ReadIds("ns.t", 0), (std::vector<int64_t>{0, 1, 2}));
+}
+
 TEST_F(EngineTest, RetentionRunsInTheBackground) {
   EngineOptions options;
   options.log.segment_bytes = 4096;

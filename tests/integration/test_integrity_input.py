@@ -1,5 +1,7 @@
 """Input the server must refuse up front, and error messages that stay small.
 
+- A table the lake cannot hold is refused at create_table (lake.md "What the lake refuses"),
+  unless it stays out of the lake (lake.enabled=false).
 - `string` values must be valid UTF-8 (api.md "Writing"): a batch with one bad value is refused
   naming the field and row, and nothing of it is written.
 - Error messages echo user-supplied names and values truncated (api.md "Errors"), so a huge
@@ -57,6 +59,110 @@ def assert_bounded(excinfo) -> None:
     message = str(excinfo.value)
     assert len(message) < MAX_ERROR_CHARS, f"{len(message)} characters: {message[:300]}..."
     assert HUGE not in message
+
+
+# --- what the lake cannot hold is refused at create_table --------------------------------------
+
+OUT_OF_THE_LAKE = {"lake.enabled": "false"}
+
+# type -> what the message must say (besides the column's name)
+UNTIERABLE_TYPES = {
+    "decimal128(10, -1)": (pa.decimal128(10, -1), "0 <= scale <= precision"),
+    "decimal128(38, -5)": (pa.decimal128(38, -5), "0 <= scale <= precision"),
+    "fixed_size_binary[0]": (pa.binary(0), "length must be at least 1"),
+    "uint64": (pa.uint64(), "uint64 has no Iceberg type"),
+}
+
+
+def two_columns(typ) -> pa.Schema:
+    return pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("c", typ)])
+
+
+@pytest.mark.parametrize("type_name", list(UNTIERABLE_TYPES))
+def test_type_the_lake_cannot_hold_is_refused(server, type_name):
+    typ, rule = UNTIERABLE_TYPES[type_name]
+    with expect_error("INVALID_ARGUMENT", "cannot go to the lake", "column 'c'", type_name, rule,
+                      "lake.enabled=false"):
+        server.create_table("ns.t", two_columns(typ))
+    with expect_error("NOT_FOUND"):
+        server.describe("ns.t")
+
+
+@pytest.mark.parametrize("type_name", list(UNTIERABLE_TYPES))
+def test_type_the_lake_cannot_hold_is_taken_out_of_the_lake(server, type_name):
+    typ, _ = UNTIERABLE_TYPES[type_name]
+    server.create_table("ns.t", two_columns(typ), properties=OUT_OF_THE_LAKE)
+    values = {pa.types.is_decimal(typ): [1_200_000, None], pa.types.is_fixed_size_binary(typ): [b"", None],
+              pa.types.is_uint64(typ): [2**64 - 1, None]}[True]
+    batch = pa.record_batch([pa.array([1, 2]), pa.array(values, typ)], schema=two_columns(typ))
+    put(server.client, "ns.t", [batch])
+    assert server.read_all("ns.t").column("c").to_pylist() == batch.column(1).to_pylist()
+    assert server.describe("ns.t")["lake"] == {"enabled": False}
+
+
+def test_decimal_scale_above_precision_is_refused_everywhere(server):
+    for properties in ({}, OUT_OF_THE_LAKE):
+        with expect_error("INVALID_ARGUMENT", "field 'c'", "decimal128(5, 7)", "scale in"):
+            server.action("create_table", {
+                "table": "ns.t", "schema": {"fields": [{"name": "c", "type": "decimal128(5, 7)"}]},
+                "properties": properties})
+
+
+def test_system_column_name_is_refused(server):
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("__timestamp", pa.int64())])
+    with expect_error("INVALID_ARGUMENT", "column '__timestamp'", "lake system column"):
+        server.create_table("ns.t", schema)
+    server.create_table("ns.t", schema, properties=OUT_OF_THE_LAKE)
+
+
+LAKE_SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),
+                         pa.field("v", pa.float64()), pa.field("ts", pa.timestamp("us"))])
+
+
+@pytest.mark.parametrize("spec, rule", [
+    ("bucket(4, id)", "unknown partition transform 'bucket'"),
+    ("bucket[4]", "must be transform(column)"),
+    ("day(nope)", "column 'nope' is not in the schema"),
+    ("bucket[4](v)", "does not apply to double"),
+    ("hour(name)", "does not apply to string"),
+    ("day(id)", "does not apply to long"),
+    ("truncate[2](v)", "does not apply to double"),
+    ("bucket[0](id)", "N and W from 1"),
+    ("truncate[0](id)", "N and W from 1"),
+    ("bucket[99999999999](id)", "N and W from 1"),
+    ("bucket[4]x(id)", "unknown partition transform"),
+    ("identity(id), identity(id)", "used twice"),
+    ("bogus", "must be transform(column)"),
+])
+def test_invalid_partition_spec_is_refused(server, spec, rule):
+    with expect_error("INVALID_ARGUMENT", f"lake.partition '{spec}'", rule):
+        server.create_table("ns.t", LAKE_SCHEMA, properties={"lake.partition": spec})
+    with expect_error("NOT_FOUND"):
+        server.describe("ns.t")
+
+
+def test_valid_partition_specs_are_taken(server):
+    for i, spec in enumerate(["bucket[4](id), day(ts)", "truncate[3](name), hour(ts)",
+                              " identity( name ) ,month(ts)", "identity(__bucket)", ""]):
+        server.create_table(f"ns.t{i}", LAKE_SCHEMA, properties={"lake.partition": spec})
+
+
+@pytest.mark.parametrize("properties, rule", [
+    ({"lake.freshness": "bogus"}, "lake.freshness must be a positive duration"),
+    ({"lake.freshness": "-1s"}, "lake.freshness must be a positive duration"),
+    ({"lake.freshness": "1.5s"}, "lake.freshness must be a positive duration"),
+    ({"lake.enabled": "no"}, 'lake.enabled must be "true" or "false"'),
+    ({"lake.enabled": "False"}, 'lake.enabled must be "true" or "false"'),
+    ({"lake.enable": "false"}, "unknown table property 'lake.enable'"),
+])
+def test_invalid_lake_property_is_refused(server, properties, rule):
+    with expect_error("INVALID_ARGUMENT", rule):
+        server.create_table("ns.t", LAKE_SCHEMA, properties=properties)
+
+
+def test_lake_properties_of_a_table_out_of_the_lake_are_not_its_business(server):
+    server.create_table("ns.t", LAKE_SCHEMA,
+                        properties={**OUT_OF_THE_LAKE, "lake.partition": "bogus", "owner": "me"})
 
 
 # --- UTF-8 in string columns -----------------------------------------------------------------

@@ -331,6 +331,8 @@ grpc::Status FlightService::DoExchange(grpc::ServerContext*,
 Result<std::string> FlightService::RunAction(const std::string& type, const std::string& body) {
   if (type == "create_table") {
     ASSIGN_OR_RAISE(auto request, catalog::ParseCreateTable(body));
+    // Refused now rather than accepted and left lagging behind a lake error.
+    RETURN_NOT_OK(lake::CheckTableIsTierable(request.table));
     ASSIGN_OR_RAISE(auto table, engine_->CreateTable(request));
     return catalog::DescriptorToJson(table);
   }

@@ -1,7 +1,8 @@
 """Input the server must refuse up front, and error messages that stay small.
 
 - A table the lake cannot hold is refused at create_table (lake.md "What the lake refuses"),
-  unless it stays out of the lake (lake.enabled=false).
+  unless it stays out of the lake (lake.enabled=false); so is a second/millisecond timestamp
+  beyond the lake's microseconds at DoPut.
 - `string` values must be valid UTF-8 (api.md "Writing"): a batch with one bad value is refused
   naming the field and row, and nothing of it is written.
 - Error messages echo user-supplied names and values truncated (api.md "Errors"), so a huge
@@ -163,6 +164,38 @@ def test_invalid_lake_property_is_refused(server, properties, rule):
 def test_lake_properties_of_a_table_out_of_the_lake_are_not_its_business(server):
     server.create_table("ns.t", LAKE_SCHEMA,
                         properties={**OUT_OF_THE_LAKE, "lake.partition": "bogus", "owner": "me"})
+
+
+MAX_SECONDS = (2**63 - 1) // 10**6  # the largest timestamp[s] that fits in microseconds
+
+
+@pytest.mark.parametrize("unit, value", [("s", MAX_SECONDS + 1), ("s", -MAX_SECONDS - 1),
+                                         ("ms", 2**62), ("s", 2**62)])
+def test_timestamp_beyond_microseconds_is_refused_for_a_lake_table(server, unit, value):
+    typ = pa.timestamp(unit, tz="UTC")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("ts", typ)])
+    server.create_table("ns.t", schema)
+    good = pa.record_batch([pa.array([0, 1]), pa.array([MAX_SECONDS, -MAX_SECONDS], typ)],
+                           schema=schema)
+    bad = pa.record_batch([pa.array([2, 3, 4]), pa.array([None, 0, value], typ)], schema=schema)
+    with expect_error("INVALID_ARGUMENT", "field 'ts'", "row 2", str(value),
+                      "beyond the microseconds the lake stores"):
+        put(server.client, "ns.t", [good, bad])
+    assert get(server.client, {"table": "ns.t"})[0].column("id").to_pylist() == [0, 1]
+    server.create_table("ns.log", schema, properties=OUT_OF_THE_LAKE)
+    put(server.client, "ns.log", [good, bad])
+    assert server.read_all("ns.log").column("ts").cast(pa.int64()).to_pylist() == [
+        MAX_SECONDS, -MAX_SECONDS, None, 0, value]
+
+
+def test_value_under_a_null_timestamp_is_not_checked(server):
+    typ = pa.timestamp("s")
+    schema = pa.schema([pa.field("ts", typ)])
+    server.create_table("ns.t", schema)
+    values = pa.Array.from_buffers(typ, 2, [pa.py_buffer(b"\x02"),
+                                            pa.py_buffer(struct.pack("<2q", 2**62, 5))])
+    put(server.client, "ns.t", [pa.record_batch([values], schema=schema)])
+    assert server.read_all("ns.t").column("ts").cast(pa.int64()).to_pylist() == [None, 5]
 
 
 # --- UTF-8 in string columns -----------------------------------------------------------------

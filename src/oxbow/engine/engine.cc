@@ -88,6 +88,37 @@ Status CheckUtf8(const std::string& table, const arrow::Schema& schema,
   return Status::OK();
 }
 
+// A table in the lake holds timestamps as 64-bit microseconds (docs/lake.md): a second or
+// millisecond value beyond them would be acknowledged and then stop the table's tiering.
+Status CheckTimestampsFitMicros(const std::string& table, const arrow::Schema& schema,
+                                const arrow::RecordBatch& batch, const std::vector<int>& columns) {
+  for (int c : columns) {
+    const arrow::Array& column = batch.column(c);
+    const int64_t units_per_micro = 1'000'000 / arrow::UnitsPerSecond(column.type().unit());
+    const int64_t max = INT64_MAX / units_per_micro;
+    const int64_t min = INT64_MIN / units_per_micro;
+    const int64_t* values = column.values<int64_t>();
+    int64_t lowest = 0;
+    int64_t highest = 0;
+    for (int64_t i = 0; i < column.length(); ++i) {  // nulls too: one pass without branches
+      lowest = std::min(lowest, values[i]);
+      highest = std::max(highest, values[i]);
+    }
+    if (lowest >= min && highest <= max) continue;
+    for (int64_t i = 0; i < column.length(); ++i) {
+      if (column.IsValid(i) && (values[i] < min || values[i] > max)) {
+        return Status::Invalid("field " + Quote(schema.field(c).name) + " of table " +
+                               Quote(table) + ": row " + std::to_string(i) + " holds " +
+                               std::to_string(values[i]) + " (" + column.type().ToString() +
+                               "), beyond the microseconds the lake stores ([" +
+                               std::to_string(min) + ", " + std::to_string(max) +
+                               "]); a table with lake.enabled=false takes it");
+      }
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 // The runtime of one table: its descriptor and one log per bucket.
@@ -95,6 +126,9 @@ class Table {
  public:
   catalog::TableDescriptor descriptor;
   std::vector<int> key_columns;
+  // Lake tables only: second and millisecond timestamp columns, whose values must fit in
+  // microseconds.
+  std::vector<int> micros_checked_columns;
   std::vector<std::unique_ptr<log::BucketLog>> logs;
   std::atomic<uint32_t> next_sticky_bucket{0};
   // Under FlushPolicy::kEveryAppend a put is acknowledged once durable; under kInterval once
@@ -121,6 +155,8 @@ Result<std::vector<AppendedRange>> PutSession::Append(const ipc::RawMessage& mes
   ASSIGN_OR_RAISE(auto batch, ipc::DecodeRecordBatch(client_schema_, message));
   RETURN_NOT_OK(CheckNulls(desc.name, *desc.schema, *batch));
   RETURN_NOT_OK(CheckUtf8(desc.name, *desc.schema, *batch));
+  RETURN_NOT_OK(
+      CheckTimestampsFitMicros(desc.name, *desc.schema, *batch, table_->micros_checked_columns));
   if (batch->num_rows() == 0) return std::vector<AppendedRange>{};
   if (batch->num_rows() > INT32_MAX) return Status::Invalid("a batch holds at most 2^31-1 rows");
 
@@ -269,6 +305,13 @@ Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor&
   if (descriptor.LakeEnabled()) {
     // Nothing is deleted until the lake has said how far it got (SetRetentionFloor).
     log_options.retention_floor = 0;
+    for (int i = 0; i < descriptor.schema->num_fields(); ++i) {
+      const arrow::DataType& type = descriptor.schema->field(i).type;
+      if (type.id() == arrow::TypeId::kTimestamp &&
+          arrow::UnitsPerSecond(type.unit()) < arrow::UnitsPerSecond(arrow::TimeUnit::kMicro)) {
+        table->micros_checked_columns.push_back(i);
+      }
+    }
   }
   for (int32_t b = 0; b < descriptor.buckets; ++b) {
     ASSIGN_OR_RAISE(

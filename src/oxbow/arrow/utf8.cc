@@ -82,8 +82,16 @@ Status ValidateUtf8(const Array& strings) {
   const int32_t* offsets = strings.raw_offsets();
   if (offsets[rows] == offsets[0]) return Status::OK();
   const uint8_t* data = strings.buffer(2)->data();
-  if (IsAscii(data + offsets[0], static_cast<size_t>(offsets[rows] - offsets[0]))) {
-    return Status::OK();
+  const std::string_view all(reinterpret_cast<const char*>(data + offsets[0]),
+                             static_cast<size_t>(offsets[rows] - offsets[0]));
+  if (IsAscii(data + offsets[0], all.size())) return Status::OK();
+  // All the values as one text: if it is valid and no value starts or ends inside a character,
+  // every value is valid. Else (a bad value, or bad bytes under a null) look value by value.
+  if (ValidUtf8Prefix(all) == all.size()) {
+    const int32_t end = offsets[rows];
+    int64_t row = 1;
+    while (row < rows && (offsets[row] == end || !IsContinuation(data[offsets[row]]))) ++row;
+    if (row == rows) return Status::OK();
   }
   for (int64_t row = 0; row < rows; ++row) {
     if (strings.IsNull(row)) continue;  // the bytes of a null slot mean nothing

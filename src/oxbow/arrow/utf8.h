@@ -21,7 +21,9 @@ size_t ValidUtf8Prefix(std::string_view text);
 inline bool IsValidUtf8(std::string_view text) { return ValidUtf8Prefix(text) == text.size(); }
 
 // Checks every non-null value of a string array (whose offsets are valid); Invalid naming the
-// first bad row. All-ASCII data is settled by one pass of IsAscii over the values.
+// first bad row. All-ASCII data is settled by one pass of IsAscii over the values; other data
+// by one pass of ValidUtf8Prefix over them all plus a look at each value's first byte, and
+// value by value only when that fails.
 Status ValidateUtf8(const Array& strings);
 
 }  // namespace oxbow::arrow

@@ -182,6 +182,13 @@ TEST(Utf8Test, ArrayChecksValuesNotTheBytesBetweenThem) {
       Array::Make(DataType::String(), 2, {validity, split.buffer(1), split.buffer(2)});
   EXPECT_EQ(ValidateUtf8(with_null).message(),
             "row 1 is not valid UTF-8 (ill-formed at byte 0 of the value: a9)");
+  // Bad bytes under a null beside valid multibyte values.
+  Array garbage = Strings({"\u00e9", Bytes({0xff}), "\U0001F680"});
+  auto row_1_null = MutableBuffer::Allocate(1).ValueOrDie();
+  row_1_null->mutable_data()[0] = 0b101;
+  Array garbage_null =
+      Array::Make(DataType::String(), 3, {row_1_null, garbage.buffer(1), garbage.buffer(2)});
+  EXPECT_TRUE(ValidateUtf8(garbage_null).ok());
   // A slice sees only its own rows.
   Array mixed = Strings({Bytes({0xff}), "fine", "\u00e9t\u00e9"});
   EXPECT_FALSE(ValidateUtf8(mixed).ok());

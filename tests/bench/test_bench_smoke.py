@@ -68,3 +68,14 @@ def test_lake_bench_quick(tmp_path):
     assert re.search(r"MB/s target .* p50 \d+ ms, p99 \d+ ms", out), out
     assert re.search(rf"ratio on/off {NUMBER}", out), out
     assert re.search(r"after \d+ commits .*: \d+ live data files .* \d+ manifests", out), out
+
+
+def test_utf8_bench_quick():
+    binary = BUILD_DIR / "bench" / "utf8_bench"
+    if not binary.is_file():
+        pytest.fail(f"{binary} not found: build it or set OXBOW_BUILD_DIR")
+    proc = subprocess.run([str(binary), "--benchmark_min_time=0.001"], capture_output=True,
+                          text=True, timeout=50)
+    assert proc.returncode == 0, f"utf8_bench exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    for name in ("BM_ValidateDatasetAscii", "BM_ValidateDatasetMultibyte"):
+        assert re.search(rf"^{name} .* dataset_MBps=", proc.stdout, re.M), proc.stdout

@@ -42,6 +42,10 @@ TYPE_NAMES = {
     "fixed_size_binary[1]": pa.binary(1),
 }
 
+# Type names the lake has no type for (docs/lake.md): only a table out of the lake takes them.
+LOG_ONLY_TYPE_NAMES = {"uint64", "decimal128(10, -2)", "fixed_size_binary[0]"}
+TYPE_NAMES.update({"decimal128(10, -2)": pa.decimal128(10, -2), "fixed_size_binary[0]": pa.binary(0)})
+
 SIMPLE = {"fields": [{"name": "id", "type": "int64", "nullable": False}]}
 
 
@@ -52,8 +56,10 @@ def descriptor_keys():
 
 @pytest.mark.parametrize("type_name", list(TYPE_NAMES))
 def test_create_table_every_type(server, type_name):
+    properties = {"lake.enabled": "false"} if type_name in LOG_ONLY_TYPE_NAMES else {}
     desc = server.action("create_table", {
-        "table": "ns.t", "schema": {"fields": [{"name": "c", "type": type_name}]}})
+        "table": "ns.t", "schema": {"fields": [{"name": "c", "type": type_name}]},
+        "properties": properties})
     assert descriptor_keys() <= set(desc)
     assert desc["table"] == "ns.t"
     # The stored type is the one pyarrow means by that name, seen through GetSchema.

@@ -7,13 +7,13 @@ import pyarrow.flight as fl
 import pytest
 
 from oxbowd_harness import assert_tables_equal, descriptor
-from type_samples import make_batches, wide_schema, wide_values
+from type_samples import LOG_ONLY, make_batches, wide_schema, wide_values
 
 
 @pytest.mark.parametrize("buckets", [1, 3, 8])
 def test_flight_info_endpoints_read_everything(server, buckets):
     schema = wide_schema()
-    server.create_table("ns.t", schema, buckets=buckets)
+    server.create_table("ns.t", schema, buckets=buckets, properties=LOG_ONLY)
     batches = make_batches(schema, 5, 20, wide_values())
     for b in batches:  # five streams: round-robin spreads them
         server.put("ns.t", [b])
@@ -69,7 +69,7 @@ def test_single_element_path_descriptor(server):
 
 
 def test_get_schema(server):
-    server.create_table("ns.t", wide_schema())
+    server.create_table("ns.t", wide_schema(), properties=LOG_ONLY)
     assert server.client.get_schema(descriptor("ns.t")).schema == wide_schema()
 
 
@@ -77,7 +77,7 @@ def test_list_flights(server):
     assert list(server.client.list_flights()) == []
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
     server.create_table("a.one", schema, buckets=2)
-    server.create_table("b.two", wide_schema())
+    server.create_table("b.two", wide_schema(), properties=LOG_ONLY)
     server.put("a.one", [pa.record_batch([pa.array(range(5), pa.int64())], schema=schema)])
     infos = {tuple(p.decode() for p in i.descriptor.path): i for i in server.client.list_flights()}
     assert set(infos) == {("a", "one"), ("b", "two")}

@@ -9,7 +9,7 @@ import pytest
 
 from oxbowd_harness import assert_tables_equal, descriptor
 
-from type_samples import make_batches, wide_schema, wide_values
+from type_samples import LOG_ONLY, make_batches, wide_schema, wide_values
 
 KEYED = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("k", pa.string())])
 
@@ -54,7 +54,7 @@ def wait_visible(server, table, rows, timeout=5.0):
 @pytest.mark.parametrize("flush", ["fsync", "interval"])
 def test_restart_keeps_tables_schemas_and_rows(make_server, flush):
     server = make_server(extra_args=("--flush", flush))
-    server.create_table("ns.wide", wide_schema(), buckets=3, properties={"p": "1"})
+    server.create_table("ns.wide", wide_schema(), buckets=3, properties={"p": "1", **LOG_ONLY})
     server.create_table("ns.keyed", KEYED, buckets=4, bucket_key=["k"])
     server.create_table("other.empty", KEYED, buckets=2)
     batches = make_batches(wide_schema(), 6, 30, wide_values())

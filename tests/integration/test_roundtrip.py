@@ -7,7 +7,7 @@ import pyarrow.flight as fl
 import pytest
 
 from oxbowd_harness import assert_tables_equal, descriptor, expect_error
-from type_samples import TYPES, make_batches, wide_schema, wide_values
+from type_samples import LOG_ONLY, TYPES, make_batches, wide_schema, wide_values
 
 
 def read_sorted(server, table, key="id"):
@@ -23,7 +23,7 @@ def test_roundtrip_type(server, name, nullable):
         values = [v for v in values if v is not None]
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False),
                         pa.field("v", typ, nullable=nullable)])
-    server.create_table("ns.t", schema, buckets=2)
+    server.create_table("ns.t", schema, buckets=2, properties=LOG_ONLY)
     batches = make_batches(schema, 3, 2 * len(values) + 1, {"v": values})
     acks = server.put("ns.t", batches)
     assert [sum(e["rows"] for e in a["offsets"]) for a in acks] == [b.num_rows for b in batches]
@@ -34,7 +34,7 @@ def test_roundtrip_type(server, name, nullable):
 @pytest.mark.parametrize("compression", [None, "lz4", "zstd"])
 def test_roundtrip_all_types_in_one_table(server, compression):
     schema = wide_schema()
-    server.create_table("ns.wide", schema, buckets=3)
+    server.create_table("ns.wide", schema, buckets=3, properties=LOG_ONLY)
     batches = make_batches(schema, 6, 40, wide_values())
     options = fl.FlightCallOptions(
         write_options=pa.ipc.IpcWriteOptions(compression=compression))
@@ -52,7 +52,7 @@ def test_roundtrip_all_types_in_one_table(server, compression):
 def test_roundtrip_sliced_batches(server):
     """Batches that are slices of bigger arrays (non-zero offsets, shared buffers) arrive intact."""
     schema = wide_schema()
-    server.create_table("ns.t", schema)
+    server.create_table("ns.t", schema, properties=LOG_ONLY)
     big = make_batches(schema, 1, 200, wide_values())[0]
     parts = [big.slice(0, 7), big.slice(7, 64), big.slice(71, 1), big.slice(72, 128)]
     server.put("ns.t", parts)
@@ -95,7 +95,7 @@ PROJECTIONS = {
 def test_projection_equals_pyarrow_select(server, projection):
     schema = wide_schema()
     columns = PROJECTIONS[projection] or list(reversed(schema.names))
-    server.create_table("ns.t", schema, buckets=2)
+    server.create_table("ns.t", schema, buckets=2, properties=LOG_ONLY)
     batches = make_batches(schema, 4, 25, wide_values())
     server.put("ns.t", batches[:2])
     server.put("ns.t", batches[2:])
@@ -117,7 +117,7 @@ def test_projection_equals_pyarrow_select(server, projection):
 def test_projection_via_flight_info_ticket_shape(server):
     """A projection combined with an offset range keeps both."""
     schema = wide_schema()
-    server.create_table("ns.t", schema)
+    server.create_table("ns.t", schema, properties=LOG_ONLY)
     batches = make_batches(schema, 5, 10, wide_values())
     server.put("ns.t", batches)
     table, metas = server.get({"table": "ns.t", "from": 20, "to": 40, "columns": ["c_13", "id"]})
@@ -183,7 +183,7 @@ def test_batch_larger_than_grpc_default_message_size(server):
 def test_projection_of_compressed_batches(server, compression):
     """The server projects compressed bodies (each buffer compressed on its own) as sent."""
     schema = wide_schema()
-    server.create_table("ns.t", schema)
+    server.create_table("ns.t", schema, properties=LOG_ONLY)
     batches = make_batches(schema, 3, 50, wide_values())
     options = fl.FlightCallOptions(write_options=pa.ipc.IpcWriteOptions(compression=compression))
     writer, acks = server.client.do_put(descriptor("ns.t"), schema, options=options)

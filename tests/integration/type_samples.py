@@ -43,6 +43,12 @@ TYPES = {
 }
 
 
+# The properties of a table out of the lake. TYPES holds what only such a table takes (docs/lake.md):
+# uint64, and second/millisecond timestamps beyond the microseconds the lake stores. Tables of these
+# samples test the log; tests/lake covers the lake with lake_harness.lake_type_samples().
+LOG_ONLY = {"lake.enabled": "false"}
+
+
 def column(typ, values, rows, shift=0):
     return pa.array([values[(i + shift) % len(values)] for i in range(rows)], type=typ)
 

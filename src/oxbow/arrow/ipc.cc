@@ -198,15 +198,15 @@ std::string FlatbufferTypeName(fb::Type type) {
 }
 
 Status Unsupported(const std::string& field, const std::string& what) {
-  return Status::NotImplemented("field '" + field + "' has type " + what +
+  return Status::NotImplemented("field " + Quote(field) + " has type " + what +
                                 ", which Oxbow does not support");
 }
 
 Result<DataType> ReadType(const fb::Field* field, const std::string& name) {
   const fb::Type type = field->type_type();
-  if (type == fb::Type::NONE) return Status::Invalid("field '" + name + "' has no type");
+  if (type == fb::Type::NONE) return Status::Invalid("field " + Quote(name) + " has no type");
   if (field->type() == nullptr) {
-    return Status::Invalid("field '" + name + "' lacks its " + FlatbufferTypeName(type) +
+    return Status::Invalid("field " + Quote(name) + " lacks its " + FlatbufferTypeName(type) +
                            " type table");
   }
   switch (type) {
@@ -220,7 +220,7 @@ Result<DataType> ReadType(const fb::Field* field, const std::string& name) {
         case 32: return s ? DataType::Int32() : DataType::UInt32();
         case 64: return s ? DataType::Int64() : DataType::UInt64();
       }
-      return Status::Invalid("field '" + name + "' has an Int type of bit width " +
+      return Status::Invalid("field " + Quote(name) + " has an Int type of bit width " +
                              std::to_string(t->bit_width()));
     }
     case fb::Type::FloatingPoint:
@@ -229,7 +229,7 @@ Result<DataType> ReadType(const fb::Field* field, const std::string& name) {
         case fb::Precision::DOUBLE: return DataType::Float64();
         case fb::Precision::HALF: return Unsupported(name, "halffloat");
       }
-      return Status::Invalid("field '" + name + "' has an unknown floating point precision");
+      return Status::Invalid("field " + Quote(name) + " has an unknown floating point precision");
     case fb::Type::Utf8: return DataType::String();
     case fb::Type::Binary: return DataType::Binary();
     case fb::Type::Date:
@@ -237,7 +237,7 @@ Result<DataType> ReadType(const fb::Field* field, const std::string& name) {
       if (field->type_as_Date()->unit() == fb::DateUnit::MILLISECOND) {
         return Unsupported(name, "date64[ms]");
       }
-      return Status::Invalid("field '" + name + "' has an unknown date unit");
+      return Status::Invalid("field " + Quote(name) + " has an unknown date unit");
     case fb::Type::Timestamp: {
       const fb::Timestamp* t = field->type_as_Timestamp();
       TimeUnit unit;
@@ -247,7 +247,7 @@ Result<DataType> ReadType(const fb::Field* field, const std::string& name) {
         case fb::TimeUnit::MICROSECOND: unit = TimeUnit::kMicro; break;
         case fb::TimeUnit::NANOSECOND: unit = TimeUnit::kNano; break;
         default:
-          return Status::Invalid("field '" + name + "' has an unknown timestamp unit " +
+          return Status::Invalid("field " + Quote(name) + " has an unknown timestamp unit " +
                                  std::to_string(static_cast<int>(t->unit())));
       }
       return DataType::Timestamp(unit, t->timezone() ? t->timezone()->str() : std::string());
@@ -259,18 +259,18 @@ Result<DataType> ReadType(const fb::Field* field, const std::string& name) {
                                      std::to_string(t->scale()) + ")");
       }
       if (t->bit_width() != 128) {
-        return Status::Invalid("field '" + name + "' has a decimal of bit width " +
+        return Status::Invalid("field " + Quote(name) + " has a decimal of bit width " +
                                std::to_string(t->bit_width()));
       }
       DataType d = DataType::Decimal128(t->precision(), t->scale());
       Status st = d.Validate();
-      if (!st.ok()) return st.WithContext("field '" + name + "'");
+      if (!st.ok()) return st.WithContext("field " + Quote(name));
       return d;
     }
     case fb::Type::FixedSizeBinary: {
       DataType d = DataType::FixedSizeBinary(field->type_as_FixedSizeBinary()->byte_width());
       Status st = d.Validate();
-      if (!st.ok()) return st.WithContext("field '" + name + "'");
+      if (!st.ok()) return st.WithContext("field " + Quote(name));
       return d;
     }
     default: return Unsupported(name, FlatbufferTypeName(type));
@@ -311,12 +311,12 @@ Result<SchemaPtr> ReadSchema(const fb::Schema* schema) {
       field.name = f->name() ? f->name()->str() : std::string();
       field.nullable = f->nullable();
       if (f->dictionary() != nullptr) {
-        return Status::NotImplemented("field '" + field.name +
-                                      "' is dictionary-encoded, which Oxbow does not support");
+        return Status::NotImplemented("field " + Quote(field.name) +
+                                      " is dictionary-encoded, which Oxbow does not support");
       }
       ASSIGN_OR_RAISE(field.type, ReadType(f, field.name));
       if (f->children() != nullptr && f->children()->size() != 0) {
-        return Status::Invalid("field '" + field.name + "' of type " + field.type.ToString() +
+        return Status::Invalid("field " + Quote(field.name) + " of type " + field.type.ToString() +
                                " has " + std::to_string(f->children()->size()) + " children");
       }
       field.metadata = ReadMetadata(f->custom_metadata());

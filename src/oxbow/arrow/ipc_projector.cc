@@ -140,7 +140,7 @@ Result<EncodedMessage> RecordBatchProjector::Project(const Buffer& metadata,
       const int64_t offset = b->offset();
       const int64_t length = b->length();
       if (offset < 0 || length < 0 || offset > body_length || length > body_length - offset) {
-        return Status::Invalid("column '" + schema_->field(c).name + "': buffer " +
+        return Status::Invalid("column " + Quote(schema_->field(c).name) + ": buffer " +
                                std::to_string(j) + " lies outside the body of " +
                                std::to_string(body_length) + " bytes");
       }

@@ -173,7 +173,7 @@ Result<RecordBatchPtr> DecodeRecordBatch(const SchemaPtr& schema, const Buffer& 
   int buffer_index = 0;
   for (int i = 0; i < num_fields; ++i) {
     const Field& field = schema->field(i);
-    const std::string where = "column '" + field.name + "' (" + field.type.ToString() + ")";
+    const std::string where = "column " + Quote(field.name) + " (" + field.type.ToString() + ")";
     const fb::FieldNode* node = nodes->Get(static_cast<flatbuffers::uoffset_t>(i));
     const int64_t length = node->length();
     const int64_t null_count = node->null_count();

@@ -1,10 +1,12 @@
 // Feeds arbitrary bytes to the IPC stream reader, file reader, single-message decoder and
-// projector. Nothing may crash, leak or read out of bounds.
+// projector, and decoded string columns to the UTF-8 validator. Nothing may crash, leak or read
+// out of bounds.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 #include "oxbow/arrow/ipc.h"
+#include "oxbow/arrow/utf8.h"
 
 namespace {
 
@@ -19,6 +21,8 @@ ReadOptions FuzzOptions() {
 
 void Touch(const RecordBatchPtr& batch) {
   for (const Array& column : batch->columns()) {
+    // What DoPut runs on a decoded string column.
+    if (column.type().id() == TypeId::kString) (void)ValidateUtf8(column);
     if (column.length() > 0 && column.length() < 4096) {
       volatile bool sink = column.IsNull(column.length() - 1);
       (void)sink;

@@ -166,8 +166,8 @@ Result<EncodedMessage> EncodeRecordBatch(const RecordBatch& batch, const WriteOp
     if (!column.data() || column.type() != schema.field(i).type ||
         column.length() != batch.num_rows() ||
         static_cast<int>(column.data()->buffers.size()) != column.type().num_buffers()) {
-      return Status::Invalid("column '" + schema.field(i).name +
-                             "' does not match the batch's schema or row count");
+      return Status::Invalid("column " + Quote(schema.field(i).name) +
+                             " does not match the batch's schema or row count");
     }
     RETURN_NOT_OK(AddColumn(column, &body));
   }

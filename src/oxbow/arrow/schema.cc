@@ -30,9 +30,9 @@ int Schema::GetFieldIndex(std::string_view name) const {
 Status Schema::Validate() const {
   std::unordered_set<std::string_view> names;
   for (const auto& f : fields_) {
-    RETURN_NOT_OK(f.type.Validate().WithContext("field '" + f.name + "'"));
+    RETURN_NOT_OK(f.type.Validate().WithContext("field " + Quote(f.name)));
     if (!names.insert(f.name).second) {
-      return Status::Invalid("duplicate field name '" + f.name + "'");
+      return Status::Invalid("duplicate field name " + Quote(f.name));
     }
   }
   return Status::OK();

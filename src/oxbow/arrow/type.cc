@@ -155,7 +155,7 @@ Result<TimeUnit> ParseTimeUnit(std::string_view s) {
   if (s == "ms") return TimeUnit::kMilli;
   if (s == "us") return TimeUnit::kMicro;
   if (s == "ns") return TimeUnit::kNano;
-  return Status::Invalid("unknown time unit '" + std::string(s) + "' (expected s, ms, us or ns)");
+  return Status::Invalid("unknown time unit " + Quote(s) + " (expected s, ms, us or ns)");
 }
 
 }  // namespace
@@ -189,8 +189,8 @@ Result<DataType> DataType::Parse(std::string_view raw) {
       unit_part = args.substr(0, comma);
       std::string_view tz_part = Trim(args.substr(comma + 1));
       if (tz_part.substr(0, 3) != "tz=" || tz_part.size() == 3) {
-        return Status::Invalid("cannot parse type '" + std::string(text) +
-                               "': expected timestamp[unit, tz=ZONE]");
+        return Status::Invalid("cannot parse type " + Quote(text) +
+                               ": expected timestamp[unit, tz=ZONE]");
       }
       tz = std::string(tz_part.substr(3));
     }
@@ -204,8 +204,8 @@ Result<DataType> DataType::Parse(std::string_view raw) {
     int32_t scale = 0;
     if (comma == std::string_view::npos || !ParseInt(args.substr(0, comma), &precision) ||
         !ParseInt(args.substr(comma + 1), &scale)) {
-      return Status::Invalid("cannot parse type '" + std::string(text) +
-                             "': expected decimal128(precision, scale)");
+      return Status::Invalid("cannot parse type " + Quote(text) +
+                             ": expected decimal128(precision, scale)");
     }
     DataType t = Decimal128(precision, scale);
     RETURN_NOT_OK(t.Validate());
@@ -214,12 +214,12 @@ Result<DataType> DataType::Parse(std::string_view raw) {
   if (MatchParameterized(text, "fixed_size_binary", '[', ']', &args)) {
     int32_t width = 0;
     if (!ParseInt(args, &width) || width < 0) {
-      return Status::Invalid("cannot parse type '" + std::string(text) +
-                             "': expected fixed_size_binary[width]");
+      return Status::Invalid("cannot parse type " + Quote(text) +
+                             ": expected fixed_size_binary[width]");
     }
     return FixedSizeBinary(width);
   }
-  return Status::Invalid("unknown type '" + std::string(text) + "'");
+  return Status::Invalid("unknown type " + Quote(text));
 }
 
 }  // namespace oxbow::arrow

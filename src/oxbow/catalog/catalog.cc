@@ -54,24 +54,24 @@ Result<arrow::SchemaPtr> SchemaFrom(const json& j) {
     arrow::Field f;
     f.name = jf["name"].get<std::string>();
     if (!jf.contains("type") || !jf["type"].is_string()) {
-      return Status::Invalid("field '" + f.name + "' needs a string \"type\"");
+      return Status::Invalid("field " + Quote(f.name) + " needs a string \"type\"");
     }
     auto type = arrow::DataType::Parse(jf["type"].get<std::string>());
-    if (!type.ok()) return type.status().WithContext("field '" + f.name + "'");
+    if (!type.ok()) return type.status().WithContext("field " + Quote(f.name));
     f.type = *type;
     if (jf.contains("nullable")) {
       if (!jf["nullable"].is_boolean()) {
-        return Status::Invalid("field '" + f.name + "': \"nullable\" must be true or false");
+        return Status::Invalid("field " + Quote(f.name) + ": \"nullable\" must be true or false");
       }
       f.nullable = jf["nullable"].get<bool>();
     }
     if (jf.contains("metadata")) {
       if (!jf["metadata"].is_object()) {
-        return Status::Invalid("field '" + f.name + "': \"metadata\" must be an object");
+        return Status::Invalid("field " + Quote(f.name) + ": \"metadata\" must be an object");
       }
       for (const auto& [k, v] : jf["metadata"].items()) {
         if (!v.is_string()) {
-          return Status::Invalid("field '" + f.name + "': metadata values must be strings");
+          return Status::Invalid("field " + Quote(f.name) + ": metadata values must be strings");
         }
         f.metadata.emplace_back(k, v.get<std::string>());
       }
@@ -130,18 +130,18 @@ Result<TableDescriptor> DescriptorFrom(const json& j) {
   for (const auto& key : {&t.bucket_key, &t.primary_key}) {
     for (const auto& col : *key) {
       if (t.schema->GetFieldIndex(col) < 0) {
-        return Status::Invalid("key column '" + col + "' is not in the schema");
+        return Status::Invalid("key column " + Quote(col) + " is not in the schema");
       }
     }
   }
   if (!t.primary_key.empty()) {
-    return Status::NotImplemented("primary-key tables are not supported yet (table '" + t.name +
-                                  "')");
+    return Status::NotImplemented("primary-key tables are not supported yet (table " +
+                                  Quote(t.name) + ")");
   }
   if (j.contains("properties")) {
     if (!j["properties"].is_object()) return Status::Invalid("\"properties\" must be an object");
     for (const auto& [k, v] : j["properties"].items()) {
-      if (!v.is_string()) return Status::Invalid("property '" + k + "' must be a string");
+      if (!v.is_string()) return Status::Invalid("property " + Quote(k) + " must be a string");
       t.properties[k] = v.get<std::string>();
     }
   }
@@ -191,8 +191,9 @@ Status ValidateTableName(std::string_view name) {
   auto dot = name.find('.');
   if (dot == std::string_view::npos || !ValidNamePart(name.substr(0, dot)) ||
       !ValidNamePart(name.substr(dot + 1))) {
-    return Status::Invalid("table name '" + std::string(name) +
-                           "' must be 'namespace.table' (letters, digits, '_' or '-')");
+    return Status::Invalid(
+        "table name " + Quote(name) +
+        " must be 'namespace.table', each part 1-128 letters, digits, '_' or '-'");
   }
   return Status::OK();
 }
@@ -227,10 +228,10 @@ Result<arrow::SchemaPtr> ParseCompactSchema(std::string_view text) {
     while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) {
       item.remove_suffix(1);
     }
-    if (item.empty()) return Status::Invalid("empty field in schema '" + std::string(text) + "'");
+    if (item.empty()) return Status::Invalid("empty field in schema " + Quote(text));
     const auto space = item.find_first_of(" \t");
     if (space == std::string_view::npos) {
-      return Status::Invalid("field '" + std::string(item) + "' needs a type, as in 'id int64'");
+      return Status::Invalid("field " + Quote(item) + " needs a type, as in 'id int64'");
     }
     arrow::Field f;
     f.name = std::string(item.substr(0, space));
@@ -244,7 +245,7 @@ Result<arrow::SchemaPtr> ParseCompactSchema(std::string_view text) {
       type.remove_suffix(kNull.size());
     }
     auto parsed = arrow::DataType::Parse(type);
-    if (!parsed.ok()) return parsed.status().WithContext("field '" + f.name + "'");
+    if (!parsed.ok()) return parsed.status().WithContext("field " + Quote(f.name));
     f.type = *parsed;
     fields.push_back(std::move(f));
   }
@@ -314,7 +315,7 @@ Result<TableDescriptor> Catalog::Create(TableDescriptor table, bool if_not_exist
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = tables_.find(table.name); it != tables_.end()) {
     if (if_not_exists) return it->second;
-    return Status::AlreadyExists("table '" + table.name + "' already exists");
+    return Status::AlreadyExists("table " + Quote(table.name) + " already exists");
   }
   table.table_id = next_table_id_++;
   table.created_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -329,7 +330,7 @@ Result<TableDescriptor> Catalog::Create(TableDescriptor table, bool if_not_exist
 
 Status Catalog::Drop(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!tables_.count(name)) return Status::NotFound("table '" + name + "' does not exist");
+  if (!tables_.count(name)) return Status::NotFound("table " + Quote(name) + " does not exist");
   auto next = tables_;
   next.erase(name);
   RETURN_NOT_OK(Persist(next));
@@ -340,7 +341,7 @@ Status Catalog::Drop(const std::string& name) {
 Result<TableDescriptor> Catalog::Get(const std::string& name) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = tables_.find(name);
-  if (it == tables_.end()) return Status::NotFound("table '" + name + "' does not exist");
+  if (it == tables_.end()) return Status::NotFound("table " + Quote(name) + " does not exist");
   return it->second;
 }
 

@@ -50,8 +50,9 @@ TEST(CatalogJsonTest, ParsesCreateTable) {
 
 TEST(CatalogJsonTest, ErrorsNameTheProblem) {
   EXPECT_EQ(ParseCreateTable("{").status().message(), "create_table body is not valid JSON");
-  EXPECT_EQ(ParseCreateTable(R"({"table":"nodot","schema":{"fields":[]}})").status().message(),
-            "table name 'nodot' must be 'namespace.table' (letters, digits, '_' or '-')");
+  EXPECT_EQ(
+      ParseCreateTable(R"({"table":"nodot","schema":{"fields":[]}})").status().message(),
+      "table name 'nodot' must be 'namespace.table', each part 1-128 letters, digits, '_' or '-'");
   EXPECT_EQ(ParseCreateTable(R"({"table":"a.b","schema":{"fields":[{"name":"x","type":"int99"}]}})")
                 .status()
                 .message(),

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace oxbow {
 namespace {
@@ -21,6 +23,20 @@ TEST(Crc32cTest, ExtendEqualsWhole) {
   uint32_t whole = crc32c::Value(s.data(), s.size());
   uint32_t part = crc32c::Value(s.data(), 10);
   EXPECT_EQ(crc32c::Extend(part, s.data() + 10, s.size() - 10), whole);
+}
+
+TEST(Crc32cTest, BlockValuesEqualValueOfEachBlock) {
+  std::string data(5 * 4096 + 123, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 131 + (i >> 7));
+  for (size_t n :
+       {size_t{0}, size_t{1}, size_t{4096}, size_t{3 * 4096}, size_t{4 * 4096 + 5}, data.size()}) {
+    std::vector<uint32_t> blocks((n + 4095) / 4096, 0);
+    crc32c::BlockValues(data.data(), n, 4096, blocks.data());
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      size_t length = std::min<size_t>(4096, n - b * 4096);
+      EXPECT_EQ(blocks[b], crc32c::Value(data.data() + b * 4096, length)) << n << " block " << b;
+    }
+  }
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "oxbow/common/status.h"
 
+#include <cstdint>
+
 namespace oxbow {
 
 std::string_view StatusCodeName(StatusCode code) {
@@ -17,6 +19,25 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kCancelled: return "Cancelled";
   }
   return "Unknown";
+}
+
+std::string Truncate(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  size_t cut = max_bytes;
+  // Back up over continuation bytes (10xxxxxx), so no character is split.
+  while (cut > 0 && (static_cast<uint8_t>(text[cut]) & 0xc0) == 0x80) --cut;
+  std::string out(text.substr(0, cut));
+  out += "\u2026(";  // appended step by step: gcc 12 misreports "a" + std::string (-Wrestrict)
+  out += std::to_string(text.size());
+  out += " bytes)";
+  return out;
+}
+
+std::string Quote(std::string_view text) {
+  std::string out = "'";
+  out += Truncate(text, kMaxQuotedBytes);
+  out += '\'';
+  return out;
 }
 
 Status::Status(StatusCode code, std::string message) {

@@ -25,6 +25,15 @@ enum class StatusCode : int {
 
 std::string_view StatusCodeName(StatusCode code);
 
+// Names and values a user supplied are echoed in messages at most this many bytes (docs/api.md).
+inline constexpr size_t kMaxQuotedBytes = 256;
+
+// `text` itself when it has at most `max_bytes` bytes; else its first bytes, cut at a UTF-8
+// character boundary, followed by "…(N bytes)" with N its full size.
+std::string Truncate(std::string_view text, size_t max_bytes);
+// `text` in single quotes for a message, truncated to kMaxQuotedBytes: 'ns.t', 'xxx…(20000 bytes)'.
+std::string Quote(std::string_view text);
+
 class [[nodiscard]] Status {
  public:
   Status() = default;

@@ -35,6 +35,27 @@ TEST(StatusTest, MacrosPropagate) {
   EXPECT_EQ(st.message(), "odd: 3");
 }
 
+TEST(StatusTest, QuoteKeepsShortTextWhole) {
+  EXPECT_EQ(Quote("ns.t"), "'ns.t'");
+  EXPECT_EQ(Quote(""), "''");
+  EXPECT_EQ(Quote(std::string(kMaxQuotedBytes, 'a')),
+            "'" + std::string(kMaxQuotedBytes, 'a') + "'");
+}
+
+TEST(StatusTest, QuoteTruncatesLongTextAndGivesItsSize) {
+  const std::string quoted = Quote(std::string(20000, 'x'));
+  EXPECT_EQ(quoted, "'" + std::string(kMaxQuotedBytes, 'x') + "\u2026(20000 bytes)'");
+}
+
+TEST(StatusTest, TruncateNeverSplitsAUtf8Character) {
+  // "é" is two bytes: a cut after byte 3 of "aaé..." would split it.
+  const std::string text = "aa\u00e9" + std::string(10, 'b');
+  EXPECT_EQ(Truncate(text, 3), "aa\u2026(14 bytes)");
+  EXPECT_EQ(Truncate(text, 4), "aa\u00e9\u2026(14 bytes)");
+  EXPECT_EQ(Truncate("\U0001F680", 2), "\u2026(4 bytes)");
+  EXPECT_EQ(Truncate(text, text.size()), text);
+}
+
 TEST(ResultTest, OkStatusIsAnInternalError) {
   Result<int> r(Status::OK());
   EXPECT_FALSE(r.ok());

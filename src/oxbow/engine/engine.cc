@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "oxbow/arrow/compute.h"
+#include "oxbow/arrow/utf8.h"
 #include "oxbow/engine/bucketing_internal.h"
 
 namespace oxbow::engine {
@@ -41,26 +42,26 @@ Status CheckClientSchema(const std::string& table, const arrow::Schema& expected
                          const arrow::Schema& actual) {
   for (int i = 0; i < std::max(expected.num_fields(), actual.num_fields()); ++i) {
     if (i >= actual.num_fields()) {
-      return Status::Invalid("schema mismatch for table '" + table + "': field '" +
-                             expected.field(i).name + "' (" + expected.field(i).type.ToString() +
-                             ") is missing");
+      return Status::Invalid("schema mismatch for table " + Quote(table) + ": field " +
+                             Quote(expected.field(i).name) + " (" +
+                             expected.field(i).type.ToString() + ") is missing");
     }
     if (i >= expected.num_fields()) {
-      return Status::Invalid("schema mismatch for table '" + table + "': unexpected field '" +
-                             actual.field(i).name + "'; the table has " +
+      return Status::Invalid("schema mismatch for table " + Quote(table) + ": unexpected field " +
+                             Quote(actual.field(i).name) + "; the table has " +
                              std::to_string(expected.num_fields()) + " fields");
     }
     const auto& e = expected.field(i);
     const auto& a = actual.field(i);
     if (e.name != a.name) {
-      return Status::Invalid("schema mismatch for table '" + table + "': field " +
-                             std::to_string(i) + " is '" + a.name + "' but the table has '" +
-                             e.name + "'");
+      return Status::Invalid("schema mismatch for table " + Quote(table) + ": field " +
+                             std::to_string(i) + " is " + Quote(a.name) + " but the table has " +
+                             Quote(e.name));
     }
     if (e.type != a.type) {
-      return Status::Invalid("schema mismatch for table '" + table + "': field '" + e.name +
-                             "' has type " + a.type.ToString() + " but the table has " +
-                             e.type.ToString());
+      return Status::Invalid("schema mismatch for table " + Quote(table) + ": field " +
+                             Quote(e.name) + " has type " + a.type.ToString() +
+                             " but the table has " + e.type.ToString());
     }
   }
   return Status::OK();
@@ -70,8 +71,8 @@ Status CheckNulls(const std::string& table, const arrow::Schema& expected,
                   const arrow::RecordBatch& batch) {
   for (int i = 0; i < expected.num_fields(); ++i) {
     if (!expected.field(i).nullable && batch.column(i).null_count() > 0) {
-      return Status::Invalid("field '" + expected.field(i).name + "' of table '" + table +
-                             "' is not nullable but the batch has " +
+      return Status::Invalid("field " + Quote(expected.field(i).name) + " of table " +
+                             Quote(table) + " is not nullable but the batch has " +
                              std::to_string(batch.column(i).null_count()) + " nulls");
     }
   }
@@ -99,6 +100,50 @@ void WarnAboutRecovery(const std::string& table, int32_t bucket, const log::Reco
   for (const auto& damage : info.damaged) WarnAboutDamage(table, bucket, damage, "recovery");
 }
 
+// The Arrow format requires `string` values to be UTF-8; a bad one makes readers (DuckDB, the
+// lake's) refuse a whole file later, so it is refused here.
+Status CheckUtf8(const std::string& table, const arrow::Schema& schema,
+                 const arrow::RecordBatch& batch) {
+  for (int i = 0; i < schema.num_fields(); ++i) {
+    if (schema.field(i).type.id() != arrow::TypeId::kString) continue;
+    if (Status st = arrow::ValidateUtf8(batch.column(i)); !st.ok()) {
+      return st.WithContext("field " + Quote(schema.field(i).name) + " of table " + Quote(table));
+    }
+  }
+  return Status::OK();
+}
+
+// A table in the lake holds timestamps as 64-bit microseconds (docs/lake.md): a second or
+// millisecond value beyond them would be acknowledged and then stop the table's tiering.
+Status CheckTimestampsFitMicros(const std::string& table, const arrow::Schema& schema,
+                                const arrow::RecordBatch& batch, const std::vector<int>& columns) {
+  for (int c : columns) {
+    const arrow::Array& column = batch.column(c);
+    const int64_t units_per_micro = 1'000'000 / arrow::UnitsPerSecond(column.type().unit());
+    const int64_t max = INT64_MAX / units_per_micro;
+    const int64_t min = INT64_MIN / units_per_micro;
+    const int64_t* values = column.values<int64_t>();
+    int64_t lowest = 0;
+    int64_t highest = 0;
+    for (int64_t i = 0; i < column.length(); ++i) {  // nulls too: one pass without branches
+      lowest = std::min(lowest, values[i]);
+      highest = std::max(highest, values[i]);
+    }
+    if (lowest >= min && highest <= max) continue;
+    for (int64_t i = 0; i < column.length(); ++i) {
+      if (column.IsValid(i) && (values[i] < min || values[i] > max)) {
+        return Status::Invalid("field " + Quote(schema.field(c).name) + " of table " +
+                               Quote(table) + ": row " + std::to_string(i) + " holds " +
+                               std::to_string(values[i]) + " (" + column.type().ToString() +
+                               "), beyond the microseconds the lake stores ([" +
+                               std::to_string(min) + ", " + std::to_string(max) +
+                               "]); a table with lake.enabled=false takes it");
+      }
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 // The runtime of one table: its descriptor and one log per bucket.
@@ -106,6 +151,9 @@ class Table {
  public:
   catalog::TableDescriptor descriptor;
   std::vector<int> key_columns;
+  // Lake tables only: second and millisecond timestamp columns, whose values must fit in
+  // microseconds.
+  std::vector<int> micros_checked_columns;
   std::vector<std::unique_ptr<log::BucketLog>> logs;
   std::atomic<uint32_t> next_sticky_bucket{0};
   // Under FlushPolicy::kEveryAppend a put is acknowledged once durable; under kInterval once
@@ -131,6 +179,9 @@ Result<std::vector<AppendedRange>> PutSession::Append(const ipc::RawMessage& mes
   const auto& desc = table_->descriptor;
   ASSIGN_OR_RAISE(auto batch, ipc::DecodeRecordBatch(client_schema_, message));
   RETURN_NOT_OK(CheckNulls(desc.name, *desc.schema, *batch));
+  RETURN_NOT_OK(CheckUtf8(desc.name, *desc.schema, *batch));
+  RETURN_NOT_OK(
+      CheckTimestampsFitMicros(desc.name, *desc.schema, *batch, table_->micros_checked_columns));
   if (batch->num_rows() == 0) return std::vector<AppendedRange>{};
   if (batch->num_rows() > INT32_MAX) return Status::Invalid("a batch holds at most 2^31-1 rows");
 
@@ -293,6 +344,13 @@ Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor&
   if (descriptor.LakeEnabled()) {
     // Nothing is deleted until the lake has said how far it got (SetRetentionFloor).
     log_options.retention_floor = 0;
+    for (int i = 0; i < descriptor.schema->num_fields(); ++i) {
+      const arrow::DataType& type = descriptor.schema->field(i).type;
+      if (type.id() == arrow::TypeId::kTimestamp &&
+          arrow::UnitsPerSecond(type.unit()) < arrow::UnitsPerSecond(arrow::TimeUnit::kMicro)) {
+        table->micros_checked_columns.push_back(i);
+      }
+    }
   }
   for (int32_t b = 0; b < descriptor.buckets; ++b) {
     ASSIGN_OR_RAISE(
@@ -308,7 +366,7 @@ Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor&
 Result<std::shared_ptr<Table>> Engine::GetTable(const std::string& name) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = tables_.find(name);
-  if (it == tables_.end()) return Status::NotFound("table '" + name + "' does not exist");
+  if (it == tables_.end()) return Status::NotFound("table " + Quote(name) + " does not exist");
   return it->second;
 }
 
@@ -316,7 +374,7 @@ Result<catalog::TableDescriptor> Engine::CreateTable(const catalog::CreateTableR
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = tables_.find(request.table.name); it != tables_.end()) {
     if (request.if_not_exists) return it->second->descriptor;
-    return Status::AlreadyExists("table '" + request.table.name + "' already exists");
+    return Status::AlreadyExists("table " + Quote(request.table.name) + " already exists");
   }
   ASSIGN_OR_RAISE(auto descriptor, catalog_->Create(request.table, request.if_not_exists));
   auto table = OpenTable(descriptor);
@@ -333,7 +391,7 @@ Status Engine::DropTable(const std::string& name) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = tables_.find(name);
-    if (it == tables_.end()) return Status::NotFound("table '" + name + "' does not exist");
+    if (it == tables_.end()) return Status::NotFound("table " + Quote(name) + " does not exist");
     RETURN_NOT_OK(catalog_->Drop(name));
     table = std::move(it->second);
     tables_.erase(it);
@@ -390,8 +448,8 @@ Result<std::unique_ptr<ReadCursor>> Engine::OpenRead(const ReadRequest& request)
       if (i < 0) {
         std::string known;
         for (const auto& f : desc.schema->fields()) known += (known.empty() ? "" : ", ") + f.name;
-        return Status::Invalid("unknown column '" + name + "' in table '" + desc.name +
-                               "' (columns: " + known + ")");
+        return Status::Invalid("unknown column " + Quote(name) + " in table " + Quote(desc.name) +
+                               " (columns: " + known + ")");
       }
       indices.push_back(i);
     }

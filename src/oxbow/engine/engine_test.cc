@@ -191,6 +191,58 @@ TEST_F(EngineTest, ErrorsNameTheProblem) {
   EXPECT_EQ(engine_->DescribeTable("ns.t")->buckets[0].next_offset, 0);
 }
 
+TEST_F(EngineTest, InvalidUtf8WritesNothingAndNamesFieldAndRow) {
+  CreateTable("ns.t", 1, false);
+  auto put = engine_->StartPut("ns.t", schema_).ValueOrDie();
+  ASSERT_TRUE(put->Append(Encode(*MakeBatch(0, 3))).ok());
+  arrow::Int64Builder ids(DataType::Int64());
+  arrow::BinaryBuilder names(DataType::String());
+  for (const std::string name : {"caf\u00e9", "\U0001F680", "bad\xed\xa0\x80"}) {
+    ASSERT_TRUE(ids.Append(7).ok());
+    ASSERT_TRUE(names.Append(name).ok());
+  }
+  auto bad =
+      arrow::RecordBatch::Make(schema_, 3, {ids.Finish().ValueOrDie(), names.Finish().ValueOrDie()})
+          .ValueOrDie();
+  EXPECT_EQ(put->Append(Encode(*bad)).status().message(),
+            "field 'name' of table 'ns.t': row 2 is not valid UTF-8 (ill-formed at byte 3 of the "
+            "value: ed a0 80)");
+  EXPECT_EQ(ReadIds("ns.t", 0), (std::vector<int64_t>{0, 1, 2}));
+}
+
+TEST_F(EngineTest, LakeTablesRefuseSecondTimestampsBeyondMicroseconds) {
+  auto schema = std::make_shared<const arrow::Schema>(
+      std::vector<arrow::Field>{{"ts", DataType::Timestamp(arrow::TimeUnit::kSecond), true}});
+  auto batch = [&](std::vector<int64_t> values) {
+    arrow::Int64Builder ts(schema->field(0).type);
+    EXPECT_TRUE(ts.AppendValues(values.data(), static_cast<int64_t>(values.size())).ok());
+    return arrow::RecordBatch::Make(schema, static_cast<int64_t>(values.size()),
+                                    {ts.Finish().ValueOrDie()})
+        .ValueOrDie();
+  };
+  const int64_t max = INT64_MAX / 1'000'000;
+  for (const char* enabled : {"true", "false"}) {
+    catalog::CreateTableRequest req;
+    req.table.name = std::string("ns.lake_") + enabled;
+    req.table.schema = schema;
+    req.table.properties = {{"lake.enabled", enabled}};
+    ASSERT_TRUE(engine_->CreateTable(req).ok());
+    auto put = engine_->StartPut(req.table.name, schema).ValueOrDie();
+    ASSERT_TRUE(put->Append(Encode(*batch({0, max, -max}))).ok());
+    Status st = put->Append(Encode(*batch({1, 2, max + 1}))).status();
+    if (std::string(enabled) == "false") {
+      EXPECT_TRUE(st.ok()) << st.ToString();
+      continue;
+    }
+    EXPECT_EQ(st.message(),
+              "field 'ts' of table 'ns.lake_true': row 2 holds 9223372036855 (timestamp[s]), "
+              "beyond the microseconds the lake stores ([-9223372036854, 9223372036854]); a "
+              "table with lake.enabled=false takes it");
+    EXPECT_FALSE(put->Append(Encode(*batch({-max - 1}))).ok());
+    EXPECT_EQ(engine_->DescribeTable(req.table.name)->buckets[0].next_offset, 3);
+  }
+}
+
 TEST_F(EngineTest, RetentionRunsInTheBackground) {
   EngineOptions options;
   options.log.segment_bytes = 4096;

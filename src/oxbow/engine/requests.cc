@@ -10,8 +10,7 @@ using nlohmann::json;
 Result<json> ParseObject(std::string_view text, std::string_view what) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
-    return Status::Invalid(std::string(what) + " must be a JSON object, got '" +
-                           std::string(text.substr(0, 200)) + "'");
+    return Status::Invalid(std::string(what) + " must be a JSON object, got " + Quote(text));
   }
   return j;
 }

@@ -69,7 +69,7 @@ grpc::Status ToGrpcStatus(const Status& st) {
     case StatusCode::kCorruption:
     case StatusCode::kInternal: code = grpc::StatusCode::INTERNAL; break;
   }
-  return grpc::Status(code, st.message());
+  return grpc::Status(code, Truncate(st.message(), kMaxStatusMessageBytes));
 }
 
 Status FromGrpcStatus(const grpc::Status& st) {

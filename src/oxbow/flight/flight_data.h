@@ -55,6 +55,10 @@ constexpr char kListActions[] = OXBOW_FLIGHT_METHOD("ListActions");
 #undef OXBOW_FLIGHT_METHOD
 }  // namespace method
 
+// A message sent to a client is cut to this many bytes (docs/api.md): it travels in a header,
+// percent-encoded, and gRPC clients drop a call whose headers exceed 8-16 KiB.
+inline constexpr size_t kMaxStatusMessageBytes = 2048;
+
 // gRPC status <-> Status: the one place where gRPC errors are translated.
 grpc::Status ToGrpcStatus(const Status& status);
 Status FromGrpcStatus(const grpc::Status& status);

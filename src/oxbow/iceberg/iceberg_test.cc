@@ -46,6 +46,14 @@ TEST(Types, ArrowMapping) {
   auto u64 = TypeFromArrow(DataType::UInt64());
   EXPECT_TRUE(u64.status().IsInvalid());
   EXPECT_NE(u64.status().message().find("uint64"), std::string::npos);
+  EXPECT_EQ(TypeFromArrow(DataType::Decimal128(10, -1)).status().message(),
+            "decimal128(10, -1) has no Iceberg type: an Iceberg decimal needs 0 <= scale <= "
+            "precision <= 38");
+  EXPECT_TRUE(TypeFromArrow(DataType::Decimal128(5, 7)).status().IsInvalid());
+  EXPECT_EQ(TypeFromArrow(DataType::Decimal128(18, 18))->ToString(), "decimal(18, 18)");
+  EXPECT_EQ(TypeFromArrow(DataType::FixedSizeBinary(0)).status().message(),
+            "fixed_size_binary[0] has no Iceberg type: fixed[L] is a Parquet "
+            "FIXED_LEN_BYTE_ARRAY, whose length must be at least 1");
   EXPECT_EQ(*Type::Parse("decimal(9,2)"), Type::Decimal(9, 2));
   EXPECT_FALSE(Type::Parse("decimal(39, 2)").ok());
   EXPECT_FALSE(Type::Parse("struct").ok());

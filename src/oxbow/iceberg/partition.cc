@@ -1,5 +1,6 @@
 #include "oxbow/iceberg/partition.h"
 
+#include <charconv>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -41,6 +42,19 @@ int64_t EpochDays(const Type& source, const Literal& v) {
   return FloorDiv(std::get<int64_t>(v), kMicrosPerDay);
 }
 
+// N of "<name>[N]" for N in [1, 2^31-1]; nullopt when `text` is anything else.
+std::optional<int32_t> BracketedCount(std::string_view text, std::string_view name) {
+  if (text.size() < name.size() + 3 || text.substr(0, name.size()) != name ||
+      text[name.size()] != '[' || text.back() != ']') {
+    return std::nullopt;
+  }
+  const std::string_view digits = text.substr(name.size() + 1, text.size() - name.size() - 2);
+  int32_t n = 0;
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (error != std::errc() || end != digits.data() + digits.size() || n < 1) return std::nullopt;
+  return n;
+}
+
 }  // namespace
 
 Result<Transform> Transform::Parse(std::string_view text) {
@@ -50,16 +64,11 @@ Result<Transform> Transform::Parse(std::string_view text) {
   if (text == "day") return Day();
   if (text == "hour") return Hour();
   if (text == "void") return Transform{TransformKind::kVoid, 0};
-  std::string s(text);
-  int n = 0;
-  char close = 0;
-  if (std::sscanf(s.c_str(), "bucket[%d%c", &n, &close) == 2 && close == ']' && n > 0) {
-    return Bucket(n);
-  }
-  if (std::sscanf(s.c_str(), "truncate[%d%c", &n, &close) == 2 && close == ']' && n > 0) {
-    return Truncate(n);
-  }
-  return Status::Invalid("unknown partition transform \"" + s + "\"");
+  if (auto n = BracketedCount(text, "bucket")) return Bucket(*n);
+  if (auto w = BracketedCount(text, "truncate")) return Truncate(*w);
+  return Status::Invalid("unknown partition transform " + Quote(text) +
+                         " (expected identity, bucket[N], truncate[W], year, month, day, hour or "
+                         "void; N and W from 1 to 2147483647)");
 }
 
 std::string Transform::ToString() const {
@@ -244,11 +253,12 @@ Result<PartitionSpec> PartitionSpec::Make(const Schema& schema,
   for (const auto& r : requests) {
     const NestedField* source = schema.FindField(r.source_name);
     if (source == nullptr) {
-      return Status::Invalid("partition source column \"" + r.source_name + "\" not in schema");
+      return Status::Invalid("partition source column " + Quote(r.source_name) +
+                             " is not in the schema");
     }
     auto result_type = r.transform.ResultType(source->type);
     if (!result_type.ok())
-      return result_type.status().WithContext("partition field " + r.source_name);
+      return result_type.status().WithContext("partition field " + Quote(r.source_name));
     PartitionField f;
     f.source_id = source->id;
     f.field_id = next_id++;
@@ -267,11 +277,11 @@ Result<PartitionSpec> PartitionSpec::Make(const Schema& schema,
       }
     }
     if (!names.insert(f.name).second) {
-      return Status::Invalid("partition field name \"" + f.name + "\" used twice");
+      return Status::Invalid("partition field name " + Quote(f.name) + " is used twice");
     }
     if (f.transform.kind != TransformKind::kIdentity && schema.FindField(f.name) != nullptr &&
         schema.FindField(f.name)->id != source->id) {
-      return Status::Invalid("partition field name \"" + f.name + "\" collides with a column");
+      return Status::Invalid("partition field name " + Quote(f.name) + " collides with a column");
     }
     fields.push_back(std::move(f));
   }

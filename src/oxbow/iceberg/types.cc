@@ -188,8 +188,23 @@ Result<Type> TypeFromArrow(const arrow::DataType& type) {
     case TypeId::kDate32: return Type::Date();
     case TypeId::kTimestamp:
       return type.timezone().empty() ? Type::Timestamp() : Type::TimestampTz();
-    case TypeId::kDecimal128: return Type::Decimal(type.precision(), type.scale());
-    case TypeId::kFixedSizeBinary: return Type::Fixed(type.byte_width());
+    case TypeId::kDecimal128:
+      // The spec's decimal(P, S) has P <= 38; its JSON form and Parquet's DECIMAL take no
+      // negative scale, and Parquet's none above the precision.
+      if (type.precision() < 1 || type.precision() > 38 || type.scale() < 0 ||
+          type.scale() > type.precision()) {
+        return Status::Invalid(type.ToString() +
+                               " has no Iceberg type: an Iceberg decimal needs 0 <= scale <= "
+                               "precision <= 38");
+      }
+      return Type::Decimal(type.precision(), type.scale());
+    case TypeId::kFixedSizeBinary:
+      if (type.byte_width() < 1) {
+        return Status::Invalid(type.ToString() +
+                               " has no Iceberg type: fixed[L] is a Parquet "
+                               "FIXED_LEN_BYTE_ARRAY, whose length must be at least 1");
+      }
+      return Type::Fixed(type.byte_width());
   }
   return Status::NotImplemented("Arrow type " + type.ToString() + " has no Iceberg mapping");
 }

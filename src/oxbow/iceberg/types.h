@@ -103,8 +103,8 @@ class Schema {
 // Arrow -> Iceberg (see docs/iceberg.md): bool->boolean, int8/16/32 and uint8/16->int,
 // int64 and uint32->long, uint64 rejected, float->float, double->double, string->string,
 // binary->binary, date32->date, timestamp without zone->timestamp, with zone->timestamptz
-// (any unit; values are microseconds in Iceberg), decimal128(p,s)->decimal(p,s),
-// fixed_size_binary(n)->fixed[n].
+// (any unit; values are microseconds in Iceberg), decimal128(p,s)->decimal(p,s) (rejected
+// unless 0 <= s <= p), fixed_size_binary(n)->fixed[n] (rejected for n = 0).
 Result<Type> TypeFromArrow(const arrow::DataType& type);
 // Field ids come from field metadata "PARQUET:field_id" when every field has one, else they
 // are 1..n in order. required = !nullable.

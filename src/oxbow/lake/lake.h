@@ -24,6 +24,13 @@ inline constexpr char kEnabledProperty[] = "lake.enabled";      // "true" (defau
 inline constexpr char kFreshnessProperty[] = "lake.freshness";  // "1s", "500ms", "250"
 inline constexpr char kPartitionProperty[] = "lake.partition";  // "day(ts), bucket[8](id)"
 
+// OK when `table` stays out of the lake (lake.enabled "false") or the lake can hold it: its
+// columns have Iceberg types, its lake.* properties are known and valid (docs/lake.md, "What the
+// lake refuses"). Otherwise Invalid naming the column or property and the rule. Whoever creates
+// tables calls it first, so a table tiering could never hold is refused rather than left behind
+// with a growing lag and lake.error.
+Status CheckTableIsTierable(const catalog::TableDescriptor& table);
+
 struct LakeOptions {
   // Root of every lake table: table ns.t lives in <warehouse>/ns/t. Default: "./warehouse".
   std::string warehouse = "./warehouse";

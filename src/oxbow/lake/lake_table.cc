@@ -14,6 +14,12 @@ using arrow::TypeId;
 constexpr char kFieldIdKey[] = "PARQUET:field_id";
 
 Result<DataType> LakeType(const arrow::Field& field) {
+  // Refuses what Iceberg or Parquet cannot hold: uint64, decimals with a scale outside
+  // [0, precision], zero-width fixed_size_binary.
+  if (auto mapped = iceberg::TypeFromArrow(field.type); !mapped.ok()) {
+    return Status::Invalid("column " + Quote(field.name) + ": " + mapped.status().message() +
+                           " (a table with lake.enabled=false may hold it)");
+  }
   const DataType& t = field.type;
   switch (t.id()) {
     case TypeId::kInt8:
@@ -21,9 +27,6 @@ Result<DataType> LakeType(const arrow::Field& field) {
     case TypeId::kUInt8:
     case TypeId::kUInt16: return DataType::Int32();
     case TypeId::kUInt32: return DataType::Int64();
-    case TypeId::kUInt64:
-      return Status::NotImplemented("column '" + field.name +
-                                    "' is uint64, which no Iceberg type holds exactly");
     case TypeId::kTimestamp: return DataType::Timestamp(arrow::TimeUnit::kMicro, t.timezone());
     default: return t;
   }
@@ -56,6 +59,12 @@ std::optional<iceberg::Literal> LiteralAt(const iceberg::Type& type, const arrow
     case iceberg::TypeKind::kFixed: return std::string(column.GetView(row));
   }
   return std::nullopt;
+}
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  return text;
 }
 
 // Keeps letters, digits, '-', '.' and '_' of a partition value for its directory name.
@@ -93,7 +102,9 @@ Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema) {
   int32_t id = 1;
   for (const auto& f : log_schema->fields()) {
     if (f.name == kBucketColumn || f.name == kOffsetColumn || f.name == kTimestampColumn) {
-      return Status::Invalid("column '" + f.name + "' clashes with a lake system column");
+      return Status::Invalid("column " + Quote(f.name) +
+                             " clashes with a lake system column (__bucket, __offset, "
+                             "__timestamp)");
     }
     ASSIGN_OR_RAISE(DataType type, LakeType(f));
     fields.push_back(LakeField(f.name, std::move(type), f.nullable, id++));
@@ -111,32 +122,33 @@ Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema) {
 
 Result<iceberg::PartitionSpec> ParsePartitionSpec(std::string_view text,
                                                   const iceberg::Schema& schema) {
-  std::vector<iceberg::PartitionFieldRequest> requests;
-  int depth = 0;
-  size_t start = 0;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    const char c = i < text.size() ? text[i] : ',';
-    if (c == '(' || c == '[') ++depth;
-    if (c == ')' || c == ']') --depth;
-    if (c != ',' || depth != 0) continue;
-    std::string_view item = text.substr(start, i - start);
-    start = i + 1;
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (item.empty()) continue;
-    const auto open = item.rfind('(');
-    if (open == std::string_view::npos || item.back() != ')') {
-      return Status::Invalid("lake.partition entry '" + std::string(item) +
-                             "' must be transform(column), e.g. day(ts) or bucket[16](id)");
+  auto parse = [&]() -> Result<iceberg::PartitionSpec> {
+    std::vector<iceberg::PartitionFieldRequest> requests;
+    int depth = 0;
+    size_t start = 0;
+    for (size_t i = 0; i <= text.size(); ++i) {
+      const char c = i < text.size() ? text[i] : ',';
+      if (c == '(' || c == '[') ++depth;
+      if (c == ')' || c == ']') --depth;
+      if (c != ',' || depth != 0) continue;
+      const std::string_view item = Trim(text.substr(start, i - start));
+      start = i + 1;
+      if (item.empty()) continue;
+      const auto open = item.rfind('(');
+      if (open == std::string_view::npos || item.back() != ')') {
+        return Status::Invalid("entry " + Quote(item) +
+                               " must be transform(column), e.g. day(ts) or bucket[16](id)");
+      }
+      iceberg::PartitionFieldRequest request;
+      request.source_name = std::string(Trim(item.substr(open + 1, item.size() - open - 2)));
+      ASSIGN_OR_RAISE(request.transform, iceberg::Transform::Parse(Trim(item.substr(0, open))));
+      requests.push_back(std::move(request));
     }
-    iceberg::PartitionFieldRequest request;
-    request.source_name = std::string(item.substr(open + 1, item.size() - open - 2));
-    ASSIGN_OR_RAISE(request.transform, iceberg::Transform::Parse(item.substr(0, open)));
-    requests.push_back(std::move(request));
-  }
-  if (requests.empty()) return iceberg::PartitionSpec::Unpartitioned();
-  auto spec = iceberg::PartitionSpec::Make(schema, requests);
-  if (!spec.ok()) return spec.status().WithContext("lake.partition '" + std::string(text) + "'");
+    if (requests.empty()) return iceberg::PartitionSpec::Unpartitioned();
+    return iceberg::PartitionSpec::Make(schema, requests);
+  };
+  auto spec = parse();
+  if (!spec.ok()) return spec.status().WithContext("lake.partition " + Quote(text));
   return spec;
 }
 

@@ -189,7 +189,116 @@ TEST_F(LakeTest, DisabledAndBrokenTablesSayWhy) {
   req.table.buckets = 1;
   ASSERT_TRUE(engine_->CreateTable(req).ok());
   EXPECT_EQ(Service().Describe("ns.bad")->error,
-            "column 'u' is uint64, which no Iceberg type holds exactly");
+            "column 'u': uint64 has no Iceberg type (values above 2^63-1 do not fit long); use "
+            "int64 or decimal128(20, 0) (a table with lake.enabled=false may hold it)");
+}
+
+catalog::TableDescriptor Descriptor(std::vector<arrow::Field> fields,
+                                    std::map<std::string, std::string> properties = {}) {
+  catalog::TableDescriptor table;
+  table.name = "ns.t";
+  table.schema = std::make_shared<const arrow::Schema>(std::move(fields));
+  table.properties = std::move(properties);
+  return table;
+}
+
+std::string TierabilityError(std::vector<arrow::Field> fields,
+                             std::map<std::string, std::string> properties = {}) {
+  Status st = CheckTableIsTierable(Descriptor(std::move(fields), std::move(properties)));
+  EXPECT_TRUE(st.ok() || st.IsInvalid()) << st.ToString();
+  return st.message();
+}
+
+TEST(TierabilityTest, TypesWithoutAnIcebergFormAreRefusedNamingTheColumn) {
+  const std::string prefix = "table 'ns.t' cannot go to the lake: column 'c': ";
+  const std::string suffix = " (a table with lake.enabled=false may hold it)";
+  EXPECT_EQ(TierabilityError({{"id", DataType::Int64()}, {"c", DataType::Decimal128(10, -1)}}),
+            prefix +
+                "decimal128(10, -1) has no Iceberg type: an Iceberg decimal needs 0 <= scale <= "
+                "precision <= 38" +
+                suffix);
+  EXPECT_EQ(TierabilityError({{"c", DataType::FixedSizeBinary(0)}}),
+            prefix +
+                "fixed_size_binary[0] has no Iceberg type: fixed[L] is a Parquet "
+                "FIXED_LEN_BYTE_ARRAY, whose length must be at least 1" +
+                suffix);
+  EXPECT_NE(TierabilityError({{"c", DataType::UInt64()}}).find(prefix + "uint64"),
+            std::string::npos);
+  EXPECT_EQ(TierabilityError({{"__offset", DataType::Int64()}}),
+            "table 'ns.t' cannot go to the lake: column '__offset' clashes with a lake system "
+            "column (__bucket, __offset, __timestamp)");
+}
+
+TEST(TierabilityTest, EveryOtherTypeIsTierable) {
+  std::vector<arrow::Field> fields;
+  for (const auto& type :
+       {DataType::Bool(), DataType::Int8(), DataType::Int16(), DataType::Int32(), DataType::Int64(),
+        DataType::UInt8(), DataType::UInt16(), DataType::UInt32(), DataType::Float32(),
+        DataType::Float64(), DataType::String(), DataType::Binary(), DataType::Date32(),
+        DataType::Timestamp(arrow::TimeUnit::kSecond),
+        DataType::Timestamp(arrow::TimeUnit::kNano, "Europe/Paris"), DataType::Decimal128(38, 38),
+        DataType::Decimal128(1, 0), DataType::FixedSizeBinary(1)}) {
+    fields.push_back({std::string(1, static_cast<char>('a' + fields.size())), type});
+  }
+  EXPECT_EQ(TierabilityError(fields), "");
+}
+
+TEST(TierabilityTest, TablesOutOfTheLakeTakeAnyType) {
+  const std::map<std::string, std::string> off = {{kEnabledProperty, "false"},
+                                                  {kPartitionProperty, "bogus"}};
+  EXPECT_EQ(TierabilityError({{"a", DataType::UInt64()},
+                              {"b", DataType::Decimal128(10, -1)},
+                              {"c", DataType::FixedSizeBinary(0)},
+                              {"__offset", DataType::Int64()}},
+                             off),
+            "");
+}
+
+TEST(TierabilityTest, LakePropertiesAreChecked) {
+  const std::vector<arrow::Field> fields = {{"id", DataType::Int64()},
+                                            {"v", DataType::Float64()},
+                                            {"name", DataType::String()},
+                                            {"ts", DataType::Timestamp(arrow::TimeUnit::kMilli)}};
+  auto partition_error = [&](std::string spec) {
+    return TierabilityError(fields, {{kPartitionProperty, spec}});
+  };
+  const std::string prefix = "table 'ns.t' cannot go to the lake: lake.partition ";
+  EXPECT_EQ(partition_error("bucket[4](id), day(ts)"), "");
+  EXPECT_EQ(partition_error(" identity( name ) ,truncate[2](name), hour(ts), identity(__bucket)"),
+            "");
+  EXPECT_EQ(partition_error("bucket(4, id)"),
+            prefix +
+                "'bucket(4, id)': unknown partition transform 'bucket' (expected identity, "
+                "bucket[N], truncate[W], year, month, day, hour or void; N and W from 1 to "
+                "2147483647)");
+  EXPECT_EQ(partition_error("day(nope)"),
+            prefix + "'day(nope)': partition source column 'nope' is not in the schema");
+  EXPECT_EQ(partition_error("bucket[4](v)"),
+            prefix +
+                "'bucket[4](v)': partition field 'v': transform bucket[4] does not apply to "
+                "double");
+  EXPECT_EQ(
+      partition_error("day"),
+      prefix + "'day': entry 'day' must be transform(column), e.g. day(ts) or bucket[16](id)");
+  EXPECT_NE(partition_error("identity(id), identity(id)").find("used twice"), std::string::npos);
+  for (const char* bad : {"bucket[0](id)", "bucket[-1](id)", "bucket[4]x(id)", "bucket[](id)",
+                          "bucket[99999999999](id)", "truncate[0](id)", "hour(id)"}) {
+    EXPECT_NE(partition_error(bad).find(prefix), std::string::npos) << bad;
+  }
+
+  EXPECT_EQ(TierabilityError(fields, {{kFreshnessProperty, "500ms"}}), "");
+  for (const char* bad : {"bogus", "-1s", "0", "1.5s", "99999999999999999m"}) {
+    EXPECT_NE(TierabilityError(fields, {{kFreshnessProperty, bad}})
+                  .find("lake.freshness must be a positive duration"),
+              std::string::npos)
+        << bad;
+  }
+  EXPECT_EQ(TierabilityError(fields, {{kEnabledProperty, "no"}}),
+            R"(lake.enabled must be "true" or "false", got 'no')");
+  EXPECT_EQ(TierabilityError(fields, {{"lake.partiton", "day(ts)"}}),
+            "unknown table property 'lake.partiton' (the lake's are lake.enabled, "
+            "lake.freshness and lake.partition)");
+  EXPECT_EQ(TierabilityError(fields, {{"owner", "me"}, {kEnabledProperty, "true"}}), "");
 }
 
 TEST(LakeSchemaTest, PartitionSpecSyntax) {
@@ -202,7 +311,8 @@ TEST(LakeSchemaTest, PartitionSpecSyntax) {
   EXPECT_EQ(spec->fields().size(), 2u);
   EXPECT_TRUE(internal::ParsePartitionSpec("", schema.iceberg_schema)->is_unpartitioned());
   EXPECT_EQ(internal::ParsePartitionSpec("day", schema.iceberg_schema).status().message(),
-            "lake.partition entry 'day' must be transform(column), e.g. day(ts) or bucket[16](id)");
+            "lake.partition 'day': entry 'day' must be transform(column), e.g. day(ts) or "
+            "bucket[16](id)");
   EXPECT_FALSE(internal::ParsePartitionSpec("day(nope)", schema.iceberg_schema).ok());
 }
 

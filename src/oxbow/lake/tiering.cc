@@ -2,9 +2,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -40,26 +42,43 @@ std::string RandomName() {
 }
 
 // "1s", "500ms", "2m" or a plain number of milliseconds.
-Result<int64_t> ParseDurationMs(const std::string& text) {
-  size_t end = 0;
-  long long value = 0;
-  try {
-    value = std::stoll(text, &end);
-  } catch (const std::exception&) {
-    end = 0;
-  }
-  const std::string unit = end > 0 ? text.substr(end) : "?";
+Result<int64_t> ParseDurationMs(std::string_view text) {
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  const std::string_view unit = error == std::errc() ? text.substr(end - text.data()) : "?";
   int64_t factor = -1;
   if (unit.empty() || unit == "ms") factor = 1;
   if (unit == "s") factor = 1000;
   if (unit == "m" || unit == "min") factor = 60 * 1000;
-  if (factor < 0 || value <= 0) {
+  if (factor < 0 || value <= 0 || value > INT64_MAX / factor) {
     return Status::Invalid(std::string(kFreshnessProperty) +
-                           " must be a positive duration such as "
-                           "\"1s\" or \"500ms\", got \"" +
-                           text + "\"");
+                           " must be a positive duration such as \"1s\" or \"500ms\", got " +
+                           Quote(text));
   }
-  return static_cast<int64_t>(value) * factor;
+  return value * factor;
+}
+
+// What tiering takes from a table's schema and properties. Building it runs every check of
+// CheckTableIsTierable, so a table refused up front is exactly one tiering could not hold.
+struct LakeForm {
+  internal::LakeSchema schema;
+  iceberg::PartitionSpec spec;
+  std::optional<int64_t> freshness_ms;  // lake.freshness, when set
+};
+
+Result<LakeForm> MakeLakeForm(const catalog::TableDescriptor& table) {
+  auto property = [&](const char* key) -> std::string {
+    auto it = table.properties.find(key);
+    return it == table.properties.end() ? "" : it->second;
+  };
+  LakeForm form;
+  if (!property(kFreshnessProperty).empty()) {
+    ASSIGN_OR_RAISE(form.freshness_ms, ParseDurationMs(property(kFreshnessProperty)));
+  }
+  ASSIGN_OR_RAISE(form.schema, internal::MakeLakeSchema(table.schema));
+  ASSIGN_OR_RAISE(form.spec, internal::ParsePartitionSpec(property(kPartitionProperty),
+                                                          form.schema.iceberg_schema));
+  return form;
 }
 
 // Writes a Parquet file through the FileSystem seam and makes it durable on Close.
@@ -216,6 +235,25 @@ Result<iceberg::DataFile> WriteDataFile(FileSystem* fs, const TableTiering& stat
 
 }  // namespace
 
+Status CheckTableIsTierable(const catalog::TableDescriptor& table) {
+  for (const auto& [key, value] : table.properties) {
+    if (key.rfind("lake.", 0) != 0) continue;
+    if (key != kEnabledProperty && key != kFreshnessProperty && key != kPartitionProperty) {
+      return Status::Invalid("unknown table property " + Quote(key) + " (the lake's are " +
+                             kEnabledProperty + ", " + kFreshnessProperty + " and " +
+                             kPartitionProperty + ")");
+    }
+    if (key == kEnabledProperty && value != "true" && value != "false") {
+      return Status::Invalid(std::string(kEnabledProperty) + R"( must be "true" or "false", got )" +
+                             Quote(value));
+    }
+  }
+  if (!table.LakeEnabled()) return Status::OK();
+  Status st = MakeLakeForm(table).status();
+  if (!st.ok()) return st.WithContext("table " + Quote(table.name) + " cannot go to the lake");
+  return Status::OK();
+}
+
 Result<std::unique_ptr<TieringService>> TieringService::Start(engine::Engine* engine,
                                                               LakeOptions options) {
   if (!options.fs) options.fs = PosixFileSystem::Default();
@@ -268,21 +306,15 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
   }
   auto state = std::make_shared<TableTiering>();
   state->descriptor = descriptor;
-  auto prop = [&](const char* key) -> std::string {
-    auto it = descriptor.properties.find(key);
-    return it == descriptor.properties.end() ? "" : it->second;
-  };
   state->enabled = descriptor.LakeEnabled();
   state->freshness_ms = options_.freshness_ms;
   state->caught_up_ms = WallMs();
   auto init = [&]() -> Status {
     if (!state->enabled) return Status::OK();
-    if (!prop(kFreshnessProperty).empty()) {
-      ASSIGN_OR_RAISE(state->freshness_ms, ParseDurationMs(prop(kFreshnessProperty)));
-    }
-    ASSIGN_OR_RAISE(state->schema, internal::MakeLakeSchema(descriptor.schema));
-    ASSIGN_OR_RAISE(state->spec, internal::ParsePartitionSpec(prop(kPartitionProperty),
-                                                              state->schema.iceberg_schema));
+    ASSIGN_OR_RAISE(LakeForm form, MakeLakeForm(descriptor));
+    state->schema = std::move(form.schema);
+    state->spec = std::move(form.spec);
+    if (form.freshness_ms) state->freshness_ms = *form.freshness_ms;
     const auto dot = descriptor.name.find('.');
     state->location = options_.warehouse + "/" + descriptor.name.substr(0, dot) + "/" +
                       descriptor.name.substr(dot + 1);

@@ -311,7 +311,7 @@ grpc::Status FlightService::DoPut(
     // A type Oxbow cannot store is a schema mismatch from the client's point of view.
     Status st = schema.status();
     if (st.code() == StatusCode::kNotImplemented) {
-      st = Status::Invalid("schema mismatch for table '" + *table + "': " + st.message());
+      st = Status::Invalid("schema mismatch for table " + Quote(*table) + ": " + st.message());
     }
     return ToGrpcStatus(st);
   }
@@ -347,6 +347,8 @@ grpc::Status FlightService::DoExchange(grpc::ServerContext*,
 Result<std::string> FlightService::RunAction(const std::string& type, const std::string& body) {
   if (type == "create_table") {
     ASSIGN_OR_RAISE(auto request, catalog::ParseCreateTable(body));
+    // Refused now rather than accepted and left lagging behind a lake error.
+    RETURN_NOT_OK(lake::CheckTableIsTierable(request.table));
     ASSIGN_OR_RAISE(auto table, engine_->CreateTable(request));
     return catalog::DescriptorToJson(table);
   }
@@ -377,7 +379,7 @@ Result<std::string> FlightService::RunAction(const std::string& type, const std:
   }
   std::string known;
   for (const auto& a : kActions) known += std::string(known.empty() ? "" : ", ") + a.type;
-  return Status::NotImplemented("unknown action '" + type + "' (known: " + known + ")");
+  return Status::NotImplemented("unknown action " + Quote(type) + " (known: " + known + ")");
 }
 
 grpc::Status FlightService::DoAction(grpc::ServerContext*, const proto::Action* action,

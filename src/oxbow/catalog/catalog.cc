@@ -182,11 +182,6 @@ std::vector<int> TableDescriptor::BucketKeyIndices() const {
   return out;
 }
 
-bool TableDescriptor::LakeEnabled() const {
-  auto it = properties.find("lake.enabled");
-  return it == properties.end() || it->second != "false";
-}
-
 Status ValidateTableName(std::string_view name) {
   auto dot = name.find('.');
   if (dot == std::string_view::npos || !ValidNamePart(name.substr(0, dot)) ||

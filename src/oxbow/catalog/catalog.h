@@ -28,8 +28,6 @@ struct TableDescriptor {
 
   // Field indices of bucket_key in schema.
   std::vector<int> BucketKeyIndices() const;
-  // False only when the property lake.enabled is "false".
-  bool LakeEnabled() const;
 };
 
 // Checks "namespace.table" (letters, digits, '_' and '-', each part 1-128 characters).

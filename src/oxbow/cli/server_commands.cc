@@ -14,7 +14,7 @@
 #include "oxbow/cli/commands.h"
 #include "oxbow/cli/input.h"
 #include "oxbow/client/client.h"
-#include "oxbow/engine/requests.h"
+#include "oxbow/flight/requests.h"
 #include "oxbow/text/text.h"
 
 namespace oxbow::cli {
@@ -337,14 +337,14 @@ Status Consume(const ConsumeArgs& args) {
                            args.table + " has " + std::to_string(buckets) + " buckets");
   }
   ASSIGN_OR_RAISE(auto format, text::ParseTextFormat(args.format));
-  engine::ReadRequest request;
+  flight::Ticket request;
   request.table = args.table;
   request.follow = args.follow;
   if (args.to >= 0) request.to = args.to;
   if (!args.columns.empty()) request.columns = SplitList(args.columns);
   if (args.from == "earliest" || args.from == "latest") {
-    request.from.kind = args.from == "earliest" ? engine::StartPosition::Kind::kEarliest
-                                                : engine::StartPosition::Kind::kLatest;
+    request.from.kind = args.from == "earliest" ? flight::StartPosition::Kind::kEarliest
+                                                : flight::StartPosition::Kind::kLatest;
   } else {
     try {
       request.from.offset = std::stoll(args.from);
@@ -352,7 +352,7 @@ Status Consume(const ConsumeArgs& args) {
       return Status::Invalid("--from must be earliest, latest or an offset, got '" + args.from +
                              "'");
     }
-    request.from.kind = engine::StartPosition::Kind::kOffset;
+    request.from.kind = flight::StartPosition::Kind::kOffset;
   }
   std::vector<int> targets;
   for (int b = 0; b < buckets; ++b) {
@@ -365,7 +365,7 @@ Status Consume(const ConsumeArgs& args) {
   std::vector<std::unique_ptr<client::GetStream>> streams;
   for (int b : targets) {
     request.bucket = b;
-    auto stream = c->DoGet(engine::TicketToJson(request));
+    auto stream = c->DoGet(flight::TicketToJson(request));
     if (!stream.ok()) return WithServer(stream.status(), args.server);
     streams.push_back(std::move(stream).ValueOrDie());
   }

@@ -8,14 +8,14 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
-#include "oxbow/arrow/ipc.h"
 #include "oxbow/catalog/catalog.h"
-#include "oxbow/engine/requests.h"
+#include "oxbow/engine/table.h"
 #include "oxbow/log/bucket_log.h"
 
 namespace oxbow::engine {
@@ -34,83 +34,17 @@ struct EngineOptions {
   int64_t scrub_interval_ms = int64_t{24} * 3600 * 1000;
   // The scrubber reads at most this many bytes per second. Default: 16 MiB/s.
   int64_t scrub_bytes_per_second = int64_t{16} << 20;
-};
-
-struct BucketStatus {
-  int32_t bucket = 0;
-  int64_t earliest_offset = 0;
-  int64_t next_offset = 0;
-  // Damage known in the bucket's log: offsets that cannot be served.
-  std::vector<log::DamagedRange> damaged;
-  // What opening the log found (a torn tail it cut, damage it kept).
-  log::RecoveryInfo recovery;
+  // Whether a table's rows must stay until someone has copied them (the lake): its logs then
+  // open with retention floor 0, which SetRetentionFloor raises. Default (empty): none.
+  std::function<bool(const catalog::TableDescriptor&)> holds_retention;
+  // Makes the extra check of every batch put into a table (e.g. values its lake cannot hold);
+  // may return an empty check. Default (empty): none.
+  std::function<BatchCheck(const catalog::TableDescriptor&)> make_batch_check;
 };
 
 struct TableStatus {
   catalog::TableDescriptor table;
   std::vector<BucketStatus> buckets;
-};
-
-// Where one appended piece of a batch went.
-struct AppendedRange {
-  int32_t bucket = 0;
-  int64_t base_offset = 0;
-  int64_t rows = 0;
-};
-
-class Table;
-
-// One DoPut stream: the client's schema has been checked against the table.
-class PutSession {
- public:
-  // Appends one RecordBatch message; returns once every piece is durable. A batch that fails
-  // validation writes nothing.
-  Result<std::vector<AppendedRange>> Append(const arrow::ipc::RawMessage& message);
-
- private:
-  friend class Engine;
-  PutSession(std::shared_ptr<Table> table, arrow::SchemaPtr client_schema, int32_t bucket)
-      : table_(std::move(table)),
-        client_schema_(std::move(client_schema)),
-        sticky_bucket_(bucket) {}
-  std::shared_ptr<Table> table_;
-  arrow::SchemaPtr client_schema_;
-  int32_t sticky_bucket_;
-};
-
-// One batch of a read, ready to send: the (projected) RecordBatch message and its offsets.
-struct ReadBatch {
-  arrow::ipc::EncodedMessage message;
-  int64_t base_offset = 0;
-  int64_t next_offset = 0;
-  int64_t append_time_ms = 0;  // when the server appended the batch
-};
-
-// One DoGet stream over a bucket.
-class ReadCursor {
- public:
-  const arrow::SchemaPtr& schema() const { return schema_; }
-  int32_t bucket() const { return request_.bucket; }
-  // The next batch; std::nullopt when the range is done, or, when following, when `deadline`
-  // passes without new data (call again to keep waiting).
-  Result<std::optional<ReadBatch>> Next(std::chrono::steady_clock::time_point deadline);
-  // True once the requested range has been fully delivered (never when following).
-  bool done() const { return done_; }
-
- private:
-  friend class Engine;
-  ReadCursor() = default;
-  // "table 'ns.t' bucket b", the context of read errors.
-  std::string BucketName() const;
-  std::shared_ptr<Table> table_;
-  ReadRequest request_;
-  arrow::SchemaPtr schema_;
-  std::optional<arrow::ipc::RecordBatchProjector> projector_;
-  int64_t position_ = 0;
-  std::optional<int64_t> end_;  // stop before the first batch at or past this offset
-  std::vector<log::LogBatch> pending_;
-  size_t pending_index_ = 0;
-  bool done_ = false;
 };
 
 class Engine {

@@ -210,36 +210,26 @@ TEST_F(EngineTest, InvalidUtf8WritesNothingAndNamesFieldAndRow) {
   EXPECT_EQ(ReadIds("ns.t", 0), (std::vector<int64_t>{0, 1, 2}));
 }
 
-TEST_F(EngineTest, LakeTablesRefuseSecondTimestampsBeyondMicroseconds) {
-  auto schema = std::make_shared<const arrow::Schema>(
-      std::vector<arrow::Field>{{"ts", DataType::Timestamp(arrow::TimeUnit::kSecond), true}});
-  auto batch = [&](std::vector<int64_t> values) {
-    arrow::Int64Builder ts(schema->field(0).type);
-    EXPECT_TRUE(ts.AppendValues(values.data(), static_cast<int64_t>(values.size())).ok());
-    return arrow::RecordBatch::Make(schema, static_cast<int64_t>(values.size()),
-                                    {ts.Finish().ValueOrDie()})
-        .ValueOrDie();
+TEST_F(EngineTest, BatchCheckRefusesABatchAndWritesNothing) {
+  EngineOptions options;
+  options.make_batch_check = [](const catalog::TableDescriptor& table) -> BatchCheck {
+    if (table.name != "ns.checked") return {};
+    return [](const arrow::RecordBatch& batch) {
+      return batch.num_rows() > 3 ? Status::Invalid("more than 3 rows") : Status::OK();
+    };
   };
-  const int64_t max = INT64_MAX / 1'000'000;
-  for (const char* enabled : {"true", "false"}) {
-    catalog::CreateTableRequest req;
-    req.table.name = std::string("ns.lake_") + enabled;
-    req.table.schema = schema;
-    req.table.properties = {{"lake.enabled", enabled}};
-    ASSERT_TRUE(engine_->CreateTable(req).ok());
-    auto put = engine_->StartPut(req.table.name, schema).ValueOrDie();
-    ASSERT_TRUE(put->Append(Encode(*batch({0, max, -max}))).ok());
-    Status st = put->Append(Encode(*batch({1, 2, max + 1}))).status();
-    if (std::string(enabled) == "false") {
+  Reopen(options);
+  for (const char* name : {"ns.checked", "ns.free"}) {
+    CreateTable(name, 1, false);
+    auto put = engine_->StartPut(name, schema_).ValueOrDie();
+    ASSERT_TRUE(put->Append(Encode(*MakeBatch(0, 3))).ok());
+    Status st = put->Append(Encode(*MakeBatch(3, 4))).status();
+    if (std::string(name) == "ns.free") {
       EXPECT_TRUE(st.ok()) << st.ToString();
       continue;
     }
-    EXPECT_EQ(st.message(),
-              "field 'ts' of table 'ns.lake_true': row 2 holds 9223372036855 (timestamp[s]), "
-              "beyond the microseconds the lake stores ([-9223372036854, 9223372036854]); a "
-              "table with lake.enabled=false takes it");
-    EXPECT_FALSE(put->Append(Encode(*batch({-max - 1}))).ok());
-    EXPECT_EQ(engine_->DescribeTable(req.table.name)->buckets[0].next_offset, 3);
+    EXPECT_EQ(st.message(), "more than 3 rows");
+    EXPECT_EQ(engine_->DescribeTable(name)->buckets[0].next_offset, 3);
   }
 }
 
@@ -268,17 +258,18 @@ TEST_F(EngineTest, RetentionRunsInTheBackground) {
   EXPECT_TRUE(engine_->OpenRead(req).status().IsOutOfRange());
 }
 
-TEST_F(EngineTest, LakeTablesKeepEverythingUntilTheLakeSetsAFloor) {
+TEST_F(EngineTest, HeldTablesKeepEverythingUntilTheHolderSetsAFloor) {
   EngineOptions options;
   options.log.segment_bytes = 4096;
   options.log.retention_bytes = 4096;
   options.retention_check_ms = 10;
+  options.holds_retention = [](const catalog::TableDescriptor& t) { return t.name == "ns.lake"; };
   Reopen(options);
   CreateTable("ns.lake", 1, false);
   auto put = engine_->StartPut("ns.lake", schema_).ValueOrDie();
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(put->Append(Encode(*MakeBatch(i * 50, 50))).ok());
   put.reset();
-  Reopen(options);  // retention at open must not delete what the lake has not seen
+  Reopen(options);  // retention at open must not delete what the holder has not seen
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(engine_->DescribeTable("ns.lake")->buckets[0].earliest_offset, 0);
   ASSERT_TRUE(engine_->SetRetentionFloor("ns.lake", 0, 500).ok());

@@ -24,6 +24,15 @@ inline constexpr char kEnabledProperty[] = "lake.enabled";      // "true" (defau
 inline constexpr char kFreshnessProperty[] = "lake.freshness";  // "1s", "500ms", "250"
 inline constexpr char kPartitionProperty[] = "lake.partition";  // "day(ts), bucket[8](id)"
 
+// Whether `table` is copied into the lake: unless its lake.enabled is "false".
+bool IsLakeEnabled(const catalog::TableDescriptor& table);
+
+// The check of every batch put into a lake table: second and millisecond timestamps beyond
+// the 64-bit microseconds the lake stores are refused, naming field and row, rather than
+// acknowledged and left to stop tiering. Empty for other tables and for tables without such
+// columns.
+engine::BatchCheck MakeBatchCheck(const catalog::TableDescriptor& table);
+
 // OK when `table` stays out of the lake (lake.enabled "false") or the lake can hold it: its
 // columns have Iceberg types, its lake.* properties are known and valid (docs/lake.md, "What the
 // lake refuses"). Otherwise Invalid naming the column or property and the rule. Whoever creates

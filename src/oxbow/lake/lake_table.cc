@@ -3,6 +3,7 @@
 
 #include "oxbow/arrow/builder.h"
 #include "oxbow/arrow/compute.h"
+#include "oxbow/lake/lake.h"
 #include "oxbow/lake/lake_table_internal.h"
 
 namespace oxbow::lake::internal {
@@ -267,3 +268,53 @@ Result<iceberg::DataFile> MakeDataFile(const LakeSchema& schema, std::string pat
 }
 
 }  // namespace oxbow::lake::internal
+
+namespace oxbow::lake {
+
+bool IsLakeEnabled(const catalog::TableDescriptor& table) {
+  auto it = table.properties.find(kEnabledProperty);
+  return it == table.properties.end() || it->second != "false";
+}
+
+engine::BatchCheck MakeBatchCheck(const catalog::TableDescriptor& table) {
+  if (!IsLakeEnabled(table)) return {};
+  std::vector<int> coarse_timestamps;
+  for (int i = 0; i < table.schema->num_fields(); ++i) {
+    const arrow::DataType& type = table.schema->field(i).type;
+    if (type.id() == arrow::TypeId::kTimestamp &&
+        arrow::UnitsPerSecond(type.unit()) < arrow::UnitsPerSecond(arrow::TimeUnit::kMicro)) {
+      coarse_timestamps.push_back(i);
+    }
+  }
+  if (coarse_timestamps.empty()) return {};
+  return [name = table.name, schema = table.schema,
+          columns = std::move(coarse_timestamps)](const arrow::RecordBatch& batch) -> Status {
+    for (int c : columns) {
+      const arrow::Array& column = batch.column(c);
+      const int64_t units_per_micro = 1'000'000 / arrow::UnitsPerSecond(column.type().unit());
+      const int64_t max = INT64_MAX / units_per_micro;
+      const int64_t min = INT64_MIN / units_per_micro;
+      const int64_t* values = column.values<int64_t>();
+      int64_t lowest = 0;
+      int64_t highest = 0;
+      for (int64_t i = 0; i < column.length(); ++i) {  // nulls too: one pass without branches
+        lowest = std::min(lowest, values[i]);
+        highest = std::max(highest, values[i]);
+      }
+      if (lowest >= min && highest <= max) continue;
+      for (int64_t i = 0; i < column.length(); ++i) {
+        if (column.IsValid(i) && (values[i] < min || values[i] > max)) {
+          return Status::Invalid("field " + Quote(schema->field(c).name) + " of table " +
+                                 Quote(name) + ": row " + std::to_string(i) + " holds " +
+                                 std::to_string(values[i]) + " (" + column.type().ToString() +
+                                 "), beyond the microseconds the lake stores ([" +
+                                 std::to_string(min) + ", " + std::to_string(max) +
+                                 "]); a table with lake.enabled=false takes it");
+        }
+      }
+    }
+    return Status::OK();
+  };
+}
+
+}  // namespace oxbow::lake

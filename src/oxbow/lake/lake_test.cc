@@ -209,6 +209,30 @@ std::string TierabilityError(std::vector<arrow::Field> fields,
   return st.message();
 }
 
+TEST(LakeBatchCheckTest, SecondTimestampsBeyondMicrosecondsAreRefusedNamingFieldAndRow) {
+  const arrow::DataType type = arrow::DataType::Timestamp(arrow::TimeUnit::kSecond);
+  auto batch = [&](std::vector<int64_t> values) {
+    arrow::Int64Builder ts(type);
+    EXPECT_TRUE(ts.AppendValues(values.data(), static_cast<int64_t>(values.size())).ok());
+    auto schema =
+        std::make_shared<const arrow::Schema>(std::vector<arrow::Field>{{"ts", type, true}});
+    return arrow::RecordBatch::Make(schema, static_cast<int64_t>(values.size()),
+                                    {ts.Finish().ValueOrDie()})
+        .ValueOrDie();
+  };
+  const int64_t max = INT64_MAX / 1'000'000;
+  EXPECT_FALSE(MakeBatchCheck(Descriptor({{"ts", type, true}}, {{"lake.enabled", "false"}})));
+  EXPECT_FALSE(MakeBatchCheck(Descriptor({{"ts", arrow::DataType::Int64(), true}})));
+  engine::BatchCheck check = MakeBatchCheck(Descriptor({{"ts", type, true}}));
+  ASSERT_TRUE(check);
+  EXPECT_TRUE(check(*batch({0, max, -max})).ok());
+  EXPECT_EQ(check(*batch({1, 2, max + 1})).message(),
+            "field 'ts' of table 'ns.t': row 2 holds 9223372036855 (timestamp[s]), beyond the "
+            "microseconds the lake stores ([-9223372036854, 9223372036854]); a table with "
+            "lake.enabled=false takes it");
+  EXPECT_FALSE(check(*batch({-max - 1})).ok());
+}
+
 TEST(TierabilityTest, TypesWithoutAnIcebergFormAreRefusedNamingTheColumn) {
   const std::string prefix = "table 'ns.t' cannot go to the lake: column 'c': ";
   const std::string suffix = " (a table with lake.enabled=false may hold it)";

@@ -248,7 +248,7 @@ Status CheckTableIsTierable(const catalog::TableDescriptor& table) {
                              Quote(value));
     }
   }
-  if (!table.LakeEnabled()) return Status::OK();
+  if (!IsLakeEnabled(table)) return Status::OK();
   Status st = MakeLakeForm(table).status();
   if (!st.ok()) return st.WithContext("table " + Quote(table.name) + " cannot go to the lake");
   return Status::OK();
@@ -306,7 +306,7 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
   }
   auto state = std::make_shared<TableTiering>();
   state->descriptor = descriptor;
-  state->enabled = descriptor.LakeEnabled();
+  state->enabled = IsLakeEnabled(descriptor);
   state->freshness_ms = options_.freshness_ms;
   state->caught_up_ms = WallMs();
   auto init = [&]() -> Status {

@@ -11,9 +11,9 @@ namespace {
 
 // Flags and the optional config file (TOML or INI with the same keys as the long flags).
 void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
-  auto& log = options->engine.log;
+  auto& log = options->node.engine.log;
   app.set_config("--config", "", "Read options from a TOML/INI file (keys = long flag names)");
-  app.add_option("--data-dir", options->engine.data_dir, "Directory of all state")
+  app.add_option("--data-dir", options->node.engine.data_dir, "Directory of all state")
       ->capture_default_str();
   app.add_option("--listen", options->listen, "host:port of the Flight endpoint")
       ->capture_default_str();
@@ -37,34 +37,34 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--retention-ms", log.retention_ms,
                  "Delete segments older than this (-1: keep forever)")
       ->capture_default_str();
-  app.add_option("--scrub-interval-ms", options->engine.scrub_interval_ms,
+  app.add_option("--scrub-interval-ms", options->node.engine.scrub_interval_ms,
                  "Re-verify every checksum of each sealed log segment this often (0: never)")
       ->capture_default_str();
-  app.add_option("--scrub-bytes-per-second", options->engine.scrub_bytes_per_second,
+  app.add_option("--scrub-bytes-per-second", options->node.engine.scrub_bytes_per_second,
                  "Read rate limit of the scrubber")
       ->capture_default_str();
-  app.add_option("--warehouse", options->lake.warehouse,
+  app.add_option("--warehouse", options->node.lake.warehouse,
                  "Directory of the Iceberg tables every log table is tiered into")
       ->capture_default_str();
-  app.add_option("--lake-freshness-ms", options->lake.freshness_ms,
+  app.add_option("--lake-freshness-ms", options->node.lake.freshness_ms,
                  "How often tables are tiered (table property lake.freshness overrides)")
       ->capture_default_str();
-  app.add_option("--lake-target-file-bytes", options->lake.target_file_bytes,
+  app.add_option("--lake-target-file-bytes", options->node.lake.target_file_bytes,
                  "Compaction merges small lake files into files of about this size")
       ->capture_default_str();
-  app.add_option("--lake-compaction-min-files", options->lake.compaction_min_files,
+  app.add_option("--lake-compaction-min-files", options->node.lake.compaction_min_files,
                  "Small files in a partition that trigger compaction")
       ->capture_default_str();
-  app.add_option("--lake-max-manifests", options->lake.max_manifests,
+  app.add_option("--lake-max-manifests", options->node.lake.max_manifests,
                  "Manifests in a snapshot before they are merged into one")
       ->capture_default_str();
-  app.add_option("--lake-retain-snapshots", options->lake.retain_snapshots,
+  app.add_option("--lake-retain-snapshots", options->node.lake.retain_snapshots,
                  "Newest snapshots always kept")
       ->capture_default_str();
-  app.add_option("--lake-snapshot-max-age-ms", options->lake.snapshot_max_age_ms,
+  app.add_option("--lake-snapshot-max-age-ms", options->node.lake.snapshot_max_age_ms,
                  "Older snapshots (beyond the retained ones) expire")
       ->capture_default_str();
-  app.add_option("--lake-maintenance-interval-ms", options->lake.maintenance_interval_ms,
+  app.add_option("--lake-maintenance-interval-ms", options->node.lake.maintenance_interval_ms,
                  "How often compaction, manifest merging and expiry run per table")
       ->capture_default_str();
   app.add_option("--log-level", *log_level, "trace, debug, info, warn, error")
@@ -86,7 +86,7 @@ sigset_t BlockShutdownSignals() {
 int RunDaemon(int argc, char** argv) {
   CLI::App app{"oxbowd: the Oxbow streaming lakehouse server"};
   ServerOptions options;
-  options.engine.data_dir = "./data";
+  options.node.engine.data_dir = "./data";
   std::string log_level = "info";
   AddFlags(app, &options, &log_level);
   try {
@@ -98,8 +98,8 @@ int RunDaemon(int argc, char** argv) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
 
   sigset_t signals = BlockShutdownSignals();
-  spdlog::info("opening data dir {}, warehouse {}", options.engine.data_dir,
-               options.lake.warehouse);
+  spdlog::info("opening data dir {}, warehouse {}", options.node.engine.data_dir,
+               options.node.lake.warehouse);
   auto server = Server::Start(options);
   if (!server.ok()) {
     spdlog::error("cannot start: {}", server.status().message());

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "oxbow/arrow/ipc.h"
+#include "oxbow/flight/requests.h"
 
 namespace oxbow::server {
 
@@ -43,6 +44,26 @@ Result<std::string> TableFromDescriptor(const proto::FlightDescriptor& d) {
   }
   RETURN_NOT_OK(catalog::ValidateTableName(name));
   return name;
+}
+
+engine::StartPosition::Kind ToStartKind(flight::StartPosition::Kind kind) {
+  switch (kind) {
+    case flight::StartPosition::Kind::kEarliest: return engine::StartPosition::Kind::kEarliest;
+    case flight::StartPosition::Kind::kLatest: return engine::StartPosition::Kind::kLatest;
+    case flight::StartPosition::Kind::kOffset: break;
+  }
+  return engine::StartPosition::Kind::kOffset;
+}
+
+engine::ReadRequest ToReadRequest(flight::Ticket ticket) {
+  engine::ReadRequest request;
+  request.table = std::move(ticket.table);
+  request.bucket = ticket.bucket;
+  request.from = {ToStartKind(ticket.from.kind), ticket.from.offset};
+  request.to = ticket.to;
+  request.columns = std::move(ticket.columns);
+  request.follow = ticket.follow;
+  return request;
 }
 
 std::string OffsetsMetadata(const std::vector<engine::AppendedRange>& ranges) {
@@ -114,8 +135,7 @@ grpc::internal::RpcServiceMethod* Unary(const char* name, Service* service,
 
 }  // namespace
 
-FlightService::FlightService(engine::Engine* engine, lake::TieringService* tiering)
-    : engine_(engine), tiering_(tiering) {
+FlightService::FlightService(node::Node* node) : node_(node) {
   using grpc::internal::RpcMethod;
   using grpc::internal::RpcServiceMethod;
 
@@ -187,7 +207,8 @@ grpc::Status FlightService::Handshake(
 
 Result<proto::FlightInfo> FlightService::MakeFlightInfo(
     const catalog::TableDescriptor& table) const {
-  ASSIGN_OR_RAISE(engine::TableStatus status, engine_->DescribeTable(table.name));
+  ASSIGN_OR_RAISE(auto description, node_->DescribeTable(table.name));
+  const engine::TableStatus& status = description.table;
   ASSIGN_OR_RAISE(ipc::EncodedMessage schema, ipc::EncodeSchema(*table.schema));
   ASSIGN_OR_RAISE(auto schema_bytes, schema.ToEncapsulatedBuffer());
   proto::FlightInfo info;
@@ -199,11 +220,11 @@ Result<proto::FlightInfo> FlightService::MakeFlightInfo(
   descriptor->add_path(table.name.substr(dot + 1));
   int64_t total = 0;
   for (const auto& b : status.buckets) {
-    engine::ReadRequest read;
+    flight::Ticket read;
     read.table = table.name;
     read.bucket = b.bucket;
     read.to = b.next_offset;
-    info.add_endpoint()->mutable_ticket()->set_ticket(engine::TicketToJson(read));
+    info.add_endpoint()->mutable_ticket()->set_ticket(flight::TicketToJson(read));
     total += b.next_offset - b.earliest_offset;
   }
   info.set_total_records(total);
@@ -213,7 +234,7 @@ Result<proto::FlightInfo> FlightService::MakeFlightInfo(
 
 grpc::Status FlightService::ListFlights(grpc::ServerContext*, const proto::Criteria*,
                                         grpc::ServerWriter<proto::FlightInfo>* writer) {
-  for (const auto& table : engine_->ListTables()) {
+  for (const auto& table : node_->ListTables()) {
     auto info = MakeFlightInfo(table);
     if (!info.ok()) {
       if (info.status().IsNotFound()) continue;  // dropped meanwhile
@@ -229,9 +250,9 @@ grpc::Status FlightService::GetFlightInfo(grpc::ServerContext*,
                                           proto::FlightInfo* info) {
   auto name = TableFromDescriptor(*descriptor);
   if (!name.ok()) return ToGrpcStatus(name.status());
-  auto table = engine_->DescribeTable(*name);
+  auto table = node_->DescribeTable(*name);
   if (!table.ok()) return ToGrpcStatus(table.status());
-  auto made = MakeFlightInfo(table->table);
+  auto made = MakeFlightInfo(table->table.table);
   if (!made.ok()) return ToGrpcStatus(made.status());
   *info = std::move(made).ValueOrDie();
   return grpc::Status::OK;
@@ -242,9 +263,9 @@ grpc::Status FlightService::GetSchema(grpc::ServerContext*,
                                       proto::SchemaResult* result) {
   auto name = TableFromDescriptor(*descriptor);
   if (!name.ok()) return ToGrpcStatus(name.status());
-  auto table = engine_->DescribeTable(*name);
+  auto table = node_->DescribeTable(*name);
   if (!table.ok()) return ToGrpcStatus(table.status());
-  auto schema = ipc::EncodeSchema(*table->table.schema);
+  auto schema = ipc::EncodeSchema(*table->table.table.schema);
   if (!schema.ok()) return ToGrpcStatus(schema.status());
   auto bytes = schema->ToEncapsulatedBuffer();
   if (!bytes.ok()) return ToGrpcStatus(bytes.status());
@@ -254,9 +275,9 @@ grpc::Status FlightService::GetSchema(grpc::ServerContext*,
 
 grpc::Status FlightService::DoGet(grpc::ServerContext* ctx, const proto::Ticket* ticket,
                                   grpc::ServerWriter<FlightPayload>* writer) {
-  auto request = engine::ParseTicket(ticket->ticket());
+  auto request = flight::ParseTicket(ticket->ticket());
   if (!request.ok()) return ToGrpcStatus(request.status());
-  auto cursor = engine_->OpenRead(*request);
+  auto cursor = node_->OpenRead(ToReadRequest(std::move(request).ValueOrDie()));
   if (!cursor.ok()) return ToGrpcStatus(cursor.status());
   auto schema = ipc::EncodeSchema(*(*cursor)->schema());
   if (!schema.ok()) return ToGrpcStatus(schema.status());
@@ -315,7 +336,7 @@ grpc::Status FlightService::DoPut(
     }
     return ToGrpcStatus(st);
   }
-  auto session = engine_->StartPut(*table, *schema);
+  auto session = node_->StartPut(*table, *schema);
   if (!session.ok()) return ToGrpcStatus(session.status());
 
   FlightDataIn data;
@@ -347,34 +368,27 @@ grpc::Status FlightService::DoExchange(grpc::ServerContext*,
 Result<std::string> FlightService::RunAction(const std::string& type, const std::string& body) {
   if (type == "create_table") {
     ASSIGN_OR_RAISE(auto request, catalog::ParseCreateTable(body));
-    // Refused now rather than accepted and left lagging behind a lake error.
-    RETURN_NOT_OK(lake::CheckTableIsTierable(request.table));
-    ASSIGN_OR_RAISE(auto table, engine_->CreateTable(request));
+    ASSIGN_OR_RAISE(auto table, node_->CreateTable(request));
     return catalog::DescriptorToJson(table);
   }
   if (type == "drop_table") {
-    ASSIGN_OR_RAISE(std::string name, engine::ParseTableNameBody(body));
-    ASSIGN_OR_RAISE(auto table, engine_->DescribeTable(name));
-    RETURN_NOT_OK(engine_->DropTable(name));
-    if (tiering_) RETURN_NOT_OK(tiering_->DropTable(table.table));
+    ASSIGN_OR_RAISE(std::string name, flight::ParseTableNameBody(body));
+    RETURN_NOT_OK(node_->DropTable(name));
     return json{{"dropped", name}}.dump();
   }
   if (type == "list_tables") {
     json tables = json::array();
-    for (const auto& t : engine_->ListTables()) {
+    for (const auto& t : node_->ListTables()) {
       tables.push_back(json::parse(catalog::DescriptorToJson(t)));
     }
     return json{{"tables", std::move(tables)}}.dump();
   }
   if (type == "describe_table") {
-    ASSIGN_OR_RAISE(std::string name, engine::ParseTableNameBody(body));
-    ASSIGN_OR_RAISE(auto status, engine_->DescribeTable(name));
-    json j = json::parse(catalog::DescriptorToJson(status.table));
-    j["bucket_offsets"] = BucketStatusJson(status);
-    if (tiering_) {
-      ASSIGN_OR_RAISE(auto lake, tiering_->Describe(name));
-      j["lake"] = LakeStatusJson(lake);
-    }
+    ASSIGN_OR_RAISE(std::string name, flight::ParseTableNameBody(body));
+    ASSIGN_OR_RAISE(auto description, node_->DescribeTable(name));
+    json j = json::parse(catalog::DescriptorToJson(description.table.table));
+    j["bucket_offsets"] = BucketStatusJson(description.table);
+    j["lake"] = LakeStatusJson(description.lake);
     return j.dump();
   }
   std::string known;

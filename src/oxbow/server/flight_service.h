@@ -10,10 +10,9 @@
 
 #include <atomic>
 
-#include "oxbow/engine/engine.h"
 #include "oxbow/flight/flight.pb.h"
 #include "oxbow/flight/flight_data.h"
-#include "oxbow/lake/lake.h"
+#include "oxbow/node/node.h"
 
 namespace oxbow::server {
 
@@ -24,8 +23,8 @@ using flight::ToGrpcStatus;
 
 class FlightService : public grpc::Service {
  public:
-  // `tiering` may be null (no lake).
-  FlightService(engine::Engine* engine, lake::TieringService* tiering);
+  // A thin adapter: every call goes to `node`, which must outlive the service.
+  explicit FlightService(node::Node* node);
 
   // Makes following DoGet streams end, so the server can shut down.
   void StopStreams() { stopping_ = true; }
@@ -54,8 +53,7 @@ class FlightService : public grpc::Service {
   Result<proto::FlightInfo> MakeFlightInfo(const catalog::TableDescriptor& table) const;
   Result<std::string> RunAction(const std::string& type, const std::string& body);
 
-  engine::Engine* engine_;
-  lake::TieringService* tiering_;
+  node::Node* node_;
   std::atomic<bool> stopping_{false};
 };
 

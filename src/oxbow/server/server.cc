@@ -8,10 +8,8 @@ namespace oxbow::server {
 
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   std::unique_ptr<Server> server(new Server());
-  ASSIGN_OR_RAISE(server->engine_, engine::Engine::Open(options.engine));
-  ASSIGN_OR_RAISE(server->tiering_,
-                  lake::TieringService::Start(server->engine_.get(), options.lake));
-  server->service_ = std::make_unique<FlightService>(server->engine_.get(), server->tiering_.get());
+  ASSIGN_OR_RAISE(server->node_, node::Node::Open(std::move(options.node)));
+  server->service_ = std::make_unique<FlightService>(server->node_.get());
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
   builder.RegisterService(server->service_.get());
@@ -21,8 +19,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   server->grpc_server_ = builder.BuildAndStart();
   if (!server->grpc_server_ || server->port_ == 0) {
-    server->tiering_->Stop();
-    (void)server->engine_->Close();
+    (void)server->node_->Close();
     return Status::IOError("cannot listen on " + options.listen +
                            " (address in use, or not a valid host:port?)");
   }
@@ -42,8 +39,7 @@ Status Server::Shutdown() {
   if (grpc_server_) {
     grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   }
-  if (tiering_) tiering_->Stop();
-  return engine_ ? engine_->Close() : Status::OK();
+  return node_ ? node_->Close() : Status::OK();
 }
 
 }  // namespace oxbow::server

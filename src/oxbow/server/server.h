@@ -1,11 +1,10 @@
-// oxbowd: the engine behind an Arrow Flight endpoint.
+// oxbowd: a node (the tables and their lake) behind an Arrow Flight endpoint.
 #pragma once
 
 #include <memory>
 #include <string>
 
-#include "oxbow/engine/engine.h"
-#include "oxbow/lake/lake.h"
+#include "oxbow/node/node.h"
 
 namespace grpc {
 class Server;
@@ -18,14 +17,13 @@ class FlightService;
 struct ServerOptions {
   // host:port of the Flight endpoint. Default: "127.0.0.1:8815". Port 0 picks a free port.
   std::string listen = "127.0.0.1:8815";
-  engine::EngineOptions engine;
-  // Tiering of every table into the Iceberg warehouse (LakeOptions::warehouse).
-  lake::LakeOptions lake;
+  // The data dir, the warehouse and everything about them.
+  node::NodeOptions node;
 };
 
 class Server {
  public:
-  // Opens the engine (recovering every log) and starts serving.
+  // Opens the node (recovering every log, starting tiering) and starts serving.
   static Result<std::unique_ptr<Server>> Start(ServerOptions options);
   ~Server();
 
@@ -33,14 +31,12 @@ class Server {
   int port() const { return port_; }
   // Blocks until Shutdown() is called from another thread.
   void Wait();
-  // Ends streams, stops accepting calls, waits for running calls, stops tiering, then closes
-  // the engine.
+  // Ends streams, stops accepting calls, waits for running calls, then closes the node.
   Status Shutdown();
 
  private:
   Server() = default;
-  std::unique_ptr<engine::Engine> engine_;
-  std::unique_ptr<lake::TieringService> tiering_;
+  std::unique_ptr<node::Node> node_;
   std::unique_ptr<FlightService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;

@@ -1,5 +1,6 @@
 // The JSON requests of the Flight API (docs/api.md): DoGet tickets and action bodies that name a
-// table. Parsed here, away from gRPC, so they can be unit-tested and fuzzed.
+// table. Parsed here, away from gRPC and from the engine, so that clients can build them without
+// linking the server, and so they can be unit-tested and fuzzed.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +11,7 @@
 
 #include "oxbow/common/status.h"
 
-namespace oxbow::engine {
+namespace oxbow::flight {
 
 // Where a read starts.
 struct StartPosition {
@@ -21,7 +22,7 @@ struct StartPosition {
 
 // {"table":"ns.t","bucket":b,"from":"earliest"|"latest"|<offset>,"to":<offset>,
 //  "columns":[...],"follow":false}
-struct ReadRequest {
+struct Ticket {
   std::string table;
   int32_t bucket = 0;
   StartPosition from;
@@ -30,10 +31,10 @@ struct ReadRequest {
   bool follow = false;
 };
 
-Result<ReadRequest> ParseTicket(std::string_view json);
-std::string TicketToJson(const ReadRequest& request);
+Result<Ticket> ParseTicket(std::string_view json);
+std::string TicketToJson(const Ticket& ticket);
 
 // {"table":"ns.t"} for drop_table / describe_table; also accepts a bare "ns.t".
 Result<std::string> ParseTableNameBody(std::string_view body);
 
-}  // namespace oxbow::engine
+}  // namespace oxbow::flight

@@ -4,18 +4,18 @@
 #include <string_view>
 
 #include "oxbow/catalog/catalog.h"
-#include "oxbow/engine/requests.h"
+#include "oxbow/flight/requests.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto ticket = oxbow::engine::ParseTicket(text);
+  auto ticket = oxbow::flight::ParseTicket(text);
   if (ticket.ok()) {
-    auto again = oxbow::engine::ParseTicket(oxbow::engine::TicketToJson(*ticket));
+    auto again = oxbow::flight::ParseTicket(oxbow::flight::TicketToJson(*ticket));
     if (!again.ok() || again->table != ticket->table || again->bucket != ticket->bucket) {
       __builtin_trap();  // a ticket we print must parse back to itself
     }
   }
-  (void)oxbow::engine::ParseTableNameBody(text);
+  (void)oxbow::flight::ParseTableNameBody(text);
   auto create = oxbow::catalog::ParseCreateTable(text);
   if (create.ok()) (void)oxbow::catalog::DescriptorToJson(create->table);
   return 0;

@@ -1,8 +1,8 @@
-#include "oxbow/engine/requests.h"
+#include "oxbow/flight/requests.h"
 
 #include <nlohmann/json.hpp>
 
-namespace oxbow::engine {
+namespace oxbow::flight {
 namespace {
 
 using nlohmann::json;
@@ -25,9 +25,9 @@ Result<int64_t> NonNegativeOffset(const json& v, const char* key) {
 
 }  // namespace
 
-Result<ReadRequest> ParseTicket(std::string_view text) {
+Result<Ticket> ParseTicket(std::string_view text) {
   ASSIGN_OR_RAISE(json j, ParseObject(text, "ticket"));
-  ReadRequest r;
+  Ticket r;
   if (!j.contains("table") || !j["table"].is_string()) {
     return Status::Invalid("ticket needs \"table\": \"namespace.table\"");
   }
@@ -73,7 +73,7 @@ Result<ReadRequest> ParseTicket(std::string_view text) {
   return r;
 }
 
-std::string TicketToJson(const ReadRequest& r) {
+std::string TicketToJson(const Ticket& r) {
   json j = {{"table", r.table}, {"bucket", r.bucket}, {"follow", r.follow}};
   switch (r.from.kind) {
     case StartPosition::Kind::kEarliest: j["from"] = "earliest"; break;
@@ -101,4 +101,4 @@ Result<std::string> ParseTableNameBody(std::string_view body) {
   return Status::Invalid("action body must be {\"table\": \"namespace.table\"}");
 }
 
-}  // namespace oxbow::engine
+}  // namespace oxbow::flight

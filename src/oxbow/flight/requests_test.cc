@@ -1,8 +1,8 @@
-#include "oxbow/engine/requests.h"
+#include "oxbow/flight/requests.h"
 
 #include <gtest/gtest.h>
 
-namespace oxbow::engine {
+namespace oxbow::flight {
 namespace {
 
 TEST(TicketTest, ParsesEveryField) {
@@ -56,4 +56,4 @@ TEST(TableNameBodyTest, AcceptsObjectStringOrBareName) {
 }
 
 }  // namespace
-}  // namespace oxbow::engine
+}  // namespace oxbow::flight

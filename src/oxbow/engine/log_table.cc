@@ -1,0 +1,396 @@
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "oxbow/arrow/compute.h"
+#include "oxbow/arrow/utf8.h"
+#include "oxbow/engine/bucketing_internal.h"
+#include "oxbow/engine/log_table_internal.h"
+
+namespace oxbow::engine::internal {
+
+namespace ipc = arrow::ipc;
+
+namespace {
+
+// How much a cursor reads from the log at a time.
+constexpr int64_t kReadChunkBytes = int64_t{8} << 20;
+constexpr uint8_t kZeroPadding[ipc::kIpcAlignment] = {};
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+ByteSpan SpanOf(const Buffer& b) { return ByteSpan(b.data(), static_cast<size_t>(b.size())); }
+
+// The client may declare a field nullable where the table does not; nulls are checked per batch.
+Status CheckClientSchema(const std::string& table, const arrow::Schema& expected,
+                         const arrow::Schema& actual) {
+  for (int i = 0; i < std::max(expected.num_fields(), actual.num_fields()); ++i) {
+    if (i >= actual.num_fields()) {
+      return Status::Invalid("schema mismatch for table " + Quote(table) + ": field " +
+                             Quote(expected.field(i).name) + " (" +
+                             expected.field(i).type.ToString() + ") is missing");
+    }
+    if (i >= expected.num_fields()) {
+      return Status::Invalid("schema mismatch for table " + Quote(table) + ": unexpected field " +
+                             Quote(actual.field(i).name) + "; the table has " +
+                             std::to_string(expected.num_fields()) + " fields");
+    }
+    const auto& e = expected.field(i);
+    const auto& a = actual.field(i);
+    if (e.name != a.name) {
+      return Status::Invalid("schema mismatch for table " + Quote(table) + ": field " +
+                             std::to_string(i) + " is " + Quote(a.name) + " but the table has " +
+                             Quote(e.name));
+    }
+    if (e.type != a.type) {
+      return Status::Invalid("schema mismatch for table " + Quote(table) + ": field " +
+                             Quote(e.name) + " has type " + a.type.ToString() +
+                             " but the table has " + e.type.ToString());
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckNulls(const std::string& table, const arrow::Schema& expected,
+                  const arrow::RecordBatch& batch) {
+  for (int i = 0; i < expected.num_fields(); ++i) {
+    if (!expected.field(i).nullable && batch.column(i).null_count() > 0) {
+      return Status::Invalid("field " + Quote(expected.field(i).name) + " of table " +
+                             Quote(table) + " is not nullable but the batch has " +
+                             std::to_string(batch.column(i).null_count()) + " nulls");
+    }
+  }
+  return Status::OK();
+}
+
+void WarnAboutRecovery(const std::string& table, int32_t bucket, const log::RecoveryInfo& info) {
+  if (info.truncated_position >= 0) {
+    spdlog::warn(
+        "table '{}' bucket {}: recovery cut a torn tail of {} bytes from segment {} at byte {}: "
+        "offsets from {} on were dropped ({}); no intact frame followed, so these were the "
+        "last frames written and not yet durable",
+        table, bucket, info.bytes_truncated, info.truncated_segment, info.truncated_position,
+        info.truncated_from_offset, info.truncated_reason);
+  }
+  for (const auto& damage : info.damaged) WarnAboutDamage(table, bucket, damage, "recovery");
+}
+
+// The Arrow format requires `string` values to be UTF-8; a bad one makes readers (DuckDB, the
+// lake's) refuse a whole file later, so it is refused here.
+Status CheckUtf8(const std::string& table, const arrow::Schema& schema,
+                 const arrow::RecordBatch& batch) {
+  for (int i = 0; i < schema.num_fields(); ++i) {
+    if (schema.field(i).type.id() != arrow::TypeId::kString) continue;
+    if (Status st = arrow::ValidateUtf8(batch.column(i)); !st.ok()) {
+      return st.WithContext("field " + Quote(schema.field(i).name) + " of table " + Quote(table));
+    }
+  }
+  return Status::OK();
+}
+
+// The log table of one descriptor: one log per bucket.
+class LogTable : public Table, public std::enable_shared_from_this<LogTable> {
+ public:
+  LogTable(catalog::TableDescriptor descriptor, LogTableOptions options)
+      : descriptor_(std::move(descriptor)),
+        options_(std::move(options)),
+        key_columns_(descriptor_.BucketKeyIndices()) {}
+
+  Status OpenLogs() {
+    for (int32_t b = 0; b < descriptor_.buckets; ++b) {
+      ASSIGN_OR_RAISE(auto log,
+                      log::BucketLog::Open(options_.fs, JoinPath(options_.dir, std::to_string(b)),
+                                           options_.log));
+      WarnAboutRecovery(descriptor_.name, b, log->recovery_info());
+      logs_.push_back(std::move(log));
+    }
+    return Status::OK();
+  }
+
+  const catalog::TableDescriptor& descriptor() const override { return descriptor_; }
+  const std::vector<std::unique_ptr<log::BucketLog>>& logs() const override { return logs_; }
+  const std::vector<int>& key_columns() const { return key_columns_; }
+  const BatchCheck& batch_check() const { return options_.batch_check; }
+  // Under FlushPolicy::kEveryAppend a put is acknowledged once durable; under kInterval once
+  // written (the log's flusher makes it durable within flush_interval_ms).
+  bool ack_after_fsync() const {
+    return options_.log.flush_policy == log::FlushPolicy::kEveryAppend;
+  }
+
+  Result<std::unique_ptr<PutSession>> StartPut(const arrow::SchemaPtr& client_schema) override;
+  Result<std::unique_ptr<ReadCursor>> OpenRead(const ReadRequest& request) override;
+
+  std::vector<BucketStatus> Buckets() const override {
+    std::vector<BucketStatus> buckets;
+    for (int32_t b = 0; b < static_cast<int32_t>(logs_.size()); ++b) {
+      const log::BucketLog& log = *logs_[b];
+      buckets.push_back({b, log.earliest_offset(), log.durable_offset(), log.damaged_ranges(),
+                         log.recovery_info()});
+    }
+    return buckets;
+  }
+
+  Status Close() override {
+    Status first;
+    for (auto& log : logs_) {
+      Status st = log->Close();
+      if (first.ok() && !st.ok()) {
+        first = st.WithContext("closing table " + Quote(descriptor_.name));
+      }
+    }
+    return first;
+  }
+
+  // Appends an encoded message (metadata padded to 8 bytes, as the log stores it).
+  Result<log::AppendResult> AppendAsync(int32_t bucket, int64_t rows, const Buffer& metadata,
+                                        const std::vector<std::shared_ptr<Buffer>>& body) {
+    const int64_t padding = (-metadata.size()) & (ipc::kIpcAlignment - 1);
+    ByteSpan meta[2] = {SpanOf(metadata), ByteSpan(kZeroPadding, static_cast<size_t>(padding))};
+    std::vector<ByteSpan> body_spans;
+    body_spans.reserve(body.size());
+    for (const auto& piece : body) body_spans.push_back(SpanOf(*piece));
+    const int64_t now = NowMs();
+    log::BatchInfo info{static_cast<int32_t>(rows), now, now, 0};
+    return logs_[bucket]->AppendAsync(info, std::span<const ByteSpan>(meta, padding ? 2 : 1),
+                                      body_spans);
+  }
+
+ private:
+  const catalog::TableDescriptor descriptor_;
+  const LogTableOptions options_;
+  const std::vector<int> key_columns_;
+  std::vector<std::unique_ptr<log::BucketLog>> logs_;
+  std::atomic<uint32_t> next_sticky_bucket_{0};
+};
+
+class LogPutSession : public PutSession {
+ public:
+  LogPutSession(std::shared_ptr<LogTable> table, arrow::SchemaPtr client_schema, int32_t bucket)
+      : table_(std::move(table)),
+        client_schema_(std::move(client_schema)),
+        sticky_bucket_(bucket) {}
+
+  Result<std::vector<AppendedRange>> Append(const ipc::RawMessage& message) override {
+    ASSIGN_OR_RAISE(auto batch, ipc::DecodeRecordBatch(client_schema_, message));
+    return AppendChecked(*batch, &message);
+  }
+  Result<std::vector<AppendedRange>> Append(const arrow::RecordBatch& batch) override {
+    return AppendChecked(batch, nullptr);
+  }
+
+ private:
+  // `message` is the batch as the client encoded it, or null.
+  Result<std::vector<AppendedRange>> AppendChecked(const arrow::RecordBatch& batch,
+                                                   const ipc::RawMessage* message) {
+    const auto& desc = table_->descriptor();
+    RETURN_NOT_OK(CheckNulls(desc.name, *desc.schema, batch));
+    RETURN_NOT_OK(CheckUtf8(desc.name, *desc.schema, batch));
+    if (table_->batch_check()) RETURN_NOT_OK(table_->batch_check()(batch));
+    if (batch.num_rows() == 0) return std::vector<AppendedRange>{};
+    if (batch.num_rows() > INT32_MAX) return Status::Invalid("a batch holds at most 2^31-1 rows");
+
+    struct Pending {
+      int32_t bucket;
+      int64_t rows;
+      log::AppendResult result;
+    };
+    std::vector<Pending> pending;
+    std::vector<int32_t> buckets;
+    if (!table_->key_columns().empty() && desc.buckets > 1) {
+      buckets = internal::ComputeBuckets(batch, table_->key_columns(), desc.buckets);
+    }
+    const bool one_bucket =
+        buckets.empty() ||
+        std::all_of(buckets.begin(), buckets.end(), [&](int32_t b) { return b == buckets[0]; });
+    if (one_bucket) {
+      const int32_t bucket = buckets.empty() ? sticky_bucket_ : buckets[0];
+      // Stored as the client encoded it when it was; else encoded once here.
+      std::optional<ipc::EncodedMessage> encoded;
+      if (!message) {
+        ASSIGN_OR_RAISE(encoded, ipc::EncodeRecordBatch(batch));
+      }
+      ASSIGN_OR_RAISE(
+          auto result,
+          message
+              ? table_->AppendAsync(bucket, batch.num_rows(), *message->metadata, {message->body})
+              : table_->AppendAsync(bucket, batch.num_rows(), *encoded->metadata, encoded->body));
+      pending.push_back({bucket, batch.num_rows(), result});
+    } else {
+      std::vector<std::vector<int32_t>> rows(static_cast<size_t>(desc.buckets));
+      for (int32_t i = 0; i < static_cast<int32_t>(buckets.size()); ++i) {
+        rows[buckets[i]].push_back(i);
+      }
+      for (int32_t b = 0; b < desc.buckets; ++b) {
+        if (rows[b].empty()) continue;
+        ASSIGN_OR_RAISE(auto part, arrow::TakeRows(batch, rows[b]));
+        ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(*part));
+        ASSIGN_OR_RAISE(auto result,
+                        table_->AppendAsync(b, part->num_rows(), *encoded.metadata, encoded.body));
+        pending.push_back({b, part->num_rows(), result});
+      }
+    }
+    std::vector<AppendedRange> out;
+    for (const auto& p : pending) {
+      if (table_->ack_after_fsync()) {
+        RETURN_NOT_OK(table_->logs()[p.bucket]->WaitDurable(p.result.next_offset));
+      }
+      out.push_back({p.bucket, p.result.base_offset, p.rows});
+    }
+    return out;
+  }
+
+  std::shared_ptr<LogTable> table_;
+  arrow::SchemaPtr client_schema_;
+  int32_t sticky_bucket_;
+};
+
+class LogReadCursor : public ReadCursor {
+ public:
+  LogReadCursor(std::shared_ptr<LogTable> table, ReadRequest request, arrow::SchemaPtr schema)
+      : table_(std::move(table)), request_(std::move(request)), schema_(std::move(schema)) {}
+
+  const arrow::SchemaPtr& schema() const override { return schema_; }
+  int32_t bucket() const override { return request_.bucket; }
+  bool done() const override { return done_; }
+
+  Result<std::optional<ReadBatch>> Next(std::chrono::steady_clock::time_point deadline) override {
+    log::BucketLog& log = *table_->logs()[request_.bucket];
+    while (!done_) {
+      if (pending_index_ < pending_.size()) {
+        log::LogBatch& b = pending_[pending_index_++];
+        if (end_ && b.base_offset >= *end_) break;
+        ReadBatch out;
+        out.base_offset = b.base_offset;
+        out.next_offset = b.next_offset();
+        out.append_time_ms = b.append_time_ms;
+        if (projector_) {
+          ASSIGN_OR_RAISE(out.message, projector_->Project(*b.metadata, b.body));
+        } else {
+          out.message.metadata = b.metadata;
+          out.message.body = {b.body};
+          out.message.body_length = b.body->size();
+        }
+        // Only the body bytes sent are verified, right before they go out: they are then still
+        // in cache for the copy into the socket.
+        for (const auto& piece : out.message.body) {
+          RETURN_NOT_OK(b.VerifyBodyPiece(*piece).WithContext(BucketName()));
+        }
+        position_ = out.next_offset;
+        return std::optional<ReadBatch>(std::move(out));
+      }
+      pending_.clear();
+      pending_index_ = 0;
+      if (end_ && position_ >= *end_) break;
+      if (position_ >= log.durable_offset()) {
+        if (!request_.follow) break;
+        ASSIGN_OR_RAISE(int64_t durable, log.WaitForData(position_, deadline));
+        if (durable <= position_) return std::optional<ReadBatch>();
+      }
+      auto read = log.Read(position_, kReadChunkBytes, {.verify_body = false});
+      if (!read.ok()) return read.status().WithContext(BucketName());
+      pending_ = std::move(read).ValueOrDie();
+      if (pending_.empty() && !request_.follow) break;
+    }
+    done_ = true;
+    return std::optional<ReadBatch>();
+  }
+
+ private:
+  friend class LogTable;
+  // "table 'ns.t' bucket b", the context of read errors.
+  std::string BucketName() const {
+    return "table " + Quote(table_->descriptor().name) + " bucket " +
+           std::to_string(request_.bucket);
+  }
+
+  std::shared_ptr<LogTable> table_;
+  ReadRequest request_;
+  arrow::SchemaPtr schema_;
+  std::optional<arrow::ipc::RecordBatchProjector> projector_;
+  int64_t position_ = 0;
+  std::optional<int64_t> end_;  // stop before the first batch at or past this offset
+  std::vector<log::LogBatch> pending_;
+  size_t pending_index_ = 0;
+  bool done_ = false;
+};
+
+Result<std::unique_ptr<PutSession>> LogTable::StartPut(const arrow::SchemaPtr& client_schema) {
+  RETURN_NOT_OK(CheckClientSchema(descriptor_.name, *descriptor_.schema, *client_schema));
+  const auto bucket = static_cast<int32_t>(next_sticky_bucket_.fetch_add(1) %
+                                           static_cast<uint32_t>(descriptor_.buckets));
+  return std::unique_ptr<PutSession>(new LogPutSession(shared_from_this(), client_schema, bucket));
+}
+
+Result<std::unique_ptr<ReadCursor>> LogTable::OpenRead(const ReadRequest& request) {
+  const auto& desc = descriptor_;
+  if (request.bucket >= desc.buckets) {
+    return Status::OutOfRange("bucket " + std::to_string(request.bucket) + " does not exist: '" +
+                              desc.name + "' has " + std::to_string(desc.buckets) + " buckets (0-" +
+                              std::to_string(desc.buckets - 1) + ")");
+  }
+  std::unique_ptr<LogReadCursor> cursor(
+      new LogReadCursor(shared_from_this(), request, desc.schema));
+  if (request.columns) {
+    std::vector<int> indices;
+    for (const auto& name : *request.columns) {
+      int i = desc.schema->GetFieldIndex(name);
+      if (i < 0) {
+        std::string known;
+        for (const auto& f : desc.schema->fields()) known += (known.empty() ? "" : ", ") + f.name;
+        return Status::Invalid("unknown column " + Quote(name) + " in table " + Quote(desc.name) +
+                               " (columns: " + known + ")");
+      }
+      indices.push_back(i);
+    }
+    ASSIGN_OR_RAISE(auto projector, ipc::RecordBatchProjector::Make(desc.schema, indices));
+    cursor->schema_ = projector.projected_schema();
+    cursor->projector_ = std::move(projector);
+  }
+  const log::BucketLog& log = *logs_[request.bucket];
+  const int64_t earliest = log.earliest_offset();
+  const int64_t durable = log.durable_offset();
+  switch (request.from.kind) {
+    case StartPosition::Kind::kEarliest: cursor->position_ = earliest; break;
+    case StartPosition::Kind::kLatest: cursor->position_ = durable; break;
+    case StartPosition::Kind::kOffset:
+      if (request.from.offset < earliest || request.from.offset > durable) {
+        return Status::OutOfRange("offset " + std::to_string(request.from.offset) +
+                                  " is out of range for bucket " + std::to_string(request.bucket) +
+                                  " of '" + desc.name + "': valid offsets are [" +
+                                  std::to_string(earliest) + ", " + std::to_string(durable) + "]");
+      }
+      cursor->position_ = request.from.offset;
+      break;
+  }
+  if (request.to) {
+    cursor->end_ = *request.to;
+  } else if (!request.follow) {
+    cursor->end_ = durable;
+  }
+  return std::unique_ptr<ReadCursor>(std::move(cursor));
+}
+
+}  // namespace
+
+void WarnAboutDamage(const std::string& table, int32_t bucket, const log::DamagedRange& damage,
+                     const char* found_by) {
+  spdlog::warn(
+      "table '{}' bucket {}: {} found damage in segment {} at byte {} (to byte {}): offsets "
+      "[{}, {}) cannot be served ({}); the intact data around it is kept and served",
+      table, bucket, found_by, damage.segment_path, damage.position, damage.end_position,
+      damage.from_offset, damage.to_offset, damage.reason);
+}
+
+Result<std::shared_ptr<Table>> OpenLogTable(const catalog::TableDescriptor& descriptor,
+                                            LogTableOptions options) {
+  auto table = std::make_shared<LogTable>(descriptor, std::move(options));
+  RETURN_NOT_OK(table->OpenLogs());
+  return std::shared_ptr<Table>(std::move(table));
+}
+
+}  // namespace oxbow::engine::internal

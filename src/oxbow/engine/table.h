@@ -1,0 +1,106 @@
+// The tables behind the engine: the interface every kind of table implements (a log table
+// today, a primary-key table next), and the put and read streams a table hands out.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oxbow/arrow/ipc.h"
+#include "oxbow/catalog/catalog.h"
+#include "oxbow/log/bucket_log.h"
+
+namespace oxbow::engine {
+
+// Where a read starts.
+struct StartPosition {
+  enum class Kind { kEarliest, kLatest, kOffset };
+  Kind kind = Kind::kEarliest;
+  int64_t offset = 0;  // for kOffset
+};
+
+// A read of one bucket: from a position to an optional end, optionally projected, optionally
+// following new data.
+struct ReadRequest {
+  std::string table;
+  int32_t bucket = 0;
+  StartPosition from;
+  std::optional<int64_t> to;                        // exclusive end offset
+  std::optional<std::vector<std::string>> columns;  // projection, in output order
+  bool follow = false;
+};
+
+// Where one appended piece of a batch went.
+struct AppendedRange {
+  int32_t bucket = 0;
+  int64_t base_offset = 0;
+  int64_t rows = 0;
+};
+
+// One batch of a read, ready to send: the (projected) RecordBatch message and its offsets.
+struct ReadBatch {
+  arrow::ipc::EncodedMessage message;
+  int64_t base_offset = 0;
+  int64_t next_offset = 0;
+  int64_t append_time_ms = 0;  // when the server appended the batch
+};
+
+struct BucketStatus {
+  int32_t bucket = 0;
+  int64_t earliest_offset = 0;
+  int64_t next_offset = 0;
+  // Damage known in the bucket's log: offsets that cannot be served.
+  std::vector<log::DamagedRange> damaged;
+  // What opening the log found (a torn tail it cut, damage it kept).
+  log::RecoveryInfo recovery;
+};
+
+// A check of each batch put into a table beyond its schema (e.g. values its lake cannot hold):
+// OK, or InvalidArgument naming the field and the row.
+using BatchCheck = std::function<Status(const arrow::RecordBatch&)>;
+
+// One put stream: the client's schema has been checked against the table.
+class PutSession {
+ public:
+  virtual ~PutSession() = default;
+  // Appends one RecordBatch message as the client encoded it (stored as is when it lands in
+  // one bucket); returns once every piece is durable. A batch that fails validation writes
+  // nothing.
+  virtual Result<std::vector<AppendedRange>> Append(const arrow::ipc::RawMessage& message) = 0;
+  // The same for a decoded batch, for front ends that do not speak Arrow IPC.
+  virtual Result<std::vector<AppendedRange>> Append(const arrow::RecordBatch& batch) = 0;
+};
+
+// One read stream over a bucket.
+class ReadCursor {
+ public:
+  virtual ~ReadCursor() = default;
+  virtual const arrow::SchemaPtr& schema() const = 0;
+  virtual int32_t bucket() const = 0;
+  // The next batch; std::nullopt when the range is done, or, when following, when `deadline`
+  // passes without new data (call again to keep waiting).
+  virtual Result<std::optional<ReadBatch>> Next(std::chrono::steady_clock::time_point deadline) = 0;
+  // True once the requested range has been fully delivered (never when following).
+  virtual bool done() const = 0;
+};
+
+// The runtime of one table.
+class Table {
+ public:
+  virtual ~Table() = default;
+  virtual const catalog::TableDescriptor& descriptor() const = 0;
+  // Checks the client's schema against the table: InvalidArgument naming the field otherwise.
+  virtual Result<std::unique_ptr<PutSession>> StartPut(const arrow::SchemaPtr& client_schema) = 0;
+  virtual Result<std::unique_ptr<ReadCursor>> OpenRead(const ReadRequest& request) = 0;
+  virtual std::vector<BucketStatus> Buckets() const = 0;
+  // The durable logs behind the table, one per bucket (retention and scrubbing walk them).
+  virtual const std::vector<std::unique_ptr<log::BucketLog>>& logs() const = 0;
+  // Flushes and closes the logs. Idempotent.
+  virtual Status Close() = 0;
+};
+
+}  // namespace oxbow::engine

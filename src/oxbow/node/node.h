@@ -1,0 +1,62 @@
+// Node: the transport-neutral layer under every front end (Arrow Flight today; Kafka and the
+// Iceberg REST catalog next). It owns the engine (the tables of a data dir) and the tiering
+// service (their Iceberg copies) and keeps the two in step: creating, dropping, describing.
+// Front ends translate their protocol to these calls and back; no protocol type enters here.
+// docs/architecture.md draws the layers.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "oxbow/catalog/catalog.h"
+#include "oxbow/engine/engine.h"
+#include "oxbow/lake/lake.h"
+
+namespace oxbow::node {
+
+struct NodeOptions {
+  // The data dir, its logs, retention and scrubbing.
+  engine::EngineOptions engine;
+  // The warehouse and the tiering of every lake-enabled table into it.
+  lake::LakeOptions lake;
+};
+
+// What describe_table reports.
+struct TableDescription {
+  engine::TableStatus table;   // descriptor and buckets
+  lake::LakeTableStatus lake;  // the table's Iceberg copy (enabled=false when it has none)
+};
+
+class Node {
+ public:
+  // Opens the engine (recovering every log), then starts tiering.
+  static Result<std::unique_ptr<Node>> Open(NodeOptions options);
+  ~Node();  // Close()s, ignoring errors
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // Refuses up front what the table's lake could not hold, then creates the table.
+  Result<catalog::TableDescriptor> CreateTable(const catalog::CreateTableRequest& request);
+  // Drops the table and its lake copy.
+  Status DropTable(const std::string& name);
+  std::vector<catalog::TableDescriptor> ListTables() const;
+  Result<TableDescription> DescribeTable(const std::string& name) const;
+
+  // A put stream of `client_schema` batches (InvalidArgument naming the field on mismatch).
+  Result<std::unique_ptr<engine::PutSession>> StartPut(const std::string& table,
+                                                       const arrow::SchemaPtr& client_schema);
+  Result<std::unique_ptr<engine::ReadCursor>> OpenRead(const engine::ReadRequest& request);
+
+  // Stops tiering, then flushes and closes every table. Idempotent.
+  Status Close();
+
+ private:
+  Node() = default;
+
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<lake::TieringService> tiering_;
+  bool closed_ = false;
+};
+
+}  // namespace oxbow::node

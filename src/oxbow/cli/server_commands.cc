@@ -10,7 +10,8 @@
 #include <thread>
 
 #include "oxbow/arrow/ipc.h"
-#include "oxbow/catalog/catalog.h"
+#include "oxbow/catalog/descriptor.h"
+#include "oxbow/cli/compact_schema.h"
 #include "oxbow/cli/commands.h"
 #include "oxbow/cli/input.h"
 #include "oxbow/client/client.h"
@@ -122,7 +123,7 @@ void RegisterTable(CLI::App& app) {
   create->add_option("--property", args->properties, "Table property key=value (repeatable)");
   create->add_flag("--if-not-exists", args->if_not_exists, "Succeed if the table exists");
   SetAction(create, [args, connect]() -> Status {
-    ASSIGN_OR_RAISE(auto schema, catalog::ParseCompactSchema(args->schema));
+    ASSIGN_OR_RAISE(auto schema, ParseCompactSchema(args->schema));
     json props = json::object();
     for (const auto& p : args->properties) {
       auto eq = p.find('=');

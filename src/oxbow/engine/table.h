@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "oxbow/arrow/ipc.h"
-#include "oxbow/catalog/catalog.h"
+#include "oxbow/catalog/descriptor.h"
 #include "oxbow/log/bucket_log.h"
 
 namespace oxbow::engine {

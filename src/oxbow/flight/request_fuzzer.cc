@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "oxbow/catalog/catalog.h"
+#include "oxbow/catalog/descriptor.h"
 #include "oxbow/flight/requests.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "oxbow/catalog/catalog.h"
+#include "oxbow/catalog/descriptor.h"
 #include "oxbow/engine/engine.h"
 #include "oxbow/lake/lake.h"
 

@@ -1,0 +1,207 @@
+#include "oxbow/catalog/descriptor.h"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "oxbow/catalog/json_internal.h"
+
+namespace oxbow::catalog {
+namespace {
+
+using nlohmann::json;
+
+bool ValidNamePart(std::string_view part) {
+  if (part.empty() || part.size() > 128) return false;
+  for (char c : part) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+  }
+  return true;
+}
+
+json FieldToJson(const arrow::Field& f) {
+  json j = {{"name", f.name}, {"type", f.type.ToString()}, {"nullable", f.nullable}};
+  if (!f.metadata.empty()) {
+    json m = json::object();
+    for (const auto& [k, v] : f.metadata) m[k] = v;
+    j["metadata"] = std::move(m);
+  }
+  return j;
+}
+
+json SchemaJson(const arrow::Schema& schema) {
+  json fields = json::array();
+  for (const auto& f : schema.fields()) fields.push_back(FieldToJson(f));
+  return {{"fields", std::move(fields)}};
+}
+
+Result<arrow::SchemaPtr> SchemaFrom(const json& j) {
+  if (!j.is_object() || !j.contains("fields") || !j["fields"].is_array()) {
+    return Status::Invalid("schema must be an object with a \"fields\" array");
+  }
+  std::vector<arrow::Field> fields;
+  for (const auto& jf : j["fields"]) {
+    if (!jf.is_object() || !jf.contains("name") || !jf["name"].is_string()) {
+      return Status::Invalid("every schema field needs a string \"name\"");
+    }
+    arrow::Field f;
+    f.name = jf["name"].get<std::string>();
+    if (!jf.contains("type") || !jf["type"].is_string()) {
+      return Status::Invalid("field " + Quote(f.name) + " needs a string \"type\"");
+    }
+    auto type = arrow::DataType::Parse(jf["type"].get<std::string>());
+    if (!type.ok()) return type.status().WithContext("field " + Quote(f.name));
+    f.type = *type;
+    if (jf.contains("nullable")) {
+      if (!jf["nullable"].is_boolean()) {
+        return Status::Invalid("field " + Quote(f.name) + ": \"nullable\" must be true or false");
+      }
+      f.nullable = jf["nullable"].get<bool>();
+    }
+    if (jf.contains("metadata")) {
+      if (!jf["metadata"].is_object()) {
+        return Status::Invalid("field " + Quote(f.name) + ": \"metadata\" must be an object");
+      }
+      for (const auto& [k, v] : jf["metadata"].items()) {
+        if (!v.is_string()) {
+          return Status::Invalid("field " + Quote(f.name) + ": metadata values must be strings");
+        }
+        f.metadata.emplace_back(k, v.get<std::string>());
+      }
+    }
+    fields.push_back(std::move(f));
+  }
+  if (fields.empty()) return Status::Invalid("schema has no fields");
+  auto schema = std::make_shared<const arrow::Schema>(std::move(fields));
+  RETURN_NOT_OK(schema->Validate());
+  return schema;
+}
+
+Result<std::vector<std::string>> StringList(const json& j, const char* key) {
+  std::vector<std::string> out;
+  if (!j.contains(key)) return out;
+  if (!j[key].is_array()) return Status::Invalid(std::string("\"") + key + "\" must be a list");
+  for (const auto& v : j[key]) {
+    if (!v.is_string()) return Status::Invalid(std::string("\"") + key + "\" must list strings");
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json DescriptorJson(const TableDescriptor& t) {
+  json props = json::object();
+  for (const auto& [k, v] : t.properties) props[k] = v;
+  return {{"table", t.name},
+          {"table_id", t.table_id},
+          {"schema", SchemaJson(*t.schema)},
+          {"buckets", t.buckets},
+          {"bucket_key", t.bucket_key},
+          {"primary_key", t.primary_key},
+          {"properties", std::move(props)},
+          {"created_ms", t.created_ms}};
+}
+
+Result<TableDescriptor> DescriptorFrom(const nlohmann::json& j) {
+  if (!j.is_object()) return Status::Invalid("expected a JSON object");
+  TableDescriptor t;
+  if (!j.contains("table") || !j["table"].is_string()) {
+    return Status::Invalid("\"table\" (\"namespace.table\") is required");
+  }
+  t.name = j["table"].get<std::string>();
+  RETURN_NOT_OK(ValidateTableName(t.name));
+  if (!j.contains("schema")) return Status::Invalid("\"schema\" is required");
+  ASSIGN_OR_RAISE(t.schema, SchemaFrom(j["schema"]));
+  if (j.contains("buckets")) {
+    if (!j["buckets"].is_number_integer() || j["buckets"].get<int64_t>() < 1 ||
+        j["buckets"].get<int64_t>() > 1024) {
+      return Status::Invalid("\"buckets\" must be an integer in [1, 1024]");
+    }
+    t.buckets = j["buckets"].get<int32_t>();
+  }
+  ASSIGN_OR_RAISE(t.bucket_key, StringList(j, "bucket_key"));
+  ASSIGN_OR_RAISE(t.primary_key, StringList(j, "primary_key"));
+  for (const auto& key : {&t.bucket_key, &t.primary_key}) {
+    for (const auto& col : *key) {
+      if (t.schema->GetFieldIndex(col) < 0) {
+        return Status::Invalid("key column " + Quote(col) + " is not in the schema");
+      }
+    }
+  }
+  if (!t.primary_key.empty()) {
+    return Status::NotImplemented("primary-key tables are not supported yet (table " +
+                                  Quote(t.name) + ")");
+  }
+  if (j.contains("properties")) {
+    if (!j["properties"].is_object()) return Status::Invalid("\"properties\" must be an object");
+    for (const auto& [k, v] : j["properties"].items()) {
+      if (!v.is_string()) return Status::Invalid("property " + Quote(k) + " must be a string");
+      t.properties[k] = v.get<std::string>();
+    }
+  }
+  if (j.contains("table_id") && j["table_id"].is_number_integer()) {
+    t.table_id = j["table_id"].get<int64_t>();
+  }
+  if (j.contains("created_ms") && j["created_ms"].is_number_integer()) {
+    t.created_ms = j["created_ms"].get<int64_t>();
+  }
+  return t;
+}
+
+Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::Invalid(std::string(what) + " is not valid JSON");
+  return j;
+}
+
+std::vector<int> TableDescriptor::BucketKeyIndices() const {
+  std::vector<int> out;
+  for (const auto& col : bucket_key) out.push_back(schema->GetFieldIndex(col));
+  return out;
+}
+
+Status ValidateTableName(std::string_view name) {
+  auto dot = name.find('.');
+  if (dot == std::string_view::npos || !ValidNamePart(name.substr(0, dot)) ||
+      !ValidNamePart(name.substr(dot + 1))) {
+    return Status::Invalid(
+        "table name " + Quote(name) +
+        " must be 'namespace.table', each part 1-128 letters, digits, '_' or '-'");
+  }
+  return Status::OK();
+}
+
+Result<arrow::SchemaPtr> SchemaFromJson(std::string_view text) {
+  return TranslateJsonErrors("schema", [&]() -> Result<arrow::SchemaPtr> {
+    ASSIGN_OR_RAISE(json j, ParseJson(text, "schema"));
+    return SchemaFrom(j);
+  });
+}
+
+std::string SchemaToJson(const arrow::Schema& schema) { return SchemaJson(schema).dump(); }
+
+Result<CreateTableRequest> ParseCreateTable(std::string_view text) {
+  return TranslateJsonErrors("create_table", [&]() -> Result<CreateTableRequest> {
+    ASSIGN_OR_RAISE(json j, ParseJson(text, "create_table body"));
+    CreateTableRequest req;
+    ASSIGN_OR_RAISE(req.table, DescriptorFrom(j));
+    if (j.contains("if_not_exists")) {
+      if (!j["if_not_exists"].is_boolean()) {
+        return Status::Invalid("\"if_not_exists\" must be true or false");
+      }
+      req.if_not_exists = j["if_not_exists"].get<bool>();
+    }
+    return req;
+  });
+}
+
+std::string DescriptorToJson(const TableDescriptor& table) { return DescriptorJson(table).dump(); }
+
+Result<TableDescriptor> DescriptorFromJson(std::string_view text) {
+  return TranslateJsonErrors("table descriptor", [&]() -> Result<TableDescriptor> {
+    ASSIGN_OR_RAISE(json j, ParseJson(text, "table descriptor"));
+    return DescriptorFrom(j);
+  });
+}
+
+}  // namespace oxbow::catalog

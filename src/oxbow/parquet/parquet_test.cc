@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "oxbow/parquet/encoding_internal.h"
 #include "oxbow/parquet/metadata.h"
@@ -268,6 +269,65 @@ INSTANTIATE_TEST_SUITE_P(AllCodecs, CodecTest,
                          ::testing::Values(Codec::kUncompressed, Codec::kSnappy, Codec::kGzip,
                                            Codec::kZstd, Codec::kLz4Raw));
 
+// ---- Page checksums ----
+
+// CRC-32 bit by bit (0xEDB88320 is 0x04C11DB7 reflected), independent of zlib.
+uint32_t ReferenceCrc32(std::string_view bytes) {
+  uint32_t crc = 0xFFFFFFFFu;
+  for (const unsigned char c : bytes) {
+    crc ^= c;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+TEST(PageCrcTest, IsTheStandardCrc32) {
+  const std::string check = "123456789";
+  const auto* data = reinterpret_cast<const uint8_t*>(check.data());
+  EXPECT_EQ(internal::PageCrc(0, data, check.size()), 0xCBF43926u);  // the CRC-32 check value
+  EXPECT_EQ(ReferenceCrc32(check), 0xCBF43926u);
+  EXPECT_EQ(internal::PageCrc(internal::PageCrc(0, data, 4), data + 4, 5), 0xCBF43926u);
+  EXPECT_EQ(internal::PageCrc(0, data, 0), 0u);
+}
+
+// One page of a file: where its header starts, the header, and the bytes after it.
+struct FilePage {
+  int row_group;
+  int column;
+  int64_t offset;
+  PageHeader header;
+  std::string_view body;
+};
+
+// Every page of every column chunk, found from the footer's chunk offsets.
+std::vector<FilePage> PagesOf(const std::string& file) {
+  const auto reader = FileReader::Open(ToBuffer(file)).ValueOrDie();
+  const auto* bytes = reinterpret_cast<const uint8_t*>(file.data());
+  std::vector<FilePage> pages;
+  for (int g = 0; g < reader->num_row_groups(); ++g) {
+    const auto& columns = reader->metadata().row_groups[g].columns;
+    for (int c = 0; c < static_cast<int>(columns.size()); ++c) {
+      const ColumnMetaData& meta = *columns[c].meta_data;
+      int64_t pos = meta.dictionary_page_offset.value_or(meta.data_page_offset);
+      const int64_t end = pos + meta.total_compressed_size;
+      while (pos < end) {
+        FilePage page{g, c, pos, {}, {}};
+        size_t consumed = 0;
+        EXPECT_TRUE(
+            ParsePageHeader(bytes + pos, static_cast<size_t>(end - pos), &page.header, &consumed)
+                .ok());
+        pos += static_cast<int64_t>(consumed);
+        page.body = std::string_view(file).substr(
+            static_cast<size_t>(pos), static_cast<size_t>(page.header.compressed_page_size));
+        pos += page.header.compressed_page_size;
+        pages.push_back(page);
+      }
+      EXPECT_EQ(pos, end);
+    }
+  }
+  return pages;
+}
+
 // ---- Schema mapping ----
 
 TEST(SchemaTest, MapsTypesLikePyarrow) {
@@ -348,6 +408,17 @@ TEST_P(RoundTripTest, AllTypes) {
     }
   }
   EXPECT_EQ(offset, 5500);
+
+  // Every page (dictionary, v1 or v2 data) carries the CRC-32 of the bytes after its header.
+  std::set<PageType> types;
+  for (const FilePage& page : PagesOf(*file)) {
+    types.insert(page.header.type);
+    ASSERT_TRUE(page.header.crc.has_value()) << "page at offset " << page.offset;
+    EXPECT_EQ(static_cast<uint32_t>(*page.header.crc), ReferenceCrc32(page.body))
+        << "page at offset " << page.offset;
+  }
+  EXPECT_TRUE(types.count(p.page_version == 2 ? PageType::kDataPageV2 : PageType::kDataPage));
+  EXPECT_EQ(types.count(PageType::kDictionaryPage), p.dictionary ? 1u : 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, RoundTripTest,
@@ -358,6 +429,15 @@ INSTANTIATE_TEST_SUITE_P(Matrix, RoundTripTest,
                                            RoundTripCase{Codec::kGzip, true, 1, false},
                                            RoundTripCase{Codec::kUncompressed, true, 2, true},
                                            RoundTripCase{Codec::kUncompressed, false, 1, false}));
+
+TEST(WriterTest, PageChecksumsCanBeTurnedOff) {
+  auto schema = testing::AllTypesSchema();
+  WriterOptions options;
+  options.page_checksums = false;
+  const std::string file =
+      WriteToString(schema, {testing::RandomBatch(schema, 500, 3, 20)}, options).ValueOrDie();
+  for (const FilePage& page : PagesOf(file)) EXPECT_FALSE(page.header.crc.has_value());
+}
 
 TEST(WriterTest, DictionaryFallsBackToPlain) {
   auto schema =

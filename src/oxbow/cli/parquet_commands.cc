@@ -136,9 +136,7 @@ Status RunWrite(const WriteArgs& args) {
 
 Result<std::unique_ptr<pq::FileReader>> OpenParquet(const std::string& path) {
   ASSIGN_OR_RAISE(auto data, ReadInput(path));
-  auto reader = pq::FileReader::Open(std::move(data));
-  if (!reader.ok()) return reader.status().WithContext(DisplayName(path));
-  return reader;
+  return pq::FileReader::Open(std::move(data), {.path = DisplayName(path)});
 }
 
 // ---- parquet cat / to-arrow ----

@@ -566,20 +566,10 @@ Status ChunkDecoder::ReadDataPage(int32_t num_values, Encoding encoding, const u
 
 Result<Array> ChunkDecoder::Decode(const uint8_t* file, int64_t data_end,
                                    const ColumnChunk& chunk) {
-  if (!chunk.meta_data) return Error("column chunk without meta_data");
-  if (chunk.file_path) return Unsupported("column data in another file");
-  const ColumnMetaData& meta = *chunk.meta_data;
-  if (meta.type != physical_) {
-    return Error("chunk type " + std::string(PhysicalTypeName(meta.type)) +
-                 " differs from the schema's " + std::string(PhysicalTypeName(physical_)));
-  }
+  const ColumnMetaData& meta = *chunk.meta_data;  // ParseFooter checked the chunk's metadata
   if (!internal::CodecSupported(meta.codec)) {
     return Unsupported("compression codec " + std::string(CodecName(meta.codec)) + " (" +
                        std::to_string(static_cast<int>(meta.codec)) + ")");
-  }
-  if (meta.num_values != num_rows_) {
-    return Error("chunk has " + std::to_string(meta.num_values) + " values, row group has " +
-                 std::to_string(num_rows_) + " rows");
   }
   const std::string context = "column '" + field_.name + "'";
   const auto range = internal::ChunkRange(meta, data_end);
@@ -787,7 +777,46 @@ Result<int64_t> FooterLength(const uint8_t* head, const uint8_t* tail, int64_t f
   return static_cast<int64_t>(footer_len);
 }
 
-Result<FileMetaData> ParseFooter(const uint8_t* data, int64_t size) {
+Result<ByteRange> ChunkRange(const ColumnMetaData& meta, int64_t data_end) {
+  int64_t start = meta.data_page_offset;
+  if (meta.dictionary_page_offset && *meta.dictionary_page_offset > 0 &&
+      *meta.dictionary_page_offset < start) {
+    start = *meta.dictionary_page_offset;
+  }
+  if (start < kMagicSize || start > data_end || meta.total_compressed_size < 0 ||
+      meta.total_compressed_size > data_end - start) {
+    return Status::Corruption("chunk range [" + std::to_string(start) + ", +" +
+                              std::to_string(meta.total_compressed_size) +
+                              ") lies outside the column data [4, " + std::to_string(data_end) +
+                              ")");
+  }
+  return ByteRange{start, start + meta.total_compressed_size};
+}
+
+namespace {
+
+// Checks what reading a column chunk relies on: its metadata, in this file, of the column's
+// type, one value per row, within the column data.
+Status CheckChunk(const ColumnChunk& chunk, const SchemaElement& column, int64_t num_rows,
+                  int64_t data_end) {
+  if (!chunk.meta_data) return Status::Corruption("column chunk without meta_data");
+  if (chunk.file_path) return Status::NotImplemented("column data in another file");
+  const ColumnMetaData& meta = *chunk.meta_data;
+  if (meta.type != *column.type) {
+    return Status::Corruption("chunk type " + std::string(PhysicalTypeName(meta.type)) +
+                              " differs from the schema's " +
+                              std::string(PhysicalTypeName(*column.type)));
+  }
+  if (meta.num_values != num_rows) {
+    return Status::Corruption("chunk has " + std::to_string(meta.num_values) +
+                              " values, row group has " + std::to_string(num_rows) + " rows");
+  }
+  return ChunkRange(meta, data_end).status();
+}
+
+}  // namespace
+
+Result<FileMetaData> ParseFooter(const uint8_t* data, int64_t size, int64_t data_end) {
   FileMetaData metadata;
   RETURN_NOT_OK(
       ParseFileMetaData(data, static_cast<size_t>(size), &metadata).WithContext("parquet footer"));
@@ -819,28 +848,17 @@ Result<FileMetaData> ParseFooter(const uint8_t* data, int64_t size) {
                                 " has a bad row count " + std::to_string(group.num_rows));
     }
     total_rows += group.num_rows;
+    for (size_t c = 0; c < num_columns; ++c) {
+      RETURN_NOT_OK(CheckChunk(group.columns[c], schema[c + 1], group.num_rows, data_end)
+                        .WithContext("parquet footer: row group " + std::to_string(g) +
+                                     ": column '" + schema[c + 1].name + "'"));
+    }
   }
   if (total_rows != metadata.num_rows) {
     return Status::Corruption("parquet footer: num_rows " + std::to_string(metadata.num_rows) +
                               " but row groups hold " + std::to_string(total_rows));
   }
   return metadata;
-}
-
-Result<ByteRange> ChunkRange(const ColumnMetaData& meta, int64_t data_end) {
-  int64_t start = meta.data_page_offset;
-  if (meta.dictionary_page_offset && *meta.dictionary_page_offset > 0 &&
-      *meta.dictionary_page_offset < start) {
-    start = *meta.dictionary_page_offset;
-  }
-  if (start < kMagicSize || start > data_end || meta.total_compressed_size < 0 ||
-      meta.total_compressed_size > data_end - start) {
-    return Status::Corruption("chunk range [" + std::to_string(start) + ", +" +
-                              std::to_string(meta.total_compressed_size) +
-                              ") lies outside the column data [4, " + std::to_string(data_end) +
-                              ")");
-  }
-  return ByteRange{start, start + meta.total_compressed_size};
 }
 
 Status CheckPageSizes(const PageHeader& h, int64_t left, int64_t page_offset) {
@@ -897,7 +915,8 @@ Result<std::unique_ptr<FileReader>> FileReader::OpenBuffer(std::shared_ptr<Buffe
   ASSIGN_OR_RAISE(const int64_t footer_len, internal::FooterLength(data, tail, size));
   std::unique_ptr<FileReader> r(new FileReader());
   r->data_end_ = size - internal::kFooterTailSize - footer_len;
-  ASSIGN_OR_RAISE(r->metadata_, internal::ParseFooter(data + r->data_end_, footer_len));
+  ASSIGN_OR_RAISE(r->metadata_,
+                  internal::ParseFooter(data + r->data_end_, footer_len, r->data_end_));
   r->file_ = std::move(file);
   r->options_ = std::move(options);
   const auto& schema = r->metadata_.schema;

@@ -667,7 +667,7 @@ TEST(VerifyTest, ChecksEveryPageOfOurFiles) {
   }
 }
 
-TEST(VerifyTest, CountsPagesWithoutChecksumsWithoutReadingThem) {
+TEST(VerifyTest, CountsPagesWithoutChecksums) {
   auto schema = testing::AllTypesSchema();
   WriterOptions options;
   options.page_checksums = false;

@@ -27,13 +27,14 @@ struct FileVerifyReport {
   bool ok() const { return problem.ok(); }
 };
 
-// Verifies `file` in a single pass with bounded memory: it reads the ends and the footer, then
-// walks each column chunk from the footer's offsets, one page header and at most 1 MiB of
-// page bytes in memory at a time. It checks the footer as the reader does (FileReader::Open);
-// that each chunk's pages tile its byte range, with at most one dictionary page, first, and
-// data pages whose value counts add up to the chunk's; and each page's crc. Values are not
-// decompressed or decoded, and the bytes of a page without a crc are not read. An error Result
-// means the file could not be read (I/O); whatever is wrong in its bytes is `problem`.
+// Verifies `file` in one pass with bounded memory: it reads the ends and the footer, then
+// walks each column chunk from the footer's offsets, holding one page header and at most
+// 1 MiB of page bytes at a time. It checks the footer with FileReader::Open's checks (all but
+// the mapping to an Arrow schema); that each chunk's pages tile its byte range, with at most
+// one dictionary page, first, and data pages whose value counts add up to the chunk's; and
+// each page's crc. Values are not decompressed or decoded; the bytes of a page without a crc
+// are skipped (read only when they share a read with a page header). An error Result means
+// the file could not be read (I/O); whatever is wrong in its bytes is `problem`.
 Result<FileVerifyReport> VerifyFile(File& file);
 
 // Opens `path` read-only on `fs` and verifies it.

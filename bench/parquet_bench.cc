@@ -3,13 +3,14 @@
 //
 //   parquet_bench generate --out data.arrow --batches N --rows R   (the dataset of datagen.h)
 //   parquet_bench --input data.arrow --codec zstd|snappy [--reps 3] [--row-group-rows N]
-//                 [--write-out F] [--read F1,F2,...]
+//                 [--page-checksums on|off] [--write-out F] [--read F1,F2,...]
 //
 // --input is an uncompressed Arrow IPC file, read into memory first. The write is timed into
 // memory (a StringSink, as pyarrow writes into a BufferOutputStream), single-threaded, --reps
 // times; the last file written is saved to --write-out outside the clock. Each --read file is
-// read into memory, then FileReader::Open + Read (all columns) is timed --reps times. One JSON
-// object per line.
+// read into memory, then FileReader::Open + Read (all columns) is timed --reps times.
+// --page-checksums (default on, as in Oxbow) writes page CRCs and verifies them on reads. One
+// JSON object per line.
 
 #include <cstdio>
 #include <functional>
@@ -100,11 +101,12 @@ Status BenchWrite(const arrow::SchemaPtr& schema, const std::vector<arrow::Recor
   return Status::OK();
 }
 
-Status BenchRead(const std::string& path, const std::string& codec_name, int reps) {
+Status BenchRead(const std::string& path, const std::string& codec_name,
+                 const parquet::OpenOptions& options, int reps) {
   ASSIGN_OR_RAISE(auto file, ReadFileToMemory(path));
   int64_t rows = 0;
   ASSIGN_OR_RAISE(Timing t, Repeat(reps, [&]() -> Result<std::shared_ptr<void>> {
-                    ASSIGN_OR_RAISE(auto reader, parquet::FileReader::Open(file));
+                    ASSIGN_OR_RAISE(auto reader, parquet::FileReader::Open(file, options));
                     ASSIGN_OR_RAISE(auto batches, reader->Read());
                     rows = 0;
                     for (const auto& b : batches) rows += b->num_rows();
@@ -141,6 +143,13 @@ Status Run(int argc, char** argv) {
   options.row_group_rows = flags.GetInt("row-group-rows", options.row_group_rows);
   // Row groups close by row count only, as pyarrow's do.
   options.row_group_bytes = std::numeric_limits<int64_t>::max();
+  const std::string checksums = flags.Get("page-checksums", "on");
+  if (checksums != "on" && checksums != "off") {
+    return Status::Invalid("--page-checksums must be on or off");
+  }
+  options.page_checksums = checksums == "on";
+  parquet::OpenOptions open_options;
+  open_options.verify_page_checksums = options.page_checksums;
 
   ASSIGN_OR_RAISE(auto data, ReadFileToMemory(input));
   ASSIGN_OR_RAISE(auto reader, ipc::FileReader::Open(data));
@@ -148,7 +157,7 @@ Status Run(int argc, char** argv) {
   RETURN_NOT_OK(
       BenchWrite(reader->schema(), batches, options, codec_name, reps, flags.Get("write-out", "")));
   for (const std::string& path : SplitCommas(flags.Get("read", ""))) {
-    RETURN_NOT_OK(BenchRead(path, codec_name, reps));
+    RETURN_NOT_OK(BenchRead(path, codec_name, open_options, reps));
   }
   return Status::OK();
 }

@@ -2,16 +2,24 @@
 """Parquet write and read: Oxbow (bench/parquet_bench, C++) and pyarrow.parquet side by side.
 
     python bench/parquet_bench.py [--quick] [--reps 3] [--rounds 2] [--codecs zstd,snappy]
+                                  [--page-checksums on|off] [--baseline-build DIR]
 
 The C++ program generates the 20-column dataset of bench/datagen.h as an uncompressed Arrow IPC
 file (about 1 GB; --quick: about 3 MB); pyarrow reads that file. For each codec (ZSTD level 1,
 SNAPPY) both sides write the same batches into memory with ONE thread, dictionary encoding on,
 the same row-group size (--row-group-rows, default 1Mi rows, pyarrow's default), data pages of
-1 MiB / 20,000 rows (both defaults), statistics on. Both readers then read pyarrow's file and
-Oxbow's file from memory, all columns, single-threaded (pyarrow: read_table(use_threads=False),
-cpu and io thread counts 1). Each timing is the best of --reps runs in each of --rounds rounds
-that alternate Oxbow and pyarrow. MB/s = the dataset's Arrow size (Table.nbytes, 10^6 bytes)
-over time. Oxbow's files are checked to read back in pyarrow equal to the dataset.
+1 MiB / 20,000 rows (both defaults), statistics on, page checksums as --page-checksums says
+(default on, Oxbow's default; pyarrow: write_page_checksum). Both readers then read pyarrow's
+file and Oxbow's file from memory, all columns, single-threaded (pyarrow: read_table(
+use_threads=False), cpu and io thread counts 1), verifying page checksums when they are on
+(pyarrow: page_checksum_verification). Each timing is the best of --reps runs in each of
+--rounds rounds that alternate Oxbow and pyarrow. MB/s = the dataset's Arrow size
+(Table.nbytes, 10^6 bytes) over time. Oxbow's files are checked to read back in pyarrow equal to
+the dataset.
+
+--baseline-build DIR also runs DIR/bench/parquet_bench, an older build of the C++ side, in the
+same rounds (in alternating order with the current one, with its own defaults: it is given no
+--page-checksums), and prints the current build against it: the before/after of a change.
 
 The C++ binary is $OXBOW_BUILD_DIR/bench/parquet_bench (default: <repo>/build/release).
 """
@@ -38,10 +46,15 @@ def build_dir() -> pathlib.Path:
     return pathlib.Path(os.environ.get("OXBOW_BUILD_DIR", REPO_ROOT / "build" / "release"))
 
 
-def run_cpp(args: list[str]) -> list[dict]:
-    binary = build_dir() / "bench" / "parquet_bench"
+def bench_binary(build: pathlib.Path) -> pathlib.Path:
+    binary = build / "bench" / "parquet_bench"
     if not binary.is_file():
         sys.exit(f"parquet_bench.py: {binary} not found: build the parquet_bench target or set OXBOW_BUILD_DIR")
+    return binary
+
+
+def run_cpp(args: list[str], binary: pathlib.Path | None = None) -> list[dict]:
+    binary = binary or bench_binary(build_dir())
     proc = subprocess.run([str(binary), *map(str, args)], capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"parquet_bench.py: {binary.name} exited {proc.returncode}: {proc.stderr.strip()}")
@@ -59,15 +72,16 @@ def timed(reps: int, fn) -> float:
     return best
 
 
-def pa_write(table: pa.Table, codec: str, row_group_rows: int) -> pa.Buffer:
+def pa_write(table: pa.Table, codec: str, row_group_rows: int, checksums: bool) -> pa.Buffer:
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression=codec, compression_level=1 if codec == "zstd" else None,
-                   use_dictionary=True, row_group_size=row_group_rows, write_statistics=True)
+                   use_dictionary=True, row_group_size=row_group_rows, write_statistics=True,
+                   write_page_checksum=checksums)
     return sink.getvalue()
 
 
-def pa_read(buf: pa.Buffer) -> pa.Table:
-    return pq.read_table(pa.BufferReader(buf), use_threads=False)
+def pa_read(buf: pa.Buffer, checksums: bool) -> pa.Table:
+    return pq.read_table(pa.BufferReader(buf), use_threads=False, page_checksum_verification=checksums)
 
 
 def main() -> int:
@@ -79,6 +93,9 @@ def main() -> int:
     parser.add_argument("--rows", type=int, help="rows per batch (default 65536; quick 8192)")
     parser.add_argument("--row-group-rows", type=int, default=1 << 20, help="rows per row group (default 1Mi)")
     parser.add_argument("--codecs", default="zstd,snappy")
+    parser.add_argument("--page-checksums", choices=["on", "off"], default="on",
+                        help="write and verify page CRCs, both sides (default on)")
+    parser.add_argument("--baseline-build", help="an older build dir whose bench/parquet_bench runs alongside")
     parser.add_argument("--workdir", help="where the data files go (default: a temp dir, removed)")
     args = parser.parse_args()
     reps = args.reps or (1 if args.quick else 3)
@@ -86,6 +103,9 @@ def main() -> int:
     batches_n = args.batches or (2 if args.quick else 82)
     rows = args.rows or (8192 if args.quick else 65536)
     codecs = args.codecs.split(",")
+    checksums = args.page_checksums == "on"
+    current = bench_binary(build_dir())
+    baseline = bench_binary(pathlib.Path(args.baseline_build)) if args.baseline_build else None
 
     pa.set_cpu_count(1)
     pa.set_io_thread_count(1)
@@ -100,59 +120,75 @@ def main() -> int:
         # pyarrow's files, written once before the clock: what both readers read.
         py_files, py_paths = {}, {}
         for codec in codecs:
-            py_files[codec] = pa_write(table, codec, args.row_group_rows)
+            py_files[codec] = pa_write(table, codec, args.row_group_rows, checksums)
             py_paths[codec] = tmp / f"pyarrow-{codec}.parquet"
             py_paths[codec].write_bytes(py_files[codec])
-        ox_paths = {codec: tmp / f"oxbow-{codec}.parquet" for codec in codecs}
+        # The current build ("ox") and, with --baseline-build, the older one ("base").
+        sides = {"ox": (current, ["--page-checksums", args.page_checksums])}
+        if baseline:
+            sides["base"] = (baseline, [])
+        own_paths = {side: {codec: tmp / f"{side}-{codec}.parquet" for codec in codecs} for side in sides}
+        ox_paths = own_paths["ox"]
 
-        ox, py, info = {}, {}, {}
+        ox, base, py, info = {}, {}, {}, {}
+        timings = {"ox": ox, "base": base}
 
         def best(acc, key, value):
             acc[key] = min(acc.get(key, float("inf")), value)
 
+        def run_side(side, codec, write):
+            """One run of a side's C++ program: write its file (if `write`), read pyarrow's and its own."""
+            binary, extra = sides[side]
+            own = own_paths[side][codec]
+            reads = [py_paths[codec]] + ([own] if own.exists() else [])
+            cmd = ["--input", data_path, "--codec", codec, "--reps", reps,
+                   "--row-group-rows", args.row_group_rows, *extra, "--read", ",".join(map(str, reads))]
+            if write:
+                cmd += ["--write-out", own]
+            for rec in run_cpp(cmd, binary):
+                acc = timings[side]
+                if rec["op"] == "write":
+                    best(acc, ("write", codec), rec["best"])
+                    info[(f"{side}_size", codec)] = rec["bytes"]
+                    info[(f"{side}_row_groups", codec)] = rec["row_groups"]
+                elif rec["op"] == "read":
+                    who = "pyarrow_file" if rec["path"] == str(py_paths[codec]) else "oxbow_file"
+                    best(acc, ("read", who, codec), rec["best"])
+                    if rec["rows"] != table.num_rows:
+                        sys.exit(f"parquet_bench.py: {side} read {rec['rows']} rows of {rec['path']}, "
+                                 f"expected {table.num_rows}")
+
         for r in range(rounds):
             for codec in codecs:
-                # Round 0 writes Oxbow's file; from then on both readers read it too.
-                reads = [py_paths[codec]] + ([ox_paths[codec]] if ox_paths[codec].exists() else [])
-                for rec in run_cpp(["--input", data_path, "--codec", codec, "--reps", reps,
-                                    "--row-group-rows", args.row_group_rows,
-                                    "--write-out", ox_paths[codec],
-                                    "--read", ",".join(map(str, reads))]):
-                    if rec["op"] == "write":
-                        best(ox, ("write", codec), rec["best"])
-                        info[("ox_size", codec)] = rec["bytes"]
-                        info[("ox_row_groups", codec)] = rec["row_groups"]
-                    elif rec["op"] == "read":
-                        who = "pyarrow_file" if rec["path"] == str(py_paths[codec]) else "oxbow_file"
-                        best(ox, ("read", who, codec), rec["best"])
-                        if rec["rows"] != table.num_rows:
-                            sys.exit(f"parquet_bench.py: Oxbow read {rec['rows']} rows of {rec['path']}, "
-                                     f"expected {table.num_rows}")
+                # Round 0 writes each side's file; from then on the readers read it too. Sides
+                # take turns going first.
+                order = list(sides) if r % 2 == 0 else list(reversed(sides))
+                for side in order:
+                    run_side(side, codec, write=True)
                 ox_file = pa.py_buffer(ox_paths[codec].read_bytes())
                 if r == 0:
                     # Oxbow's file must read back in pyarrow as the dataset (a guard for the timings).
-                    back = pa_read(ox_file)
+                    back = pa_read(ox_file, checksums)
                     if not back.equals(table):
                         sys.exit(f"parquet_bench.py: pyarrow reads Oxbow's {codec} file differently "
                                  f"from the dataset")
                     info[("py_row_groups", codec)] = pq.ParquetFile(pa.BufferReader(py_files[codec])).num_row_groups
                     del back
-                best(py, ("write", codec), timed(reps, lambda: pa_write(table, codec, args.row_group_rows)))
-                best(py, ("read", "pyarrow_file", codec), timed(reps, lambda: pa_read(py_files[codec])))
+                best(py, ("write", codec),
+                     timed(reps, lambda: pa_write(table, codec, args.row_group_rows, checksums)))
+                best(py, ("read", "pyarrow_file", codec), timed(reps, lambda: pa_read(py_files[codec], checksums)))
                 if r > 0 or rounds == 1:
-                    best(py, ("read", "oxbow_file", codec), timed(reps, lambda: pa_read(ox_file)))
+                    best(py, ("read", "oxbow_file", codec), timed(reps, lambda: pa_read(ox_file, checksums)))
         if rounds == 1:
-            # With one round Oxbow's reader never saw its own file: read it once more.
+            # With one round no C++ reader saw its own file: read it once more.
             for codec in codecs:
-                for rec in run_cpp(["--input", data_path, "--codec", codec, "--reps", reps,
-                                    "--row-group-rows", args.row_group_rows,
-                                    "--read", ox_paths[codec]]):
-                    if rec["op"] == "read":
-                        best(ox, ("read", "oxbow_file", codec), rec["best"])
+                for side in sides:
+                    run_side(side, codec, write=False)
 
     mb = logical / 1e6
     print(f"dataset: {table.num_rows} rows x {table.num_columns} columns in {batches_n} batches, "
           f"{mb:.1f} MB of Arrow data; row groups of {args.row_group_rows} rows; dictionary on; "
+          f"page checksums {args.page_checksums}; "
           f"best of {reps} reps x {rounds} rounds; pyarrow {pa.__version__}, one thread each")
     print()
     print("| operation | codec | Oxbow MB/s | pyarrow MB/s | Oxbow/pyarrow |")
@@ -179,6 +215,26 @@ def main() -> int:
         ox_size, py_size = info[("ox_size", codec)], py_files[codec].size
         print(f"| {codec} | {ox_size:,} | {py_size:,} | {ox_size / py_size:.3f} "
               f"| {info[('ox_row_groups', codec)]}, {info[('py_row_groups', codec)]} |")
+    if baseline:
+        print()
+        print(f"Against the baseline build {baseline} (its own defaults; each reads its own file as Oxbow's):")
+        print()
+        print("| operation | codec | baseline MB/s | Oxbow MB/s | Oxbow/baseline |")
+        print("|---|---|---:|---:|---:|")
+        base_ratios = []
+        for label, key in [("write", "write"), ("read pyarrow's file", "pyarrow_file"),
+                           ("read Oxbow's file", "oxbow_file")]:
+            for codec in codecs:
+                k = ("write", codec) if key == "write" else ("read", key, codec)
+                ratio = base[k] / ox[k]
+                print(f"| {label} | {codec} | {mb / base[k]:,.0f} | {mb / ox[k]:,.0f} | {ratio:.3f} |")
+                base_ratios.append((label, codec, ratio))
+        for codec in codecs:
+            print(f"| file bytes | {codec} | {info[('base_size', codec)]:,} | {info[('ox_size', codec)]:,} "
+                  f"| {info[('ox_size', codec)] / info[('base_size', codec)]:.5f} |")
+        print()
+        for label, codec, ratio in base_ratios:
+            print(f"ratio oxbow/baseline {label} [{codec}]: {ratio:.3f}")
     print()
     targets = {"write": (">=", 1.0), "read pyarrow's file": (">=", 0.8), "read Oxbow's file": (">=", 0.8)}
     for label, codec, ratio in ratios:

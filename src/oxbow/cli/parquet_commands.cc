@@ -1,4 +1,4 @@
-// `oxbow parquet write|cat|schema|meta|to-arrow`: write and inspect Parquet files.
+// `oxbow parquet write|cat|schema|meta|to-arrow|verify`: write, inspect and verify Parquet files.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -8,7 +8,9 @@
 #include "oxbow/arrow/ipc.h"
 #include "oxbow/cli/commands.h"
 #include "oxbow/cli/input.h"
+#include "oxbow/common/file_system.h"
 #include "oxbow/parquet/reader.h"
+#include "oxbow/parquet/verify.h"
 #include "oxbow/parquet/writer.h"
 #include "oxbow/text/text.h"
 
@@ -136,9 +138,7 @@ Status RunWrite(const WriteArgs& args) {
 
 Result<std::unique_ptr<pq::FileReader>> OpenParquet(const std::string& path) {
   ASSIGN_OR_RAISE(auto data, ReadInput(path));
-  auto reader = pq::FileReader::Open(std::move(data));
-  if (!reader.ok()) return reader.status().WithContext(DisplayName(path));
-  return reader;
+  return pq::FileReader::Open(std::move(data), {.path = DisplayName(path)});
 }
 
 // ---- parquet cat / to-arrow ----
@@ -352,6 +352,29 @@ Status RunMeta(const FileArgs& args) {
   return WriteOut(out);
 }
 
+// ---- parquet verify ----
+
+// Prints what was checked, then fails with the first problem, if any.
+Status RunVerify(const FileArgs& args) {
+  ASSIGN_OR_RAISE(const pq::FileVerifyReport report,
+                  pq::VerifyFile(*PosixFileSystem::Default(), args.input));
+  std::string out;
+  const auto line = [&out](std::string_view key, int64_t value) {
+    out += std::string(key) + ": " + std::to_string(value) + "\n";
+  };
+  line("file_size", report.file_size);
+  line("row_groups", report.row_groups);
+  line("column_chunks", report.column_chunks);
+  line("pages", report.pages);
+  line("pages_checked", report.pages_checked);
+  line("pages_without_crc", report.pages_without_crc);
+  line("bytes_checked", report.bytes_checked);
+  line("bytes_read", report.bytes_read);
+  out += report.ok() ? "result: ok\n" : "result: failed\n";
+  RETURN_NOT_OK(WriteOut(out));
+  return report.problem;
+}
+
 }  // namespace
 
 void RegisterParquetCommands(CLI::App& app) {
@@ -395,6 +418,12 @@ void RegisterParquetCommands(CLI::App& app) {
       pq_cmd->add_subcommand("meta", "Print row groups, codecs, encodings, sizes and statistics");
   meta->add_option("FILE", meta_args->input, "Parquet file ('-' for stdin)")->required();
   SetAction(meta, [meta_args] { return RunMeta(*meta_args); });
+
+  auto verify_args = std::make_shared<FileArgs>();
+  CLI::App* verify = pq_cmd->add_subcommand(
+      "verify", "Check the footer, page headers and page checksums without decoding values");
+  verify->add_option("FILE", verify_args->input, "Parquet file")->required();
+  SetAction(verify, [verify_args] { return RunVerify(*verify_args); });
 
   auto to_arrow_args = std::make_shared<ToArrowArgs>();
   CLI::App* to_arrow = pq_cmd->add_subcommand("to-arrow", "Convert Parquet to an Arrow IPC stream");

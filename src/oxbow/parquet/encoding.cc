@@ -395,4 +395,8 @@ Status Decompress(Codec codec, const uint8_t* in, size_t n, uint8_t* out, size_t
   }
 }
 
+uint32_t PageCrc(uint32_t crc, const uint8_t* data, size_t n) {
+  return static_cast<uint32_t>(crc32_z(crc, data, n));
+}
+
 }  // namespace oxbow::parquet::internal

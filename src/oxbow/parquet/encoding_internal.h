@@ -1,5 +1,5 @@
-// RLE / bit-packed hybrid encoding (Encodings.md, "Run Length Encoding / Bit-Packing Hybrid")
-// and page compression codecs. Internal to the parquet module.
+// RLE / bit-packed hybrid encoding (Encodings.md, "Run Length Encoding / Bit-Packing Hybrid"),
+// page compression codecs and the page checksum. Internal to the parquet module.
 #pragma once
 
 #include <cstdint>
@@ -57,5 +57,10 @@ Status Compress(Codec codec, int level, const uint8_t* in, size_t n, std::string
 Status Decompress(Codec codec, const uint8_t* in, size_t n, uint8_t* out, size_t out_size);
 // Whether this build can read or write pages compressed with `codec`.
 bool CodecSupported(Codec codec);
+
+// PageHeader.crc as parquet.thrift defines it: the standard CRC-32 (polynomial 0x04C11DB7,
+// reflected, as gzip and zlib's crc32()) of the page bytes that follow the header on disk.
+// Extends `crc` (0 to start) over `n` bytes.
+uint32_t PageCrc(uint32_t crc, const uint8_t* data, size_t n);
 
 }  // namespace oxbow::parquet::internal

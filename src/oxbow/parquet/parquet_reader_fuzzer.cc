@@ -1,10 +1,13 @@
-// libFuzzer target: footer parsing, page headers, decompression and page decoding.
+// libFuzzer target: footer parsing, page headers, decompression, page decoding and the
+// whole-file verifier.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "oxbow/parquet/metadata.h"
 #include "oxbow/parquet/reader.h"
+#include "oxbow/parquet/test_util_internal.h"
+#include "oxbow/parquet/verify.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace oxbow;
@@ -15,8 +18,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t consumed = 0;
   (void)parquet::ParsePageHeader(data, size, &header, &consumed);
 
-  auto buffer = Buffer::FromString(std::string(reinterpret_cast<const char*>(data), size));
-  auto reader = parquet::FileReader::Open(buffer);
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  parquet::testing::StringFile file("fuzz.parquet", bytes);
+  (void)parquet::VerifyFile(file);
+
+  auto reader = parquet::FileReader::Open(Buffer::FromString(bytes));
   if (!reader.ok()) return 0;
   for (int g = 0; g < (*reader)->num_row_groups(); ++g) {
     (void)(*reader)->RowGroupMayMatch(

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "oxbow/parquet/encoding_internal.h"
 #include "oxbow/parquet/metadata.h"
@@ -9,6 +10,7 @@
 #include "oxbow/parquet/schema_internal.h"
 #include "oxbow/parquet/test_util_internal.h"
 #include "oxbow/parquet/thrift_internal.h"
+#include "oxbow/parquet/verify.h"
 #include "oxbow/parquet/writer.h"
 
 namespace oxbow::parquet {
@@ -268,6 +270,65 @@ INSTANTIATE_TEST_SUITE_P(AllCodecs, CodecTest,
                          ::testing::Values(Codec::kUncompressed, Codec::kSnappy, Codec::kGzip,
                                            Codec::kZstd, Codec::kLz4Raw));
 
+// ---- Page checksums ----
+
+// CRC-32 bit by bit (0xEDB88320 is 0x04C11DB7 reflected), independent of zlib.
+uint32_t ReferenceCrc32(std::string_view bytes) {
+  uint32_t crc = 0xFFFFFFFFu;
+  for (const unsigned char c : bytes) {
+    crc ^= c;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+TEST(PageCrcTest, IsTheStandardCrc32) {
+  const std::string check = "123456789";
+  const auto* data = reinterpret_cast<const uint8_t*>(check.data());
+  EXPECT_EQ(internal::PageCrc(0, data, check.size()), 0xCBF43926u);  // the CRC-32 check value
+  EXPECT_EQ(ReferenceCrc32(check), 0xCBF43926u);
+  EXPECT_EQ(internal::PageCrc(internal::PageCrc(0, data, 4), data + 4, 5), 0xCBF43926u);
+  EXPECT_EQ(internal::PageCrc(0, data, 0), 0u);
+}
+
+// One page of a file: where its header starts, the header, and the bytes after it.
+struct FilePage {
+  int row_group;
+  int column;
+  int64_t offset;
+  PageHeader header;
+  std::string_view body;
+};
+
+// Every page of every column chunk, found from the footer's chunk offsets.
+std::vector<FilePage> PagesOf(const std::string& file) {
+  const auto reader = FileReader::Open(ToBuffer(file)).ValueOrDie();
+  const auto* bytes = reinterpret_cast<const uint8_t*>(file.data());
+  std::vector<FilePage> pages;
+  for (int g = 0; g < reader->num_row_groups(); ++g) {
+    const auto& columns = reader->metadata().row_groups[g].columns;
+    for (int c = 0; c < static_cast<int>(columns.size()); ++c) {
+      const ColumnMetaData& meta = *columns[c].meta_data;
+      int64_t pos = meta.dictionary_page_offset.value_or(meta.data_page_offset);
+      const int64_t end = pos + meta.total_compressed_size;
+      while (pos < end) {
+        FilePage page{g, c, pos, {}, {}};
+        size_t consumed = 0;
+        EXPECT_TRUE(
+            ParsePageHeader(bytes + pos, static_cast<size_t>(end - pos), &page.header, &consumed)
+                .ok());
+        pos += static_cast<int64_t>(consumed);
+        page.body = std::string_view(file).substr(
+            static_cast<size_t>(pos), static_cast<size_t>(page.header.compressed_page_size));
+        pos += page.header.compressed_page_size;
+        pages.push_back(page);
+      }
+      EXPECT_EQ(pos, end);
+    }
+  }
+  return pages;
+}
+
 // ---- Schema mapping ----
 
 TEST(SchemaTest, MapsTypesLikePyarrow) {
@@ -348,6 +409,17 @@ TEST_P(RoundTripTest, AllTypes) {
     }
   }
   EXPECT_EQ(offset, 5500);
+
+  // Every page (dictionary, v1 or v2 data) carries the CRC-32 of the bytes after its header.
+  std::set<PageType> types;
+  for (const FilePage& page : PagesOf(*file)) {
+    types.insert(page.header.type);
+    ASSERT_TRUE(page.header.crc.has_value()) << "page at offset " << page.offset;
+    EXPECT_EQ(static_cast<uint32_t>(*page.header.crc), ReferenceCrc32(page.body))
+        << "page at offset " << page.offset;
+  }
+  EXPECT_TRUE(types.count(p.page_version == 2 ? PageType::kDataPageV2 : PageType::kDataPage));
+  EXPECT_EQ(types.count(PageType::kDictionaryPage), p.dictionary ? 1u : 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, RoundTripTest,
@@ -358,6 +430,15 @@ INSTANTIATE_TEST_SUITE_P(Matrix, RoundTripTest,
                                            RoundTripCase{Codec::kGzip, true, 1, false},
                                            RoundTripCase{Codec::kUncompressed, true, 2, true},
                                            RoundTripCase{Codec::kUncompressed, false, 1, false}));
+
+TEST(WriterTest, PageChecksumsCanBeTurnedOff) {
+  auto schema = testing::AllTypesSchema();
+  WriterOptions options;
+  options.page_checksums = false;
+  const std::string file =
+      WriteToString(schema, {testing::RandomBatch(schema, 500, 3, 20)}, options).ValueOrDie();
+  for (const FilePage& page : PagesOf(file)) EXPECT_FALSE(page.header.crc.has_value());
+}
 
 TEST(WriterTest, DictionaryFallsBackToPlain) {
   auto schema =
@@ -502,6 +583,201 @@ TEST(WriterTest, RejectsNullsInRequiredColumnAndBadBatches) {
   auto st = WriteToString(schema, {batch}).status();
   EXPECT_TRUE(st.IsInvalid());
   EXPECT_NE(st.message().find("'x'"), std::string::npos);
+}
+
+TEST(ReaderTest, CorruptedPageFailsItsChecksumNamingWhereItIs) {
+  auto schema = testing::AllTypesSchema();
+  for (const int version : {1, 2}) {
+    WriterOptions options;
+    options.data_page_version = version;
+    options.row_group_rows = 300;
+    options.data_page_size = 512;
+    const std::string file =
+        WriteToString(schema, {testing::RandomBatch(schema, 1000, 5, 30)}, options).ValueOrDie();
+    int corrupted = 0;
+    for (const FilePage& page : PagesOf(file)) {
+      if (page.body.empty()) continue;
+      std::string corrupt = file;
+      corrupt[static_cast<size_t>(page.body.data() - file.data()) + page.body.size() / 2] ^= 0x10;
+      const std::vector<int> column = {page.column};
+      auto reader = FileReader::Open(ToBuffer(corrupt), {.path = "lake/x.parquet"}).ValueOrDie();
+      const Status st = reader->ReadRowGroup(page.row_group, column).status();
+      ASSERT_TRUE(st.IsCorruption()) << st.ToString();
+      const std::string where = "lake/x.parquet: row group " + std::to_string(page.row_group) +
+                                ": column '" + schema->field(page.column).name +
+                                "': page at offset " + std::to_string(page.offset) +
+                                " fails its checksum";
+      EXPECT_EQ(st.message().rfind(where, 0), 0u) << st.message();
+      // Unverified, the same byte is not caught as a checksum failure (it may go unnoticed).
+      auto unverified = FileReader::Open(ToBuffer(corrupt), {.verify_page_checksums = false});
+      const Status quiet = (*unverified)->ReadRowGroup(page.row_group, column).status();
+      EXPECT_EQ(quiet.message().find("checksum"), std::string::npos) << quiet.ToString();
+      ++corrupted;
+    }
+    EXPECT_GT(corrupted, 100);
+  }
+}
+
+TEST(ReaderTest, PagesWithoutChecksumsAreRead) {
+  auto schema = testing::AllTypesSchema();
+  auto batch = testing::RandomBatch(schema, 1000, 6, 30);
+  WriterOptions options;
+  options.page_checksums = false;
+  ExpectSameRows(*batch, ReadAll(WriteToString(schema, {batch}, options).ValueOrDie()));
+}
+
+// ---- Whole-file verification ----
+
+FileVerifyReport Verify(const std::string& file, const std::string& path = "lake/x.parquet") {
+  testing::StringFile source(path, file);
+  auto report = VerifyFile(source);
+  EXPECT_TRUE(report.ok()) << report.status().ToString();
+  return report.ok() ? *report : FileVerifyReport{};
+}
+
+TEST(VerifyTest, ChecksEveryPageOfOurFiles) {
+  auto schema = testing::AllTypesSchema();
+  auto batch = testing::RandomBatch(schema, 3000, 7, 40);
+  for (const Codec codec :
+       {Codec::kUncompressed, Codec::kSnappy, Codec::kGzip, Codec::kZstd, Codec::kLz4Raw}) {
+    for (const int version : {1, 2}) {
+      for (const bool dictionary : {true, false}) {
+        WriterOptions options;
+        options.compression = codec;
+        options.data_page_version = version;
+        options.dictionary = dictionary;
+        options.row_group_rows = 1000;
+        options.data_page_size = 2048;
+        const std::string file = WriteToString(schema, {batch}, options).ValueOrDie();
+        const auto pages = PagesOf(file);
+        int64_t body_bytes = 0;
+        for (const FilePage& page : pages) body_bytes += static_cast<int64_t>(page.body.size());
+        const FileVerifyReport report = Verify(file);
+        ASSERT_TRUE(report.ok()) << report.problem.ToString();
+        EXPECT_EQ(report.file_size, static_cast<int64_t>(file.size()));
+        EXPECT_EQ(report.row_groups, 3);
+        EXPECT_EQ(report.column_chunks, 3 * schema->num_fields());
+        EXPECT_EQ(report.pages, static_cast<int64_t>(pages.size()));
+        EXPECT_EQ(report.pages_checked, report.pages);
+        EXPECT_EQ(report.pages_without_crc, 0);
+        EXPECT_EQ(report.bytes_checked, body_bytes);
+        EXPECT_GE(report.bytes_read, body_bytes);
+      }
+    }
+  }
+}
+
+TEST(VerifyTest, CountsPagesWithoutChecksums) {
+  auto schema = testing::AllTypesSchema();
+  WriterOptions options;
+  options.page_checksums = false;
+  const std::string file =
+      WriteToString(schema, {testing::RandomBatch(schema, 3000, 8, 40)}, options).ValueOrDie();
+  const FileVerifyReport report = Verify(file);
+  ASSERT_TRUE(report.ok()) << report.problem.ToString();
+  EXPECT_EQ(report.pages, static_cast<int64_t>(PagesOf(file).size()));
+  EXPECT_EQ(report.pages_without_crc, report.pages);
+  EXPECT_EQ(report.pages_checked, 0);
+  EXPECT_EQ(report.bytes_checked, 0);
+}
+
+TEST(VerifyTest, NamesEveryCorruptedPageAsTheReaderDoes) {
+  auto schema = testing::AllTypesSchema();
+  for (const int version : {1, 2}) {
+    WriterOptions options;
+    options.data_page_version = version;
+    options.row_group_rows = 300;
+    options.data_page_size = 512;
+    const std::string file =
+        WriteToString(schema, {testing::RandomBatch(schema, 1000, 5, 30)}, options).ValueOrDie();
+    for (const FilePage& page : PagesOf(file)) {
+      if (page.body.empty()) continue;
+      std::string corrupt = file;
+      corrupt[static_cast<size_t>(page.body.data() - file.data()) + page.body.size() - 1] ^= 0x80;
+      const FileVerifyReport report = Verify(corrupt);
+      ASSERT_TRUE(report.problem.IsCorruption()) << report.problem.ToString();
+      auto reader = FileReader::Open(ToBuffer(corrupt), {.path = "lake/x.parquet"}).ValueOrDie();
+      const Status read = reader->ReadRowGroup(page.row_group, {page.column}).status();
+      EXPECT_EQ(report.problem.message(), read.message());
+    }
+  }
+}
+
+TEST(VerifyTest, ReadsLargePagesInBoundedPieces) {
+  auto schema = std::make_shared<arrow::Schema>(
+      std::vector<arrow::Field>{{"s", DataType::String(), /*nullable=*/false}});
+  arrow::BinaryBuilder builder(DataType::String());
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 3000; ++i) {
+    std::string value(1000, '\0');
+    for (char& c : value) c = static_cast<char>(rng());
+    ASSERT_OK(builder.Append(value));
+  }
+  auto batch = std::make_shared<arrow::RecordBatch>(
+      schema, 3000, std::vector<arrow::Array>{builder.Finish().ValueOrDie()});
+  WriterOptions options;
+  options.compression = Codec::kUncompressed;
+  options.dictionary = false;
+  options.data_page_size = int64_t{8} << 20;  // one page of 3 MB
+  const std::string file = WriteToString(schema, {batch}, options).ValueOrDie();
+  testing::StringFile source("big.parquet", file);
+  const FileVerifyReport report = VerifyFile(source).ValueOrDie();
+  ASSERT_TRUE(report.ok()) << report.problem.ToString();
+  EXPECT_EQ(report.pages_checked, 1);
+  EXPECT_GT(report.bytes_checked, 3000000);
+  EXPECT_LE(source.largest_read, int64_t{1} << 20);
+}
+
+TEST(VerifyTest, FindsValueCountsThatDoNotAddUp) {
+  // The crc covers a page's bytes but not its header: a header whose value count is off (with
+  // the header's length unchanged) is still caught.
+  auto schema = testing::AllTypesSchema();
+  const std::string file =
+      WriteToString(schema, {testing::RandomBatch(schema, 100, 9, 40)}).ValueOrDie();
+  for (const FilePage& page : PagesOf(file)) {
+    if (page.header.type != PageType::kDataPage) continue;
+    PageHeader header = page.header;
+    header.data_page_header->num_values -= 1;  // 100 -> 99: the same varint length
+    std::string bytes;
+    SerializePageHeader(header, &bytes);
+    const size_t header_size = static_cast<size_t>(page.body.data() - file.data() - page.offset);
+    ASSERT_EQ(bytes.size(), header_size);
+    std::string tampered = file;
+    tampered.replace(static_cast<size_t>(page.offset), bytes.size(), bytes);
+    const FileVerifyReport report = Verify(tampered);
+    EXPECT_TRUE(report.problem.IsCorruption());
+    EXPECT_EQ(report.problem.message(), "lake/x.parquet: row group 0: column '" +
+                                            schema->field(page.column).name +
+                                            "': data pages hold 99 values, the chunk's "
+                                            "metadata says 100");
+    return;
+  }
+  FAIL() << "no data page";
+}
+
+TEST(VerifyTest, FooterAndFileEndProblems) {
+  auto schema = testing::AllTypesSchema();
+  const std::string file =
+      WriteToString(schema, {testing::RandomBatch(schema, 200, 10, 40)}).ValueOrDie();
+  EXPECT_EQ(Verify("").problem.message(),
+            "lake/x.parquet: parquet: file of 0 bytes is too short (at least 12 needed)");
+  EXPECT_TRUE(Verify(file.substr(0, file.size() - 1)).problem.IsCorruption());
+  EXPECT_TRUE(Verify(file.substr(0, file.size() / 2)).problem.IsCorruption());
+  std::string bad_footer = file;
+  bad_footer[file.size() - 20] ^= 0xff;  // inside the footer's Thrift bytes
+  const Status footer = Verify(bad_footer).problem;
+  EXPECT_FALSE(footer.ok());
+  EXPECT_EQ(footer.message().rfind("lake/x.parquet: parquet", 0), 0u) << footer.ToString();
+}
+
+TEST(VerifyTest, ReadFailuresAreErrorsNotProblems) {
+  auto schema = testing::AllTypesSchema();
+  testing::StringFile source(
+      "x.parquet", WriteToString(schema, {testing::RandomBatch(schema, 10, 1)}).ValueOrDie());
+  source.read_error = Status::IOError("read x.parquet: Input/output error");
+  EXPECT_TRUE(VerifyFile(source).status().IsIOError());
+  EXPECT_TRUE(
+      VerifyFile(*PosixFileSystem::Default(), "/nonexistent/x.parquet").status().IsNotFound());
 }
 
 TEST(ReaderTest, MalformedFilesFailCleanly) {

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "oxbow/parquet/encoding_internal.h"
+#include "oxbow/parquet/reader_internal.h"
 #include "oxbow/parquet/schema_internal.h"
 
 namespace oxbow::parquet {
@@ -17,10 +19,9 @@ namespace oxbow::parquet {
 using arrow::Array;
 using arrow::DataType;
 using arrow::TypeId;
+using internal::kMaxPageSize;
 
 namespace {
-
-constexpr int64_t kMaxPageSize = int64_t{1} << 30;
 
 int PhysicalSize(PhysicalType t, int32_t type_length) {
   switch (t) {
@@ -44,15 +45,18 @@ __int128 BigEndianToInt128(const uint8_t* p, size_t n) {
 // Decodes the pages of one column chunk straight into Arrow buffers.
 class ChunkDecoder {
  public:
-  ChunkDecoder(const arrow::Field& field, const SchemaElement& element, int64_t num_rows)
+  ChunkDecoder(const arrow::Field& field, const SchemaElement& element, int64_t num_rows,
+               bool verify_page_checksums)
       : field_(field),
         element_(element),
         physical_(*element.type),
         width_(PhysicalSize(*element.type, element.type_length.value_or(0))),
         num_rows_(num_rows),
-        optional_(element.repetition_type != Repetition::kRequired) {}
+        optional_(element.repetition_type != Repetition::kRequired),
+        verify_page_checksums_(verify_page_checksums) {}
 
-  Result<Array> Decode(const uint8_t* file, int64_t file_size, const ColumnChunk& chunk);
+  // Decodes the chunk's pages; `data_end` is where the file's column data ends (the footer).
+  Result<Array> Decode(const uint8_t* file, int64_t data_end, const ColumnChunk& chunk);
 
  private:
   Status Error(const std::string& what) const {
@@ -78,6 +82,7 @@ class ChunkDecoder {
   int width_;  // bytes per physical value (0 for BOOLEAN and BYTE_ARRAY)
   int64_t num_rows_;
   bool optional_;
+  bool verify_page_checksums_;
 
   // Output.
   std::shared_ptr<MutableBuffer> validity_;
@@ -559,59 +564,38 @@ Status ChunkDecoder::ReadDataPage(int32_t num_values, Encoding encoding, const u
   return Status::OK();
 }
 
-Result<Array> ChunkDecoder::Decode(const uint8_t* file, int64_t file_size,
+Result<Array> ChunkDecoder::Decode(const uint8_t* file, int64_t data_end,
                                    const ColumnChunk& chunk) {
-  if (!chunk.meta_data) return Error("column chunk without meta_data");
-  if (chunk.file_path) return Unsupported("column data in another file");
-  const ColumnMetaData& meta = *chunk.meta_data;
-  if (meta.type != physical_) {
-    return Error("chunk type " + std::string(PhysicalTypeName(meta.type)) +
-                 " differs from the schema's " + std::string(PhysicalTypeName(physical_)));
-  }
+  const ColumnMetaData& meta = *chunk.meta_data;  // ParseFooter checked the chunk's metadata
   if (!internal::CodecSupported(meta.codec)) {
     return Unsupported("compression codec " + std::string(CodecName(meta.codec)) + " (" +
                        std::to_string(static_cast<int>(meta.codec)) + ")");
   }
-  if (meta.num_values != num_rows_) {
-    return Error("chunk has " + std::to_string(meta.num_values) + " values, row group has " +
-                 std::to_string(num_rows_) + " rows");
-  }
-  int64_t start = meta.data_page_offset;
-  if (meta.dictionary_page_offset && *meta.dictionary_page_offset > 0 &&
-      *meta.dictionary_page_offset < start) {
-    start = *meta.dictionary_page_offset;
-  }
-  const int64_t data_end = file_size - 8;  // footer length and magic follow the data
-  if (start < 4 || start > data_end || meta.total_compressed_size < 0 ||
-      meta.total_compressed_size > data_end - start) {
-    return Error("chunk range [" + std::to_string(start) + ", +" +
-                 std::to_string(meta.total_compressed_size) + ") lies outside the file of " +
-                 std::to_string(file_size) + " bytes");
-  }
+  const std::string context = "column '" + field_.name + "'";
+  const auto range = internal::ChunkRange(meta, data_end);
+  if (!range.ok()) return range.status().WithContext(context);
   RETURN_NOT_OK(AllocateOutput());
-  int64_t pos = start;
-  const int64_t end = start + meta.total_compressed_size;
+  int64_t pos = range->start;
+  const int64_t end = range->end;
   while (row_ < num_rows_) {
     if (pos >= end) {
       return Error("pages end after " + std::to_string(row_) + " of " + std::to_string(num_rows_) +
                    " values");
     }
+    const int64_t page_offset = pos;
     PageHeader h;
     size_t consumed = 0;
     RETURN_NOT_OK(ParsePageHeader(file + pos, static_cast<size_t>(end - pos), &h, &consumed)
-                      .WithContext("column '" + field_.name + "' page header at offset " +
-                                   std::to_string(pos)));
+                      .WithContext(context + " page header at offset " + std::to_string(pos)));
     pos += static_cast<int64_t>(consumed);
-    if (h.compressed_page_size < 0 || h.compressed_page_size > end - pos) {
-      return Error("page of " + std::to_string(h.compressed_page_size) + " bytes at offset " +
-                   std::to_string(pos) + " runs past the chunk");
-    }
-    if (h.uncompressed_page_size < 0 || h.uncompressed_page_size > kMaxPageSize) {
-      return Error("bad uncompressed page size " + std::to_string(h.uncompressed_page_size));
-    }
+    RETURN_NOT_OK(internal::CheckPageSizes(h, end - pos, page_offset).WithContext(context));
     const uint8_t* page = file + pos;
     const int64_t size = h.compressed_page_size;
     pos += size;
+    if (verify_page_checksums_ && h.crc) {
+      const uint32_t crc = internal::PageCrc(0, page, static_cast<size_t>(size));
+      RETURN_NOT_OK(internal::CheckPageCrc(h, crc, page_offset).WithContext(context));
+    }
     switch (h.type) {
       case PageType::kDictionaryPage: {
         if (!h.dictionary_page_header) return Error("dictionary page without its header");
@@ -766,55 +750,178 @@ int Compare(const Comparable& a, const Comparable& b) {
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------
-// FileReader
+// Checks shared with the verifier
 
-Result<std::unique_ptr<FileReader>> FileReader::Open(std::shared_ptr<Buffer> file) {
-  if (!file) return Status::Invalid("parquet: no file buffer");
-  const int64_t size = file->size();
-  const uint8_t* data = file->data();
-  if (size < 12) {
-    return Status::Corruption("parquet: file of " + std::to_string(size) +
+namespace internal {
+
+Result<int64_t> FooterLength(const uint8_t* head, const uint8_t* tail, int64_t file_size) {
+  if (file_size < kMagicSize + kFooterTailSize) {
+    return Status::Corruption("parquet: file of " + std::to_string(file_size) +
                               " bytes is too short (at least 12 needed)");
   }
-  if (std::memcmp(data, "PAR1", 4) != 0) {
+  if (std::memcmp(head, "PAR1", 4) != 0) {
     return Status::Corruption("parquet: bad leading magic (not a Parquet file)");
   }
-  if (std::memcmp(data + size - 4, "PARE", 4) == 0) {
+  if (std::memcmp(tail + 4, "PARE", 4) == 0) {
     return Status::NotImplemented("parquet: encrypted footers are not supported");
   }
-  if (std::memcmp(data + size - 4, "PAR1", 4) != 0) {
+  if (std::memcmp(tail + 4, "PAR1", 4) != 0) {
     return Status::Corruption("parquet: bad trailing magic (truncated or not a Parquet file)");
   }
   uint32_t footer_len;
-  std::memcpy(&footer_len, data + size - 8, 4);
-  if (footer_len > static_cast<uint64_t>(size - 12)) {
+  std::memcpy(&footer_len, tail, 4);
+  if (footer_len > static_cast<uint64_t>(file_size - kMagicSize - kFooterTailSize)) {
     return Status::Corruption("parquet: footer length " + std::to_string(footer_len) +
-                              " exceeds the file of " + std::to_string(size) + " bytes");
+                              " exceeds the file of " + std::to_string(file_size) + " bytes");
   }
-  std::unique_ptr<FileReader> r(new FileReader());
-  r->file_ = std::move(file);
-  RETURN_NOT_OK(ParseFileMetaData(data + size - 8 - footer_len, footer_len, &r->metadata_)
-                    .WithContext("parquet footer"));
-  const auto& schema = r->metadata_.schema;
+  return static_cast<int64_t>(footer_len);
+}
+
+Result<ByteRange> ChunkRange(const ColumnMetaData& meta, int64_t data_end) {
+  int64_t start = meta.data_page_offset;
+  if (meta.dictionary_page_offset && *meta.dictionary_page_offset > 0 &&
+      *meta.dictionary_page_offset < start) {
+    start = *meta.dictionary_page_offset;
+  }
+  if (start < kMagicSize || start > data_end || meta.total_compressed_size < 0 ||
+      meta.total_compressed_size > data_end - start) {
+    return Status::Corruption("chunk range [" + std::to_string(start) + ", +" +
+                              std::to_string(meta.total_compressed_size) +
+                              ") lies outside the column data [4, " + std::to_string(data_end) +
+                              ")");
+  }
+  return ByteRange{start, start + meta.total_compressed_size};
+}
+
+namespace {
+
+// Checks what reading a column chunk relies on: its metadata, in this file, of the column's
+// type, one value per row, within the column data.
+Status CheckChunk(const ColumnChunk& chunk, const SchemaElement& column, int64_t num_rows,
+                  int64_t data_end) {
+  if (!chunk.meta_data) return Status::Corruption("column chunk without meta_data");
+  if (chunk.file_path) return Status::NotImplemented("column data in another file");
+  const ColumnMetaData& meta = *chunk.meta_data;
+  if (meta.type != *column.type) {
+    return Status::Corruption("chunk type " + std::string(PhysicalTypeName(meta.type)) +
+                              " differs from the schema's " +
+                              std::string(PhysicalTypeName(*column.type)));
+  }
+  if (meta.num_values != num_rows) {
+    return Status::Corruption("chunk has " + std::to_string(meta.num_values) +
+                              " values, row group has " + std::to_string(num_rows) + " rows");
+  }
+  return ChunkRange(meta, data_end).status();
+}
+
+}  // namespace
+
+Result<FileMetaData> ParseFooter(const uint8_t* data, int64_t size, int64_t data_end) {
+  FileMetaData metadata;
+  RETURN_NOT_OK(
+      ParseFileMetaData(data, static_cast<size_t>(size), &metadata).WithContext("parquet footer"));
+  const auto& schema = metadata.schema;
   if (schema.empty()) return Status::Corruption("parquet footer: empty schema");
-  const int64_t children = schema[0].num_children.value_or(0);
-  if (children != static_cast<int64_t>(schema.size()) - 1) {
-    for (size_t i = 1; i < schema.size(); ++i) {
-      if (schema[i].num_children.value_or(0) > 0 || !schema[i].type) {
-        return Status::NotImplemented("parquet: nested column '" + schema[i].name +
-                                      "' is not supported (flat schemas only)");
-      }
-    }
-    return Status::Corruption("parquet footer: root has " + std::to_string(children) +
-                              " children but the schema lists " +
-                              std::to_string(schema.size() - 1) + " columns");
-  }
-  std::vector<arrow::Field> fields;
   for (size_t i = 1; i < schema.size(); ++i) {
     if (schema[i].num_children.value_or(0) > 0 || !schema[i].type) {
       return Status::NotImplemented("parquet: nested column '" + schema[i].name +
                                     "' is not supported (flat schemas only)");
     }
+  }
+  const int64_t children = schema[0].num_children.value_or(0);
+  const size_t num_columns = schema.size() - 1;
+  if (children != static_cast<int64_t>(num_columns)) {
+    return Status::Corruption("parquet footer: root has " + std::to_string(children) +
+                              " children but the schema lists " + std::to_string(num_columns) +
+                              " columns");
+  }
+  int64_t total_rows = 0;
+  for (size_t g = 0; g < metadata.row_groups.size(); ++g) {
+    const auto& group = metadata.row_groups[g];
+    if (group.columns.size() != num_columns) {
+      return Status::Corruption("parquet footer: row group " + std::to_string(g) + " has " +
+                                std::to_string(group.columns.size()) + " columns, schema has " +
+                                std::to_string(num_columns));
+    }
+    if (group.num_rows < 0 || group.num_rows > INT32_MAX) {
+      return Status::Corruption("parquet footer: row group " + std::to_string(g) +
+                                " has a bad row count " + std::to_string(group.num_rows));
+    }
+    total_rows += group.num_rows;
+    for (size_t c = 0; c < num_columns; ++c) {
+      RETURN_NOT_OK(CheckChunk(group.columns[c], schema[c + 1], group.num_rows, data_end)
+                        .WithContext("parquet footer: row group " + std::to_string(g) +
+                                     ": column '" + schema[c + 1].name + "'"));
+    }
+  }
+  if (total_rows != metadata.num_rows) {
+    return Status::Corruption("parquet footer: num_rows " + std::to_string(metadata.num_rows) +
+                              " but row groups hold " + std::to_string(total_rows));
+  }
+  return metadata;
+}
+
+Status CheckPageSizes(const PageHeader& h, int64_t left, int64_t page_offset) {
+  if (h.compressed_page_size < 0 || h.compressed_page_size > left) {
+    return Status::Corruption("page at offset " + std::to_string(page_offset) + " of " +
+                              std::to_string(h.compressed_page_size) +
+                              " bytes runs past the chunk (" + std::to_string(left) +
+                              " bytes left)");
+  }
+  if (h.uncompressed_page_size < 0 || h.uncompressed_page_size > kMaxPageSize) {
+    return Status::Corruption("page at offset " + std::to_string(page_offset) +
+                              " has a bad uncompressed size " +
+                              std::to_string(h.uncompressed_page_size));
+  }
+  return Status::OK();
+}
+
+Status CheckPageCrc(const PageHeader& h, uint32_t computed, int64_t page_offset) {
+  const auto stored = static_cast<uint32_t>(*h.crc);
+  if (stored == computed) return Status::OK();
+  char text[64];
+  std::snprintf(text, sizeof(text), "crc 0x%08x in the header, 0x%08x computed", stored, computed);
+  return Status::Corruption("page at offset " + std::to_string(page_offset) +
+                            " fails its checksum (" + text + " over its " +
+                            std::to_string(h.compressed_page_size) + " bytes)");
+}
+
+std::string RowGroupContext(const std::string& path, int row_group) {
+  return (path.empty() ? std::string("parquet") : path) + ": row group " +
+         std::to_string(row_group);
+}
+
+}  // namespace internal
+
+// ------------------------------------------------------------------------------------------------
+// FileReader
+
+Result<std::unique_ptr<FileReader>> FileReader::Open(std::shared_ptr<Buffer> file,
+                                                     OpenOptions options) {
+  if (!file) return Status::Invalid("parquet: no file buffer");
+  const std::string path = options.path;
+  auto reader = OpenBuffer(std::move(file), std::move(options));
+  if (!reader.ok() && !path.empty()) return reader.status().WithContext(path);
+  return reader;
+}
+
+Result<std::unique_ptr<FileReader>> FileReader::OpenBuffer(std::shared_ptr<Buffer> file,
+                                                           OpenOptions options) {
+  const int64_t size = file->size();
+  const uint8_t* data = file->data();
+  // FooterLength rejects a file too short for both ends before it reads them.
+  const uint8_t* tail =
+      size >= internal::kFooterTailSize ? data + size - internal::kFooterTailSize : data;
+  ASSIGN_OR_RAISE(const int64_t footer_len, internal::FooterLength(data, tail, size));
+  std::unique_ptr<FileReader> r(new FileReader());
+  r->data_end_ = size - internal::kFooterTailSize - footer_len;
+  ASSIGN_OR_RAISE(r->metadata_,
+                  internal::ParseFooter(data + r->data_end_, footer_len, r->data_end_));
+  r->file_ = std::move(file);
+  r->options_ = std::move(options);
+  const auto& schema = r->metadata_.schema;
+  std::vector<arrow::Field> fields;
+  for (size_t i = 1; i < schema.size(); ++i) {
     ASSIGN_OR_RAISE(arrow::Field f, internal::SchemaElementToField(schema[i]));
     fields.push_back(std::move(f));
   }
@@ -826,29 +933,11 @@ Result<std::unique_ptr<FileReader>> FileReader::Open(std::shared_ptr<Buffer> fil
   auto arrow_schema = std::make_shared<arrow::Schema>(std::move(fields), std::move(kv));
   RETURN_NOT_OK(arrow_schema->Validate().WithContext("parquet schema"));
   r->schema_ = std::move(arrow_schema);
-  const size_t num_columns = schema.size() - 1;
-  int64_t total_rows = 0;
-  for (size_t g = 0; g < r->metadata_.row_groups.size(); ++g) {
-    const auto& group = r->metadata_.row_groups[g];
-    if (group.columns.size() != num_columns) {
-      return Status::Corruption("parquet footer: row group " + std::to_string(g) + " has " +
-                                std::to_string(group.columns.size()) + " columns, schema has " +
-                                std::to_string(num_columns));
-    }
-    if (group.num_rows < 0 || group.num_rows > INT32_MAX) {
-      return Status::Corruption("parquet footer: row group " + std::to_string(g) +
-                                " has a bad row count " + std::to_string(group.num_rows));
-    }
-    total_rows += group.num_rows;
-  }
-  if (total_rows != r->metadata_.num_rows) {
-    return Status::Corruption("parquet footer: num_rows " + std::to_string(r->metadata_.num_rows) +
-                              " but row groups hold " + std::to_string(total_rows));
-  }
   return r;
 }
 
-Result<std::unique_ptr<FileReader>> FileReader::OpenPath(const std::string& path) {
+Result<std::unique_ptr<FileReader>> FileReader::OpenPath(const std::string& path,
+                                                         OpenOptions options) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::IOError("open " + path + ": " + std::strerror(errno));
   struct stat st;
@@ -874,7 +963,8 @@ Result<std::unique_ptr<FileReader>> FileReader::OpenPath(const std::string& path
     done += n;
   }
   ::close(fd);
-  return Open(std::move(*buffer));
+  if (options.path.empty()) options.path = path;
+  return Open(std::move(*buffer), std::move(options));
 }
 
 Result<bool> FileReader::RowGroupMayMatch(int i, const std::vector<Predicate>& predicates) const {
@@ -923,10 +1013,11 @@ Result<arrow::RecordBatchPtr> FileReader::ReadRowGroup(
     if (c < 0 || c >= schema_->num_fields()) {
       return Status::OutOfRange("column index " + std::to_string(c));
     }
-    ChunkDecoder decoder(schema_->field(c), metadata_.schema[c + 1], group.num_rows);
-    ASSIGN_OR_RAISE(arrow::Array array,
-                    decoder.Decode(file_->data(), file_->size(), group.columns[c]));
-    columns.push_back(std::move(array));
+    ChunkDecoder decoder(schema_->field(c), metadata_.schema[c + 1], group.num_rows,
+                         options_.verify_page_checksums);
+    auto array = decoder.Decode(file_->data(), data_end_, group.columns[c]);
+    if (!array.ok()) return array.status().WithContext(internal::RowGroupContext(options_.path, i));
+    columns.push_back(std::move(*array));
     fields.push_back(schema_->field(c));
   }
   auto schema = std::make_shared<arrow::Schema>(std::move(fields), schema_->metadata());

@@ -38,12 +38,24 @@ struct ReaderOptions {
   int64_t batch_rows = 64 * 1024;
 };
 
+// How a FileReader treats its file.
+struct OpenOptions {
+  // Before decoding a page that has a crc (PageHeader field 4), check it against the page's
+  // bytes; a mismatch is Corruption naming the file, row group, column and page offset. Pages
+  // without a crc are read as they are. Default: true.
+  bool verify_page_checksums = true;
+  // The file's name in error messages; OpenPath fills it in. Default: empty (unnamed).
+  std::string path;
+};
+
 class FileReader {
  public:
   // Parses and checks the footer of the whole file held in `file`.
-  static Result<std::unique_ptr<FileReader>> Open(std::shared_ptr<Buffer> file);
+  static Result<std::unique_ptr<FileReader>> Open(std::shared_ptr<Buffer> file,
+                                                  OpenOptions options = {});
   // Reads the file at `path` into memory and opens it.
-  static Result<std::unique_ptr<FileReader>> OpenPath(const std::string& path);
+  static Result<std::unique_ptr<FileReader>> OpenPath(const std::string& path,
+                                                      OpenOptions options = {});
 
   const FileMetaData& metadata() const { return metadata_; }
   // The Arrow schema: field ids in field metadata "PARQUET:field_id", footer key/values in the
@@ -61,8 +73,12 @@ class FileReader {
 
  private:
   FileReader() = default;
+  static Result<std::unique_ptr<FileReader>> OpenBuffer(std::shared_ptr<Buffer> file,
+                                                        OpenOptions options);
 
   std::shared_ptr<Buffer> file_;
+  OpenOptions options_;
+  int64_t data_end_ = 0;  // where the column data ends and the footer begins
   FileMetaData metadata_;
   arrow::SchemaPtr schema_;
 };

@@ -1,12 +1,45 @@
-// Test helpers: a schema with every Arrow type Oxbow has, and random batches of it.
+// Test helpers: a schema with every Arrow type Oxbow has, random batches of it, and a File
+// over bytes in memory.
 #pragma once
 
+#include <algorithm>
 #include <random>
 
 #include "oxbow/arrow/builder.h"
 #include "oxbow/arrow/record_batch.h"
+#include "oxbow/common/file_system.h"
 
 namespace oxbow::parquet::testing {
+
+// A read-only File holding `bytes`; it records its largest read and can be made to fail reads.
+class StringFile : public File {
+ public:
+  StringFile(std::string path, std::string bytes)
+      : File(std::move(path)), bytes_(std::move(bytes)) {}
+
+  using File::WriteAt;
+  Status WriteAt(int64_t, std::span<const ByteSpan>) override {
+    return Status::NotImplemented("StringFile is read-only");
+  }
+  Result<std::shared_ptr<Buffer>> ReadAt(int64_t position, int64_t length) override {
+    if (!read_error.ok()) return read_error;
+    const auto size = static_cast<int64_t>(bytes_.size());
+    position = std::clamp<int64_t>(position, 0, size);
+    length = std::clamp<int64_t>(length, 0, size - position);
+    largest_read = std::max(largest_read, length);
+    return Buffer::CopyFrom(std::string_view(bytes_).substr(static_cast<size_t>(position),
+                                                            static_cast<size_t>(length)));
+  }
+  Status Sync() override { return Status::OK(); }
+  Status Truncate(int64_t) override { return Status::NotImplemented("StringFile is read-only"); }
+  Result<int64_t> Size() override { return static_cast<int64_t>(bytes_.size()); }
+
+  int64_t largest_read = 0;
+  Status read_error;  // returned by every ReadAt when set
+
+ private:
+  std::string bytes_;
+};
 
 inline arrow::SchemaPtr AllTypesSchema(bool nullable = true) {
   using arrow::DataType;

@@ -406,6 +406,7 @@ class TypedColumnWriter final : public ColumnWriter {
       h.compressed_page_size = static_cast<int32_t>(compressed_.size());
       h.dictionary_page_header =
           DictionaryPageHeader{static_cast<int32_t>(dict_.size()), Encoding::kPlain, std::nullopt};
+      SetCrc(&h);
       SerializePageHeader(h, dictionary_page);
       dict_uncompressed = static_cast<int64_t>(dictionary_page->size() + page_body_.size());
       dictionary_page->append(compressed_);
@@ -468,6 +469,14 @@ class TypedColumnWriter final : public ColumnWriter {
 
  private:
   bool dict_mode() const { return use_dict_ && !fallen_back_; }
+
+  // Checksums the page body about to follow `h` on disk (compressed_), when the options say so.
+  void SetCrc(PageHeader* h) const {
+    if (!config_.options->page_checksums) return;
+    const uint32_t crc = internal::PageCrc(0, reinterpret_cast<const uint8_t*>(compressed_.data()),
+                                           compressed_.size());
+    h->crc = static_cast<int32_t>(crc);  // the i32 field holds the CRC's 32 bits
+  }
 
   void ResetChunk() {
     dict_.Clear();
@@ -604,6 +613,7 @@ class TypedColumnWriter final : public ColumnWriter {
       h.data_page_header = DataPageHeader{static_cast<int32_t>(page_values_), encoding,
                                           Encoding::kRle, Encoding::kRle, std::nullopt};
     }
+    SetCrc(&h);
     const size_t before = pages_.size();
     SerializePageHeader(h, &pages_);
     chunk_uncompressed_ += static_cast<int64_t>(pages_.size() - before + uncompressed);

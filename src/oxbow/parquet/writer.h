@@ -44,6 +44,9 @@ struct WriterOptions {
   int data_page_version = 1;
   // Column chunk statistics (min/max/null count/NaN count). Default: true.
   bool write_statistics = true;
+  // Store each page's CRC-32 in PageHeader.crc, so readers and scrubbers can detect corrupted
+  // pages (docs/parquet.md, "Checksums"). Default: true.
+  bool page_checksums = true;
   // Extra footer key/value metadata. Default: none (the schema's own metadata is also written).
   arrow::KeyValueMetadata key_value_metadata;
 };

@@ -251,3 +251,31 @@ def test_tiering_never_copies_damaged_bytes_into_the_lake(make_server):
     scanned = scanned.select(["id", "payload"]).sort_by("id")
     assert_tables_equal(scanned.cast(SCHEMA), EXPECTED.slice(0, frame["base"]))
     assert warnings(server).count("are damaged") <= 3, "a stuck table is logged once, not every round"
+
+
+def test_scrubber_finds_a_damaged_lake_data_file(make_server):
+    """Data files carry page checksums; the scrubber re-verifies them and reports damage."""
+    args = ("--segment-bytes", "65536", "--lake-freshness-ms", "200")
+    server = make_server(args + ("--scrub-interval-ms", "0"))
+    server.create_table(TABLE, SCHEMA, buckets=1)
+    server.put(TABLE, [batch(i) for i in range(BATCHES)])
+    deadline = time.monotonic() + 30
+    while server.describe(TABLE)["lake"]["tiered_offsets"] != [BATCHES * ROWS]:
+        assert time.monotonic() < deadline, server.log_tail()
+        time.sleep(0.1)
+    server.stop()
+    warehouse = server.data_dir.with_name(server.data_dir.name + "-warehouse")
+    data_files = sorted(warehouse.rglob("*.parquet"))
+    assert data_files
+    damaged = data_files[0]
+    flip(damaged, damaged.stat().st_size // 3)  # inside a page, well before the footer
+    server.extra_args = args + ("--scrub-interval-ms", "3600000")
+    server.start()
+    deadline = time.monotonic() + 20
+    while not server.describe(TABLE)["lake"].get("damaged_files"):
+        assert time.monotonic() < deadline, "the scrubber found nothing\n" + server.log_tail()
+        time.sleep(0.1)
+    files = server.describe(TABLE)["lake"]["damaged_files"]
+    assert [f["path"] for f in files] == [str(damaged)]
+    assert files[0]["problem"], files  # a page checksum, or the page layout around it
+    assert f"the scrubber found damage in data file {damaged}" in warnings(server)

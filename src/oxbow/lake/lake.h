@@ -70,6 +70,17 @@ struct LakeOptions {
   int64_t maintenance_interval_ms = 10 * 1000;
   // File system of the warehouse. Default (null): the real one.
   std::shared_ptr<FileSystem> fs;
+  // The scrubber re-verifies every page checksum of each live data file once per this
+  // interval. Default: 24 h; 0 disables it.
+  int64_t scrub_interval_ms = int64_t{24} * 3600 * 1000;
+  // The scrubber reads at most this many bytes per second. Default: 16 MiB/s.
+  int64_t scrub_bytes_per_second = int64_t{16} << 20;
+};
+
+// A live data file whose bytes failed verification.
+struct DamagedDataFile {
+  std::string path;
+  std::string problem;
 };
 
 struct LakeTableStatus {
@@ -81,6 +92,8 @@ struct LakeTableStatus {
   int64_t snapshots = 0;
   int64_t data_files = 0;
   std::string error;  // the last round's error, if any
+  // Live data files the scrubber found damaged (until they leave the table).
+  std::vector<DamagedDataFile> damaged_files;
 };
 
 class TableTiering;
@@ -107,6 +120,9 @@ class TieringService {
   TieringService(engine::Engine* engine, LakeOptions options)
       : engine_(engine), options_(std::move(options)) {}
   void Loop();
+  // Verifies live data files, one at a time within scrub_bytes_per_second, each once per
+  // scrub_interval_ms, until Stop().
+  void ScrubLoop();
   // The state of `descriptor`'s lake table, created on first use.
   Result<std::shared_ptr<TableTiering>> StateFor(const catalog::TableDescriptor& descriptor);
   Status Step(bool force);
@@ -120,6 +136,7 @@ class TieringService {
   std::map<std::string, std::shared_ptr<TableTiering>> tables_;
   std::set<int64_t> dropped_ids_;  // tables dropped since the service started
   std::thread thread_;
+  std::thread scrub_thread_;
 };
 
 }  // namespace oxbow::lake

@@ -16,6 +16,7 @@
 #include "oxbow/lake/lake.h"
 #include "oxbow/lake/lake_table_internal.h"
 #include "oxbow/parquet/reader.h"
+#include "oxbow/parquet/verify.h"
 
 namespace oxbow::lake {
 
@@ -261,6 +262,9 @@ Result<std::unique_ptr<TieringService>> TieringService::Start(engine::Engine* en
   RETURN_NOT_OK(options.fs->CreateDirs(options.warehouse));
   std::unique_ptr<TieringService> service(new TieringService(engine, std::move(options)));
   service->thread_ = std::thread([s = service.get()] { s->Loop(); });
+  if (service->options_.scrub_interval_ms > 0 && service->options_.scrub_bytes_per_second > 0) {
+    service->scrub_thread_ = std::thread([s = service.get()] { s->ScrubLoop(); });
+  }
   return service;
 }
 
@@ -273,6 +277,7 @@ void TieringService::Stop() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+  if (scrub_thread_.joinable()) scrub_thread_.join();
 }
 
 void TieringService::Loop() {
@@ -290,6 +295,67 @@ void TieringService::Loop() {
 }
 
 Status TieringService::RunOnce() { return Step(/*force=*/true); }
+
+void TieringService::ScrubLoop() {
+  if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19) != 0) {
+    spdlog::debug("lake: cannot lower the scrubber's priority");
+  }
+  const auto interval = std::chrono::milliseconds(options_.scrub_interval_ms);
+  // When each data file was last verified; files that left every table are forgotten.
+  std::map<std::string, Clock::time_point> verified;
+  auto pause = [this](Clock::duration duration) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return !wake_.wait_for(lock, duration, [this] { return stopping_; });
+  };
+  while (true) {
+    std::map<std::string, Clock::time_point> live;
+    for (const auto& descriptor : engine_->ListTables()) {
+      auto found = StateFor(descriptor);
+      if (!found.ok()) continue;
+      const std::shared_ptr<TableTiering>& state = *found;
+      std::vector<std::string> paths;
+      {
+        std::lock_guard<std::mutex> work(state->work);  // the table is one thread's at a time
+        if (state->dropped || !state->enabled || !state->table) continue;
+        auto entries = state->table->LiveEntries();
+        if (!entries.ok()) continue;
+        for (const auto& e : *entries) paths.push_back(iceberg::LocalPath(e.data_file.file_path));
+      }
+      std::vector<DamagedDataFile> damaged;
+      for (const std::string& path : paths) {
+        auto known = verified.find(path);
+        if (known != verified.end() && Clock::now() - known->second < interval) {
+          live[path] = known->second;
+          continue;
+        }
+        auto report = parquet::VerifyFile(*options_.fs, path);
+        live[path] = Clock::now();
+        if (!report.ok()) continue;  // gone meanwhile (compaction, expiry) or unreadable now
+        if (!report->ok()) {
+          spdlog::warn("lake: table '{}': the scrubber found damage in data file {}: {}",
+                       descriptor.name, path, report->problem.message());
+          damaged.push_back({path, report->problem.message()});
+        }
+        if (!pause(std::chrono::microseconds(report->bytes_read * 1'000'000 /
+                                             options_.scrub_bytes_per_second))) {
+          return;
+        }
+      }
+      std::lock_guard<std::mutex> lock(state->status_mu);
+      auto& known = state->published.damaged_files;
+      // Keep what is still live, add what is new.
+      std::erase_if(known, [&](const DamagedDataFile& d) { return !live.count(d.path); });
+      for (auto& d : damaged) {
+        if (std::none_of(known.begin(), known.end(),
+                         [&](const DamagedDataFile& k) { return k.path == d.path; })) {
+          known.push_back(std::move(d));
+        }
+      }
+    }
+    verified = std::move(live);
+    if (!pause(std::chrono::seconds(1))) return;
+  }
+}
 
 Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
     const catalog::TableDescriptor& descriptor) {

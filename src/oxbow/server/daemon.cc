@@ -38,10 +38,11 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
                  "Delete segments older than this (-1: keep forever)")
       ->capture_default_str();
   app.add_option("--scrub-interval-ms", options->node.engine.scrub_interval_ms,
-                 "Re-verify every checksum of each sealed log segment this often (0: never)")
+                 "Re-verify every checksum of each sealed log segment and each lake data file "
+                 "this often (0: never)")
       ->capture_default_str();
   app.add_option("--scrub-bytes-per-second", options->node.engine.scrub_bytes_per_second,
-                 "Read rate limit of the scrubber")
+                 "Read rate limit of each scrubber (log segments, lake data files)")
       ->capture_default_str();
   app.add_option("--warehouse", options->node.lake.warehouse,
                  "Directory of the Iceberg tables every log table is tiered into")
@@ -94,6 +95,9 @@ int RunDaemon(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  // One pair of scrub flags for both scrubbers.
+  options.node.lake.scrub_interval_ms = options.node.engine.scrub_interval_ms;
+  options.node.lake.scrub_bytes_per_second = options.node.engine.scrub_bytes_per_second;
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
 

@@ -117,6 +117,9 @@ json LakeStatusJson(const lake::LakeTableStatus& lake) {
   j["snapshots"] = lake.snapshots;
   j["data_files"] = lake.data_files;
   if (!lake.error.empty()) j["error"] = lake.error;
+  for (const auto& d : lake.damaged_files) {
+    j["damaged_files"].push_back({{"path", d.path}, {"problem", d.problem}});
+  }
   return j;
 }
 

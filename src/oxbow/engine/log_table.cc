@@ -259,29 +259,52 @@ class LogReadCursor : public ReadCursor {
   bool done() const override { return done_; }
 
   Result<std::optional<ReadBatch>> Next(std::chrono::steady_clock::time_point deadline) override {
+    ASSIGN_OR_RAISE(const log::LogBatch* b, NextStored(deadline));
+    if (b == nullptr) return std::optional<ReadBatch>();
+    ReadBatch out;
+    out.base_offset = b->base_offset;
+    out.next_offset = b->next_offset();
+    out.append_time_ms = b->append_time_ms;
+    if (projector_) {
+      ASSIGN_OR_RAISE(out.message, projector_->Project(*b->metadata, b->body));
+    } else {
+      out.message.metadata = b->metadata;
+      out.message.body = {b->body};
+      out.message.body_length = b->body->size();
+    }
+    // Only the body bytes sent are verified, right before they go out: they are then still
+    // in cache for the copy into the socket.
+    for (const auto& piece : out.message.body) {
+      RETURN_NOT_OK(b->VerifyBodyPiece(*piece).WithContext(BucketName()));
+    }
+    return std::optional<ReadBatch>(std::move(out));
+  }
+
+  Result<std::optional<DecodedBatch>> NextDecoded(
+      std::chrono::steady_clock::time_point deadline) override {
+    if (projector_) return Status::Invalid("a projected read yields encoded batches only");
+    ASSIGN_OR_RAISE(const log::LogBatch* b, NextStored(deadline));
+    if (b == nullptr) return std::optional<DecodedBatch>();
+    RETURN_NOT_OK(b->VerifyBodyPiece(*b->body).WithContext(BucketName()));
+    // The bytes were validated when they were put, and their checksums say they are the same.
+    ASSIGN_OR_RAISE(auto batch,
+                    ipc::DecodeRecordBatch(schema_, *b->metadata, b->body, {.validate = false}));
+    return std::optional<DecodedBatch>(DecodedBatch{
+        std::move(batch), b->body->size(), b->base_offset, b->next_offset(), b->append_time_ms});
+  }
+
+ private:
+  friend class LogTable;
+  // The next stored batch of the range (metadata verified, body not yet), or null when the
+  // range is done or, when following, `deadline` passed without new data.
+  Result<const log::LogBatch*> NextStored(std::chrono::steady_clock::time_point deadline) {
     log::BucketLog& log = *table_->logs()[request_.bucket];
     while (!done_) {
       if (pending_index_ < pending_.size()) {
-        log::LogBatch& b = pending_[pending_index_++];
+        const log::LogBatch& b = pending_[pending_index_++];
         if (end_ && b.base_offset >= *end_) break;
-        ReadBatch out;
-        out.base_offset = b.base_offset;
-        out.next_offset = b.next_offset();
-        out.append_time_ms = b.append_time_ms;
-        if (projector_) {
-          ASSIGN_OR_RAISE(out.message, projector_->Project(*b.metadata, b.body));
-        } else {
-          out.message.metadata = b.metadata;
-          out.message.body = {b.body};
-          out.message.body_length = b.body->size();
-        }
-        // Only the body bytes sent are verified, right before they go out: they are then still
-        // in cache for the copy into the socket.
-        for (const auto& piece : out.message.body) {
-          RETURN_NOT_OK(b.VerifyBodyPiece(*piece).WithContext(BucketName()));
-        }
-        position_ = out.next_offset;
-        return std::optional<ReadBatch>(std::move(out));
+        position_ = b.next_offset();
+        return &b;
       }
       pending_.clear();
       pending_index_ = 0;
@@ -289,7 +312,7 @@ class LogReadCursor : public ReadCursor {
       if (position_ >= log.durable_offset()) {
         if (!request_.follow) break;
         ASSIGN_OR_RAISE(int64_t durable, log.WaitForData(position_, deadline));
-        if (durable <= position_) return std::optional<ReadBatch>();
+        if (durable <= position_) return nullptr;
       }
       auto read = log.Read(position_, kReadChunkBytes, {.verify_body = false});
       if (!read.ok()) return read.status().WithContext(BucketName());
@@ -297,11 +320,9 @@ class LogReadCursor : public ReadCursor {
       if (pending_.empty() && !request_.follow) break;
     }
     done_ = true;
-    return std::optional<ReadBatch>();
+    return nullptr;
   }
 
- private:
-  friend class LogTable;
   // "table 'ns.t' bucket b", the context of read errors.
   std::string BucketName() const {
     return "table " + Quote(table_->descriptor().name) + " bucket " +

@@ -49,6 +49,15 @@ struct ReadBatch {
   int64_t append_time_ms = 0;  // when the server appended the batch
 };
 
+// One batch of an unprojected read, decoded.
+struct DecodedBatch {
+  arrow::RecordBatchPtr batch;
+  int64_t body_length = 0;  // bytes of its stored IPC body
+  int64_t base_offset = 0;
+  int64_t next_offset = 0;
+  int64_t append_time_ms = 0;
+};
+
 struct BucketStatus {
   int32_t bucket = 0;
   int64_t earliest_offset = 0;
@@ -84,6 +93,9 @@ class ReadCursor {
   // The next batch; std::nullopt when the range is done, or, when following, when `deadline`
   // passes without new data (call again to keep waiting).
   virtual Result<std::optional<ReadBatch>> Next(std::chrono::steady_clock::time_point deadline) = 0;
+  // The same, decoded, for readers inside the server (tiering); unprojected reads only.
+  virtual Result<std::optional<DecodedBatch>> NextDecoded(
+      std::chrono::steady_clock::time_point deadline) = 0;
   // True once the requested range has been fully delivered (never when following).
   virtual bool done() const = 0;
 };

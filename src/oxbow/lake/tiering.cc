@@ -11,7 +11,6 @@
 #include <set>
 
 #include "oxbow/arrow/compute.h"
-#include "oxbow/arrow/ipc.h"
 #include "oxbow/iceberg/table.h"
 #include "oxbow/lake/lake.h"
 #include "oxbow/lake/lake_table_internal.h"
@@ -20,7 +19,6 @@
 
 namespace oxbow::lake {
 
-namespace ipc = arrow::ipc;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
@@ -453,20 +451,18 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
     request.to = bucket.next_offset;
     ASSIGN_OR_RAISE(auto cursor, engine->OpenRead(request));
     while (bytes < options.max_round_bytes) {
-      auto next_batch = cursor->Next(Clock::now());
+      auto next_batch = cursor->NextDecoded(Clock::now());
       if (!next_batch.ok()) {
         if (read_error.ok()) read_error = next_batch.status();
         break;
       }
       auto& read = *next_batch;
       if (!read) break;
-      ASSIGN_OR_RAISE(auto body, read->message.BodyAsBuffer());
-      ASSIGN_OR_RAISE(auto batch,
-                      ipc::DecodeRecordBatch(s.descriptor.schema, *read->message.metadata, body));
-      ASSIGN_OR_RAISE(auto lake_batch, internal::ToLakeBatch(s.schema, *batch, b, read->base_offset,
-                                                             read->append_time_ms));
+      ASSIGN_OR_RAISE(auto lake_batch,
+                      internal::ToLakeBatch(s.schema, *read->batch, b, read->base_offset,
+                                            read->append_time_ms));
       batches.push_back(std::move(lake_batch));
-      bytes += read->message.body_length;
+      bytes += read->body_length;
       next[b] = read->next_offset;
     }
     if (next[b] < bucket.next_offset) caught_up = false;

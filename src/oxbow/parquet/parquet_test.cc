@@ -585,15 +585,19 @@ TEST(WriterTest, RejectsNullsInRequiredColumnAndBadBatches) {
   EXPECT_NE(st.message().find("'x'"), std::string::npos);
 }
 
+// 1000 random rows of `schema` in row groups of 300 and pages of about 512 bytes.
+std::string SmallPagesFile(const arrow::SchemaPtr& schema, int data_page_version) {
+  WriterOptions options;
+  options.data_page_version = data_page_version;
+  options.row_group_rows = 300;
+  options.data_page_size = 512;
+  return WriteToString(schema, {testing::RandomBatch(schema, 1000, 5, 30)}, options).ValueOrDie();
+}
+
 TEST(ReaderTest, CorruptedPageFailsItsChecksumNamingWhereItIs) {
   auto schema = testing::AllTypesSchema();
   for (const int version : {1, 2}) {
-    WriterOptions options;
-    options.data_page_version = version;
-    options.row_group_rows = 300;
-    options.data_page_size = 512;
-    const std::string file =
-        WriteToString(schema, {testing::RandomBatch(schema, 1000, 5, 30)}, options).ValueOrDie();
+    const std::string file = SmallPagesFile(schema, version);
     int corrupted = 0;
     for (const FilePage& page : PagesOf(file)) {
       if (page.body.empty()) continue;
@@ -684,12 +688,7 @@ TEST(VerifyTest, CountsPagesWithoutChecksums) {
 TEST(VerifyTest, NamesEveryCorruptedPageAsTheReaderDoes) {
   auto schema = testing::AllTypesSchema();
   for (const int version : {1, 2}) {
-    WriterOptions options;
-    options.data_page_version = version;
-    options.row_group_rows = 300;
-    options.data_page_size = 512;
-    const std::string file =
-        WriteToString(schema, {testing::RandomBatch(schema, 1000, 5, 30)}, options).ValueOrDie();
+    const std::string file = SmallPagesFile(schema, version);
     for (const FilePage& page : PagesOf(file)) {
       if (page.body.empty()) continue;
       std::string corrupt = file;

@@ -332,3 +332,25 @@ def test_reads_during_writes_see_a_consistent_prefix(server):
             t.join(timeout=30)
     assert not problems, problems[:5]
     assert ids(server.read_all("ns.t")) == list(range(700))
+
+
+def test_from_a_timestamp_starts_at_the_first_batch_appended_then(server):
+    """`"from": {"timestamp_ms": T}` seeks with the log's time index (append time of batches)."""
+    schema = pa.schema([pa.field("x", pa.int64(), nullable=False)])
+    server.create_table("ts.seek", schema, buckets=1)
+    stamps = []
+    for i in range(5):
+        stamps.append(int(time.time() * 1000))
+        server.put("ts.seek", [pa.record_batch([pa.array([i] * 10, pa.int64())], schema=schema)])
+        time.sleep(0.05)
+    after_all = int(time.time() * 1000) + 1000
+    for i, stamp in enumerate(stamps):
+        table, metas = server.get({"table": "ts.seek", "bucket": 0, "from": {"timestamp_ms": stamp}})
+        assert metas[0]["base_offset"] <= i * 10, (i, metas)
+        assert table.column("x").to_pylist()[-10:] == [4] * 10
+    table, _ = server.get({"table": "ts.seek", "bucket": 0, "from": {"timestamp_ms": stamps[2] + 30}})
+    assert table.column("x").to_pylist() == [3] * 10 + [4] * 10
+    empty, _ = server.get({"table": "ts.seek", "bucket": 0, "from": {"timestamp_ms": after_all}})
+    assert empty.num_rows == 0
+    with expect_error("INVALID_ARGUMENT", "timestamp_ms"):
+        server.get({"table": "ts.seek", "bucket": 0, "from": {"timestamp": 1}})

@@ -372,12 +372,18 @@ Result<std::unique_ptr<ReadCursor>> LogTable::OpenRead(const ReadRequest& reques
     cursor->schema_ = projector.projected_schema();
     cursor->projector_ = std::move(projector);
   }
-  const log::BucketLog& log = *logs_[request.bucket];
+  log::BucketLog& log = *logs_[request.bucket];
   const int64_t earliest = log.earliest_offset();
   const int64_t durable = log.durable_offset();
   switch (request.from.kind) {
     case StartPosition::Kind::kEarliest: cursor->position_ = earliest; break;
     case StartPosition::Kind::kLatest: cursor->position_ = durable; break;
+    case StartPosition::Kind::kTimestamp: {
+      auto found = log.LookupOffsetByTime(request.from.timestamp_ms);
+      if (!found.ok()) return found.status().WithContext(cursor->BucketName());
+      cursor->position_ = *found;
+      break;
+    }
     case StartPosition::Kind::kOffset:
       if (request.from.offset < earliest || request.from.offset > durable) {
         return Status::OutOfRange("offset " + std::to_string(request.from.offset) +

@@ -18,9 +18,11 @@ namespace oxbow::engine {
 
 // Where a read starts.
 struct StartPosition {
-  enum class Kind { kEarliest, kLatest, kOffset };
+  // kTimestamp: the first batch appended at or after timestamp_ms.
+  enum class Kind { kEarliest, kLatest, kOffset, kTimestamp };
   Kind kind = Kind::kEarliest;
-  int64_t offset = 0;  // for kOffset
+  int64_t offset = 0;        // for kOffset
+  int64_t timestamp_ms = 0;  // for kTimestamp, ms since the epoch
 };
 
 // A read of one bucket: from a position to an optional end, optionally projected, optionally

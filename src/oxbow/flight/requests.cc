@@ -45,10 +45,18 @@ Result<Ticket> ParseTicket(std::string_view text) {
       r.from.kind = StartPosition::Kind::kEarliest;
     } else if (f.is_string() && f.get<std::string>() == "latest") {
       r.from.kind = StartPosition::Kind::kLatest;
+    } else if (f.is_object()) {
+      if (f.size() != 1 || !f.contains("timestamp_ms") || !f["timestamp_ms"].is_number_integer()) {
+        return Status::Invalid(
+            "ticket \"from\" as an object must be {\"timestamp_ms\": <ms since the epoch>}");
+      }
+      r.from.kind = StartPosition::Kind::kTimestamp;
+      r.from.timestamp_ms = f["timestamp_ms"].get<int64_t>();
     } else {
       if (!f.is_number_integer()) {
         return Status::Invalid(
-            "ticket \"from\" must be \"earliest\", \"latest\" or a non-negative integer offset");
+            "ticket \"from\" must be \"earliest\", \"latest\", a non-negative integer offset "
+            "or {\"timestamp_ms\": <ms>}");
       }
       ASSIGN_OR_RAISE(r.from.offset, NonNegativeOffset(f, "from"));
       r.from.kind = StartPosition::Kind::kOffset;
@@ -79,6 +87,9 @@ std::string TicketToJson(const Ticket& r) {
     case StartPosition::Kind::kEarliest: j["from"] = "earliest"; break;
     case StartPosition::Kind::kLatest: j["from"] = "latest"; break;
     case StartPosition::Kind::kOffset: j["from"] = r.from.offset; break;
+    case StartPosition::Kind::kTimestamp:
+      j["from"] = {{"timestamp_ms", r.from.timestamp_ms}};
+      break;
   }
   if (r.to) j["to"] = *r.to;
   if (r.columns) j["columns"] = *r.columns;

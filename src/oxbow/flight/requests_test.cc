@@ -22,6 +22,22 @@ TEST(TicketTest, ParsesEveryField) {
   EXPECT_EQ(again->columns, r->columns);
 }
 
+TEST(TicketTest, FromATimestamp) {
+  auto r = ParseTicket(R"({"table":"ns.t","from":{"timestamp_ms":1700000000000}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->from.kind, StartPosition::Kind::kTimestamp);
+  EXPECT_EQ(r->from.timestamp_ms, 1700000000000);
+  auto again = ParseTicket(TicketToJson(*r));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->from.kind, StartPosition::Kind::kTimestamp);
+  EXPECT_EQ(again->from.timestamp_ms, 1700000000000);
+  for (const char* bad : {R"({"table":"ns.t","from":{"timestamp":1}})",
+                          R"({"table":"ns.t","from":{"timestamp_ms":"1"}})",
+                          R"({"table":"ns.t","from":{"timestamp_ms":1,"x":2}})"}) {
+    EXPECT_TRUE(ParseTicket(bad).status().IsInvalid()) << bad;
+  }
+}
+
 TEST(TicketTest, Defaults) {
   auto r = ParseTicket(R"({"table":"ns.t"})");
   ASSERT_TRUE(r.ok());
@@ -41,7 +57,8 @@ TEST(TicketTest, ErrorsNameTheField) {
   EXPECT_EQ(ParseTicket(R"({"table":"a.b","bucket":-1})").status().message(),
             "ticket \"bucket\" must be an integer in [0, 2147483647]");
   EXPECT_EQ(ParseTicket(R"({"table":"a.b","from":"soon"})").status().message(),
-            "ticket \"from\" must be \"earliest\", \"latest\" or a non-negative integer offset");
+            "ticket \"from\" must be \"earliest\", \"latest\", a non-negative integer offset or "
+            "{\"timestamp_ms\": <ms>}");
   EXPECT_EQ(ParseTicket(R"({"table":"a.b","from":-5})").status().message(),
             "ticket \"from\" must be a non-negative integer offset");
   EXPECT_TRUE(ParseTicket(R"({"table":"a.b","columns":"a"})").status().IsInvalid());

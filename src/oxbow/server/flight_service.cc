@@ -50,6 +50,7 @@ engine::StartPosition::Kind ToStartKind(flight::StartPosition::Kind kind) {
   switch (kind) {
     case flight::StartPosition::Kind::kEarliest: return engine::StartPosition::Kind::kEarliest;
     case flight::StartPosition::Kind::kLatest: return engine::StartPosition::Kind::kLatest;
+    case flight::StartPosition::Kind::kTimestamp: return engine::StartPosition::Kind::kTimestamp;
     case flight::StartPosition::Kind::kOffset: break;
   }
   return engine::StartPosition::Kind::kOffset;
@@ -59,7 +60,7 @@ engine::ReadRequest ToReadRequest(flight::Ticket ticket) {
   engine::ReadRequest request;
   request.table = std::move(ticket.table);
   request.bucket = ticket.bucket;
-  request.from = {ToStartKind(ticket.from.kind), ticket.from.offset};
+  request.from = {ToStartKind(ticket.from.kind), ticket.from.offset, ticket.from.timestamp_ms};
   request.to = ticket.to;
   request.columns = std::move(ticket.columns);
   request.follow = ticket.follow;

@@ -181,7 +181,7 @@ Result<arrow::RecordBatchPtr> MakeBenchBatch(int64_t index, int64_t rows, uint64
 }
 
 Status WriteBenchFile(const std::string& path, int64_t num_batches, int64_t rows, uint64_t seed) {
-  ASSIGN_OR_RAISE(auto sink, arrow::ipc::FileSink::Open(path));
+  ASSIGN_OR_RAISE(auto sink, arrow::ipc::FileSink::Open(*PosixFileSystem::Default(), path));
   ASSIGN_OR_RAISE(auto writer, arrow::ipc::FileWriter::Open(sink, BenchSchema()));
   for (int64_t i = 0; i < num_batches; ++i) {
     ASSIGN_OR_RAISE(auto batch, MakeBenchBatch(i, rows, seed));

@@ -16,6 +16,7 @@
 #include "oxbow/arrow/record_batch.h"
 #include "oxbow/arrow/schema.h"
 #include "oxbow/common/buffer.h"
+#include "oxbow/common/file_system.h"
 #include "oxbow/common/status.h"
 
 namespace oxbow::arrow::ipc {
@@ -165,27 +166,31 @@ class OutputSink {
   virtual Status Close() { return Flush(); }
 };
 
-// Writes to a file descriptor, buffering small writes.
+// Writes to a file (through the FileSystem seam) or a file descriptor, buffering small writes.
 class FileSink : public OutputSink {
  public:
-  // Creates or truncates `path`.
-  static Result<std::shared_ptr<FileSink>> Open(const std::string& path);
-  // Writes to `fd`; closes it on Close()/destruction only when `take_ownership`.
+  // Creates or truncates `path` on `fs`.
+  static Result<std::shared_ptr<FileSink>> Open(FileSystem& fs, const std::string& path);
+  // Writes to `fd` (e.g. standard output); closes it on Close()/destruction only when
+  // `take_ownership`.
   static std::shared_ptr<FileSink> FromFd(int fd, bool take_ownership);
   ~FileSink() override;
 
   Status Write(std::string_view bytes) override;
   Status WriteBuffer(const std::shared_ptr<Buffer>& buffer) override;
   Status Flush() override;
-  // Flushes, then fsync()s the file.
+  // Flushes, then makes the file durable (fsync).
   Status Sync();
   Status Close() override;
 
  private:
-  FileSink(int fd, bool owns, std::string path);
+  FileSink(std::unique_ptr<File> file, int fd, bool owns, std::string path);
   Status WriteFully(const char* data, int64_t size);
+  std::unique_ptr<File> file_;  // when opened on a FileSystem; else fd_ is the target
+  int64_t position_ = 0;        // in file_
   int fd_;
   bool owns_;
+  bool closed_ = false;
   std::string path_;
   std::string staging_;
 };
@@ -353,11 +358,8 @@ struct Table {
 // Reads a whole stream or file (sniffed by the magic) from memory.
 Result<Table> ReadAll(std::shared_ptr<Buffer> data, const ReadOptions& options = {});
 
-// Maps `path` read-only into memory (an empty file gives an empty buffer).
-Result<std::shared_ptr<Buffer>> MapFile(const std::string& path);
-
-// MapFile + ReadAll.
-Result<Table> ReadPath(const std::string& path, const ReadOptions& options = {});
+// ReadWholeFile (a mapping for large files) + ReadAll.
+Result<Table> ReadPath(FileSystem& fs, const std::string& path, const ReadOptions& options = {});
 
 // Writes a whole stream (or file when `file_format`) to `sink`.
 Status WriteAll(std::shared_ptr<OutputSink> sink, const SchemaPtr& schema,

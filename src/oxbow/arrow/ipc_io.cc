@@ -1,8 +1,5 @@
-// Output sinks and memory-mapped input for the IPC readers and writers.
-#include <fcntl.h>
+// Output sinks for the IPC writers.
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,27 +27,29 @@ Status ErrnoStatus(const std::string& what, const std::string& path) {
 
 // ---- FileSink ----
 
-FileSink::FileSink(int fd, bool owns, std::string path)
-    : fd_(fd), owns_(owns), path_(std::move(path)) {}
+FileSink::FileSink(std::unique_ptr<File> file, int fd, bool owns, std::string path)
+    : file_(std::move(file)), fd_(fd), owns_(owns), path_(std::move(path)) {}
 
-Result<std::shared_ptr<FileSink>> FileSink::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("cannot create", path);
-  return std::shared_ptr<FileSink>(new FileSink(fd, true, path));
+Result<std::shared_ptr<FileSink>> FileSink::Open(FileSystem& fs, const std::string& path) {
+  ASSIGN_OR_RAISE(auto file, fs.OpenFile(path, FileMode::kCreate));
+  RETURN_NOT_OK(file->Truncate(0));
+  return std::shared_ptr<FileSink>(new FileSink(std::move(file), -1, false, path));
 }
 
 std::shared_ptr<FileSink> FileSink::FromFd(int fd, bool take_ownership) {
-  return std::shared_ptr<FileSink>(new FileSink(fd, take_ownership, "fd " + std::to_string(fd)));
+  return std::shared_ptr<FileSink>(
+      new FileSink(nullptr, fd, take_ownership, "fd " + std::to_string(fd)));
 }
 
-FileSink::~FileSink() {
-  if (fd_ >= 0) {
-    (void)Flush();
-    if (owns_) ::close(fd_);
-  }
-}
+FileSink::~FileSink() { (void)Close(); }
 
 Status FileSink::WriteFully(const char* data, int64_t size) {
+  if (file_) {
+    RETURN_NOT_OK(file_->WriteAt(
+        position_, ByteSpan(reinterpret_cast<const uint8_t*>(data), static_cast<size_t>(size))));
+    position_ += size;
+    return Status::OK();
+  }
   while (size > 0) {
     ssize_t n = ::write(fd_, data, static_cast<size_t>(size));
     if (n < 0) {
@@ -64,7 +63,7 @@ Status FileSink::WriteFully(const char* data, int64_t size) {
 }
 
 Status FileSink::Write(std::string_view bytes) {
-  if (fd_ < 0) return Status::Invalid("write to a closed sink " + path_);
+  if (closed_) return Status::Invalid("write to a closed sink " + path_);
   if (staging_.size() + bytes.size() > kStagingCapacity) RETURN_NOT_OK(Flush());
   if (bytes.size() >= kStagingCapacity) {
     return WriteFully(bytes.data(), static_cast<int64_t>(bytes.size()));
@@ -76,13 +75,13 @@ Status FileSink::Write(std::string_view bytes) {
 
 Status FileSink::WriteBuffer(const std::shared_ptr<Buffer>& buffer) {
   if (buffer->size() < kDirectWriteThreshold) return Write(buffer->view());
-  if (fd_ < 0) return Status::Invalid("write to a closed sink " + path_);
+  if (closed_) return Status::Invalid("write to a closed sink " + path_);
   RETURN_NOT_OK(Flush());
   return WriteFully(reinterpret_cast<const char*>(buffer->data()), buffer->size());
 }
 
 Status FileSink::Flush() {
-  if (staging_.empty() || fd_ < 0) return Status::OK();
+  if (staging_.empty() || closed_) return Status::OK();
   Status st = WriteFully(staging_.data(), static_cast<int64_t>(staging_.size()));
   staging_.clear();
   return st;
@@ -90,15 +89,18 @@ Status FileSink::Flush() {
 
 Status FileSink::Sync() {
   RETURN_NOT_OK(Flush());
-  if (fd_ >= 0 && ::fsync(fd_) != 0) return ErrnoStatus("cannot fsync", path_);
+  if (closed_) return Status::OK();
+  if (file_) return file_->Sync();
+  if (::fsync(fd_) != 0) return ErrnoStatus("cannot fsync", path_);
   return Status::OK();
 }
 
 Status FileSink::Close() {
-  if (fd_ < 0) return Status::OK();
+  if (closed_) return Status::OK();
   Status st = Flush();
+  closed_ = true;
+  file_.reset();
   if (owns_ && ::close(fd_) != 0 && st.ok()) st = ErrnoStatus("cannot close", path_);
-  fd_ = -1;
   return st;
 }
 
@@ -221,31 +223,6 @@ Result<std::shared_ptr<Buffer>> BufferListSink::Concatenate() {
     pos += b->size();
   }
   return std::shared_ptr<Buffer>(std::move(out));
-}
-
-// ---- MapFile ----
-
-Result<std::shared_ptr<Buffer>> MapFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus("cannot open", path);
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    Status s = ErrnoStatus("cannot stat", path);
-    ::close(fd);
-    return s;
-  }
-  const int64_t size = st.st_size;
-  if (size == 0) {
-    ::close(fd);
-    return Buffer::Empty();
-  }
-  void* addr = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, fd, 0);
-  Status map_status = addr == MAP_FAILED ? ErrnoStatus("cannot mmap", path) : Status::OK();
-  ::close(fd);
-  RETURN_NOT_OK(map_status);
-  auto owner =
-      std::shared_ptr<void>(addr, [size](void* p) { ::munmap(p, static_cast<size_t>(size)); });
-  return std::make_shared<Buffer>(static_cast<const uint8_t*>(addr), size, std::move(owner));
 }
 
 }  // namespace oxbow::arrow::ipc

@@ -399,8 +399,8 @@ Result<Table> ReadAll(std::shared_ptr<Buffer> data, const ReadOptions& options) 
   return table;
 }
 
-Result<Table> ReadPath(const std::string& path, const ReadOptions& options) {
-  ASSIGN_OR_RAISE(auto data, MapFile(path));
+Result<Table> ReadPath(FileSystem& fs, const std::string& path, const ReadOptions& options) {
+  ASSIGN_OR_RAISE(auto data, ReadWholeFile(fs, path));
   auto table = ReadAll(std::move(data), options);
   if (!table.ok()) return table.status().WithContext(path);
   return table;

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "oxbow/arrow/ipc.h"
+#include "oxbow/common/file_system.h"
 
 namespace oxbow::cli {
 namespace {
@@ -41,7 +41,7 @@ Result<std::shared_ptr<Buffer>> ReadInput(const std::string& path) {
     return Status::IOError("cannot open '" + path + "': " + std::strerror(errno));
   }
   if (S_ISDIR(st.st_mode)) return Status::Invalid("'" + path + "' is a directory");
-  if (S_ISREG(st.st_mode)) return arrow::ipc::MapFile(path);
+  if (S_ISREG(st.st_mode)) return ReadWholeFile(*PosixFileSystem::Default(), path);
   // Pipes and devices cannot be mapped: read them through.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::IOError("cannot open '" + path + "': " + std::strerror(errno));

@@ -216,7 +216,7 @@ Status RunCopy(const CopyArgs& args) {
   if (args.output == "-") {
     sink = ipc::FileSink::FromFd(STDOUT_FILENO, /*take_ownership=*/false);
   } else {
-    ASSIGN_OR_RAISE(sink, ipc::FileSink::Open(args.output));
+    ASSIGN_OR_RAISE(sink, ipc::FileSink::Open(*PosixFileSystem::Default(), args.output));
   }
   Status st = CopyBatches(in, columns, schema, file_format, options, sink);
   if (!st.ok() && args.output != "-") {

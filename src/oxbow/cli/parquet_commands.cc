@@ -131,7 +131,8 @@ Status RunWrite(const WriteArgs& args) {
     ASSIGN_OR_RAISE(std::string bytes, pq::WriteToString(schema, batches, options));
     return WriteOut(bytes);
   }
-  ASSIGN_OR_RAISE(auto writer, pq::FileWriter::OpenPath(schema, args.output, options));
+  ASSIGN_OR_RAISE(auto writer,
+                  pq::FileWriter::Open(schema, *PosixFileSystem::Default(), args.output, options));
   for (const auto& b : batches) RETURN_NOT_OK(writer->Write(*b));
   return writer->Close().status();
 }
@@ -197,7 +198,7 @@ Status RunToArrow(const ToArrowArgs& args) {
   if (args.output == "-") {
     sink = ipc::FileSink::FromFd(1, /*take_ownership=*/false);
   } else {
-    ASSIGN_OR_RAISE(sink, ipc::FileSink::Open(args.output));
+    ASSIGN_OR_RAISE(sink, ipc::FileSink::Open(*PosixFileSystem::Default(), args.output));
   }
   if (args.format != "stream" && args.format != "file") {
     return Status::Invalid("--format must be stream or file");

@@ -103,6 +103,11 @@ void FaultInjectionFileSystem::FailSyncs(Status error, int count) {
   sync_fault_count_ = count;
 }
 
+void FaultInjectionFileSystem::FailRemovals(Status error, int count, std::string path_contains) {
+  std::lock_guard lock(mutex_);
+  remove_fault_ = {std::move(error), count, std::move(path_contains)};
+}
+
 void FaultInjectionFileSystem::SetSyncDelay(std::chrono::microseconds delay) {
   std::lock_guard lock(mutex_);
   sync_delay_ = delay;
@@ -111,6 +116,7 @@ void FaultInjectionFileSystem::SetSyncDelay(std::chrono::microseconds delay) {
 void FaultInjectionFileSystem::ClearFaults() {
   std::lock_guard lock(mutex_);
   write_fault_ = {};
+  remove_fault_ = {};
   sync_error_ = Status::OK();
   sync_fault_count_ = 0;
 }
@@ -122,6 +128,14 @@ Status FaultInjectionFileSystem::TakeWriteFault(const std::string& path, int64_t
   if (write_fault_.count > 0) write_fault_.count--;
   *partial_bytes = write_fault_.partial_bytes;
   return write_fault_.error;
+}
+
+Status FaultInjectionFileSystem::TakeRemoveFault(const std::string& path) {
+  std::lock_guard lock(mutex_);
+  if (remove_fault_.error.ok() || remove_fault_.count == 0) return Status::OK();
+  if (path.find(remove_fault_.path_contains) == std::string::npos) return Status::OK();
+  if (remove_fault_.count > 0) remove_fault_.count--;
+  return remove_fault_.error;
 }
 
 Status FaultInjectionFileSystem::TakeSyncFault() {
@@ -236,6 +250,18 @@ Status FaultInjectionFileSystem::SyncDir(const std::string& path) {
 Status FaultInjectionFileSystem::Rename(const std::string& from, const std::string& to) {
   RETURN_NOT_OK(CheckUp());
   RETURN_NOT_OK(base_->Rename(from, to));
+  Renamed(from, to);
+  return Status::OK();
+}
+
+Status FaultInjectionFileSystem::RenameNoReplace(const std::string& from, const std::string& to) {
+  RETURN_NOT_OK(CheckUp());
+  RETURN_NOT_OK(base_->RenameNoReplace(from, to));
+  Renamed(from, to);
+  return Status::OK();
+}
+
+void FaultInjectionFileSystem::Renamed(const std::string& from, const std::string& to) {
   std::lock_guard lock(mutex_);
   auto it = files_.find(from);
   if (it != files_.end()) {
@@ -246,15 +272,38 @@ Status FaultInjectionFileSystem::Rename(const std::string& from, const std::stri
   } else {
     files_.erase(to);
   }
-  return Status::OK();
 }
 
 Status FaultInjectionFileSystem::Remove(const std::string& path) {
   RETURN_NOT_OK(CheckUp());
+  RETURN_NOT_OK(TakeRemoveFault(path));
   RETURN_NOT_OK(base_->Remove(path));
   std::lock_guard lock(mutex_);
   files_.erase(path);
   return Status::OK();
+}
+
+Status FaultInjectionFileSystem::RemoveAll(const std::string& path) {
+  RETURN_NOT_OK(CheckUp());
+  RETURN_NOT_OK(TakeRemoveFault(path));
+  RETURN_NOT_OK(base_->RemoveAll(path));
+  std::lock_guard lock(mutex_);
+  const std::string below = path + "/";
+  std::erase_if(files_, [&](const auto& entry) {
+    return entry.first == path || entry.first.rfind(below, 0) == 0;
+  });
+  return Status::OK();
+}
+
+Result<std::vector<std::string>> FaultInjectionFileSystem::ListFilesRecursively(
+    const std::string& path) {
+  RETURN_NOT_OK(CheckUp());
+  return base_->ListFilesRecursively(path);
+}
+
+Result<std::unique_ptr<FileLock>> FaultInjectionFileSystem::LockFile(const std::string& path) {
+  RETURN_NOT_OK(CheckUp());
+  return base_->LockFile(path);
 }
 
 Result<int64_t> FaultInjectionFileSystem::FileSize(const std::string& path) {

@@ -1,6 +1,6 @@
 // FaultInjectionFileSystem: wraps a real FileSystem for tests. It injects short writes, write
-// errors (e.g. disk full) and fsync failures, counts operations, and simulates a crash by
-// dropping everything that was not made durable.
+// errors (e.g. disk full), fsync failures and failed removals, counts operations, and simulates
+// a crash by dropping everything that was not made durable.
 #pragma once
 
 #include <chrono>
@@ -33,6 +33,9 @@ class FaultInjectionFileSystem : public FileSystem {
                   std::string path_contains = "");
   // The next `count` File::Sync calls (-1: all) fail with `error` and sync nothing.
   void FailSyncs(Status error, int count = -1);
+  // The next `count` Remove and RemoveAll calls (-1: all) on paths containing `path_contains`
+  // fail with `error` and remove nothing.
+  void FailRemovals(Status error, int count = -1, std::string path_contains = "");
   // Every File::Sync takes at least this long (to make group commit observable).
   void SetSyncDelay(std::chrono::microseconds delay);
   void ClearFaults();
@@ -52,7 +55,11 @@ class FaultInjectionFileSystem : public FileSystem {
   Result<std::unique_ptr<File>> OpenFile(const std::string& path, FileMode mode) override;
   Status SyncDir(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to) override;
+  Status RenameNoReplace(const std::string& from, const std::string& to) override;
   Status Remove(const std::string& path) override;
+  Status RemoveAll(const std::string& path) override;
+  Result<std::vector<std::string>> ListFilesRecursively(const std::string& path) override;
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override;
   Result<int64_t> FileSize(const std::string& path) override;
   Result<int64_t> FreeSpace(const std::string& path) override;
 
@@ -69,16 +76,25 @@ class FaultInjectionFileSystem : public FileSystem {
     int count = 0;
     std::string path_contains;
   };
+  struct RemoveFault {
+    Status error;
+    int count = 0;
+    std::string path_contains;
+  };
 
   Status CheckUp() const;
   // Returns the fault to apply to a write to `path`, or OK.
   Status TakeWriteFault(const std::string& path, int64_t* partial_bytes);
   Status TakeSyncFault();
+  Status TakeRemoveFault(const std::string& path);
+  // Bookkeeping after `from` became `to`.
+  void Renamed(const std::string& from, const std::string& to);
 
   std::shared_ptr<FileSystem> base_;
   mutable std::mutex mutex_;
   std::map<std::string, FileState> files_;
   WriteFault write_fault_;
+  RemoveFault remove_fault_;
   Status sync_error_;
   int sync_fault_count_ = 0;
   std::chrono::microseconds sync_delay_{0};

@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 
 namespace oxbow {
@@ -141,6 +144,15 @@ class PosixFile : public File {
   int fd_;
 };
 
+class PosixFileLock : public FileLock {
+ public:
+  explicit PosixFileLock(int fd) : fd_(fd) {}
+  ~PosixFileLock() override { close(fd_); }
+
+ private:
+  int fd_;
+};
+
 }  // namespace
 
 std::shared_ptr<FileSystem> PosixFileSystem::Default() {
@@ -210,15 +222,72 @@ Status PosixFileSystem::Rename(const std::string& from, const std::string& to) {
   return Status::OK();
 }
 
+Status PosixFileSystem::RenameNoReplace(const std::string& from, const std::string& to) {
+  if (renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
+    return Status::OK();
+  }
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) {
+    return ErrnoToStatus(errno, "rename to " + to + " from", from);
+  }
+  // No RENAME_NOREPLACE on this file system: link(2) refuses an existing name just the same.
+  if (link(from.c_str(), to.c_str()) != 0)
+    return ErrnoToStatus(errno, "link to " + to + " from", from);
+  return Remove(from);
+}
+
 Status PosixFileSystem::Remove(const std::string& path) {
   if (unlink(path.c_str()) != 0) return ErrnoToStatus(errno, "remove", path);
   return Status::OK();
+}
+
+Status PosixFileSystem::RemoveAll(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) return ErrnoToStatus(ec.value(), "remove", path);
+  return Status::OK();
+}
+
+Result<std::vector<std::string>> PosixFileSystem::ListFilesRecursively(const std::string& path) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec)) files.push_back(it->path().string());
+    if (ec) break;
+  }
+  if (ec) return ErrnoToStatus(ec.value(), "list directory", path);
+  return files;
+}
+
+Result<std::unique_ptr<FileLock>> PosixFileSystem::LockFile(const std::string& path) {
+  int fd;
+  do {
+    fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return ErrnoToStatus(errno, "open", path);
+  auto lock = std::make_unique<PosixFileLock>(fd);  // closes fd on every return
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) return Status::AlreadyExists(path + " is locked by another holder");
+    return ErrnoToStatus(errno, "lock", path);
+  }
+  return std::unique_ptr<FileLock>(std::move(lock));
 }
 
 Result<int64_t> PosixFileSystem::FileSize(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return ErrnoToStatus(errno, "stat", path);
   return static_cast<int64_t>(st.st_size);
+}
+
+Result<std::shared_ptr<Buffer>> ReadWholeFile(FileSystem& fs, const std::string& path) {
+  ASSIGN_OR_RAISE(auto file, fs.OpenFile(path, FileMode::kRead));
+  ASSIGN_OR_RAISE(int64_t size, file->Size());
+  ASSIGN_OR_RAISE(auto buffer, file->ReadAt(0, size));
+  if (buffer->size() != size) {
+    return Status::IOError("short read of " + path + ": " + std::to_string(buffer->size()) +
+                           " of " + std::to_string(size) + " bytes");
+  }
+  return buffer;
 }
 
 Result<int64_t> PosixFileSystem::FreeSpace(const std::string& path) {

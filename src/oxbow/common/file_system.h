@@ -1,4 +1,6 @@
-// FileSystem: the seam under the log and the KV store, so tests can inject faults.
+// FileSystem: the one seam under every module's file I/O (the data dir's lock, the catalog,
+// the logs, the lake's Parquet data and Iceberg metadata, compaction, drops, and the CLI's
+// files), so tests can inject faults and an object store can slot in.
 //
 // PosixFileSystem is the real one; every errno it meets is translated into a Status in one
 // place (ENOSPC -> ResourceExhausted "disk full: <path>", ENOENT -> NotFound, else IOError
@@ -56,6 +58,17 @@ class File {
   std::string path_;
 };
 
+// An exclusive lock on a file, held until this object is destroyed.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ protected:
+  FileLock() = default;
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -69,7 +82,16 @@ class FileSystem {
   virtual Status SyncDir(const std::string& path) = 0;
   // Atomically replaces `to` with `from`.
   virtual Status Rename(const std::string& from, const std::string& to) = 0;
+  // Atomically moves `from` to `to` unless `to` exists: then AlreadyExists, and `from` stays.
+  virtual Status RenameNoReplace(const std::string& from, const std::string& to) = 0;
   virtual Status Remove(const std::string& path) = 0;
+  // Removes `path` and, when it is a directory, everything below it. A missing path is OK.
+  virtual Status RemoveAll(const std::string& path) = 0;
+  // Paths of the regular files anywhere below the directory `path`, unsorted.
+  virtual Result<std::vector<std::string>> ListFilesRecursively(const std::string& path) = 0;
+  // Takes an exclusive lock on `path` (created when absent) without waiting: AlreadyExists
+  // when another holder (e.g. another process) has it.
+  virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) = 0;
   virtual Result<int64_t> FileSize(const std::string& path) = 0;
   // Bytes available to an unprivileged writer on the file system holding `path`.
   virtual Result<int64_t> FreeSpace(const std::string& path) = 0;
@@ -89,10 +111,19 @@ class PosixFileSystem : public FileSystem {
   Result<std::unique_ptr<File>> OpenFile(const std::string& path, FileMode mode) override;
   Status SyncDir(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to) override;
+  // renameat2(RENAME_NOREPLACE), or link(2) + unlink where the file system lacks it.
+  Status RenameNoReplace(const std::string& from, const std::string& to) override;
   Status Remove(const std::string& path) override;
+  Status RemoveAll(const std::string& path) override;
+  Result<std::vector<std::string>> ListFilesRecursively(const std::string& path) override;
+  // flock(LOCK_EX | LOCK_NB): released when the lock's descriptor closes, or the process dies.
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override;
   Result<int64_t> FileSize(const std::string& path) override;
   Result<int64_t> FreeSpace(const std::string& path) override;
 };
+
+// Reads all of `path`. Large files come back as a mapping (see PosixFileSystem), not a copy.
+Result<std::shared_ptr<Buffer>> ReadWholeFile(FileSystem& fs, const std::string& path);
 
 // The one place errno becomes a Status: `what` names the operation ("open", "fsync", ...).
 Status ErrnoToStatus(int errnum, std::string_view what, const std::string& path);

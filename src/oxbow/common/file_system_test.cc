@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "oxbow/common/fault_injection_file_system.h"
 
@@ -99,6 +100,84 @@ TEST(FileSystemTest, WritesManyPieces) {
   for (size_t i = 0; i < data.size(); ++i) pieces.push_back(Bytes(data).subspan(i, 1));
   ASSERT_TRUE(file->WriteAt(0, pieces).ok());
   EXPECT_EQ(file->ReadAt(0, 5000).ValueOrDie()->view(), data);
+}
+
+Status WriteFile(FileSystem& fs, const std::string& path, std::string_view text) {
+  ASSIGN_OR_RAISE(auto file, fs.OpenFile(path, FileMode::kCreate));
+  return file->WriteAt(0, Bytes(text));
+}
+
+// The calls every FileSystem must honour alike, run against POSIX and the fault injector.
+void CheckTreeCalls(FileSystem& fs, const std::string& root) {
+  const std::string x = JoinPath(root, "x"), y = JoinPath(root, "y");
+  ASSERT_TRUE(WriteFile(fs, x, "x").ok());
+  ASSERT_TRUE(WriteFile(fs, y, "y").ok());
+  EXPECT_EQ(fs.RenameNoReplace(x, y).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(ReadWholeFile(fs, y).ValueOrDie()->view(), "y");
+  EXPECT_EQ(ReadWholeFile(fs, x).ValueOrDie()->view(), "x");  // `from` stays
+  ASSERT_TRUE(fs.Remove(y).ok());
+  ASSERT_TRUE(fs.RenameNoReplace(x, y).ok());
+  EXPECT_EQ(ReadWholeFile(fs, y).ValueOrDie()->view(), "x");
+  EXPECT_TRUE(fs.FileSize(x).status().IsNotFound());
+
+  const std::string tree = JoinPath(root, "tree");
+  ASSERT_TRUE(fs.CreateDirs(JoinPath(tree, "a/b")).ok());
+  ASSERT_TRUE(fs.CreateDirs(JoinPath(tree, "empty")).ok());
+  ASSERT_TRUE(WriteFile(fs, JoinPath(tree, "top"), "1").ok());
+  ASSERT_TRUE(WriteFile(fs, JoinPath(tree, "a/b/deep"), "2").ok());
+  auto files = fs.ListFilesRecursively(tree).ValueOrDie();
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{JoinPath(tree, "a/b/deep"), JoinPath(tree, "top")}));
+  EXPECT_TRUE(fs.ListFilesRecursively(JoinPath(root, "missing")).status().IsNotFound());
+
+  ASSERT_TRUE(fs.RemoveAll(tree).ok());
+  EXPECT_TRUE(fs.ListDir(tree).status().IsNotFound());
+  EXPECT_TRUE(fs.RemoveAll(tree).ok());  // already gone
+  ASSERT_TRUE(fs.RemoveAll(y).ok());     // a plain file
+  EXPECT_TRUE(fs.FileSize(y).status().IsNotFound());
+
+  const std::string lock_path = JoinPath(root, "LOCK");
+  auto lock = fs.LockFile(lock_path);
+  ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+  EXPECT_EQ(fs.LockFile(lock_path).status().code(), StatusCode::kAlreadyExists);
+  lock->reset();  // released
+  EXPECT_TRUE(fs.LockFile(lock_path).ok());
+}
+
+TEST(FileSystemTest, TreeCallsOnPosix) {
+  TempDir tmp;
+  CheckTreeCalls(*PosixFileSystem::Default(), tmp.path());
+}
+
+TEST(FaultInjectionFileSystemTest, TreeCallsDelegate) {
+  TempDir tmp;
+  FaultInjectionFileSystem fs(PosixFileSystem::Default());
+  CheckTreeCalls(fs, tmp.path());
+}
+
+TEST(FaultInjectionFileSystemTest, InjectsRemovalFaults) {
+  TempDir tmp;
+  FaultInjectionFileSystem fs(PosixFileSystem::Default());
+  const std::string dir = JoinPath(tmp.path(), "victim");
+  ASSERT_TRUE(fs.CreateDirs(dir).ok());
+  ASSERT_TRUE(WriteFile(fs, JoinPath(dir, "f"), "f").ok());
+  fs.FailRemovals(Status::IOError("injected"), /*count=*/1, "victim");
+  EXPECT_TRUE(fs.RemoveAll(dir).IsIOError());
+  EXPECT_TRUE(fs.FileSize(JoinPath(dir, "f")).ok());  // nothing removed
+  ASSERT_TRUE(fs.RemoveAll(dir).ok());                // the fault was used up
+  EXPECT_TRUE(fs.ListDir(dir).status().IsNotFound());
+}
+
+TEST(FaultInjectionFileSystemTest, RemovedTreeIsForgottenByCrash) {
+  TempDir tmp;
+  FaultInjectionFileSystem fs(PosixFileSystem::Default());
+  const std::string dir = JoinPath(tmp.path(), "d");
+  ASSERT_TRUE(fs.CreateDirs(dir).ok());
+  ASSERT_TRUE(WriteFile(fs, JoinPath(dir, "f"), "unsynced").ok());
+  ASSERT_TRUE(fs.RemoveAll(dir).ok());
+  EXPECT_TRUE(fs.Crash().ok());  // would fail if it tried to cut back the removed file
+  fs.Reboot();
+  EXPECT_TRUE(fs.ListDir(dir).status().IsNotFound());
 }
 
 TEST(FaultInjectionFileSystemTest, CrashDropsUnsyncedDataAndFiles) {

@@ -1,8 +1,6 @@
 #include "oxbow/engine/engine.h"
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <sys/file.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -10,7 +8,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <map>
 #include <set>
 #include <tuple>
@@ -40,24 +37,16 @@ Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
   return engine;
 }
 
-Engine::~Engine() {
-  (void)Close();
-  if (lock_fd_ >= 0) ::close(lock_fd_);
-}
+Engine::~Engine() { (void)Close(); }
 
 Status Engine::LockDataDir() {
-  // Locks are not part of the FileSystem seam: they guard against other processes, which no
-  // test fakes.
   const std::string path = JoinPath(options_.data_dir, "LOCK");
-  lock_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd_ < 0) return ErrnoToStatus(errno, "open", path);
-  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) {
-      return Status::IOError("data dir '" + options_.data_dir + "' is in use by another oxbowd (" +
-                             path + " is locked)");
-    }
-    return ErrnoToStatus(errno, "flock", path);
+  auto lock = options_.fs->LockFile(path);
+  if (lock.status().code() == StatusCode::kAlreadyExists) {
+    return Status::IOError("data dir '" + options_.data_dir + "' is in use by another oxbowd (" +
+                           path + " is locked)");
   }
+  ASSIGN_OR_RAISE(data_dir_lock_, std::move(lock));
   return Status::OK();
 }
 
@@ -73,10 +62,7 @@ Status Engine::RemoveOrphanTableDirs() {
   ASSIGN_OR_RAISE(auto entries, options_.fs->ListDir(root));
   for (const auto& entry : entries) {
     if (live.count(entry)) continue;
-    std::error_code ec;
-    std::filesystem::remove_all(JoinPath(root, entry), ec);
-    if (ec)
-      return Status::IOError("cannot remove '" + JoinPath(root, entry) + "': " + ec.message());
+    RETURN_NOT_OK(options_.fs->RemoveAll(JoinPath(root, entry)));
   }
   return Status::OK();
 }
@@ -128,11 +114,10 @@ Status Engine::DropTable(const std::string& name) {
     tables_.erase(it);
   }
   (void)table->Close();
-  std::error_code ec;
-  std::filesystem::remove_all(TableDir(table->descriptor().table_id), ec);
-  if (ec) {
+  Status removed = options_.fs->RemoveAll(TableDir(table->descriptor().table_id));
+  if (!removed.ok()) {
     return Status::IOError("table '" + name +
-                           "' was dropped but its files remain: " + ec.message());
+                           "' was dropped but its files remain: " + removed.message());
   }
   return Status::OK();
 }

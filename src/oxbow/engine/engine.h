@@ -85,7 +85,7 @@ class Engine {
   std::vector<std::shared_ptr<Table>> Tables() const;
 
   EngineOptions options_;
-  int lock_fd_ = -1;  // flock()ed <data_dir>/LOCK: one engine per data dir
+  std::unique_ptr<FileLock> data_dir_lock_;  // of <data_dir>/LOCK: one engine per data dir
   std::unique_ptr<catalog::Catalog> catalog_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<Table>> tables_;

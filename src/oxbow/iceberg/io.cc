@@ -1,9 +1,5 @@
-#include <fcntl.h>
-#include <stdio.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <random>
 
 #include "oxbow/iceberg/io_internal.h"
@@ -11,13 +7,7 @@
 namespace oxbow::iceberg {
 
 Result<std::string> ReadWholeFile(FileSystem* fs, const std::string& path) {
-  ASSIGN_OR_RAISE(auto file, fs->OpenFile(path, FileMode::kRead));
-  ASSIGN_OR_RAISE(int64_t size, file->Size());
-  ASSIGN_OR_RAISE(auto buffer, file->ReadAt(0, size));
-  if (buffer->size() != size) {
-    return Status::IOError("short read of " + path + ": " + std::to_string(buffer->size()) +
-                           " of " + std::to_string(size) + " bytes");
-  }
+  ASSIGN_OR_RAISE(auto buffer, oxbow::ReadWholeFile(*fs, path));
   return std::string(buffer->view());
 }
 
@@ -28,30 +18,6 @@ Status WriteWholeFile(FileSystem* fs, const std::string& path, std::string_view 
   RETURN_NOT_OK(file->WriteAt(0, span));
   if (sync) RETURN_NOT_OK(file->Sync());
   return Status::OK();
-}
-
-Status RenameNoReplace(FileSystem* fs, const std::string& from, const std::string& to) {
-  if (dynamic_cast<PosixFileSystem*>(fs) != nullptr) {
-    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
-      return Status::OK();
-    }
-    int err = errno;
-    if (err == EEXIST) return Status::AlreadyExists("already exists: " + to);
-    if (err != EINVAL && err != ENOSYS && err != ENOTSUP) {
-      return ErrnoToStatus(err, "renameat2", to);
-    }
-    // No RENAME_NOREPLACE here: link(2) fails with EEXIST just the same.
-    if (::link(from.c_str(), to.c_str()) != 0) {
-      err = errno;
-      if (err == EEXIST) return Status::AlreadyExists("already exists: " + to);
-      return ErrnoToStatus(err, "link", to);
-    }
-    return fs->Remove(from);
-  }
-  auto size = fs->FileSize(to);
-  if (size.ok()) return Status::AlreadyExists("already exists: " + to);
-  if (!size.status().IsNotFound()) return size.status();
-  return fs->Rename(from, to);
 }
 
 namespace {

@@ -236,7 +236,7 @@ Status IcebergTable::Commit(TableMetadata next) {
   std::string tmp =
       JoinPath(dir, ".v" + std::to_string(new_version) + ".metadata.json." + RandomUuid() + ".tmp");
   Status st = WriteWholeFile(fs_.get(), tmp, next.ToJson(), options_.sync);
-  if (st.ok()) st = RenameNoReplace(fs_.get(), tmp, final_path);
+  if (st.ok()) st = fs_->RenameNoReplace(tmp, final_path);
   if (!st.ok()) {
     (void)fs_->Remove(tmp);
     if (st.code() == StatusCode::kAlreadyExists) {

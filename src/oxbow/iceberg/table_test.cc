@@ -143,21 +143,6 @@ TEST_F(TableTest, ConcurrentCommitsToOneVersionDoNotOverwrite) {
   EXPECT_EQ(CountFiles(".tmp"), 0);
 }
 
-TEST_F(TableTest, RenameNoReplaceRefusesAnExistingTarget) {
-  std::string x = dir_ + "/x", y = dir_ + "/y";
-  ASSERT_TRUE(WriteWholeFile(fs_.get(), x, "x", false).ok());
-  ASSERT_TRUE(WriteWholeFile(fs_.get(), y, "y", false).ok());
-  EXPECT_EQ(RenameNoReplace(fs_.get(), x, y).code(), StatusCode::kAlreadyExists);
-  EXPECT_EQ(*ReadWholeFile(fs_.get(), y), "y");
-  ASSERT_TRUE(fs_->Remove(y).ok());
-  ASSERT_TRUE(RenameNoReplace(fs_.get(), x, y).ok());
-  EXPECT_EQ(*ReadWholeFile(fs_.get(), y), "x");
-  // The generic path, through a wrapper file system.
-  FaultInjectionFileSystem faulty(fs_);
-  ASSERT_TRUE(WriteWholeFile(&faulty, x, "x2", false).ok());
-  EXPECT_EQ(RenameNoReplace(&faulty, x, y).code(), StatusCode::kAlreadyExists);
-}
-
 TEST_F(TableTest, ReplaceRewritesOnlyTouchedManifests) {
   auto t = CreateTable();
   ASSERT_TRUE(t->AppendFiles({File("a", 10, 1), File("b", 20, 2)}).ok());

@@ -7,9 +7,11 @@
 #include <set>
 
 #include "oxbow/arrow/builder.h"
+#include "oxbow/common/fault_injection_file_system.h"
 #include "oxbow/iceberg/table.h"
 #include "oxbow/lake/lake_table_internal.h"
 #include "oxbow/parquet/reader.h"
+#include "oxbow/parquet/verify.h"
 
 namespace oxbow::lake {
 namespace {
@@ -26,6 +28,7 @@ class LakeTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     options_.warehouse = (dir_ / "warehouse").string();
     options_.maintenance_interval_ms = 0;
+    options_.fs = fs_;
     Open();
   }
   void TearDown() override {
@@ -38,6 +41,7 @@ class LakeTest : public ::testing::Test {
     engine_.reset();
     engine::EngineOptions eo;
     eo.data_dir = (dir_ / "data").string();
+    eo.fs = fs_;
     engine_ = engine::Engine::Open(eo).ValueOrDie();
     service_.reset();
   }
@@ -87,7 +91,8 @@ class LakeTest : public ::testing::Test {
     std::map<std::pair<int32_t, int64_t>, int64_t> rows;
     auto lake = Lake();
     for (const auto& e : lake->LiveEntries().ValueOrDie()) {
-      auto reader = parquet::FileReader::OpenPath(e.data_file.file_path).ValueOrDie();
+      auto reader = parquet::FileReader::Open(*PosixFileSystem::Default(), e.data_file.file_path)
+                        .ValueOrDie();
       EXPECT_EQ(reader->schema()->field(1).type, DataType::Int32());  // uint16 widened
       EXPECT_EQ(reader->schema()->field(2).type.unit(), arrow::TimeUnit::kMicro);
       for (const auto& b : reader->Read().ValueOrDie()) {
@@ -103,6 +108,48 @@ class LakeTest : public ::testing::Test {
     return rows;
   }
 
+  // Ids of every lake row, which must each appear once.
+  std::set<int64_t> LakeIds() {
+    std::set<int64_t> ids;
+    for (const auto& [key, id] : LakeRows()) ids.insert(id);
+    return ids;
+  }
+  static std::set<int64_t> Ids(int64_t count) {
+    std::set<int64_t> ids;
+    for (int64_t i = 0; i < count; ++i) ids.insert(i);
+    return ids;
+  }
+  // Checks that the lake's data directory holds exactly the files its snapshots reference:
+  // nothing half-written is referenced, and nothing failed is left behind.
+  void ExpectDataFilesAreExactlyTheReferencedOnes() {
+    auto lake = Lake();
+    std::set<std::string> referenced;
+    for (const auto& snapshot : lake->metadata().snapshots) {
+      for (const auto& m :
+           iceberg::ReadManifestList(fs_.get(), snapshot.manifest_list).ValueOrDie()) {
+        for (const auto& e :
+             iceberg::ReadManifest(fs_.get(), m, lake->schema(), lake->spec()).ValueOrDie()) {
+          referenced.insert(e.data_file.file_path);
+        }
+      }
+    }
+    auto files = fs_->ListFilesRecursively(options_.warehouse + "/ns/t/data").ValueOrDie();
+    EXPECT_EQ(std::set<std::string>(files.begin(), files.end()), referenced);
+    for (const auto& path : referenced) {
+      // Every referenced file is whole: its footer and pages verify.
+      auto report = parquet::VerifyFile(*fs_, path).ValueOrDie();
+      EXPECT_TRUE(report.ok()) << path << ": " << report.problem.ToString();
+    }
+  }
+  int64_t TieredRows() {
+    const LakeTableStatus status = Service().Describe("ns.t").ValueOrDie();
+    int64_t tiered = 0;
+    for (int64_t t : status.tiered_offsets) tiered += t;
+    return tiered;
+  }
+
+  std::shared_ptr<FaultInjectionFileSystem> fs_ =
+      std::make_shared<FaultInjectionFileSystem>(PosixFileSystem::Default());
   std::filesystem::path dir_;
   LakeOptions options_;
   std::unique_ptr<engine::Engine> engine_;
@@ -173,6 +220,130 @@ TEST_F(LakeTest, CompactsAndMergesManifestsWithoutChangingRows) {
     ASSERT_EQ(e.data_file.partition.size(), 1u);
     EXPECT_NE(e.data_file.file_path.find("/__bucket="), std::string::npos);
   }
+}
+
+// A failed write or fsync of a data file fails the round: nothing acknowledged is lost, no
+// part of the failed file is referenced or left behind, and the next round catches up.
+TEST_F(LakeTest, DataFileWriteAndSyncFaultsDuringTieringLoseNothing) {
+  CreateTable();
+  Put(0, 50);
+  ASSERT_TRUE(Service().RunOnce().ok());
+  int64_t rows = 50;
+  for (int fault = 0; fault < 2; ++fault) {
+    Put(rows, 50);
+    if (fault == 0) {
+      fs_->FailWrites(Status::ResourceExhausted("disk full"), /*partial_bytes=*/100, -1,
+                      ".parquet");
+    } else {
+      fs_->FailSyncs(Status::IOError("injected fsync failure"));
+    }
+    EXPECT_FALSE(Service().RunOnce().ok());
+    EXPECT_EQ(LakeIds(), Ids(rows));  // the lake stays at its last commit
+    EXPECT_EQ(TieredRows(), rows);
+    EXPECT_EQ(Service().Describe("ns.t")->lag_rows, 50);
+    ExpectDataFilesAreExactlyTheReferencedOnes();
+    fs_->ClearFaults();
+    ASSERT_TRUE(Service().RunOnce().ok());
+    rows += 50;
+    EXPECT_EQ(LakeIds(), Ids(rows));  // the lake equals the log again
+    EXPECT_EQ(TieredRows(), rows);
+    ExpectDataFilesAreExactlyTheReferencedOnes();
+  }
+}
+
+TEST_F(LakeTest, WriteAndSyncFaultsDuringCompactionKeepTheInputs) {
+  options_.compaction_min_files = 1000;  // no compaction while the small files pile up
+  CreateTable();
+  for (int round = 0; round < 4; ++round) {
+    Put(round * 25, 25);
+    ASSERT_TRUE(Service().RunOnce().ok());
+  }
+  ASSERT_EQ(Lake()->LiveEntries()->size(), 4u);
+  service_.reset();
+  options_.compaction_min_files = 3;
+  // The round has nothing to tier, so the only data files written are compaction's.
+  for (int fault = 0; fault < 2; ++fault) {
+    if (fault == 0) {
+      fs_->FailWrites(Status::IOError("injected write failure"), /*partial_bytes=*/10, -1,
+                      ".parquet");
+    } else {
+      fs_->FailSyncs(Status::IOError("injected fsync failure"));
+    }
+    Status st = Service().RunOnce();
+    EXPECT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("compacting"), std::string::npos) << st.ToString();
+    EXPECT_EQ(Lake()->LiveEntries()->size(), 4u);  // the inputs stay live
+    EXPECT_EQ(LakeIds(), Ids(100));
+    ExpectDataFilesAreExactlyTheReferencedOnes();
+    fs_->ClearFaults();
+  }
+  ASSERT_TRUE(Service().RunOnce().ok());
+  EXPECT_EQ(Lake()->LiveEntries()->size(), 1u);
+  EXPECT_EQ(LakeIds(), Ids(100));
+  EXPECT_EQ(TieredRows(), 100);
+}
+
+// Compaction reads its inputs a column chunk of a row group at a time, not whole.
+TEST_F(LakeTest, CompactionStreamsItsInputsByRowGroup) {
+  options_.compaction_min_files = 1000;
+  options_.parquet.row_group_rows = 10;
+  CreateTable();
+  for (int round = 0; round < 3; ++round) {
+    Put(round * 100, 100);
+    ASSERT_TRUE(Service().RunOnce().ok());
+  }
+  service_.reset();
+  options_.compaction_min_files = 3;
+  fs_->ResetCounters();
+  ASSERT_TRUE(Service().RunOnce().ok());
+  ASSERT_EQ(Lake()->LiveEntries()->size(), 1u);
+  // Per input: its footer, then each of its 10 row groups' 5 or more column chunks apart.
+  EXPECT_GT(fs_->counters().reads, 3 * 10 * 5);
+  EXPECT_EQ(LakeIds(), Ids(300));
+}
+
+// drop_table with a failing catalog fsync keeps the table whole; with failing removals it
+// drops the table and the files left behind are removed later.
+TEST_F(LakeTest, FaultsDuringDropTableLeaveNoHalfDroppedTable) {
+  CreateTable();
+  Put(0, 40);
+  ASSERT_TRUE(Service().RunOnce().ok());
+  auto drop = [&]() -> Status {  // as node::Node::DropTable does
+    ASSIGN_OR_RAISE(auto table, engine_->DescribeTable("ns.t"));
+    RETURN_NOT_OK(engine_->DropTable("ns.t"));
+    return Service().DropTable(table.table);
+  };
+
+  fs_->FailSyncs(Status::IOError("injected fsync failure"));
+  EXPECT_FALSE(drop().ok());
+  fs_->ClearFaults();
+  ASSERT_TRUE(engine_->DescribeTable("ns.t").ok());  // not dropped: every row still there
+  EXPECT_EQ(LakeIds(), Ids(40));
+  Put(40, 10);
+  ASSERT_TRUE(Service().RunOnce().ok());
+  EXPECT_EQ(LakeIds(), Ids(50));
+  ExpectDataFilesAreExactlyTheReferencedOnes();
+
+  const auto table_id = engine_->DescribeTable("ns.t")->table.table_id;
+  const std::string table_dir = (dir_ / "data" / "tables" / std::to_string(table_id)).string();
+  const std::string lake_dir = options_.warehouse + "/ns/t";
+  fs_->FailRemovals(Status::IOError("injected removal failure"), 1, "/tables/");
+  Status st = drop();
+  EXPECT_NE(st.message().find("was dropped but its files remain"), std::string::npos)
+      << st.ToString();
+  fs_->ClearFaults();
+  EXPECT_TRUE(engine_->DescribeTable("ns.t").status().IsNotFound());
+  EXPECT_TRUE(std::filesystem::exists(table_dir));
+  Open();  // a restart removes the orphaned log directory
+  EXPECT_FALSE(std::filesystem::exists(table_dir));
+
+  // A lake left behind by a failed removal is replaced when the name is reused.
+  EXPECT_TRUE(std::filesystem::exists(lake_dir));
+  CreateTable();
+  Put(0, 5);
+  ASSERT_TRUE(Service().RunOnce().ok());
+  EXPECT_EQ(LakeIds(), Ids(5));
+  ExpectDataFilesAreExactlyTheReferencedOnes();
 }
 
 TEST_F(LakeTest, DisabledAndBrokenTablesSayWhy) {

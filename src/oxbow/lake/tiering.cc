@@ -80,23 +80,6 @@ Result<LakeForm> MakeLakeForm(const catalog::TableDescriptor& table) {
   return form;
 }
 
-// Writes a Parquet file through the FileSystem seam and makes it durable on Close.
-class FileOutput : public parquet::OutputStream {
- public:
-  explicit FileOutput(std::unique_ptr<File> file) : file_(std::move(file)) {}
-  Status Write(const void* data, int64_t size) override {
-    RETURN_NOT_OK(file_->WriteAt(
-        position_, ByteSpan(static_cast<const uint8_t*>(data), static_cast<size_t>(size))));
-    position_ += size;
-    return Status::OK();
-  }
-  Status Close() override { return file_->Sync(); }
-
- private:
-  std::unique_ptr<File> file_;
-  int64_t position_ = 0;
-};
-
 std::string OffsetsJson(const std::vector<int64_t>& offsets) { return json(offsets).dump(); }
 
 }  // namespace
@@ -160,17 +143,12 @@ Status RemoveOrphanDataFiles(FileSystem* fs, const iceberg::IcebergTable& table)
       for (const auto& e : entries) referenced.insert(iceberg::LocalPath(e.data_file.file_path));
     }
   }
-  // Listing a tree is not part of the FileSystem seam; the warehouse is a local directory.
-  std::error_code ec;
   const std::string data_dir = iceberg::LocalPath(table.location()) + "/data";
-  std::vector<std::string> orphans;
-  for (auto it = std::filesystem::recursive_directory_iterator(data_dir, ec);
-       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file() && !referenced.count(it->path().string())) {
-      orphans.push_back(it->path().string());
-    }
-  }
-  for (const auto& path : orphans) {
+  auto files = fs->ListFilesRecursively(data_dir);
+  if (files.status().IsNotFound()) return Status::OK();  // nothing written yet
+  ASSIGN_OR_RAISE(auto paths, std::move(files));
+  for (const auto& path : paths) {
+    if (referenced.count(path)) continue;
     spdlog::info("lake: removing orphan data file {}", path);
     RETURN_NOT_OK(fs->Remove(path));
   }
@@ -206,10 +184,8 @@ Result<std::unique_ptr<parquet::FileWriter>> OpenDataFile(FileSystem* fs, const 
   if (!partition_path.empty()) dir += "/" + partition_path;
   RETURN_NOT_OK(fs->CreateDirs(dir));
   const std::string path = dir + "/" + RandomName() + ".parquet";
-  ASSIGN_OR_RAISE(auto file, fs->OpenFile(path, FileMode::kCreate));
   written->push_back(path);
-  return parquet::FileWriter::Open(state.schema.arrow_schema,
-                                   std::make_unique<FileOutput>(std::move(file)), options);
+  return parquet::FileWriter::Open(state.schema.arrow_schema, *fs, path, options);
 }
 
 // Closes (fsyncs) the data file last opened by OpenDataFile and describes it.
@@ -388,8 +364,7 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
       auto props = (*loaded)->metadata().properties;
       if (props[kTableIdProperty] != table_id) {
         // A lake left behind by a dropped table of the same name.
-        std::error_code ec;
-        std::filesystem::remove_all(state->location, ec);
+        RETURN_NOT_OK(options_.fs->RemoveAll(state->location));
         loaded = Status::NotFound("replaced");
       }
     }
@@ -397,8 +372,7 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
       state->table = std::move(loaded).ValueOrDie();
       RETURN_NOT_OK(RemoveOrphanDataFiles(options_.fs.get(), *state->table));
     } else if (loaded.status().IsNotFound()) {
-      std::error_code ec;
-      std::filesystem::remove_all(state->location, ec);  // files of a table never committed
+      RETURN_NOT_OK(options_.fs->RemoveAll(state->location));  // files never committed
       ASSIGN_OR_RAISE(state->table, iceberg::IcebergTable::Create(
                                         options_.fs, state->location, state->schema.iceberg_schema,
                                         state->spec, {{kTableIdProperty, table_id}}));
@@ -548,12 +522,14 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
         1, input_rows * options.target_file_bytes / std::max<int64_t>(1, input_bytes));
     std::vector<iceberg::DataFile> added;
     std::vector<std::string> written;
-    // Streams row group by row group, so memory holds one row group, not the inputs.
+    // Streams row group by row group through the FileSystem seam, so memory holds about one
+    // row group (input and output each), not the inputs.
     auto rewrite = [&]() -> Status {
       std::unique_ptr<parquet::FileWriter> writer;
       int64_t rows_out = 0;
       for (const auto& input : inputs) {
-        ASSIGN_OR_RAISE(auto reader, parquet::FileReader::OpenPath(iceberg::LocalPath(input)));
+        ASSIGN_OR_RAISE(auto reader,
+                        parquet::FileReader::Open(*options.fs, iceberg::LocalPath(input)));
         std::vector<int> all(static_cast<size_t>(reader->schema()->num_fields()));
         for (size_t c = 0; c < all.size(); ++c) all[c] = static_cast<int>(c);
         for (int g = 0; g < reader->num_row_groups(); ++g) {
@@ -688,12 +664,7 @@ Status TieringService::DropTable(const catalog::TableDescriptor& table) {
   std::lock_guard<std::mutex> work(state->work);  // waits for a round in progress
   state->dropped = true;
   if (state->location.empty()) return Status::OK();
-  std::error_code ec;
-  std::filesystem::remove_all(state->location, ec);
-  if (ec && std::filesystem::exists(state->location)) {
-    return Status::IOError("cannot remove lake table " + state->location + ": " + ec.message());
-  }
-  return Status::OK();
+  return options_.fs->RemoveAll(state->location).WithContext("cannot remove lake table");
 }
 
 }  // namespace oxbow::lake

@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <set>
 
+#include "oxbow/common/fault_injection_file_system.h"
 #include "oxbow/parquet/encoding_internal.h"
 #include "oxbow/parquet/metadata.h"
 #include "oxbow/parquet/reader.h"
@@ -571,6 +573,52 @@ TEST(ReaderTest, ProjectionAndPruning) {
       reader->RowGroupMayMatch(0, {{"nope", CompareOp::kEq, int64_t{1}}}).status().IsInvalid());
   EXPECT_TRUE(
       reader->RowGroupMayMatch(0, {{"id", CompareOp::kEq, std::string("x")}}).status().IsInvalid());
+}
+
+// Through the FileSystem seam: the writer's bytes go through File::WriteAt (so write faults
+// reach it), and a reader opened on a File reads a row group's chunks, not the whole file.
+TEST(ReaderTest, WritesAndReadsThroughTheFileSystemSeam) {
+  auto schema = std::make_shared<arrow::Schema>(std::vector<arrow::Field>{
+      {"a", DataType::Int64()}, {"b", DataType::Int64()}, {"c", DataType::String()}});
+  auto batch = testing::RandomBatch(schema, 1000, 7, 16);
+  WriterOptions options;
+  options.row_group_rows = 100;
+  char dir_template[] = "/tmp/oxbow_parquet_fs_XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  const std::string path = dir + "/f.parquet";
+  auto fs = std::make_shared<FaultInjectionFileSystem>(PosixFileSystem::Default());
+
+  fs->FailWrites(Status::ResourceExhausted("disk full"), 0, -1, ".parquet");
+  auto failing = FileWriter::Open(schema, *fs, path, options);
+  Status st = failing.ok() ? failing.ValueOrDie()->Write(*batch) : failing.status();
+  if (st.ok()) st = failing.ValueOrDie()->Close().status();
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
+  fs->ClearFaults();
+
+  auto writer = FileWriter::Open(schema, *fs, path, options).ValueOrDie();
+  ASSERT_OK(writer->Write(*batch));
+  ASSERT_OK(writer->Close().status());
+  EXPECT_GE(fs->counters().file_syncs, 1);  // Close made the file durable
+  const int64_t size = fs->FileSize(path).ValueOrDie();
+
+  fs->ResetCounters();
+  auto reader = FileReader::Open(*fs, path).ValueOrDie();
+  ASSERT_EQ(reader->num_row_groups(), 10);
+  auto group = reader->ReadRowGroup(3, {0, 2}).ValueOrDie();
+  EXPECT_TRUE(group->column(0).Equals(batch->Slice(300, 100)->column(0)));
+  EXPECT_TRUE(group->column(1).Equals(batch->Slice(300, 100)->column(2)));
+  EXPECT_LT(fs->counters().bytes_read, size / 2);  // the footer and two chunks of one group
+  const auto from_file = reader->Read().ValueOrDie();
+  const auto from_memory = ReadAll(std::string(ReadWholeFile(*fs, path).ValueOrDie()->view()));
+  ASSERT_EQ(from_file.size(), from_memory.size());
+  for (size_t i = 0; i < from_file.size(); ++i) EXPECT_TRUE(from_file[i]->Equals(*from_memory[i]));
+
+  // Errors name the file.
+  ASSERT_OK(fs->OpenFile(path, FileMode::kWrite).ValueOrDie()->Truncate(size - 3));
+  st = FileReader::Open(*fs, path).status();
+  EXPECT_NE(st.message().find(path), std::string::npos) << st.ToString();
+  EXPECT_TRUE(FileReader::Open(*fs, dir + "/missing.parquet").status().IsNotFound());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(WriterTest, RejectsNullsInRequiredColumnAndBadBatches) {

@@ -1,11 +1,6 @@
 #include "oxbow/parquet/reader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -55,8 +50,8 @@ class ChunkDecoder {
         optional_(element.repetition_type != Repetition::kRequired),
         verify_page_checksums_(verify_page_checksums) {}
 
-  // Decodes the chunk's pages; `data_end` is where the file's column data ends (the footer).
-  Result<Array> Decode(const uint8_t* file, int64_t data_end, const ColumnChunk& chunk);
+  // Decodes the chunk's pages from `bytes`, the file's bytes in `range` (ChunkRange's).
+  Result<Array> Decode(const uint8_t* bytes, internal::ByteRange range, const ColumnChunk& chunk);
 
  private:
   Status Error(const std::string& what) const {
@@ -564,7 +559,7 @@ Status ChunkDecoder::ReadDataPage(int32_t num_values, Encoding encoding, const u
   return Status::OK();
 }
 
-Result<Array> ChunkDecoder::Decode(const uint8_t* file, int64_t data_end,
+Result<Array> ChunkDecoder::Decode(const uint8_t* bytes, internal::ByteRange range,
                                    const ColumnChunk& chunk) {
   const ColumnMetaData& meta = *chunk.meta_data;  // ParseFooter checked the chunk's metadata
   if (!internal::CodecSupported(meta.codec)) {
@@ -572,11 +567,9 @@ Result<Array> ChunkDecoder::Decode(const uint8_t* file, int64_t data_end,
                        std::to_string(static_cast<int>(meta.codec)) + ")");
   }
   const std::string context = "column '" + field_.name + "'";
-  const auto range = internal::ChunkRange(meta, data_end);
-  if (!range.ok()) return range.status().WithContext(context);
   RETURN_NOT_OK(AllocateOutput());
-  int64_t pos = range->start;
-  const int64_t end = range->end;
+  int64_t pos = range.start;  // a file offset, as messages give it; bytes[0] is at range.start
+  const int64_t end = range.end;
   while (row_ < num_rows_) {
     if (pos >= end) {
       return Error("pages end after " + std::to_string(row_) + " of " + std::to_string(num_rows_) +
@@ -585,11 +578,12 @@ Result<Array> ChunkDecoder::Decode(const uint8_t* file, int64_t data_end,
     const int64_t page_offset = pos;
     PageHeader h;
     size_t consumed = 0;
-    RETURN_NOT_OK(ParsePageHeader(file + pos, static_cast<size_t>(end - pos), &h, &consumed)
-                      .WithContext(context + " page header at offset " + std::to_string(pos)));
+    RETURN_NOT_OK(
+        ParsePageHeader(bytes + (pos - range.start), static_cast<size_t>(end - pos), &h, &consumed)
+            .WithContext(context + " page header at offset " + std::to_string(pos)));
     pos += static_cast<int64_t>(consumed);
     RETURN_NOT_OK(internal::CheckPageSizes(h, end - pos, page_offset).WithContext(context));
-    const uint8_t* page = file + pos;
+    const uint8_t* page = bytes + (pos - range.start);
     const int64_t size = h.compressed_page_size;
     pos += size;
     if (verify_page_checksums_ && h.crc) {
@@ -899,72 +893,76 @@ std::string RowGroupContext(const std::string& path, int row_group) {
 Result<std::unique_ptr<FileReader>> FileReader::Open(std::shared_ptr<Buffer> file,
                                                      OpenOptions options) {
   if (!file) return Status::Invalid("parquet: no file buffer");
-  const std::string path = options.path;
-  auto reader = OpenBuffer(std::move(file), std::move(options));
-  if (!reader.ok() && !path.empty()) return reader.status().WithContext(path);
-  return reader;
+  std::unique_ptr<FileReader> r(new FileReader(std::move(options)));
+  r->whole_file_ = std::move(file);
+  RETURN_NOT_OK(r->ReadFooter(r->whole_file_->size()));
+  return r;
 }
 
-Result<std::unique_ptr<FileReader>> FileReader::OpenBuffer(std::shared_ptr<Buffer> file,
-                                                           OpenOptions options) {
-  const int64_t size = file->size();
-  const uint8_t* data = file->data();
-  // FooterLength rejects a file too short for both ends before it reads them.
-  const uint8_t* tail =
-      size >= internal::kFooterTailSize ? data + size - internal::kFooterTailSize : data;
-  ASSIGN_OR_RAISE(const int64_t footer_len, internal::FooterLength(data, tail, size));
-  std::unique_ptr<FileReader> r(new FileReader());
-  r->data_end_ = size - internal::kFooterTailSize - footer_len;
-  ASSIGN_OR_RAISE(r->metadata_,
-                  internal::ParseFooter(data + r->data_end_, footer_len, r->data_end_));
+Result<std::unique_ptr<FileReader>> FileReader::Open(std::unique_ptr<File> file,
+                                                     OpenOptions options) {
+  if (!file) return Status::Invalid("parquet: no file");
+  std::unique_ptr<FileReader> r(new FileReader(std::move(options)));
+  auto size = file->Size();
+  if (!size.ok()) return r->WithPath(size.status());
   r->file_ = std::move(file);
-  r->options_ = std::move(options);
-  const auto& schema = r->metadata_.schema;
+  RETURN_NOT_OK(r->ReadFooter(*size));
+  return r;
+}
+
+Result<std::unique_ptr<FileReader>> FileReader::Open(FileSystem& fs, const std::string& path,
+                                                     OpenOptions options) {
+  ASSIGN_OR_RAISE(auto file, fs.OpenFile(path, FileMode::kRead));
+  if (options.path.empty()) options.path = path;
+  return Open(std::move(file), std::move(options));
+}
+
+Result<std::shared_ptr<Buffer>> FileReader::ReadRange(int64_t position, int64_t length) const {
+  if (whole_file_) return Buffer::Slice(whole_file_, position, length);
+  ASSIGN_OR_RAISE(auto bytes, file_->ReadAt(position, length));
+  if (bytes->size() < length) {
+    return Status::IOError("short read: " + std::to_string(bytes->size()) + " of " +
+                           std::to_string(length) + " bytes at offset " + std::to_string(position));
+  }
+  return bytes;
+}
+
+Status FileReader::WithPath(const Status& st) const {
+  return options_.path.empty() ? st : st.WithContext(options_.path);
+}
+
+Status FileReader::ReadFooter(int64_t size) {
+  Status st = ParseFooterAndSchema(size);
+  return st.ok() ? st : WithPath(st);
+}
+
+Status FileReader::ParseFooterAndSchema(int64_t size) {
+  std::shared_ptr<Buffer> head = Buffer::Empty(), tail = Buffer::Empty();
+  if (size >= internal::kMagicSize + internal::kFooterTailSize) {
+    ASSIGN_OR_RAISE(head, ReadRange(0, internal::kMagicSize));
+    ASSIGN_OR_RAISE(tail, ReadRange(size - internal::kFooterTailSize, internal::kFooterTailSize));
+  }
+  // FooterLength rejects a file too short for both ends before it reads them.
+  ASSIGN_OR_RAISE(const int64_t footer_len,
+                  internal::FooterLength(head->data(), tail->data(), size));
+  data_end_ = size - internal::kFooterTailSize - footer_len;
+  ASSIGN_OR_RAISE(auto footer, ReadRange(data_end_, footer_len));
+  ASSIGN_OR_RAISE(metadata_, internal::ParseFooter(footer->data(), footer_len, data_end_));
+  const auto& schema = metadata_.schema;
   std::vector<arrow::Field> fields;
   for (size_t i = 1; i < schema.size(); ++i) {
     ASSIGN_OR_RAISE(arrow::Field f, internal::SchemaElementToField(schema[i]));
     fields.push_back(std::move(f));
   }
   arrow::KeyValueMetadata kv;
-  for (const auto& e : r->metadata_.key_value_metadata) {
+  for (const auto& e : metadata_.key_value_metadata) {
     if (e.key == "ARROW:schema") continue;
     kv.emplace_back(e.key, e.value.value_or(""));
   }
   auto arrow_schema = std::make_shared<arrow::Schema>(std::move(fields), std::move(kv));
   RETURN_NOT_OK(arrow_schema->Validate().WithContext("parquet schema"));
-  r->schema_ = std::move(arrow_schema);
-  return r;
-}
-
-Result<std::unique_ptr<FileReader>> FileReader::OpenPath(const std::string& path,
-                                                         OpenOptions options) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::IOError("open " + path + ": " + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    return Status::IOError("stat " + path + ": " + std::strerror(errno));
-  }
-  auto buffer = MutableBuffer::Allocate(st.st_size);
-  if (!buffer.ok()) {
-    ::close(fd);
-    return buffer.status();
-  }
-  int64_t done = 0;
-  while (done < st.st_size) {
-    const ssize_t n =
-        ::read(fd, (*buffer)->mutable_data() + done, static_cast<size_t>(st.st_size - done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string err = n < 0 ? std::strerror(errno) : "unexpected end of file";
-      ::close(fd);
-      return Status::IOError("read " + path + ": " + err);
-    }
-    done += n;
-  }
-  ::close(fd);
-  if (options.path.empty()) options.path = path;
-  return Open(std::move(*buffer), std::move(options));
+  schema_ = std::move(arrow_schema);
+  return Status::OK();
 }
 
 Result<bool> FileReader::RowGroupMayMatch(int i, const std::vector<Predicate>& predicates) const {
@@ -1013,9 +1011,17 @@ Result<arrow::RecordBatchPtr> FileReader::ReadRowGroup(
     if (c < 0 || c >= schema_->num_fields()) {
       return Status::OutOfRange("column index " + std::to_string(c));
     }
-    ChunkDecoder decoder(schema_->field(c), metadata_.schema[c + 1], group.num_rows,
-                         options_.verify_page_checksums);
-    auto array = decoder.Decode(file_->data(), data_end_, group.columns[c]);
+    // Only this chunk's bytes are read (or, for a file in memory, sliced).
+    auto read_chunk = [&]() -> Result<Array> {
+      const ColumnChunk& chunk = group.columns[c];
+      ASSIGN_OR_RAISE(const internal::ByteRange range,
+                      internal::ChunkRange(*chunk.meta_data, data_end_));
+      ASSIGN_OR_RAISE(auto bytes, ReadRange(range.start, range.end - range.start));
+      ChunkDecoder decoder(schema_->field(c), metadata_.schema[c + 1], group.num_rows,
+                           options_.verify_page_checksums);
+      return decoder.Decode(bytes->data(), range, chunk);
+    };
+    auto array = read_chunk();
     if (!array.ok()) return array.status().WithContext(internal::RowGroupContext(options_.path, i));
     columns.push_back(std::move(*array));
     fields.push_back(schema_->field(c));

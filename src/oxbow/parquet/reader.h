@@ -9,6 +9,7 @@
 
 #include "oxbow/arrow/record_batch.h"
 #include "oxbow/common/buffer.h"
+#include "oxbow/common/file_system.h"
 #include "oxbow/common/status.h"
 #include "oxbow/parquet/metadata.h"
 
@@ -44,7 +45,7 @@ struct OpenOptions {
   // bytes; a mismatch is Corruption naming the file, row group, column and page offset. Pages
   // without a crc are read as they are. Default: true.
   bool verify_page_checksums = true;
-  // The file's name in error messages; OpenPath fills it in. Default: empty (unnamed).
+  // The file's name in error messages; Open(fs, path) fills it in. Default: empty (unnamed).
   std::string path;
 };
 
@@ -53,9 +54,13 @@ class FileReader {
   // Parses and checks the footer of the whole file held in `file`.
   static Result<std::unique_ptr<FileReader>> Open(std::shared_ptr<Buffer> file,
                                                   OpenOptions options = {});
-  // Reads the file at `path` into memory and opens it.
-  static Result<std::unique_ptr<FileReader>> OpenPath(const std::string& path,
-                                                      OpenOptions options = {});
+  // Reads and checks only the footer of `file`; each ReadRowGroup then reads just its column
+  // chunks, so memory holds about one row group (plus the footer), not the file.
+  static Result<std::unique_ptr<FileReader>> Open(std::unique_ptr<File> file,
+                                                  OpenOptions options = {});
+  // Opens `path` on `fs` as above; errors name the path.
+  static Result<std::unique_ptr<FileReader>> Open(FileSystem& fs, const std::string& path,
+                                                  OpenOptions options = {});
 
   const FileMetaData& metadata() const { return metadata_; }
   // The Arrow schema: field ids in field metadata "PARQUET:field_id", footer key/values in the
@@ -72,11 +77,16 @@ class FileReader {
   Result<std::vector<arrow::RecordBatchPtr>> Read(const ReaderOptions& options = {}) const;
 
  private:
-  FileReader() = default;
-  static Result<std::unique_ptr<FileReader>> OpenBuffer(std::shared_ptr<Buffer> file,
-                                                        OpenOptions options);
+  explicit FileReader(OpenOptions options) : options_(std::move(options)) {}
+  // Reads the footer of a file of `size` bytes; errors name the path.
+  Status ReadFooter(int64_t size);
+  Status ParseFooterAndSchema(int64_t size);
+  Status WithPath(const Status& st) const;
+  // `length` bytes at `position`, from whichever of the two sources is set.
+  Result<std::shared_ptr<Buffer>> ReadRange(int64_t position, int64_t length) const;
 
-  std::shared_ptr<Buffer> file_;
+  std::shared_ptr<Buffer> whole_file_;  // the file, when opened from memory
+  std::unique_ptr<File> file_;          // otherwise, read a range at a time
   OpenOptions options_;
   int64_t data_end_ = 0;  // where the column data ends and the footer begins
   FileMetaData metadata_;

@@ -1,11 +1,8 @@
 #include "oxbow/parquet/writer.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -31,44 +28,29 @@ Result<Codec> ParseCodec(std::string_view name) {
 
 namespace {
 
-class FdOutputStream : public OutputStream {
+// Writes through the FileSystem seam, one positional write per piece.
+class FileOutputStream : public OutputStream {
  public:
-  FdOutputStream(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
-  ~FdOutputStream() override {
-    if (fd_ >= 0) ::close(fd_);
-  }
+  explicit FileOutputStream(std::unique_ptr<File> file) : file_(std::move(file)) {}
   Status Write(const void* data, int64_t size) override {
-    const auto* p = static_cast<const char*>(data);
-    while (size > 0) {
-      const ssize_t n = ::write(fd_, p, static_cast<size_t>(std::min<int64_t>(size, 1 << 30)));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Status::IOError("write to " + path_ + ": " + std::strerror(errno));
-      }
-      p += n;
-      size -= n;
-    }
+    RETURN_NOT_OK(file_->WriteAt(
+        position_, ByteSpan(static_cast<const uint8_t*>(data), static_cast<size_t>(size))));
+    position_ += size;
     return Status::OK();
   }
-  Status Close() override {
-    if (fd_ < 0) return Status::OK();
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) return Status::IOError("close " + path_ + ": " + std::strerror(errno));
-    return Status::OK();
-  }
+  Status Close() override { return file_->Sync(); }
 
  private:
-  int fd_;
-  std::string path_;
+  std::unique_ptr<File> file_;
+  int64_t position_ = 0;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<OutputStream>> OpenFileOutput(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IOError("open " + path + ": " + std::strerror(errno));
-  return std::unique_ptr<OutputStream>(new FdOutputStream(fd, path));
+Result<std::unique_ptr<OutputStream>> OpenFileOutput(FileSystem& fs, const std::string& path) {
+  ASSIGN_OR_RAISE(auto file, fs.OpenFile(path, FileMode::kCreate));
+  RETURN_NOT_OK(file->Truncate(0));
+  return std::unique_ptr<OutputStream>(new FileOutputStream(std::move(file)));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -762,10 +744,10 @@ Result<std::unique_ptr<FileWriter>> FileWriter::Open(arrow::SchemaPtr schema,
   return w;
 }
 
-Result<std::unique_ptr<FileWriter>> FileWriter::OpenPath(arrow::SchemaPtr schema,
-                                                         const std::string& path,
-                                                         WriterOptions options) {
-  ASSIGN_OR_RAISE(auto out, OpenFileOutput(path));
+Result<std::unique_ptr<FileWriter>> FileWriter::Open(arrow::SchemaPtr schema, FileSystem& fs,
+                                                     const std::string& path,
+                                                     WriterOptions options) {
+  ASSIGN_OR_RAISE(auto out, OpenFileOutput(fs, path));
   return Open(std::move(schema), std::move(out), std::move(options));
 }
 

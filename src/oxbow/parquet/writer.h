@@ -10,6 +10,7 @@
 
 #include "oxbow/arrow/record_batch.h"
 #include "oxbow/common/buffer.h"
+#include "oxbow/common/file_system.h"
 #include "oxbow/common/status.h"
 #include "oxbow/parquet/metadata.h"
 
@@ -84,8 +85,8 @@ class OutputStream {
   virtual Status Close() = 0;
 };
 
-// Creates (truncates) the file at `path`.
-Result<std::unique_ptr<OutputStream>> OpenFileOutput(const std::string& path);
+// Creates (truncates) the file at `path` on `fs`; Close() makes it durable (fsync).
+Result<std::unique_ptr<OutputStream>> OpenFileOutput(FileSystem& fs, const std::string& path);
 
 // Collects the file in memory.
 class StringOutputStream : public OutputStream {
@@ -111,9 +112,10 @@ class FileWriter {
   static Result<std::unique_ptr<FileWriter>> Open(arrow::SchemaPtr schema,
                                                   std::unique_ptr<OutputStream> out,
                                                   WriterOptions options = {});
-  static Result<std::unique_ptr<FileWriter>> OpenPath(arrow::SchemaPtr schema,
-                                                      const std::string& path,
-                                                      WriterOptions options = {});
+  // Writes a new file at `path` on `fs` (OpenFileOutput).
+  static Result<std::unique_ptr<FileWriter>> Open(arrow::SchemaPtr schema, FileSystem& fs,
+                                                  const std::string& path,
+                                                  WriterOptions options = {});
 
   // Appends a batch of the writer's schema; row groups close as the options say.
   Status Write(const arrow::RecordBatch& batch);

@@ -23,9 +23,10 @@
 //
 // The records file holds one record per row: a u32 little-endian length, then the bytes.
 
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -107,13 +108,20 @@ public final class KafkaBench {
   }
 
   private static byte[][] readRecords(String path) throws IOException {
-    ByteBuffer data = ByteBuffer.wrap(Files.readAllBytes(Path.of(path)));
-    data.order(ByteOrder.LITTLE_ENDIAN);
     List<byte[]> records = new ArrayList<>();
-    while (data.hasRemaining()) {
-      byte[] record = new byte[data.getInt()];
-      data.get(record);
-      records.add(record);
+    try (DataInputStream in = new DataInputStream(
+             new BufferedInputStream(Files.newInputStream(Path.of(path)), 1 << 20))) {
+      while (true) {
+        int length;
+        try {
+          length = Integer.reverseBytes(in.readInt());  // little-endian on disk
+        } catch (EOFException end) {
+          break;
+        }
+        byte[] record = new byte[length];
+        in.readFully(record);
+        records.add(record);
+      }
     }
     return records.toArray(new byte[0][]);
   }

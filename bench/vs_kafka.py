@@ -296,7 +296,7 @@ class Bench:
         self.schema = ipc.open_file(str(self.arrow_path)).schema
         self.timeout = 120 if args.quick else 1800
         dataset_gb = os.path.getsize(self.records_path) / 1e9
-        self.client_jvm = [f"-Xmx{int(2 * dataset_gb) + 1}g", "-XX:+UseG1GC"]
+        self.client_jvm = [f"-Xmx{int(1.5 * dataset_gb) + 1}g", "-XX:+UseG1GC"]
         self.servers: list = []
         self.kafka_producer_metrics: dict = {}  # of the last KafkaBench produce
 

@@ -4,7 +4,7 @@
 //
 //   KafkaBench produce --bootstrap H:P --topic T --records data.rows --batch-rows 1024
 //       [--producers 4] [--partitions 4] [--topic-config k=v,...] [--producer k=v,...]
-//       [--warmup-records N]
+//       [--warmup-records N] [--server-pid PID]
 //     Creates topic T (and T-warmup), then producer p (its own KafkaProducer and thread) sends
 //     the rows of batches p, p+P, p+2P, ... of --batch-rows rows, one record per row, and
 //     flushes. Before the clock starts each producer sends its share of the first
@@ -19,6 +19,8 @@
 //   KafkaBench consume --bootstrap H:P --topic T --expect N [--reps 3] [--consumer k=v,...]
 //     One consumer reads every partition of T from the beginning until it has N records, --reps
 //     times (best and median).
+//   produce and consume take --server-pid PID and report the CPU time (user + system) of this
+//   JVM and of the broker over the measured part (consume: per rep).
 //   KafkaBench delete-topics --bootstrap H:P --topics a,b
 //
 // The records file holds one record per row: a u32 little-endian length, then the bytes.
@@ -27,6 +29,7 @@ import java.io.BufferedInputStream;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -126,6 +129,24 @@ public final class KafkaBench {
     return records.toArray(new byte[0][]);
   }
 
+  // CPU time (user + system) of this JVM so far, in seconds.
+  private static double processCpuSeconds() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+               .getProcessCpuTime()
+        / 1e9;
+  }
+
+  // CPU time (user + system) of process `pid` so far, from /proc/<pid>/stat, in seconds (Linux
+  // counts it in ticks of 1/100 s: USER_HZ); 0 without a pid.
+  private static double otherProcessCpuSeconds(long pid) throws IOException {
+    if (pid == 0) return 0;
+    String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+    // After the command name, which is in parentheses: state, then utime and stime are the
+    // 12th and 13th fields.
+    String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+    return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) / 100.0;
+  }
+
   private static double percentile(double[] sorted, double q) {
     if (sorted.length == 0) return 0;
     int rank = (int) (q * sorted.length);
@@ -222,6 +243,7 @@ public final class KafkaBench {
     int producers = Integer.parseInt(flags.getOrDefault("producers", "4"));
     int partitions = Integer.parseInt(flags.getOrDefault("partitions", "4"));
     int batchRows = Integer.parseInt(required(flags, "batch-rows"));
+    long serverPid = Long.parseLong(flags.getOrDefault("server-pid", "0"));
     byte[][] records = readRecords(required(flags, "records"));
     int warmupRecords =
         Math.min(records.length, Integer.parseInt(flags.getOrDefault("warmup-records", "0")));
@@ -262,10 +284,14 @@ public final class KafkaBench {
           client.flush();
         }));
       }
+      double serverCpuStart = otherProcessCpuSeconds(serverPid);
+      double cpuStart = processCpuSeconds();
       long start = System.nanoTime();
       for (Thread t : threads) t.start();
       for (Thread t : threads) t.join();
       double seconds = (System.nanoTime() - start) / 1e9;
+      double clientCpu = processCpuSeconds() - cpuStart;
+      double serverCpu = otherProcessCpuSeconds(serverPid) - serverCpuStart;
       if (error.get() != null) fail("produce: " + error.get());
       if (!warmup) {
         long bytes = 0;
@@ -274,6 +300,8 @@ public final class KafkaBench {
             .add("op", "produce")
             .add("producers", producers)
             .add("seconds", seconds)
+            .add("client_cpu_seconds", clientCpu)
+            .add("server_cpu_seconds", serverCpu)
             .add("records", records.length)
             .add("bytes", bytes)
             .add("batch_size_avg", producerMetric(clients.get(0), "batch-size-avg"))
@@ -393,13 +421,16 @@ public final class KafkaBench {
 
   // ---- consume ----
 
-  private static void consume(Map<String, String> flags) {
+  private static void consume(Map<String, String> flags) throws IOException {
     String topic = required(flags, "topic");
     long expect = Long.parseLong(required(flags, "expect"));
     int reps = Integer.parseInt(flags.getOrDefault("reps", "3"));
+    long serverPid = Long.parseLong(flags.getOrDefault("server-pid", "0"));
     double[] times = new double[reps];
     long records = 0;
     long bytes = 0;
+    double clientCpu = 0;
+    double serverCpu = 0;
     try (KafkaConsumer<byte[], byte[]> consumer =
              new KafkaConsumer<>(consumerProperties(flags))) {
       List<TopicPartition> partitions = new ArrayList<>();
@@ -407,6 +438,8 @@ public final class KafkaBench {
         partitions.add(new TopicPartition(topic, info.partition()));
       }
       consumer.assign(partitions);
+      double serverCpuStart = otherProcessCpuSeconds(serverPid);
+      double cpuStart = processCpuSeconds();
       for (int rep = 0; rep < reps; ++rep) {
         consumer.seekToBeginning(partitions);
         records = 0;
@@ -422,12 +455,16 @@ public final class KafkaBench {
         }
         times[rep] = (System.nanoTime() - start) / 1e9;
       }
+      clientCpu = (processCpuSeconds() - cpuStart) / reps;
+      serverCpu = (otherProcessCpuSeconds(serverPid) - serverCpuStart) / reps;
     }
     Arrays.sort(times);
     new JsonLine()
         .add("op", "consume")
         .add("best", times[0])
         .add("median", times[reps / 2])
+        .add("client_cpu_seconds", clientCpu)
+        .add("server_cpu_seconds", serverCpu)
         .add("reps", reps)
         .add("records", records)
         .add("bytes", bytes)

@@ -7,7 +7,7 @@
 //       batches of R rows, and as one record per row in the encoding of row_encoding.h, each
 //       record a u32 little-endian length and the bytes (what the Kafka side sends).
 //   server_bench produce --address H:P --table ns.t --input data.arrow [--producers 4]
-//                        [--window 4] [--codec none|lz4|zstd]
+//                        [--window 4] [--codec none|lz4|zstd] [--server-pid PID]
 //       Producer p sends batches p, p+P, p+2P, ... of the (uncompressed IPC) input file on its
 //       own connection and DoPut stream, with at most --window batches unacknowledged, and
 //       IPC body compression --codec (compressed by the client, stored as sent).
@@ -21,7 +21,11 @@
 //       latency = ack - due time, end-to-end latency = arrival at the follower - due time. Rows
 //       due in the first --warmup-seconds are left out of the percentiles.
 //   server_bench consume --address H:P --table ns.t [--buckets 4] [--columns a,b] [--reps 1]
+//                        [--server-pid PID]
 //       Reads buckets 0..N-1 from earliest, one after another, on one connection.
+//
+// produce and consume report the CPU time (user + system) of this process and, given
+// --server-pid, of the server over the measured part (consume: per rep).
 //   server_bench follow --address H:P --table ns.t [--batches 200] [--rows 1000]
 //                       [--interval-ms 2]
 //       A follower (DoGet follow:true from latest) and a producer sending one batch at a time:
@@ -213,8 +217,11 @@ Status Produce(const Flags& flags) {
   ASSIGN_OR_RAISE(auto reader, ipc::FileReader::Open(data));
   ASSIGN_OR_RAISE(auto batches, reader->ReadAll());
 
+  const int64_t server_pid = flags.GetInt("server-pid", 0);
   std::vector<ProducerResult> results(producers);
   std::vector<std::thread> threads;
+  const double server_cpu_start = server_pid ? OtherProcessCpuSeconds(server_pid) : 0;
+  const double cpu_start = ProcessCpuSeconds();
   double start = NowSeconds();
   for (int p = 0; p < producers; ++p) {
     threads.emplace_back(RunProducer, address, table, reader->schema(), std::cref(batches), p,
@@ -222,6 +229,8 @@ Status Produce(const Flags& flags) {
   }
   for (auto& t : threads) t.join();
   double seconds = NowSeconds() - start;
+  const double client_cpu = ProcessCpuSeconds() - cpu_start;
+  const double server_cpu = server_pid ? OtherProcessCpuSeconds(server_pid) - server_cpu_start : 0;
 
   ProducerResult total;
   for (auto& r : results) {
@@ -238,6 +247,8 @@ Status Produce(const Flags& flags) {
       .Add("window", window)
       .Add("codec", std::string(arrow::CodecName(options.codec)))
       .Add("seconds", seconds)
+      .Add("client_cpu_seconds", client_cpu)
+      .Add("server_cpu_seconds", server_cpu)
       .Add("bytes", total.bytes)
       .Add("rows", total.rows)
       .Add("batches", total.batches)
@@ -256,9 +267,12 @@ Status Consume(const Flags& flags) {
   const int buckets = static_cast<int>(flags.GetInt("buckets", 4));
   const int reps = static_cast<int>(flags.GetInt("reps", 1));
   const std::vector<std::string> columns = SplitCommas(flags.Get("columns", ""));
+  const int64_t server_pid = flags.GetInt("server-pid", 0);
   ASSIGN_OR_RAISE(auto client, client::Client::Connect(flags.Get("address", "")));
   std::vector<double> times;
   int64_t bytes = 0, rows = 0, batches = 0;
+  const double server_cpu_start = server_pid ? OtherProcessCpuSeconds(server_pid) : 0;
+  const double cpu_start = ProcessCpuSeconds();
   for (int rep = 0; rep < reps; ++rep) {
     bytes = rows = batches = 0;
     double start = NowSeconds();
@@ -275,12 +289,17 @@ Status Consume(const Flags& flags) {
     }
     times.push_back(NowSeconds() - start);
   }
+  const double client_cpu = (ProcessCpuSeconds() - cpu_start) / reps;
+  const double server_cpu =
+      server_pid ? (OtherProcessCpuSeconds(server_pid) - server_cpu_start) / reps : 0;
   Timing t = Summarize(times);
   JsonLine()
       .Add("op", "consume")
       .Add("columns", static_cast<int64_t>(columns.size()))
       .Add("best", t.best)
       .Add("median", t.median)
+      .Add("client_cpu_seconds", client_cpu)
+      .Add("server_cpu_seconds", server_cpu)
       .Add("reps", reps)
       .Add("bytes", bytes)
       .Add("rows", rows)

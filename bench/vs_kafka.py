@@ -2,7 +2,8 @@
 """Oxbow against a real Apache Kafka 4.4.0 broker on this machine, side by side in one run:
 produce throughput (1 and 4 producers, acks=all, with and without an fsync per batch), produce
 and end-to-end latency at a fixed rate, consume throughput (Oxbow also reading 2 and 10 of the
-20 columns), disk bytes per row and the servers' RSS. Prints a table with Oxbow/Kafka ratios.
+20 columns), the CPU time clients and servers spend per GB, disk bytes per row and the servers'
+RSS. Prints a table with Oxbow/Kafka ratios.
 
     bench/vs_kafka [--quick] [--runs 3] [--batches 1024] [--codec lz4|zstd] [--workdir DIR]
 
@@ -341,9 +342,9 @@ class Bench:
             "table": table, "schema": {"fields": fields}, "buckets": buckets,
             "properties": {"lake.enabled": "false"}})
 
-    def kafka_produce(self, topic: str, fsync: bool, producers: int) -> float:
+    def kafka_produce(self, topic: str, fsync: bool, producers: int) -> dict:
         flags = ["--topic", topic, "--records", self.records_path, "--batch-rows", BATCH_ROWS,
-                 "--producers", producers, "--partitions", 4,
+                 "--producers", producers, "--partitions", 4, "--server-pid", self.kafka.proc.pid,
                  "--producer", producer_config(self.args.codec),
                  "--warmup-records", min(self.rows // 10, 100_000)]
         if fsync:
@@ -351,14 +352,15 @@ class Bench:
         result = self.kafka_bench("produce", *flags)
         assert result["records"] == self.rows, result
         self.kafka_producer_metrics = result
-        return self.rows / result["seconds"]
+        return {**result, "rows_per_second": self.rows / result["seconds"]}
 
-    def oxbow_produce(self, table: str, fsync: bool, producers: int) -> float:
+    def oxbow_produce(self, table: str, fsync: bool, producers: int) -> dict:
         self.create_table(fsync, table, 4)
         server = self.oxbow[fsync]
         result = run_json([self.load, "produce", "--address", server.address, "--table", table,
                            "--input", self.arrow_path, "--producers", producers, "--window", 4,
-                           "--codec", self.args.codec], timeout=self.timeout)
+                           "--codec", self.args.codec, "--server-pid", server.proc.pid],
+                          timeout=self.timeout)
         assert result["rows"] == self.rows, result
         # Under --flush interval rows are readable (and counted) from the next fsync, <= 10 ms
         # after their ack.
@@ -366,7 +368,7 @@ class Bench:
         while (stored := server.rows(table)) != self.rows and time.monotonic() < deadline:
             time.sleep(0.01)
         assert stored == self.rows, f"oxbowd holds {stored} rows of {table}, produced {self.rows}"
-        return self.rows / result["seconds"]
+        return {**result, "rows_per_second": self.rows / result["seconds"]}
 
     def kafka_rate(self, topic: str, fsync: bool, rows_per_second: float) -> dict:
         flags = ["--topic", topic, "--records", self.records_path, "--partitions", 4,
@@ -387,20 +389,22 @@ class Bench:
                          "--linger-ms", LINGER_MS, "--max-batch-rows", BATCH_ROWS,
                          "--window", 5, "--codec", self.args.codec], timeout=self.timeout)
 
-    def kafka_consume(self, topic: str) -> float:
+    def kafka_consume(self, topic: str) -> dict:
         result = self.kafka_bench("consume", "--topic", topic, "--expect", self.rows,
-                                  "--reps", self.args.reps, "--consumer", CONSUMER_CONFIG)
+                                  "--reps", self.args.reps, "--consumer", CONSUMER_CONFIG,
+                                  "--server-pid", self.kafka.proc.pid)
         assert result["records"] == self.rows and result["bytes"] == self.raw_bytes, result
-        return self.rows / result["best"]
+        return {**result, "rows_per_second": self.rows / result["best"]}
 
-    def oxbow_consume(self, table: str, columns: list[str]) -> tuple[float, int]:
-        cmd = [self.load, "consume", "--address", self.oxbow[True].address, "--table", table,
-               "--buckets", 4, "--reps", self.args.reps]
+    def oxbow_consume(self, table: str, columns: list[str]) -> dict:
+        server = self.oxbow[True]
+        cmd = [self.load, "consume", "--address", server.address, "--table", table,
+               "--buckets", 4, "--reps", self.args.reps, "--server-pid", server.proc.pid]
         if columns:
             cmd += ["--columns", ",".join(columns)]
         result = run_json(cmd, timeout=self.timeout)
         assert result["rows"] == self.rows, result
-        return self.rows / result["best"], result["bytes"]
+        return {**result, "rows_per_second": self.rows / result["best"]}
 
     def oxbow_table_dir(self, table: str) -> pathlib.Path:
         table_id = self.oxbow[True].action("describe_table", {"table": table})["table_id"]
@@ -453,7 +457,7 @@ class Bench:
                     figures["kafka_producer"] = self.kafka_producer_metrics
 
         for fsync in (False, True):
-            slower = min(figures[("produce", fsync, 1)])
+            slower = min(side["rows_per_second"] for side in figures[("produce", fsync, 1)])
             rows_per_second = slower / 2
             name = f"r{index}-{mode_name[fsync]}-rate"
             topics.append(name)
@@ -471,15 +475,11 @@ class Bench:
                         f"{rows_per_second:,.0f} rows/s")
 
         log(f"run {index + 1}: consume")
-        kafka_full, (oxbow_full, moved) = pair(
-            ("consume", 20), lambda: self.kafka_consume(consume_topic),
-            lambda: self.oxbow_consume(consume_table, []))
-        figures[("consume", 20)] = (kafka_full, oxbow_full)
-        figures[("consume_bytes", 20)] = moved
+        kafka_full, _ = pair(("consume", 20), lambda: self.kafka_consume(consume_topic),
+                             lambda: self.oxbow_consume(consume_table, []))
         for ncols in (10, 2):  # Kafka cannot prune columns: it reads everything
-            oxbow_projected, moved = self.oxbow_consume(consume_table, PROJECTIONS[ncols])
-            figures[("consume", ncols)] = (kafka_full, oxbow_projected)
-            figures[("consume_bytes", ncols)] = moved
+            figures[("consume", ncols)] = (
+                kafka_full, self.oxbow_consume(consume_table, PROJECTIONS[ncols]))
 
         log(f"run {index + 1}: dropping its topics and tables")
         self.kafka_bench("delete-topics", "--topics", ",".join(topics))
@@ -505,14 +505,29 @@ def summary(values: list[float], digits: int) -> str:
 def report(args, bench: Bench, runs: list[dict], seconds: float) -> None:
     row_bytes = bench.raw_bytes / bench.rows
     mode = {False: "no fsync", True: "fsync every batch"}
+    consume_label = {20: "all 20 columns", 10: "Oxbow 10 of 20 columns, Kafka all",
+                     2: "Oxbow 2 of 20 columns, Kafka all"}
+
+    def cpu_per_gb(side: dict) -> float:
+        """Client + server CPU seconds per GB of rows produced or read."""
+        return (side["client_cpu_seconds"] + side["server_cpu_seconds"]) / (bench.raw_bytes / 1e9)
+
+    def per_run(key, value) -> list[tuple[float, float]]:
+        return [tuple(value(side) for side in r[key]) for r in runs]
+
     # (label, per-run (kafka, oxbow) values, digits, which way is better, target on the ratio)
     lines = []
-    for fsync in (False, True):
-        for producers in (1, 4):
-            lines.append((f"produce MB/s, {producers} producer{'s' * (producers > 1)}, "
-                          f"{mode[fsync]}",
-                          [tuple(v * row_bytes / 1e6 for v in r[("produce", fsync, producers)])
-                           for r in runs], 1, "higher", 2.0))
+    produce_label = {
+        (fsync, producers): f"{producers} producer{'s' * (producers > 1)}, {mode[fsync]}"
+        for fsync in (False, True) for producers in (1, 4)}
+    for (fsync, producers), label in produce_label.items():
+        lines.append((f"produce MB/s, {label}", per_run(
+            ("produce", fsync, producers), lambda side: side["rows_per_second"] * row_bytes / 1e6),
+            1, "higher", 2.0))
+    for (fsync, producers), label in produce_label.items():
+        lines.append((f"produce CPU s per GB (client + server), {label}", per_run(
+            ("produce", fsync, producers), cpu_per_gb),
+            2, "lower", None))
     for fsync in (False, True):
         rate = [r[("rate_rows", fsync)][0] * row_bytes / 1e6 for r in runs]
         for stat, label in (("ack_p50_ms", "p50"), ("ack_p99_ms", "p99"),
@@ -525,12 +540,14 @@ def report(args, bench: Bench, runs: list[dict], seconds: float) -> None:
                           f"{mode[fsync]}",
                           [(r[("rate", fsync)][0][stat], r[("rate", fsync)][1][stat])
                            for r in runs], 2, "lower", None))
-    consume_label = {20: "all 20 columns", 10: "Oxbow 10 of 20 columns, Kafka all",
-                     2: "Oxbow 2 of 20 columns, Kafka all"}
     for ncols in (20, 10, 2):
-        lines.append((f"consume k rows/s, {consume_label[ncols]}",
-                      [tuple(v / 1e3 for v in r[("consume", ncols)]) for r in runs], 1,
-                      "higher", 5.0 if ncols == 2 else None))
+        lines.append((f"consume k rows/s, {consume_label[ncols]}", per_run(
+            ("consume", ncols), lambda side: side["rows_per_second"] / 1e3),
+            1, "higher", 5.0 if ncols == 2 else None))
+    for ncols in (20, 10, 2):
+        lines.append((f"consume CPU s per GB (client + server), {consume_label[ncols]}", per_run(
+            ("consume", ncols), cpu_per_gb),
+            2, "lower", None))
     lines.append(("disk bytes per row, log segment files (.log)",
                   [r["disk_log"] for r in runs], 1, "lower", None))
     lines.append(("disk bytes per row, all files of the topic / table (allocated)",
@@ -576,10 +593,21 @@ def report(args, bench: Bench, runs: list[dict], seconds: float) -> None:
     print()
     print("\n".join(ratio_lines))
     print()
+    print("CPU seconds per GB of rows, medians: client / server")
+    print()
+    print("| measurement | Kafka client | Kafka server | Oxbow client | Oxbow server |")
+    print("|---|---:|---:|---:|---:|")
+    gigabytes = bench.raw_bytes / 1e9
+    for key, label in ([(("produce",) + k, f"produce, {v}") for k, v in produce_label.items()] +
+                       [(("consume", n), f"consume, {v}") for n, v in consume_label.items()]):
+        cells = [statistics.median(r[key][side][part] for r in runs) / gigabytes
+                 for side in (0, 1) for part in ("client_cpu_seconds", "server_cpu_seconds")]
+        print(f"| {label} | " + " | ".join(f"{c:.2f}" for c in cells) + " |")
+    print()
     for ncols in (20, 10, 2):
-        moved = [r[("consume_bytes", ncols)] for r in runs]
-        print(f"Oxbow {ncols} of 20 columns: {statistics.median(moved) / 1e6:,.1f} MB of Arrow "
-              f"buffers read ({statistics.median(moved) / bench.arrow_bytes:.1%} of the rows)")
+        moved = statistics.median(r[("consume", ncols)][1]["bytes"] for r in runs)
+        print(f"Oxbow {ncols} of 20 columns: {moved / 1e6:,.1f} MB of Arrow buffers read "
+              f"({moved / bench.arrow_bytes:.1%} of the rows)")
     print(f"vs_kafka.py took {seconds:.0f} s")
 
 

@@ -86,16 +86,18 @@ def test_vs_kafka_quick(tmp_path):
     assert proc.returncode == 0, f"vs_kafka exited {proc.returncode}\n{out}\n{proc.stderr}"
     assert list(workdir.iterdir()) == [], "vs_kafka left files behind in its work dir"
     assert (log_dir / "kafka-server.log").is_file() and (log_dir / "oxbowd-fsync.log").is_file()
-    labels = [rf"produce MB/s, {p}, {mode}" for mode in ("no fsync", "fsync every batch")
-              for p in ("1 producer", "4 producers")]
+    labels = [rf"produce {what}, {p}, {mode}" for mode in ("no fsync", "fsync every batch")
+              for p in ("1 producer", "4 producers")
+              for what in ("MB/s", r"CPU s per GB \(client \+ server\)")]
     labels += [rf"{kind} latency {q} ms at [0-9,]+ MB/s, {mode}"
                for mode in ("no fsync", "fsync every batch")
                for kind, qs in (("produce", ("p50", "p99", r"p99\.9")), ("end-to-end", ("p50", "p99")))
                for q in qs]
-    labels += [r"consume k rows/s, all 20 columns",
-               r"consume k rows/s, Oxbow 10 of 20 columns, Kafka all",
-               r"consume k rows/s, Oxbow 2 of 20 columns, Kafka all",
-               r"disk bytes per row, log segment files \(\.log\)",
+    labels += [rf"consume {what}, {columns}"
+               for what in ("k rows/s", r"CPU s per GB \(client \+ server\)")
+               for columns in ("all 20 columns", "Oxbow 10 of 20 columns, Kafka all",
+                               "Oxbow 2 of 20 columns, Kafka all")]
+    labels += [r"disk bytes per row, log segment files \(\.log\)",
                r"disk bytes per row, all files of the topic / table \(allocated\)",
                r"server RSS peak MB .*", r"server anonymous RSS peak MB .*"]
     for label in labels:

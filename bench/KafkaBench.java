@@ -70,11 +70,11 @@ public final class KafkaBench {
     }
     Map<String, String> flags = parseFlags(args);
     switch (args[0]) {
-      case "produce" -> produce(flags);
-      case "rate" -> rate(flags);
-      case "consume" -> consume(flags);
-      case "delete-topics" -> deleteTopics(flags);
-      default -> fail("unknown command '" + args[0] + "'");
+      case "produce": produce(flags); break;
+      case "rate": rate(flags); break;
+      case "consume": consume(flags); break;
+      case "delete-topics": deleteTopics(flags); break;
+      default: fail("unknown command '" + args[0] + "'");
     }
   }
 
@@ -84,9 +84,13 @@ public final class KafkaBench {
     Map<String, String> flags = new HashMap<>();
     for (int i = 1; i < args.length; ++i) {
       String name = args[i];
-      if (!name.startsWith("--")) fail("unexpected argument '" + name + "'");
-      String value = "1";  // a flag without a value
-      if (i + 1 < args.length && !args[i + 1].startsWith("--")) value = args[++i];
+      if (!name.startsWith("--")) {
+        fail("unexpected argument '" + name + "'");
+      }
+      String value = "1"; // a flag without a value
+      if (i + 1 < args.length && !args[i + 1].startsWith("--")) {
+        value = args[++i];
+      }
       flags.put(name.substring(2), value);
     }
     return flags;
@@ -94,17 +98,23 @@ public final class KafkaBench {
 
   private static String required(Map<String, String> flags, String name) {
     String value = flags.get(name);
-    if (value == null || value.isEmpty()) fail("--" + name + " is required");
+    if (value == null || value.isEmpty()) {
+      fail("--" + name + " is required");
+    }
     return value;
   }
 
   // "k=v,k=v" into properties (values may not contain commas).
   private static Map<String, String> keyValues(String text) {
     Map<String, String> values = new HashMap<>();
-    if (text == null || text.isEmpty()) return values;
+    if (text == null || text.isEmpty()) {
+      return values;
+    }
     for (String pair : text.split(",")) {
       int eq = pair.indexOf('=');
-      if (eq <= 0) fail("'" + pair + "' is not key=value");
+      if (eq <= 0) {
+        fail("'" + pair + "' is not key=value");
+      }
       values.put(pair.substring(0, eq), pair.substring(eq + 1));
     }
     return values;
@@ -117,7 +127,7 @@ public final class KafkaBench {
       while (true) {
         int length;
         try {
-          length = Integer.reverseBytes(in.readInt());  // little-endian on disk
+          length = Integer.reverseBytes(in.readInt()); // little-endian on disk
         } catch (EOFException end) {
           break;
         }
@@ -139,7 +149,9 @@ public final class KafkaBench {
   // CPU time (user + system) of process `pid` so far, from /proc/<pid>/stat, in seconds (Linux
   // counts it in ticks of 1/100 s: USER_HZ); 0 without a pid.
   private static double otherProcessCpuSeconds(long pid) throws IOException {
-    if (pid == 0) return 0;
+    if (pid == 0) {
+      return 0;
+    }
     String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
     // After the command name, which is in parentheses: state, then utime and stime are the
     // 12th and 13th fields.
@@ -148,7 +160,9 @@ public final class KafkaBench {
   }
 
   private static double percentile(double[] sorted, double q) {
-    if (sorted.length == 0) return 0;
+    if (sorted.length == 0) {
+      return 0;
+    }
     int rank = (int) (q * sorted.length);
     return sorted[Math.min(rank, sorted.length - 1)];
   }
@@ -192,8 +206,8 @@ public final class KafkaBench {
     Properties props = new Properties();
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, required(flags, "bootstrap"));
     props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-    props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
-        ByteArrayDeserializer.class.getName());
+    props.put(
+        ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     props.putAll(keyValues(flags.get("consumer")));
     return props;
@@ -205,8 +219,8 @@ public final class KafkaBench {
     props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, required(flags, "bootstrap"));
     List<NewTopic> newTopics = new ArrayList<>();
     for (String topic : topics) {
-      newTopics.add(new NewTopic(topic, partitions, (short) 1)
-                        .configs(keyValues(flags.get("topic-config"))));
+      newTopics.add(
+          new NewTopic(topic, partitions, (short) 1).configs(keyValues(flags.get("topic-config"))));
     }
     try (Admin admin = Admin.create(props)) {
       admin.createTopics(newTopics).all().get(60, TimeUnit.SECONDS);
@@ -226,8 +240,7 @@ public final class KafkaBench {
 
   private static double producerMetric(KafkaProducer<byte[], byte[]> producer, String name) {
     for (Map.Entry<MetricName, ? extends Metric> entry : producer.metrics().entrySet()) {
-      if (entry.getKey().name().equals(name)
-          && entry.getKey().group().equals("producer-metrics")) {
+      if (entry.getKey().name().equals(name) && entry.getKey().group().equals("producer-metrics")) {
         Object value = entry.getValue().metricValue();
         return value instanceof Double ? (Double) value : Double.NaN;
       }
@@ -252,13 +265,15 @@ public final class KafkaBench {
     List<KafkaProducer<byte[], byte[]>> clients = new ArrayList<>();
     for (int p = 0; p < producers; ++p) {
       KafkaProducer<byte[], byte[]> client = new KafkaProducer<>(producerProperties(flags));
-      client.partitionsFor(topic);  // fetch metadata before the clock starts
+      client.partitionsFor(topic); // fetch metadata before the clock starts
       client.partitionsFor(warmupTopic);
       clients.add(client);
     }
     AtomicReference<Exception> error = new AtomicReference<>();
     Callback onAck = (metadata, exception) -> {
-      if (exception != null) error.compareAndSet(null, exception);
+      if (exception != null) {
+        error.compareAndSet(null, exception);
+      }
     };
     // Warm-up, then the measured run, each with all producers at once.
     for (int phase = 0; phase < 2; ++phase) {
@@ -287,15 +302,23 @@ public final class KafkaBench {
       double serverCpuStart = otherProcessCpuSeconds(serverPid);
       double cpuStart = processCpuSeconds();
       long start = System.nanoTime();
-      for (Thread t : threads) t.start();
-      for (Thread t : threads) t.join();
+      for (Thread t : threads) {
+        t.start();
+      }
+      for (Thread t : threads) {
+        t.join();
+      }
       double seconds = (System.nanoTime() - start) / 1e9;
       double clientCpu = processCpuSeconds() - cpuStart;
       double serverCpu = otherProcessCpuSeconds(serverPid) - serverCpuStart;
-      if (error.get() != null) fail("produce: " + error.get());
+      if (error.get() != null) {
+        fail("produce: " + error.get());
+      }
       if (!warmup) {
         long bytes = 0;
-        for (byte[] record : records) bytes += record.length;
+        for (byte[] record : records) {
+          bytes += record.length;
+        }
         new JsonLine()
             .add("op", "produce")
             .add("producers", producers)
@@ -312,7 +335,9 @@ public final class KafkaBench {
             .print();
       }
     }
-    for (KafkaProducer<byte[], byte[]> client : clients) client.close();
+    for (KafkaProducer<byte[], byte[]> client : clients) {
+      client.close();
+    }
   }
 
   // ---- rate: fixed-rate produce, ack and end-to-end latency ----
@@ -328,14 +353,18 @@ public final class KafkaBench {
     final int warmupRows = (int) (warmupSeconds * rowsPerSecond);
     createTopics(flags, partitions, topic);
     List<TopicPartition> topicPartitions = new ArrayList<>();
-    for (int p = 0; p < partitions; ++p) topicPartitions.add(new TopicPartition(topic, p));
+    for (int p = 0; p < partitions; ++p) {
+      topicPartitions.add(new TopicPartition(topic, p));
+    }
 
     KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProperties(flags));
     producer.partitionsFor(topic);
     KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProperties(flags));
     consumer.assign(topicPartitions);
     consumer.seekToBeginning(topicPartitions);
-    for (TopicPartition tp : topicPartitions) consumer.position(tp);  // resolve before the clock
+    for (TopicPartition tp : topicPartitions) {
+      consumer.position(tp); // resolves the position before the clock starts
+    }
 
     // The topic is new, so a (partition, offset) names one row of this run: the producer's
     // callbacks learn which, the consumer notes when it arrived.
@@ -362,10 +391,12 @@ public final class KafkaBench {
     for (int row = 0; row < total; ++row) {
       long due = start + (long) (row * nanosPerRow);
       long wait = due - System.nanoTime();
-      if (wait > 0) LockSupport.parkNanos(wait);
+      if (wait > 0) {
+        LockSupport.parkNanos(wait);
+      }
       final int index = row;
-      producer.send(new ProducerRecord<>(topic, records[row % records.length]),
-          (metadata, exception) -> {
+      producer.send(
+          new ProducerRecord<>(topic, records[row % records.length]), (metadata, exception) -> {
             long now = System.nanoTime();
             if (exception != null) {
               error.compareAndSet(null, exception);
@@ -380,11 +411,15 @@ public final class KafkaBench {
           });
     }
     producer.flush();
-    if (!acked.await(60, TimeUnit.SECONDS)) fail("rate: not every record was acknowledged");
+    if (!acked.await(60, TimeUnit.SECONDS)) {
+      fail("rate: not every record was acknowledged");
+    }
     tail.join();
     producer.close();
     consumer.close();
-    if (error.get() != null) fail("rate: " + error.get());
+    if (error.get() != null) {
+      fail("rate: " + error.get());
+    }
     if (received.get() < total) {
       fail("rate: the consumer saw " + received.get() + " of " + total + " records");
     }
@@ -398,7 +433,9 @@ public final class KafkaBench {
         }
       }
     }
-    if (measured != e2eLatencies.length) fail("rate: matched " + measured + " arrivals");
+    if (measured != e2eLatencies.length) {
+      fail("rate: matched " + measured + " arrivals");
+    }
     Arrays.sort(ackLatencies);
     Arrays.sort(e2eLatencies);
     new JsonLine()
@@ -431,8 +468,7 @@ public final class KafkaBench {
     long bytes = 0;
     double clientCpu = 0;
     double serverCpu = 0;
-    try (KafkaConsumer<byte[], byte[]> consumer =
-             new KafkaConsumer<>(consumerProperties(flags))) {
+    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProperties(flags))) {
       List<TopicPartition> partitions = new ArrayList<>();
       for (PartitionInfo info : consumer.partitionsFor(topic)) {
         partitions.add(new TopicPartition(topic, info.partition()));
@@ -447,7 +483,9 @@ public final class KafkaBench {
         long start = System.nanoTime();
         long deadline = start + TimeUnit.MINUTES.toNanos(10);
         while (records < expect) {
-          if (System.nanoTime() > deadline) fail("consume: " + records + " of " + expect);
+          if (System.nanoTime() > deadline) {
+            fail("consume: " + records + " of " + expect);
+          }
           for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(100))) {
             ++records;
             bytes += record.value().length;

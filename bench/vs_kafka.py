@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import base64
 import ctypes
-import json
 import os
 import pathlib
 import shutil
@@ -46,7 +45,6 @@ import threading
 import time
 import uuid
 
-import pyarrow.flight as fl
 import pyarrow.ipc as ipc
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))

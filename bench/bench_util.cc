@@ -8,6 +8,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 
 namespace oxbow::bench {
 
@@ -32,6 +36,29 @@ std::string Flags::Get(const std::string& name, const std::string& fallback) con
 int64_t Flags::GetInt(const std::string& name, int64_t fallback) const {
   auto it = values_.find(name);
   return it == values_.end() ? fallback : std::stoll(it->second);
+}
+
+double ProcessCpuSeconds() {
+  timespec now;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+double OtherProcessCpuSeconds(int64_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Fields after the command name, which is in parentheses and may hold spaces: state is the
+  // first, utime and stime the 12th and 13th.
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(stat.substr(close + 1));
+  std::string field;
+  int64_t utime = 0, stime = 0;
+  for (int i = 1; i <= 13 && fields >> field; ++i) {
+    if (i == 12) utime = std::stoll(field);
+    if (i == 13) stime = std::stoll(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 Result<std::shared_ptr<Buffer>> ReadFileToMemory(const std::string& path) {

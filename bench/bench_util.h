@@ -29,6 +29,12 @@ inline double NowSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// CPU time (user + system) of this process so far, in seconds (CLOCK_PROCESS_CPUTIME_ID).
+double ProcessCpuSeconds();
+// CPU time (user + system) of process `pid` so far, in seconds, from /proc/<pid>/stat (clock
+// ticks, 10 ms here); -1 when it cannot be read.
+double OtherProcessCpuSeconds(int64_t pid);
+
 // Reads a whole file into one 64-byte aligned heap buffer (so timings never touch the disk).
 Result<std::shared_ptr<Buffer>> ReadFileToMemory(const std::string& path);
 

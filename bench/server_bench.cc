@@ -1,12 +1,31 @@
-// Load generator for the oxbowd benchmark (bench/server_bench.py drives it), built on
-// oxbow::client so that the client is not the bottleneck. Prints one JSON object per line.
+// Load generator for the oxbowd benchmarks (bench/server_bench.py and bench/vs_kafka.py drive
+// it), built on oxbow::client so that the client is not the bottleneck. Prints one JSON object
+// per line.
 //
+//   server_bench generate-events --batches N --rows R --arrow data.arrow --records data.rows
+//       Writes the events dataset of datagen.h twice: as an uncompressed Arrow IPC file of N
+//       batches of R rows, and as one record per row in the encoding of row_encoding.h, each
+//       record a u32 little-endian length and the bytes (what the Kafka side sends).
 //   server_bench produce --address H:P --table ns.t --input data.arrow [--producers 4]
-//                        [--window 4]
+//                        [--window 4] [--codec none|lz4|zstd] [--server-pid PID]
 //       Producer p sends batches p, p+P, p+2P, ... of the (uncompressed IPC) input file on its
-//       own connection and DoPut stream, with at most --window batches unacknowledged.
+//       own connection and DoPut stream, with at most --window batches unacknowledged, and
+//       IPC body compression --codec (compressed by the client, stored as sent).
+//   server_bench rate --address H:P --table ns.t --input data.arrow --rows-per-second R
+//                     [--seconds 10] [--warmup-seconds 2] [--linger-ms 5] [--max-batch-rows 1024]
+//                     [--window 5] [--codec lz4]
+//       One producer at a fixed rate, batching like Kafka's producer, and a follower tailing the
+//       table (which must be new, with one bucket). Row i is due at start + i/R (rows of the
+//       input, cycled); a batch is sent once its oldest row has waited --linger-ms or it holds
+//       --max-batch-rows rows, with at most --window batches unacknowledged. Per row: ack
+//       latency = ack - due time, end-to-end latency = arrival at the follower - due time. Rows
+//       due in the first --warmup-seconds are left out of the percentiles.
 //   server_bench consume --address H:P --table ns.t [--buckets 4] [--columns a,b] [--reps 1]
+//                        [--server-pid PID]
 //       Reads buckets 0..N-1 from earliest, one after another, on one connection.
+//
+// produce and consume report the CPU time (user + system) of this process and, given
+// --server-pid, of the server over the measured part (consume: per rep).
 //   server_bench follow --address H:P --table ns.t [--batches 200] [--rows 1000]
 //                       [--interval-ms 2]
 //       A follower (DoGet follow:true from latest) and a producer sending one batch at a time:
@@ -14,9 +33,12 @@
 //
 // Bytes are Arrow buffer bytes (the sum of the record batches' buffer sizes).
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -26,6 +48,7 @@
 #include "datagen.h"
 #include "oxbow/arrow/ipc.h"
 #include "oxbow/client/client.h"
+#include "row_encoding.h"
 
 namespace oxbow::bench {
 namespace {
@@ -75,6 +98,43 @@ std::vector<std::string> SplitCommas(const std::string& text) {
   return parts;
 }
 
+// ---- generate-events ----
+
+Status GenerateEvents(const Flags& flags) {
+  const int64_t num_batches = flags.GetInt("batches", 16);
+  const int64_t rows = flags.GetInt("rows", 1024);
+  ASSIGN_OR_RAISE(auto arrow_sink, ipc::FileSink::Open(flags.Get("arrow", "")));
+  ASSIGN_OR_RAISE(auto writer, ipc::FileWriter::Open(arrow_sink, EventsSchema()));
+  ASSIGN_OR_RAISE(auto records_sink, ipc::FileSink::Open(flags.Get("records", "")));
+  int64_t arrow_bytes = 0, raw_bytes = 0;
+  std::string records;
+  for (int64_t i = 0; i < num_batches; ++i) {
+    ASSIGN_OR_RAISE(auto batch, MakeEventsBatch(i, rows));
+    RETURN_NOT_OK(writer->WriteRecordBatch(*batch));
+    arrow_bytes += BatchBytes(*batch);
+    records.clear();
+    for (int64_t r = 0; r < rows; ++r) {
+      const size_t length_at = records.size();
+      records.append(4, '\0');
+      AppendEncodedRow(*batch, r, &records);
+      const auto length = static_cast<uint32_t>(records.size() - length_at - 4);
+      std::memcpy(records.data() + length_at, &length, 4);  // little-endian hosts only
+      raw_bytes += length;
+    }
+    RETURN_NOT_OK(records_sink->Write(records));
+  }
+  RETURN_NOT_OK(writer->Close());
+  RETURN_NOT_OK(records_sink->Close());
+  JsonLine()
+      .Add("op", "generate-events")
+      .Add("batches", num_batches)
+      .Add("rows", num_batches * rows)
+      .Add("raw_bytes", raw_bytes)
+      .Add("arrow_bytes", arrow_bytes)
+      .Print();
+  return Status::OK();
+}
+
 // ---- produce ----
 
 struct ProducerResult {
@@ -87,10 +147,11 @@ struct ProducerResult {
 
 void RunProducer(const std::string& address, const std::string& table,
                  const arrow::SchemaPtr& schema, const std::vector<RecordBatchPtr>& batches,
-                 int index, int producers, int window, ProducerResult* result) {
+                 int index, int producers, int window, ipc::WriteOptions options,
+                 ProducerResult* result) {
   auto run = [&]() -> Status {
     ASSIGN_OR_RAISE(auto client, client::Client::Connect(address));
-    ASSIGN_OR_RAISE(auto stream, client->DoPut(table, schema));
+    ASSIGN_OR_RAISE(auto stream, client->DoPut(table, schema, options));
     std::mutex mu;
     std::condition_variable cv;
     std::vector<double> sent_at;
@@ -150,19 +211,26 @@ Status Produce(const Flags& flags) {
   const std::string table = flags.Get("table", "");
   const int producers = static_cast<int>(flags.GetInt("producers", 4));
   const int window = static_cast<int>(flags.GetInt("window", 4));
+  ipc::WriteOptions options;
+  ASSIGN_OR_RAISE(options.codec, arrow::ParseCodec(flags.Get("codec", "none")));
   ASSIGN_OR_RAISE(auto data, ReadFileToMemory(flags.Get("input", "")));
   ASSIGN_OR_RAISE(auto reader, ipc::FileReader::Open(data));
   ASSIGN_OR_RAISE(auto batches, reader->ReadAll());
 
+  const int64_t server_pid = flags.GetInt("server-pid", 0);
   std::vector<ProducerResult> results(producers);
   std::vector<std::thread> threads;
+  const double server_cpu_start = server_pid ? OtherProcessCpuSeconds(server_pid) : 0;
+  const double cpu_start = ProcessCpuSeconds();
   double start = NowSeconds();
   for (int p = 0; p < producers; ++p) {
     threads.emplace_back(RunProducer, address, table, reader->schema(), std::cref(batches), p,
-                         producers, window, &results[p]);
+                         producers, window, options, &results[p]);
   }
   for (auto& t : threads) t.join();
   double seconds = NowSeconds() - start;
+  const double client_cpu = ProcessCpuSeconds() - cpu_start;
+  const double server_cpu = server_pid ? OtherProcessCpuSeconds(server_pid) - server_cpu_start : 0;
 
   ProducerResult total;
   for (auto& r : results) {
@@ -177,12 +245,16 @@ Status Produce(const Flags& flags) {
       .Add("op", "produce")
       .Add("producers", producers)
       .Add("window", window)
+      .Add("codec", std::string(arrow::CodecName(options.codec)))
       .Add("seconds", seconds)
+      .Add("client_cpu_seconds", client_cpu)
+      .Add("server_cpu_seconds", server_cpu)
       .Add("bytes", total.bytes)
       .Add("rows", total.rows)
       .Add("batches", total.batches)
       .Add("ack_p50_ms", Percentile(&total.ack_latencies, 0.50) * 1e3)
       .Add("ack_p99_ms", Percentile(&total.ack_latencies, 0.99) * 1e3)
+      .Add("ack_p999_ms", Percentile(&total.ack_latencies, 0.999) * 1e3)
       .Add("ack_max_ms", Percentile(&total.ack_latencies, 1.0) * 1e3)
       .Print();
   return Status::OK();
@@ -195,9 +267,12 @@ Status Consume(const Flags& flags) {
   const int buckets = static_cast<int>(flags.GetInt("buckets", 4));
   const int reps = static_cast<int>(flags.GetInt("reps", 1));
   const std::vector<std::string> columns = SplitCommas(flags.Get("columns", ""));
+  const int64_t server_pid = flags.GetInt("server-pid", 0);
   ASSIGN_OR_RAISE(auto client, client::Client::Connect(flags.Get("address", "")));
   std::vector<double> times;
   int64_t bytes = 0, rows = 0, batches = 0;
+  const double server_cpu_start = server_pid ? OtherProcessCpuSeconds(server_pid) : 0;
+  const double cpu_start = ProcessCpuSeconds();
   for (int rep = 0; rep < reps; ++rep) {
     bytes = rows = batches = 0;
     double start = NowSeconds();
@@ -214,12 +289,17 @@ Status Consume(const Flags& flags) {
     }
     times.push_back(NowSeconds() - start);
   }
+  const double client_cpu = (ProcessCpuSeconds() - cpu_start) / reps;
+  const double server_cpu =
+      server_pid ? (OtherProcessCpuSeconds(server_pid) - server_cpu_start) / reps : 0;
   Timing t = Summarize(times);
   JsonLine()
       .Add("op", "consume")
       .Add("columns", static_cast<int64_t>(columns.size()))
       .Add("best", t.best)
       .Add("median", t.median)
+      .Add("client_cpu_seconds", client_cpu)
+      .Add("server_cpu_seconds", server_cpu)
       .Add("reps", reps)
       .Add("bytes", bytes)
       .Add("rows", rows)
@@ -323,16 +403,195 @@ Status Follow(const Flags& flags) {
   return Status::OK();
 }
 
+// ---- rate: fixed-rate produce, ack and end-to-end latency ----
+
+// The input's rows in order, cycled: row i is row i % total_rows() of the input.
+class CycledRows {
+ public:
+  explicit CycledRows(std::vector<RecordBatchPtr> batches) : batches_(std::move(batches)) {
+    for (const auto& batch : batches_) {
+      starts_.push_back(total_rows_);
+      total_rows_ += batch->num_rows();
+    }
+  }
+  int64_t total_rows() const { return total_rows_; }
+
+  // Zero-copy slices holding rows [first, first + count), cut where the input's batches end.
+  std::vector<RecordBatchPtr> Slices(int64_t first, int64_t count) const {
+    std::vector<RecordBatchPtr> slices;
+    while (count > 0) {
+      const int64_t row = first % total_rows_;
+      const size_t b = std::upper_bound(starts_.begin(), starts_.end(), row) - starts_.begin() - 1;
+      const int64_t offset = row - starts_[b];
+      const int64_t length = std::min(count, batches_[b]->num_rows() - offset);
+      slices.push_back(batches_[b]->Slice(offset, length));
+      first += length;
+      count -= length;
+    }
+    return slices;
+  }
+
+ private:
+  std::vector<RecordBatchPtr> batches_;
+  std::vector<int64_t> starts_;
+  int64_t total_rows_ = 0;
+};
+
+void SleepUntil(double when) {
+  const double wait = when - NowSeconds();
+  if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+}
+
+Status Rate(const Flags& flags) {
+  const std::string address = flags.Get("address", "");
+  const std::string table = flags.Get("table", "");
+  const double rows_per_second = static_cast<double>(flags.GetInt("rows-per-second", 10000));
+  const double seconds = std::stod(flags.Get("seconds", "10"));
+  const double warmup_seconds = std::stod(flags.Get("warmup-seconds", "2"));
+  const double linger = static_cast<double>(flags.GetInt("linger-ms", 5)) / 1e3;
+  const int64_t max_batch_rows = flags.GetInt("max-batch-rows", 1024);
+  const size_t window = static_cast<size_t>(flags.GetInt("window", 5));
+  ipc::WriteOptions options;
+  ASSIGN_OR_RAISE(options.codec, arrow::ParseCodec(flags.Get("codec", "lz4")));
+  ASSIGN_OR_RAISE(auto data, ReadFileToMemory(flags.Get("input", "")));
+  ASSIGN_OR_RAISE(auto reader, ipc::FileReader::Open(data));
+  ASSIGN_OR_RAISE(auto batches, reader->ReadAll());
+  const CycledRows rows(std::move(batches));
+  const auto total = static_cast<int64_t>((warmup_seconds + seconds) * rows_per_second);
+  const auto warmup_rows = static_cast<int64_t>(warmup_seconds * rows_per_second);
+
+  ASSIGN_OR_RAISE(auto follow_client, client::Client::Connect(address));
+  ASSIGN_OR_RAISE(auto produce_client, client::Client::Connect(address));
+  // The table is new, so its offsets are the rows' indexes in this run.
+  ASSIGN_OR_RAISE(auto follower,
+                  follow_client->DoGet(TicketJson(table, 0, "\"earliest\"", {}, true)));
+  ASSIGN_OR_RAISE(auto stream, produce_client->DoPut(table, reader->schema(), options));
+  const double start = NowSeconds() + 0.01;
+  auto due = [&](int64_t row) { return start + static_cast<double>(row) / rows_per_second; };
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<double> ack_latencies, e2e_latencies;
+  ack_latencies.reserve(total - warmup_rows);
+  e2e_latencies.reserve(total - warmup_rows);
+  int64_t received = 0;
+  double last_ack = start;
+  Status follow_status, ack_status;
+  std::thread tail([&] {
+    while (true) {
+      auto chunk = follower->Next();
+      const double now = NowSeconds();
+      std::lock_guard<std::mutex> lock(mu);
+      if (!chunk.ok()) follow_status = chunk.status();
+      if (!chunk.ok() || !chunk->has_value()) break;
+      const int64_t next = JsonInt((*chunk)->app_metadata, "next_offset");
+      for (int64_t row = std::max(received, warmup_rows); row < next; ++row) {
+        e2e_latencies.push_back(now - due(row));
+      }
+      received = next;
+      cv.notify_all();
+    }
+    cv.notify_all();
+  });
+
+  std::deque<std::pair<int64_t, int64_t>> in_flight;  // first row and rows of each Send
+  bool acks_over = false;
+  std::thread acker([&] {
+    while (true) {
+      auto ack = stream->ReadAck();
+      const double now = NowSeconds();
+      std::lock_guard<std::mutex> lock(mu);
+      if (!ack.ok()) ack_status = ack.status();
+      if (!ack.ok() || !ack->has_value() || in_flight.empty()) break;
+      auto [first, count] = in_flight.front();
+      in_flight.pop_front();
+      for (int64_t row = std::max(first, warmup_rows); row < first + count; ++row) {
+        ack_latencies.push_back(now - due(row));
+      }
+      last_ack = now;
+      cv.notify_all();
+    }
+    acks_over = true;
+    cv.notify_all();
+  });
+
+  int64_t sends = 0;
+  Status send_status = [&]() -> Status {
+    int64_t sent = 0;
+    while (sent < total) {
+      // Like Kafka's producer: go once the oldest waiting row has lingered or a batch is full.
+      const int64_t last_of_full_batch = std::min(sent + max_batch_rows, total) - 1;
+      SleepUntil(std::min(due(sent) + linger, due(last_of_full_batch)));
+      const auto now_due = static_cast<int64_t>((NowSeconds() - start) * rows_per_second) + 1;
+      const int64_t ready = std::min({total, now_due, sent + max_batch_rows});
+      if (ready <= sent) continue;
+      for (const auto& slice : rows.Slices(sent, ready - sent)) {
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          cv.wait(lock, [&] { return acks_over || in_flight.size() < window; });
+          if (acks_over) return Status::Invalid("DoPut ended before the last batch was sent");
+          in_flight.emplace_back(sent, slice->num_rows());
+        }
+        RETURN_NOT_OK(stream->Send(*slice));
+        sent += slice->num_rows();
+        ++sends;
+      }
+    }
+    return Status::OK();
+  }();
+  Status done = stream->DoneWriting();
+  acker.join();
+  Status finished = stream->Finish();
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::seconds(30), [&] { return received >= total; });
+  }
+  follower->Cancel();
+  tail.join();
+  RETURN_NOT_OK(send_status);
+  RETURN_NOT_OK(ack_status);
+  RETURN_NOT_OK(done);
+  RETURN_NOT_OK(finished);
+  RETURN_NOT_OK(follow_status);
+  if (received < total) {
+    return Status::Invalid("the follower saw " + std::to_string(received) + " of " +
+                           std::to_string(total) + " rows within 30 s of the last ack");
+  }
+  JsonLine()
+      .Add("op", "rate")
+      .Add("rows_per_second", rows_per_second)
+      .Add("codec", std::string(arrow::CodecName(options.codec)))
+      .Add("rows", total)
+      .Add("measured_rows", total - warmup_rows)
+      .Add("sends", sends)
+      .Add("achieved_rows_per_second", static_cast<double>(total) / (last_ack - start))
+      .Add("ack_p50_ms", Percentile(&ack_latencies, 0.50) * 1e3)
+      .Add("ack_p99_ms", Percentile(&ack_latencies, 0.99) * 1e3)
+      .Add("ack_p999_ms", Percentile(&ack_latencies, 0.999) * 1e3)
+      .Add("ack_max_ms", Percentile(&ack_latencies, 1.0) * 1e3)
+      .Add("e2e_p50_ms", Percentile(&e2e_latencies, 0.50) * 1e3)
+      .Add("e2e_p99_ms", Percentile(&e2e_latencies, 0.99) * 1e3)
+      .Add("e2e_p999_ms", Percentile(&e2e_latencies, 0.999) * 1e3)
+      .Add("e2e_max_ms", Percentile(&e2e_latencies, 1.0) * 1e3)
+      .Print();
+  return Status::OK();
+}
+
 Status Run(int argc, char** argv) {
-  if (argc < 2) return Status::Invalid("usage: server_bench produce|consume|follow --flags...");
+  if (argc < 2) {
+    return Status::Invalid(
+        "usage: server_bench generate-events|produce|consume|follow|rate --flags...");
+  }
   const std::string command = argv[1];
   ASSIGN_OR_RAISE(Flags flags, Flags::Parse(argc, argv, 2));
+  if (command == "generate-events") return GenerateEvents(flags);
   if (flags.Get("address", "").empty() || flags.Get("table", "").empty()) {
     return Status::Invalid("--address host:port and --table ns.t are required");
   }
   if (command == "produce") return Produce(flags);
   if (command == "consume") return Consume(flags);
   if (command == "follow") return Follow(flags);
+  if (command == "rate") return Rate(flags);
   return Status::Invalid("unknown command '" + command + "'");
 }
 

@@ -50,8 +50,9 @@ def binary(rel: str) -> pathlib.Path:
     return path
 
 
-def run_json(args: list) -> dict:
-    proc = subprocess.run([str(a) for a in args], capture_output=True, text=True)
+def run_json(args: list, timeout: float | None = None) -> dict:
+    """Runs a load generator and returns the last JSON line it printed; exits if it fails."""
+    proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         sys.exit(f"server_bench.py: {' '.join(map(str, args[:2]))} exited {proc.returncode}: "
                  f"{proc.stderr.strip()}")

@@ -1,6 +1,7 @@
-"""Keeps the side-by-side benchmarks working: each runs in --quick mode (a few MB, seconds),
-exits 0 and prints its ratio lines. Binaries come from $OXBOW_BUILD_DIR (default
-<repo>/build/release): bench/ipc_bench, bench/server_bench, bench/parquet_bench, tools/oxbowd.
+"""Keeps the side-by-side benchmarks working: each runs in --quick mode (a few MB, seconds;
+bench/vs_kafka about a minute, plus the Maven fetch of Kafka the first time), exits 0 and prints
+its ratio lines. Binaries come from $OXBOW_BUILD_DIR (default <repo>/build/release):
+bench/ipc_bench, bench/server_bench, bench/parquet_bench, tools/oxbowd.
 """
 
 import os
@@ -79,3 +80,37 @@ def test_utf8_bench_quick():
     assert proc.returncode == 0, f"utf8_bench exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     for name in ("BM_ValidateDatasetAscii", "BM_ValidateDatasetMultibyte"):
         assert re.search(rf"^{name} .* dataset_MBps=", proc.stdout, re.M), proc.stdout
+
+
+def test_vs_kafka_quick(tmp_path):
+    for rel in ("bench/server_bench", "tools/oxbowd"):
+        if not (BUILD_DIR / rel).is_file():
+            pytest.fail(f"{BUILD_DIR / rel} not found: build it or set OXBOW_BUILD_DIR")
+    workdir, log_dir = tmp_path / "work", tmp_path / "logs"
+    workdir.mkdir()
+    proc = subprocess.run(
+        [str(REPO_ROOT / "bench" / "vs_kafka"), "--quick", "--workdir", str(workdir),
+         "--log-dir", str(log_dir)],
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "OXBOW_BUILD_DIR": str(BUILD_DIR)})
+    out = proc.stdout
+    assert proc.returncode == 0, f"vs_kafka exited {proc.returncode}\n{out}\n{proc.stderr}"
+    assert list(workdir.iterdir()) == [], "vs_kafka left files behind in its work dir"
+    assert (log_dir / "kafka-server.log").is_file() and (log_dir / "oxbowd-fsync.log").is_file()
+    labels = [rf"produce {what}, {p}, {mode}" for mode in ("no fsync", "fsync every batch")
+              for p in ("1 producer", "4 producers")
+              for what in ("MB/s", r"CPU s per GB \(client \+ server\)")]
+    labels += [rf"{kind} latency {q} ms at [0-9,]+ MB/s, {mode}"
+               for mode in ("no fsync", "fsync every batch")
+               for kind, qs in (("produce", ("p50", "p99", r"p99\.9")), ("end-to-end", ("p50", "p99")))
+               for q in qs]
+    labels += [rf"consume {what}, {columns}"
+               for what in ("k rows/s", r"CPU s per GB \(client \+ server\)")
+               for columns in ("all 20 columns", "Oxbow 10 of 20 columns, Kafka all",
+                               "Oxbow 2 of 20 columns, Kafka all")]
+    labels += [r"disk bytes per row, log segment files \(\.log\)",
+               r"disk bytes per row, all files of the topic / table \(allocated\)",
+               r"server RSS peak MB .*", r"server anonymous RSS peak MB .*"]
+    for label in labels:
+        assert re.search(rf"^ratio oxbow/kafka {label}: {NUMBER}", out, re.M), (
+            f"missing ratio {label}:\n{out}")

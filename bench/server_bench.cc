@@ -103,9 +103,11 @@ std::vector<std::string> SplitCommas(const std::string& text) {
 Status GenerateEvents(const Flags& flags) {
   const int64_t num_batches = flags.GetInt("batches", 16);
   const int64_t rows = flags.GetInt("rows", 1024);
-  ASSIGN_OR_RAISE(auto arrow_sink, ipc::FileSink::Open(flags.Get("arrow", "")));
+  ASSIGN_OR_RAISE(auto arrow_sink,
+                  ipc::FileSink::Open(*PosixFileSystem::Default(), flags.Get("arrow", "")));
   ASSIGN_OR_RAISE(auto writer, ipc::FileWriter::Open(arrow_sink, EventsSchema()));
-  ASSIGN_OR_RAISE(auto records_sink, ipc::FileSink::Open(flags.Get("records", "")));
+  ASSIGN_OR_RAISE(auto records_sink,
+                  ipc::FileSink::Open(*PosixFileSystem::Default(), flags.Get("records", "")));
   int64_t arrow_bytes = 0, raw_bytes = 0;
   std::string records;
   for (int64_t i = 0; i < num_batches; ++i) {

@@ -14,6 +14,7 @@
 #include "oxbow/cli/commands.h"
 #include "oxbow/cli/input.h"
 #include "oxbow/client/client.h"
+#include "oxbow/common/parse.h"
 #include "oxbow/engine/requests.h"
 #include "oxbow/text/text.h"
 
@@ -346,12 +347,12 @@ Status Consume(const ConsumeArgs& args) {
     request.from.kind = args.from == "earliest" ? engine::StartPosition::Kind::kEarliest
                                                 : engine::StartPosition::Kind::kLatest;
   } else {
-    try {
-      request.from.offset = std::stoll(args.from);
-    } catch (const std::exception&) {
-      return Status::Invalid("--from must be earliest, latest or an offset, got '" + args.from +
-                             "'");
+    auto offset = ParseInt64(args.from);
+    if (!offset.ok()) {
+      return Status::Invalid("--from must be earliest, latest or an offset, got " +
+                             Quote(args.from));
     }
+    request.from.offset = *offset;
     request.from.kind = engine::StartPosition::Kind::kOffset;
   }
   std::vector<int> targets;

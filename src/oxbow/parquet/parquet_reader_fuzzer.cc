@@ -19,10 +19,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto reader = parquet::FileReader::Open(buffer);
   if (!reader.ok()) return 0;
   for (int g = 0; g < (*reader)->num_row_groups(); ++g) {
-    (void)(*reader)->RowGroupMayMatch(
-        g, {{(*reader)->schema()->num_fields() > 0 ? (*reader)->schema()->field(0).name
-                                                   : std::string("x"),
-             parquet::CompareOp::kGt, int64_t{0}}});
     std::vector<int> columns;
     for (int c = 0; c < (*reader)->schema()->num_fields(); ++c) columns.push_back(c);
     auto batch = (*reader)->ReadRowGroup(g, columns);

@@ -2,14 +2,16 @@
 
 #include <cmath>
 #include <cstring>
+#include <random>
 
+#include "oxbow/arrow/builder.h"
 #include "oxbow/parquet/encoding_internal.h"
 #include "oxbow/parquet/metadata.h"
 #include "oxbow/parquet/reader.h"
 #include "oxbow/parquet/schema_internal.h"
-#include "oxbow/parquet/test_util_internal.h"
 #include "oxbow/parquet/thrift_internal.h"
 #include "oxbow/parquet/writer.h"
+#include "oxbow/testing/every_type.h"
 
 namespace oxbow::parquet {
 namespace {
@@ -305,9 +307,9 @@ class RoundTripTest : public ::testing::TestWithParam<RoundTripCase> {};
 
 TEST_P(RoundTripTest, AllTypes) {
   const auto& p = GetParam();
-  auto schema = testing::AllTypesSchema(p.nullable);
-  auto batch1 = testing::RandomBatch(schema, 3000, 1, 50);
-  auto batch2 = testing::RandomBatch(schema, 2500, 2, 100000);
+  auto schema = oxbow::testing::EveryTypeSchema(p.nullable);
+  auto batch1 = oxbow::testing::RandomBatch(schema, 3000, 1, 50);
+  auto batch2 = oxbow::testing::RandomBatch(schema, 2500, 2, 100000);
   WriterOptions options;
   options.compression = p.codec;
   options.dictionary = p.dictionary;
@@ -362,7 +364,7 @@ INSTANTIATE_TEST_SUITE_P(Matrix, RoundTripTest,
 TEST(WriterTest, DictionaryFallsBackToPlain) {
   auto schema =
       std::make_shared<arrow::Schema>(std::vector<arrow::Field>{{"s", DataType::String()}});
-  auto batch = testing::RandomBatch(schema, 20000, 3, 1000000);
+  auto batch = oxbow::testing::RandomBatch(schema, 20000, 3, 1000000);
   WriterOptions options;
   options.dictionary_page_size_limit = 2000;
   options.data_page_size = 1000;
@@ -491,8 +493,8 @@ TEST(WriterTest, RejectsNullsInRequiredColumnAndBadBatches) {
 }
 
 TEST(ReaderTest, MalformedFilesFailCleanly) {
-  auto schema = testing::AllTypesSchema();
-  auto batch = testing::RandomBatch(schema, 200, 9, 20);
+  auto schema = oxbow::testing::EveryTypeSchema();
+  auto batch = oxbow::testing::RandomBatch(schema, 200, 9, 20);
   WriterOptions options;
   options.row_group_rows = 64;
   const std::string file = WriteToString(schema, {batch}, options).ValueOrDie();

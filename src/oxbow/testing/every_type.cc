@@ -1,14 +1,14 @@
-// Test helpers: a schema with every Arrow type Oxbow has, and random batches of it.
-#pragma once
+#include "oxbow/testing/every_type.h"
 
 #include <random>
+#include <string>
+#include <vector>
 
 #include "oxbow/arrow/builder.h"
-#include "oxbow/arrow/record_batch.h"
 
-namespace oxbow::parquet::testing {
+namespace oxbow::testing {
 
-inline arrow::SchemaPtr AllTypesSchema(bool nullable = true) {
+arrow::SchemaPtr EveryTypeSchema(bool nullable) {
   using arrow::DataType;
   using arrow::TimeUnit;
   std::vector<arrow::Field> f = {
@@ -42,10 +42,8 @@ inline arrow::SchemaPtr AllTypesSchema(bool nullable = true) {
   return std::make_shared<arrow::Schema>(std::move(f));
 }
 
-// Random values; `distinct` bounds the number of distinct values per column (dictionary-friendly
-// when small). Every 7th-ish value is null when the field is nullable.
-inline arrow::RecordBatchPtr RandomBatch(const arrow::SchemaPtr& schema, int64_t rows,
-                                         uint32_t seed, int64_t distinct = 1000) {
+arrow::RecordBatchPtr RandomBatch(const arrow::SchemaPtr& schema, int64_t rows, uint32_t seed,
+                                  int64_t distinct) {
   using arrow::TypeId;
   std::mt19937_64 rng(seed);
   std::vector<arrow::Array> columns;
@@ -102,10 +100,13 @@ inline arrow::RecordBatchPtr RandomBatch(const arrow::SchemaPtr& schema, int64_t
                    ->Append(static_cast<double>(sx) / 8);
           break;
         case TypeId::kString:
-        case TypeId::kBinary:
-          st = static_cast<arrow::BinaryBuilder*>(builder.get())
-                   ->Append("v" + std::to_string(x) + std::string(x % 5, 'z'));
+        case TypeId::kBinary: {
+          std::string value = "v";  // appended piecewise: see GCC bug 105329 (-Wrestrict)
+          value += std::to_string(x);
+          value.append(x % 5, 'z');
+          st = static_cast<arrow::BinaryBuilder*>(builder.get())->Append(value);
           break;
+        }
         case TypeId::kDecimal128: {
           __int128 v = sx;
           if (field.type.precision() > 18)
@@ -127,4 +128,4 @@ inline arrow::RecordBatchPtr RandomBatch(const arrow::SchemaPtr& schema, int64_t
   return arrow::RecordBatch::Make(schema, rows, std::move(columns)).ValueOrDie();
 }
 
-}  // namespace oxbow::parquet::testing
+}  // namespace oxbow::testing

@@ -46,7 +46,6 @@ class ChunkDecoder {
  public:
   ChunkDecoder(const arrow::Field& field, const SchemaElement& element, int64_t num_rows)
       : field_(field),
-        element_(element),
         physical_(*element.type),
         width_(PhysicalSize(*element.type, element.type_length.value_or(0))),
         num_rows_(num_rows),
@@ -73,7 +72,6 @@ class ChunkDecoder {
                                     int64_t uncompressed, std::vector<uint8_t>* buffer);
 
   const arrow::Field& field_;
-  const SchemaElement& element_;
   PhysicalType physical_;
   int width_;  // bytes per physical value (0 for BOOLEAN and BYTE_ARRAY)
   int64_t num_rows_;

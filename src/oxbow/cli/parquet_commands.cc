@@ -331,7 +331,8 @@ Status RunMeta(const FileArgs& args) {
       const auto& field = reader->schema()->field(static_cast<int>(c));
       out += "  " + field.name + ": codec=" + std::string(pq::CodecName(cm->codec)) + " encodings=";
       for (size_t i = 0; i < cm->encodings.size(); ++i) {
-        out += (i ? "," : "") + std::string(pq::EncodingName(cm->encodings[i]));
+        if (i > 0) out += ",";
+        out += pq::EncodingName(cm->encodings[i]);
       }
       out += " values=" + std::to_string(cm->num_values) +
              " compressed=" + std::to_string(cm->total_compressed_size) +

@@ -11,10 +11,11 @@
 
 #include "oxbow/arrow/ipc.h"
 #include "oxbow/catalog/descriptor.h"
-#include "oxbow/cli/compact_schema.h"
 #include "oxbow/cli/commands.h"
+#include "oxbow/cli/compact_schema.h"
 #include "oxbow/cli/input.h"
 #include "oxbow/client/client.h"
+#include "oxbow/common/parse.h"
 #include "oxbow/flight/requests.h"
 #include "oxbow/text/text.h"
 
@@ -347,12 +348,12 @@ Status Consume(const ConsumeArgs& args) {
     request.from.kind = args.from == "earliest" ? flight::StartPosition::Kind::kEarliest
                                                 : flight::StartPosition::Kind::kLatest;
   } else {
-    try {
-      request.from.offset = std::stoll(args.from);
-    } catch (const std::exception&) {
-      return Status::Invalid("--from must be earliest, latest or an offset, got '" + args.from +
-                             "'");
+    auto offset = ParseInt64(args.from);
+    if (!offset.ok()) {
+      return Status::Invalid("--from must be earliest, latest or an offset, got " +
+                             Quote(args.from));
     }
+    request.from.offset = *offset;
     request.from.kind = flight::StartPosition::Kind::kOffset;
   }
   std::vector<int> targets;

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "oxbow/common/parse.h"
+
 namespace oxbow::iceberg {
 
 namespace {
@@ -134,10 +136,8 @@ class SchemaParser {
     if (it == j.end()) return std::optional<int32_t>();
     if (it->is_number_integer()) return std::optional<int32_t>(it->get<int32_t>());
     if (it->is_string()) {  // some writers quote ids
-      try {
-        return std::optional<int32_t>(std::stoi(it->get<std::string>()));
-      } catch (...) {
-      }
+      auto id = ParseInt32(it->get<std::string>());
+      if (id.ok()) return std::optional<int32_t>(*id);
     }
     return Status::Invalid(std::string("Avro attribute \"") + key + "\" is not an integer");
   }

@@ -149,13 +149,17 @@ TEST_P(AvroContainer, RoundTripsWithMetadataAndSchemaVerbatim) {
   // Every truncation and every single-byte corruption is an error or a clean read.
   for (size_t cut = 0; cut < bytes->size(); cut += 7) {
     auto r = ReadAvroFile(std::string_view(*bytes).substr(0, cut));
-    if (r.ok()) EXPECT_LE(r->records.size(), 100u);
+    if (r.ok()) {
+      EXPECT_LE(r->records.size(), 100u);
+    }
   }
   for (size_t at = 0; at < bytes->size(); at += 3) {
     std::string bad = *bytes;
     bad[at] ^= 0x5a;
     auto r = ReadAvroFile(bad);
-    if (r.ok()) EXPECT_LE(r->records.size(), 100u);
+    if (r.ok()) {
+      EXPECT_LE(r->records.size(), 100u);
+    }
   }
   EXPECT_TRUE(ReadAvroFile("Obj").status().IsCorruption());
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "oxbow/common/parse.h"
 #include "oxbow/iceberg/io_internal.h"
 
 namespace oxbow::iceberg {
@@ -203,8 +204,13 @@ Status ReadIntMap(const AvroNode& node, const AvroValue& value, int32_t id,
     }
   } else if (v->type == AvroType::kMap) {
     for (const auto& [key, item] : v->entries) {
+      auto field_id = ParseInt32(key);
+      if (!field_id.ok()) {
+        return Status::Corruption("manifest map field " + std::to_string(id) + " has a key " +
+                                  "that is not a field id: " + field_id.status().message());
+      }
       ASSIGN_OR_RAISE(V converted, convert(item));
-      (*out)[std::atoi(key.c_str())] = std::move(converted);
+      (*out)[*field_id] = std::move(converted);
     }
   } else {
     return Status::Corruption("manifest map field " + std::to_string(id) + " is not a map");

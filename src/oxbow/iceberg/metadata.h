@@ -20,8 +20,7 @@ struct Snapshot {
   int64_t sequence_number = 0;
   int64_t timestamp_ms = 0;
   std::string manifest_list;
-  // "operation" ("append", "replace", "overwrite", "delete") plus any other keys; the tiering
-  // keeps "oxbow.tiered-offsets" here.
+  // "operation" ("append", "replace", "overwrite", "delete") plus any keys of the committer.
   std::map<std::string, std::string> summary;
   std::optional<int32_t> schema_id;
 

@@ -3,52 +3,34 @@
 #include <algorithm>
 #include <set>
 
+#include "oxbow/common/parse.h"
 #include "oxbow/iceberg/io_internal.h"
 
 namespace oxbow::iceberg {
 
 namespace {
 
-constexpr char kVersionHint[] = "version-hint.text";
-
-// N of "v<N>.metadata.json", or -1.
-int64_t ParseVersionName(const std::string& name) {
-  constexpr std::string_view kSuffix = ".metadata.json";
-  if (name.size() <= 1 + kSuffix.size() || name[0] != 'v' ||
-      name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
-    return -1;
-  }
-  std::string digits = name.substr(1, name.size() - 1 - kSuffix.size());
-  if (digits.empty() || digits.size() > 18 ||
-      !std::all_of(digits.begin(), digits.end(), ::isdigit)) {
-    return -1;
-  }
-  return std::stoll(digits);
-}
-
-bool Exists(FileSystem* fs, const std::string& path) { return fs->FileSize(path).ok(); }
-
-int64_t ParseInt(const std::string& s, int64_t fallback) {
-  try {
-    size_t used = 0;
-    int64_t v = std::stoll(s, &used);
-    return used == s.size() ? v : fallback;
-  } catch (...) {
-    return fallback;
-  }
-}
-
 int64_t SummaryLong(const Snapshot* s, const char* key) {
   if (s == nullptr) return 0;
   auto it = s->summary.find(key);
-  return it == s->summary.end() ? 0 : ParseInt(it->second, 0);
+  if (it == s->summary.end()) return 0;
+  auto value = ParseInt64(it->second);
+  return value.ok() ? *value : 0;
 }
 
-std::string Trimmed(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t start = 0;
-  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
-  return s.substr(start);
+// A FileCatalog over `location`'s parent and the table's name in it, so that the catalog's
+// location for the table is `location` itself.
+Result<std::pair<std::shared_ptr<Catalog>, TableIdentifier>> CatalogOfLocation(
+    std::shared_ptr<FileSystem> fs, std::string location, const TableOptions& options) {
+  while (location.size() > 1 && location.back() == '/') location.pop_back();
+  if (location.empty()) return Status::Invalid("table location is empty");
+  const size_t slash = location.rfind('/');
+  std::string parent = slash == std::string::npos ? "" : location.substr(0, slash + 1);
+  std::string name = slash == std::string::npos ? location : location.substr(slash + 1);
+  auto catalog = std::make_shared<FileCatalog>(std::move(fs), std::move(parent),
+                                               FileCatalogOptions{.sync = options.sync});
+  return std::make_pair(std::shared_ptr<Catalog>(std::move(catalog)),
+                        TableIdentifier{"", std::move(name)});
 }
 
 // ADDED entries for `files`, stamped with `snapshot_id` (sequence numbers are inherited).
@@ -98,18 +80,6 @@ std::string PartitionKey(const PartitionValues& values) {
 
 }  // namespace
 
-std::string IcebergTable::MetadataDir() const {
-  return JoinPath(LocalPath(metadata_.location), "metadata");
-}
-
-std::string IcebergTable::VersionPath(int64_t version) const {
-  return JoinPath(MetadataDir(), "v" + std::to_string(version) + ".metadata.json");
-}
-
-std::string IcebergTable::metadata_file() const {
-  return metadata_.location + "/metadata/v" + std::to_string(version_) + ".metadata.json";
-}
-
 std::string IcebergTable::NewManifestPath() const {
   return metadata_.location + "/metadata/" + RandomUuid() + "-m0.avro";
 }
@@ -146,16 +116,16 @@ Result<T> IcebergTable::RetryCommit(
 }
 
 Result<std::unique_ptr<IcebergTable>> IcebergTable::Create(
-    std::shared_ptr<FileSystem> fs, std::string location, Schema schema, PartitionSpec spec,
-    std::map<std::string, std::string> properties, TableOptions options) {
-  while (location.size() > 1 && location.back() == '/') location.pop_back();
-  if (location.empty()) return Status::Invalid("table location is empty");
+    std::shared_ptr<FileSystem> fs, std::shared_ptr<Catalog> catalog, TableIdentifier table_id,
+    Schema schema, PartitionSpec spec, std::map<std::string, std::string> properties,
+    TableOptions options) {
   RETURN_NOT_OK(schema.Validate());
   RETURN_NOT_OK(spec.PartitionTypes(schema).status());
-  std::unique_ptr<IcebergTable> table(new IcebergTable(std::move(fs), options));
+  std::unique_ptr<IcebergTable> table(
+      new IcebergTable(std::move(fs), std::move(catalog), std::move(table_id), options));
   TableMetadata& m = table->metadata_;
   m.table_uuid = RandomUuid();
-  m.location = location;
+  m.location = table->catalog_->TableLocation(table->id_);
   m.last_updated_ms = NowMillis();
   m.last_column_id = schema.HighestFieldId();
   m.current_schema_id = schema.schema_id();
@@ -167,94 +137,68 @@ Result<std::unique_ptr<IcebergTable>> IcebergTable::Create(
   properties.emplace(kPreviousVersionsMax, "100");
   m.properties = std::move(properties);
 
-  std::string dir = table->MetadataDir();
-  RETURN_NOT_OK(table->fs_->CreateDirs(dir));
-  ASSIGN_OR_RAISE(auto names, table->fs_->ListDir(dir));
-  for (const auto& name : names) {
-    if (ParseVersionName(name) >= 0) {
-      return Status::AlreadyExists("an Iceberg table exists at " + location + " (" + name + ")");
-    }
+  auto existing = table->catalog_->CurrentMetadata(table->id_);
+  if (existing.ok()) {
+    return Status::AlreadyExists("an Iceberg table exists at " + m.location + " (" +
+                                 existing->location + ")");
   }
-  // Version 0 is "nothing yet": the commit publishes v1 and fails if someone else did.
+  if (!existing.status().IsNotFound()) return existing.status();
+  // Version 0 is "nothing yet": the commit publishes version 1 and fails if someone else did.
   TableMetadata first = m;
-  table->version_ = 0;
   RETURN_NOT_OK(table->Commit(std::move(first)));
   return table;
 }
 
 Result<std::unique_ptr<IcebergTable>> IcebergTable::Load(std::shared_ptr<FileSystem> fs,
-                                                         std::string location,
+                                                         std::shared_ptr<Catalog> catalog,
+                                                         TableIdentifier table_id,
                                                          TableOptions options) {
-  while (location.size() > 1 && location.back() == '/') location.pop_back();
-  std::unique_ptr<IcebergTable> table(new IcebergTable(std::move(fs), options));
-  table->metadata_.location = location;
+  std::unique_ptr<IcebergTable> table(
+      new IcebergTable(std::move(fs), std::move(catalog), std::move(table_id), options));
   RETURN_NOT_OK(table->Refresh());
   return table;
 }
 
+Result<std::unique_ptr<IcebergTable>> IcebergTable::Create(
+    std::shared_ptr<FileSystem> fs, std::string location, Schema schema, PartitionSpec spec,
+    std::map<std::string, std::string> properties, TableOptions options) {
+  ASSIGN_OR_RAISE(auto catalog, CatalogOfLocation(fs, std::move(location), options));
+  return Create(std::move(fs), std::move(catalog.first), std::move(catalog.second),
+                std::move(schema), std::move(spec), std::move(properties), options);
+}
+
+Result<std::unique_ptr<IcebergTable>> IcebergTable::Load(std::shared_ptr<FileSystem> fs,
+                                                         std::string location,
+                                                         TableOptions options) {
+  ASSIGN_OR_RAISE(auto catalog, CatalogOfLocation(fs, std::move(location), options));
+  return Load(std::move(fs), std::move(catalog.first), std::move(catalog.second), options);
+}
+
 Status IcebergTable::Refresh() {
-  std::string dir = MetadataDir();
-  int64_t version = -1;
-  auto hint = ReadWholeFile(fs_.get(), JoinPath(dir, kVersionHint));
-  if (hint.ok()) version = ParseInt(Trimmed(*hint), -1);
-  if (version < 1 || !Exists(fs_.get(), VersionPath(version))) {
-    auto names = fs_->ListDir(dir);
-    if (!names.ok()) {
-      return Status::NotFound("no Iceberg table at " + metadata_.location + ": " +
-                              names.status().message());
-    }
-    version = -1;
-    for (const auto& name : *names) version = std::max(version, ParseVersionName(name));
-    if (version < 1) return Status::NotFound("no Iceberg table metadata in " + dir);
-  }
-  // The hint is written after the publish, so newer versions may exist.
-  while (Exists(fs_.get(), VersionPath(version + 1))) ++version;
-  ASSIGN_OR_RAISE(std::string json, ReadWholeFile(fs_.get(), VersionPath(version)));
+  ASSIGN_OR_RAISE(MetadataPointer current, catalog_->CurrentMetadata(id_));
+  const std::string path = LocalPath(current.location);
+  ASSIGN_OR_RAISE(std::string json, ReadWholeFile(fs_.get(), path));
   auto parsed = TableMetadata::FromJson(json);
-  if (!parsed.ok()) return parsed.status().WithContext(VersionPath(version));
+  if (!parsed.ok()) return parsed.status().WithContext(path);
   metadata_ = std::move(*parsed);
-  version_ = version;
+  current_ = std::move(current);
   return Status::OK();
 }
 
 Status IcebergTable::Commit(TableMetadata next) {
-  int64_t new_version = version_ + 1;
   next.last_updated_ms = std::max(next.last_updated_ms, NowMillis());
-  if (version_ > 0) {
-    next.metadata_log.push_back({metadata_.last_updated_ms, metadata_file()});
+  if (current_.version > 0) {
+    next.metadata_log.push_back({metadata_.last_updated_ms, current_.location});
   }
-  int64_t max_previous =
-      std::max<int64_t>(0, ParseInt(next.Property(kPreviousVersionsMax, "100"), 100));
+  auto max_previous = ParseInt64(next.Property(kPreviousVersionsMax, "100"));
+  const int64_t kept = std::max<int64_t>(0, max_previous.ok() ? *max_previous : 100);
   std::vector<std::string> dropped;
-  while (static_cast<int64_t>(next.metadata_log.size()) > max_previous) {
+  while (static_cast<int64_t>(next.metadata_log.size()) > kept) {
     dropped.push_back(next.metadata_log.front().metadata_file);
     next.metadata_log.erase(next.metadata_log.begin());
   }
-
-  std::string dir = MetadataDir();
-  std::string final_path = VersionPath(new_version);
-  std::string tmp =
-      JoinPath(dir, ".v" + std::to_string(new_version) + ".metadata.json." + RandomUuid() + ".tmp");
-  Status st = WriteWholeFile(fs_.get(), tmp, next.ToJson(), options_.sync);
-  if (st.ok()) st = fs_->RenameNoReplace(tmp, final_path);
-  if (!st.ok()) {
-    (void)fs_->Remove(tmp);
-    if (st.code() == StatusCode::kAlreadyExists) {
-      return Status::AlreadyExists("commit conflict: version " + std::to_string(new_version) +
-                                   " of " + metadata_.location +
-                                   " was published by another writer");
-    }
-    return st;
-  }
-  if (options_.sync) RETURN_NOT_OK(fs_->SyncDir(dir));
+  ASSIGN_OR_RAISE(current_, catalog_->SwapMetadata(id_, current_, next.ToJson()));
   metadata_ = std::move(next);
-  version_ = new_version;
-
-  // The hint only speeds up Load, which probes past it, so failures here are not fatal.
-  std::string hint_tmp = JoinPath(dir, "." + std::string(kVersionHint) + "." + RandomUuid());
-  if (WriteWholeFile(fs_.get(), hint_tmp, std::to_string(version_), false).ok()) {
-    if (!fs_->Rename(hint_tmp, JoinPath(dir, kVersionHint)).ok()) (void)fs_->Remove(hint_tmp);
-  }
   if (metadata_.Property(kDeleteAfterCommit, "false") == "true") {
     for (const auto& path : dropped) RemoveQuietly(path);
   }

@@ -1,14 +1,13 @@
-// IcebergTable: a file-system (Hadoop-style) Iceberg v2 table that the tiering service commits
-// Parquet files to. Layout, commit protocol and summary keys: docs/iceberg.md.
+// IcebergTable: an Iceberg v2 table that the tiering service commits Parquet files to. Layout,
+// commit protocol and summary keys: docs/iceberg.md.
 //
-//   <location>/metadata/v<N>.metadata.json     table metadata, one file per commit
-//   <location>/metadata/version-hint.text      N of the newest version (a hint; may lag)
 //   <location>/metadata/snap-<id>-<attempt>-<uuid>.avro   manifest lists
 //   <location>/metadata/<uuid>-m<k>.avro       manifests
 //
-// A commit writes v<N+1>.metadata.json under a temporary name and publishes it with a rename
-// that refuses to replace, so of two writers racing for version N+1 exactly one wins; the
-// other re-reads the table and retries (appends) or re-plans (replace, expire).
+// Which metadata file is current is the Catalog's business (catalog.h): a commit writes new
+// manifests and a manifest list, then asks the catalog to swap the table's metadata pointer
+// from the loaded version to the next. Of two writers racing for the same version exactly one
+// wins; the other re-reads the table and retries (appends) or re-plans (replace, expire).
 //
 // One IcebergTable is used by one thread at a time.
 #pragma once
@@ -23,6 +22,7 @@
 
 #include "oxbow/common/file_system.h"
 #include "oxbow/iceberg/avro.h"
+#include "oxbow/iceberg/catalog.h"
 #include "oxbow/iceberg/manifest.h"
 #include "oxbow/iceberg/metadata.h"
 
@@ -31,15 +31,14 @@ namespace oxbow::iceberg {
 // Table properties Oxbow reads (Java Iceberg's names and meanings).
 inline constexpr char kPreviousVersionsMax[] = "write.metadata.previous-versions-max";
 inline constexpr char kDeleteAfterCommit[] = "write.metadata.delete-after-commit.enabled";
-// The summary key under which the tiering records the offsets it has tiered per bucket.
-inline constexpr char kTieredOffsetsKey[] = "oxbow.tiered-offsets";
 
 struct TableOptions {
   // Attempts of one commit when other writers keep publishing the same version. Default: 8.
   int commit_attempts = 8;
   // Encoding of manifests and manifest lists. Default: deflate.
   AvroWriterOptions avro;
-  // fsync metadata files and the metadata directory before a commit counts. Default: true.
+  // fsync manifests and manifest lists before a commit (and, for the location-based Create and
+  // Load, the metadata files and directory). Default: true.
   bool sync = true;
 };
 
@@ -63,24 +62,35 @@ struct ExpireResult {
 
 class IcebergTable {
  public:
-  // Creates the table at `location` (a local path or file:// URI): metadata/v1.metadata.json
-  // with no snapshot. AlreadyExists when the location already holds table metadata. Unless
-  // given, the properties kDeleteAfterCommit = "true" and kPreviousVersionsMax = "100" are set.
+  // Creates `table` in `catalog`, at the catalog's location for it: its first metadata, with no
+  // snapshot. AlreadyExists when the table already has metadata. Unless given, the properties
+  // kDeleteAfterCommit = "true" and kPreviousVersionsMax = "100" are set. `fs` reads and writes
+  // the table's files.
+  static Result<std::unique_ptr<IcebergTable>> Create(
+      std::shared_ptr<FileSystem> fs, std::shared_ptr<Catalog> catalog, TableIdentifier table,
+      Schema schema, PartitionSpec spec, std::map<std::string, std::string> properties = {},
+      TableOptions options = {});
+  // Opens the catalog's current version of `table`; NotFound when it has none.
+  static Result<std::unique_ptr<IcebergTable>> Load(std::shared_ptr<FileSystem> fs,
+                                                    std::shared_ptr<Catalog> catalog,
+                                                    TableIdentifier table,
+                                                    TableOptions options = {});
+  // The same for a file-system table at `location` (a local path or file:// URI): a FileCatalog
+  // whose warehouse is the location's parent.
   static Result<std::unique_ptr<IcebergTable>> Create(
       std::shared_ptr<FileSystem> fs, std::string location, Schema schema, PartitionSpec spec,
       std::map<std::string, std::string> properties = {}, TableOptions options = {});
-  // Opens the newest version (version-hint.text, then probing forward for later versions).
   static Result<std::unique_ptr<IcebergTable>> Load(std::shared_ptr<FileSystem> fs,
                                                     std::string location,
                                                     TableOptions options = {});
-  // Re-reads the newest version.
+  // Re-reads the catalog's current version.
   Status Refresh();
 
   const TableMetadata& metadata() const { return metadata_; }
   const std::string& location() const { return metadata_.location; }
-  // Version N of the loaded metadata and the path of its file.
-  int64_t version() const { return version_; }
-  std::string metadata_file() const;
+  // Version N of the loaded metadata and its file's location.
+  int64_t version() const { return current_.version; }
+  const std::string& metadata_file() const { return current_.location; }
   const Schema& schema() const { return *metadata_.CurrentSchema(); }
   const PartitionSpec& spec() const { return *metadata_.DefaultSpec(); }
   // Null before the first commit. Its summary holds the operation and the caller's keys.
@@ -110,13 +120,13 @@ class IcebergTable {
   Result<ExpireResult> ExpireSnapshots(const ExpireOptions& options = {});
 
  private:
-  IcebergTable(std::shared_ptr<FileSystem> fs, TableOptions options)
-      : fs_(std::move(fs)), options_(options) {}
+  IcebergTable(std::shared_ptr<FileSystem> fs, std::shared_ptr<Catalog> catalog, TableIdentifier id,
+               TableOptions options)
+      : fs_(std::move(fs)), catalog_(std::move(catalog)), id_(std::move(id)), options_(options) {}
 
-  std::string MetadataDir() const;
-  std::string VersionPath(int64_t version) const;  // file-system path
-  std::string NewManifestPath() const;             // as written into the manifest list
-  // Publishes `next` as version_ + 1; AlreadyExists when another writer got there first.
+  std::string NewManifestPath() const;  // as written into the manifest list
+  // Makes `next` the catalog's version after the loaded one; AlreadyExists when another writer
+  // got there first.
   Status Commit(TableMetadata next);
   // Adds `snapshot` to a copy of the current metadata, as the new current snapshot.
   TableMetadata WithSnapshot(const Snapshot& snapshot) const;
@@ -141,9 +151,11 @@ class IcebergTable {
   void RemoveQuietly(const std::string& path);
 
   std::shared_ptr<FileSystem> fs_;
+  std::shared_ptr<Catalog> catalog_;
+  TableIdentifier id_;
   TableOptions options_;
   TableMetadata metadata_;
-  int64_t version_ = 0;
+  MetadataPointer current_;  // the loaded metadata's file (version 0 until the first commit)
 };
 
 }  // namespace oxbow::iceberg

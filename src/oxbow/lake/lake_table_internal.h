@@ -21,6 +21,10 @@ inline constexpr char kBucketColumn[] = "__bucket";
 inline constexpr char kOffsetColumn[] = "__offset";
 inline constexpr char kTimestampColumn[] = "__timestamp";
 
+// The snapshot summary key under which tiering records its progress: a JSON list of the next
+// offset to tier per bucket (docs/lake.md, "Exactly once").
+inline constexpr char kTieredOffsetsKey[] = "oxbow.tiered-offsets";
+
 // The lake form of a log table's schema.
 struct LakeSchema {
   arrow::SchemaPtr log_schema;    // the table's own schema

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "oxbow/arrow/compute.h"
+#include "oxbow/common/parse.h"
 #include "oxbow/iceberg/table.h"
 #include "oxbow/lake/lake.h"
 #include "oxbow/lake/lake_table_internal.h"
@@ -114,7 +115,7 @@ class TableTiering {
   int64_t caught_up_ms = 0;  // wall time at which the lake last held everything durable
 
   std::map<std::string, std::string> Summary() const {
-    return {{iceberg::kTieredOffsetsKey, OffsetsJson(tiered)}};
+    return {{internal::kTieredOffsetsKey, OffsetsJson(tiered)}};
   }
   void Publish(const std::string& error) {
     std::lock_guard<std::mutex> lock(status_mu);
@@ -124,10 +125,15 @@ class TableTiering {
     if (table) {
       published.metadata_location = table->CurrentSnapshot() ? table->metadata_file() : "";
       published.snapshots = static_cast<int64_t>(table->metadata().snapshots.size());
-      const auto* snap = table->CurrentSnapshot();
-      auto it = snap ? snap->summary.find("total-data-files")
-                     : std::map<std::string, std::string>::const_iterator();
-      published.data_files = snap && it != snap->summary.end() ? std::stoll(it->second) : 0;
+      published.data_files = 0;
+      if (const auto* snap = table->CurrentSnapshot()) {
+        auto it = snap->summary.find("total-data-files");
+        if (it != snap->summary.end()) {
+          // Written by us, but read back from disk: a bad value is shown as 0, never thrown.
+          auto files = ParseInt64(it->second);
+          if (files.ok()) published.data_files = *files;
+        }
+      }
     }
   }
 };
@@ -159,11 +165,11 @@ Result<std::vector<int64_t>> TieredOffsets(const iceberg::IcebergTable& table, s
   std::vector<int64_t> offsets(buckets, 0);
   const auto* snap = table.CurrentSnapshot();
   if (snap == nullptr) return offsets;
-  auto it = snap->summary.find(iceberg::kTieredOffsetsKey);
+  auto it = snap->summary.find(internal::kTieredOffsetsKey);
   if (it == snap->summary.end()) return offsets;
   json j = json::parse(it->second, nullptr, false);
   if (!j.is_array() || j.size() != buckets) {
-    return Status::Corruption(table.metadata_file() + ": " + iceberg::kTieredOffsetsKey +
+    return Status::Corruption(table.metadata_file() + ": " + internal::kTieredOffsetsKey +
                               " is not a list of " + std::to_string(buckets) + " offsets");
   }
   for (size_t b = 0; b < buckets; ++b) {
@@ -356,9 +362,11 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
     state->spec = std::move(form.spec);
     if (form.freshness_ms) state->freshness_ms = *form.freshness_ms;
     const auto dot = descriptor.name.find('.');
-    state->location = options_.warehouse + "/" + descriptor.name.substr(0, dot) + "/" +
-                      descriptor.name.substr(dot + 1);
-    auto loaded = iceberg::IcebergTable::Load(options_.fs, state->location);
+    auto catalog = std::make_shared<iceberg::FileCatalog>(options_.fs, options_.warehouse);
+    const iceberg::TableIdentifier lake_id{descriptor.name.substr(0, dot),
+                                           descriptor.name.substr(dot + 1)};
+    state->location = catalog->TableLocation(lake_id);
+    auto loaded = iceberg::IcebergTable::Load(options_.fs, catalog, lake_id);
     const std::string table_id = std::to_string(descriptor.table_id);
     if (loaded.ok()) {
       auto props = (*loaded)->metadata().properties;
@@ -374,7 +382,7 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
     } else if (loaded.status().IsNotFound()) {
       RETURN_NOT_OK(options_.fs->RemoveAll(state->location));  // files never committed
       ASSIGN_OR_RAISE(state->table, iceberg::IcebergTable::Create(
-                                        options_.fs, state->location, state->schema.iceberg_schema,
+                                        options_.fs, catalog, lake_id, state->schema.iceberg_schema,
                                         state->spec, {{kTableIdProperty, table_id}}));
     } else {
       return loaded.status();

@@ -43,7 +43,6 @@ class ChunkDecoder {
   ChunkDecoder(const arrow::Field& field, const SchemaElement& element, int64_t num_rows,
                bool verify_page_checksums)
       : field_(field),
-        element_(element),
         physical_(*element.type),
         width_(PhysicalSize(*element.type, element.type_length.value_or(0))),
         num_rows_(num_rows),
@@ -72,7 +71,6 @@ class ChunkDecoder {
                                     int64_t uncompressed, std::vector<uint8_t>* buffer);
 
   const arrow::Field& field_;
-  const SchemaElement& element_;
   PhysicalType physical_;
   int width_;  // bytes per physical value (0 for BOOLEAN and BYTE_ARRAY)
   int64_t num_rows_;
@@ -658,89 +656,6 @@ Result<Array> ChunkDecoder::Decode(const uint8_t* bytes, internal::ByteRange ran
   return Array::Make(field_.type, num_rows_, std::move(buffers), null_count_);
 }
 
-// ------------------------------------------------------------------------------------------------
-// Statistics pruning
-
-// A statistic or literal reduced to something comparable.
-struct Comparable {
-  enum Kind { kNumber, kBytes, kNone } kind = kNone;
-  long double number = 0;  // exact for every int64 and uint64
-  std::string bytes;
-};
-
-Comparable FromLiteral(const Literal& lit) {
-  Comparable c;
-  if (const auto* s = std::get_if<std::string>(&lit)) {
-    c.kind = Comparable::kBytes;
-    c.bytes = *s;
-    return c;
-  }
-  c.kind = Comparable::kNumber;
-  std::visit(
-      [&](const auto& v) {
-        if constexpr (!std::is_same_v<std::decay_t<decltype(v)>, std::string>) {
-          c.number = static_cast<long double>(v);
-        }
-      },
-      lit);
-  return c;
-}
-
-Comparable FromStat(const std::string& raw, const arrow::Field& field, PhysicalType physical) {
-  Comparable c;
-  const DataType& t = field.type;
-  if (t.is_variable_length() || t.id() == TypeId::kFixedSizeBinary) {
-    c.kind = Comparable::kBytes;
-    c.bytes = raw;
-    return c;
-  }
-  if (t.id() == TypeId::kDecimal128 || physical == PhysicalType::kInt96) return c;
-  c.kind = Comparable::kNumber;
-  switch (physical) {
-    case PhysicalType::kBoolean:
-      if (raw.size() < 1) return Comparable{};
-      c.number = raw[0] != 0;
-      return c;
-    case PhysicalType::kInt32: {
-      if (raw.size() != 4) return Comparable{};
-      int32_t v;
-      std::memcpy(&v, raw.data(), 4);
-      c.number = t.is_unsigned_integer() ? static_cast<long double>(static_cast<uint32_t>(v)) : v;
-      return c;
-    }
-    case PhysicalType::kInt64: {
-      if (raw.size() != 8) return Comparable{};
-      int64_t v;
-      std::memcpy(&v, raw.data(), 8);
-      c.number = t.is_unsigned_integer() ? static_cast<long double>(static_cast<uint64_t>(v)) : v;
-      return c;
-    }
-    case PhysicalType::kFloat: {
-      if (raw.size() != 4) return Comparable{};
-      float v;
-      std::memcpy(&v, raw.data(), 4);
-      if (std::isnan(v)) return Comparable{};
-      c.number = v;
-      return c;
-    }
-    case PhysicalType::kDouble: {
-      if (raw.size() != 8) return Comparable{};
-      double v;
-      std::memcpy(&v, raw.data(), 8);
-      if (std::isnan(v)) return Comparable{};
-      c.number = v;
-      return c;
-    }
-    default: return Comparable{};
-  }
-}
-
-int Compare(const Comparable& a, const Comparable& b) {
-  if (a.kind == Comparable::kNumber) return a.number < b.number ? -1 : a.number > b.number ? 1 : 0;
-  const int r = a.bytes.compare(b.bytes);
-  return r < 0 ? -1 : r > 0 ? 1 : 0;
-}
-
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------
@@ -965,42 +880,6 @@ Status FileReader::ParseFooterAndSchema(int64_t size) {
   return Status::OK();
 }
 
-Result<bool> FileReader::RowGroupMayMatch(int i, const std::vector<Predicate>& predicates) const {
-  if (i < 0 || i >= num_row_groups()) return Status::OutOfRange("row group " + std::to_string(i));
-  const RowGroup& group = metadata_.row_groups[i];
-  for (const auto& p : predicates) {
-    const int col = schema_->GetFieldIndex(p.column);
-    if (col < 0) return Status::Invalid("predicate on unknown column '" + p.column + "'");
-    const auto& meta = group.columns[col].meta_data;
-    if (!meta || !meta->statistics) continue;
-    const Statistics& s = *meta->statistics;
-    if (s.null_count && *s.null_count == group.num_rows && group.num_rows > 0) return false;
-    if (!s.min_value || !s.max_value) continue;
-    const arrow::Field& field = schema_->field(col);
-    const Comparable lo = FromStat(*s.min_value, field, meta->type);
-    const Comparable hi = FromStat(*s.max_value, field, meta->type);
-    const Comparable v = FromLiteral(p.value);
-    if (lo.kind == Comparable::kNone || hi.kind == Comparable::kNone) continue;
-    if (v.kind != lo.kind) {
-      return Status::Invalid("predicate on column '" + p.column + "' (" + field.type.ToString() +
-                             ") compares against a " +
-                             (v.kind == Comparable::kBytes ? "string" : "number"));
-    }
-    const int vs_lo = Compare(v, lo), vs_hi = Compare(v, hi);
-    bool may = true;
-    switch (p.op) {
-      case CompareOp::kEq: may = vs_lo >= 0 && vs_hi <= 0; break;
-      case CompareOp::kNe: may = !(vs_lo == 0 && vs_hi == 0); break;
-      case CompareOp::kLt: may = vs_lo > 0; break;  // some value < v needs min < v
-      case CompareOp::kLe: may = vs_lo >= 0; break;
-      case CompareOp::kGt: may = vs_hi < 0; break;  // needs max > v
-      case CompareOp::kGe: may = vs_hi <= 0; break;
-    }
-    if (!may) return false;
-  }
-  return true;
-}
-
 Result<arrow::RecordBatchPtr> FileReader::ReadRowGroup(
     int i, const std::vector<int>& column_indices) const {
   if (i < 0 || i >= num_row_groups()) return Status::OutOfRange("row group " + std::to_string(i));
@@ -1044,8 +923,6 @@ Result<std::vector<arrow::RecordBatchPtr>> FileReader::Read(const ReaderOptions&
   const int64_t batch_rows = std::max<int64_t>(1, options.batch_rows);
   std::vector<arrow::RecordBatchPtr> out;
   for (int g = 0; g < num_row_groups(); ++g) {
-    ASSIGN_OR_RAISE(bool may, RowGroupMayMatch(g, options.predicates));
-    if (!may) continue;
     ASSIGN_OR_RAISE(auto batch, ReadRowGroup(g, indices));
     if (batch->num_rows() <= batch_rows) {
       out.push_back(std::move(batch));

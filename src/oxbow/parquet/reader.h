@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "oxbow/arrow/record_batch.h"
@@ -15,26 +14,9 @@
 
 namespace oxbow::parquet {
 
-// A literal compared against column statistics. Numbers compare by value across kinds; strings
-// compare as unsigned bytes against string, binary and fixed_size_binary columns. Timestamps
-// and dates are the integers in the column's unit; decimals are never pruned.
-using Literal = std::variant<bool, int64_t, uint64_t, double, std::string>;
-
-enum class CompareOp { kEq, kNe, kLt, kLe, kGt, kGe };
-
-// `column op value`. Nulls match no predicate, as in SQL.
-struct Predicate {
-  std::string column;
-  CompareOp op = CompareOp::kEq;
-  Literal value;
-};
-
 struct ReaderOptions {
   // Columns to read, in this order. Default: all, in schema order.
   std::vector<std::string> columns;
-  // Row groups whose statistics prove that no row satisfies all predicates are skipped. Rows
-  // of the other row groups are returned unfiltered. Default: none.
-  std::vector<Predicate> predicates;
   // Largest batch returned; a row group yields one or more batches. Default: 65536.
   int64_t batch_rows = 64 * 1024;
 };
@@ -69,11 +51,9 @@ class FileReader {
   int num_row_groups() const { return static_cast<int>(metadata_.row_groups.size()); }
   int64_t num_rows() const { return metadata_.num_rows; }
 
-  // False when row group `i`'s statistics prove that no row satisfies every predicate.
-  Result<bool> RowGroupMayMatch(int i, const std::vector<Predicate>& predicates) const;
   // Reads the columns at `column_indices` (schema positions) of row group `i`.
   Result<arrow::RecordBatchPtr> ReadRowGroup(int i, const std::vector<int>& column_indices) const;
-  // Reads the whole file (projection and pruning as `options` say).
+  // Reads the whole file (projected as `options` say).
   Result<std::vector<arrow::RecordBatchPtr>> Read(const ReaderOptions& options = {}) const;
 
  private:

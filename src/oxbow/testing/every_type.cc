@@ -1,47 +1,14 @@
-// Test helpers: a schema with every Arrow type Oxbow has, random batches of it, and a File
-// over bytes in memory.
-#pragma once
+#include "oxbow/testing/every_type.h"
 
-#include <algorithm>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "oxbow/arrow/builder.h"
-#include "oxbow/arrow/record_batch.h"
-#include "oxbow/common/file_system.h"
 
-namespace oxbow::parquet::testing {
+namespace oxbow::testing {
 
-// A read-only File holding `bytes`; it records its largest read and can be made to fail reads.
-class StringFile : public File {
- public:
-  StringFile(std::string path, std::string bytes)
-      : File(std::move(path)), bytes_(std::move(bytes)) {}
-
-  using File::WriteAt;
-  Status WriteAt(int64_t, std::span<const ByteSpan>) override {
-    return Status::NotImplemented("StringFile is read-only");
-  }
-  Result<std::shared_ptr<Buffer>> ReadAt(int64_t position, int64_t length) override {
-    if (!read_error.ok()) return read_error;
-    const auto size = static_cast<int64_t>(bytes_.size());
-    position = std::clamp<int64_t>(position, 0, size);
-    length = std::clamp<int64_t>(length, 0, size - position);
-    largest_read = std::max(largest_read, length);
-    return Buffer::CopyFrom(std::string_view(bytes_).substr(static_cast<size_t>(position),
-                                                            static_cast<size_t>(length)));
-  }
-  Status Sync() override { return Status::OK(); }
-  Status Truncate(int64_t) override { return Status::NotImplemented("StringFile is read-only"); }
-  Result<int64_t> Size() override { return static_cast<int64_t>(bytes_.size()); }
-
-  int64_t largest_read = 0;
-  Status read_error;  // returned by every ReadAt when set
-
- private:
-  std::string bytes_;
-};
-
-inline arrow::SchemaPtr AllTypesSchema(bool nullable = true) {
+arrow::SchemaPtr EveryTypeSchema(bool nullable) {
   using arrow::DataType;
   using arrow::TimeUnit;
   std::vector<arrow::Field> f = {
@@ -75,10 +42,8 @@ inline arrow::SchemaPtr AllTypesSchema(bool nullable = true) {
   return std::make_shared<arrow::Schema>(std::move(f));
 }
 
-// Random values; `distinct` bounds the number of distinct values per column (dictionary-friendly
-// when small). Every 7th-ish value is null when the field is nullable.
-inline arrow::RecordBatchPtr RandomBatch(const arrow::SchemaPtr& schema, int64_t rows,
-                                         uint32_t seed, int64_t distinct = 1000) {
+arrow::RecordBatchPtr RandomBatch(const arrow::SchemaPtr& schema, int64_t rows, uint32_t seed,
+                                  int64_t distinct) {
   using arrow::TypeId;
   std::mt19937_64 rng(seed);
   std::vector<arrow::Array> columns;
@@ -135,10 +100,13 @@ inline arrow::RecordBatchPtr RandomBatch(const arrow::SchemaPtr& schema, int64_t
                    ->Append(static_cast<double>(sx) / 8);
           break;
         case TypeId::kString:
-        case TypeId::kBinary:
-          st = static_cast<arrow::BinaryBuilder*>(builder.get())
-                   ->Append("v" + std::to_string(x) + std::string(x % 5, 'z'));
+        case TypeId::kBinary: {
+          std::string value = "v";  // appended piecewise: see GCC bug 105329 (-Wrestrict)
+          value += std::to_string(x);
+          value.append(x % 5, 'z');
+          st = static_cast<arrow::BinaryBuilder*>(builder.get())->Append(value);
           break;
+        }
         case TypeId::kDecimal128: {
           __int128 v = sx;
           if (field.type.precision() > 18)
@@ -160,4 +128,4 @@ inline arrow::RecordBatchPtr RandomBatch(const arrow::SchemaPtr& schema, int64_t
   return arrow::RecordBatch::Make(schema, rows, std::move(columns)).ValueOrDie();
 }
 
-}  // namespace oxbow::parquet::testing
+}  // namespace oxbow::testing

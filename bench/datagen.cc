@@ -170,6 +170,13 @@ Result<arrow::Array> Texts(int64_t n, Rng* rng, int null_percent, Gen gen) {
   return builder.Finish();
 }
 
+// Appends a generated column, or passes on its generator's error.
+Status AppendColumn(std::vector<arrow::Array>* columns, Result<arrow::Array> column) {
+  RETURN_NOT_OK(column.status());
+  columns->push_back(std::move(*column));
+  return Status::OK();
+}
+
 }  // namespace
 
 arrow::SchemaPtr BenchSchema() {
@@ -203,10 +210,8 @@ Result<arrow::RecordBatchPtr> MakeBenchBatch(int64_t index, int64_t rows, uint64
   const int64_t first_id = index * rows;
   constexpr int64_t kBaseMicros = 1'700'000'000'000'000;
   std::vector<arrow::Array> columns;
-  auto add = [&](Result<arrow::Array> column) -> Status {
-    RETURN_NOT_OK(column.status());
-    columns.push_back(std::move(*column));
-    return Status::OK();
+  auto add = [&columns](Result<arrow::Array> column) {
+    return AppendColumn(&columns, std::move(column));
   };
   auto ts = [&](int64_t i) { return kBaseMicros + (first_id + i) * 1000; };
   RETURN_NOT_OK(add(
@@ -287,10 +292,8 @@ Result<arrow::RecordBatchPtr> MakeEventsBatch(int64_t index, int64_t rows, uint6
   const int64_t first_id = index * rows;
   constexpr int64_t kBaseMicros = 1'700'000'000'000'000;
   std::vector<arrow::Array> columns;
-  auto add = [&](Result<arrow::Array> column) -> Status {
-    RETURN_NOT_OK(column.status());
-    columns.push_back(std::move(*column));
-    return Status::OK();
+  auto add = [&columns](Result<arrow::Array> column) {
+    return AppendColumn(&columns, std::move(column));
   };
   RETURN_NOT_OK(add(
       Numeric<int64_t>(DataType::Int64(), rows, &rng, 0, [&](int64_t i) { return first_id + i; })));

@@ -40,12 +40,22 @@ Result<TableDescription> Node::DescribeTable(const std::string& name) const {
 }
 
 Result<std::unique_ptr<engine::PutSession>> Node::StartPut(const std::string& table,
-                                                           const arrow::SchemaPtr& client_schema) {
-  return engine_->StartPut(table, client_schema);
+                                                           const arrow::SchemaPtr& client_schema,
+                                                           engine::PutOp op) {
+  return engine_->StartPut(table, client_schema, op);
 }
 
 Result<std::unique_ptr<engine::ReadCursor>> Node::OpenRead(const engine::ReadRequest& request) {
   return engine_->OpenRead(request);
+}
+
+Result<std::unique_ptr<engine::SnapshotReader>> Node::OpenSnapshot(
+    const engine::SnapshotRequest& request) {
+  return engine_->OpenSnapshot(request);
+}
+
+Result<arrow::RecordBatchPtr> Node::Lookup(const engine::LookupRequest& request) {
+  return engine_->Lookup(request);
 }
 
 Status Node::Close() {

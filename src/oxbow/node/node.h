@@ -45,8 +45,13 @@ class Node {
 
   // A put stream of `client_schema` batches (InvalidArgument naming the field on mismatch).
   Result<std::unique_ptr<engine::PutSession>> StartPut(const std::string& table,
-                                                       const arrow::SchemaPtr& client_schema);
+                                                       const arrow::SchemaPtr& client_schema,
+                                                       engine::PutOp op = engine::PutOp::kUpsert);
   Result<std::unique_ptr<engine::ReadCursor>> OpenRead(const engine::ReadRequest& request);
+  // Primary-key tables: the current rows, and batch lookups by key.
+  Result<std::unique_ptr<engine::SnapshotReader>> OpenSnapshot(
+      const engine::SnapshotRequest& request);
+  Result<arrow::RecordBatchPtr> Lookup(const engine::LookupRequest& request);
 
   // Stops tiering, then flushes and closes every table. Idempotent.
   Status Close();

@@ -172,7 +172,7 @@ std::vector<catalog::TableDescriptor> Engine::ListTables() const { return catalo
 
 Result<TableStatus> Engine::DescribeTable(const std::string& name) const {
   ASSIGN_OR_RAISE(auto table, GetTable(name));
-  return TableStatus{table->descriptor(), table->Buckets()};
+  return TableStatus{table->descriptor(), table->Buckets(), table->read_schema()};
 }
 
 Result<std::unique_ptr<PutSession>> Engine::StartPut(const std::string& name,

@@ -53,6 +53,8 @@ struct EngineOptions {
 struct TableStatus {
   catalog::TableDescriptor table;
   std::vector<BucketStatus> buckets;
+  // What a read of the table's log returns (a primary-key table's changelog adds a column).
+  arrow::SchemaPtr read_schema;
 };
 
 class Engine {

@@ -44,6 +44,16 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--scrub-bytes-per-second", options->node.engine.scrub_bytes_per_second,
                  "Read rate limit of each scrubber (log segments, lake data files)")
       ->capture_default_str();
+  app.add_option("--kv-block-cache-bytes", options->node.engine.kv_block_cache_bytes,
+                 "Block cache shared by every primary-key table (one RocksDB per data dir)")
+      ->capture_default_str();
+  app.add_option("--kv-write-buffer-bytes", options->node.engine.kv_write_buffer_bytes,
+                 "Memtable budget of every primary-key table together (charged to the cache)")
+      ->capture_default_str();
+  app.add_option("--kv-checkpoint-interval-ms", options->node.engine.kv_checkpoint_interval_ms,
+                 "How often the key-value store is checkpointed, letting retention delete the "
+                 "changelog it covers (0: only at startup)")
+      ->capture_default_str();
   app.add_option("--warehouse", options->node.lake.warehouse,
                  "Directory of the Iceberg tables every log table is tiered into")
       ->capture_default_str();

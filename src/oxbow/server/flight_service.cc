@@ -2,8 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "oxbow/arrow/builder.h"
 #include "oxbow/arrow/ipc.h"
 #include "oxbow/flight/requests.h"
+#include "oxbow/text/text.h"
 
 namespace oxbow::server {
 
@@ -31,7 +33,9 @@ constexpr ActionInfo kActions[] = {
 
 Result<std::string> TableFromDescriptor(const proto::FlightDescriptor& d) {
   if (d.type() != proto::FlightDescriptor::PATH) {
-    return Status::Invalid("flight descriptor must be a PATH descriptor [namespace, table]");
+    return Status::Invalid(
+        "flight descriptor must be a PATH descriptor [namespace, table] or, for DoPut and "
+        "DoExchange, a CMD descriptor {\"table\": \"ns.t\", \"op\": ...}");
   }
   std::string name;
   if (d.path_size() == 2) {
@@ -44,6 +48,59 @@ Result<std::string> TableFromDescriptor(const proto::FlightDescriptor& d) {
   }
   RETURN_NOT_OK(catalog::ValidateTableName(name));
   return name;
+}
+
+// A DoPut or DoExchange descriptor: a PATH [namespace, table] upserts; a CMD names the op.
+Result<flight::Command> CommandFromDescriptor(const proto::FlightDescriptor& d) {
+  if (d.type() == proto::FlightDescriptor::CMD) {
+    ASSIGN_OR_RAISE(auto command, flight::ParseCommand(d.cmd()));
+    RETURN_NOT_OK(catalog::ValidateTableName(command.table));
+    return command;
+  }
+  flight::Command command;
+  ASSIGN_OR_RAISE(command.table, TableFromDescriptor(d));
+  return command;
+}
+
+// A batch as one FlightData payload.
+Result<FlightPayload> BatchPayload(const arrow::RecordBatch& batch, std::string app_metadata = {}) {
+  ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(batch));
+  FlightPayload p;
+  p.data_header = encoded.metadata;
+  p.data_body = std::move(encoded.body);
+  p.body_length = encoded.body_length;
+  p.app_metadata = std::move(app_metadata);
+  return p;
+}
+
+// A batch of `schema` with no rows.
+Result<arrow::RecordBatchPtr> EmptyBatch(const arrow::SchemaPtr& schema) {
+  std::vector<arrow::Array> columns;
+  for (const auto& field : schema->fields()) {
+    ASSIGN_OR_RAISE(auto builder, arrow::ArrayBuilder::Make(field.type));
+    ASSIGN_OR_RAISE(auto array, builder->Finish());
+    columns.push_back(std::move(array));
+  }
+  return arrow::RecordBatch::Make(schema, 0, std::move(columns));
+}
+
+// The lookup keys of a ticket (JSON Lines) as Arrow batches of the table's key columns.
+Result<std::vector<arrow::RecordBatchPtr>> LookupKeyBatches(const catalog::TableDescriptor& table,
+                                                            const flight::Ticket& ticket) {
+  if (table.primary_key.empty()) {
+    return Status::Invalid("table " + Quote(table.name) +
+                           " is a log table: lookups need a primary key");
+  }
+  std::vector<arrow::Field> fields;
+  for (const auto& name : ticket.prefix ? table.bucket_key : table.primary_key) {
+    fields.push_back(table.schema->field(table.schema->GetFieldIndex(name)));
+  }
+  auto schema = std::make_shared<arrow::Schema>(std::move(fields));
+  ASSIGN_OR_RAISE(auto reader,
+                  text::TextReader::Make(text::TextFormat::kJsonLines, ticket.lookup_keys, schema));
+  auto batches = reader->ReadAll();
+  if (!batches.ok()) return batches.status().WithContext("ticket \"lookup\"");
+  return batches;
 }
 
 engine::StartPosition::Kind ToStartKind(flight::StartPosition::Kind kind) {
@@ -213,7 +270,7 @@ Result<proto::FlightInfo> FlightService::MakeFlightInfo(
     const catalog::TableDescriptor& table) const {
   ASSIGN_OR_RAISE(auto description, node_->DescribeTable(table.name));
   const engine::TableStatus& status = description.table;
-  ASSIGN_OR_RAISE(ipc::EncodedMessage schema, ipc::EncodeSchema(*table.schema));
+  ASSIGN_OR_RAISE(ipc::EncodedMessage schema, ipc::EncodeSchema(*status.read_schema));
   ASSIGN_OR_RAISE(auto schema_bytes, schema.ToEncapsulatedBuffer());
   proto::FlightInfo info;
   info.set_schema(std::string(schema_bytes->view()));
@@ -277,10 +334,65 @@ grpc::Status FlightService::GetSchema(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
+Status FlightService::SendSnapshot(const flight::Ticket& ticket,
+                                   grpc::ServerWriter<FlightPayload>* writer) {
+  engine::SnapshotRequest request;
+  request.table = ticket.table;
+  if (ticket.has_bucket) request.bucket = ticket.bucket;
+  request.columns = ticket.columns;
+  ASSIGN_OR_RAISE(auto reader, node_->OpenSnapshot(request));
+  ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*reader->schema()));
+  if (!writer->Write(SchemaPayload(schema))) return Status::OK();
+  // The first batch (empty when the table is) says where the snapshot stands in each changelog.
+  json offsets = json::array();
+  for (const auto& o : reader->offsets()) {
+    offsets.push_back({{"bucket", o.bucket}, {"next_offset", o.next_offset}});
+  }
+  std::string metadata = json{{"offsets", std::move(offsets)}}.dump();
+  bool sent = false;
+  while (!stopping_) {
+    ASSIGN_OR_RAISE(auto batch, reader->Next());
+    if (!batch) {
+      if (sent) break;
+      ASSIGN_OR_RAISE(batch, EmptyBatch(reader->schema()));
+    }
+    ASSIGN_OR_RAISE(auto payload, BatchPayload(*batch, std::move(metadata)));
+    metadata.clear();
+    sent = true;
+    if (!writer->Write(payload)) break;
+  }
+  return Status::OK();
+}
+
+Status FlightService::SendLookup(const flight::Ticket& ticket,
+                                 grpc::ServerWriter<FlightPayload>* writer) {
+  ASSIGN_OR_RAISE(auto description, node_->DescribeTable(ticket.table));
+  ASSIGN_OR_RAISE(auto keys, LookupKeyBatches(description.table.table, ticket));
+  bool schema_sent = false;
+  for (const auto& batch : keys) {
+    engine::LookupRequest request{ticket.table, batch, ticket.prefix, ticket.columns};
+    ASSIGN_OR_RAISE(auto rows, node_->Lookup(request));
+    if (!schema_sent) {
+      ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*rows->schema()));
+      if (!writer->Write(SchemaPayload(schema))) return Status::OK();
+      schema_sent = true;
+    }
+    ASSIGN_OR_RAISE(auto payload, BatchPayload(*rows));
+    if (!writer->Write(payload)) break;
+  }
+  return Status::OK();
+}
+
 grpc::Status FlightService::DoGet(grpc::ServerContext* ctx, const proto::Ticket* ticket,
                                   grpc::ServerWriter<FlightPayload>* writer) {
   auto request = flight::ParseTicket(ticket->ticket());
   if (!request.ok()) return ToGrpcStatus(request.status());
+  if (request->kind == flight::Ticket::Kind::kSnapshot) {
+    return ToGrpcStatus(SendSnapshot(*request, writer));
+  }
+  if (request->kind == flight::Ticket::Kind::kLookup) {
+    return ToGrpcStatus(SendLookup(*request, writer));
+  }
   auto cursor = node_->OpenRead(ToReadRequest(std::move(request).ValueOrDie()));
   if (!cursor.ok()) return ToGrpcStatus(cursor.status());
   auto schema = ipc::EncodeSchema(*(*cursor)->schema());
@@ -319,8 +431,13 @@ grpc::Status FlightService::DoPut(
         grpc::StatusCode::INVALID_ARGUMENT,
         "the first DoPut message must carry a flight descriptor [namespace, table]");
   }
-  auto table = TableFromDescriptor(*first.descriptor);
-  if (!table.ok()) return ToGrpcStatus(table.status());
+  auto command = CommandFromDescriptor(*first.descriptor);
+  if (!command.ok()) return ToGrpcStatus(command.status());
+  if (command->op == flight::Command::Op::kLookup) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "lookups go through DoExchange or a DoGet ticket, not DoPut");
+  }
+  const std::string* table = &command->table;
   if (!first.data_header) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "the first DoPut message must carry the schema");
@@ -340,7 +457,10 @@ grpc::Status FlightService::DoPut(
     }
     return ToGrpcStatus(st);
   }
-  auto session = node_->StartPut(*table, *schema);
+  auto session =
+      node_->StartPut(*table, *schema,
+                      command->op == flight::Command::Op::kDelete ? engine::PutOp::kDelete
+                                                                  : engine::PutOp::kUpsert);
   if (!session.ok()) return ToGrpcStatus(session.status());
 
   FlightDataIn data;
@@ -364,9 +484,53 @@ grpc::Status FlightService::DoPut(
   return grpc::Status::OK;
 }
 
-grpc::Status FlightService::DoExchange(grpc::ServerContext*,
-                                       grpc::ServerReaderWriter<FlightPayload, FlightDataIn>*) {
-  return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "oxbowd does not offer DoExchange");
+Status FlightService::ExchangeLookups(
+    grpc::ServerReaderWriter<FlightPayload, FlightDataIn>* stream) {
+  FlightDataIn first;
+  if (!stream->Read(&first)) return Status::Invalid("DoExchange stream sent no messages");
+  if (!first.descriptor || first.descriptor->type() != proto::FlightDescriptor::CMD) {
+    return Status::Invalid(
+        "the first DoExchange message must carry a CMD descriptor {\"table\": \"ns.t\", "
+        "\"op\": \"lookup\"}");
+  }
+  ASSIGN_OR_RAISE(auto command, CommandFromDescriptor(*first.descriptor));
+  if (command.op != flight::Command::Op::kLookup) {
+    return Status::Invalid("DoExchange serves \"op\": \"lookup\" only");
+  }
+  // pyarrow sends the descriptor alone, then the schema of the keys.
+  while (!first.data_header) {
+    if (!stream->Read(&first)) return Status::Invalid("DoExchange stream ended before the schema");
+  }
+  ASSIGN_OR_RAISE(auto schema_message, ipc::ParseMessage(first.data_header, Buffer::Empty()));
+  if (schema_message.type != ipc::MessageType::kSchema) {
+    return Status::Invalid("DoExchange expects the Schema message of the keys first");
+  }
+  ASSIGN_OR_RAISE(auto key_schema, ipc::DecodeSchema(*schema_message.metadata));
+  engine::LookupRequest request{command.table, nullptr, command.prefix, command.columns};
+  // An empty lookup checks the request and gives the answer's schema before any key arrives.
+  ASSIGN_OR_RAISE(request.keys, EmptyBatch(key_schema));
+  ASSIGN_OR_RAISE(auto empty, node_->Lookup(request));
+  ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*empty->schema()));
+  if (!stream->Write(SchemaPayload(schema))) return Status::OK();
+  FlightDataIn data;
+  while (!stopping_ && stream->Read(&data)) {
+    if (!data.data_header) continue;
+    ASSIGN_OR_RAISE(auto body, data.AlignedBody());
+    ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(data.data_header, body));
+    if (message.type != ipc::MessageType::kRecordBatch) {
+      return Status::Invalid("DoExchange expects RecordBatch messages of keys after the schema");
+    }
+    ASSIGN_OR_RAISE(request.keys, ipc::DecodeRecordBatch(key_schema, message));
+    ASSIGN_OR_RAISE(auto rows, node_->Lookup(request));
+    ASSIGN_OR_RAISE(auto payload, BatchPayload(*rows));
+    if (!stream->Write(payload)) break;
+  }
+  return Status::OK();
+}
+
+grpc::Status FlightService::DoExchange(
+    grpc::ServerContext*, grpc::ServerReaderWriter<FlightPayload, FlightDataIn>* stream) {
+  return ToGrpcStatus(ExchangeLookups(stream));
 }
 
 Result<std::string> FlightService::RunAction(const std::string& type, const std::string& body) {

@@ -12,6 +12,7 @@
 
 #include "oxbow/flight/flight.pb.h"
 #include "oxbow/flight/flight_data.h"
+#include "oxbow/flight/requests.h"
 #include "oxbow/node/node.h"
 
 namespace oxbow::server {
@@ -51,6 +52,14 @@ class FlightService : public grpc::Service {
                            grpc::ServerWriter<proto::ActionType>* writer);
 
   Result<proto::FlightInfo> MakeFlightInfo(const catalog::TableDescriptor& table) const;
+  // DoGet of a snapshot ticket and of a lookup ticket.
+  Status SendSnapshot(const flight::Ticket& ticket,
+                      grpc::ServerWriter<flight::FlightPayload>* writer);
+  Status SendLookup(const flight::Ticket& ticket,
+                    grpc::ServerWriter<flight::FlightPayload>* writer);
+  // DoExchange: batches of keys in, batches of their rows out.
+  Status ExchangeLookups(
+      grpc::ServerReaderWriter<flight::FlightPayload, flight::FlightDataIn>* stream);
   Result<std::string> RunAction(const std::string& type, const std::string& body);
 
   node::Node* node_;

@@ -557,3 +557,26 @@ def test_bad_tickets_name_the_problem(server, table_name, ticket, words):
     code = "OUT_OF_RANGE" if "bucket" in ticket else "INVALID_ARGUMENT"
     with expect_error(code, *words):
         do_get(server, {"table": table_name, **ticket})
+
+
+def test_changelog_compression(make_server, tmp_path):
+    data = tmp_path / "compressed"
+    server = make_server(data_dir=data)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("s", pa.string())])
+    batch = pa.record_batch([pa.array(range(20_000), pa.int64()), pa.array(["abcdefgh" * 8] * 20_000)],
+                            schema=schema)
+    sizes = {}
+    for codec in ("none", "lz4", "zstd"):
+        desc = create_pk_table(server, f"c.{codec}", schema=schema, primary_key=["id"], buckets=1,
+                               properties={"changelog.compression": codec})
+        upsert(server, f"c.{codec}", batch)
+        t, _ = do_get(server, {"table": f"c.{codec}", "bucket": 0})
+        assert t.column("s").to_pylist() == batch.column(1).to_pylist()
+        sizes[codec] = sum(f.stat().st_size for f in (data / "tables" / str(desc["table_id"]) / "0").glob("*.log"))
+    assert sizes["lz4"] * 4 < sizes["none"] and sizes["zstd"] * 4 < sizes["none"], sizes
+    with expect_error("INVALID_ARGUMENT", "'brotli'"):
+        create_pk_table(server, "c.bad", schema=schema, primary_key=["id"],
+                        properties={"changelog.compression": "brotli"})
+    with expect_error("INVALID_ARGUMENT", "'changelog.size'"):
+        create_pk_table(server, "c.bad", schema=schema, primary_key=["id"],
+                        properties={"changelog.size": "1"})

@@ -127,8 +127,8 @@ Result<catalog::TableDescriptor> Engine::CreateTable(const catalog::CreateTableR
     RETURN_NOT_OK(internal::CheckPrimaryKeyTable(request.table));
   } else {
     for (const auto& [key, value] : request.table.properties) {
-      if (key == "merge_engine" || key == "changelog.image" || key.rfind("merge_engine.", 0) == 0 ||
-          key.rfind("fields.", 0) == 0) {
+      if (key == "merge_engine" || key.rfind("changelog.", 0) == 0 ||
+          key.rfind("merge_engine.", 0) == 0 || key.rfind("fields.", 0) == 0) {
         return Status::Invalid("table property " + Quote(key) + " needs a primary key");
       }
     }

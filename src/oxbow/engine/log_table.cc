@@ -102,9 +102,9 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
   Result<std::unique_ptr<ReadCursor>> OpenRead(const ReadRequest& request) override;
   const arrow::SchemaPtr& read_schema() const override { return descriptor_.schema; }
 
-  Result<log::AppendResult> AppendToBucket(int32_t bucket,
-                                           const arrow::RecordBatch& batch) override {
-    ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(batch));
+  Result<log::AppendResult> AppendToBucket(int32_t bucket, const arrow::RecordBatch& batch,
+                                           const ipc::WriteOptions& options) override {
+    ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(batch, options));
     return AppendAsync(bucket, batch.num_rows(), *encoded.metadata, encoded.body);
   }
 

@@ -22,9 +22,10 @@ struct LogTableOptions {
 // A log table, with the per-bucket appends a primary-key table writes its changelog with.
 class LogTable : public Table {
  public:
-  // Appends `batch` to `bucket` as one batch (no checks: the caller made them).
-  virtual Result<log::AppendResult> AppendToBucket(int32_t bucket,
-                                                   const arrow::RecordBatch& batch) = 0;
+  // Appends `batch` to `bucket` as one batch, encoded with `options` (no checks: the caller
+  // made them).
+  virtual Result<log::AppendResult> AppendToBucket(int32_t bucket, const arrow::RecordBatch& batch,
+                                                   const arrow::ipc::WriteOptions& options) = 0;
 };
 
 Result<std::shared_ptr<LogTable>> OpenLogTable(const catalog::TableDescriptor& descriptor,

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "oxbow/arrow/compression.h"
 #include "oxbow/engine/bucketing_internal.h"
 #include "oxbow/engine/pk_table_internal.h"
 #include "oxbow/kv/merge.h"
@@ -29,6 +30,27 @@ std::vector<int> IndicesOf(const arrow::Schema& schema, const std::vector<std::s
   std::vector<int> out;
   for (const auto& name : names) out.push_back(schema.GetFieldIndex(name));
   return out;
+}
+
+// changelog.compression: how changelog batches are compressed, each buffer (so each column) on
+// its own, as Arrow IPC body compression does. Default: lz4.
+Result<arrow::ipc::WriteOptions> ChangelogWriteOptions(const catalog::TableDescriptor& table) {
+  arrow::ipc::WriteOptions options;
+  options.codec = arrow::Codec::kLz4Frame;
+  for (const auto& [key, value] : table.properties) {
+    if (key.rfind("changelog.", 0) != 0 || key == "changelog.image") continue;
+    if (key != "changelog.compression") {
+      return Status::Invalid("table property " + Quote(key) +
+                             " is unknown (known: changelog.image, changelog.compression)");
+    }
+    auto codec = arrow::ParseCodec(value);
+    if (!codec.ok()) {
+      return Status::Invalid("changelog.compression " + Quote(value) +
+                             " is unknown (known: lz4, zstd, none)");
+    }
+    options.codec = *codec;
+  }
+  return options;
 }
 
 arrow::SchemaPtr ChangelogSchema(const arrow::Schema& table) {
@@ -64,11 +86,13 @@ Result<std::pair<std::vector<int>, arrow::SchemaPtr>> Project(
 class PrimaryKeyTable : public Table, public std::enable_shared_from_this<PrimaryKeyTable> {
  public:
   PrimaryKeyTable(catalog::TableDescriptor descriptor, std::shared_ptr<LogTable> changelog,
-                  kv::TableStore* store, kv::MergeRules rules)
+                  kv::TableStore* store, kv::MergeRules rules,
+                  arrow::ipc::WriteOptions changelog_options)
       : descriptor_(std::move(descriptor)),
         changelog_(std::move(changelog)),
         store_(store),
         rules_(std::move(rules)),
+        changelog_options_(changelog_options),
         key_columns_(IndicesOf(*descriptor_.schema, descriptor_.primary_key)),
         bucket_mu_(static_cast<size_t>(descriptor_.buckets)) {}
 
@@ -92,6 +116,7 @@ class PrimaryKeyTable : public Table, public std::enable_shared_from_this<Primar
   Status Recover();
 
   const kv::MergeRules& rules() const { return rules_; }
+  const arrow::ipc::WriteOptions& changelog_options() const { return changelog_options_; }
   const std::vector<int>& key_columns() const { return key_columns_; }
   kv::TableStore& store() { return *store_; }
   LogTable& changelog() { return *changelog_; }
@@ -123,6 +148,7 @@ class PrimaryKeyTable : public Table, public std::enable_shared_from_this<Primar
   std::shared_ptr<LogTable> changelog_;
   kv::TableStore* store_;
   const kv::MergeRules rules_;
+  const arrow::ipc::WriteOptions changelog_options_;
   const std::vector<int> key_columns_;  // primary-key columns in the schema, in key order
   std::vector<std::mutex> bucket_mu_;   // one writer per bucket at a time
 };
@@ -187,7 +213,8 @@ class PrimaryKeyPutSession : public PutSession {
       if (c.changelog->rows() == 0) continue;
       const int64_t rows = c.changelog->rows();
       ASSIGN_OR_RAISE(auto records, c.changelog->Finish());
-      auto result = table_->changelog().AppendToBucket(bucket, *records);
+      auto result =
+          table_->changelog().AppendToBucket(bucket, *records, table_->changelog_options());
       if (!result.ok()) {
         first = result.status().WithContext(table_->BucketName(bucket));
         break;
@@ -629,6 +656,7 @@ Status CheckPrimaryKeyTable(const catalog::TableDescriptor& descriptor) {
   for (const auto& name : descriptor.primary_key) {
     RETURN_NOT_OK(kv::CheckKeyColumnType(schema.field(schema.GetFieldIndex(name))));
   }
+  RETURN_NOT_OK(ChangelogWriteOptions(descriptor).status());
   return kv::ParseMergeRules(schema, IndicesOf(schema, descriptor.primary_key),
                              descriptor.properties)
       .status();
@@ -645,8 +673,9 @@ Result<std::shared_ptr<Table>> OpenPrimaryKeyTable(const catalog::TableDescripto
   catalog::TableDescriptor log_descriptor = descriptor;
   log_descriptor.schema = ChangelogSchema(*descriptor.schema);
   ASSIGN_OR_RAISE(auto log, OpenLogTable(log_descriptor, std::move(changelog)));
-  auto table =
-      std::make_shared<PrimaryKeyTable>(descriptor, std::move(log), store, std::move(rules));
+  ASSIGN_OR_RAISE(auto changelog_options, ChangelogWriteOptions(descriptor));
+  auto table = std::make_shared<PrimaryKeyTable>(descriptor, std::move(log), store,
+                                                 std::move(rules), changelog_options);
   RETURN_NOT_OK(table->Recover());
   return std::shared_ptr<Table>(std::move(table));
 }

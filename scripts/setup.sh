@@ -16,6 +16,7 @@ APT_PACKAGES=(
   libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev
   libssl-dev libcurl4-openssl-dev
   nlohmann-json3-dev
+  prometheus-cpp-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libfmt-dev libspdlog-dev
   python3-venv
@@ -37,8 +38,11 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-if ! .venv/bin/python -c "import pytest, pyarrow, pyiceberg, duckdb, fastavro" 2>/dev/null; then
+# Reinstalled whenever tests/requirements.txt changes (its hash is kept in the venv).
+stamp=.venv/.requirements.sha256
+if ! sha256sum --status -c "$stamp" 2>/dev/null; then
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r tests/requirements.txt
+  sha256sum tests/requirements.txt > "$stamp"
 fi
 echo "setup: ok"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import resource
 import pathlib
 import signal
@@ -64,9 +65,12 @@ class OxbowServer:
             # Each server gets its own warehouse beside its data dir unless a test names one.
             warehouse = () if "--warehouse" in self.extra_args else (
                 "--warehouse", str(self.data_dir.with_name(self.data_dir.name + "-warehouse")))
+            # Servers of the suite run side by side: each picks a free metrics port.
+            metrics = () if "--metrics-listen" in self.extra_args else (
+                "--metrics-listen", "127.0.0.1:0")
             self.proc = subprocess.Popen(
                 [str(self.binary), "--data-dir", str(self.data_dir),
-                 "--listen", f"127.0.0.1:{self.port}", *warehouse, *self.extra_args],
+                 "--listen", f"127.0.0.1:{self.port}", *warehouse, *metrics, *self.extra_args],
                 stdout=log, stderr=subprocess.STDOUT, preexec_fn=self._limit_open_files)
             log.close()
             try:
@@ -157,6 +161,13 @@ class OxbowServer:
         return "oxbowd log:\n" + "\n".join(text[-lines:])
 
     # --- client helpers --------------------------------------------------------------------
+
+    @property
+    def metrics_url(self) -> str:
+        """http://127.0.0.1:<port> of the metrics listener, as the server logged it."""
+        found = re.findall(r"serving metrics on \S+ \(port (\d+)\)", self.log_path.read_text())
+        assert found, "oxbowd logged no metrics port"
+        return f"http://127.0.0.1:{found[-1]}"
 
     @property
     def location(self) -> str:

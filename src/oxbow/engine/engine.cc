@@ -211,6 +211,12 @@ Status Engine::CheckpointKeyValueStore() {
   return Status::OK();
 }
 
+Engine::KeyValueMemory Engine::key_value_memory() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!kv_ || closing_) return {};
+  return {kv_->block_cache_usage(), kv_->memtable_usage()};
+}
+
 void Engine::CheckpointLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!closing_cv_.wait_for(lock, std::chrono::milliseconds(options_.kv_checkpoint_interval_ms),

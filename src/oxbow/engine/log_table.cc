@@ -112,8 +112,8 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
     std::vector<BucketStatus> buckets;
     for (int32_t b = 0; b < static_cast<int32_t>(logs_.size()); ++b) {
       const log::BucketLog& log = *logs_[b];
-      buckets.push_back({b, log.earliest_offset(), log.durable_offset(), log.damaged_ranges(),
-                         log.recovery_info()});
+      buckets.push_back({b, log.earliest_offset(), log.durable_offset(), log.size_bytes(),
+                         log.segment_count(), log.damaged_ranges(), log.recovery_info()});
     }
     return buckets;
   }

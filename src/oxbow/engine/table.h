@@ -64,6 +64,8 @@ struct BucketStatus {
   int32_t bucket = 0;
   int64_t earliest_offset = 0;
   int64_t next_offset = 0;
+  int64_t size_bytes = 0;  // of all its segments
+  int64_t segments = 0;
   // Damage known in the bucket's log: offsets that cannot be served.
   std::vector<log::DamagedRange> damaged;
   // What opening the log found (a torn tail it cut, damage it kept).

@@ -12,6 +12,7 @@
 #include "oxbow/catalog/descriptor.h"
 #include "oxbow/engine/engine.h"
 #include "oxbow/lake/lake.h"
+#include "oxbow/metrics/metrics.h"
 
 namespace oxbow::node {
 
@@ -56,9 +57,16 @@ class Node {
   // Stops tiering, then flushes and closes every table. Idempotent.
   Status Close();
 
+  // What front ends count (puts, reads, errors) and the logs time (fsyncs).
+  metrics::Metrics& metrics() { return *metrics_; }
+  // The Prometheus page: those counters plus offsets, log sizes, lake lag, key-value store
+  // memory and process figures read now (docs/metrics.md).
+  std::string MetricsPage() const;
+
  private:
   Node() = default;
 
+  std::unique_ptr<metrics::Metrics> metrics_ = std::make_unique<metrics::Metrics>();
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<lake::TieringService> tiering_;
   bool closed_ = false;

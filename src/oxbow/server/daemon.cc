@@ -17,6 +17,9 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
       ->capture_default_str();
   app.add_option("--listen", options->listen, "host:port of the Flight endpoint")
       ->capture_default_str();
+  app.add_option("--metrics-listen", options->metrics_listen,
+                 "host:port of /metrics (Prometheus), /healthz and /readyz (empty: off)")
+      ->capture_default_str();
   static const std::map<std::string, log::FlushPolicy> kPolicies = {
       {"fsync", log::FlushPolicy::kEveryAppend}, {"interval", log::FlushPolicy::kInterval}};
   app.add_option("--flush", log.flush_policy,
@@ -120,6 +123,10 @@ int RunDaemon(int argc, char** argv) {
     return 1;
   }
   spdlog::info("serving Arrow Flight on {} (port {})", options.listen, (*server)->port());
+  if ((*server)->metrics_port() != 0) {
+    spdlog::info("serving metrics on {} (port {})", options.metrics_listen,
+                 (*server)->metrics_port());
+  }
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   spdlog::info("received {}, shutting down", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");

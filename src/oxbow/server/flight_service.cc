@@ -20,6 +20,10 @@ namespace ipc = arrow::ipc;
 
 constexpr auto kFollowPoll = std::chrono::milliseconds(100);
 
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 struct ActionInfo {
   const char* type;
   const char* description;
@@ -351,12 +355,15 @@ Status FlightService::SendSnapshot(const flight::Ticket& ticket,
   std::string metadata = json{{"offsets", std::move(offsets)}}.dump();
   bool sent = false;
   while (!stopping_) {
+    const auto start = std::chrono::steady_clock::now();
     ASSIGN_OR_RAISE(auto batch, reader->Next());
     if (!batch) {
       if (sent) break;
       ASSIGN_OR_RAISE(batch, EmptyBatch(reader->schema()));
     }
     ASSIGN_OR_RAISE(auto payload, BatchPayload(*batch, std::move(metadata)));
+    node_->metrics().AddFetch(ticket.table, batch->num_rows(), payload.body_length,
+                              SecondsSince(start));
     metadata.clear();
     sent = true;
     if (!writer->Write(payload)) break;
@@ -370,6 +377,7 @@ Status FlightService::SendLookup(const flight::Ticket& ticket,
   ASSIGN_OR_RAISE(auto keys, LookupKeyBatches(description.table.table, ticket));
   bool schema_sent = false;
   for (const auto& batch : keys) {
+    const auto start = std::chrono::steady_clock::now();
     engine::LookupRequest request{ticket.table, batch, ticket.prefix, ticket.columns};
     ASSIGN_OR_RAISE(auto rows, node_->Lookup(request));
     if (!schema_sent) {
@@ -378,6 +386,52 @@ Status FlightService::SendLookup(const flight::Ticket& ticket,
       schema_sent = true;
     }
     ASSIGN_OR_RAISE(auto payload, BatchPayload(*rows));
+    node_->metrics().AddFetch(ticket.table, rows->num_rows(), payload.body_length,
+                              SecondsSince(start));
+    if (!writer->Write(payload)) break;
+  }
+  return Status::OK();
+}
+
+Status FlightService::Get(grpc::ServerContext* ctx, const proto::Ticket* ticket,
+                          grpc::ServerWriter<FlightPayload>* writer) {
+  ASSIGN_OR_RAISE(auto request, flight::ParseTicket(ticket->ticket()));
+  if (request.kind == flight::Ticket::Kind::kSnapshot) return SendSnapshot(request, writer);
+  if (request.kind == flight::Ticket::Kind::kLookup) return SendLookup(request, writer);
+  const std::string table = request.table;
+  const bool follow = request.follow;
+  ASSIGN_OR_RAISE(auto cursor, node_->OpenRead(ToReadRequest(std::move(request))));
+  ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*cursor->schema()));
+  if (!writer->Write(SchemaPayload(schema))) return Status::OK();  // client went away
+  metrics::Metrics& metrics = node_->metrics();
+  if (follow) metrics.AddFollowReaders(table, 1);
+  struct FollowEnd {
+    metrics::Metrics* metrics;
+    const std::string* table;
+    bool follow;
+    ~FollowEnd() {
+      if (follow) metrics->AddFollowReaders(*table, -1);
+    }
+  } follow_end{&metrics, &table, follow};
+  while (!ctx->IsCancelled() && !stopping_) {
+    const auto start = std::chrono::steady_clock::now();
+    ASSIGN_OR_RAISE(auto next, cursor->Next(start + kFollowPoll));
+    if (!next.has_value()) {
+      if (cursor->done()) break;
+      continue;  // following: nothing new yet
+    }
+    engine::ReadBatch& batch = *next;
+    metrics.AddFetch(table, batch.next_offset - batch.base_offset, batch.message.body_length,
+                     SecondsSince(start));
+    FlightPayload payload;
+    payload.data_header = batch.message.metadata;
+    payload.data_body = std::move(batch.message.body);
+    payload.body_length = batch.message.body_length;
+    payload.app_metadata = json{
+        {"bucket", cursor->bucket()},
+        {"base_offset", batch.base_offset},
+        {"next_offset",
+         batch.next_offset}}.dump();
     if (!writer->Write(payload)) break;
   }
   return Status::OK();
@@ -385,103 +439,69 @@ Status FlightService::SendLookup(const flight::Ticket& ticket,
 
 grpc::Status FlightService::DoGet(grpc::ServerContext* ctx, const proto::Ticket* ticket,
                                   grpc::ServerWriter<FlightPayload>* writer) {
-  auto request = flight::ParseTicket(ticket->ticket());
-  if (!request.ok()) return ToGrpcStatus(request.status());
-  if (request->kind == flight::Ticket::Kind::kSnapshot) {
-    return ToGrpcStatus(SendSnapshot(*request, writer));
-  }
-  if (request->kind == flight::Ticket::Kind::kLookup) {
-    return ToGrpcStatus(SendLookup(*request, writer));
-  }
-  auto cursor = node_->OpenRead(ToReadRequest(std::move(request).ValueOrDie()));
-  if (!cursor.ok()) return ToGrpcStatus(cursor.status());
-  auto schema = ipc::EncodeSchema(*(*cursor)->schema());
-  if (!schema.ok()) return ToGrpcStatus(schema.status());
-  if (!writer->Write(SchemaPayload(*schema))) return grpc::Status::OK;  // client went away
-  while (!ctx->IsCancelled() && !stopping_) {
-    auto next = (*cursor)->Next(std::chrono::steady_clock::now() + kFollowPoll);
-    if (!next.ok()) return ToGrpcStatus(next.status());
-    if (!next->has_value()) {
-      if ((*cursor)->done()) break;
-      continue;  // following: nothing new yet
-    }
-    engine::ReadBatch& batch = **next;
-    FlightPayload payload;
-    payload.data_header = batch.message.metadata;
-    payload.data_body = std::move(batch.message.body);
-    payload.body_length = batch.message.body_length;
-    payload.app_metadata = json{
-        {"bucket", (*cursor)->bucket()},
-        {"base_offset", batch.base_offset},
-        {"next_offset",
-         batch.next_offset}}.dump();
-    if (!writer->Write(payload)) break;
-  }
-  return grpc::Status::OK;
+  return Finish("fetch", Get(ctx, ticket, writer));
 }
 
-grpc::Status FlightService::DoPut(
-    grpc::ServerContext*, grpc::ServerReaderWriter<proto::PutResult, FlightDataIn>* stream) {
+Status FlightService::Put(grpc::ServerReaderWriter<proto::PutResult, FlightDataIn>* stream) {
   FlightDataIn first;
-  if (!stream->Read(&first)) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "DoPut stream sent no messages");
-  }
+  if (!stream->Read(&first)) return Status::Invalid("DoPut stream sent no messages");
   if (!first.descriptor) {
-    return grpc::Status(
-        grpc::StatusCode::INVALID_ARGUMENT,
+    return Status::Invalid(
         "the first DoPut message must carry a flight descriptor [namespace, table]");
   }
-  auto command = CommandFromDescriptor(*first.descriptor);
-  if (!command.ok()) return ToGrpcStatus(command.status());
-  if (command->op == flight::Command::Op::kLookup) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "lookups go through DoExchange or a DoGet ticket, not DoPut");
+  ASSIGN_OR_RAISE(auto command, CommandFromDescriptor(*first.descriptor));
+  if (command.op == flight::Command::Op::kLookup) {
+    return Status::Invalid("lookups go through DoExchange or a DoGet ticket, not DoPut");
   }
-  const std::string* table = &command->table;
-  if (!first.data_header) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "the first DoPut message must carry the schema");
+  const std::string& table = command.table;
+  if (!first.data_header) return Status::Invalid("the first DoPut message must carry the schema");
+  ASSIGN_OR_RAISE(auto schema_message, ipc::ParseMessage(first.data_header, Buffer::Empty()));
+  if (schema_message.type != ipc::MessageType::kSchema) {
+    return Status::Invalid("the first DoPut message must be a Schema message");
   }
-  auto schema_message = ipc::ParseMessage(first.data_header, Buffer::Empty());
-  if (!schema_message.ok()) return ToGrpcStatus(schema_message.status());
-  if (schema_message->type != ipc::MessageType::kSchema) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "the first DoPut message must be a Schema message");
-  }
-  auto schema = ipc::DecodeSchema(*schema_message->metadata);
+  auto schema = ipc::DecodeSchema(*schema_message.metadata);
   if (!schema.ok()) {
     // A type Oxbow cannot store is a schema mismatch from the client's point of view.
     Status st = schema.status();
     if (st.code() == StatusCode::kNotImplemented) {
-      st = Status::Invalid("schema mismatch for table " + Quote(*table) + ": " + st.message());
+      st = Status::Invalid("schema mismatch for table " + Quote(table) + ": " + st.message());
     }
-    return ToGrpcStatus(st);
+    return st;
   }
-  auto session =
-      node_->StartPut(*table, *schema,
-                      command->op == flight::Command::Op::kDelete ? engine::PutOp::kDelete
-                                                                  : engine::PutOp::kUpsert);
-  if (!session.ok()) return ToGrpcStatus(session.status());
-
+  ASSIGN_OR_RAISE(auto session, node_->StartPut(table, *schema,
+                                                command.op == flight::Command::Op::kDelete
+                                                    ? engine::PutOp::kDelete
+                                                    : engine::PutOp::kUpsert));
   FlightDataIn data;
   while (stream->Read(&data)) {
     if (!data.data_header) continue;  // metadata-only messages carry nothing to store
-    auto body = data.AlignedBody();
-    if (!body.ok()) return ToGrpcStatus(body.status());
-    auto message = ipc::ParseMessage(data.data_header, *body);
-    if (!message.ok()) return ToGrpcStatus(message.status());
-    if (message->type != ipc::MessageType::kRecordBatch) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          "DoPut expects RecordBatch messages after the schema (dictionary "
-                          "batches are not supported)");
+    const auto start = std::chrono::steady_clock::now();
+    ASSIGN_OR_RAISE(auto body, data.AlignedBody());
+    ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(data.data_header, body));
+    if (message.type != ipc::MessageType::kRecordBatch) {
+      return Status::Invalid(
+          "DoPut expects RecordBatch messages after the schema (dictionary batches are not "
+          "supported)");
     }
-    auto appended = (*session)->Append(*message);
-    if (!appended.ok()) return ToGrpcStatus(appended.status());
+    ASSIGN_OR_RAISE(auto appended, session->Append(message));
+    int64_t rows = 0;
+    for (const auto& range : appended) rows += range.rows;
+    node_->metrics().AddPut(table, rows, message.body->size(), SecondsSince(start));
     proto::PutResult ack;
-    ack.set_app_metadata(OffsetsMetadata(*appended));
+    ack.set_app_metadata(OffsetsMetadata(appended));
     if (!stream->Write(ack)) break;
   }
-  return grpc::Status::OK;
+  return Status::OK();
+}
+
+grpc::Status FlightService::DoPut(
+    grpc::ServerContext*, grpc::ServerReaderWriter<proto::PutResult, FlightDataIn>* stream) {
+  return Finish("put", Put(stream));
+}
+
+grpc::Status FlightService::Finish(const char* operation, const Status& status) {
+  if (!status.ok()) node_->metrics().AddError(operation, StatusCodeName(status.code()));
+  return ToGrpcStatus(status);
 }
 
 Status FlightService::ExchangeLookups(
@@ -515,6 +535,7 @@ Status FlightService::ExchangeLookups(
   FlightDataIn data;
   while (!stopping_ && stream->Read(&data)) {
     if (!data.data_header) continue;
+    const auto start = std::chrono::steady_clock::now();
     ASSIGN_OR_RAISE(auto body, data.AlignedBody());
     ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(data.data_header, body));
     if (message.type != ipc::MessageType::kRecordBatch) {
@@ -523,6 +544,8 @@ Status FlightService::ExchangeLookups(
     ASSIGN_OR_RAISE(request.keys, ipc::DecodeRecordBatch(key_schema, message));
     ASSIGN_OR_RAISE(auto rows, node_->Lookup(request));
     ASSIGN_OR_RAISE(auto payload, BatchPayload(*rows));
+    node_->metrics().AddFetch(command.table, rows->num_rows(), payload.body_length,
+                              SecondsSince(start));
     if (!stream->Write(payload)) break;
   }
   return Status::OK();
@@ -530,7 +553,7 @@ Status FlightService::ExchangeLookups(
 
 grpc::Status FlightService::DoExchange(
     grpc::ServerContext*, grpc::ServerReaderWriter<FlightPayload, FlightDataIn>* stream) {
-  return ToGrpcStatus(ExchangeLookups(stream));
+  return Finish("lookup", ExchangeLookups(stream));
 }
 
 Result<std::string> FlightService::RunAction(const std::string& type, const std::string& body) {
@@ -567,7 +590,7 @@ Result<std::string> FlightService::RunAction(const std::string& type, const std:
 grpc::Status FlightService::DoAction(grpc::ServerContext*, const proto::Action* action,
                                      grpc::ServerWriter<proto::Result>* writer) {
   auto result = RunAction(action->type(), action->body());
-  if (!result.ok()) return ToGrpcStatus(result.status());
+  if (!result.ok()) return Finish("action", result.status());
   proto::Result r;
   r.set_body(*result);
   writer->Write(r);

@@ -52,6 +52,12 @@ class FlightService : public grpc::Service {
                            grpc::ServerWriter<proto::ActionType>* writer);
 
   Result<proto::FlightInfo> MakeFlightInfo(const catalog::TableDescriptor& table) const;
+  // The bodies of DoGet and DoPut.
+  Status Get(grpc::ServerContext* ctx, const proto::Ticket* ticket,
+             grpc::ServerWriter<flight::FlightPayload>* writer);
+  Status Put(grpc::ServerReaderWriter<proto::PutResult, flight::FlightDataIn>* stream);
+  // Counts a failed call of `operation` and translates its status.
+  grpc::Status Finish(const char* operation, const Status& status);
   // DoGet of a snapshot ticket and of a lookup ticket.
   Status SendSnapshot(const flight::Ticket& ticket,
                       grpc::ServerWriter<flight::FlightPayload>* writer);

@@ -8,6 +8,14 @@ namespace oxbow::server {
 
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   std::unique_ptr<Server> server(new Server());
+  if (!options.metrics_listen.empty()) {
+    Server* s = server.get();
+    ASSIGN_OR_RAISE(server->metrics_server_,
+                    metrics::MetricsServer::Start(
+                        options.metrics_listen,
+                        [s] { return s->ready_ ? s->node_->MetricsPage() : std::string(); },
+                        [s] { return s->ready_.load(); }));
+  }
   ASSIGN_OR_RAISE(server->node_, node::Node::Open(std::move(options.node)));
   server->service_ = std::make_unique<FlightService>(server->node_.get());
   grpc::ServerBuilder builder;
@@ -23,6 +31,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     return Status::IOError("cannot listen on " + options.listen +
                            " (address in use, or not a valid host:port?)");
   }
+  server->ready_ = true;
   return server;
 }
 
@@ -35,6 +44,8 @@ void Server::Wait() {
 Status Server::Shutdown() {
   if (shut_down_) return Status::OK();
   shut_down_ = true;
+  ready_ = false;
+  if (metrics_server_) metrics_server_->Stop();  // no scrape reads the node past here
   if (service_) service_->StopStreams();
   if (grpc_server_) {
     grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

@@ -1,6 +1,7 @@
 // oxbowd: a node (the tables and their lake) behind an Arrow Flight endpoint.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -17,6 +18,9 @@ class FlightService;
 struct ServerOptions {
   // host:port of the Flight endpoint. Default: "127.0.0.1:8815". Port 0 picks a free port.
   std::string listen = "127.0.0.1:8815";
+  // host:port of the metrics listener (/metrics, /healthz, /readyz). Default:
+  // "127.0.0.1:9249"; port 0 picks a free port; empty: none.
+  std::string metrics_listen = "127.0.0.1:9249";
   // The data dir, the warehouse and everything about them.
   node::NodeOptions node;
 };
@@ -29,6 +33,8 @@ class Server {
 
   // The port actually bound (useful with port 0).
   int port() const { return port_; }
+  // The metrics listener's port (0 without one).
+  int metrics_port() const { return metrics_server_ ? metrics_server_->port() : 0; }
   // Blocks until Shutdown() is called from another thread.
   void Wait();
   // Ends streams, stops accepting calls, waits for running calls, then closes the node.
@@ -39,6 +45,9 @@ class Server {
   std::unique_ptr<node::Node> node_;
   std::unique_ptr<FlightService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
+  // Started first, so /healthz answers while the node recovers; /readyz once ready_.
+  std::unique_ptr<metrics::MetricsServer> metrics_server_;
+  std::atomic<bool> ready_{false};
   int port_ = 0;
   bool shut_down_ = false;
 };

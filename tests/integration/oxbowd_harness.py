@@ -51,6 +51,9 @@ class OxbowServer:
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
         self._client: fl.FlightClient | None = None
+        # A server started with --tls-cert is reached over grpc+tls with these FlightClient
+        # arguments (tls_root_certs, and cert_chain/private_key for mutual TLS).
+        self.client_args: dict = {}
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -104,7 +107,7 @@ class OxbowServer:
             if self.proc.poll() is not None:
                 raise _ExitedEarly(f"exited with {self.proc.returncode}")
             try:
-                client = fl.FlightClient(self.location)
+                client = self.new_client()
                 list(client.list_actions(options=fl.FlightCallOptions(timeout=1.0)))
                 self._client = client
                 return
@@ -171,7 +174,8 @@ class OxbowServer:
 
     @property
     def location(self) -> str:
-        return f"grpc://127.0.0.1:{self.port}"
+        scheme = "grpc+tls" if "--tls-cert" in self.extra_args else "grpc"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     @property
     def client(self) -> fl.FlightClient:
@@ -180,7 +184,7 @@ class OxbowServer:
 
     def new_client(self) -> fl.FlightClient:
         """A separate connection (for concurrent threads)."""
-        return fl.FlightClient(self.location)
+        return fl.FlightClient(self.location, **self.client_args)
 
     def action(self, name: str, body=None):
         return action(self.client, name, body)

@@ -17,6 +17,11 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
       ->capture_default_str();
   app.add_option("--listen", options->listen, "host:port of the Flight endpoint")
       ->capture_default_str();
+  app.add_option("--tls-cert", options->tls_cert_file,
+                 "PEM certificate chain: serve Flight over TLS (grpc+tls://)");
+  app.add_option("--tls-key", options->tls_key_file, "PEM private key of --tls-cert");
+  app.add_option("--tls-client-ca", options->tls_client_ca_file,
+                 "PEM CA bundle: require client certificates signed by it (mutual TLS)");
   app.add_option("--metrics-listen", options->metrics_listen,
                  "host:port of /metrics (Prometheus), /healthz and /readyz (empty: off)")
       ->capture_default_str();
@@ -122,7 +127,11 @@ int RunDaemon(int argc, char** argv) {
     spdlog::error("cannot start: {}", server.status().message());
     return 1;
   }
-  spdlog::info("serving Arrow Flight on {} (port {})", options.listen, (*server)->port());
+  spdlog::info("serving Arrow Flight{} on {} (port {})",
+               options.tls_cert_file.empty()        ? ""
+               : options.tls_client_ca_file.empty() ? " over TLS"
+                                                    : " over mutual TLS",
+               options.listen, (*server)->port());
   if ((*server)->metrics_port() != 0) {
     spdlog::info("serving metrics on {} (port {})", options.metrics_listen,
                  (*server)->metrics_port());

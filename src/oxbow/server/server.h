@@ -18,6 +18,12 @@ class FlightService;
 struct ServerOptions {
   // host:port of the Flight endpoint. Default: "127.0.0.1:8815". Port 0 picks a free port.
   std::string listen = "127.0.0.1:8815";
+  // TLS of the Flight endpoint: PEM files of the certificate chain and its key (both or
+  // neither), and of the CA that client certificates must chain to (mutual TLS; needs the
+  // other two). Empty: plaintext.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
   // host:port of the metrics listener (/metrics, /healthz, /readyz). Default:
   // "127.0.0.1:9249"; port 0 picks a free port; empty: none.
   std::string metrics_listen = "127.0.0.1:9249";

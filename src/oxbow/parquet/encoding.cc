@@ -141,10 +141,13 @@ Status RleDecoder::GetBatch(uint32_t* out, int64_t n) {
     } else if (literal_left_ > 0) {
       const int64_t k = std::min(n, literal_left_);
       const auto total_bytes = static_cast<int64_t>(literal_end_ - literal_);
+      // Bytes past the run up to the end of the data may be loaded too (the mask drops them):
+      // short runs, such as those of definition levels, then take the fast path as well.
+      const auto loadable = static_cast<int64_t>(end_ - literal_);
       int64_t bit = literal_bit_;
       int64_t i = 0;
       // Fast path: an unaligned 8-byte load covers any value up to 32 bits wide.
-      for (; i < k && (bit >> 3) + 8 <= total_bytes; ++i, bit += bit_width_) {
+      for (; i < k && (bit >> 3) + 8 <= loadable; ++i, bit += bit_width_) {
         uint64_t word;
         std::memcpy(&word, literal_ + (bit >> 3), 8);
         out[i] = static_cast<uint32_t>((word >> (bit & 7)) & mask);

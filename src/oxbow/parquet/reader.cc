@@ -81,6 +81,7 @@ class ChunkDecoder {
   std::shared_ptr<MutableBuffer> validity_;
   std::shared_ptr<MutableBuffer> values_;  // values, bits or int32 offsets
   BufferBuilder data_;                     // string / binary bytes
+  int64_t chunk_uncompressed_bytes_ = 0;   // the chunk's total_uncompressed_size
   int64_t row_ = 0;
   int64_t null_count_ = 0;
 
@@ -104,6 +105,38 @@ class ChunkDecoder {
   std::vector<uint8_t> dict_bools_;
 };
 
+// Sets bits [start, start + n) of `bits`.
+void SetBits(uint8_t* bits, int64_t start, int64_t n) {
+  int64_t i = start;
+  const int64_t end = start + n;
+  for (; i < end && (i & 7) != 0; ++i) bit_util::SetBit(bits, i);
+  const int64_t whole = (end - i) / 8;
+  if (whole > 0) {
+    std::memset(bits + i / 8, 0xff, static_cast<size_t>(whole));
+    i += whole * 8;
+  }
+  for (; i < end; ++i) bit_util::SetBit(bits, i);
+}
+
+// ORs `n` flags (bytes of 0 or 1) into bits [start, start + n) of `bits`, without a branch per
+// flag (nulls are irregular), eight at a time where the bits are byte-aligned.
+void PackBits(const uint8_t* flags, int64_t n, uint8_t* bits, int64_t start) {
+  int64_t i = 0;
+  auto one = [&] {
+    const int64_t bit = start + i;
+    bits[bit >> 3] |= static_cast<uint8_t>(flags[i] << (bit & 7));
+    ++i;
+  };
+  while (i < n && ((start + i) & 7) != 0) one();
+  for (; i + 8 <= n; i += 8) {
+    uint64_t eight;
+    std::memcpy(&eight, flags + i, 8);
+    // Byte k (0 or 1) lands on bit 56 + k of the product.
+    bits[(start + i) >> 3] = static_cast<uint8_t>((eight * 0x0102040810204080ull) >> 56);
+  }
+  while (i < n) one();
+}
+
 Status ChunkDecoder::AllocateOutput() {
   const DataType& t = field_.type;
   if (optional_) {
@@ -119,7 +152,12 @@ Status ChunkDecoder::AllocateOutput() {
     bytes = num_rows_ * (t.bit_width() / 8);
   }
   ASSIGN_OR_RAISE(values_, MutableBuffer::Allocate(bytes));
-  std::memset(values_->mutable_data(), 0, static_cast<size_t>(bytes));
+  // Every slot of a required fixed-width column is written; null slots and bits are zeros.
+  if (optional_ || t.id() == TypeId::kBool) {
+    std::memset(values_->mutable_data(), 0, static_cast<size_t>(bytes));
+  } else if (t.is_variable_length()) {
+    std::memset(values_->mutable_data(), 0, 4);  // offsets[0]
+  }
   return Status::OK();
 }
 
@@ -225,11 +263,11 @@ Status ChunkDecoder::DecodeDense(Encoding encoding, const uint8_t* data, int64_t
       internal::RleDecoder dec(data + 1, size - 1, bw);
       RETURN_NOT_OK(
           dec.GetBatch(indices_.data(), count).WithContext("column '" + field_.name + "'"));
-      for (int64_t i = 0; i < count; ++i) {
-        if (indices_[i] >= dict_size_) {
-          return Error("dictionary index " + std::to_string(indices_[i]) + " >= dictionary size " +
-                       std::to_string(dict_size_));
-        }
+      uint32_t max_index = 0;
+      for (int64_t i = 0; i < count; ++i) max_index = std::max(max_index, indices_[i]);
+      if (count > 0 && max_index >= dict_size_) {
+        return Error("dictionary index " + std::to_string(max_index) + " >= dictionary size " +
+                     std::to_string(dict_size_));
       }
       if (physical_ == PhysicalType::kByteArray) {
         dense_views_.resize(static_cast<size_t>(count));
@@ -398,8 +436,10 @@ Status ChunkDecoder::Emit(int64_t n, int64_t count) {
   const bool all_valid = count == n;
   uint8_t* validity = validity_ ? validity_->mutable_data() : nullptr;
   if (validity) {
-    for (int64_t i = 0; i < n; ++i) {
-      if (valid_.empty() || valid_[i]) bit_util::SetBit(validity, row_ + i);
+    if (all_valid) {
+      SetBits(validity, row_, n);
+    } else {
+      PackBits(valid_.data(), n, validity, row_);
     }
   }
   null_count_ += n - count;
@@ -423,17 +463,32 @@ Status ChunkDecoder::Emit(int64_t n, int64_t count) {
     case TypeId::kString:
     case TypeId::kBinary: {
       auto* offsets = reinterpret_cast<int32_t*>(out);
+      int64_t bytes = 0;
+      for (int64_t j = 0; j < count; ++j) bytes += static_cast<int64_t>(dense_views_[j].size());
+      if (data_.length() + bytes > INT32_MAX) {
+        return Status::NotImplemented("column '" + field_.name +
+                                      "': more than 2 GiB of string data in one row group");
+      }
+      // The first page sizes the whole chunk's data (growing by doubling costs copies and
+      // fresh pages), within 8 times the chunk's uncompressed bytes so a lying footer cannot
+      // make it huge; later pages top it up.
+      int64_t reserve = bytes;
+      if (row_ == 0 && n > 0 && n < num_rows_) {
+        const int64_t estimate = bytes / n * num_rows_ + bytes;
+        reserve = std::max(
+            bytes, std::min({estimate, std::min<int64_t>(chunk_uncompressed_bytes_, INT32_MAX) * 8,
+                             int64_t{INT32_MAX}}));
+      }
+      RETURN_NOT_OK(data_.Reserve(reserve));
+      int64_t end = data_.length();
       int64_t j = 0;
       for (int64_t i = 0; i < n; ++i) {
         if (all_valid || valid_[i]) {
           const std::string_view v = dense_views_[j++];
-          RETURN_NOT_OK(data_.Append(v.data(), static_cast<int64_t>(v.size())));
+          data_.UnsafeAppend(v.data(), static_cast<int64_t>(v.size()));
+          end += static_cast<int64_t>(v.size());
         }
-        if (data_.length() > INT32_MAX) {
-          return Status::NotImplemented("column '" + field_.name +
-                                        "': more than 2 GiB of string data in one row group");
-        }
-        offsets[row_ + i + 1] = static_cast<int32_t>(data_.length());
+        offsets[row_ + i + 1] = static_cast<int32_t>(end);
       }
       return Status::OK();
     }
@@ -565,6 +620,7 @@ Result<Array> ChunkDecoder::Decode(const uint8_t* bytes, internal::ByteRange ran
                        std::to_string(static_cast<int>(meta.codec)) + ")");
   }
   const std::string context = "column '" + field_.name + "'";
+  chunk_uncompressed_bytes_ = std::max<int64_t>(0, meta.total_uncompressed_size);
   RETURN_NOT_OK(AllocateOutput());
   int64_t pos = range.start;  // a file offset, as messages give it; bytes[0] is at range.start
   const int64_t end = range.end;

@@ -31,6 +31,7 @@ import os
 import pathlib
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -159,6 +160,49 @@ def poll_visibility(server, table: str, stop: threading.Event, seen: dict,
             polls.append(time.time() - start)
 
 
+# Where the tiering threads' CPU goes, by the first rule (in order) that matches a sample's call
+# stack. libzstd and zlib are built without frame pointers, so their samples lose their callers;
+# only the lake compresses and checksums pages in oxbowd (the log uses CRC-32C), so a sample
+# whose leaf is in them is counted as the tiering's.
+PROFILE_RULES = [
+    ("fsync of data files and metadata", ("fdatasync", "fsync")),
+    ("write(2) into the page cache", ("pwrite", "ext4_buffered_write", "vfs_write")),
+    ("zstd (compression; compaction's decompression)", ("libzstd",)),
+    ("page CRC-32 (zlib)", ("crc32_z",)),
+    ("Avro manifests and manifest lists", ("Manifest", "avro::")),
+    ("metadata JSON", ("ToJson", "FromJson", "nlohmann")),
+    ("compaction's read and re-encode", ("Compact",)),
+    ("Parquet encoding (values, dictionary, RLE, buffers)", ("parquet::",)),
+    ("log read + IPC decode + lake batch", ("NextDecoded", "ToLakeBatch", "LogReadCursor")),
+]
+
+
+def profile_summary(perf_data: str, seconds: float) -> list:
+    """(category, share of the tiering threads' samples), after the tiering's share of oxbowd's
+    samples and the cores it used over the `seconds` recorded (499 samples a CPU second)."""
+    text = subprocess.run(["perf", "script", "-i", perf_data, "-F", "comm,ip,sym,dso"],
+                          capture_output=True, text=True, check=True).stdout
+    counts: dict[str, int] = {}
+    tiering = total = 0
+    for sample in text.split("\n\n"):
+        frames = sample.strip().split("\n")[1:]
+        if not frames:
+            continue
+        total += 1
+        stack = "\n".join(frames)
+        if not ("TieringService" in stack or "TierRound" in stack or "Compact" in stack
+                or "libzstd" in frames[0] or "crc32_z" in frames[0]):
+            continue
+        tiering += 1
+        name = next((n for n, keys in PROFILE_RULES
+                     if any(k in (frames[0] if k in ("libzstd", "crc32_z") else stack)
+                            for k in keys)), "other")
+        counts[name] = counts.get(name, 0) + 1
+    shares = sorted(((n, c / max(1, tiering)) for n, c in counts.items()), key=lambda x: -x[1])
+    return [("tiering threads, of all oxbowd samples", tiering / max(1, total)),
+            ("tiering threads, CPU in % of one core", tiering / 499 / seconds)] + shares
+
+
 def percentile(values: list, p: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(p / 100 * len(values)))]
@@ -193,10 +237,24 @@ def measure_visibility(server, address: str, table: str, rate: float, seconds: f
             "poll_ms": 1000 * statistics.median(polls) if polls else 0.0}
 
 
-def freshness(server: Oxbowd, rate: float, seconds: float, producers: int) -> dict:
+def freshness(server: Oxbowd, rate: float, seconds: float, producers: int,
+              profile: str = "") -> dict:
+    """The ack -> visible run at `rate`; with `profile`, perf records oxbowd (from 1 s in, for
+    all but the last 2 s of the run) into that file."""
     table = f"{TABLE}_{int(rate)}"
     create(server, table, make_schema(), lake=True)
-    return measure_visibility(server, server.address, table, rate, seconds, producers)
+    perf = None
+    recorded = max(1.0, seconds - 3)
+    if profile:
+        perf = subprocess.Popen(
+            ["perf", "record", "-q", "-F", "499", "-g", "-e", "cpu-clock", "-p",
+             str(server.proc.pid), "-o", profile, "--", "sleep", str(recorded)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    result = measure_visibility(server, server.address, table, rate, seconds, producers)
+    if perf:
+        perf.wait()
+        result["profile"] = profile_summary(profile, recorded)
+    return result
 
 
 def trickle_process(address: str, tables: list, rate: float, seconds: float, rows: int,
@@ -312,6 +370,9 @@ def main() -> int:
     parser.add_argument("--mixed-hot-rate", type=float, default=80, help="MB/s into the hot table")
     parser.add_argument("--soak-commits", type=int, default=3600)
     parser.add_argument("--workdir", default=str(REPO_ROOT / "build"))
+    parser.add_argument("--profile", default="",
+                        help="perf-record oxbowd during the last --rates run into this file and "
+                             "print where the tiering's CPU goes (needs perf)")
     parser.add_argument("--oxbowd-arg", action="append", default=[],
                         help="extra oxbowd flag, e.g. --oxbowd-arg=--log-level=debug")
     args = parser.parse_args()
@@ -328,11 +389,15 @@ def main() -> int:
     try:
         print(f"lake_bench: ack -> visible in a fresh pyiceberg scan "
               f"({args.producers} producers, 1 MB batches, freshness 1 s)")
-        for rate in [float(r) for r in args.rates.split(",")]:
-            r = freshness(server, rate, args.seconds, args.producers)
+        rates = [float(r) for r in args.rates.split(",")]
+        for i, rate in enumerate(rates):
+            r = freshness(server, rate, args.seconds, args.producers,
+                          args.profile if i == len(rates) - 1 else "")
             print(f"  {r['rate_target_mb_s']:5.0f} MB/s target ({r['rate_mb_s']:.1f} achieved): "
                   f"p50 {r['p50_ms']:.0f} ms, p99 {r['p99_ms']:.0f} ms, max {r['max_ms']:.0f} ms "
                   f"over {r['visible']}/{r['batches']} batches; poll {r['poll_ms']:.0f} ms")
+            for name, share in r.get("profile", []):
+                print(f"    profile: {name}: {100 * share:.1f}%")
         if args.mixed_tables > 0:
             mixed = mixed_load(server, args.mixed_hot_rate, args.mixed_tables - 1, args.seconds,
                                args.producers)

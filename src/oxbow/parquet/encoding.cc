@@ -4,6 +4,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "oxbow/parquet/encoding_internal.h"
 
@@ -268,6 +269,24 @@ bool CodecSupported(Codec codec) {
   }
 }
 
+namespace {
+
+// One zstd context per thread for every page it compresses or decompresses: ZSTD_compress and
+// ZSTD_decompress allocate and set up a fresh context per call, per page (the same bytes out).
+ZSTD_CCtx* ThreadCompressionContext() {
+  thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> context(ZSTD_createCCtx(),
+                                                                          ZSTD_freeCCtx);
+  return context.get();
+}
+
+ZSTD_DCtx* ThreadDecompressionContext() {
+  thread_local std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> context(ZSTD_createDCtx(),
+                                                                          ZSTD_freeDCtx);
+  return context.get();
+}
+
+}  // namespace
+
 Status Compress(Codec codec, int level, const uint8_t* in, size_t n, std::string* out) {
   const size_t old = out->size();
   switch (codec) {
@@ -283,8 +302,10 @@ Status Compress(Codec codec, int level, const uint8_t* in, size_t n, std::string
     }
     case Codec::kZstd: {
       out->resize(old + ZSTD_compressBound(n));
-      const size_t r =
-          ZSTD_compress(out->data() + old, out->size() - old, in, n, level == 0 ? 1 : level);
+      ZSTD_CCtx* context = ThreadCompressionContext();
+      if (context == nullptr) return Status::ResourceExhausted("cannot allocate a zstd context");
+      const size_t r = ZSTD_compressCCtx(context, out->data() + old, out->size() - old, in, n,
+                                         level == 0 ? 1 : level);
       if (ZSTD_isError(r)) {
         out->resize(old);
         return Status::Internal(std::string("zstd compression failed: ") + ZSTD_getErrorName(r));
@@ -357,7 +378,9 @@ Status Decompress(Codec codec, const uint8_t* in, size_t n, uint8_t* out, size_t
       return Status::OK();
     }
     case Codec::kZstd: {
-      const size_t r = ZSTD_decompress(out, out_size, in, n);
+      ZSTD_DCtx* context = ThreadDecompressionContext();
+      if (context == nullptr) return Status::ResourceExhausted("cannot allocate a zstd context");
+      const size_t r = ZSTD_decompressDCtx(context, out, out_size, in, n);
       if (ZSTD_isError(r)) {
         return Status::Corruption(std::string("ZSTD page is corrupt: ") + ZSTD_getErrorName(r));
       }

@@ -90,6 +90,7 @@ class ChunkDecoder {
   std::vector<uint8_t> valid_;      // 0/1 per value of the page
   const uint8_t* dense_ = nullptr;  // fixed-width physical values, non-null only
   std::vector<uint8_t> dense_buffer_;
+  uint8_t* dict_target_ = nullptr;  // where a dictionary page's values go, when not dense_buffer_
   std::vector<std::string_view> dense_views_;  // BYTE_ARRAY values, non-null only
   std::vector<uint32_t> indices_;
   std::vector<int64_t> delta_values_;
@@ -277,8 +278,11 @@ Status ChunkDecoder::DecodeDense(Encoding encoding, const uint8_t* data, int64_t
         for (int64_t i = 0; i < count; ++i) dense_buffer_[i] = dict_bools_[indices_[i]];
         dense_ = dense_buffer_.data();
       } else {
-        dense_buffer_.resize(static_cast<size_t>(count * width_));
-        uint8_t* out = dense_buffer_.data();
+        uint8_t* out = dict_target_;
+        if (out == nullptr) {
+          dense_buffer_.resize(static_cast<size_t>(count * width_));
+          out = dense_buffer_.data();
+        }
         switch (width_) {
           case 4:
             for (int64_t i = 0; i < count; ++i)
@@ -545,7 +549,9 @@ Status ChunkDecoder::Emit(int64_t n, int64_t count) {
   const int out_width = t.bit_width() / 8;
   if (out_width == width_) {
     if (all_valid) {
-      if (n > 0) std::memcpy(out + row_ * width_, dense_, static_cast<size_t>(n * width_));
+      if (n > 0 && dense_ != out + row_ * width_) {  // else decoded in place
+        std::memcpy(out + row_ * width_, dense_, static_cast<size_t>(n * width_));
+      }
     } else {
       each([&](int64_t slot, int64_t j) {
         std::memcpy(out + slot * width_, dense_ + j * width_, static_cast<size_t>(width_));
@@ -606,7 +612,20 @@ Status ChunkDecoder::ReadDataPage(int32_t num_values, Encoding encoding, const u
       count += levels_[i];
     }
   }
-  RETURN_NOT_OK(DecodeDense(encoding, values, values_size, count));
+  // A page without nulls whose dictionary values are the output's: gather straight into it.
+  const arrow::TypeId id = field_.type.id();
+  const bool dictionary =
+      encoding == Encoding::kRleDictionary || encoding == Encoding::kPlainDictionary;
+  const bool same_values = id != TypeId::kBool && id != TypeId::kString && id != TypeId::kBinary &&
+                           id != TypeId::kDecimal128 && id != TypeId::kFixedSizeBinary &&
+                           physical_ != PhysicalType::kInt96 &&
+                           field_.type.bit_width() / 8 == width_;
+  dict_target_ = dictionary && count == n && same_values && (width_ == 4 || width_ == 8)
+                     ? values_->mutable_data() + row_ * width_
+                     : nullptr;
+  Status decoded = DecodeDense(encoding, values, values_size, count);
+  dict_target_ = nullptr;
+  RETURN_NOT_OK(decoded);
   RETURN_NOT_OK(Emit(n, count));
   row_ += n;
   return Status::OK();

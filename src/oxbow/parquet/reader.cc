@@ -474,14 +474,14 @@ Status ChunkDecoder::Emit(int64_t n, int64_t count) {
                                       "': more than 2 GiB of string data in one row group");
       }
       // The first page sizes the whole chunk's data (growing by doubling costs copies and
-      // fresh pages), within 8 times the chunk's uncompressed bytes so a lying footer cannot
-      // make it huge; later pages top it up.
+      // fresh pages), within 8 times the chunk's uncompressed bytes and 256 MiB, so a lying
+      // footer cannot make it huge; later pages top it up.
+      constexpr int64_t kMaxFirstReserve = int64_t{256} << 20;
       int64_t reserve = bytes;
       if (row_ == 0 && n > 0 && n < num_rows_) {
         const int64_t estimate = bytes / n * num_rows_ + bytes;
-        reserve = std::max(
-            bytes, std::min({estimate, std::min<int64_t>(chunk_uncompressed_bytes_, INT32_MAX) * 8,
-                             int64_t{INT32_MAX}}));
+        const int64_t bound = std::min(chunk_uncompressed_bytes_, kMaxFirstReserve / 8) * 8;
+        reserve = std::max(bytes, std::min(estimate, bound));
       }
       RETURN_NOT_OK(data_.Reserve(reserve));
       int64_t end = data_.length();

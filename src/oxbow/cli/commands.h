@@ -17,5 +17,7 @@ void RegisterParquetCommands(CLI::App& app);
 void RegisterSelfcheckCommand(CLI::App& app);
 // table create|list|describe|drop, produce, consume, lake status: talk to oxbowd.
 void RegisterServerCommands(CLI::App& app);
+// lookup, snapshot, delete: the key operations of primary-key tables.
+void RegisterKeyCommands(CLI::App& app);
 
 }  // namespace oxbow::cli

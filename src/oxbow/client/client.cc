@@ -28,28 +28,77 @@ FlightPayload PayloadOf(const ipc::EncodedMessage& message) {
   return p;
 }
 
+Result<proto::FlightDescriptor> PathDescriptor(const std::string& table) {
+  auto dot = table.find('.');
+  if (dot == std::string::npos) {
+    return Status::Invalid("table name '" + table + "' must be 'namespace.table'");
+  }
+  proto::FlightDescriptor descriptor;
+  descriptor.set_type(proto::FlightDescriptor::PATH);
+  descriptor.add_path(table.substr(0, dot));
+  descriptor.add_path(table.substr(dot + 1));
+  return descriptor;
+}
+
+proto::FlightDescriptor CommandDescriptor(const flight::Command& command) {
+  proto::FlightDescriptor descriptor;
+  descriptor.set_type(proto::FlightDescriptor::CMD);
+  descriptor.set_cmd(flight::CommandToJson(command));
+  return descriptor;
+}
+
+// The first message of a DoPut or DoExchange: the descriptor and the schema.
+Result<FlightPayload> FirstPayload(proto::FlightDescriptor descriptor,
+                                   const arrow::SchemaPtr& schema) {
+  ASSIGN_OR_RAISE(auto encoded, ipc::EncodeSchema(*schema));
+  FlightPayload first = PayloadOf(encoded);
+  first.descriptor = std::move(descriptor);
+  return first;
+}
+
+using FlightReader = grpc::internal::ReaderInterface<FlightDataIn>;
+
+// The Schema message that starts a stream of batches; nullptr when the stream ended first.
+Result<arrow::SchemaPtr> ReadSchema(FlightReader& reader, const char* rpc) {
+  FlightDataIn first;
+  if (!reader.Read(&first)) return arrow::SchemaPtr();
+  if (!first.data_header)
+    return Status::Invalid(std::string(rpc) + " stream did not start with a schema");
+  ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(first.data_header, Buffer::Empty()));
+  if (message.type != ipc::MessageType::kSchema) {
+    return Status::Invalid(std::string(rpc) + " stream did not start with a schema");
+  }
+  return ipc::DecodeSchema(*message.metadata);
+}
+
+// The next record batch of the stream; nullopt when it ended.
+Result<std::optional<GetStream::Chunk>> ReadChunk(FlightReader& reader,
+                                                  const arrow::SchemaPtr& schema) {
+  FlightDataIn data;
+  while (reader.Read(&data)) {
+    if (!data.data_header) continue;
+    ASSIGN_OR_RAISE(auto body, data.AlignedBody());
+    ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(data.data_header, body));
+    if (message.type != ipc::MessageType::kRecordBatch) continue;
+    ASSIGN_OR_RAISE(auto batch, ipc::DecodeRecordBatch(schema, message));
+    return std::optional<GetStream::Chunk>(
+        GetStream::Chunk{std::move(batch), std::move(data.app_metadata)});
+  }
+  return std::optional<GetStream::Chunk>();
+}
+
 class FlightPutStream : public PutStream {
  public:
   FlightPutStream(std::shared_ptr<grpc::Channel> channel, ipc::WriteOptions options)
       : channel_(std::move(channel)), options_(options) {}
 
-  Status Start(const std::string& table, const arrow::SchemaPtr& schema) {
+  Status Start(proto::FlightDescriptor descriptor, const arrow::SchemaPtr& schema) {
+    ASSIGN_OR_RAISE(auto first, FirstPayload(std::move(descriptor), schema));
     auto method =
         Method(flight::method::kDoPut, grpc::internal::RpcMethod::BIDI_STREAMING, channel_);
     stream_.reset(
         grpc::internal::ClientReaderWriterFactory<FlightPayload, proto::PutResult>::Create(
             channel_.get(), method, &context_));
-    ASSIGN_OR_RAISE(auto encoded, ipc::EncodeSchema(*schema));
-    FlightPayload first = PayloadOf(encoded);
-    proto::FlightDescriptor descriptor;
-    descriptor.set_type(proto::FlightDescriptor::PATH);
-    auto dot = table.find('.');
-    if (dot == std::string::npos) {
-      return Status::Invalid("table name '" + table + "' must be 'namespace.table'");
-    }
-    descriptor.add_path(table.substr(0, dot));
-    descriptor.add_path(table.substr(dot + 1));
-    first.descriptor = std::move(descriptor);
     if (!stream_->Write(first)) return Finish();
     return Status::OK();
   }
@@ -97,31 +146,17 @@ class FlightGetStream : public GetStream {
         Method(flight::method::kDoGet, grpc::internal::RpcMethod::SERVER_STREAMING, channel);
     reader_.reset(grpc::internal::ClientReaderFactory<FlightDataIn>::Create(channel.get(), method,
                                                                             &context_, request));
-    FlightDataIn first;
-    if (!reader_->Read(&first)) return Finished("DoGet stream ended before its schema");
-    if (!first.data_header) return Status::Invalid("DoGet stream did not start with a schema");
-    ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(first.data_header, Buffer::Empty()));
-    if (message.type != ipc::MessageType::kSchema) {
-      return Status::Invalid("DoGet stream did not start with a schema");
-    }
-    ASSIGN_OR_RAISE(schema_, ipc::DecodeSchema(*message.metadata));
+    ASSIGN_OR_RAISE(schema_, ReadSchema(*reader_, "DoGet"));
+    if (!schema_) return Finished("DoGet stream ended before its schema");
     return Status::OK();
   }
 
   const arrow::SchemaPtr& schema() const override { return schema_; }
 
   Result<std::optional<Chunk>> Next() override {
-    FlightDataIn data;
-    while (reader_->Read(&data)) {
-      if (!data.data_header) continue;
-      ASSIGN_OR_RAISE(auto body, data.AlignedBody());
-      ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(data.data_header, body));
-      if (message.type != ipc::MessageType::kRecordBatch) continue;
-      ASSIGN_OR_RAISE(auto batch, ipc::DecodeRecordBatch(schema_, message));
-      return std::optional<Chunk>(Chunk{std::move(batch), std::move(data.app_metadata)});
-    }
-    RETURN_NOT_OK(Finished("DoGet"));
-    return std::optional<Chunk>();
+    ASSIGN_OR_RAISE(auto chunk, ReadChunk(*reader_, schema_));
+    if (!chunk) RETURN_NOT_OK(Finished("DoGet"));
+    return chunk;
   }
 
   void Cancel() override { context_.TryCancel(); }
@@ -136,6 +171,64 @@ class FlightGetStream : public GetStream {
   grpc::ClientContext context_;
   std::unique_ptr<grpc::ClientReader<FlightDataIn>> reader_;
   arrow::SchemaPtr schema_;
+};
+
+class FlightExchangeStream : public ExchangeStream {
+ public:
+  Status Start(const std::shared_ptr<grpc::Channel>& channel, proto::FlightDescriptor descriptor,
+               const arrow::SchemaPtr& schema) {
+    ASSIGN_OR_RAISE(auto first, FirstPayload(std::move(descriptor), schema));
+    auto method =
+        Method(flight::method::kDoExchange, grpc::internal::RpcMethod::BIDI_STREAMING, channel);
+    stream_.reset(grpc::internal::ClientReaderWriterFactory<FlightPayload, FlightDataIn>::Create(
+        channel.get(), method, &context_));
+    if (!stream_->Write(first)) return FinishOrError("DoExchange stream closed before its schema");
+    ASSIGN_OR_RAISE(schema_, ReadSchema(*stream_, "DoExchange"));
+    if (!schema_) return FinishOrError("DoExchange stream ended before its schema");
+    return Status::OK();
+  }
+
+  const arrow::SchemaPtr& schema() const override { return schema_; }
+
+  Status Send(const arrow::RecordBatch& batch) override {
+    ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(batch));
+    if (!stream_->Write(PayloadOf(encoded))) {
+      return FinishOrError("DoExchange stream closed by the server");
+    }
+    return Status::OK();
+  }
+
+  Result<std::optional<GetStream::Chunk>> Next() override {
+    ASSIGN_OR_RAISE(auto chunk, ReadChunk(*stream_, schema_));
+    if (!chunk) RETURN_NOT_OK(Finish());
+    return chunk;
+  }
+
+  Status DoneWriting() override {
+    stream_->WritesDone();
+    return Status::OK();
+  }
+
+  Status Finish() override {
+    if (!finished_) {
+      finished_ = true;
+      final_ = FromGrpcStatus(stream_->Finish());
+    }
+    return final_;
+  }
+
+ private:
+  // The server's error, or `what` when the stream ended without one.
+  Status FinishOrError(const std::string& what) {
+    RETURN_NOT_OK(Finish());
+    return Status::IOError(what);
+  }
+
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<FlightPayload, FlightDataIn>> stream_;
+  arrow::SchemaPtr schema_;
+  bool finished_ = false;
+  Status final_;
 };
 
 }  // namespace
@@ -174,9 +267,25 @@ Result<std::string> Client::DoAction(const std::string& type, const std::string&
 Result<std::unique_ptr<PutStream>> Client::DoPut(const std::string& table,
                                                  const arrow::SchemaPtr& schema,
                                                  ipc::WriteOptions options) {
+  ASSIGN_OR_RAISE(auto descriptor, PathDescriptor(table));
   auto stream = std::make_unique<FlightPutStream>(channel_, options);
-  RETURN_NOT_OK(stream->Start(table, schema));
+  RETURN_NOT_OK(stream->Start(std::move(descriptor), schema));
   return std::unique_ptr<PutStream>(std::move(stream));
+}
+
+Result<std::unique_ptr<PutStream>> Client::DoPut(const flight::Command& command,
+                                                 const arrow::SchemaPtr& schema,
+                                                 ipc::WriteOptions options) {
+  auto stream = std::make_unique<FlightPutStream>(channel_, options);
+  RETURN_NOT_OK(stream->Start(CommandDescriptor(command), schema));
+  return std::unique_ptr<PutStream>(std::move(stream));
+}
+
+Result<std::unique_ptr<ExchangeStream>> Client::DoExchange(const flight::Command& command,
+                                                           const arrow::SchemaPtr& schema) {
+  auto stream = std::make_unique<FlightExchangeStream>();
+  RETURN_NOT_OK(stream->Start(channel_, CommandDescriptor(command), schema));
+  return std::unique_ptr<ExchangeStream>(std::move(stream));
 }
 
 Result<std::unique_ptr<GetStream>> Client::DoGet(const std::string& ticket) {

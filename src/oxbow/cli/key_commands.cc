@@ -120,14 +120,14 @@ Result<std::vector<arrow::RecordBatchPtr>> ReadKeys(const KeyArgs& args,
     return Status::Invalid("give keys with --key col=value,... or --input FILE");
   }
   text::ReadOptions options;
-  if (!args.keys.empty()) {
-    std::string lines;
+  if (!args.keys.empty()) {  // one batch per key, so that an error names its --key
+    std::vector<arrow::RecordBatchPtr> batches;
     for (const auto& key : args.keys) {
       ASSIGN_OR_RAISE(json object, KeyObject(key, *key_schema));
-      lines += object.dump() + "\n";
+      auto batch = ReadRows("jsonl", Buffer::FromString(object.dump()), key_schema, options);
+      if (!batch.ok()) return batch.status().WithContext("--key '" + key + "'");
+      batches.insert(batches.end(), batch->begin(), batch->end());
     }
-    ASSIGN_OR_RAISE(auto batches,
-                    ReadRows("jsonl", Buffer::FromString(std::move(lines)), key_schema, options));
     return batches;
   }
   ASSIGN_OR_RAISE(auto data, ReadInput(args.input));

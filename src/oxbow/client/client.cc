@@ -87,40 +87,28 @@ Result<std::optional<GetStream::Chunk>> ReadChunk(FlightReader& reader,
   return std::optional<GetStream::Chunk>();
 }
 
-class FlightPutStream : public PutStream {
+// A bidirectional call that sends FlightData (DoPut, DoExchange) and reads `In`: its start and
+// its end, shared by the put and exchange streams.
+template <typename In>
+class BidiCall {
  public:
-  FlightPutStream(std::shared_ptr<grpc::Channel> channel, ipc::WriteOptions options)
-      : channel_(std::move(channel)), options_(options) {}
-
-  Status Start(proto::FlightDescriptor descriptor, const arrow::SchemaPtr& schema) {
-    ASSIGN_OR_RAISE(auto first, FirstPayload(std::move(descriptor), schema));
-    auto method =
-        Method(flight::method::kDoPut, grpc::internal::RpcMethod::BIDI_STREAMING, channel_);
-    stream_.reset(
-        grpc::internal::ClientReaderWriterFactory<FlightPayload, proto::PutResult>::Create(
-            channel_.get(), method, &context_));
-    if (!stream_->Write(first)) return Finish();
-    return Status::OK();
+  // Starts the call and sends `first`; false when the stream is closed already.
+  bool Start(const std::shared_ptr<grpc::Channel>& channel, const char* method,
+             const FlightPayload& first) {
+    stream_.reset(grpc::internal::ClientReaderWriterFactory<FlightPayload, In>::Create(
+        channel.get(), Method(method, grpc::internal::RpcMethod::BIDI_STREAMING, channel),
+        &context_));
+    return stream_->Write(first);
   }
 
-  Status Send(const arrow::RecordBatch& batch) override {
-    ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(batch, options_));
-    if (!stream_->Write(PayloadOf(encoded))) return Finish();
-    return Status::OK();
-  }
+  grpc::ClientReaderWriter<FlightPayload, In>& stream() { return *stream_; }
 
-  Result<std::optional<std::string>> ReadAck() override {
-    proto::PutResult ack;
-    if (stream_->Read(&ack)) return std::optional<std::string>(ack.app_metadata());
-    return std::optional<std::string>();
-  }
-
-  Status DoneWriting() override {
+  Status DoneWriting() {
     stream_->WritesDone();
     return Status::OK();
   }
 
-  Status Finish() override {
+  Status Finish() {
     if (!finished_) {
       finished_ = true;
       final_ = FromGrpcStatus(stream_->Finish());
@@ -129,12 +117,41 @@ class FlightPutStream : public PutStream {
   }
 
  private:
-  std::shared_ptr<grpc::Channel> channel_;
-  ipc::WriteOptions options_;
   grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReaderWriter<FlightPayload, proto::PutResult>> stream_;
+  std::unique_ptr<grpc::ClientReaderWriter<FlightPayload, In>> stream_;
   bool finished_ = false;
   Status final_;
+};
+
+class FlightPutStream : public PutStream {
+ public:
+  explicit FlightPutStream(ipc::WriteOptions options) : options_(options) {}
+
+  Status Start(const std::shared_ptr<grpc::Channel>& channel, proto::FlightDescriptor descriptor,
+               const arrow::SchemaPtr& schema) {
+    ASSIGN_OR_RAISE(auto first, FirstPayload(std::move(descriptor), schema));
+    if (!call_.Start(channel, flight::method::kDoPut, first)) return Finish();
+    return Status::OK();
+  }
+
+  Status Send(const arrow::RecordBatch& batch) override {
+    ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(batch, options_));
+    if (!call_.stream().Write(PayloadOf(encoded))) return Finish();
+    return Status::OK();
+  }
+
+  Result<std::optional<std::string>> ReadAck() override {
+    proto::PutResult ack;
+    if (call_.stream().Read(&ack)) return std::optional<std::string>(ack.app_metadata());
+    return std::optional<std::string>();
+  }
+
+  Status DoneWriting() override { return call_.DoneWriting(); }
+  Status Finish() override { return call_.Finish(); }
+
+ private:
+  ipc::WriteOptions options_;
+  BidiCall<proto::PutResult> call_;
 };
 
 class FlightGetStream : public GetStream {
@@ -178,12 +195,10 @@ class FlightExchangeStream : public ExchangeStream {
   Status Start(const std::shared_ptr<grpc::Channel>& channel, proto::FlightDescriptor descriptor,
                const arrow::SchemaPtr& schema) {
     ASSIGN_OR_RAISE(auto first, FirstPayload(std::move(descriptor), schema));
-    auto method =
-        Method(flight::method::kDoExchange, grpc::internal::RpcMethod::BIDI_STREAMING, channel);
-    stream_.reset(grpc::internal::ClientReaderWriterFactory<FlightPayload, FlightDataIn>::Create(
-        channel.get(), method, &context_));
-    if (!stream_->Write(first)) return FinishOrError("DoExchange stream closed before its schema");
-    ASSIGN_OR_RAISE(schema_, ReadSchema(*stream_, "DoExchange"));
+    if (!call_.Start(channel, flight::method::kDoExchange, first)) {
+      return FinishOrError("DoExchange stream closed before its schema");
+    }
+    ASSIGN_OR_RAISE(schema_, ReadSchema(call_.stream(), "DoExchange"));
     if (!schema_) return FinishOrError("DoExchange stream ended before its schema");
     return Status::OK();
   }
@@ -192,30 +207,20 @@ class FlightExchangeStream : public ExchangeStream {
 
   Status Send(const arrow::RecordBatch& batch) override {
     ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(batch));
-    if (!stream_->Write(PayloadOf(encoded))) {
+    if (!call_.stream().Write(PayloadOf(encoded))) {
       return FinishOrError("DoExchange stream closed by the server");
     }
     return Status::OK();
   }
 
   Result<std::optional<GetStream::Chunk>> Next() override {
-    ASSIGN_OR_RAISE(auto chunk, ReadChunk(*stream_, schema_));
+    ASSIGN_OR_RAISE(auto chunk, ReadChunk(call_.stream(), schema_));
     if (!chunk) RETURN_NOT_OK(Finish());
     return chunk;
   }
 
-  Status DoneWriting() override {
-    stream_->WritesDone();
-    return Status::OK();
-  }
-
-  Status Finish() override {
-    if (!finished_) {
-      finished_ = true;
-      final_ = FromGrpcStatus(stream_->Finish());
-    }
-    return final_;
-  }
+  Status DoneWriting() override { return call_.DoneWriting(); }
+  Status Finish() override { return call_.Finish(); }
 
  private:
   // The server's error, or `what` when the stream ended without one.
@@ -224,11 +229,8 @@ class FlightExchangeStream : public ExchangeStream {
     return Status::IOError(what);
   }
 
-  grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReaderWriter<FlightPayload, FlightDataIn>> stream_;
+  BidiCall<FlightDataIn> call_;
   arrow::SchemaPtr schema_;
-  bool finished_ = false;
-  Status final_;
 };
 
 }  // namespace
@@ -268,16 +270,16 @@ Result<std::unique_ptr<PutStream>> Client::DoPut(const std::string& table,
                                                  const arrow::SchemaPtr& schema,
                                                  ipc::WriteOptions options) {
   ASSIGN_OR_RAISE(auto descriptor, PathDescriptor(table));
-  auto stream = std::make_unique<FlightPutStream>(channel_, options);
-  RETURN_NOT_OK(stream->Start(std::move(descriptor), schema));
+  auto stream = std::make_unique<FlightPutStream>(options);
+  RETURN_NOT_OK(stream->Start(channel_, std::move(descriptor), schema));
   return std::unique_ptr<PutStream>(std::move(stream));
 }
 
 Result<std::unique_ptr<PutStream>> Client::DoPut(const flight::Command& command,
                                                  const arrow::SchemaPtr& schema,
                                                  ipc::WriteOptions options) {
-  auto stream = std::make_unique<FlightPutStream>(channel_, options);
-  RETURN_NOT_OK(stream->Start(CommandDescriptor(command), schema));
+  auto stream = std::make_unique<FlightPutStream>(options);
+  RETURN_NOT_OK(stream->Start(channel_, CommandDescriptor(command), schema));
   return std::unique_ptr<PutStream>(std::move(stream));
 }
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 
 import pyarrow as pa
-import pyarrow.flight as fl
 import pytest
+
+from test_primary_keys import do_get as flight_get
 
 SCHEMA_TEXT = "id int32 not null, tag string not null, v int64, s string, ver int64"
 SCHEMA = pa.schema([
@@ -34,16 +35,6 @@ def jsonl(proc) -> list[dict]:
 
 def rows_jsonl(rows) -> bytes:
     return "".join(json.dumps(r) + "\n" for r in rows).encode()
-
-
-def flight_get(server, ticket: dict) -> tuple[pa.Table, list]:
-    reader = server.client.do_get(fl.Ticket(json.dumps(ticket).encode()))
-    batches, metas = [], []
-    for chunk in reader:
-        batches.append(chunk.data)
-        raw = chunk.app_metadata.to_pybytes() if chunk.app_metadata is not None else b""
-        metas.append(json.loads(raw) if raw else None)
-    return pa.Table.from_batches(batches, schema=reader.schema), metas
 
 
 def changelog(server, table: str) -> list[dict]:

@@ -24,6 +24,7 @@ int RunCli(int argc, char** argv) {
   RegisterParquetCommands(app);
   RegisterSelfcheckCommand(app);
   RegisterServerCommands(app);
+  RegisterKeyCommands(app);
   RegisterUserCommands(app);
   try {
     app.parse(argc, argv);

@@ -151,17 +151,18 @@ class Oxbowd:
 
 
 class RssSampler:
-    """Polls VmRSS of a process every 20 ms and keeps the maximum."""
+    """Polls VmRSS (or another /proc/<pid>/status size, e.g. RssAnon) of a process every 20 ms
+    and keeps the maximum."""
 
-    def __init__(self, pid: int):
-        self.pid, self.peak, self._stop = pid, 0, threading.Event()
+    def __init__(self, pid: int, key: str = "VmRSS"):
+        self.pid, self.key, self.peak, self._stop = pid, key, 0, threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self):
         while not self._stop.is_set():
             try:
-                self.peak = max(self.peak, proc_status(self.pid, "VmRSS"))
+                self.peak = max(self.peak, proc_status(self.pid, self.key))
             except (FileNotFoundError, ProcessLookupError):
                 return
             self._stop.wait(0.02)

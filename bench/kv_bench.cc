@@ -83,6 +83,24 @@ Result<std::unique_ptr<rocksdb::DB>> OpenDb(const Options& o) {
   return std::unique_ptr<rocksdb::DB>(db);
 }
 
+// The values of `keys` found, copied out (as an upsert's old rows and a lookup's answer must
+// be), in one MultiGet.
+Result<std::vector<std::string>> MultiGetCopies(rocksdb::DB* db,
+                                                const std::vector<std::string>& keys) {
+  std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
+  std::vector<rocksdb::PinnableSlice> values(keys.size());
+  std::vector<rocksdb::Status> statuses(keys.size());
+  db->MultiGet(rocksdb::ReadOptions(), db->DefaultColumnFamily(), keys.size(), slices.data(),
+               values.data(), statuses.data());
+  std::vector<std::string> found;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (statuses[k].IsNotFound()) continue;
+    RETURN_NOT_OK(FromRocks(statuses[k]));
+    found.push_back(values[k].ToString());
+  }
+  return found;
+}
+
 // Writes batches writer, writer + writers, ... of the rows.
 Status WriteRows(rocksdb::DB* db, const Options& o, const std::string& pool, int64_t writer) {
   const bool read = o.mode != "put";
@@ -90,10 +108,6 @@ Status WriteRows(rocksdb::DB* db, const Options& o, const std::string& pool, int
   write_options.disableWAL = o.mode != "read-put-sync";
   write_options.sync = o.mode == "read-put-sync";
   std::vector<std::string> keys;
-  std::vector<rocksdb::Slice> slices;
-  std::vector<rocksdb::PinnableSlice> values;
-  std::vector<rocksdb::Status> statuses;
-  std::vector<std::string> old_rows;
   for (int64_t first = writer * o.batch; first < o.rows; first += o.writers * o.batch) {
     const int64_t end = std::min(o.rows, first + o.batch);
     keys.clear();
@@ -101,20 +115,8 @@ Status WriteRows(rocksdb::DB* db, const Options& o, const std::string& pool, int
       keys.push_back(KeyOf(SplitMix64(static_cast<uint64_t>(i)) % static_cast<uint64_t>(o.keyspace),
                            o.key_bytes));
     }
-    if (read) {
-      slices.assign(keys.begin(), keys.end());
-      values.clear();
-      values.resize(keys.size());
-      statuses.assign(keys.size(), rocksdb::Status());
-      db->MultiGet(rocksdb::ReadOptions(), db->DefaultColumnFamily(), keys.size(), slices.data(),
-                   values.data(), statuses.data());
-      old_rows.clear();
-      for (size_t k = 0; k < keys.size(); ++k) {
-        if (statuses[k].IsNotFound()) continue;
-        RETURN_NOT_OK(FromRocks(statuses[k]));
-        old_rows.push_back(values[k].ToString());
-      }
-    }
+    // The old rows, copied out as an upsert that emits them must; then dropped.
+    if (read) RETURN_NOT_OK(MultiGetCopies(db, keys).status());
     rocksdb::WriteBatch batch;
     for (int64_t i = first; i < end; ++i) {
       const size_t at =
@@ -131,10 +133,6 @@ Status WriteRows(rocksdb::DB* db, const Options& o, const std::string& pool, int
 Result<int64_t> LookUp(rocksdb::DB* db, const Options& o, int64_t batch) {
   int64_t found = 0;
   std::vector<std::string> keys;
-  std::vector<rocksdb::Slice> slices;
-  std::vector<rocksdb::PinnableSlice> values;
-  std::vector<rocksdb::Status> statuses;
-  std::vector<std::string> rows;
   for (int64_t first = 0; first < o.lookups; first += batch) {
     const int64_t end = std::min(o.lookups, first + batch);
     keys.clear();
@@ -143,18 +141,7 @@ Result<int64_t> LookUp(rocksdb::DB* db, const Options& o, int64_t batch) {
                                static_cast<uint64_t>(o.keyspace),
                            o.key_bytes));
     }
-    slices.assign(keys.begin(), keys.end());
-    values.clear();
-    values.resize(keys.size());
-    statuses.assign(keys.size(), rocksdb::Status());
-    db->MultiGet(rocksdb::ReadOptions(), db->DefaultColumnFamily(), keys.size(), slices.data(),
-                 values.data(), statuses.data());
-    rows.clear();
-    for (size_t k = 0; k < keys.size(); ++k) {
-      if (statuses[k].IsNotFound()) continue;
-      RETURN_NOT_OK(FromRocks(statuses[k]));
-      rows.push_back(values[k].ToString());  // an answer must copy the value out
-    }
+    ASSIGN_OR_RAISE(auto rows, MultiGetCopies(db, keys));
     found += static_cast<int64_t>(rows.size());
   }
   return found;

@@ -28,14 +28,14 @@ import pathlib
 import random
 import sys
 import tempfile
-import threading
 import time
 
 import pyarrow as pa
 import pyarrow.flight as fl
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from server_bench import REPO_ROOT, Oxbowd, RssSampler, binary, proc_status, run_json  # noqa: E402
+from server_bench import (REPO_ROOT, Oxbowd, RssSampler, binary, proc_status, run_json,  # noqa: E402
+                          run_threads)
 
 TABLE = "bench.pk"
 MASK = (1 << 64) - 1
@@ -105,31 +105,21 @@ def command(op: str, **extra) -> fl.FlightDescriptor:
 
 def upsert(server: Oxbowd, batches: list[pa.RecordBatch], writers: int) -> float:
     """Writer w sends batches w, w + writers, ... each waiting for its ack; returns seconds."""
-    errors = []
 
     def run(w: int):
-        try:
-            client = fl.FlightClient(f"grpc://{server.address}")
-            writer, acks = client.do_put(command("upsert"), SCHEMA)
-            for batch in batches[w::writers]:
-                writer.write_batch(batch)
-                acks.read()
-            writer.done_writing()
-            writer.close()
-            client.close()
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        client = fl.FlightClient(f"grpc://{server.address}")
+        writer, acks = client.do_put(command("upsert"), SCHEMA)
+        for batch in batches[w::writers]:
+            writer.write_batch(batch)
+            acks.read()
+        writer.done_writing()
+        writer.close()
+        client.close()
 
-    threads = [threading.Thread(target=run, args=(w,)) for w in range(writers)]
-    start = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    seconds = time.perf_counter() - start
-    if errors:
-        sys.exit(f"pk_bench.py: upsert failed: {errors[0]}")
-    return seconds
+    try:
+        return run_threads(run, writers)
+    except (fl.FlightError, pa.ArrowException, OSError) as e:
+        sys.exit(f"pk_bench.py: upsert failed: {e}")
 
 
 def look_up(server: Oxbowd, batches: list[pa.RecordBatch]) -> tuple[float, int]:
@@ -147,9 +137,10 @@ def look_up(server: Oxbowd, batches: list[pa.RecordBatch]) -> tuple[float, int]:
     return seconds, found
 
 
-def start_server(tmp: pathlib.Path, name: str, cache: int, write_buffer: int) -> Oxbowd:
+def start_server(tmp: pathlib.Path, name: str, cache: int, write_buffer: int, *extra: str) -> Oxbowd:
     return Oxbowd(tmp / name, tmp / f"{name}.log",
-                  ("--kv-block-cache-bytes", str(cache), "--kv-write-buffer-bytes", str(write_buffer)))
+                  ("--kv-block-cache-bytes", str(cache), "--kv-write-buffer-bytes", str(write_buffer),
+                   *extra))
 
 
 def create_table(server: Oxbowd, buckets: int) -> None:
@@ -174,7 +165,7 @@ def main() -> int:
     batch = 500 if args.quick else 1000
     lookups, round_trips = (2000, 200) if args.quick else (200_000, 5000)
     cache, write_buffer = (16 << 20, 8 << 20) if args.quick else (64 << 20, 32 << 20)
-    rss_rows = 4000 if args.quick else 400_000
+    rss_rows = 4000 if args.quick else 200_000
     kv_bench = binary("bench/kv_bench")
     binary("tools/oxbowd")
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -229,7 +220,8 @@ def main() -> int:
         rss_keys = lookup_batches(lookup_count(lookups, 100, round_trips), 100,
                                   max(rss_rows // 2, 1), 20)
         for buckets in RSS_BUCKETS:
-            server = start_server(tmp, f"rss-{buckets}", cache, write_buffer)
+            # Memory, not durability: fsync every 10 ms, or 512 buckets fsync ~440 files a batch.
+            server = start_server(tmp, f"rss-{buckets}", cache, write_buffer, "--flush", "interval")
             try:
                 create_table(server, buckets)
                 samplers = [RssSampler(server.proc.pid, key) for key in ("VmRSS", "RssAnon")]
@@ -258,7 +250,7 @@ def main() -> int:
     for (k, v, lb), r in lookups_by.items():
         print(f"| {size(k, v)}, batches of {lb} | {r['oxbowd']:,.0f} | {r['rocksdb']:,.0f} | {r['found']:,} |")
     print()
-    print(f"| buckets ({rss_rows:,} upserts of 20 B + 400 B, 4 writers, then lookups) | "
+    print(f"| buckets ({rss_rows:,} upserts of 20 B + 400 B, 4 writers, then lookups; --flush interval) | "
           "peak VmRSS (MiB) | VmHWM (MiB) | peak RssAnon (MiB) |")
     print("|---|---:|---:|---:|")
     for buckets, (peak, hwm, anon) in rss.items():

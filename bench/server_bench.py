@@ -188,32 +188,18 @@ class InMemoryFlightServer(fl.FlightServerBase):
         return fl.RecordBatchStream(table)
 
 
-def pyarrow_produce(address: str, table: str, schema: pa.Schema, batches, producers: int,
-                    window: int) -> tuple[float, int]:
-    """pyarrow.flight producers (one thread and connection each), same pattern as the C++ ones."""
-    descriptor = fl.FlightDescriptor.for_path(*table.split("."))
+def run_threads(target, count: int) -> float:
+    """Runs target(0) .. target(count - 1) on threads at once; returns the seconds until all have
+    finished, and raises the first exception any of them raised."""
     errors = []
 
-    def producer(index: int):
+    def run(index: int):
         try:
-            client = fl.FlightClient(f"grpc://{address}")
-            writer, acks = client.do_put(descriptor, schema)
-            outstanding = 0
-            for batch in batches[index::producers]:
-                writer.write_batch(batch)
-                outstanding += 1
-                if outstanding >= window:
-                    acks.read()
-                    outstanding -= 1
-            writer.done_writing()
-            for _ in range(outstanding):
-                acks.read()
-            writer.close()
-            client.close()
-        except Exception as e:  # reported after join
+            target(index)
+        except Exception as e:  # noqa: BLE001 - re-raised after join
             errors.append(e)
 
-    threads = [threading.Thread(target=producer, args=(i,)) for i in range(producers)]
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
     start = time.perf_counter()
     for t in threads:
         t.start()
@@ -222,7 +208,31 @@ def pyarrow_produce(address: str, table: str, schema: pa.Schema, batches, produc
     seconds = time.perf_counter() - start
     if errors:
         raise errors[0]
-    return seconds, sum(b.nbytes for b in batches)
+    return seconds
+
+
+def pyarrow_produce(address: str, table: str, schema: pa.Schema, batches, producers: int,
+                    window: int) -> tuple[float, int]:
+    """pyarrow.flight producers (one thread and connection each), same pattern as the C++ ones."""
+    descriptor = fl.FlightDescriptor.for_path(*table.split("."))
+
+    def producer(index: int):
+        client = fl.FlightClient(f"grpc://{address}")
+        writer, acks = client.do_put(descriptor, schema)
+        outstanding = 0
+        for batch in batches[index::producers]:
+            writer.write_batch(batch)
+            outstanding += 1
+            if outstanding >= window:
+                acks.read()
+                outstanding -= 1
+        writer.done_writing()
+        for _ in range(outstanding):
+            acks.read()
+        writer.close()
+        client.close()
+
+    return run_threads(producer, producers), sum(b.nbytes for b in batches)
 
 
 def main() -> int:

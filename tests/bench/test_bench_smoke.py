@@ -76,12 +76,14 @@ def test_pk_bench_quick(tmp_path):
     out = run_quick("pk_bench.py", "bench/kv_bench", "tools/oxbowd", tmp_path=tmp_path, timeout=150)
     for size in ("16 B keys + 100 B values", "20 B keys + 400 B values"):
         for writers in ("1 writer", "4 writers"):
-            for peer in ("put, no WAL", "MultiGet\\+put, no WAL", "MultiGet\\+put, WAL fsync per batch"):
-                assert re.search(rf"^ratio oxbowd/rocksdb upserts {size}, {writers}, vs {peer}: "
-                                 rf"{NUMBER}", out, re.M), f"missing upsert ratio {size} {writers} {peer}:\n{out}"
+            for peer in ("put, no WAL", "MultiGet+put, no WAL", "MultiGet+put, WAL fsync per batch"):
+                label = re.escape(f"upserts {size}, {writers}, vs {peer}")
+                assert re.search(rf"^ratio oxbowd/rocksdb {label}: {NUMBER}", out, re.M), (
+                    f"missing ratio {label}:\n{out}")
         for batch in (1, 100, 1000):
-            assert re.search(rf"^ratio oxbowd/rocksdb lookups {size}, batches of {batch}: {NUMBER}",
-                             out, re.M), f"missing lookup ratio {size} {batch}:\n{out}"
+            label = re.escape(f"lookups {size}, batches of {batch}")
+            assert re.search(rf"^ratio oxbowd/rocksdb {label}: {NUMBER}", out, re.M), (
+                f"missing ratio {label}:\n{out}")
     for buckets in (1, 64, 512):
         assert re.search(rf"^RSS {buckets} buckets: VmHWM {NUMBER} MiB, budget .*: (within|OVER)",
                          out, re.M), f"missing RSS line for {buckets} buckets:\n{out}"

@@ -1,5 +1,6 @@
 """Keeps the side-by-side benchmarks working: each runs in --quick mode (a few MB, seconds;
-bench/vs_kafka about a minute, plus the Maven fetch of Kafka the first time), exits 0 and prints
+bench/pk_bench.py under a minute, bench/vs_kafka about a minute plus the Maven fetch of Kafka the
+first time), exits 0 and prints
 its ratio lines. Binaries come from $OXBOW_BUILD_DIR (default <repo>/build/release):
 bench/ipc_bench, bench/server_bench, bench/parquet_bench, bench/kv_bench, tools/oxbowd.
 """
@@ -72,7 +73,7 @@ def test_lake_bench_quick(tmp_path):
 
 
 def test_pk_bench_quick(tmp_path):
-    # 7 oxbowd and 18 RocksDB runs of a few thousand rows: about 10 s, more on a busy machine.
+    # 7 oxbowd and 18 RocksDB runs of a few thousand rows: 30 to 45 s on a busy 2-core machine.
     out = run_quick("pk_bench.py", "bench/kv_bench", "tools/oxbowd", tmp_path=tmp_path, timeout=150)
     for size in ("16 B keys + 100 B values", "20 B keys + 400 B values"):
         for writers in ("1 writer", "4 writers"):

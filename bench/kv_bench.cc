@@ -129,6 +129,23 @@ Status WriteRows(rocksdb::DB* db, const Options& o, const std::string& pool, int
   return Status::OK();
 }
 
+// Waits (up to 60 s) until no flush or compaction is pending or running, so lookups meet a
+// settled tree: the stronger peer, as oxbowd's lookups may still share the disk with them.
+void WaitForBackgroundWork(rocksdb::DB* db) {
+  const double deadline = NowSeconds() + 60;
+  for (;;) {
+    uint64_t busy = 0;
+    for (const char* property :
+         {"rocksdb.mem-table-flush-pending", "rocksdb.compaction-pending",
+          "rocksdb.num-running-flushes", "rocksdb.num-running-compactions"}) {
+      uint64_t value = 0;
+      if (db->GetIntProperty(property, &value)) busy += value;
+    }
+    if (busy == 0 || NowSeconds() > deadline) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 // `o.lookups` keys in MultiGets of `batch` keys; returns the keys found.
 Result<int64_t> LookUp(rocksdb::DB* db, const Options& o, int64_t batch) {
   int64_t found = 0;
@@ -197,6 +214,7 @@ Status Run(int argc, char** argv) {
       .Add("seconds", seconds)
       .Add("rows_per_second", static_cast<double>(o.rows) / seconds)
       .Print();
+  if (o.lookups > 0) WaitForBackgroundWork(db.get());
   for (int64_t batch : o.lookup_batches) {
     if (o.lookups == 0) break;
     const double t0 = NowSeconds();

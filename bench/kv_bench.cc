@@ -129,10 +129,10 @@ Status WriteRows(rocksdb::DB* db, const Options& o, const std::string& pool, int
   return Status::OK();
 }
 
-// Waits (up to 60 s) until no flush or compaction is pending or running, so lookups meet a
+// Waits (up to 20 s) until no flush or compaction is pending or running, so lookups meet a
 // settled tree: the stronger peer, as oxbowd's lookups may still share the disk with them.
 void WaitForBackgroundWork(rocksdb::DB* db) {
-  const double deadline = NowSeconds() + 60;
+  const double deadline = NowSeconds() + 20;
   for (;;) {
     uint64_t busy = 0;
     for (const char* property :

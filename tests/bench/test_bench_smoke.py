@@ -73,7 +73,7 @@ def test_lake_bench_quick(tmp_path):
 
 
 def test_pk_bench_quick(tmp_path):
-    # 7 oxbowd and 18 RocksDB runs of a few thousand rows: 30 to 45 s on a busy 2-core machine.
+    # 7 oxbowd and 18 RocksDB runs of a few thousand rows: 7 s, up to 45 s on a busy 2-core machine.
     out = run_quick("pk_bench.py", "bench/kv_bench", "tools/oxbowd", tmp_path=tmp_path, timeout=150)
     for size in ("16 B keys + 100 B values", "20 B keys + 400 B values"):
         for writers in ("1 writer", "4 writers"):

@@ -151,17 +151,18 @@ class Oxbowd:
 
 
 class RssSampler:
-    """Polls VmRSS of a process every 20 ms and keeps the maximum."""
+    """Polls VmRSS (or another /proc/<pid>/status size, e.g. RssAnon) of a process every 20 ms
+    and keeps the maximum."""
 
-    def __init__(self, pid: int):
-        self.pid, self.peak, self._stop = pid, 0, threading.Event()
+    def __init__(self, pid: int, key: str = "VmRSS"):
+        self.pid, self.key, self.peak, self._stop = pid, key, 0, threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self):
         while not self._stop.is_set():
             try:
-                self.peak = max(self.peak, proc_status(self.pid, "VmRSS"))
+                self.peak = max(self.peak, proc_status(self.pid, self.key))
             except (FileNotFoundError, ProcessLookupError):
                 return
             self._stop.wait(0.02)
@@ -187,32 +188,18 @@ class InMemoryFlightServer(fl.FlightServerBase):
         return fl.RecordBatchStream(table)
 
 
-def pyarrow_produce(address: str, table: str, schema: pa.Schema, batches, producers: int,
-                    window: int) -> tuple[float, int]:
-    """pyarrow.flight producers (one thread and connection each), same pattern as the C++ ones."""
-    descriptor = fl.FlightDescriptor.for_path(*table.split("."))
+def run_threads(target, count: int) -> float:
+    """Runs target(0) .. target(count - 1) on threads at once; returns the seconds until all have
+    finished, and raises the first exception any of them raised."""
     errors = []
 
-    def producer(index: int):
+    def run(index: int):
         try:
-            client = fl.FlightClient(f"grpc://{address}")
-            writer, acks = client.do_put(descriptor, schema)
-            outstanding = 0
-            for batch in batches[index::producers]:
-                writer.write_batch(batch)
-                outstanding += 1
-                if outstanding >= window:
-                    acks.read()
-                    outstanding -= 1
-            writer.done_writing()
-            for _ in range(outstanding):
-                acks.read()
-            writer.close()
-            client.close()
-        except Exception as e:  # reported after join
+            target(index)
+        except Exception as e:  # noqa: BLE001 - re-raised after join
             errors.append(e)
 
-    threads = [threading.Thread(target=producer, args=(i,)) for i in range(producers)]
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
     start = time.perf_counter()
     for t in threads:
         t.start()
@@ -221,7 +208,31 @@ def pyarrow_produce(address: str, table: str, schema: pa.Schema, batches, produc
     seconds = time.perf_counter() - start
     if errors:
         raise errors[0]
-    return seconds, sum(b.nbytes for b in batches)
+    return seconds
+
+
+def pyarrow_produce(address: str, table: str, schema: pa.Schema, batches, producers: int,
+                    window: int) -> tuple[float, int]:
+    """pyarrow.flight producers (one thread and connection each), same pattern as the C++ ones."""
+    descriptor = fl.FlightDescriptor.for_path(*table.split("."))
+
+    def producer(index: int):
+        client = fl.FlightClient(f"grpc://{address}")
+        writer, acks = client.do_put(descriptor, schema)
+        outstanding = 0
+        for batch in batches[index::producers]:
+            writer.write_batch(batch)
+            outstanding += 1
+            if outstanding >= window:
+                acks.read()
+                outstanding -= 1
+        writer.done_writing()
+        for _ in range(outstanding):
+            acks.read()
+        writer.close()
+        client.close()
+
+    return run_threads(producer, producers), sum(b.nbytes for b in batches)
 
 
 def main() -> int:

@@ -37,7 +37,7 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-if ! .venv/bin/python -c "import pytest, pyarrow, pyiceberg, duckdb, fastavro" 2>/dev/null; then
+if ! .venv/bin/python -c "import pytest, pyarrow, pyiceberg, duckdb, fastavro, confluent_kafka, kafka" 2>/dev/null; then
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r tests/requirements.txt
 fi

@@ -60,6 +60,10 @@ class Engine {
   // Checks the client's schema against the table: InvalidArgument naming the field otherwise.
   Result<std::unique_ptr<PutSession>> StartPut(const std::string& table,
                                                const arrow::SchemaPtr& client_schema);
+  // The same, every batch going to `bucket` (Table::StartPutToBucket).
+  Result<std::unique_ptr<PutSession>> StartPutToBucket(const std::string& table,
+                                                       const arrow::SchemaPtr& client_schema,
+                                                       int32_t bucket);
   Result<std::unique_ptr<ReadCursor>> OpenRead(const ReadRequest& request);
 
   // Retention of `bucket` never deletes offsets >= `offset` (e.g. data not yet in the lake).

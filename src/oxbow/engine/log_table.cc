@@ -123,6 +123,8 @@ class LogTable : public Table, public std::enable_shared_from_this<LogTable> {
   }
 
   Result<std::unique_ptr<PutSession>> StartPut(const arrow::SchemaPtr& client_schema) override;
+  Result<std::unique_ptr<PutSession>> StartPutToBucket(const arrow::SchemaPtr& client_schema,
+                                                       int32_t bucket) override;
   Result<std::unique_ptr<ReadCursor>> OpenRead(const ReadRequest& request) override;
 
   std::vector<BucketStatus> Buckets() const override {
@@ -344,6 +346,21 @@ Result<std::unique_ptr<PutSession>> LogTable::StartPut(const arrow::SchemaPtr& c
   RETURN_NOT_OK(CheckClientSchema(descriptor_.name, *descriptor_.schema, *client_schema));
   const auto bucket = static_cast<int32_t>(next_sticky_bucket_.fetch_add(1) %
                                            static_cast<uint32_t>(descriptor_.buckets));
+  return std::unique_ptr<PutSession>(new LogPutSession(shared_from_this(), client_schema, bucket));
+}
+
+Result<std::unique_ptr<PutSession>> LogTable::StartPutToBucket(
+    const arrow::SchemaPtr& client_schema, int32_t bucket) {
+  RETURN_NOT_OK(CheckClientSchema(descriptor_.name, *descriptor_.schema, *client_schema));
+  if (!key_columns_.empty()) {
+    return Status::Invalid("table " + Quote(descriptor_.name) +
+                           " chooses each row's bucket by its bucket key");
+  }
+  if (bucket < 0 || bucket >= descriptor_.buckets) {
+    return Status::OutOfRange("bucket " + std::to_string(bucket) +
+                              " does not exist: " + Quote(descriptor_.name) + " has " +
+                              std::to_string(descriptor_.buckets) + " buckets");
+  }
   return std::unique_ptr<PutSession>(new LogPutSession(shared_from_this(), client_schema, bucket));
 }
 

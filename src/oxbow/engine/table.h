@@ -109,6 +109,15 @@ class Table {
   virtual const catalog::TableDescriptor& descriptor() const = 0;
   // Checks the client's schema against the table: InvalidArgument naming the field otherwise.
   virtual Result<std::unique_ptr<PutSession>> StartPut(const arrow::SchemaPtr& client_schema) = 0;
+  // The same, every batch going to `bucket` (Kafka's partitions); tables that choose the
+  // bucket themselves (by key) refuse it.
+  virtual Result<std::unique_ptr<PutSession>> StartPutToBucket(
+      const arrow::SchemaPtr& client_schema, int32_t bucket) {
+    (void)client_schema;
+    (void)bucket;
+    return Status::NotImplemented("table " + Quote(descriptor().name) +
+                                  " does not take puts into a chosen bucket");
+  }
   virtual Result<std::unique_ptr<ReadCursor>> OpenRead(const ReadRequest& request) = 0;
   virtual std::vector<BucketStatus> Buckets() const = 0;
   // The durable logs behind the table, one per bucket (retention and scrubbing walk them).

@@ -46,6 +46,9 @@ class Node {
   // A put stream of `client_schema` batches (InvalidArgument naming the field on mismatch).
   Result<std::unique_ptr<engine::PutSession>> StartPut(const std::string& table,
                                                        const arrow::SchemaPtr& client_schema);
+  // The same, every batch going to `bucket` (Kafka's partitions).
+  Result<std::unique_ptr<engine::PutSession>> StartPutToBucket(
+      const std::string& table, const arrow::SchemaPtr& client_schema, int32_t bucket);
   Result<std::unique_ptr<engine::ReadCursor>> OpenRead(const engine::ReadRequest& request);
 
   // Stops tiering, then flushes and closes every table. Idempotent.

@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "oxbow/common/file_system.h"
 #include "oxbow/server/flight_service.h"
 
 namespace oxbow::server {
@@ -23,6 +24,17 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     return Status::IOError("cannot listen on " + options.listen +
                            " (address in use, or not a valid host:port?)");
   }
+  if (!options.kafka.listen.empty()) {
+    if (options.kafka.state_dir.empty()) {
+      options.kafka.state_dir = JoinPath(options.node.engine.data_dir, "kafka");
+    }
+    auto kafka = kafka::KafkaServer::Start(server->node_.get(), options.kafka);
+    if (!kafka.ok()) {
+      (void)server->Shutdown();
+      return kafka.status().WithContext("Kafka listener");
+    }
+    server->kafka_ = std::move(kafka).ValueOrDie();
+  }
   return server;
 }
 
@@ -35,6 +47,7 @@ void Server::Wait() {
 Status Server::Shutdown() {
   if (shut_down_) return Status::OK();
   shut_down_ = true;
+  if (kafka_) kafka_->Stop();
   if (service_) service_->StopStreams();
   if (grpc_server_) {
     grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "oxbow/kafka/kafka.h"
 #include "oxbow/node/node.h"
 
 namespace grpc {
@@ -19,6 +20,8 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:8815";
   // The data dir, the warehouse and everything about them.
   node::NodeOptions node;
+  // The Kafka listener (docs/kafka.md); an empty kafka.listen serves no Kafka.
+  kafka::KafkaOptions kafka;
 };
 
 class Server {
@@ -29,6 +32,8 @@ class Server {
 
   // The port actually bound (useful with port 0).
   int port() const { return port_; }
+  // The Kafka listener's port; 0 when it is off.
+  int kafka_port() const { return kafka_ ? kafka_->port() : 0; }
   // Blocks until Shutdown() is called from another thread.
   void Wait();
   // Ends streams, stops accepting calls, waits for running calls, then closes the node.
@@ -39,6 +44,7 @@ class Server {
   std::unique_ptr<node::Node> node_;
   std::unique_ptr<FlightService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
+  std::unique_ptr<kafka::KafkaServer> kafka_;
   int port_ = 0;
   bool shut_down_ = false;
 };

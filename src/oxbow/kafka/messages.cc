@@ -204,7 +204,7 @@ void Encode(const CreateTopicsResponse& m, int16_t version, Writer& w) {
     if (version >= 5) {
       w.Int32(t.num_partitions);
       w.Int16(t.replication_factor);
-      w.ArrayLength(-1, f);  // configs: not reported
+      w.ArrayLength(0, f);  // configs: none (topics take no configs); Java's admin wants a list
     }
     w.NoTaggedFields(f);
   }

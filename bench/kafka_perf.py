@@ -4,7 +4,7 @@ a real Kafka 4.4.0 broker and against Oxbow's Kafka listener, side by side in on
 throughput and latency percentiles, consume throughput, with Oxbow/Kafka ratios (docs/bench.md).
 
     .venv/bin/python bench/kafka_perf.py [--records 200000] [--record-size 1000] [--codec lz4]
-                                         [--runs 3] [--quick]
+                                         [--runs 3] [--quick] [--workdir DIR] [--log-dir DIR]
 
 Same durability on both sides, in two rounds: Kafka's default (acks=all, the page cache, no
 fsync) against oxbowd --flush interval, and Kafka's flush.messages=1 (an fsync per append)
@@ -69,13 +69,17 @@ def main() -> None:
     parser.add_argument("--codec", default="lz4", choices=["none", "gzip", "snappy", "lz4", "zstd"])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="20,000 records, one run")
+    parser.add_argument("--workdir", type=pathlib.Path, default=REPO_ROOT / "build",
+                        help="where the servers' data dirs go (removed on exit)")
+    parser.add_argument("--log-dir", type=pathlib.Path,
+                        default=REPO_ROOT / "build" / "kafka_perf-logs")
     args = parser.parse_args()
     if args.quick:
         args.records, args.runs = 20_000, 1
     classpath = fetch_kafka()
-    log_dir = REPO_ROOT / "build" / "kafka_perf-logs"
+    log_dir = args.log_dir
     log_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=REPO_ROOT / "build") as tmp_name:
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp_name:
         tmp = pathlib.Path(tmp_name)
         (tmp / "kafka-config").mkdir()
         kafka = KafkaBroker(classpath, tmp / "kafka-data", tmp / "kafka-config", log_dir)
@@ -104,6 +108,11 @@ def main() -> None:
                     k = statistics.median(r[metric] for r in results["Kafka"])
                     o = statistics.median(r[metric] for r in results["Oxbow"])
                     print(f"{metric:<16}{k:>10.1f}{o:>10.1f}{o / k if k else float('nan'):>12.2f}x")
+                for metric in ("produce MB/s", "produce p99 ms", "consume MB/s"):
+                    k = statistics.median(r[metric] for r in results["Kafka"])
+                    o = statistics.median(r[metric] for r in results["Oxbow"])
+                    print(f"ratio oxbow/kafka {metric}, {'fsync' if fsync else 'no fsync'}: "
+                          f"{o / k if k else float('nan'):.2f}")
         finally:
             kafka.stop()
             for server, _ in servers.values():

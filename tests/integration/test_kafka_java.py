@@ -66,8 +66,19 @@ def test_console_producer_every_codec_and_console_consumer_group(server, classpa
     out = tool(classpath, "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server",
                bootstrap(server), "--topic", topic, "--group", "g-" + topic, "--max-messages", 1)
     assert out.split() == ["after"]
+    # The tools that inspect topics and groups.
     assert topic in tool(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server",
                          bootstrap(server), "--list").split()
+    out = tool(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server",
+               bootstrap(server), "--describe", "--topic", topic)
+    assert re.search(rf"Topic: {topic}\s+Partition: 0\s+Leader: 0", out), out
+    out = tool(classpath, "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+               "--bootstrap-server", bootstrap(server), "--describe", "--group", "g-" + topic)
+    total = len(sent) + 1
+    assert re.search(rf"g-{topic}\s+{topic}\s+0\s+{total}\s+{total}\s+0", out), out
+    assert "g-" + topic in tool(classpath,
+                                "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+                                "--bootstrap-server", bootstrap(server), "--list").split()
     # The rows through Flight, in order.
     values = server.read_all("kafka." + topic).column("value").to_pylist()
     assert [v.decode() for v in values] == sent + ["after"]

@@ -11,7 +11,8 @@ import struct
 import uuid
 
 import pytest
-from kafka.protocol.admin import CreateTopicsRequest, DeleteTopicsRequest
+from kafka.protocol.admin import (CreateTopicsRequest, DeleteTopicsRequest, DescribeConfigsRequest,
+                                  DescribeGroupsRequest, ListGroupsRequest)
 from kafka.protocol.consumer import (FetchRequest, HeartbeatRequest, JoinGroupRequest,
                                      LeaveGroupRequest, ListOffsetsRequest, OffsetCommitRequest,
                                      OffsetFetchRequest, SyncGroupRequest)
@@ -280,4 +281,40 @@ def test_init_producer_id_every_version(server):
         assert (response.error_code, response.producer_epoch) == (0, 0)
         ids.add(response.producer_id)
     assert len(ids) == len(versions(server, InitProducerIdRequest))
+    conn.close()
+
+
+def test_describe_and_list_groups_and_configs_every_version(server):
+    conn = Connection(server.kafka_port)
+    group = "described-" + uuid.uuid4().hex[:6]
+    JP = JoinGroupRequest.JoinGroupRequestProtocol
+    joined = conn.call(JoinGroupRequest[9](
+        group_id=group, session_timeout_ms=30_000, rebalance_timeout_ms=30_000, member_id="",
+        protocol_type="consumer", protocols=[JP(name="range", metadata=b"meta")]), 9)
+    conn.call(SyncGroupRequest[5](
+        group_id=group, generation_id=joined.generation_id, member_id=joined.member_id,
+        protocol_type="consumer", protocol_name="range",
+        assignments=[SyncGroupRequest.SyncGroupRequestAssignment(member_id=joined.member_id,
+                                                                 assignment=b"mine")]), 5)
+    for v in versions(server, DescribeGroupsRequest):
+        d = conn.call(DescribeGroupsRequest[v](groups=[group, "no-such-group"]), v).groups
+        assert [(g.group_id, g.group_state, g.protocol_data) for g in d] == [
+            (group, "Stable", "range"), ("no-such-group", "Dead", "")]
+        assert [(m.member_id, m.client_id, m.client_host, m.member_assignment)
+                for m in d[0].members] == [(joined.member_id, "versions-test", "/127.0.0.1",
+                                            b"mine")]
+    for v in versions(server, ListGroupsRequest):
+        listed = conn.call(ListGroupsRequest[v](), v).groups
+        assert group in [g.group_id for g in listed]
+    topic = "cfg-" + uuid.uuid4().hex[:6]
+    T = CreateTopicsRequest.CreatableTopic
+    conn.call(CreateTopicsRequest[7](topics=[T(name=topic, num_partitions=1, replication_factor=1,
+                                               assignments=[], configs=[])], timeout_ms=1000), 7)
+    R = DescribeConfigsRequest.DescribeConfigsResource
+    for v in versions(server, DescribeConfigsRequest):
+        results = conn.call(DescribeConfigsRequest[v](resources=[
+            R(resource_type=2, resource_name=topic, configuration_keys=None),
+            R(resource_type=2, resource_name="missing-" + topic, configuration_keys=None),
+            R(resource_type=4, resource_name="0", configuration_keys=None)]), v).results
+        assert [(r.error_code, r.configs) for r in results] == [(0, []), (3, []), (0, [])]
     conn.close()

@@ -151,7 +151,8 @@ void Broker::Stop() {
   groups_->Stop();
 }
 
-Result<std::optional<std::string>> Broker::Handle(std::string_view frame) {
+Result<std::optional<std::string>> Broker::Handle(std::string_view frame,
+                                                  const std::string& client_host) {
   Reader r(frame);
   const RequestHeader header = DecodeRequestHeader(r);
   if (!r.ok()) return r.status().WithContext("request header");
@@ -178,14 +179,15 @@ Result<std::optional<std::string>> Broker::Handle(std::string_view frame) {
   EncodeResponseHeader(w, header.correlation_id,
                        IsFlexible(*api, header.api_version) && api->key != ApiKey::kApiVersions);
   bool no_response = false;
-  ASSIGN_OR_RAISE(std::string body, HandleBody(header, *api, r, &no_response));
+  ASSIGN_OR_RAISE(std::string body, HandleBody(header, *api, r, client_host, &no_response));
   if (no_response) return std::optional<std::string>();
   w.Raw(body);
   return std::optional<std::string>(w.Take());
 }
 
 Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSupport& api,
-                                       Reader& r, bool* no_response) {
+                                       Reader& r, const std::string& client_host,
+                                       bool* no_response) {
   const int16_t v = header.api_version;
   Writer w;
   switch (api.key) {
@@ -234,7 +236,7 @@ Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSup
     }
     case ApiKey::kJoinGroup: {
       ASSIGN_OR_RAISE(auto req, DecodeJoinGroup(r, v));
-      Encode(groups_->Join(req), v, w);
+      Encode(groups_->Join(req, header.client_id.value_or(""), client_host), v, w);
       break;
     }
     case ApiKey::kSyncGroup: {
@@ -280,6 +282,21 @@ Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSup
     case ApiKey::kInitProducerId: {
       ASSIGN_OR_RAISE(auto req, DecodeInitProducerId(r, v));
       Encode(InitProducerId(req), v, w);
+      break;
+    }
+    case ApiKey::kDescribeGroups: {
+      ASSIGN_OR_RAISE(auto req, DecodeDescribeGroups(r, v));
+      Encode(groups_->Describe(req), v, w);
+      break;
+    }
+    case ApiKey::kListGroups: {
+      ASSIGN_OR_RAISE(auto req, DecodeListGroups(r, v));
+      Encode(groups_->List(req), v, w);
+      break;
+    }
+    case ApiKey::kDescribeConfigs: {
+      ASSIGN_OR_RAISE(auto req, DecodeDescribeConfigs(r, v));
+      Encode(DescribeConfigs(req), v, w);
       break;
     }
   }
@@ -680,6 +697,27 @@ InitProducerIdResponse Broker::InitProducerId(const InitProducerIdRequest& reque
   }
   response.producer_id = next_producer_id_++;
   response.producer_epoch = 0;
+  return response;
+}
+
+DescribeConfigsResponse Broker::DescribeConfigs(const DescribeConfigsRequest& request) {
+  constexpr int8_t kTopic = 2;
+  constexpr int8_t kBroker = 4;
+  DescribeConfigsResponse response;
+  for (const auto& resource : request.resources) {
+    DescribeConfigsResult result{ErrorCode::kNone, std::nullopt, resource};
+    if (resource.type == kTopic) {
+      auto table = TableForTopic(resource.name);
+      if (!table.ok() || !node_->DescribeTable(*table).ok()) {
+        result.error = ErrorCode::kUnknownTopicOrPartition;
+        result.message = "topic " + Quote(resource.name) + " does not exist";
+      }
+    } else if (resource.type != kBroker) {
+      result.error = ErrorCode::kInvalidRequest;
+      result.message = "only topic and broker configs can be described";
+    }
+    response.results.push_back(std::move(result));
+  }
   return response;
 }
 

@@ -35,8 +35,9 @@ class Broker {
 
   // Answers one request frame (without its length prefix): the response frame, or nothing
   // when the request wants no answer (Produce with acks=0). An error means the frame cannot
-  // be answered (unknown API, malformed header): the connection closes.
-  Result<std::optional<std::string>> Handle(std::string_view frame);
+  // be answered (unknown API, malformed header): the connection closes. `client_host` is the
+  // peer's address, which DescribeGroups reports.
+  Result<std::optional<std::string>> Handle(std::string_view frame, const std::string& client_host);
   // Wakes long-polling fetches and group waits; they answer at once.
   void Stop();
 
@@ -60,7 +61,7 @@ class Broker {
   };
 
   Result<std::string> HandleBody(const RequestHeader& header, const ApiSupport& api, Reader& r,
-                                 bool* no_response);
+                                 const std::string& client_host, bool* no_response);
   ApiVersionsResponse ApiVersions(ErrorCode error) const;
   MetadataResponse Metadata(const MetadataRequest& request);
   CreateTopicsResponse CreateTopics(const CreateTopicsRequest& request, int16_t version);
@@ -73,6 +74,7 @@ class Broker {
                                       int64_t max_bytes);
   FindCoordinatorResponse FindCoordinator(const FindCoordinatorRequest& request) const;
   InitProducerIdResponse InitProducerId(const InitProducerIdRequest& request);
+  DescribeConfigsResponse DescribeConfigs(const DescribeConfigsRequest& request);
   // Creates a raw topic; the error and message Kafka's CreateTopics would answer.
   std::pair<ErrorCode, std::string> CreateRawTopic(const std::string& topic, int32_t partitions);
 

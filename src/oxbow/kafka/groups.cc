@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -151,7 +152,9 @@ void GroupCoordinator::MaybeCompleteRebalance(Group& group, Clock::time_point no
   changed_.notify_all();
 }
 
-JoinGroupResponse GroupCoordinator::Join(const JoinGroupRequest& request) {
+JoinGroupResponse GroupCoordinator::Join(const JoinGroupRequest& request,
+                                         const std::string& client_id,
+                                         const std::string& client_host) {
   JoinGroupResponse response;
   response.member_id = request.member_id;
   if (request.group_id.empty()) {
@@ -180,6 +183,8 @@ JoinGroupResponse GroupCoordinator::Join(const JoinGroupRequest& request) {
   }
   Member& member = group.members[member_id];
   member.id = member_id;
+  member.client_id = client_id;
+  member.client_host = client_host;
   member.protocols = request.protocols;
   member.session_timeout_ms = request.session_timeout_ms;
   member.rebalance_timeout_ms = request.rebalance_timeout_ms;
@@ -347,6 +352,75 @@ OffsetFetchResponse GroupCoordinator::FetchOffsets(const OffsetFetchRequest& req
       }
     }
     response.groups.push_back(std::move(result));
+  }
+  return response;
+}
+
+std::string GroupCoordinator::StateName(State state) {
+  switch (state) {
+    case State::kEmpty: return "Empty";
+    case State::kPreparingRebalance: return "PreparingRebalance";
+    case State::kCompletingRebalance: return "CompletingRebalance";
+    case State::kStable: return "Stable";
+  }
+  return "Dead";
+}
+
+DescribeGroupsResponse GroupCoordinator::Describe(const DescribeGroupsRequest& request) {
+  std::lock_guard lock(mu_);
+  DescribeGroupsResponse response;
+  for (const auto& group_id : request.groups) {
+    DescribedGroup d;
+    d.group_id = group_id;
+    auto g = groups_.find(group_id);
+    if (g == groups_.end()) {
+      d.state = offsets_.count(group_id) ? "Empty" : "Dead";
+    } else {
+      ExpireMembers(g->second, Clock::now());
+      const Group& group = g->second;
+      d.state = StateName(group.state);
+      d.protocol_type = group.protocol_type;
+      if (group.state == State::kStable) d.protocol_name = group.protocol_name;
+      for (const auto& [id, m] : group.members) {
+        DescribedMember dm{id, m.client_id, m.client_host, {}, {}};
+        if (group.state == State::kStable) {
+          for (const auto& p : m.protocols) {
+            if (p.name == group.protocol_name) dm.metadata = p.metadata;
+          }
+          dm.assignment = m.assignment;
+        }
+        d.members.push_back(std::move(dm));
+      }
+    }
+    response.groups.push_back(std::move(d));
+  }
+  return response;
+}
+
+ListGroupsResponse GroupCoordinator::List(const ListGroupsRequest& request) {
+  std::lock_guard lock(mu_);
+  std::map<std::string, ListedGroup> listed;
+  for (const auto& [group_id, committed] : offsets_)
+    listed[group_id] = {group_id, "consumer", "Empty"};
+  for (const auto& [group_id, group] : groups_) {
+    if (group.members.empty() && !offsets_.count(group_id)) continue;
+    listed[group_id] = {group_id, group.protocol_type, StateName(group.state)};
+  }
+  // Kafka matches the filters ignoring case (clients send "Stable", "Classic", ...).
+  auto listed_in = [](const std::vector<std::string>& filter, std::string_view value) {
+    return filter.empty() || std::any_of(filter.begin(), filter.end(), [&](const std::string& f) {
+             return f.size() == value.size() &&
+                    std::equal(f.begin(), f.end(), value.begin(), [](char a, char b) {
+                      return std::tolower(static_cast<unsigned char>(a)) ==
+                             std::tolower(static_cast<unsigned char>(b));
+                    });
+           });
+  };
+  ListGroupsResponse response;
+  for (auto& [group_id, g] : listed) {
+    if (listed_in(request.states, g.state) && listed_in(request.types, "classic")) {
+      response.groups.push_back(std::move(g));
+    }
   }
   return response;
 }

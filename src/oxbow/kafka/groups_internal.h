@@ -24,13 +24,18 @@ class GroupCoordinator {
 
   // Blocks until the group's rebalance completes (every member rejoined, or the rebalance
   // timeout dropped those that did not) or Stop().
-  JoinGroupResponse Join(const JoinGroupRequest& request);
+  // `client_id` and `client_host` are what DescribeGroups reports of the member.
+  JoinGroupResponse Join(const JoinGroupRequest& request, const std::string& client_id,
+                         const std::string& client_host);
   // A follower blocks until the leader's SyncGroup hands out the assignment.
   SyncGroupResponse Sync(const SyncGroupRequest& request);
   ErrorCode Heartbeat(const HeartbeatRequest& request);
   LeaveGroupResponse Leave(const LeaveGroupRequest& request);
   Result<OffsetCommitResponse> Commit(const OffsetCommitRequest& request);
   OffsetFetchResponse FetchOffsets(const OffsetFetchRequest& request);
+  DescribeGroupsResponse Describe(const DescribeGroupsRequest& request);
+  // Groups with members or committed offsets.
+  ListGroupsResponse List(const ListGroupsRequest& request);
   // Wakes every blocked call; they answer with an error.
   void Stop();
 
@@ -39,6 +44,8 @@ class GroupCoordinator {
   enum class State { kEmpty, kPreparingRebalance, kCompletingRebalance, kStable };
   struct Member {
     std::string id;
+    std::string client_id;
+    std::string client_host;
     std::vector<GroupProtocol> protocols;
     int32_t session_timeout_ms = 0;
     int32_t rebalance_timeout_ms = 0;
@@ -69,6 +76,7 @@ class GroupCoordinator {
   // Drops members whose session expired; a change starts a rebalance.
   void ExpireMembers(Group& group, Clock::time_point now);
   void StartRebalance(Group& group, Clock::time_point now);
+  static std::string StateName(State state);
   // Completes the rebalance when every member has joined, or when its deadline passed (then
   // without those that did not rejoin).
   void MaybeCompleteRebalance(Group& group, Clock::time_point now);

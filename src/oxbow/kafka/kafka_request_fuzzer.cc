@@ -45,6 +45,9 @@ void DecodeBody(const RequestHeader& h, Reader& r) {
     case ApiKey::kCreateTopics: return Check(DecodeCreateTopics(r, v));
     case ApiKey::kDeleteTopics: return Check(DecodeDeleteTopics(r, v));
     case ApiKey::kInitProducerId: return Check(DecodeInitProducerId(r, v));
+    case ApiKey::kDescribeGroups: return Check(DecodeDescribeGroups(r, v));
+    case ApiKey::kListGroups: return Check(DecodeListGroups(r, v));
+    case ApiKey::kDescribeConfigs: return Check(DecodeDescribeConfigs(r, v));
   }
 }
 

@@ -43,6 +43,19 @@ bool WriteFully(int fd, const char* data, size_t n) {
   return true;
 }
 
+// "/127.0.0.1", as Kafka reports a client's host.
+std::string PeerHost(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  char host[NI_MAXHOST] = "";
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+      getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof(host), nullptr, 0,
+                  NI_NUMERICHOST) != 0) {
+    return "";
+  }
+  return std::string("/") + host;
+}
+
 Result<int> Listen(const std::string& address, int* port) {
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos) {
@@ -156,6 +169,7 @@ class TcpKafkaServer : public KafkaServer {
   }
 
   void Serve(int fd) {
+    const std::string peer = PeerHost(fd);
     std::string frame;
     while (true) {
       char size_bytes[4];
@@ -169,7 +183,7 @@ class TcpKafkaServer : public KafkaServer {
       }
       frame.resize(static_cast<size_t>(size));
       if (!ReadFully(fd, frame.data(), frame.size())) break;
-      auto response = broker_->Handle(frame);
+      auto response = broker_->Handle(frame, peer);
       if (!response.ok()) {
         spdlog::warn("kafka: closing a connection: {}", response.status().message());
         break;

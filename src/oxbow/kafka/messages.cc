@@ -42,7 +42,8 @@ const std::vector<ApiSupport>& SupportedApis() {
       {ApiKey::kHeartbeat, 0, 4, 4},       {ApiKey::kLeaveGroup, 0, 5, 4},
       {ApiKey::kSyncGroup, 0, 5, 4},       {ApiKey::kApiVersions, 0, 4, 3},
       {ApiKey::kCreateTopics, 2, 7, 5},    {ApiKey::kDeleteTopics, 1, 6, 4},
-      {ApiKey::kInitProducerId, 0, 5, 2},
+      {ApiKey::kInitProducerId, 0, 5, 2},  {ApiKey::kDescribeGroups, 0, 6, 5},
+      {ApiKey::kListGroups, 0, 5, 3},      {ApiKey::kDescribeConfigs, 1, 4, 4},
   };
   return kApis;
 }
@@ -588,6 +589,110 @@ void Encode(const LeaveGroupResponse& m, int16_t version, Writer& w) {
       Error(w, error);
       w.NoTaggedFields(f);
     }
+  }
+  w.NoTaggedFields(f);
+}
+
+// --- DescribeGroups ---
+Result<DescribeGroupsRequest> DecodeDescribeGroups(Reader& r, int16_t version) {
+  DescribeGroupsRequest m;
+  const bool f = version >= 5;
+  const int32_t n = r.ArrayLength(f);
+  for (int32_t i = 0; i < n && r.ok(); ++i) m.groups.push_back(r.String(f));
+  if (version >= 3) (void)r.Bool();  // include authorized operations
+  r.SkipTaggedFields(f);
+  return Finish(r, std::move(m));
+}
+
+void Encode(const DescribeGroupsResponse& m, int16_t version, Writer& w) {
+  const bool f = version >= 5;
+  if (version >= 1) w.Int32(0);  // throttle time
+  w.ArrayLength(static_cast<int32_t>(m.groups.size()), f);
+  for (const auto& g : m.groups) {
+    Error(w, g.error);
+    if (version >= 6) w.NullableString(std::nullopt, f);  // error message
+    w.String(g.group_id, f);
+    w.String(g.state, f);
+    w.String(g.protocol_type, f);
+    w.String(g.protocol_name, f);
+    w.ArrayLength(static_cast<int32_t>(g.members.size()), f);
+    for (const auto& member : g.members) {
+      w.String(member.member_id, f);
+      if (version >= 4) w.NullableString(std::nullopt, f);  // group instance id
+      w.String(member.client_id, f);
+      w.String(member.client_host, f);
+      w.Bytes(member.metadata, f);
+      w.Bytes(member.assignment, f);
+      w.NoTaggedFields(f);
+    }
+    if (version >= 3) w.Int32(INT32_MIN);  // authorized operations: not computed
+    w.NoTaggedFields(f);
+  }
+  w.NoTaggedFields(f);
+}
+
+// --- ListGroups ---
+Result<ListGroupsRequest> DecodeListGroups(Reader& r, int16_t version) {
+  ListGroupsRequest m;
+  const bool f = version >= 3;
+  if (version >= 4) {
+    const int32_t n = r.ArrayLength(f);
+    for (int32_t i = 0; i < n && r.ok(); ++i) m.states.push_back(r.String(f));
+  }
+  if (version >= 5) {
+    const int32_t n = r.ArrayLength(f);
+    for (int32_t i = 0; i < n && r.ok(); ++i) m.types.push_back(r.String(f));
+  }
+  r.SkipTaggedFields(f);
+  return Finish(r, std::move(m));
+}
+
+void Encode(const ListGroupsResponse& m, int16_t version, Writer& w) {
+  const bool f = version >= 3;
+  if (version >= 1) w.Int32(0);  // throttle time
+  Error(w, ErrorCode::kNone);
+  w.ArrayLength(static_cast<int32_t>(m.groups.size()), f);
+  for (const auto& g : m.groups) {
+    w.String(g.group_id, f);
+    w.String(g.protocol_type, f);
+    if (version >= 4) w.String(g.state, f);
+    if (version >= 5) w.String("classic", f);  // group type
+    w.NoTaggedFields(f);
+  }
+  w.NoTaggedFields(f);
+}
+
+// --- DescribeConfigs ---
+Result<DescribeConfigsRequest> DecodeDescribeConfigs(Reader& r, int16_t version) {
+  DescribeConfigsRequest m;
+  const bool f = version >= 4;
+  const int32_t n = r.ArrayLength(f);
+  for (int32_t i = 0; i < n && r.ok(); ++i) {
+    ConfigResource resource;
+    resource.type = r.Int8();
+    resource.name = r.String(f);
+    const int32_t keys = r.ArrayLength(f, true);
+    for (int32_t k = 0; k < keys && r.ok(); ++k) (void)r.String(f);
+    r.SkipTaggedFields(f);
+    m.resources.push_back(std::move(resource));
+  }
+  (void)r.Bool();                    // include synonyms (v1+)
+  if (version >= 3) (void)r.Bool();  // include documentation
+  r.SkipTaggedFields(f);
+  return Finish(r, std::move(m));
+}
+
+void Encode(const DescribeConfigsResponse& m, int16_t version, Writer& w) {
+  const bool f = version >= 4;
+  w.Int32(0);  // throttle time
+  w.ArrayLength(static_cast<int32_t>(m.results.size()), f);
+  for (const auto& result : m.results) {
+    Error(w, result.error);
+    w.NullableString(result.message, f);
+    w.Int8(result.resource.type);
+    w.String(result.resource.name, f);
+    w.ArrayLength(0, f);  // configs
+    w.NoTaggedFields(f);
   }
   w.NoTaggedFields(f);
 }

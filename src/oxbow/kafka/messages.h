@@ -26,10 +26,13 @@ enum class ApiKey : int16_t {
   kHeartbeat = 12,
   kLeaveGroup = 13,
   kSyncGroup = 14,
+  kDescribeGroups = 15,
+  kListGroups = 16,
   kApiVersions = 18,
   kCreateTopics = 19,
   kDeleteTopics = 20,
   kInitProducerId = 22,
+  kDescribeConfigs = 32,
 };
 
 // An API this listener serves: the versions advertised and the first flexible one.
@@ -367,6 +370,66 @@ struct LeaveGroupResponse {
 };
 Result<LeaveGroupRequest> DecodeLeaveGroup(Reader& r, int16_t version);
 void Encode(const LeaveGroupResponse& m, int16_t version, Writer& w);
+
+// --- DescribeGroups (15) ---
+struct DescribeGroupsRequest {
+  std::vector<std::string> groups;
+};
+struct DescribedMember {
+  std::string member_id;
+  std::string client_id;
+  std::string client_host;
+  std::string metadata;
+  std::string assignment;
+};
+struct DescribedGroup {
+  ErrorCode error = ErrorCode::kNone;
+  std::string group_id;
+  std::string state;  // Empty, PreparingRebalance, CompletingRebalance, Stable, Dead
+  std::string protocol_type;
+  std::string protocol_name;
+  std::vector<DescribedMember> members;
+};
+struct DescribeGroupsResponse {
+  std::vector<DescribedGroup> groups;
+};
+Result<DescribeGroupsRequest> DecodeDescribeGroups(Reader& r, int16_t version);
+void Encode(const DescribeGroupsResponse& m, int16_t version, Writer& w);
+
+// --- ListGroups (16) ---
+struct ListGroupsRequest {
+  std::vector<std::string> states;  // v4+: empty means every state
+  std::vector<std::string> types;   // v5+: empty means every type
+};
+struct ListedGroup {
+  std::string group_id;
+  std::string protocol_type;
+  std::string state;  // v4+
+};
+struct ListGroupsResponse {
+  std::vector<ListedGroup> groups;
+};
+Result<ListGroupsRequest> DecodeListGroups(Reader& r, int16_t version);
+void Encode(const ListGroupsResponse& m, int16_t version, Writer& w);
+
+// --- DescribeConfigs (32) ---
+struct ConfigResource {
+  int8_t type = 0;  // 2 topic, 4 broker
+  std::string name;
+};
+struct DescribeConfigsRequest {
+  std::vector<ConfigResource> resources;
+};
+struct DescribeConfigsResult {
+  ErrorCode error = ErrorCode::kNone;
+  std::optional<std::string> message;
+  ConfigResource resource;
+};
+struct DescribeConfigsResponse {
+  std::vector<DescribeConfigsResult> results;  // each with no configs: Oxbow has none to show
+};
+Result<DescribeConfigsRequest> DecodeDescribeConfigs(Reader& r, int16_t version);
+void Encode(const DescribeConfigsResponse& m, int16_t version, Writer& w);
 
 // --- OffsetCommit (8) ---
 struct OffsetCommitPartition {

@@ -19,7 +19,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from oxbowd_harness import OxbowServer, oxbowd_binary
+from oxbowd_harness import OxbowServer
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 RAW_SCHEMA = pa.schema([("key", pa.binary()), ("value", pa.binary()),
@@ -28,12 +28,8 @@ RAW_SCHEMA = pa.schema([("key", pa.binary()), ("value", pa.binary()),
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    base = tmp_path_factory.mktemp("kafka")
-    srv = OxbowServer(oxbowd_binary(), base / "data", base / "oxbowd.log").start()
-    yield srv
-    if srv.proc is not None:
-        assert srv.stop() == 0, srv.log_tail()
+def server(module_server):
+    return module_server
 
 
 def bootstrap(server: OxbowServer) -> str:

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from oxbowd_harness import OxbowServer, oxbowd_binary
+from oxbowd_harness import OxbowServer
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
 from vs_kafka import fetch_kafka  # noqa: E402
@@ -27,11 +27,8 @@ def classpath() -> str:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    base = tmp_path_factory.mktemp("kafka-java")
-    srv = OxbowServer(oxbowd_binary(), base / "data", base / "oxbowd.log").start()
-    yield srv
-    assert srv.stop() == 0, srv.log_tail()
+def server(module_server):
+    return module_server
 
 
 def tool(classpath: str, main: str, *args, stdin: str | None = None) -> str:

@@ -20,15 +20,11 @@ from kafka.protocol.metadata import ApiVersionsRequest, FindCoordinatorRequest, 
 from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
-from oxbowd_harness import OxbowServer, oxbowd_binary
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    base = tmp_path_factory.mktemp("kafka-versions")
-    srv = OxbowServer(oxbowd_binary(), base / "data", base / "oxbowd.log").start()
-    yield srv
-    assert srv.stop() == 0, srv.log_tail()
+def server(module_server):
+    return module_server
 
 
 class Connection:
@@ -69,6 +65,14 @@ class Connection:
 
     def close(self):
         self.sock.close()
+
+
+def create_topic(conn: Connection, topic: str, partitions: int = 1) -> None:
+    T = CreateTopicsRequest.CreatableTopic
+    created = conn.call(CreateTopicsRequest[7](topics=[T(
+        name=topic, num_partitions=partitions, replication_factor=1, assignments=[],
+        configs=[])], timeout_ms=1000), 7)
+    assert created.topics[0].error_code == 0
 
 
 def advertised(server) -> dict[int, tuple[int, int]]:
@@ -112,10 +116,7 @@ def test_metadata_create_delete_every_version(server):
             assert [(b.node_id, b.port) for b in md.brokers] == [(0, server.kafka_port)]
     for v in versions(server, DeleteTopicsRequest):
         topic = f"d{v}-{uuid.uuid4().hex[:8]}"
-        T = CreateTopicsRequest.CreatableTopic
-        conn.call(CreateTopicsRequest[7](topics=[T(name=topic, num_partitions=1,
-                                                   replication_factor=1, assignments=[],
-                                                   configs=[])], timeout_ms=1000), 7)
+        create_topic(conn, topic)
         if v >= 6:
             request = DeleteTopicsRequest[v](
                 topics=[DeleteTopicsRequest.DeleteTopicState(name=topic)], timeout_ms=1000)
@@ -138,9 +139,7 @@ def records(values: list[bytes], compression: int = 0) -> bytes:
 def test_produce_fetch_list_offsets_every_version(server):
     conn = Connection(server.kafka_port)
     topic = "pf-" + uuid.uuid4().hex[:8]
-    T = CreateTopicsRequest.CreatableTopic
-    conn.call(CreateTopicsRequest[7](topics=[T(name=topic, num_partitions=1, replication_factor=1,
-                                               assignments=[], configs=[])], timeout_ms=1000), 7)
+    create_topic(conn, topic)
     P = ProduceRequest.TopicProduceData
     expected = 0
     for v in versions(server, ProduceRequest):
@@ -178,9 +177,7 @@ def test_produce_fetch_list_offsets_every_version(server):
 def test_corrupt_batches_fail_their_partition_with_corrupt_message(server):
     conn = Connection(server.kafka_port)
     topic = "bad-" + uuid.uuid4().hex[:8]
-    T = CreateTopicsRequest.CreatableTopic
-    conn.call(CreateTopicsRequest[7](topics=[T(name=topic, num_partitions=1, replication_factor=1,
-                                               assignments=[], configs=[])], timeout_ms=1000), 7)
+    create_topic(conn, topic)
     good = records([b"a", b"b"], compression=1)
     flipped = good[:-1] + bytes([good[-1] ^ 1])
     P = ProduceRequest.TopicProduceData
@@ -307,9 +304,7 @@ def test_describe_and_list_groups_and_configs_every_version(server):
         listed = conn.call(ListGroupsRequest[v](), v).groups
         assert group in [g.group_id for g in listed]
     topic = "cfg-" + uuid.uuid4().hex[:6]
-    T = CreateTopicsRequest.CreatableTopic
-    conn.call(CreateTopicsRequest[7](topics=[T(name=topic, num_partitions=1, replication_factor=1,
-                                               assignments=[], configs=[])], timeout_ms=1000), 7)
+    create_topic(conn, topic)
     R = DescribeConfigsRequest.DescribeConfigsResource
     for v in versions(server, DescribeConfigsRequest):
         results = conn.call(DescribeConfigsRequest[v](resources=[

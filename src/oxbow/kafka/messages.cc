@@ -29,6 +29,28 @@ std::vector<int32_t> ReadInt32Array(Reader& r, bool f) {
   return out;
 }
 
+// An array of structures: each element read by `read`, then its tagged fields.
+template <typename Read>
+auto ReadStructs(Reader& r, bool f, Read read) {
+  std::vector<decltype(read())> out;
+  const int32_t n = r.ArrayLength(f);
+  for (int32_t i = 0; i < n && r.ok(); ++i) {
+    out.push_back(read());
+    r.SkipTaggedFields(f);
+  }
+  return out;
+}
+
+// An array of structures: each element written by `write`, then its (empty) tagged fields.
+template <typename T, typename Write>
+void WriteStructs(Writer& w, const std::vector<T>& items, bool f, Write write) {
+  w.ArrayLength(static_cast<int32_t>(items.size()), f);
+  for (const T& item : items) {
+    write(item);
+    w.NoTaggedFields(f);
+  }
+}
+
 }  // namespace
 
 const std::vector<ApiSupport>& SupportedApis() {
@@ -256,22 +278,18 @@ Result<ListOffsetsRequest> DecodeListOffsets(Reader& r, int16_t version) {
   const bool f = version >= 6;
   (void)r.Int32();  // replica id
   if (version >= 2) m.isolation_level = r.Int8();
-  const int32_t n = r.ArrayLength(f);
-  for (int32_t i = 0; i < n && r.ok(); ++i) {
+  m.topics = ReadStructs(r, f, [&] {
     ListOffsetsTopic t;
     t.name = r.String(f);
-    const int32_t parts = r.ArrayLength(f);
-    for (int32_t p = 0; p < parts && r.ok(); ++p) {
+    t.partitions = ReadStructs(r, f, [&] {
       ListOffsetsPartition part;
       part.index = r.Int32();
       if (version >= 4) (void)r.Int32();  // current leader epoch
       part.timestamp = r.Int64();
-      r.SkipTaggedFields(f);
-      t.partitions.push_back(part);
-    }
-    r.SkipTaggedFields(f);
-    m.topics.push_back(std::move(t));
-  }
+      return part;
+    });
+    return t;
+  });
   r.SkipTaggedFields(f);
   return Finish(r, std::move(m));
 }
@@ -279,20 +297,16 @@ Result<ListOffsetsRequest> DecodeListOffsets(Reader& r, int16_t version) {
 void Encode(const ListOffsetsResponse& m, int16_t version, Writer& w) {
   const bool f = version >= 6;
   if (version >= 2) w.Int32(0);  // throttle time
-  w.ArrayLength(static_cast<int32_t>(m.topics.size()), f);
-  for (const auto& t : m.topics) {
+  WriteStructs(w, m.topics, f, [&](const ListOffsetsTopicResult& t) {
     w.String(t.name, f);
-    w.ArrayLength(static_cast<int32_t>(t.partitions.size()), f);
-    for (const auto& p : t.partitions) {
+    WriteStructs(w, t.partitions, f, [&](const ListOffsetsPartitionResult& p) {
       w.Int32(p.index);
       Error(w, p.error);
       w.Int64(p.timestamp);
       w.Int64(p.offset);
       if (version >= 4) w.Int32(p.offset >= 0 ? 0 : -1);  // leader epoch
-      w.NoTaggedFields(f);
-    }
-    w.NoTaggedFields(f);
-  }
+    });
+  });
   w.NoTaggedFields(f);
 }
 
@@ -303,32 +317,26 @@ Result<ProduceRequest> DecodeProduce(Reader& r, int16_t version) {
   if (version >= 3) m.transactional_id = r.NullableString(f);
   m.acks = r.Int16();
   m.timeout_ms = r.Int32();
-  const int32_t n = r.ArrayLength(f);
-  for (int32_t i = 0; i < n && r.ok(); ++i) {
+  m.topics = ReadStructs(r, f, [&] {
     ProduceTopic t;
     t.name = r.String(f);
-    const int32_t parts = r.ArrayLength(f);
-    for (int32_t p = 0; p < parts && r.ok(); ++p) {
+    t.partitions = ReadStructs(r, f, [&] {
       ProducePartition part;
       part.index = r.Int32();
       part.records = r.NullableBytes(f);
-      r.SkipTaggedFields(f);
-      t.partitions.push_back(part);
-    }
-    r.SkipTaggedFields(f);
-    m.topics.push_back(std::move(t));
-  }
+      return part;
+    });
+    return t;
+  });
   r.SkipTaggedFields(f);
   return Finish(r, std::move(m));
 }
 
 void Encode(const ProduceResponse& m, int16_t version, Writer& w) {
   const bool f = version >= 9;
-  w.ArrayLength(static_cast<int32_t>(m.topics.size()), f);
-  for (const auto& t : m.topics) {
+  WriteStructs(w, m.topics, f, [&](const ProduceTopicResult& t) {
     w.String(t.name, f);
-    w.ArrayLength(static_cast<int32_t>(t.partitions.size()), f);
-    for (const auto& p : t.partitions) {
+    WriteStructs(w, t.partitions, f, [&](const ProducePartitionResult& p) {
       w.Int32(p.index);
       Error(w, p.error);
       w.Int64(p.base_offset);
@@ -338,10 +346,8 @@ void Encode(const ProduceResponse& m, int16_t version, Writer& w) {
         w.ArrayLength(0, f);  // record errors
         w.NullableString(p.message, f);
       }
-      w.NoTaggedFields(f);
-    }
-    w.NoTaggedFields(f);
-  }
+    });
+  });
   if (version >= 1) w.Int32(0);  // throttle time
   w.NoTaggedFields(f);
 }
@@ -359,12 +365,10 @@ Result<FetchRequest> DecodeFetch(Reader& r, int16_t version) {
     m.session_id = r.Int32();
     m.session_epoch = r.Int32();
   }
-  const int32_t n = r.ArrayLength(f);
-  for (int32_t i = 0; i < n && r.ok(); ++i) {
+  m.topics = ReadStructs(r, f, [&] {
     FetchTopic t;
     t.name = r.String(f);
-    const int32_t parts = r.ArrayLength(f);
-    for (int32_t p = 0; p < parts && r.ok(); ++p) {
+    t.partitions = ReadStructs(r, f, [&] {
       FetchPartition part;
       part.index = r.Int32();
       if (version >= 9) (void)r.Int32();  // current leader epoch
@@ -372,19 +376,15 @@ Result<FetchRequest> DecodeFetch(Reader& r, int16_t version) {
       if (version >= 12) (void)r.Int32();  // last fetched epoch
       if (version >= 5) (void)r.Int64();   // log start offset (followers only)
       part.max_bytes = r.Int32();
-      r.SkipTaggedFields(f);
-      t.partitions.push_back(part);
-    }
-    r.SkipTaggedFields(f);
-    m.topics.push_back(std::move(t));
-  }
+      return part;
+    });
+    return t;
+  });
   if (version >= 7) {
-    const int32_t forgotten = r.ArrayLength(f);
-    for (int32_t i = 0; i < forgotten && r.ok(); ++i) {
+    (void)ReadStructs(r, f, [&] {  // forgotten topics: without sessions there is nothing to forget
       (void)r.String(f);
-      (void)ReadInt32Array(r, f);
-      r.SkipTaggedFields(f);
-    }
+      return ReadInt32Array(r, f);
+    });
   }
   if (version >= 11) (void)r.String(f);  // rack id
   r.SkipTaggedFields(f);
@@ -398,11 +398,9 @@ void Encode(const FetchResponse& m, int16_t version, Writer& w) {
     Error(w, m.error);
     w.Int32(0);  // session id: no fetch sessions, every fetch is full
   }
-  w.ArrayLength(static_cast<int32_t>(m.topics.size()), f);
-  for (const auto& t : m.topics) {
+  WriteStructs(w, m.topics, f, [&](const FetchTopicResult& t) {
     w.String(t.name, f);
-    w.ArrayLength(static_cast<int32_t>(t.partitions.size()), f);
-    for (const auto& p : t.partitions) {
+    WriteStructs(w, t.partitions, f, [&](const FetchPartitionResult& p) {
       w.Int32(p.index);
       Error(w, p.error);
       w.Int64(p.high_watermark);
@@ -411,10 +409,8 @@ void Encode(const FetchResponse& m, int16_t version, Writer& w) {
       w.ArrayLength(-1, f);            // aborted transactions: none
       if (version >= 11) w.Int32(-1);  // preferred read replica
       w.NullableBytes(std::string_view(p.records), f);
-      w.NoTaggedFields(f);
-    }
-    w.NoTaggedFields(f);
-  }
+    });
+  });
   w.NoTaggedFields(f);
 }
 
@@ -706,23 +702,19 @@ Result<OffsetCommitRequest> DecodeOffsetCommit(Reader& r, int16_t version) {
   m.member_id = r.String(f);
   if (version >= 7) (void)r.NullableString(f);  // group instance id
   if (version <= 4) (void)r.Int64();            // retention time
-  const int32_t n = r.ArrayLength(f);
-  for (int32_t i = 0; i < n && r.ok(); ++i) {
+  m.topics = ReadStructs(r, f, [&] {
     OffsetCommitTopic t;
     t.name = r.String(f);
-    const int32_t parts = r.ArrayLength(f);
-    for (int32_t p = 0; p < parts && r.ok(); ++p) {
+    t.partitions = ReadStructs(r, f, [&] {
       OffsetCommitPartition part;
       part.index = r.Int32();
       part.offset = r.Int64();
       if (version >= 6) (void)r.Int32();  // committed leader epoch
       part.metadata = r.NullableString(f);
-      r.SkipTaggedFields(f);
-      t.partitions.push_back(std::move(part));
-    }
-    r.SkipTaggedFields(f);
-    m.topics.push_back(std::move(t));
-  }
+      return part;
+    });
+    return t;
+  });
   r.SkipTaggedFields(f);
   return Finish(r, std::move(m));
 }
@@ -730,17 +722,13 @@ Result<OffsetCommitRequest> DecodeOffsetCommit(Reader& r, int16_t version) {
 void Encode(const OffsetCommitResponse& m, int16_t version, Writer& w) {
   const bool f = version >= 8;
   if (version >= 3) w.Int32(0);  // throttle time
-  w.ArrayLength(static_cast<int32_t>(m.topics.size()), f);
-  for (const auto& t : m.topics) {
+  WriteStructs(w, m.topics, f, [&](const OffsetCommitTopicResult& t) {
     w.String(t.name, f);
-    w.ArrayLength(static_cast<int32_t>(t.partitions.size()), f);
-    for (const auto& p : t.partitions) {
+    WriteStructs(w, t.partitions, f, [&](const PartitionError& p) {
       w.Int32(p.index);
       Error(w, p.error);
-      w.NoTaggedFields(f);
-    }
-    w.NoTaggedFields(f);
-  }
+    });
+  });
   w.NoTaggedFields(f);
 }
 
@@ -793,20 +781,16 @@ void Encode(const OffsetFetchResponse& m, int16_t version, Writer& w) {
   const bool f = version >= 6;
   if (version >= 3) w.Int32(0);  // throttle time
   auto write_topics = [&](const std::vector<OffsetFetchTopicResult>& topics) {
-    w.ArrayLength(static_cast<int32_t>(topics.size()), f);
-    for (const auto& t : topics) {
+    WriteStructs(w, topics, f, [&](const OffsetFetchTopicResult& t) {
       w.String(t.name, f);
-      w.ArrayLength(static_cast<int32_t>(t.partitions.size()), f);
-      for (const auto& p : t.partitions) {
+      WriteStructs(w, t.partitions, f, [&](const OffsetFetchPartitionResult& p) {
         w.Int32(p.index);
         w.Int64(p.offset);
         if (version >= 5) w.Int32(-1);  // committed leader epoch
         w.NullableString(p.metadata, f);
         Error(w, p.error);
-        w.NoTaggedFields(f);
-      }
-      w.NoTaggedFields(f);
-    }
+      });
+    });
   };
   if (version <= 7) {
     const OffsetFetchGroupResult& g = m.groups.at(0);

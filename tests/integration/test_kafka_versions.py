@@ -127,10 +127,12 @@ def test_metadata_create_delete_every_version(server):
     conn.close()
 
 
-def records(values: list[bytes], compression: int = 0) -> bytes:
+def records(values: list[bytes], compression: int = 0, producer_id: int = -1,
+            base_sequence: int = -1) -> bytes:
     builder = DefaultRecordBatchBuilder(magic=2, compression_type=compression, is_transactional=False,
-                                        producer_id=-1, producer_epoch=-1, base_sequence=-1,
-                                        batch_size=1 << 20)
+                                        producer_id=producer_id,
+                                        producer_epoch=0 if producer_id >= 0 else -1,
+                                        base_sequence=base_sequence, batch_size=1 << 20)
     for i, v in enumerate(values):
         builder.append(i, timestamp=1_700_000_000_000 + i, key=None, value=v, headers=[])
     return bytes(builder.build())
@@ -313,3 +315,32 @@ def test_describe_and_list_groups_and_configs_every_version(server):
             R(resource_type=4, resource_name="0", configuration_keys=None)]), v).results
         assert [(r.error_code, r.configs) for r in results] == [(0, []), (3, []), (0, [])]
     conn.close()
+
+
+def test_idempotent_retries_are_deduplicated_across_a_clean_restart(server):
+    conn = Connection(server.kafka_port)
+    topic = "idem-" + uuid.uuid4().hex[:8]
+    create_topic(conn, topic)
+    producer = conn.call(InitProducerIdRequest[4](transactional_id=None,
+                                                  transaction_timeout_ms=1000), 4)
+    P = ProduceRequest.TopicProduceData
+
+    def produce(conn, sequence: int):
+        batch = records([b"a", b"b", b"c"], producer_id=producer.producer_id,
+                        base_sequence=sequence)
+        response = conn.call(ProduceRequest[9](acks=-1, timeout_ms=1000, topic_data=[P(
+            name=topic, partition_data=[P.PartitionProduceData(index=0, records=batch)])]), 9)
+        part = response.responses[0].partition_responses[0]
+        return part.error_code, part.base_offset
+
+    assert produce(conn, 0) == (0, 0)
+    assert produce(conn, 0) == (0, 0)  # a retry: acknowledged with its offset, not appended
+    assert produce(conn, 3) == (0, 3)
+    conn.close()
+    server.restart()
+    conn = Connection(server.kafka_port)
+    assert produce(conn, 3) == (0, 3)  # still known after the restart
+    assert produce(conn, 9)[0] == 45  # OUT_OF_ORDER_SEQUENCE_NUMBER: 6-8 are missing
+    assert produce(conn, 6) == (0, 6)
+    conn.close()
+    assert server.describe("kafka." + topic)["bucket_offsets"][0]["next_offset"] == 9

@@ -1,6 +1,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 
 #include "oxbow/arrow/builder.h"
 #include "oxbow/arrow/record_batch.h"
@@ -18,6 +19,7 @@ constexpr char kClusterId[] = "oxbow";
 constexpr auto kFetchRecheck = std::chrono::milliseconds(20);
 // The recent batches an idempotent producer may retry (Kafka's max in-flight requests).
 constexpr size_t kRecentBatches = 5;
+constexpr char kProducersFile[] = "producers.json";
 
 // Tables are named by ids in Kafka's v10+ messages: "oxbow" then the table id, big-endian.
 Uuid TopicId(int64_t table_id) {
@@ -719,6 +721,54 @@ DescribeConfigsResponse Broker::DescribeConfigs(const DescribeConfigsRequest& re
     response.results.push_back(std::move(result));
   }
   return response;
+}
+
+Status Broker::LoadProducerState() {
+  FileSystem& fs = *PosixFileSystem::Default();
+  const std::string path = JoinPath(options_.state_dir, kProducersFile);
+  if (fs.FileSize(path).status().IsNotFound()) return Status::OK();
+  ASSIGN_OR_RAISE(auto buffer, ReadWholeFile(fs, path));
+  const auto doc = nlohmann::json::parse(buffer->data(), buffer->data() + buffer->size(), nullptr,
+                                         /*allow_exceptions=*/false);
+  if (!doc.is_array()) return Status::Corruption(path + " is not a producer state file");
+  std::lock_guard lock(producers_mu_);
+  try {
+    for (const auto& p : doc) {
+      ProducerState& state =
+          producers_[{p.at("table").get<std::string>(), p.at("partition").get<int32_t>(),
+                      p.at("producer_id").get<int64_t>()}];
+      state.epoch = p.at("epoch").get<int16_t>();
+      state.last_sequence = p.at("last_sequence").get<int32_t>();
+      for (const auto& a : p.at("recent")) {
+        state.recent.push_back(
+            {a.at(0).get<int32_t>(), a.at(1).get<int32_t>(), a.at(2).get<int64_t>()});
+      }
+    }
+  } catch (const std::exception& e) {
+    return Status::Corruption(path + ": " + e.what());
+  }
+  return fs.Remove(path);
+}
+
+Status Broker::SaveProducerState() {
+  nlohmann::json doc = nlohmann::json::array();
+  {
+    std::lock_guard lock(producers_mu_);
+    for (const auto& [key, state] : producers_) {
+      nlohmann::json recent = nlohmann::json::array();
+      for (const auto& a : state.recent) {
+        recent.push_back({a.first_sequence, a.last_sequence, a.base_offset});
+      }
+      doc.push_back({{"table", std::get<0>(key)},
+                     {"partition", std::get<1>(key)},
+                     {"producer_id", std::get<2>(key)},
+                     {"epoch", state.epoch},
+                     {"last_sequence", state.last_sequence},
+                     {"recent", recent}});
+    }
+  }
+  return WriteFileAtomically(*PosixFileSystem::Default(), options_.state_dir, kProducersFile,
+                             doc.dump());
 }
 
 }  // namespace oxbow::kafka::internal

@@ -40,6 +40,11 @@ class Broker {
   Result<std::optional<std::string>> Handle(std::string_view frame, const std::string& client_host);
   // Wakes long-polling fetches and group waits; they answer at once.
   void Stop();
+  // The idempotent producers' sequences are kept across a clean restart: saved to
+  // <state_dir>/producers.json once no request runs any more, loaded (and the file removed, so
+  // that a crash leaves none behind) at start.
+  Status LoadProducerState();
+  Status SaveProducerState();
 
  private:
   struct Partition {

@@ -119,6 +119,9 @@ class TcpKafkaServer : public KafkaServer {
     for (auto& c : connections_) c.thread.join();
     for (auto& c : connections_) ::close(c.fd);
     connections_.clear();
+    if (Status st = broker_->SaveProducerState(); !st.ok()) {
+      spdlog::error("kafka: saving the idempotent producers' state: {}", st.message());
+    }
     ::close(listen_fd_);
     ::close(wake_fd_);
   }
@@ -228,6 +231,11 @@ Result<std::unique_ptr<KafkaServer>> KafkaServer::Start(node::Node* node, KafkaO
   const int32_t max_request_bytes = options.max_request_bytes;
   auto broker =
       std::make_unique<internal::Broker>(node, std::move(options), port, std::move(groups));
+  if (Status st = broker->LoadProducerState(); !st.ok()) {
+    ::close(listen_fd);
+    ::close(wake_fd);
+    return st;
+  }
   return std::unique_ptr<KafkaServer>(
       new TcpKafkaServer(listen_fd, wake_fd, port, max_request_bytes, std::move(broker)));
 }

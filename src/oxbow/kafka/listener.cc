@@ -136,9 +136,14 @@ class TcpKafkaServer : public KafkaServer {
   void AcceptLoop() {
     pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     while (true) {
-      if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
+      // Wakes once a second at least, to join the threads of closed connections.
+      if (::poll(fds, 2, 1000) < 0 && errno != EINTR) break;
       if (fds[1].revents != 0) break;
-      if ((fds[0].revents & POLLIN) == 0) continue;
+      if ((fds[0].revents & POLLIN) == 0) {
+        std::lock_guard lock(mu_);
+        ReapFinished();
+        continue;
+      }
       const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd < 0) continue;
       const int one = 1;

@@ -8,6 +8,7 @@ One oxbowd serves the module (make_server_module); topics are unique per test.
 from __future__ import annotations
 
 import itertools
+import json
 import pathlib
 import resource
 import socket
@@ -331,3 +332,39 @@ def test_a_thousand_idle_connections_cost_bounded_memory(server):
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     # About 22 KB each on Linux/glibc (a thread, its touched stack, buffers); 64 KB is the bound.
     assert grown_kb < 64 * 1000, f"1000 idle connections grew RSS by {grown_kb} KB"
+
+
+def test_json_table_created_through_flight(server):
+    """A table with its own schema and kafka.value.format=json takes JSON objects as values and
+    serves its rows (also those put through Flight) as JSON."""
+    table = "shop.orders_" + uuid.uuid4().hex[:8]
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("item", pa.string()),
+                        ("amount", pa.float64()), ("at", pa.timestamp("ms", tz="UTC"))])
+    server.create_table(table, schema, buckets=2,
+                        properties={"kafka.value.format": "json"})
+    orders = [{"id": i, "item": f"item-{i}", "amount": i * 1.5,
+               "at": f"2026-01-01T00:00:{i:02d}.000Z"} for i in range(20)]
+    produce(server, table, [(i % 2, None, json.dumps(o).encode(), None)
+                            for i, o in enumerate(orders)])
+    server.put(table, [pa.record_batch([[100], ["flight"], [None], [None]], schema=schema)])
+
+    rows = server.read_all(table).to_pylist()
+    assert sorted(r["id"] for r in rows) == list(range(20)) + [100]
+    assert {r["id"]: r["amount"] for r in rows}[7] == 10.5
+    got = consume_assigned(server, table, 2, 21)
+    by_id = {json.loads(m.value())["id"]: json.loads(m.value()) for m in got}
+    assert by_id[3] == {"id": 3, "item": "item-3", "amount": 4.5,
+                        "at": "2026-01-01T00:00:03.000Z"}
+    assert by_id[100] == {"id": 100, "item": "flight", "amount": None, "at": None}
+
+    # A value that is no row of the table fails the produce (test_kafka_versions checks the
+    # message names the record).
+    errors = []
+    producer = Producer({"bootstrap.servers": bootstrap(server), "linger.ms": 50, "retries": 0})
+    for value in (b'{"id": 1}', b'{"id": "not a number"}'):
+        producer.produce(table, value=value, partition=0,
+                         on_delivery=lambda err, msg: errors.append(err))
+    producer.flush(30)
+    assert len(errors) == 2 and all(e is not None for e in errors)
+    assert errors[0].code() == KafkaError.INVALID_RECORD, errors[0]
+    assert server.read_all(table).num_rows == 21  # nothing of the refused batch was appended

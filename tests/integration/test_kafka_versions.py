@@ -10,6 +10,7 @@ import socket
 import struct
 import uuid
 
+import pyarrow as pa
 import pytest
 from kafka.protocol.admin import (CreateTopicsRequest, DeleteTopicsRequest, DescribeConfigsRequest,
                                   DescribeGroupsRequest, ListGroupsRequest)
@@ -344,3 +345,21 @@ def test_idempotent_retries_are_deduplicated_across_a_clean_restart(server):
     assert produce(conn, 6) == (0, 6)
     conn.close()
     assert server.describe("kafka." + topic)["bucket_offsets"][0]["next_offset"] == 9
+
+
+def test_undecodable_json_record_is_named(server):
+    table = "shop.json_" + uuid.uuid4().hex[:8]
+    server.create_table(table, pa.schema([pa.field("id", pa.int64(), nullable=False)]),
+                        properties={"kafka.value.format": "json"})
+    conn = Connection(server.kafka_port)
+    P = ProduceRequest.TopicProduceData
+    batch = records([b'{"id": 1}', b'{"id": 2}', b'{"id": "three"}'])
+    response = conn.call(ProduceRequest[12](acks=-1, timeout_ms=1000, topic_data=[P(
+        name=table, partition_data=[P.PartitionProduceData(index=0, records=batch)])]), 12)
+    conn.close()
+    part = response.responses[0].partition_responses[0]
+    assert part.error_code == 87  # INVALID_RECORD
+    assert part.error_message.startswith("record batch 0: record 2: "), part.error_message
+    assert "'id'" in part.error_message, part.error_message
+    assert [e.batch_index for e in part.record_errors] == [0]
+    assert server.describe(table)["bucket_offsets"][0]["next_offset"] == 0

@@ -6,6 +6,7 @@
 #include "oxbow/arrow/builder.h"
 #include "oxbow/arrow/record_batch.h"
 #include "oxbow/kafka/broker_internal.h"
+#include "oxbow/text/text.h"
 
 namespace oxbow::kafka::internal {
 namespace {
@@ -20,6 +21,7 @@ constexpr auto kFetchRecheck = std::chrono::milliseconds(20);
 // The recent batches an idempotent producer may retry (Kafka's max in-flight requests).
 constexpr size_t kRecentBatches = 5;
 constexpr char kProducersFile[] = "producers.json";
+constexpr std::string_view kValueFormatProperty = "kafka.value.format";
 
 // Tables are named by ids in Kafka's v10+ messages: "oxbow" then the table id, big-endian.
 Uuid TopicId(int64_t table_id) {
@@ -38,14 +40,94 @@ ErrorCode ToErrorCode(const Status& st) {
   }
 }
 
-bool IsRawTopic(const catalog::TableDescriptor& table) {
-  return table.schema->Equals(*RawTopicSchema());
+// How a table's rows are Kafka records (docs/kafka.md#mapping).
+enum class TableKind {
+  kRaw,    // the raw schema: key, value, timestamp, headers
+  kJson,   // kafka.value.format=json: each value is one row as a JSON object
+  kOther,  // not served through Kafka
+};
+
+TableKind KindOf(const catalog::TableDescriptor& table) {
+  if (table.schema->Equals(*RawTopicSchema())) return TableKind::kRaw;
+  auto format = table.properties.find(std::string(kValueFormatProperty));
+  if (format != table.properties.end() && format->second == "json") return TableKind::kJson;
+  return TableKind::kOther;
 }
 
-std::string NotRawMessage(const std::string& table) {
+std::string NotServedMessage(const std::string& table) {
   return "table " + Quote(table) +
-         " is not a raw Kafka table (key binary, value binary, timestamp, headers binary); "
-         "Kafka serves raw tables only";
+         " is neither a raw Kafka table (key binary, value binary, timestamp, headers binary) "
+         "nor has the property " +
+         std::string(kValueFormatProperty) + "=json";
+}
+
+// The rows of a JSON table as Kafka records: each value the row as a JSON object (the JSON
+// Lines form of docs/text-formats.md), no key, the batch's append time.
+Status AppendJsonRecords(const arrow::RecordBatch& rows, int64_t base_offset, int64_t skip,
+                         int64_t append_time_ms, std::string* out) {
+  if (skip >= rows.num_rows()) return Status::OK();
+  ASSIGN_OR_RAISE(std::string lines, text::FormatBatch(text::TextFormat::kJsonLines,
+                                                       *rows.Slice(skip, rows.num_rows() - skip)));
+  RecordBatch batch;
+  batch.base_offset = base_offset + skip;
+  batch.base_timestamp = batch.max_timestamp = append_time_ms;
+  size_t start = 0;
+  for (int64_t i = skip; i < rows.num_rows(); ++i) {
+    const size_t end = lines.find('\n', start);
+    Record r;
+    r.offset = base_offset + i;
+    r.timestamp_ms = append_time_ms;
+    r.value = lines.substr(start, end - start);
+    batch.records.push_back(std::move(r));
+    start = end + 1;
+  }
+  batch.last_offset_delta = static_cast<int32_t>(rows.num_rows() - 1 - skip);
+  return EncodeRecordBatch(batch, out);
+}
+
+// Parses values as JSON Lines rows of `schema`.
+Result<arrow::RecordBatchPtr> ParseJsonRows(const std::string& lines, int64_t rows,
+                                            const arrow::SchemaPtr& schema) {
+  text::ReadOptions options;
+  options.batch_rows = std::max<int64_t>(rows, 1);
+  ASSIGN_OR_RAISE(auto reader,
+                  text::TextReader::Make(text::TextFormat::kJsonLines, lines, schema, options));
+  ASSIGN_OR_RAISE(auto batch, reader->Next());
+  if (batch == nullptr || batch->num_rows() != rows) {
+    return Status::Invalid("expected " + std::to_string(rows) + " JSON objects");
+  }
+  return batch;
+}
+
+// One Kafka record batch as rows of a JSON table; an error names the first record that is not
+// a JSON object of the table's columns.
+Result<arrow::RecordBatchPtr> JsonToRows(const RecordBatch& batch, const arrow::SchemaPtr& schema) {
+  // JSON Lines needs one object per line: newlines between a value's tokens become spaces
+  // (inside a string a raw newline is not JSON anyway).
+  auto one_line = [](const Record& r, size_t i) -> Result<std::string> {
+    if (!r.value) return Status::Invalid("record " + std::to_string(i) + " has a null value");
+    std::string line = *r.value;
+    std::replace(line.begin(), line.end(), '\n', ' ');
+    std::replace(line.begin(), line.end(), '\r', ' ');
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      return Status::Invalid("record " + std::to_string(i) + " has an empty value");
+    }
+    return line;
+  };
+  std::string lines;
+  for (size_t i = 0; i < batch.records.size(); ++i) {
+    ASSIGN_OR_RAISE(std::string line, one_line(batch.records[i], i));
+    lines += line;
+    lines += '\n';
+  }
+  auto rows = ParseJsonRows(lines, static_cast<int64_t>(batch.records.size()), schema);
+  if (rows.ok()) return rows;
+  for (size_t i = 0; i < batch.records.size(); ++i) {  // which record is it?
+    ASSIGN_OR_RAISE(std::string line, one_line(batch.records[i], i));
+    auto one = ParseJsonRows(line + "\n", 1, schema);
+    if (!one.ok()) return one.status().WithContext("record " + std::to_string(i));
+  }
+  return rows.status();
 }
 
 // The rows of a raw table as Kafka records, `skip` rows from its start left out.
@@ -493,11 +575,19 @@ ProduceResponse Broker::Produce(const ProduceRequest& request, int16_t version) 
     ProduceTopicResult tr{t.name, {}};
     for (const auto& p : t.partitions) {
       if (version < 3) {
-        tr.partitions.push_back({p.index, ErrorCode::kUnsupportedVersion, -1, -1,
+        tr.partitions.push_back({p.index,
+                                 ErrorCode::kUnsupportedVersion,
+                                 -1,
+                                 -1,
+                                 {},
                                  "Produce v" + std::to_string(version) +
                                      " (message format v0/v1) is not supported: use v3+"});
       } else if (request.transactional_id) {
-        tr.partitions.push_back({p.index, ErrorCode::kTransactionalIdAuthorizationFailed, -1, -1,
+        tr.partitions.push_back({p.index,
+                                 ErrorCode::kTransactionalIdAuthorizationFailed,
+                                 -1,
+                                 -1,
+                                 {},
                                  "transactions are not supported"});
       } else {
         tr.partitions.push_back(ProducePartition(t.name, p));
@@ -532,11 +622,13 @@ ProducePartitionResult Broker::ProducePartition(const std::string& topic,
     return fail(ErrorCode::kUnknownTopicOrPartition,
                 "partition " + std::to_string(part.index) + " does not exist");
   }
-  if (!IsRawTopic(desc)) return fail(ErrorCode::kInvalidRecord, NotRawMessage(desc.name));
+  const TableKind kind = KindOf(desc);
+  if (kind == TableKind::kOther)
+    return fail(ErrorCode::kInvalidRecord, NotServedMessage(desc.name));
   if (!part.records) return fail(ErrorCode::kCorruptMessage, "null record set");
   auto batches = DecodeRecordBatches(*part.records);
   if (!batches.ok()) return fail(ErrorCode::kCorruptMessage, batches.status().message());
-  auto session = node_->StartPutToBucket(*table, RawTopicSchema(), part.index);
+  auto session = node_->StartPutToBucket(*table, desc.schema, part.index);
   if (!session.ok()) return fail(ToErrorCode(session.status()), session.status().message());
   result.log_start_offset = described->table.buckets[part.index].earliest_offset;
   for (size_t i = 0; i < batches->size(); ++i) {
@@ -544,8 +636,12 @@ ProducePartitionResult Broker::ProducePartition(const std::string& topic,
     if (batch.transactional || batch.control) {
       return fail(ErrorCode::kInvalidRecord, "transactional batches are not supported");
     }
-    auto rows = ToRows(batch);
-    if (!rows.ok()) return fail(ErrorCode::kCorruptMessage, rows.status().message());
+    auto rows = kind == TableKind::kRaw ? ToRows(batch) : JsonToRows(batch, desc.schema);
+    if (!rows.ok()) {
+      result.record_errors.push_back({static_cast<int32_t>(i), rows.status().message()});
+      return fail(ErrorCode::kInvalidRecord,
+                  "record batch " + std::to_string(i) + ": " + rows.status().message());
+    }
     std::unique_lock producers(producers_mu_, std::defer_lock);
     ProducerState* state = nullptr;
     const int32_t last_sequence = batch.base_sequence + batch.last_offset_delta;
@@ -604,8 +700,9 @@ FetchPartitionResult Broker::FetchPartition(const std::string& topic,
     return result;
   }
   if (part.fetch_offset == bucket.next_offset) return result;
-  if (!IsRawTopic(described->table.table)) {
-    spdlog::warn("kafka: fetch from {}", NotRawMessage(*table));
+  const TableKind kind = KindOf(described->table.table);
+  if (kind == TableKind::kOther) {
+    spdlog::warn("kafka: fetch from {}", NotServedMessage(*table));
     result.error = ErrorCode::kInvalidRecord;
     return result;
   }
@@ -628,8 +725,10 @@ FetchPartitionResult Broker::FetchPartition(const std::string& topic,
     }
     if (!batch->has_value()) break;
     const engine::DecodedBatch& b = **batch;
-    st = AppendRecords(*b.batch, b.base_offset,
-                       std::max<int64_t>(0, part.fetch_offset - b.base_offset), &result.records);
+    const int64_t skip = std::max<int64_t>(0, part.fetch_offset - b.base_offset);
+    st = kind == TableKind::kRaw
+             ? AppendRecords(*b.batch, b.base_offset, skip, &result.records)
+             : AppendJsonRecords(*b.batch, b.base_offset, skip, b.append_time_ms, &result.records);
   }
   if (!st.ok()) {
     spdlog::error("kafka: fetch of '{}' partition {}: {}", topic, part.index, st.message());

@@ -343,7 +343,10 @@ void Encode(const ProduceResponse& m, int16_t version, Writer& w) {
       if (version >= 2) w.Int64(-1);  // log append time: records keep their create time
       if (version >= 5) w.Int64(p.log_start_offset);
       if (version >= 8) {
-        w.ArrayLength(0, f);  // record errors
+        WriteStructs(w, p.record_errors, f, [&](const std::pair<int32_t, std::string>& e) {
+          w.Int32(e.first);
+          w.NullableString(e.second, f);
+        });
         w.NullableString(p.message, f);
       }
     });

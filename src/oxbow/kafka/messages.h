@@ -233,7 +233,9 @@ struct ProducePartitionResult {
   int32_t index = 0;
   ErrorCode error = ErrorCode::kNone;
   int64_t base_offset = -1;
-  int64_t log_start_offset = -1;       // v5+
+  int64_t log_start_offset = -1;  // v5+
+  // v8+: the batch (by index in the record set) that failed, and why.
+  std::vector<std::pair<int32_t, std::string>> record_errors;
   std::optional<std::string> message;  // v8+
 };
 struct ProduceTopicResult {

@@ -192,7 +192,8 @@ def test_list_offsets_and_delete_topics(server):
 def group_consumer(server, group: str, topic: str, **config) -> Consumer:
     consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": group,
                          "auto.offset.reset": "earliest", "enable.auto.commit": False,
-                         "session.timeout.ms": 6000, "heartbeat.interval.ms": 500, **config})
+                         "session.timeout.ms": 15000, "heartbeat.interval.ms": 500,
+                         "max.poll.interval.ms": 20000, **config})
     consumer.subscribe([topic])
     return consumer
 

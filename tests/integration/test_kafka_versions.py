@@ -6,6 +6,7 @@ that version and re-encode to exactly the bytes oxbowd sent (docs/kafka.md).
 
 from __future__ import annotations
 
+import json
 import socket
 import struct
 import uuid
@@ -270,6 +271,9 @@ def test_offsets_fetch_back_what_was_committed(server):
     assert [(t.name, [(p.partition_index, p.committed_offset) for p in t.partitions])
             for t in topics] == [("t", [(1, 77)])]
     conn.close()
+    # Durable in this server's data dir (docs/kafka.md), not anywhere else.
+    offsets = json.loads((server.data_dir / "kafka" / "offsets.json").read_text())
+    assert offsets["groups"][group] == {"t": {"1": {"offset": 77, "metadata": None}}}
 
 
 def test_init_producer_id_every_version(server):
@@ -338,7 +342,10 @@ def test_idempotent_retries_are_deduplicated_across_a_clean_restart(server):
     assert produce(conn, 0) == (0, 0)  # a retry: acknowledged with its offset, not appended
     assert produce(conn, 3) == (0, 3)
     conn.close()
-    server.restart()
+    server.stop()
+    assert (server.data_dir / "kafka" / "producers.json").is_file()
+    server.start()
+    assert not (server.data_dir / "kafka" / "producers.json").exists()  # read, then removed
     conn = Connection(server.kafka_port)
     assert produce(conn, 3) == (0, 3)  # still known after the restart
     assert produce(conn, 9)[0] == 45  # OUT_OF_ORDER_SEQUENCE_NUMBER: 6-8 are missing

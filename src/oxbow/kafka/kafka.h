@@ -23,7 +23,8 @@ struct KafkaOptions {
   bool auto_create_topics = true;
   // The partitions of a topic created without a count (auto-created, or NumPartitions -1).
   int32_t default_partitions = 1;
-  // Where consumer group offsets are kept (the server passes <data dir>/kafka).
+  // Where consumer group offsets and producer state are kept (required; the server passes
+  // <data dir>/kafka).
   std::string state_dir;
 };
 

@@ -221,6 +221,9 @@ class TcpKafkaServer : public KafkaServer {
 }  // namespace
 
 Result<std::unique_ptr<KafkaServer>> KafkaServer::Start(node::Node* node, KafkaOptions options) {
+  if (options.state_dir.empty()) {
+    return Status::Invalid("the Kafka listener needs a state dir for group offsets");
+  }
   if (options.default_partitions <= 0) {
     return Status::Invalid("the default number of Kafka partitions must be positive");
   }

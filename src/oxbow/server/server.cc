@@ -9,6 +9,9 @@ namespace oxbow::server {
 
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   std::unique_ptr<Server> server(new Server());
+  if (options.kafka.state_dir.empty()) {
+    options.kafka.state_dir = JoinPath(options.node.engine.data_dir, "kafka");
+  }
   ASSIGN_OR_RAISE(server->node_, node::Node::Open(std::move(options.node)));
   server->service_ = std::make_unique<FlightService>(server->node_.get());
   grpc::ServerBuilder builder;
@@ -25,9 +28,6 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
                            " (address in use, or not a valid host:port?)");
   }
   if (!options.kafka.listen.empty()) {
-    if (options.kafka.state_dir.empty()) {
-      options.kafka.state_dir = JoinPath(options.node.engine.data_dir, "kafka");
-    }
     auto kafka = kafka::KafkaServer::Start(server->node_.get(), options.kafka);
     if (!kafka.ok()) {
       (void)server->Shutdown();

@@ -144,12 +144,18 @@ def test_produce_fetch_list_offsets_every_version(server):
     conn = Connection(server.kafka_port)
     topic = "pf-" + uuid.uuid4().hex[:8]
     create_topic(conn, topic)
+    metadata = conn.call(MetadataRequest[12](
+        topics=[MetadataRequest.MetadataRequestTopic(name=topic)]), 12)
+    topic_id = metadata.topics[0].topic_id
     P = ProduceRequest.TopicProduceData
     expected = 0
     for v in versions(server, ProduceRequest):
-        data = [P(name=topic, partition_data=[P.PartitionProduceData(
+        named = {"topic_id": topic_id} if v >= 13 else {"name": topic}  # v13 names topics by id
+        data = [P(**named, partition_data=[P.PartitionProduceData(
             index=0, records=records([b"v%d-%d" % (v, i) for i in range(3)]))])]
         response = conn.call(ProduceRequest[v](acks=-1, timeout_ms=1000, topic_data=data), v)
+        if v >= 13:
+            assert response.responses[0].topic_id == topic_id
         part = response.responses[0].partition_responses[0]
         if v < 3:
             assert part.error_code == 35  # advertised for librdkafka, refused on use
@@ -160,7 +166,8 @@ def test_produce_fetch_list_offsets_every_version(server):
     for v in versions(server, FetchRequest):
         response = conn.call(FetchRequest[v](
             max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, isolation_level=0,
-            topics=[F(topic=topic, partitions=[F.FetchPartition(
+            topics=[F(**({"topic_id": topic_id} if v >= 13 else {"topic": topic}),
+                      partitions=[F.FetchPartition(
                 partition=0, fetch_offset=3, partition_max_bytes=1 << 20)])],
             forgotten_topics_data=[], rack_id=""), v)
         part = response.responses[0].partitions[0]
@@ -370,3 +377,20 @@ def test_undecodable_json_record_is_named(server):
     assert "'id'" in part.error_message, part.error_message
     assert [e.batch_index for e in part.record_errors] == [0]
     assert server.describe(table)["bucket_offsets"][0]["next_offset"] == 0
+
+
+def test_unknown_topic_ids_are_named_so(server):
+    conn = Connection(server.kafka_port)
+    unknown = uuid.UUID(int=12345)
+    F = FetchRequest.FetchTopic
+    response = conn.call(FetchRequest[16](
+        max_wait_ms=0, min_bytes=0, topics=[F(topic_id=unknown, partitions=[F.FetchPartition(
+            partition=0, fetch_offset=0, partition_max_bytes=100)])],
+        forgotten_topics_data=[], rack_id=""), 16)
+    assert response.responses[0].partitions[0].error_code == 100  # UNKNOWN_TOPIC_ID
+    P = ProduceRequest.TopicProduceData
+    response = conn.call(ProduceRequest[13](acks=-1, timeout_ms=1000, topic_data=[P(
+        topic_id=unknown, partition_data=[P.PartitionProduceData(index=0, records=records(
+            [b"x"]))])]), 13)
+    assert response.responses[0].partition_responses[0].error_code == 100
+    conn.close()

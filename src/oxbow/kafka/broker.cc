@@ -23,13 +23,6 @@ constexpr size_t kRecentBatches = 5;
 constexpr char kProducersFile[] = "producers.json";
 constexpr std::string_view kValueFormatProperty = "kafka.value.format";
 
-// Tables are named by ids in Kafka's v10+ messages: "oxbow" then the table id, big-endian.
-Uuid TopicId(int64_t table_id) {
-  Uuid id{'o', 'x', 'b', 'o', 'w', 0, 0, 0};
-  for (int i = 0; i < 8; ++i) id[15 - i] = static_cast<uint8_t>(table_id >> (8 * i));
-  return id;
-}
-
 ErrorCode ToErrorCode(const Status& st) {
   switch (st.code()) {
     case StatusCode::kNotFound: return ErrorCode::kUnknownTopicOrPartition;
@@ -208,6 +201,12 @@ Result<std::string> TableForTopic(std::string_view topic) {
   return table;
 }
 
+Uuid TopicId(int64_t table_id) {
+  Uuid id{'o', 'x', 'b', 'o', 'w', 0, 0, 0};
+  for (int i = 0; i < 8; ++i) id[15 - i] = static_cast<uint8_t>(table_id >> (8 * i));
+  return id;
+}
+
 std::string TopicForTable(std::string_view table) {
   const std::string prefix = std::string(kDefaultNamespace) + ".";
   return table.starts_with(prefix) ? std::string(table.substr(prefix.size())) : std::string(table);
@@ -303,6 +302,7 @@ Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSup
     }
     case ApiKey::kProduce: {
       ASSIGN_OR_RAISE(auto req, DecodeProduce(r, v));
+      if (v >= 13) NameTopicsById(req.topics);
       ProduceResponse response = Produce(req, v);
       *no_response = req.acks == 0;
       Encode(response, v, w);
@@ -310,6 +310,7 @@ Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSup
     }
     case ApiKey::kFetch: {
       ASSIGN_OR_RAISE(auto req, DecodeFetch(r, v));
+      if (v >= 13) NameTopicsById(req.topics);
       Encode(Fetch(req), v, w);
       break;
     }
@@ -572,9 +573,11 @@ ListOffsetsResponse Broker::ListOffsets(const ListOffsetsRequest& request) {
 ProduceResponse Broker::Produce(const ProduceRequest& request, int16_t version) {
   ProduceResponse response;
   for (const auto& t : request.topics) {
-    ProduceTopicResult tr{t.name, {}};
+    ProduceTopicResult tr{t.name, t.topic_id, {}};
     for (const auto& p : t.partitions) {
-      if (version < 3) {
+      if (t.name.empty()) {
+        tr.partitions.push_back({p.index, ErrorCode::kUnknownTopicId, -1, -1, {}, std::nullopt});
+      } else if (version < 3) {
         tr.partitions.push_back({p.index,
                                  ErrorCode::kUnsupportedVersion,
                                  -1,
@@ -749,8 +752,13 @@ FetchResponse Broker::Fetch(const FetchRequest& request) {
     int64_t bytes = 0;
     bool error = false;
     for (const auto& t : request.topics) {
-      FetchTopicResult tr{t.name, {}};
+      FetchTopicResult tr{t.name, t.topic_id, {}};
       for (const auto& p : t.partitions) {
+        if (t.name.empty()) {
+          tr.partitions.push_back({p.index, ErrorCode::kUnknownTopicId});
+          error = true;
+          continue;
+        }
         tr.partitions.push_back(
             FetchPartition(t.name, p, std::max<int64_t>(0, request.max_bytes - bytes)));
         bytes += static_cast<int64_t>(tr.partitions.back().records.size());

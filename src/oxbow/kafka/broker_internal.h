@@ -27,6 +27,8 @@ const arrow::SchemaPtr& RawTopicSchema();
 Result<std::string> TableForTopic(std::string_view topic);
 // The topic a table is listed as: the table name without the "kafka." namespace.
 std::string TopicForTable(std::string_view table);
+// A table's topic id in Kafka's v10+ messages: "oxbow" then the table id, big-endian.
+Uuid TopicId(int64_t table_id);
 
 class Broker {
  public:
@@ -77,6 +79,17 @@ class Broker {
   FetchResponse Fetch(const FetchRequest& request);
   FetchPartitionResult FetchPartition(const std::string& topic, const kafka::FetchPartition& part,
                                       int64_t max_bytes);
+  // Names the topics of a v13+ Produce or Fetch, which name them by id; an unknown id leaves
+  // the name empty.
+  template <typename Topics>
+  void NameTopicsById(Topics& topics) const {
+    const auto tables = node_->ListTables();
+    for (auto& t : topics) {
+      for (const auto& table : tables) {
+        if (TopicId(table.table_id) == t.topic_id) t.name = TopicForTable(table.name);
+      }
+    }
+  }
   FindCoordinatorResponse FindCoordinator(const FindCoordinatorRequest& request) const;
   InitProducerIdResponse InitProducerId(const InitProducerIdRequest& request);
   DescribeConfigsResponse DescribeConfigs(const DescribeConfigsRequest& request);

@@ -57,7 +57,7 @@ const std::vector<ApiSupport>& SupportedApis() {
   // Produce v0-2 are advertised for librdkafka, which otherwise refuses to compress, and
   // answered with UNSUPPORTED_VERSION (docs/kafka.md).
   static const std::vector<ApiSupport> kApis = {
-      {ApiKey::kProduce, 0, 12, 9},        {ApiKey::kFetch, 4, 12, 12},
+      {ApiKey::kProduce, 0, 13, 9},        {ApiKey::kFetch, 4, 16, 12},
       {ApiKey::kListOffsets, 1, 7, 6},     {ApiKey::kMetadata, 0, 12, 9},
       {ApiKey::kOffsetCommit, 2, 9, 8},    {ApiKey::kOffsetFetch, 1, 9, 6},
       {ApiKey::kFindCoordinator, 0, 6, 3}, {ApiKey::kJoinGroup, 0, 9, 6},
@@ -319,7 +319,11 @@ Result<ProduceRequest> DecodeProduce(Reader& r, int16_t version) {
   m.timeout_ms = r.Int32();
   m.topics = ReadStructs(r, f, [&] {
     ProduceTopic t;
-    t.name = r.String(f);
+    if (version >= 13) {
+      t.topic_id = r.ReadUuid();
+    } else {
+      t.name = r.String(f);
+    }
     t.partitions = ReadStructs(r, f, [&] {
       ProducePartition part;
       part.index = r.Int32();
@@ -335,7 +339,11 @@ Result<ProduceRequest> DecodeProduce(Reader& r, int16_t version) {
 void Encode(const ProduceResponse& m, int16_t version, Writer& w) {
   const bool f = version >= 9;
   WriteStructs(w, m.topics, f, [&](const ProduceTopicResult& t) {
-    w.String(t.name, f);
+    if (version >= 13) {
+      w.WriteUuid(t.topic_id);
+    } else {
+      w.String(t.name, f);
+    }
     WriteStructs(w, t.partitions, f, [&](const ProducePartitionResult& p) {
       w.Int32(p.index);
       Error(w, p.error);
@@ -359,7 +367,7 @@ void Encode(const ProduceResponse& m, int16_t version, Writer& w) {
 Result<FetchRequest> DecodeFetch(Reader& r, int16_t version) {
   FetchRequest m;
   const bool f = version >= 12;
-  (void)r.Int32();  // replica id (v0-14)
+  if (version <= 14) (void)r.Int32();  // replica id (a tagged ReplicaState from v15)
   m.max_wait_ms = r.Int32();
   m.min_bytes = r.Int32();
   m.max_bytes = r.Int32();
@@ -370,7 +378,11 @@ Result<FetchRequest> DecodeFetch(Reader& r, int16_t version) {
   }
   m.topics = ReadStructs(r, f, [&] {
     FetchTopic t;
-    t.name = r.String(f);
+    if (version >= 13) {
+      t.topic_id = r.ReadUuid();
+    } else {
+      t.name = r.String(f);
+    }
     t.partitions = ReadStructs(r, f, [&] {
       FetchPartition part;
       part.index = r.Int32();
@@ -385,7 +397,11 @@ Result<FetchRequest> DecodeFetch(Reader& r, int16_t version) {
   });
   if (version >= 7) {
     (void)ReadStructs(r, f, [&] {  // forgotten topics: without sessions there is nothing to forget
-      (void)r.String(f);
+      if (version >= 13) {
+        (void)r.ReadUuid();
+      } else {
+        (void)r.String(f);
+      }
       return ReadInt32Array(r, f);
     });
   }
@@ -402,7 +418,11 @@ void Encode(const FetchResponse& m, int16_t version, Writer& w) {
     w.Int32(0);  // session id: no fetch sessions, every fetch is full
   }
   WriteStructs(w, m.topics, f, [&](const FetchTopicResult& t) {
-    w.String(t.name, f);
+    if (version >= 13) {
+      w.WriteUuid(t.topic_id);
+    } else {
+      w.String(t.name, f);
+    }
     WriteStructs(w, t.partitions, f, [&](const FetchPartitionResult& p) {
       w.Int32(p.index);
       Error(w, p.error);

@@ -80,6 +80,7 @@ enum class ErrorCode : int16_t {
   kTransactionalIdAuthorizationFailed = 53,
   kUnknownProducerId = 59,
   kGroupIdNotFound = 69,
+  kUnknownTopicId = 100,
   kMemberIdRequired = 79,
   kInvalidRecord = 87,
 };
@@ -220,7 +221,8 @@ struct ProducePartition {
   std::optional<std::string_view> records;  // points into the request frame
 };
 struct ProduceTopic {
-  std::string name;
+  std::string name;  // before v13
+  Uuid topic_id{};   // v13+
   std::vector<ProducePartition> partitions;
 };
 struct ProduceRequest {
@@ -239,7 +241,8 @@ struct ProducePartitionResult {
   std::optional<std::string> message;  // v8+
 };
 struct ProduceTopicResult {
-  std::string name;
+  std::string name;  // before v13
+  Uuid topic_id{};   // v13+
   std::vector<ProducePartitionResult> partitions;
 };
 struct ProduceResponse {
@@ -255,7 +258,8 @@ struct FetchPartition {
   int32_t max_bytes = 0;
 };
 struct FetchTopic {
-  std::string name;
+  std::string name;  // before v13
+  Uuid topic_id{};   // v13+
   std::vector<FetchPartition> partitions;
 };
 struct FetchRequest {
@@ -275,7 +279,8 @@ struct FetchPartitionResult {
   std::string records;            // record batches, possibly empty
 };
 struct FetchTopicResult {
-  std::string name;
+  std::string name;  // before v13
+  Uuid topic_id{};   // v13+
   std::vector<FetchPartitionResult> partitions;
 };
 struct FetchResponse {

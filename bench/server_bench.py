@@ -109,9 +109,11 @@ class Oxbowd:
         # The warehouse sits beside the data dir unless extra_args names one.
         warehouse = () if "--warehouse" in extra_args else (
             "--warehouse", str(data_dir.with_name(data_dir.name + "-warehouse")))
+        # No Kafka listener unless extra_args asks for one.
+        kafka = () if "--kafka-listen" in extra_args else ("--kafka-listen", "")
         self.proc = subprocess.Popen(
             [str(binary("tools/oxbowd")), "--data-dir", str(data_dir), "--listen", self.address,
-             "--metrics-listen", "127.0.0.1:0", *warehouse, *extra_args],
+             "--metrics-listen", "127.0.0.1:0", *kafka, *warehouse, *extra_args],
             stdout=self.log, stderr=subprocess.STDOUT)
         self.client = fl.FlightClient(f"grpc://{self.address}")
         deadline = time.monotonic() + 15

@@ -1,8 +1,8 @@
 """Keeps the side-by-side benchmarks working: each runs in --quick mode (a few MB, seconds;
-bench/pk_bench.py under a minute, bench/vs_kafka about a minute plus the Maven fetch of Kafka the
-first time), exits 0 and prints
-its ratio lines. Binaries come from $OXBOW_BUILD_DIR (default <repo>/build/release):
-bench/ipc_bench, bench/server_bench, bench/parquet_bench, bench/kv_bench, tools/oxbowd.
+bench/pk_bench.py under a minute, bench/vs_kafka and bench/kafka_perf.py about a minute each, plus
+the Maven fetch of Kafka the first time), exits 0 and prints its ratio lines. Binaries come from
+$OXBOW_BUILD_DIR (default <repo>/build/release): bench/ipc_bench, bench/server_bench,
+bench/parquet_bench, bench/kv_bench, tools/oxbowd.
 """
 
 import os
@@ -133,3 +133,22 @@ def test_vs_kafka_quick(tmp_path):
     for label in labels:
         assert re.search(rf"^ratio oxbow/kafka {label}: {NUMBER}", out, re.M), (
             f"missing ratio {label}:\n{out}")
+
+
+def test_kafka_perf_quick(tmp_path):
+    if not (BUILD_DIR / "tools/oxbowd").is_file():
+        pytest.fail(f"{BUILD_DIR / 'tools/oxbowd'} not found: build it or set OXBOW_BUILD_DIR")
+    workdir, log_dir = tmp_path / "work", tmp_path / "logs"
+    workdir.mkdir()
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "kafka_perf.py"), "--quick", "--workdir",
+         str(workdir), "--log-dir", str(log_dir)],
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "OXBOW_BUILD_DIR": str(BUILD_DIR)})
+    out = proc.stdout
+    assert proc.returncode == 0, f"kafka_perf exited {proc.returncode}\n{out}\n{proc.stderr}"
+    assert list(workdir.iterdir()) == [], "kafka_perf left files behind in its work dir"
+    for mode in ("no fsync", "fsync"):
+        for metric in ("produce MB/s", "produce p99 ms", "consume MB/s"):
+            assert re.search(rf"^ratio oxbow/kafka {re.escape(metric)}, {mode}: {NUMBER}$", out,
+                             re.M), f"missing ratio {metric}, {mode}:\n{out}"

@@ -50,6 +50,7 @@ class OxbowServer:
         self.max_open_files = max_open_files  # RLIMIT_NOFILE for the process; None: inherited
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
+        self.kafka_port: int | None = None  # the Kafka listener (docs/kafka.md)
         self._client: fl.FlightClient | None = None
         # A server started with --tls-cert is reached over grpc+tls with these FlightClient
         # arguments (tls_root_certs, and cert_chain/private_key for mutual TLS).
@@ -62,6 +63,9 @@ class OxbowServer:
         last_error = None
         for _ in range(5):  # a picked port can be taken by someone else before oxbowd binds it
             self.port = free_port()
+            self.kafka_port = free_port()
+            kafka = () if "--kafka-listen" in self.extra_args else (
+                "--kafka-listen", f"127.0.0.1:{self.kafka_port}")
             log = open(self.log_path, "ab")
             log.write(f"=== oxbowd start on port {self.port}\n".encode())
             log.flush()
@@ -73,7 +77,8 @@ class OxbowServer:
                 "--metrics-listen", "127.0.0.1:0")
             self.proc = subprocess.Popen(
                 [str(self.binary), "--data-dir", str(self.data_dir),
-                 "--listen", f"127.0.0.1:{self.port}", *warehouse, *metrics, *self.extra_args],
+                 "--listen", f"127.0.0.1:{self.port}", *warehouse, *metrics, *kafka,
+                 *self.extra_args],
                 stdout=log, stderr=subprocess.STDOUT, preexec_fn=self._limit_open_files)
             log.close()
             try:

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "oxbow/auth/auth.h"
+#include "oxbow/kafka/kafka.h"
 #include "oxbow/node/node.h"
 
 namespace grpc {
@@ -35,6 +36,8 @@ struct ServerOptions {
   std::string metrics_listen = "127.0.0.1:9249";
   // The data dir, the warehouse and everything about them.
   node::NodeOptions node;
+  // The Kafka listener (docs/kafka.md); an empty kafka.listen serves no Kafka.
+  kafka::KafkaOptions kafka;
 };
 
 class Server {
@@ -47,6 +50,8 @@ class Server {
   int port() const { return port_; }
   // The metrics listener's port (0 without one).
   int metrics_port() const { return metrics_server_ ? metrics_server_->port() : 0; }
+  // The Kafka listener's port; 0 when it is off.
+  int kafka_port() const { return kafka_ ? kafka_->port() : 0; }
   // Blocks until Shutdown() is called from another thread.
   void Wait();
   // Ends streams, stops accepting calls, waits for running calls, then closes the node.
@@ -61,6 +66,7 @@ class Server {
   // Started first, so /healthz answers while the node recovers; /readyz once ready_.
   std::unique_ptr<metrics::MetricsServer> metrics_server_;
   std::atomic<bool> ready_{false};
+  std::unique_ptr<kafka::KafkaServer> kafka_;
   int port_ = 0;
   bool shut_down_ = false;
 };

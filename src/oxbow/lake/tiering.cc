@@ -347,6 +347,10 @@ void TieringService::MaintenanceLoop() {
     lock.unlock();
     for (const auto& state : TieredTables()) {
       const auto now = Clock::now();
+      if (state->next_maintenance == Clock::time_point{}) {
+        state->next_maintenance = now + interval;  // a table's first maintenance waits one interval
+        continue;
+      }
       if (now < state->next_maintenance) continue;
       state->next_maintenance = now + interval;
       (void)Maintenance(*state);  // errors are logged and published per table

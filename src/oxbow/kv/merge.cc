@@ -229,7 +229,7 @@ Result<MergeRules> ParseMergeRules(const arrow::Schema& schema, const std::vecto
       continue;
     }
     auto found = std::find_if(std::begin(kAggregations), std::end(kAggregations),
-                              [&](const auto& a) { return value == a.first; });
+                              [&v = value](const auto& a) { return v == a.first; });
     if (found == std::end(kAggregations)) {
       return Status::Invalid("aggregate function " + Quote(value) + " of column " + Quote(column) +
                              " is unknown (known: " + Names(kAggregations) + ")");

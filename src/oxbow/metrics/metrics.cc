@@ -181,9 +181,16 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& l
                            " (in use? --metrics-listen picks another)");
   }
   server->port_ = bound;
-  server->impl_->thread = std::thread([s = server.get()] { s->impl_->http.listen_after_bind(); });
+  auto listening = std::make_shared<std::atomic<bool>>(true);
+  server->impl_->thread = std::thread([s = server.get(), listening] {
+    s->impl_->http.listen_after_bind();
+    *listening = false;
+  });
   // stop() before the loop runs would be lost and Stop() would wait forever.
-  while (!http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (!http.is_running() && *listening) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!*listening) return Status::IOError("the metrics listener on " + listen + " stopped at once");
   return server;
 }
 

@@ -16,6 +16,7 @@ APT_PACKAGES=(
   libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev
   libssl-dev libcurl4-openssl-dev
   nlohmann-json3-dev
+  libcpp-httplib-dev  # the Iceberg REST catalog (src/oxbow/rest)
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libfmt-dev libspdlog-dev
   python3-venv

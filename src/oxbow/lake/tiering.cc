@@ -241,6 +241,8 @@ Result<std::unique_ptr<TieringService>> TieringService::Start(engine::Engine* en
   options.warehouse = std::filesystem::absolute(options.warehouse).lexically_normal().string();
   RETURN_NOT_OK(options.fs->CreateDirs(options.warehouse));
   std::unique_ptr<TieringService> service(new TieringService(engine, std::move(options)));
+  service->catalog_ =
+      std::make_shared<iceberg::FileCatalog>(service->options_.fs, service->options_.warehouse);
   service->thread_ = std::thread([s = service.get()] { s->Loop(); });
   if (service->options_.scrub_interval_ms > 0 && service->options_.scrub_bytes_per_second > 0) {
     service->scrub_thread_ = std::thread([s = service.get()] { s->ScrubLoop(); });
@@ -362,11 +364,10 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
     state->spec = std::move(form.spec);
     if (form.freshness_ms) state->freshness_ms = *form.freshness_ms;
     const auto dot = descriptor.name.find('.');
-    auto catalog = std::make_shared<iceberg::FileCatalog>(options_.fs, options_.warehouse);
     const iceberg::TableIdentifier lake_id{descriptor.name.substr(0, dot),
                                            descriptor.name.substr(dot + 1)};
-    state->location = catalog->TableLocation(lake_id);
-    auto loaded = iceberg::IcebergTable::Load(options_.fs, catalog, lake_id);
+    state->location = catalog_->TableLocation(lake_id);
+    auto loaded = iceberg::IcebergTable::Load(options_.fs, catalog_, lake_id);
     const std::string table_id = std::to_string(descriptor.table_id);
     if (loaded.ok()) {
       auto props = (*loaded)->metadata().properties;
@@ -381,9 +382,10 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
       RETURN_NOT_OK(RemoveOrphanDataFiles(options_.fs.get(), *state->table));
     } else if (loaded.status().IsNotFound()) {
       RETURN_NOT_OK(options_.fs->RemoveAll(state->location));  // files never committed
-      ASSIGN_OR_RAISE(state->table, iceberg::IcebergTable::Create(
-                                        options_.fs, catalog, lake_id, state->schema.iceberg_schema,
-                                        state->spec, {{kTableIdProperty, table_id}}));
+      ASSIGN_OR_RAISE(state->table,
+                      iceberg::IcebergTable::Create(options_.fs, catalog_, lake_id,
+                                                    state->schema.iceberg_schema, state->spec,
+                                                    {{kTableIdProperty, table_id}}));
     } else {
       return loaded.status();
     }

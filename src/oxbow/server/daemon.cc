@@ -17,6 +17,12 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
       ->capture_default_str();
   app.add_option("--listen", options->listen, "host:port of the Flight endpoint")
       ->capture_default_str();
+  app.add_option("--catalog-listen", options->catalog.listen,
+                 "host:port of the Iceberg REST catalog ('' turns it off)")
+      ->capture_default_str();
+  app.add_option("--catalog-token", options->catalog.token,
+                 "Bearer token the REST catalog requires of every request (default: none)")
+      ->envname("OXBOW_CATALOG_TOKEN");
   static const std::map<std::string, log::FlushPolicy> kPolicies = {
       {"fsync", log::FlushPolicy::kEveryAppend}, {"interval", log::FlushPolicy::kInterval}};
   app.add_option("--flush", log.flush_policy,
@@ -110,6 +116,10 @@ int RunDaemon(int argc, char** argv) {
     return 1;
   }
   spdlog::info("serving Arrow Flight on {} (port {})", options.listen, (*server)->port());
+  if ((*server)->catalog_port() != 0) {
+    spdlog::info("serving the Iceberg REST catalog on {} (port {})", options.catalog.listen,
+                 (*server)->catalog_port());
+  }
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   spdlog::info("received {}, shutting down", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");

@@ -23,6 +23,14 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     return Status::IOError("cannot listen on " + options.listen +
                            " (address in use, or not a valid host:port?)");
   }
+  if (!options.catalog.listen.empty()) {
+    auto catalog = rest::CatalogServer::Start(server->node_.get(), std::move(options.catalog));
+    if (!catalog.ok()) {
+      (void)server->Shutdown();
+      return catalog.status();
+    }
+    server->catalog_ = std::move(catalog).ValueOrDie();
+  }
   return server;
 }
 
@@ -35,6 +43,7 @@ void Server::Wait() {
 Status Server::Shutdown() {
   if (shut_down_) return Status::OK();
   shut_down_ = true;
+  if (catalog_) catalog_->Stop();
   if (service_) service_->StopStreams();
   if (grpc_server_) {
     grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

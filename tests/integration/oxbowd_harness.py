@@ -49,6 +49,7 @@ class OxbowServer:
         self.max_open_files = max_open_files  # RLIMIT_NOFILE for the process; None: inherited
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
+        self.catalog_port: int | None = None  # the Iceberg REST catalog's
         self._client: fl.FlightClient | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -58,6 +59,11 @@ class OxbowServer:
         last_error = None
         for _ in range(5):  # a picked port can be taken by someone else before oxbowd binds it
             self.port = free_port()
+            # A free port for the REST catalog too, unless a test names one.
+            catalog = ()
+            if "--catalog-listen" not in self.extra_args:
+                self.catalog_port = free_port()
+                catalog = ("--catalog-listen", f"127.0.0.1:{self.catalog_port}")
             log = open(self.log_path, "ab")
             log.write(f"=== oxbowd start on port {self.port}\n".encode())
             log.flush()
@@ -66,7 +72,7 @@ class OxbowServer:
                 "--warehouse", str(self.data_dir.with_name(self.data_dir.name + "-warehouse")))
             self.proc = subprocess.Popen(
                 [str(self.binary), "--data-dir", str(self.data_dir),
-                 "--listen", f"127.0.0.1:{self.port}", *warehouse, *self.extra_args],
+                 "--listen", f"127.0.0.1:{self.port}", *warehouse, *catalog, *self.extra_args],
                 stdout=log, stderr=subprocess.STDOUT, preexec_fn=self._limit_open_files)
             log.close()
             try:

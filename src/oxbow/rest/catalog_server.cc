@@ -82,6 +82,9 @@ Result<std::unique_ptr<CatalogServer>> CatalogServer::Start(node::Node* node,
   http.Delete(kAnyPath, serve);
   http.Options(kAnyPath, serve);
   http.set_payload_max_length(kMaxBodyBytes);
+  // One request per connection: an idle keep-alive connection would hold up Stop() (so oxbowd's
+  // SIGTERM) for cpp-httplib's whole keep-alive timeout, and catalog calls are few.
+  http.set_keep_alive_max_count(1);
   // cpp-httplib shares ports (SO_REUSEPORT) by default; a second oxbowd on a busy port must fail.
   http.set_socket_options([](socket_t sock) {
     int yes = 1;

@@ -15,16 +15,26 @@ namespace {
 
 using nlohmann::json;
 
-// Every route this server answers, in the spec's notation, for GET /v1/config's "endpoints":
-// clients skip what is not listed (views) and refuse writes before sending them.
+// Every route this server answers, in the spec's notation, for GET /v1/config's "endpoints".
+// The writes are listed too: clients then send them and show the refusal that says why,
+// instead of their own "server does not support endpoint". Views are not: clients skip them.
 const char* const kEndpoints[] = {
     "GET /v1/{prefix}/namespaces",
+    "POST /v1/{prefix}/namespaces",
     "GET /v1/{prefix}/namespaces/{namespace}",
     "HEAD /v1/{prefix}/namespaces/{namespace}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}",
+    "POST /v1/{prefix}/namespaces/{namespace}/properties",
     "GET /v1/{prefix}/namespaces/{namespace}/tables",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables",
+    "POST /v1/{prefix}/namespaces/{namespace}/register",
     "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+    "POST /v1/{prefix}/tables/rename",
+    "POST /v1/{prefix}/transactions/commit",
 };
 
 // Invalid UTF-8 (a user's path echoed in a message) is replaced rather than thrown on.

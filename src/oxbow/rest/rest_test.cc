@@ -108,7 +108,7 @@ class RestTest : public ::testing::Test {
   std::unique_ptr<CatalogServer> catalog_;
 };
 
-TEST_F(RestTest, ConfigListsTheReadEndpoints) {
+TEST_F(RestTest, ConfigListsTheEndpoints) {
   Answer answer = Call("GET", "/v1/config?warehouse=anything");
   ASSERT_EQ(answer.status, 200);
   EXPECT_EQ(answer.body["defaults"], json::object());
@@ -117,8 +117,12 @@ TEST_F(RestTest, ConfigListsTheReadEndpoints) {
   EXPECT_NE(std::find(endpoints.begin(), endpoints.end(),
                       "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}"),
             endpoints.end());
-  EXPECT_EQ(std::find(endpoints.begin(), endpoints.end(),
+  // Writes are listed so that clients send them and show why they are refused.
+  EXPECT_NE(std::find(endpoints.begin(), endpoints.end(),
                       "POST /v1/{prefix}/namespaces/{namespace}/tables"),
+            endpoints.end());
+  EXPECT_EQ(std::find(endpoints.begin(), endpoints.end(),
+                      "GET /v1/{prefix}/namespaces/{namespace}/views"),
             endpoints.end());
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything Oxbow needs on a fresh Debian machine: C++ libraries via apt,
-# and a project venv (.venv) with the Python reference implementations.
+# and a project venv (.venv) with the Python reference implementations (pyspark among them;
+# tests/rest fetches the Iceberg Spark runtime jar into build/spark on first use).
 # Idempotent: only what is missing is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +39,7 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-if ! .venv/bin/python -c "import pytest, pyarrow, pyiceberg, duckdb, fastavro" 2>/dev/null; then
+if ! .venv/bin/python -c "import pytest, pyarrow, pyiceberg, duckdb, fastavro, requests, pyspark" 2>/dev/null; then
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r tests/requirements.txt
 fi

@@ -2,12 +2,13 @@
 its Iceberg REST catalog on a free port (server.catalog_port), and one Spark session per pytest
 session (spark_session.py).
 
-Reuses tests/integration and tests/lake (their harnesses and fixtures) without changing them.
+Reuses the harnesses and fixtures of tests/integration and tests/lake.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import pathlib
 import sys
 
@@ -22,6 +23,9 @@ _spec = importlib.util.spec_from_file_location("oxbow_rest_integration_conftest"
                                                _TESTS / "integration" / "conftest.py")
 _integration = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_integration)
+
+from lake_harness import wait_lake  # noqa: E402
+from rest_data import SCHEMA, batch  # noqa: E402
 
 oxbowd_bin = _integration.oxbowd_bin
 make_server = _integration.make_server
@@ -41,3 +45,32 @@ def make_lake_server(make_server, tmp_path):
 @pytest.fixture
 def lake_server(make_lake_server):
     return make_lake_server()
+
+
+@pytest.fixture
+def shop(lake_server):
+    """shop.orders (3 buckets) and shop.returns in the lake, zoo.animals out of it."""
+    lake_server.create_table("shop.orders", SCHEMA, buckets=3, bucket_key=["id"])
+    lake_server.create_table("shop.returns", SCHEMA)
+    lake_server.create_table("zoo.animals", SCHEMA, properties={"lake.enabled": "false"})
+    lake_server.put("shop.orders", [batch(0, 100), batch(100, 50)])
+    lake_server.put("shop.returns", [batch(1000, 5)])
+    wait_lake(lake_server, "shop.orders")
+    wait_lake(lake_server, "shop.returns")
+    return lake_server
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One Spark session for the pytest session; skipped only under OXBOW_SKIP_SPARK=1."""
+    import spark_session
+
+    if os.environ.get(spark_session.SKIP_VARIABLE) == "1":
+        pytest.skip(f"{spark_session.SKIP_VARIABLE}=1")
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        pytest.fail("pyspark is not installed: run scripts/setup.sh (tests/requirements.txt)")
+    session = spark_session.start_spark()
+    yield session
+    session.stop()

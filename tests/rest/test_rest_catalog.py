@@ -7,53 +7,15 @@ from __future__ import annotations
 import http.client
 import json
 
-import pyarrow as pa
 import pytest
 import requests
-from pyiceberg.catalog import load_catalog
 from pyiceberg.exceptions import (NoSuchNamespaceError, NoSuchTableError, RESTError,
                                   UnauthorizedError)
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
 from lake_harness import wait_lake
-
-SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),
-                    pa.field("price", pa.float64()), pa.field("day", pa.date32())])
-
-
-def batch(first: int, rows: int) -> pa.RecordBatch:
-    ids = list(range(first, first + rows))
-    return pa.record_batch(
-        [pa.array(ids, pa.int64()), pa.array([f"item-{i}" if i % 7 else None for i in ids]),
-         pa.array([i * 1.25 for i in ids]), pa.array([19_000 + i % 30 for i in ids], pa.date32())],
-        schema=SCHEMA)
-
-
-def written(*batches: pa.RecordBatch) -> pa.Table:
-    return pa.Table.from_batches(batches).sort_by("id")
-
-
-def rest_catalog(server, **properties):
-    return load_catalog("oxbow", type="rest", uri=f"http://127.0.0.1:{server.catalog_port}",
-                        **properties)
-
-
-def user_columns(table: pa.Table) -> pa.Table:
-    return table.select(SCHEMA.names).sort_by("id")
-
-
-@pytest.fixture
-def shop(lake_server):
-    """shop.orders (3 buckets) and shop.returns in the lake, zoo.animals out of it."""
-    lake_server.create_table("shop.orders", SCHEMA, buckets=3, bucket_key=["id"])
-    lake_server.create_table("shop.returns", SCHEMA)
-    lake_server.create_table("zoo.animals", SCHEMA, properties={"lake.enabled": "false"})
-    lake_server.put("shop.orders", [batch(0, 100), batch(100, 50)])
-    lake_server.put("shop.returns", [batch(1000, 5)])
-    wait_lake(lake_server, "shop.orders")
-    wait_lake(lake_server, "shop.returns")
-    return lake_server
+from rest_data import SCHEMA, batch, rest_catalog, user_columns, written
 
 
 def test_pyiceberg_lists_loads_and_scans(shop):

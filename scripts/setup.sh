@@ -21,7 +21,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libfmt-dev libspdlog-dev
   python3-venv
-  maven openjdk-17-jdk-headless  # bench/vs_kafka: fetches Kafka, compiles its load generator
+  maven openjdk-17-jdk-headless  # bench/vs_kafka (Kafka), tests/rest (Spark, its Iceberg jar)
 )
 
 missing=()

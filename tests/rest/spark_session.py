@@ -54,6 +54,7 @@ def start_spark():
             .config("spark.driver.memory", "1g")
             .config("spark.driver.bindAddress", "127.0.0.1")
             .config("spark.driver.host", "127.0.0.1")
+            .config("spark.sql.session.timeZone", "UTC")
             .getOrCreate())
 
 

@@ -1,3 +1,5 @@
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cctype>
 #include <iterator>
@@ -55,6 +57,7 @@ HttpResponse NoSuchTable(std::string_view message) {
   return ErrorResponse(404, "NoSuchTableException", message);
 }
 HttpResponse ServerError(const Status& status) {
+  spdlog::error("rest catalog: {}", status.ToString());
   return ErrorResponse(500, "InternalServerError", status.ToString());
 }
 

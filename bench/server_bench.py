@@ -111,7 +111,8 @@ class Oxbowd:
             "--warehouse", str(data_dir.with_name(data_dir.name + "-warehouse")))
         self.proc = subprocess.Popen(
             [str(binary("tools/oxbowd")), "--data-dir", str(data_dir), "--listen", self.address,
-             "--catalog-listen", "127.0.0.1:0", *warehouse, *extra_args],
+             "--catalog-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", *warehouse,
+             *extra_args],
             stdout=self.log, stderr=subprocess.STDOUT)
         self.client = fl.FlightClient(f"grpc://{self.address}")
         deadline = time.monotonic() + 15

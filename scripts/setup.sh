@@ -17,7 +17,7 @@ APT_PACKAGES=(
   libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev
   libssl-dev libcurl4-openssl-dev
   nlohmann-json3-dev
-  libcpp-httplib-dev  # the Iceberg REST catalog (src/oxbow/rest)
+  prometheus-cpp-dev libcpp-httplib-dev  # the metrics listener, the Iceberg REST catalog
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libfmt-dev libspdlog-dev
   python3-venv
@@ -39,8 +39,11 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-if ! .venv/bin/python -c "import pytest, pyarrow, pyiceberg, duckdb, fastavro, requests, pyspark" 2>/dev/null; then
+# Reinstalled whenever tests/requirements.txt changes (its hash is kept in the venv).
+stamp=.venv/.requirements.sha256
+if ! sha256sum --status -c "$stamp" 2>/dev/null; then
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r tests/requirements.txt
+  sha256sum tests/requirements.txt > "$stamp"
 fi
 echo "setup: ok"

@@ -31,18 +31,20 @@ def oxbowd_bin() -> pathlib.Path:
 
 @pytest.fixture
 def make_server(oxbowd_bin, tmp_path):
-    """Factory: make_server(extra_args=(...), data_dir=None, max_open_files=None) -> started server.
+    """Factory: make_server(extra_args=(...), data_dir=None, max_open_files=None, client_args=None)
+    -> started server (client_args: FlightClient arguments, e.g. TLS certificates).
 
     Every server still running at teardown is stopped with SIGTERM and must exit 0.
     """
     servers: list[OxbowServer] = []
 
     def make(extra_args=(), data_dir: pathlib.Path | None = None,
-             max_open_files: int | None = None) -> OxbowServer:
+             max_open_files: int | None = None, client_args: dict | None = None) -> OxbowServer:
         index = len(servers)
         data = data_dir or tmp_path / f"data{index}"
         server = OxbowServer(oxbowd_bin, data, tmp_path / f"oxbowd{index}.log", extra_args,
                              max_open_files)
+        server.client_args = client_args or {}
         servers.append(server)
         return server.start()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import resource
 import pathlib
 import signal
@@ -51,6 +52,9 @@ class OxbowServer:
         self.port: int | None = None
         self.catalog_port: int | None = None  # the Iceberg REST catalog's
         self._client: fl.FlightClient | None = None
+        # A server started with --tls-cert is reached over grpc+tls with these FlightClient
+        # arguments (tls_root_certs, and cert_chain/private_key for mutual TLS).
+        self.client_args: dict = {}
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -70,9 +74,13 @@ class OxbowServer:
             # Each server gets its own warehouse beside its data dir unless a test names one.
             warehouse = () if "--warehouse" in self.extra_args else (
                 "--warehouse", str(self.data_dir.with_name(self.data_dir.name + "-warehouse")))
+            # Servers of the suite run side by side: each picks a free metrics port.
+            metrics = () if "--metrics-listen" in self.extra_args else (
+                "--metrics-listen", "127.0.0.1:0")
             self.proc = subprocess.Popen(
                 [str(self.binary), "--data-dir", str(self.data_dir),
-                 "--listen", f"127.0.0.1:{self.port}", *warehouse, *catalog, *self.extra_args],
+                 "--listen", f"127.0.0.1:{self.port}", *warehouse, *metrics, *catalog,
+                 *self.extra_args],
                 stdout=log, stderr=subprocess.STDOUT, preexec_fn=self._limit_open_files)
             log.close()
             try:
@@ -106,7 +114,7 @@ class OxbowServer:
             if self.proc.poll() is not None:
                 raise _ExitedEarly(f"exited with {self.proc.returncode}")
             try:
-                client = fl.FlightClient(self.location)
+                client = self.new_client()
                 list(client.list_actions(options=fl.FlightCallOptions(timeout=1.0)))
                 self._client = client
                 return
@@ -165,8 +173,16 @@ class OxbowServer:
     # --- client helpers --------------------------------------------------------------------
 
     @property
+    def metrics_url(self) -> str:
+        """http://127.0.0.1:<port> of the metrics listener, as the server logged it."""
+        found = re.findall(r"serving metrics on \S+ \(port (\d+)\)", self.log_path.read_text())
+        assert found, "oxbowd logged no metrics port"
+        return f"http://127.0.0.1:{found[-1]}"
+
+    @property
     def location(self) -> str:
-        return f"grpc://127.0.0.1:{self.port}"
+        scheme = "grpc+tls" if "--tls-cert" in self.extra_args else "grpc"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     @property
     def client(self) -> fl.FlightClient:
@@ -175,7 +191,7 @@ class OxbowServer:
 
     def new_client(self) -> fl.FlightClient:
         """A separate connection (for concurrent threads)."""
-        return fl.FlightClient(self.location)
+        return fl.FlightClient(self.location, **self.client_args)
 
     def action(self, name: str, body=None):
         return action(self.client, name, body)

@@ -181,11 +181,6 @@ def test_create_table_name_limits_accepted(server):
     assert desc["table"] == name
 
 
-def test_primary_key_is_unimplemented(server):
-    with expect_error("UNIMPLEMENTED", "primary"):
-        server.action("create_table", {"table": "ns.t", "schema": SIMPLE, "primary_key": ["id"]})
-
-
 def test_drop_table(server):
     server.action("create_table", {"table": "ns.t", "schema": SIMPLE})
     batch = pa.record_batch([pa.array([1, 2], pa.int64())],

@@ -49,9 +49,11 @@ def lake_server(make_lake_server):
 
 @pytest.fixture
 def shop(lake_server):
-    """shop.orders (3 buckets) and shop.returns in the lake, zoo.animals out of it."""
+    """shop.orders (3 buckets) and shop.returns in the lake; zoo.animals and the primary-key
+    table shop.carts out of it."""
     lake_server.create_table("shop.orders", SCHEMA, buckets=3, bucket_key=["id"])
     lake_server.create_table("shop.returns", SCHEMA)
+    lake_server.create_table("shop.carts", SCHEMA, primary_key=["id"])
     lake_server.create_table("zoo.animals", SCHEMA, properties={"lake.enabled": "false"})
     lake_server.put("shop.orders", [batch(0, 100), batch(100, 50)])
     lake_server.put("shop.returns", [batch(1000, 5)])

@@ -1,5 +1,6 @@
 #include "oxbow/catalog/descriptor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -129,8 +130,25 @@ Result<TableDescriptor> DescriptorFrom(const nlohmann::json& j) {
     }
   }
   if (!t.primary_key.empty()) {
-    return Status::NotImplemented("primary-key tables are not supported yet (table " +
-                                  Quote(t.name) + ")");
+    for (size_t i = 0; i < t.primary_key.size(); ++i) {
+      const std::string& col = t.primary_key[i];
+      if (std::count(t.primary_key.begin(), t.primary_key.end(), col) > 1) {
+        return Status::Invalid("primary-key column " + Quote(col) + " is listed twice");
+      }
+      if (t.schema->field(t.schema->GetFieldIndex(col)).nullable) {
+        return Status::Invalid("primary-key column " + Quote(col) +
+                               " must be non-nullable (\"nullable\": false)");
+      }
+    }
+    // The bucket key defaults to the primary key and must be part of it, so that every row of
+    // a key lands in one bucket.
+    if (t.bucket_key.empty()) t.bucket_key = t.primary_key;
+    for (const auto& col : t.bucket_key) {
+      if (std::find(t.primary_key.begin(), t.primary_key.end(), col) == t.primary_key.end()) {
+        return Status::Invalid("bucket-key column " + Quote(col) +
+                               " is not part of the primary key");
+      }
+    }
   }
   if (j.contains("properties")) {
     if (!j["properties"].is_object()) return Status::Invalid("\"properties\" must be an object");

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "oxbow/engine/log_table_internal.h"
+#include "oxbow/engine/pk_table_internal.h"
 
 namespace oxbow::engine {
 
@@ -28,6 +29,13 @@ Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
     engine->tables_[descriptor.name] = std::move(table);
   }
   RETURN_NOT_OK(engine->RemoveOrphanTableDirs());
+  if (engine->kv_) {
+    // Recovery replayed the changelogs: a checkpoint now lets retention move past them.
+    RETURN_NOT_OK(engine->CheckpointKeyValueStore());
+  }
+  if (engine->options_.kv_checkpoint_interval_ms > 0) {
+    engine->checkpoint_thread_ = std::thread([e = engine.get()] { e->CheckpointLoop(); });
+  }
   if (engine->options_.retention_check_ms > 0) {
     engine->retention_thread_ = std::thread([e = engine.get()] { e->RetentionLoop(); });
   }
@@ -67,6 +75,20 @@ Status Engine::RemoveOrphanTableDirs() {
   return Status::OK();
 }
 
+Result<kv::Store*> Engine::KeyValueStore() {
+  if (kv_) return kv_.get();
+  kv::StoreOptions options;
+  options.dir = options_.data_dir;
+  options.block_cache_bytes = options_.kv_block_cache_bytes;
+  options.write_buffer_bytes = options_.kv_write_buffer_bytes;
+  std::vector<int64_t> live;
+  for (const auto& t : catalog_->List()) {
+    if (!t.primary_key.empty()) live.push_back(t.table_id);
+  }
+  ASSIGN_OR_RAISE(kv_, kv::Store::Open(std::move(options), live));
+  return kv_.get();
+}
+
 Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor& descriptor) {
   internal::LogTableOptions options;
   options.dir = TableDir(descriptor.table_id);
@@ -77,7 +99,15 @@ Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor&
     options.log.retention_floor = 0;
   }
   if (options_.make_batch_check) options.batch_check = options_.make_batch_check(descriptor);
-  return internal::OpenLogTable(descriptor, std::move(options));
+  if (descriptor.primary_key.empty()) {
+    ASSIGN_OR_RAISE(auto table, internal::OpenLogTable(descriptor, std::move(options)));
+    return std::shared_ptr<Table>(std::move(table));
+  }
+  // A changelog is kept until a checkpoint of the store covers it (CheckpointKeyValueStore).
+  options.log.retention_floor = 0;
+  ASSIGN_OR_RAISE(kv::Store * store, KeyValueStore());
+  ASSIGN_OR_RAISE(kv::TableStore * rows, store->OpenTable(descriptor.table_id));
+  return internal::OpenPrimaryKeyTable(descriptor, std::move(options), rows);
 }
 
 Result<std::shared_ptr<Table>> Engine::GetTable(const std::string& name) const {
@@ -92,6 +122,16 @@ Result<catalog::TableDescriptor> Engine::CreateTable(const catalog::CreateTableR
   if (auto it = tables_.find(request.table.name); it != tables_.end()) {
     if (request.if_not_exists) return it->second->descriptor();
     return Status::AlreadyExists("table " + Quote(request.table.name) + " already exists");
+  }
+  if (!request.table.primary_key.empty()) {
+    RETURN_NOT_OK(internal::CheckPrimaryKeyTable(request.table));
+  } else {
+    for (const auto& [key, value] : request.table.properties) {
+      if (key == "merge_engine" || key.rfind("changelog.", 0) == 0 ||
+          key.rfind("merge_engine.", 0) == 0 || key.rfind("fields.", 0) == 0) {
+        return Status::Invalid("table property " + Quote(key) + " needs a primary key");
+      }
+    }
   }
   ASSIGN_OR_RAISE(auto descriptor, catalog_->Create(request.table, request.if_not_exists));
   auto table = OpenTable(descriptor);
@@ -114,6 +154,12 @@ Status Engine::DropTable(const std::string& name) {
     tables_.erase(it);
   }
   (void)table->Close();
+  if (!table->descriptor().primary_key.empty() && kv_) {
+    // A failure leaves an orphan column family that the next open drops.
+    if (Status st = kv_->DropTable(table->descriptor().table_id); !st.ok()) {
+      spdlog::warn("dropping the rows of table '{}': {}", name, st.message());
+    }
+  }
   Status removed = options_.fs->RemoveAll(TableDir(table->descriptor().table_id));
   if (!removed.ok()) {
     return Status::IOError("table '" + name +
@@ -126,13 +172,61 @@ std::vector<catalog::TableDescriptor> Engine::ListTables() const { return catalo
 
 Result<TableStatus> Engine::DescribeTable(const std::string& name) const {
   ASSIGN_OR_RAISE(auto table, GetTable(name));
-  return TableStatus{table->descriptor(), table->Buckets()};
+  return TableStatus{table->descriptor(), table->Buckets(), table->read_schema()};
 }
 
 Result<std::unique_ptr<PutSession>> Engine::StartPut(const std::string& name,
-                                                     const arrow::SchemaPtr& client_schema) {
+                                                     const arrow::SchemaPtr& client_schema,
+                                                     PutOp op) {
   ASSIGN_OR_RAISE(auto table, GetTable(name));
-  return table->StartPut(client_schema);
+  return table->StartPut(client_schema, op);
+}
+
+Result<std::unique_ptr<SnapshotReader>> Engine::OpenSnapshot(const SnapshotRequest& request) {
+  ASSIGN_OR_RAISE(auto table, GetTable(request.table));
+  return table->OpenSnapshot(request);
+}
+
+Result<arrow::RecordBatchPtr> Engine::Lookup(const LookupRequest& request) {
+  ASSIGN_OR_RAISE(auto table, GetTable(request.table));
+  return table->Lookup(request);
+}
+
+Status Engine::CheckpointKeyValueStore() {
+  std::lock_guard<std::mutex> one_at_a_time(checkpoint_mu_);
+  kv::Store* store = nullptr;
+  std::unordered_map<int64_t, std::shared_ptr<Table>> by_id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!kv_ || closing_) return Status::OK();
+    store = kv_.get();
+    for (const auto& [name, table] : tables_) by_id[table->descriptor().table_id] = table;
+  }
+  ASSIGN_OR_RAISE(auto checkpoint, store->Checkpoint());
+  for (const auto& b : checkpoint.offsets) {
+    auto it = by_id.find(b.table_id);
+    if (it == by_id.end() || b.bucket >= static_cast<int32_t>(it->second->logs().size())) continue;
+    it->second->logs()[b.bucket]->SetRetentionFloor(b.offset);
+  }
+  return Status::OK();
+}
+
+Engine::KeyValueMemory Engine::key_value_memory() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!kv_ || closing_) return {};
+  return {kv_->block_cache_usage(), kv_->memtable_usage()};
+}
+
+void Engine::CheckpointLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!closing_cv_.wait_for(lock, std::chrono::milliseconds(options_.kv_checkpoint_interval_ms),
+                               [this] { return closing_; })) {
+    lock.unlock();
+    if (Status st = CheckpointKeyValueStore(); !st.ok()) {
+      spdlog::warn("checkpointing the key-value store: {}", st.message());
+    }
+    lock.lock();
+  }
 }
 
 Result<std::unique_ptr<ReadCursor>> Engine::OpenRead(const ReadRequest& request) {
@@ -234,9 +328,15 @@ Status Engine::Close() {
   closing_cv_.notify_all();
   if (retention_thread_.joinable()) retention_thread_.join();
   if (scrub_thread_.joinable()) scrub_thread_.join();
+  if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
   Status first;
   for (auto& [name, table] : tables) {
     Status st = table->Close();
+    if (first.ok() && !st.ok()) first = st;
+  }
+  std::lock_guard<std::mutex> one_at_a_time(checkpoint_mu_);
+  if (kv_) {
+    Status st = kv_->Close();
     if (first.ok() && !st.ok()) first = st;
   }
   return first;

@@ -16,6 +16,7 @@
 
 #include "oxbow/catalog/catalog.h"
 #include "oxbow/engine/table.h"
+#include "oxbow/kv/store.h"
 #include "oxbow/log/bucket_log.h"
 
 namespace oxbow::engine {
@@ -40,11 +41,20 @@ struct EngineOptions {
   // Makes the extra check of every batch put into a table (e.g. values its lake cannot hold);
   // may return an empty check. Default (empty): none.
   std::function<BatchCheck(const catalog::TableDescriptor&)> make_batch_check;
+  // The key-value store of primary-key tables (<data_dir>/kv): its shared block cache and its
+  // write-buffer budget. Defaults: 256 MiB and 128 MiB.
+  int64_t kv_block_cache_bytes = int64_t{256} << 20;
+  int64_t kv_write_buffer_bytes = int64_t{128} << 20;
+  // How often the key-value store is checkpointed (then a primary-key table's changelog may be
+  // deleted by retention up to what the checkpoint covers). Default: 10 min; 0: only at open.
+  int64_t kv_checkpoint_interval_ms = int64_t{10} * 60 * 1000;
 };
 
 struct TableStatus {
   catalog::TableDescriptor table;
   std::vector<BucketStatus> buckets;
+  // What a read of the table's log returns (a primary-key table's changelog adds a column).
+  arrow::SchemaPtr read_schema;
 };
 
 class Engine {
@@ -59,8 +69,20 @@ class Engine {
 
   // Checks the client's schema against the table: InvalidArgument naming the field otherwise.
   Result<std::unique_ptr<PutSession>> StartPut(const std::string& table,
-                                               const arrow::SchemaPtr& client_schema);
+                                               const arrow::SchemaPtr& client_schema,
+                                               PutOp op = PutOp::kUpsert);
   Result<std::unique_ptr<ReadCursor>> OpenRead(const ReadRequest& request);
+  // Primary-key tables: their current rows, and batch lookups of them.
+  Result<std::unique_ptr<SnapshotReader>> OpenSnapshot(const SnapshotRequest& request);
+  Result<arrow::RecordBatchPtr> Lookup(const LookupRequest& request);
+  // Checkpoints the key-value store now and lets retention delete the changelog it covers.
+  Status CheckpointKeyValueStore();
+  // The key-value store's block cache usage and memtable bytes (zeros before it exists).
+  struct KeyValueMemory {
+    int64_t block_cache_bytes = 0;
+    int64_t memtable_bytes = 0;
+  };
+  KeyValueMemory key_value_memory() const;
 
   // Retention of `bucket` never deletes offsets >= `offset` (e.g. data not yet in the lake).
   Status SetRetentionFloor(const std::string& table, int32_t bucket, int64_t offset);
@@ -83,6 +105,10 @@ class Engine {
   // scrub_interval_ms, until Close(); damage found is logged and kept in each log.
   void ScrubLoop();
   std::vector<std::shared_ptr<Table>> Tables() const;
+  // Opens the key-value store on first need. Called under mu_ or while opening.
+  Result<kv::Store*> KeyValueStore();
+  // Checkpoints the store every kv_checkpoint_interval_ms until Close().
+  void CheckpointLoop();
 
   EngineOptions options_;
   std::unique_ptr<FileLock> data_dir_lock_;  // of <data_dir>/LOCK: one engine per data dir
@@ -93,6 +119,9 @@ class Engine {
   std::condition_variable closing_cv_;
   std::thread retention_thread_;
   std::thread scrub_thread_;
+  std::thread checkpoint_thread_;
+  std::unique_ptr<kv::Store> kv_;  // null until a primary-key table exists
+  std::mutex checkpoint_mu_;       // one checkpoint at a time
 };
 
 }  // namespace oxbow::engine

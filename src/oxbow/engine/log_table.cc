@@ -56,18 +56,6 @@ Status CheckClientSchema(const std::string& table, const arrow::Schema& expected
   return Status::OK();
 }
 
-Status CheckNulls(const std::string& table, const arrow::Schema& expected,
-                  const arrow::RecordBatch& batch) {
-  for (int i = 0; i < expected.num_fields(); ++i) {
-    if (!expected.field(i).nullable && batch.column(i).null_count() > 0) {
-      return Status::Invalid("field " + Quote(expected.field(i).name) + " of table " +
-                             Quote(table) + " is not nullable but the batch has " +
-                             std::to_string(batch.column(i).null_count()) + " nulls");
-    }
-  }
-  return Status::OK();
-}
-
 void WarnAboutRecovery(const std::string& table, int32_t bucket, const log::RecoveryInfo& info) {
   if (info.truncated_position >= 0) {
     spdlog::warn(
@@ -80,23 +68,10 @@ void WarnAboutRecovery(const std::string& table, int32_t bucket, const log::Reco
   for (const auto& damage : info.damaged) WarnAboutDamage(table, bucket, damage, "recovery");
 }
 
-// The Arrow format requires `string` values to be UTF-8; a bad one makes readers (DuckDB, the
-// lake's) refuse a whole file later, so it is refused here.
-Status CheckUtf8(const std::string& table, const arrow::Schema& schema,
-                 const arrow::RecordBatch& batch) {
-  for (int i = 0; i < schema.num_fields(); ++i) {
-    if (schema.field(i).type.id() != arrow::TypeId::kString) continue;
-    if (Status st = arrow::ValidateUtf8(batch.column(i)); !st.ok()) {
-      return st.WithContext("field " + Quote(schema.field(i).name) + " of table " + Quote(table));
-    }
-  }
-  return Status::OK();
-}
-
 // The log table of one descriptor: one log per bucket.
-class LogTable : public Table, public std::enable_shared_from_this<LogTable> {
+class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTableImpl> {
  public:
-  LogTable(catalog::TableDescriptor descriptor, LogTableOptions options)
+  LogTableImpl(catalog::TableDescriptor descriptor, LogTableOptions options)
       : descriptor_(std::move(descriptor)),
         options_(std::move(options)),
         key_columns_(descriptor_.BucketKeyIndices()) {}
@@ -122,15 +97,23 @@ class LogTable : public Table, public std::enable_shared_from_this<LogTable> {
     return options_.log.flush_policy == log::FlushPolicy::kEveryAppend;
   }
 
-  Result<std::unique_ptr<PutSession>> StartPut(const arrow::SchemaPtr& client_schema) override;
+  Result<std::unique_ptr<PutSession>> StartPut(const arrow::SchemaPtr& client_schema,
+                                               PutOp op) override;
   Result<std::unique_ptr<ReadCursor>> OpenRead(const ReadRequest& request) override;
+  const arrow::SchemaPtr& read_schema() const override { return descriptor_.schema; }
+
+  Result<log::AppendResult> AppendToBucket(int32_t bucket, const arrow::RecordBatch& batch,
+                                           const ipc::WriteOptions& options) override {
+    ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(batch, options));
+    return AppendAsync(bucket, batch.num_rows(), *encoded.metadata, encoded.body);
+  }
 
   std::vector<BucketStatus> Buckets() const override {
     std::vector<BucketStatus> buckets;
     for (int32_t b = 0; b < static_cast<int32_t>(logs_.size()); ++b) {
       const log::BucketLog& log = *logs_[b];
-      buckets.push_back({b, log.earliest_offset(), log.durable_offset(), log.damaged_ranges(),
-                         log.recovery_info()});
+      buckets.push_back({b, log.earliest_offset(), log.durable_offset(), log.size_bytes(),
+                         log.segment_count(), log.damaged_ranges(), log.recovery_info()});
     }
     return buckets;
   }
@@ -170,7 +153,7 @@ class LogTable : public Table, public std::enable_shared_from_this<LogTable> {
 
 class LogPutSession : public PutSession {
  public:
-  LogPutSession(std::shared_ptr<LogTable> table, arrow::SchemaPtr client_schema, int32_t bucket)
+  LogPutSession(std::shared_ptr<LogTableImpl> table, arrow::SchemaPtr client_schema, int32_t bucket)
       : table_(std::move(table)),
         client_schema_(std::move(client_schema)),
         sticky_bucket_(bucket) {}
@@ -244,14 +227,14 @@ class LogPutSession : public PutSession {
     return out;
   }
 
-  std::shared_ptr<LogTable> table_;
+  std::shared_ptr<LogTableImpl> table_;
   arrow::SchemaPtr client_schema_;
   int32_t sticky_bucket_;
 };
 
 class LogReadCursor : public ReadCursor {
  public:
-  LogReadCursor(std::shared_ptr<LogTable> table, ReadRequest request, arrow::SchemaPtr schema)
+  LogReadCursor(std::shared_ptr<LogTableImpl> table, ReadRequest request, arrow::SchemaPtr schema)
       : table_(std::move(table)), request_(std::move(request)), schema_(std::move(schema)) {}
 
   const arrow::SchemaPtr& schema() const override { return schema_; }
@@ -294,7 +277,7 @@ class LogReadCursor : public ReadCursor {
   }
 
  private:
-  friend class LogTable;
+  friend class LogTableImpl;
   // The next stored batch of the range (metadata verified, body not yet), or null when the
   // range is done or, when following, `deadline` passed without new data.
   Result<const log::LogBatch*> NextStored(std::chrono::steady_clock::time_point deadline) {
@@ -329,7 +312,7 @@ class LogReadCursor : public ReadCursor {
            std::to_string(request_.bucket);
   }
 
-  std::shared_ptr<LogTable> table_;
+  std::shared_ptr<LogTableImpl> table_;
   ReadRequest request_;
   arrow::SchemaPtr schema_;
   std::optional<arrow::ipc::RecordBatchProjector> projector_;
@@ -340,14 +323,19 @@ class LogReadCursor : public ReadCursor {
   bool done_ = false;
 };
 
-Result<std::unique_ptr<PutSession>> LogTable::StartPut(const arrow::SchemaPtr& client_schema) {
+Result<std::unique_ptr<PutSession>> LogTableImpl::StartPut(const arrow::SchemaPtr& client_schema,
+                                                           PutOp op) {
+  if (op == PutOp::kDelete) {
+    return Status::Invalid("table " + Quote(descriptor_.name) +
+                           " is a log table: deletes need a primary key");
+  }
   RETURN_NOT_OK(CheckClientSchema(descriptor_.name, *descriptor_.schema, *client_schema));
   const auto bucket = static_cast<int32_t>(next_sticky_bucket_.fetch_add(1) %
                                            static_cast<uint32_t>(descriptor_.buckets));
   return std::unique_ptr<PutSession>(new LogPutSession(shared_from_this(), client_schema, bucket));
 }
 
-Result<std::unique_ptr<ReadCursor>> LogTable::OpenRead(const ReadRequest& request) {
+Result<std::unique_ptr<ReadCursor>> LogTableImpl::OpenRead(const ReadRequest& request) {
   const auto& desc = descriptor_;
   if (request.bucket >= desc.buckets) {
     return Status::OutOfRange("bucket " + std::to_string(request.bucket) + " does not exist: '" +
@@ -404,6 +392,31 @@ Result<std::unique_ptr<ReadCursor>> LogTable::OpenRead(const ReadRequest& reques
 
 }  // namespace
 
+Status CheckNulls(const std::string& table, const arrow::Schema& expected,
+                  const arrow::RecordBatch& batch) {
+  for (int i = 0; i < expected.num_fields(); ++i) {
+    if (!expected.field(i).nullable && batch.column(i).null_count() > 0) {
+      return Status::Invalid("field " + Quote(expected.field(i).name) + " of table " +
+                             Quote(table) + " is not nullable but the batch has " +
+                             std::to_string(batch.column(i).null_count()) + " nulls");
+    }
+  }
+  return Status::OK();
+}
+
+// The Arrow format requires `string` values to be UTF-8; a bad one makes readers (DuckDB, the
+// lake's) refuse a whole file later, so it is refused here.
+Status CheckUtf8(const std::string& table, const arrow::Schema& schema,
+                 const arrow::RecordBatch& batch) {
+  for (int i = 0; i < schema.num_fields(); ++i) {
+    if (schema.field(i).type.id() != arrow::TypeId::kString) continue;
+    if (Status st = arrow::ValidateUtf8(batch.column(i)); !st.ok()) {
+      return st.WithContext("field " + Quote(schema.field(i).name) + " of table " + Quote(table));
+    }
+  }
+  return Status::OK();
+}
+
 void WarnAboutDamage(const std::string& table, int32_t bucket, const log::DamagedRange& damage,
                      const char* found_by) {
   spdlog::warn(
@@ -413,11 +426,11 @@ void WarnAboutDamage(const std::string& table, int32_t bucket, const log::Damage
       damage.from_offset, damage.to_offset, damage.reason);
 }
 
-Result<std::shared_ptr<Table>> OpenLogTable(const catalog::TableDescriptor& descriptor,
-                                            LogTableOptions options) {
-  auto table = std::make_shared<LogTable>(descriptor, std::move(options));
+Result<std::shared_ptr<LogTable>> OpenLogTable(const catalog::TableDescriptor& descriptor,
+                                               LogTableOptions options) {
+  auto table = std::make_shared<LogTableImpl>(descriptor, std::move(options));
   RETURN_NOT_OK(table->OpenLogs());
-  return std::shared_ptr<Table>(std::move(table));
+  return std::shared_ptr<LogTable>(std::move(table));
 }
 
 }  // namespace oxbow::engine::internal

@@ -19,8 +19,24 @@ struct LogTableOptions {
   BatchCheck batch_check;
 };
 
-Result<std::shared_ptr<Table>> OpenLogTable(const catalog::TableDescriptor& descriptor,
-                                            LogTableOptions options);
+// A log table, with the per-bucket appends a primary-key table writes its changelog with.
+class LogTable : public Table {
+ public:
+  // Appends `batch` to `bucket` as one batch, encoded with `options` (no checks: the caller
+  // made them).
+  virtual Result<log::AppendResult> AppendToBucket(int32_t bucket, const arrow::RecordBatch& batch,
+                                                   const arrow::ipc::WriteOptions& options) = 0;
+};
+
+Result<std::shared_ptr<LogTable>> OpenLogTable(const catalog::TableDescriptor& descriptor,
+                                               LogTableOptions options);
+
+// Checks of a put batch against the table's schema, shared by every kind of table: no nulls
+// in non-nullable fields, valid UTF-8 in strings. InvalidArgument naming the field otherwise.
+Status CheckNulls(const std::string& table, const arrow::Schema& expected,
+                  const arrow::RecordBatch& batch);
+Status CheckUtf8(const std::string& table, const arrow::Schema& schema,
+                 const arrow::RecordBatch& batch);
 
 // Logs at WARN what a log found damaged, naming who found it ("recovery", "the scrubber").
 void WarnAboutDamage(const std::string& table, int32_t bucket, const log::DamagedRange& damage,

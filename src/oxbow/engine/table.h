@@ -1,5 +1,5 @@
-// The tables behind the engine: the interface every kind of table implements (a log table
-// today, a primary-key table next), and the put and read streams a table hands out.
+// The tables behind the engine: the interface every kind of table implements (the log table and
+// the primary-key table), and the put and read streams a table hands out.
 #pragma once
 
 #include <chrono>
@@ -64,6 +64,8 @@ struct BucketStatus {
   int32_t bucket = 0;
   int64_t earliest_offset = 0;
   int64_t next_offset = 0;
+  int64_t size_bytes = 0;  // of all its segments
+  int64_t segments = 0;
   // Damage known in the bucket's log: offsets that cannot be served.
   std::vector<log::DamagedRange> damaged;
   // What opening the log found (a torn tail it cut, damage it kept).
@@ -73,6 +75,45 @@ struct BucketStatus {
 // A check of each batch put into a table beyond its schema (e.g. values its lake cannot hold):
 // OK, or InvalidArgument naming the field and the row.
 using BatchCheck = std::function<Status(const arrow::RecordBatch&)>;
+
+// What a put stream does with its rows.
+enum class PutOp {
+  kUpsert,  // a log table appends them; a primary-key table upserts (or partially updates) them
+  kDelete,  // a primary-key table deletes their keys (batches of the key columns)
+};
+
+// A read of the current rows of a primary-key table: one bucket, or every bucket.
+struct SnapshotRequest {
+  std::string table;
+  std::optional<int32_t> bucket;
+  std::optional<std::vector<std::string>> columns;  // projection, in output order
+};
+
+// Where a snapshot stands in a bucket's changelog: following from next_offset continues it.
+struct SnapshotOffset {
+  int32_t bucket = 0;
+  int64_t next_offset = 0;
+};
+
+// The rows of a snapshot, batch by batch.
+class SnapshotReader {
+ public:
+  virtual ~SnapshotReader() = default;
+  virtual const arrow::SchemaPtr& schema() const = 0;
+  // The changelog offsets the snapshot is consistent with.
+  virtual const std::vector<SnapshotOffset>& offsets() const = 0;
+  // The next batch, or null at the end.
+  virtual Result<arrow::RecordBatchPtr> Next() = 0;
+};
+
+// A batch point lookup by primary key, or a prefix lookup by bucket key.
+struct LookupRequest {
+  std::string table;
+  // Full key: the primary-key columns; prefix: the bucket-key columns (by name, any order).
+  arrow::RecordBatchPtr keys;
+  bool prefix = false;
+  std::optional<std::vector<std::string>> columns;  // projection, in output order
+};
 
 // One put stream: the client's schema has been checked against the table.
 class PutSession {
@@ -108,8 +149,16 @@ class Table {
   virtual ~Table() = default;
   virtual const catalog::TableDescriptor& descriptor() const = 0;
   // Checks the client's schema against the table: InvalidArgument naming the field otherwise.
-  virtual Result<std::unique_ptr<PutSession>> StartPut(const arrow::SchemaPtr& client_schema) = 0;
+  virtual Result<std::unique_ptr<PutSession>> StartPut(const arrow::SchemaPtr& client_schema,
+                                                       PutOp op) = 0;
+  // A log table's log, or a primary-key table's changelog.
   virtual Result<std::unique_ptr<ReadCursor>> OpenRead(const ReadRequest& request) = 0;
+  // The schema OpenRead returns before projection.
+  virtual const arrow::SchemaPtr& read_schema() const = 0;
+  // Primary-key tables only.
+  virtual Result<std::unique_ptr<SnapshotReader>> OpenSnapshot(const SnapshotRequest& request);
+  // Primary-key tables only: the rows of the keys found, in key order (a missing key is absent).
+  virtual Result<arrow::RecordBatchPtr> Lookup(const LookupRequest& request);
   virtual std::vector<BucketStatus> Buckets() const = 0;
   // The durable logs behind the table, one per bucket (retention and scrubbing walk them).
   virtual const std::vector<std::unique_ptr<log::BucketLog>>& logs() const = 0;

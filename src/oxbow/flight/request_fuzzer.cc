@@ -1,4 +1,4 @@
-// Fuzzes the JSON a client controls: DoGet tickets and action bodies.
+// Fuzzes the JSON a client controls: DoGet tickets, command descriptors and action bodies.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -11,8 +11,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto ticket = oxbow::flight::ParseTicket(text);
   if (ticket.ok()) {
     auto again = oxbow::flight::ParseTicket(oxbow::flight::TicketToJson(*ticket));
-    if (!again.ok() || again->table != ticket->table || again->bucket != ticket->bucket) {
+    if (!again.ok() || again->table != ticket->table || again->bucket != ticket->bucket ||
+        again->kind != ticket->kind || again->lookup_keys != ticket->lookup_keys) {
       __builtin_trap();  // a ticket we print must parse back to itself
+    }
+  }
+  auto command = oxbow::flight::ParseCommand(text);
+  if (command.ok()) {
+    auto again = oxbow::flight::ParseCommand(oxbow::flight::CommandToJson(*command));
+    if (!again.ok() || again->table != command->table || again->op != command->op) {
+      __builtin_trap();
     }
   }
   (void)oxbow::flight::ParseTableNameBody(text);

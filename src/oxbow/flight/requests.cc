@@ -23,6 +23,61 @@ Result<int64_t> NonNegativeOffset(const json& v, const char* key) {
   return v.get<int64_t>();
 }
 
+Result<std::optional<std::vector<std::string>>> ColumnList(const json& j, const char* what) {
+  if (!j.contains("columns") || j["columns"].is_null()) {
+    return std::optional<std::vector<std::string>>();
+  }
+  if (!j["columns"].is_array())
+    return Status::Invalid(std::string(what) + " \"columns\" must be a list");
+  std::vector<std::string> cols;
+  for (const auto& c : j["columns"]) {
+    if (!c.is_string()) {
+      return Status::Invalid(std::string(what) + " \"columns\" must list column names");
+    }
+    cols.push_back(c.get<std::string>());
+  }
+  return std::optional<std::vector<std::string>>(std::move(cols));
+}
+
+Result<bool> Flag(const json& j, const char* key, const char* what) {
+  if (!j.contains(key)) return false;
+  if (!j[key].is_boolean()) {
+    return Status::Invalid(std::string(what) + " \"" + key + "\" must be true or false");
+  }
+  return j[key].get<bool>();
+}
+
+// {"a":[1,2],"b":["x","y"]} -> JSON Lines {"a":1,"b":"x"}\n{"a":2,"b":"y"}\n
+Result<std::string> LookupKeys(const json& lookup) {
+  if (!lookup.is_object() || lookup.empty()) {
+    return Status::Invalid(
+        "ticket \"lookup\" must be an object of key columns to lists of values, "
+        "e.g. {\"id\": [1, 2]}");
+  }
+  size_t rows = 0;
+  bool first = true;
+  for (const auto& [column, values] : lookup.items()) {
+    if (!values.is_array()) {
+      return Status::Invalid("ticket \"lookup\" column " + Quote(column) +
+                             " must be a list of values");
+    }
+    if (!first && values.size() != rows) {
+      return Status::Invalid("ticket \"lookup\" columns must list the same number of values");
+    }
+    rows = values.size();
+    first = false;
+  }
+  if (rows == 0) return Status::Invalid("ticket \"lookup\" lists no keys");
+  std::string out;
+  for (size_t r = 0; r < rows; ++r) {
+    json row = json::object();
+    for (const auto& [column, values] : lookup.items()) row[column] = values[r];
+    out += row.dump();
+    out += '\n';
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<Ticket> ParseTicket(std::string_view text) {
@@ -38,6 +93,23 @@ Result<Ticket> ParseTicket(std::string_view text) {
       return Status::Invalid("ticket \"bucket\" must be an integer in [0, 2147483647]");
     }
     r.bucket = b.get<int32_t>();
+    r.has_bucket = true;
+  }
+  ASSIGN_OR_RAISE(bool snapshot, Flag(j, "snapshot", "ticket"));
+  if (snapshot) r.kind = Ticket::Kind::kSnapshot;
+  if (j.contains("lookup")) {
+    if (snapshot) return Status::Invalid("a ticket is a \"snapshot\" or a \"lookup\", not both");
+    r.kind = Ticket::Kind::kLookup;
+    ASSIGN_OR_RAISE(r.lookup_keys, LookupKeys(j["lookup"]));
+    ASSIGN_OR_RAISE(r.prefix, Flag(j, "prefix", "ticket"));
+  }
+  if (r.kind != Ticket::Kind::kLog) {
+    for (const char* key : {"from", "to", "follow"}) {
+      if (j.contains(key)) {
+        return Status::Invalid(std::string("ticket \"") + key + "\" applies to log reads, not to " +
+                               (snapshot ? "snapshots" : "lookups"));
+      }
+    }
   }
   if (j.contains("from")) {
     const json& f = j["from"];
@@ -65,23 +137,35 @@ Result<Ticket> ParseTicket(std::string_view text) {
   if (j.contains("to") && !j["to"].is_null()) {
     ASSIGN_OR_RAISE(r.to, NonNegativeOffset(j["to"], "to"));
   }
-  if (j.contains("columns") && !j["columns"].is_null()) {
-    if (!j["columns"].is_array()) return Status::Invalid("ticket \"columns\" must be a list");
-    std::vector<std::string> cols;
-    for (const auto& c : j["columns"]) {
-      if (!c.is_string()) return Status::Invalid("ticket \"columns\" must list column names");
-      cols.push_back(c.get<std::string>());
-    }
-    r.columns = std::move(cols);
-  }
-  if (j.contains("follow")) {
-    if (!j["follow"].is_boolean()) return Status::Invalid("ticket \"follow\" must be true/false");
-    r.follow = j["follow"].get<bool>();
-  }
+  ASSIGN_OR_RAISE(r.columns, ColumnList(j, "ticket"));
+  ASSIGN_OR_RAISE(r.follow, Flag(j, "follow", "ticket"));
   return r;
 }
 
 std::string TicketToJson(const Ticket& r) {
+  if (r.kind != Ticket::Kind::kLog) {
+    json j = {{"table", r.table}};
+    if (r.has_bucket) j["bucket"] = r.bucket;
+    if (r.columns) j["columns"] = *r.columns;
+    if (r.kind == Ticket::Kind::kSnapshot) {
+      j["snapshot"] = true;
+      return j.dump();
+    }
+    json lookup = json::object();
+    size_t start = 0;
+    while (start < r.lookup_keys.size()) {
+      size_t end = r.lookup_keys.find('\n', start);
+      if (end == std::string::npos) end = r.lookup_keys.size();
+      json row = json::parse(r.lookup_keys.substr(start, end - start), nullptr, false);
+      if (row.is_object()) {
+        for (const auto& [column, value] : row.items()) lookup[column].push_back(value);
+      }
+      start = end + 1;
+    }
+    j["lookup"] = std::move(lookup);
+    j["prefix"] = r.prefix;
+    return j.dump();
+  }
   json j = {{"table", r.table}, {"bucket", r.bucket}, {"follow", r.follow}};
   switch (r.from.kind) {
     case StartPosition::Kind::kEarliest: j["from"] = "earliest"; break;
@@ -93,6 +177,37 @@ std::string TicketToJson(const Ticket& r) {
   }
   if (r.to) j["to"] = *r.to;
   if (r.columns) j["columns"] = *r.columns;
+  return j.dump();
+}
+
+Result<Command> ParseCommand(std::string_view text) {
+  ASSIGN_OR_RAISE(json j, ParseObject(text, "command descriptor"));
+  Command c;
+  if (!j.contains("table") || !j["table"].is_string()) {
+    return Status::Invalid("command descriptor needs \"table\": \"namespace.table\"");
+  }
+  c.table = j["table"].get<std::string>();
+  const std::string op = j.contains("op") && j["op"].is_string() ? j["op"].get<std::string>() : "";
+  if (op == "upsert") {
+    c.op = Command::Op::kUpsert;
+  } else if (op == "delete") {
+    c.op = Command::Op::kDelete;
+  } else if (op == "lookup") {
+    c.op = Command::Op::kLookup;
+  } else {
+    return Status::Invalid(
+        "command descriptor \"op\" must be \"upsert\", \"delete\" or \"lookup\"");
+  }
+  ASSIGN_OR_RAISE(c.prefix, Flag(j, "prefix", "command descriptor"));
+  ASSIGN_OR_RAISE(c.columns, ColumnList(j, "command descriptor"));
+  return c;
+}
+
+std::string CommandToJson(const Command& c) {
+  static constexpr const char* kOps[] = {"upsert", "delete", "lookup"};
+  json j = {{"table", c.table}, {"op", kOps[static_cast<int>(c.op)]}};
+  if (c.op == Command::Op::kLookup) j["prefix"] = c.prefix;
+  if (c.columns) j["columns"] = *c.columns;
   return j.dump();
 }
 

@@ -22,19 +22,43 @@ struct StartPosition {
   int64_t timestamp_ms = 0;  // for kTimestamp, ms since the epoch
 };
 
-// {"table":"ns.t","bucket":b,"from":"earliest"|"latest"|<offset>,"to":<offset>,
-//  "columns":[...],"follow":false}
+// A read of a table's log: {"table":"ns.t","bucket":b,"from":"earliest"|"latest"|<offset>,
+// "to":<offset>,"columns":[...],"follow":false}
+// The current rows of a primary-key table: {"table":"ns.t","snapshot":true,"bucket":b,
+// "columns":[...]} (no "bucket": every bucket).
+// A batch lookup: {"table":"ns.t","lookup":{"<col>":[values...],...},"prefix":false,
+// "columns":[...]}.
 struct Ticket {
+  enum class Kind { kLog, kSnapshot, kLookup };
+  Kind kind = Kind::kLog;
   std::string table;
   int32_t bucket = 0;
+  bool has_bucket = false;  // whether "bucket" was given (a snapshot reads every bucket if not)
   StartPosition from;
   std::optional<int64_t> to;                        // exclusive end offset
   std::optional<std::vector<std::string>> columns;  // projection, in output order
   bool follow = false;
+  // kLookup: the keys as JSON Lines, one object per key ({"<col>": value, ...}), and whether
+  // they are bucket-key prefixes.
+  std::string lookup_keys;
+  bool prefix = false;
 };
 
 Result<Ticket> ParseTicket(std::string_view json);
 std::string TicketToJson(const Ticket& ticket);
+
+// The CMD descriptor of a DoPut or DoExchange: {"table":"ns.t","op":"upsert"|"delete"|"lookup",
+// "prefix":false,"columns":[...]} ("prefix" and "columns" for "lookup" only).
+struct Command {
+  enum class Op { kUpsert, kDelete, kLookup };
+  std::string table;
+  Op op = Op::kUpsert;
+  bool prefix = false;
+  std::optional<std::vector<std::string>> columns;
+};
+
+Result<Command> ParseCommand(std::string_view json);
+std::string CommandToJson(const Command& command);
 
 // {"table":"ns.t"} for drop_table / describe_table; also accepts a bare "ns.t".
 Result<std::string> ParseTableNameBody(std::string_view body);

@@ -25,7 +25,7 @@ inline constexpr char kEnabledProperty[] = "lake.enabled";      // "true" (defau
 inline constexpr char kFreshnessProperty[] = "lake.freshness";  // "1s", "500ms", "250"
 inline constexpr char kPartitionProperty[] = "lake.partition";  // "day(ts), bucket[8](id)"
 
-// Whether `table` is copied into the lake: unless its lake.enabled is "false".
+// Whether `table` is copied into the lake: a log table unless its lake.enabled is "false".
 bool IsLakeEnabled(const catalog::TableDescriptor& table);
 
 // The check of every batch put into a lake table: second and millisecond timestamps beyond

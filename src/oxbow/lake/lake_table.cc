@@ -272,6 +272,8 @@ Result<iceberg::DataFile> MakeDataFile(const LakeSchema& schema, std::string pat
 namespace oxbow::lake {
 
 bool IsLakeEnabled(const catalog::TableDescriptor& table) {
+  // Primary-key tables stay out of the lake until their Iceberg copy (position deletes) exists.
+  if (!table.primary_key.empty()) return false;
   auto it = table.properties.find(kEnabledProperty);
   return it == table.properties.end() || it->second != "false";
 }

@@ -229,6 +229,14 @@ Status CheckTableIsTierable(const catalog::TableDescriptor& table) {
                              Quote(value));
     }
   }
+  if (!table.primary_key.empty()) {
+    auto it = table.properties.find(kEnabledProperty);
+    if (it != table.properties.end() && it->second == "true") {
+      return Status::Invalid("table " + Quote(table.name) +
+                             ": primary-key tables cannot go to the lake yet (lake.enabled "
+                             "must be unset or \"false\")");
+    }
+  }
   if (!IsLakeEnabled(table)) return Status::OK();
   Status st = MakeLakeForm(table).status();
   if (!st.ok()) return st.WithContext("table " + Quote(table.name) + " cannot go to the lake");

@@ -392,7 +392,12 @@ Status BucketLog::LeadSync(std::unique_lock<std::mutex>& lock) {
   int64_t target_bytes = written_bytes_;
   Checkpoint checkpoint{segment, segment->base_offset(), segment->state()};
   lock.unlock();
+  const auto sync_start = std::chrono::steady_clock::now();
   Status synced = segment->file()->Sync();
+  if (options_.on_fsync) {
+    options_.on_fsync(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - sync_start).count());
+  }
   lock.lock();
   sync_in_progress_ = false;
   if (!synced.ok()) {

@@ -71,6 +71,8 @@ struct LogOptions {
   // Wall clock in ms since the epoch, for append times, segment age and retention.
   // Default (empty): the system clock.
   std::function<int64_t()> clock;
+  // Called with the duration in seconds of each fsync of a segment (metrics). Default: none.
+  std::function<void(double)> on_fsync;
 };
 
 // Facts about a batch, given by the appender.

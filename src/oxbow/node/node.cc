@@ -7,6 +7,7 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
   // The lake must see every row before retention deletes it, and refuses what it cannot hold.
   options.engine.holds_retention = lake::IsLakeEnabled;
   options.engine.make_batch_check = lake::MakeBatchCheck;
+  options.engine.log.on_fsync = [m = node->metrics_.get()](double s) { m->ObserveFsync(s); };
   ASSIGN_OR_RAISE(node->engine_, engine::Engine::Open(std::move(options.engine)));
   auto tiering = lake::TieringService::Start(node->engine_.get(), std::move(options.lake));
   if (!tiering.ok()) {
@@ -27,6 +28,7 @@ Result<catalog::TableDescriptor> Node::CreateTable(const catalog::CreateTableReq
 Status Node::DropTable(const std::string& name) {
   ASSIGN_OR_RAISE(auto table, engine_->DescribeTable(name));
   RETURN_NOT_OK(engine_->DropTable(name));
+  metrics_->ForgetTable(name);
   return tiering_->DropTable(table.table);
 }
 
@@ -40,12 +42,71 @@ Result<TableDescription> Node::DescribeTable(const std::string& name) const {
 }
 
 Result<std::unique_ptr<engine::PutSession>> Node::StartPut(const std::string& table,
-                                                           const arrow::SchemaPtr& client_schema) {
-  return engine_->StartPut(table, client_schema);
+                                                           const arrow::SchemaPtr& client_schema,
+                                                           engine::PutOp op) {
+  return engine_->StartPut(table, client_schema, op);
 }
 
 Result<std::unique_ptr<engine::ReadCursor>> Node::OpenRead(const engine::ReadRequest& request) {
   return engine_->OpenRead(request);
+}
+
+Result<std::unique_ptr<engine::SnapshotReader>> Node::OpenSnapshot(
+    const engine::SnapshotRequest& request) {
+  return engine_->OpenSnapshot(request);
+}
+
+Result<arrow::RecordBatchPtr> Node::Lookup(const engine::LookupRequest& request) {
+  return engine_->Lookup(request);
+}
+
+std::string Node::MetricsPage() const {
+  std::vector<metrics::Sample> samples;
+  auto add = [&](const char* name, const char* help,
+                 std::vector<std::pair<std::string, std::string>> labels, double value) {
+    samples.push_back({name, help, false, std::move(labels), value});
+  };
+  for (const auto& descriptor : engine_->ListTables()) {
+    auto description = DescribeTable(descriptor.name);
+    if (!description.ok()) continue;  // dropped meanwhile
+    const std::string& table = descriptor.name;
+    for (const auto& b : description->table.buckets) {
+      std::vector<std::pair<std::string, std::string>> labels = {
+          {"table", table}, {"bucket", std::to_string(b.bucket)}};
+      add("oxbow_log_next_offset", "The offset the next durable row of the bucket gets", labels,
+          static_cast<double>(b.next_offset));
+      add("oxbow_log_earliest_offset", "The first offset retention kept", labels,
+          static_cast<double>(b.earliest_offset));
+      add("oxbow_log_size_bytes", "Bytes of the bucket's log segments", labels,
+          static_cast<double>(b.size_bytes));
+      add("oxbow_log_segments", "Segments of the bucket's log", labels,
+          static_cast<double>(b.segments));
+    }
+    const lake::LakeTableStatus& lake = description->lake;
+    if (!lake.enabled) continue;
+    add("oxbow_lake_lag_rows", "Durable rows not yet in the lake", {{"table", table}},
+        static_cast<double>(lake.lag_rows));
+    add("oxbow_lake_lag_ms", "How far the lake's view trails the log", {{"table", table}},
+        static_cast<double>(lake.lag_ms));
+    add("oxbow_lake_snapshots", "Snapshots of the table's Iceberg copy", {{"table", table}},
+        static_cast<double>(lake.snapshots));
+    add("oxbow_lake_data_files", "Live data files of the table's Iceberg copy", {{"table", table}},
+        static_cast<double>(lake.data_files));
+    add("oxbow_lake_error", "1 while the table's last tiering round failed", {{"table", table}},
+        lake.error.empty() ? 0 : 1);
+    add("oxbow_lake_damaged_files", "Live lake data files the scrubber found damaged",
+        {{"table", table}}, static_cast<double>(lake.damaged_files.size()));
+  }
+  const auto kv = engine_->key_value_memory();
+  add("oxbow_kv_block_cache_bytes", "Primary-key store: block cache in use (memtables included)",
+      {}, static_cast<double>(kv.block_cache_bytes));
+  add("oxbow_kv_memtable_bytes", "Primary-key store: memtable bytes", {},
+      static_cast<double>(kv.memtable_bytes));
+  add("oxbow_process_resident_memory_bytes", "Resident set size of oxbowd", {},
+      static_cast<double>(metrics::ProcessRssBytes()));
+  add("oxbow_process_open_fds", "Open file descriptors of oxbowd", {},
+      static_cast<double>(metrics::ProcessOpenFiles()));
+  return metrics_->Render(samples);
 }
 
 Status Node::Close() {

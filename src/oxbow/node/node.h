@@ -12,6 +12,7 @@
 #include "oxbow/catalog/descriptor.h"
 #include "oxbow/engine/engine.h"
 #include "oxbow/lake/lake.h"
+#include "oxbow/metrics/metrics.h"
 
 namespace oxbow::node {
 
@@ -45,8 +46,13 @@ class Node {
 
   // A put stream of `client_schema` batches (InvalidArgument naming the field on mismatch).
   Result<std::unique_ptr<engine::PutSession>> StartPut(const std::string& table,
-                                                       const arrow::SchemaPtr& client_schema);
+                                                       const arrow::SchemaPtr& client_schema,
+                                                       engine::PutOp op = engine::PutOp::kUpsert);
   Result<std::unique_ptr<engine::ReadCursor>> OpenRead(const engine::ReadRequest& request);
+  // Primary-key tables: the current rows, and batch lookups by key.
+  Result<std::unique_ptr<engine::SnapshotReader>> OpenSnapshot(
+      const engine::SnapshotRequest& request);
+  Result<arrow::RecordBatchPtr> Lookup(const engine::LookupRequest& request);
 
   // The lake's Iceberg catalog and the file system of its files, for front ends that serve the
   // lake read-only (the Iceberg REST catalog).
@@ -56,9 +62,16 @@ class Node {
   // Stops tiering, then flushes and closes every table. Idempotent.
   Status Close();
 
+  // What front ends count (puts, reads, errors) and the logs time (fsyncs).
+  metrics::Metrics& metrics() { return *metrics_; }
+  // The Prometheus page: those counters plus offsets, log sizes, lake lag, key-value store
+  // memory and process figures read now (docs/metrics.md).
+  std::string MetricsPage() const;
+
  private:
   Node() = default;
 
+  std::unique_ptr<metrics::Metrics> metrics_ = std::make_unique<metrics::Metrics>();
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<lake::TieringService> tiering_;
   bool closed_ = false;

@@ -17,6 +17,14 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
       ->capture_default_str();
   app.add_option("--listen", options->listen, "host:port of the Flight endpoint")
       ->capture_default_str();
+  app.add_option("--tls-cert", options->tls_cert_file,
+                 "PEM certificate chain: serve Flight over TLS (grpc+tls://)");
+  app.add_option("--tls-key", options->tls_key_file, "PEM private key of --tls-cert");
+  app.add_option("--tls-client-ca", options->tls_client_ca_file,
+                 "PEM CA bundle: require client certificates signed by it (mutual TLS)");
+  app.add_option("--metrics-listen", options->metrics_listen,
+                 "host:port of /metrics (Prometheus), /healthz and /readyz (empty: off)")
+      ->capture_default_str();
   app.add_option("--catalog-listen", options->catalog.listen,
                  "host:port of the Iceberg REST catalog ('' turns it off)")
       ->capture_default_str();
@@ -49,6 +57,16 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
       ->capture_default_str();
   app.add_option("--scrub-bytes-per-second", options->node.engine.scrub_bytes_per_second,
                  "Read rate limit of each scrubber (log segments, lake data files)")
+      ->capture_default_str();
+  app.add_option("--kv-block-cache-bytes", options->node.engine.kv_block_cache_bytes,
+                 "Block cache shared by every primary-key table (one RocksDB per data dir)")
+      ->capture_default_str();
+  app.add_option("--kv-write-buffer-bytes", options->node.engine.kv_write_buffer_bytes,
+                 "Memtable budget of every primary-key table together (charged to the cache)")
+      ->capture_default_str();
+  app.add_option("--kv-checkpoint-interval-ms", options->node.engine.kv_checkpoint_interval_ms,
+                 "How often the key-value store is checkpointed, letting retention delete the "
+                 "changelog it covers (0: only at startup)")
       ->capture_default_str();
   app.add_option("--warehouse", options->node.lake.warehouse,
                  "Directory of the Iceberg tables every log table is tiered into")
@@ -115,7 +133,15 @@ int RunDaemon(int argc, char** argv) {
     spdlog::error("cannot start: {}", server.status().message());
     return 1;
   }
-  spdlog::info("serving Arrow Flight on {} (port {})", options.listen, (*server)->port());
+  spdlog::info("serving Arrow Flight{} on {} (port {})",
+               options.tls_cert_file.empty()        ? ""
+               : options.tls_client_ca_file.empty() ? " over TLS"
+                                                    : " over mutual TLS",
+               options.listen, (*server)->port());
+  if ((*server)->metrics_port() != 0) {
+    spdlog::info("serving metrics on {} (port {})", options.metrics_listen,
+                 (*server)->metrics_port());
+  }
   if ((*server)->catalog_port() != 0) {
     spdlog::info("serving the Iceberg REST catalog on {} (port {})", options.catalog.listen,
                  (*server)->catalog_port());

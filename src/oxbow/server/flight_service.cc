@@ -2,8 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "oxbow/arrow/builder.h"
 #include "oxbow/arrow/ipc.h"
 #include "oxbow/flight/requests.h"
+#include "oxbow/text/text.h"
 
 namespace oxbow::server {
 
@@ -18,6 +20,10 @@ namespace ipc = arrow::ipc;
 
 constexpr auto kFollowPoll = std::chrono::milliseconds(100);
 
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 struct ActionInfo {
   const char* type;
   const char* description;
@@ -31,7 +37,9 @@ constexpr ActionInfo kActions[] = {
 
 Result<std::string> TableFromDescriptor(const proto::FlightDescriptor& d) {
   if (d.type() != proto::FlightDescriptor::PATH) {
-    return Status::Invalid("flight descriptor must be a PATH descriptor [namespace, table]");
+    return Status::Invalid(
+        "flight descriptor must be a PATH descriptor [namespace, table] or, for DoPut and "
+        "DoExchange, a CMD descriptor {\"table\": \"ns.t\", \"op\": ...}");
   }
   std::string name;
   if (d.path_size() == 2) {
@@ -44,6 +52,59 @@ Result<std::string> TableFromDescriptor(const proto::FlightDescriptor& d) {
   }
   RETURN_NOT_OK(catalog::ValidateTableName(name));
   return name;
+}
+
+// A DoPut or DoExchange descriptor: a PATH [namespace, table] upserts; a CMD names the op.
+Result<flight::Command> CommandFromDescriptor(const proto::FlightDescriptor& d) {
+  if (d.type() == proto::FlightDescriptor::CMD) {
+    ASSIGN_OR_RAISE(auto command, flight::ParseCommand(d.cmd()));
+    RETURN_NOT_OK(catalog::ValidateTableName(command.table));
+    return command;
+  }
+  flight::Command command;
+  ASSIGN_OR_RAISE(command.table, TableFromDescriptor(d));
+  return command;
+}
+
+// A batch as one FlightData payload.
+Result<FlightPayload> BatchPayload(const arrow::RecordBatch& batch, std::string app_metadata = {}) {
+  ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(batch));
+  FlightPayload p;
+  p.data_header = encoded.metadata;
+  p.data_body = std::move(encoded.body);
+  p.body_length = encoded.body_length;
+  p.app_metadata = std::move(app_metadata);
+  return p;
+}
+
+// A batch of `schema` with no rows.
+Result<arrow::RecordBatchPtr> EmptyBatch(const arrow::SchemaPtr& schema) {
+  std::vector<arrow::Array> columns;
+  for (const auto& field : schema->fields()) {
+    ASSIGN_OR_RAISE(auto builder, arrow::ArrayBuilder::Make(field.type));
+    ASSIGN_OR_RAISE(auto array, builder->Finish());
+    columns.push_back(std::move(array));
+  }
+  return arrow::RecordBatch::Make(schema, 0, std::move(columns));
+}
+
+// The lookup keys of a ticket (JSON Lines) as Arrow batches of the table's key columns.
+Result<std::vector<arrow::RecordBatchPtr>> LookupKeyBatches(const catalog::TableDescriptor& table,
+                                                            const flight::Ticket& ticket) {
+  if (table.primary_key.empty()) {
+    return Status::Invalid("table " + Quote(table.name) +
+                           " is a log table: lookups need a primary key");
+  }
+  std::vector<arrow::Field> fields;
+  for (const auto& name : ticket.prefix ? table.bucket_key : table.primary_key) {
+    fields.push_back(table.schema->field(table.schema->GetFieldIndex(name)));
+  }
+  auto schema = std::make_shared<arrow::Schema>(std::move(fields));
+  ASSIGN_OR_RAISE(auto reader,
+                  text::TextReader::Make(text::TextFormat::kJsonLines, ticket.lookup_keys, schema));
+  auto batches = reader->ReadAll();
+  if (!batches.ok()) return batches.status().WithContext("ticket \"lookup\"");
+  return batches;
 }
 
 engine::StartPosition::Kind ToStartKind(flight::StartPosition::Kind kind) {
@@ -213,7 +274,7 @@ Result<proto::FlightInfo> FlightService::MakeFlightInfo(
     const catalog::TableDescriptor& table) const {
   ASSIGN_OR_RAISE(auto description, node_->DescribeTable(table.name));
   const engine::TableStatus& status = description.table;
-  ASSIGN_OR_RAISE(ipc::EncodedMessage schema, ipc::EncodeSchema(*table.schema));
+  ASSIGN_OR_RAISE(ipc::EncodedMessage schema, ipc::EncodeSchema(*status.read_schema));
   ASSIGN_OR_RAISE(auto schema_bytes, schema.ToEncapsulatedBuffer());
   proto::FlightInfo info;
   info.set_schema(std::string(schema_bytes->view()));
@@ -277,96 +338,222 @@ grpc::Status FlightService::GetSchema(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status FlightService::DoGet(grpc::ServerContext* ctx, const proto::Ticket* ticket,
-                                  grpc::ServerWriter<FlightPayload>* writer) {
-  auto request = flight::ParseTicket(ticket->ticket());
-  if (!request.ok()) return ToGrpcStatus(request.status());
-  auto cursor = node_->OpenRead(ToReadRequest(std::move(request).ValueOrDie()));
-  if (!cursor.ok()) return ToGrpcStatus(cursor.status());
-  auto schema = ipc::EncodeSchema(*(*cursor)->schema());
-  if (!schema.ok()) return ToGrpcStatus(schema.status());
-  if (!writer->Write(SchemaPayload(*schema))) return grpc::Status::OK;  // client went away
+Status FlightService::SendSnapshot(const flight::Ticket& ticket,
+                                   grpc::ServerWriter<FlightPayload>* writer) {
+  engine::SnapshotRequest request;
+  request.table = ticket.table;
+  if (ticket.has_bucket) request.bucket = ticket.bucket;
+  request.columns = ticket.columns;
+  ASSIGN_OR_RAISE(auto reader, node_->OpenSnapshot(request));
+  ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*reader->schema()));
+  if (!writer->Write(SchemaPayload(schema))) return Status::OK();
+  // The first batch (empty when the table is) says where the snapshot stands in each changelog.
+  json offsets = json::array();
+  for (const auto& o : reader->offsets()) {
+    offsets.push_back({{"bucket", o.bucket}, {"next_offset", o.next_offset}});
+  }
+  std::string metadata = json{{"offsets", std::move(offsets)}}.dump();
+  bool sent = false;
+  while (!stopping_) {
+    const auto start = std::chrono::steady_clock::now();
+    ASSIGN_OR_RAISE(auto batch, reader->Next());
+    if (!batch) {
+      if (sent) break;
+      ASSIGN_OR_RAISE(batch, EmptyBatch(reader->schema()));
+    }
+    ASSIGN_OR_RAISE(auto payload, BatchPayload(*batch, std::move(metadata)));
+    node_->metrics().AddFetch(ticket.table, batch->num_rows(), payload.body_length,
+                              SecondsSince(start));
+    metadata.clear();
+    sent = true;
+    if (!writer->Write(payload)) break;
+  }
+  return Status::OK();
+}
+
+Status FlightService::SendLookup(const flight::Ticket& ticket,
+                                 grpc::ServerWriter<FlightPayload>* writer) {
+  ASSIGN_OR_RAISE(auto description, node_->DescribeTable(ticket.table));
+  ASSIGN_OR_RAISE(auto keys, LookupKeyBatches(description.table.table, ticket));
+  bool schema_sent = false;
+  for (const auto& batch : keys) {
+    const auto start = std::chrono::steady_clock::now();
+    engine::LookupRequest request{ticket.table, batch, ticket.prefix, ticket.columns};
+    ASSIGN_OR_RAISE(auto rows, node_->Lookup(request));
+    if (!schema_sent) {
+      ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*rows->schema()));
+      if (!writer->Write(SchemaPayload(schema))) return Status::OK();
+      schema_sent = true;
+    }
+    ASSIGN_OR_RAISE(auto payload, BatchPayload(*rows));
+    node_->metrics().AddFetch(ticket.table, rows->num_rows(), payload.body_length,
+                              SecondsSince(start));
+    if (!writer->Write(payload)) break;
+  }
+  return Status::OK();
+}
+
+Status FlightService::Get(grpc::ServerContext* ctx, const proto::Ticket* ticket,
+                          grpc::ServerWriter<FlightPayload>* writer) {
+  ASSIGN_OR_RAISE(auto request, flight::ParseTicket(ticket->ticket()));
+  if (request.kind == flight::Ticket::Kind::kSnapshot) return SendSnapshot(request, writer);
+  if (request.kind == flight::Ticket::Kind::kLookup) return SendLookup(request, writer);
+  const std::string table = request.table;
+  const bool follow = request.follow;
+  ASSIGN_OR_RAISE(auto cursor, node_->OpenRead(ToReadRequest(std::move(request))));
+  ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*cursor->schema()));
+  if (!writer->Write(SchemaPayload(schema))) return Status::OK();  // client went away
+  metrics::Metrics& metrics = node_->metrics();
+  if (follow) metrics.AddFollowReaders(table, 1);
+  struct FollowEnd {
+    metrics::Metrics* metrics;
+    const std::string* table;
+    bool follow;
+    ~FollowEnd() {
+      if (follow) metrics->AddFollowReaders(*table, -1);
+    }
+  } follow_end{&metrics, &table, follow};
   while (!ctx->IsCancelled() && !stopping_) {
-    auto next = (*cursor)->Next(std::chrono::steady_clock::now() + kFollowPoll);
-    if (!next.ok()) return ToGrpcStatus(next.status());
-    if (!next->has_value()) {
-      if ((*cursor)->done()) break;
+    const auto start = std::chrono::steady_clock::now();
+    ASSIGN_OR_RAISE(auto next, cursor->Next(start + kFollowPoll));
+    if (!next.has_value()) {
+      if (cursor->done()) break;
       continue;  // following: nothing new yet
     }
-    engine::ReadBatch& batch = **next;
+    engine::ReadBatch& batch = *next;
+    metrics.AddFetch(table, batch.next_offset - batch.base_offset, batch.message.body_length,
+                     SecondsSince(start));
     FlightPayload payload;
     payload.data_header = batch.message.metadata;
     payload.data_body = std::move(batch.message.body);
     payload.body_length = batch.message.body_length;
     payload.app_metadata = json{
-        {"bucket", (*cursor)->bucket()},
+        {"bucket", cursor->bucket()},
         {"base_offset", batch.base_offset},
         {"next_offset",
          batch.next_offset}}.dump();
     if (!writer->Write(payload)) break;
   }
-  return grpc::Status::OK;
+  return Status::OK();
 }
 
-grpc::Status FlightService::DoPut(
-    grpc::ServerContext*, grpc::ServerReaderWriter<proto::PutResult, FlightDataIn>* stream) {
+grpc::Status FlightService::DoGet(grpc::ServerContext* ctx, const proto::Ticket* ticket,
+                                  grpc::ServerWriter<FlightPayload>* writer) {
+  return Finish("fetch", Get(ctx, ticket, writer));
+}
+
+Status FlightService::Put(grpc::ServerReaderWriter<proto::PutResult, FlightDataIn>* stream) {
   FlightDataIn first;
-  if (!stream->Read(&first)) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "DoPut stream sent no messages");
-  }
+  if (!stream->Read(&first)) return Status::Invalid("DoPut stream sent no messages");
   if (!first.descriptor) {
-    return grpc::Status(
-        grpc::StatusCode::INVALID_ARGUMENT,
+    return Status::Invalid(
         "the first DoPut message must carry a flight descriptor [namespace, table]");
   }
-  auto table = TableFromDescriptor(*first.descriptor);
-  if (!table.ok()) return ToGrpcStatus(table.status());
-  if (!first.data_header) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "the first DoPut message must carry the schema");
+  ASSIGN_OR_RAISE(auto command, CommandFromDescriptor(*first.descriptor));
+  if (command.op == flight::Command::Op::kLookup) {
+    return Status::Invalid("lookups go through DoExchange or a DoGet ticket, not DoPut");
   }
-  auto schema_message = ipc::ParseMessage(first.data_header, Buffer::Empty());
-  if (!schema_message.ok()) return ToGrpcStatus(schema_message.status());
-  if (schema_message->type != ipc::MessageType::kSchema) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "the first DoPut message must be a Schema message");
+  const std::string& table = command.table;
+  if (!first.data_header) return Status::Invalid("the first DoPut message must carry the schema");
+  ASSIGN_OR_RAISE(auto schema_message, ipc::ParseMessage(first.data_header, Buffer::Empty()));
+  if (schema_message.type != ipc::MessageType::kSchema) {
+    return Status::Invalid("the first DoPut message must be a Schema message");
   }
-  auto schema = ipc::DecodeSchema(*schema_message->metadata);
+  auto schema = ipc::DecodeSchema(*schema_message.metadata);
   if (!schema.ok()) {
     // A type Oxbow cannot store is a schema mismatch from the client's point of view.
     Status st = schema.status();
     if (st.code() == StatusCode::kNotImplemented) {
-      st = Status::Invalid("schema mismatch for table " + Quote(*table) + ": " + st.message());
+      st = Status::Invalid("schema mismatch for table " + Quote(table) + ": " + st.message());
     }
-    return ToGrpcStatus(st);
+    return st;
   }
-  auto session = node_->StartPut(*table, *schema);
-  if (!session.ok()) return ToGrpcStatus(session.status());
-
+  ASSIGN_OR_RAISE(auto session, node_->StartPut(table, *schema,
+                                                command.op == flight::Command::Op::kDelete
+                                                    ? engine::PutOp::kDelete
+                                                    : engine::PutOp::kUpsert));
   FlightDataIn data;
   while (stream->Read(&data)) {
     if (!data.data_header) continue;  // metadata-only messages carry nothing to store
-    auto body = data.AlignedBody();
-    if (!body.ok()) return ToGrpcStatus(body.status());
-    auto message = ipc::ParseMessage(data.data_header, *body);
-    if (!message.ok()) return ToGrpcStatus(message.status());
-    if (message->type != ipc::MessageType::kRecordBatch) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          "DoPut expects RecordBatch messages after the schema (dictionary "
-                          "batches are not supported)");
+    const auto start = std::chrono::steady_clock::now();
+    ASSIGN_OR_RAISE(auto body, data.AlignedBody());
+    ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(data.data_header, body));
+    if (message.type != ipc::MessageType::kRecordBatch) {
+      return Status::Invalid(
+          "DoPut expects RecordBatch messages after the schema (dictionary batches are not "
+          "supported)");
     }
-    auto appended = (*session)->Append(*message);
-    if (!appended.ok()) return ToGrpcStatus(appended.status());
+    ASSIGN_OR_RAISE(auto appended, session->Append(message));
+    int64_t rows = 0;
+    for (const auto& range : appended) rows += range.rows;
+    node_->metrics().AddPut(table, rows, message.body->size(), SecondsSince(start));
     proto::PutResult ack;
-    ack.set_app_metadata(OffsetsMetadata(*appended));
+    ack.set_app_metadata(OffsetsMetadata(appended));
     if (!stream->Write(ack)) break;
   }
-  return grpc::Status::OK;
+  return Status::OK();
 }
 
-grpc::Status FlightService::DoExchange(grpc::ServerContext*,
-                                       grpc::ServerReaderWriter<FlightPayload, FlightDataIn>*) {
-  return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "oxbowd does not offer DoExchange");
+grpc::Status FlightService::DoPut(
+    grpc::ServerContext*, grpc::ServerReaderWriter<proto::PutResult, FlightDataIn>* stream) {
+  return Finish("put", Put(stream));
+}
+
+grpc::Status FlightService::Finish(const char* operation, const Status& status) {
+  if (!status.ok()) node_->metrics().AddError(operation, StatusCodeName(status.code()));
+  return ToGrpcStatus(status);
+}
+
+Status FlightService::ExchangeLookups(
+    grpc::ServerReaderWriter<FlightPayload, FlightDataIn>* stream) {
+  FlightDataIn first;
+  if (!stream->Read(&first)) return Status::Invalid("DoExchange stream sent no messages");
+  if (!first.descriptor || first.descriptor->type() != proto::FlightDescriptor::CMD) {
+    return Status::Invalid(
+        "the first DoExchange message must carry a CMD descriptor {\"table\": \"ns.t\", "
+        "\"op\": \"lookup\"}");
+  }
+  ASSIGN_OR_RAISE(auto command, CommandFromDescriptor(*first.descriptor));
+  if (command.op != flight::Command::Op::kLookup) {
+    return Status::Invalid("DoExchange serves \"op\": \"lookup\" only");
+  }
+  // pyarrow sends the descriptor alone, then the schema of the keys.
+  while (!first.data_header) {
+    if (!stream->Read(&first)) return Status::Invalid("DoExchange stream ended before the schema");
+  }
+  ASSIGN_OR_RAISE(auto schema_message, ipc::ParseMessage(first.data_header, Buffer::Empty()));
+  if (schema_message.type != ipc::MessageType::kSchema) {
+    return Status::Invalid("DoExchange expects the Schema message of the keys first");
+  }
+  ASSIGN_OR_RAISE(auto key_schema, ipc::DecodeSchema(*schema_message.metadata));
+  engine::LookupRequest request{command.table, nullptr, command.prefix, command.columns};
+  // An empty lookup checks the request and gives the answer's schema before any key arrives.
+  ASSIGN_OR_RAISE(request.keys, EmptyBatch(key_schema));
+  ASSIGN_OR_RAISE(auto empty, node_->Lookup(request));
+  ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*empty->schema()));
+  if (!stream->Write(SchemaPayload(schema))) return Status::OK();
+  FlightDataIn data;
+  while (!stopping_ && stream->Read(&data)) {
+    if (!data.data_header) continue;
+    const auto start = std::chrono::steady_clock::now();
+    ASSIGN_OR_RAISE(auto body, data.AlignedBody());
+    ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(data.data_header, body));
+    if (message.type != ipc::MessageType::kRecordBatch) {
+      return Status::Invalid("DoExchange expects RecordBatch messages of keys after the schema");
+    }
+    ASSIGN_OR_RAISE(request.keys, ipc::DecodeRecordBatch(key_schema, message));
+    ASSIGN_OR_RAISE(auto rows, node_->Lookup(request));
+    ASSIGN_OR_RAISE(auto payload, BatchPayload(*rows));
+    node_->metrics().AddFetch(command.table, rows->num_rows(), payload.body_length,
+                              SecondsSince(start));
+    if (!stream->Write(payload)) break;
+  }
+  return Status::OK();
+}
+
+grpc::Status FlightService::DoExchange(
+    grpc::ServerContext*, grpc::ServerReaderWriter<FlightPayload, FlightDataIn>* stream) {
+  return Finish("lookup", ExchangeLookups(stream));
 }
 
 Result<std::string> FlightService::RunAction(const std::string& type, const std::string& body) {
@@ -403,7 +590,7 @@ Result<std::string> FlightService::RunAction(const std::string& type, const std:
 grpc::Status FlightService::DoAction(grpc::ServerContext*, const proto::Action* action,
                                      grpc::ServerWriter<proto::Result>* writer) {
   auto result = RunAction(action->type(), action->body());
-  if (!result.ok()) return ToGrpcStatus(result.status());
+  if (!result.ok()) return Finish("action", result.status());
   proto::Result r;
   r.set_body(*result);
   writer->Write(r);

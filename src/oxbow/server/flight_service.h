@@ -12,6 +12,7 @@
 
 #include "oxbow/flight/flight.pb.h"
 #include "oxbow/flight/flight_data.h"
+#include "oxbow/flight/requests.h"
 #include "oxbow/node/node.h"
 
 namespace oxbow::server {
@@ -51,6 +52,20 @@ class FlightService : public grpc::Service {
                            grpc::ServerWriter<proto::ActionType>* writer);
 
   Result<proto::FlightInfo> MakeFlightInfo(const catalog::TableDescriptor& table) const;
+  // The bodies of DoGet and DoPut.
+  Status Get(grpc::ServerContext* ctx, const proto::Ticket* ticket,
+             grpc::ServerWriter<flight::FlightPayload>* writer);
+  Status Put(grpc::ServerReaderWriter<proto::PutResult, flight::FlightDataIn>* stream);
+  // Counts a failed call of `operation` and translates its status.
+  grpc::Status Finish(const char* operation, const Status& status);
+  // DoGet of a snapshot ticket and of a lookup ticket.
+  Status SendSnapshot(const flight::Ticket& ticket,
+                      grpc::ServerWriter<flight::FlightPayload>* writer);
+  Status SendLookup(const flight::Ticket& ticket,
+                    grpc::ServerWriter<flight::FlightPayload>* writer);
+  // DoExchange: batches of keys in, batches of their rows out.
+  Status ExchangeLookups(
+      grpc::ServerReaderWriter<flight::FlightPayload, flight::FlightDataIn>* stream);
   Result<std::string> RunAction(const std::string& type, const std::string& body);
 
   node::Node* node_;

@@ -2,16 +2,59 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "oxbow/common/file_system.h"
 #include "oxbow/server/flight_service.h"
 
 namespace oxbow::server {
 
+namespace {
+
+// Plaintext, or TLS (and mutual TLS) from the PEM files the options name.
+Result<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions& options) {
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return Status::Invalid("TLS needs both --tls-cert and --tls-key");
+  }
+  if (options.tls_cert_file.empty()) {
+    if (!options.tls_client_ca_file.empty()) {
+      return Status::Invalid("--tls-client-ca needs --tls-cert and --tls-key");
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  auto fs = PosixFileSystem::Default();
+  auto read = [&](const std::string& path, const char* what) -> Result<std::string> {
+    auto bytes = ReadWholeFile(*fs, path);
+    if (!bytes.ok()) return bytes.status().WithContext(std::string("reading the TLS ") + what);
+    return std::string((*bytes)->view());
+  };
+  grpc::SslServerCredentialsOptions ssl;
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  ASSIGN_OR_RAISE(pair.cert_chain, read(options.tls_cert_file, "certificate"));
+  ASSIGN_OR_RAISE(pair.private_key, read(options.tls_key_file, "key"));
+  ssl.pem_key_cert_pairs.push_back(std::move(pair));
+  if (!options.tls_client_ca_file.empty()) {
+    ASSIGN_OR_RAISE(ssl.pem_root_certs, read(options.tls_client_ca_file, "client CA"));
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
+  ASSIGN_OR_RAISE(auto credentials, Credentials(options));
   std::unique_ptr<Server> server(new Server());
+  if (!options.metrics_listen.empty()) {
+    Server* s = server.get();
+    ASSIGN_OR_RAISE(server->metrics_server_,
+                    metrics::MetricsServer::Start(
+                        options.metrics_listen,
+                        [s] { return s->ready_ ? s->node_->MetricsPage() : std::string(); },
+                        [s] { return s->ready_.load(); }));
+  }
   ASSIGN_OR_RAISE(server->node_, node::Node::Open(std::move(options.node)));
   server->service_ = std::make_unique<FlightService>(server->node_.get());
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
+  builder.AddListeningPort(options.listen, credentials, &server->port_);
   builder.RegisterService(server->service_.get());
   builder.SetMaxReceiveMessageSize(-1);
   builder.SetMaxSendMessageSize(-1);
@@ -21,7 +64,8 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   if (!server->grpc_server_ || server->port_ == 0) {
     (void)server->node_->Close();
     return Status::IOError("cannot listen on " + options.listen +
-                           " (address in use, or not a valid host:port?)");
+                           " (address in use, not a valid host:port, or a TLS certificate and "
+                           "key that do not match?)");
   }
   if (!options.catalog.listen.empty()) {
     auto catalog = rest::CatalogServer::Start(server->node_.get(), std::move(options.catalog));
@@ -31,6 +75,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     }
     server->catalog_ = std::move(catalog).ValueOrDie();
   }
+  server->ready_ = true;
   return server;
 }
 
@@ -43,6 +88,8 @@ void Server::Wait() {
 Status Server::Shutdown() {
   if (shut_down_) return Status::OK();
   shut_down_ = true;
+  ready_ = false;
+  if (metrics_server_) metrics_server_->Stop();  // no scrape reads the node past here
   if (catalog_) catalog_->Stop();
   if (service_) service_->StopStreams();
   if (grpc_server_) {

@@ -2,6 +2,7 @@
 // lake, an Iceberg REST catalog.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -19,6 +20,15 @@ class FlightService;
 struct ServerOptions {
   // host:port of the Flight endpoint. Default: "127.0.0.1:8815". Port 0 picks a free port.
   std::string listen = "127.0.0.1:8815";
+  // TLS of the Flight endpoint: PEM files of the certificate chain and its key (both or
+  // neither), and of the CA that client certificates must chain to (mutual TLS; needs the
+  // other two). Empty: plaintext.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  // host:port of the metrics listener (/metrics, /healthz, /readyz). Default:
+  // "127.0.0.1:9249"; port 0 picks a free port; empty: none.
+  std::string metrics_listen = "127.0.0.1:9249";
   // The data dir, the warehouse and everything about them.
   node::NodeOptions node;
   // The Iceberg REST catalog over the lake (default 127.0.0.1:8181; listen "" turns it off).
@@ -33,6 +43,8 @@ class Server {
 
   // The port actually bound (useful with port 0).
   int port() const { return port_; }
+  // The metrics listener's port (0 without one).
+  int metrics_port() const { return metrics_server_ ? metrics_server_->port() : 0; }
   // The REST catalog's port; 0 when it is off.
   int catalog_port() const { return catalog_ ? catalog_->port() : 0; }
   // Blocks until Shutdown() is called from another thread.
@@ -45,6 +57,9 @@ class Server {
   std::unique_ptr<node::Node> node_;
   std::unique_ptr<FlightService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
+  // Started first, so /healthz answers while the node recovers; /readyz once ready_.
+  std::unique_ptr<metrics::MetricsServer> metrics_server_;
+  std::atomic<bool> ready_{false};
   std::unique_ptr<rest::CatalogServer> catalog_;
   int port_ = 0;
   bool shut_down_ = false;

@@ -1,0 +1,683 @@
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "oxbow/arrow/compression.h"
+#include "oxbow/engine/bucketing_internal.h"
+#include "oxbow/engine/pk_table_internal.h"
+#include "oxbow/kv/merge.h"
+#include "oxbow/kv/row.h"
+
+namespace oxbow::engine::internal {
+
+namespace {
+
+// Rows per snapshot or replay batch, and the bytes that end a snapshot batch early.
+constexpr int64_t kSnapshotBatchRows = 65536;
+constexpr int64_t kSnapshotBatchBytes = int64_t{8} << 20;
+
+constexpr std::string_view kInsert = "+I";
+constexpr std::string_view kUpdateBefore = "-U";
+constexpr std::string_view kUpdateAfter = "+U";
+constexpr std::string_view kDelete = "-D";
+
+kv::Cell ChangeCell(std::string_view change) { return kv::Cell{false, std::string(change)}; }
+
+std::vector<int> IndicesOf(const arrow::Schema& schema, const std::vector<std::string>& names) {
+  std::vector<int> out;
+  for (const auto& name : names) out.push_back(schema.GetFieldIndex(name));
+  return out;
+}
+
+// changelog.compression: how changelog batches are compressed, each buffer (so each column) on
+// its own, as Arrow IPC body compression does. Default: lz4.
+Result<arrow::ipc::WriteOptions> ChangelogWriteOptions(const catalog::TableDescriptor& table) {
+  arrow::ipc::WriteOptions options;
+  options.codec = arrow::Codec::kLz4Frame;
+  for (const auto& [key, value] : table.properties) {
+    if (key.rfind("changelog.", 0) != 0 || key == "changelog.image") continue;
+    if (key != "changelog.compression") {
+      return Status::Invalid("table property " + Quote(key) +
+                             " is unknown (known: changelog.image, changelog.compression)");
+    }
+    auto codec = arrow::ParseCodec(value);
+    if (!codec.ok()) {
+      return Status::Invalid("changelog.compression " + Quote(value) +
+                             " is unknown (known: lz4, zstd, none)");
+    }
+    options.codec = *codec;
+  }
+  return options;
+}
+
+arrow::SchemaPtr ChangelogSchema(const arrow::Schema& table) {
+  std::vector<arrow::Field> fields = table.fields();
+  fields.push_back(arrow::Field{kChangeTypeColumn, arrow::DataType::String(), false, {}});
+  return std::make_shared<arrow::Schema>(std::move(fields));
+}
+
+// The output columns of a projection (all when unset) and their schema.
+Result<std::pair<std::vector<int>, arrow::SchemaPtr>> Project(
+    const catalog::TableDescriptor& table, const std::optional<std::vector<std::string>>& columns) {
+  std::vector<int> indices;
+  if (!columns) {
+    for (int i = 0; i < table.schema->num_fields(); ++i) indices.push_back(i);
+    return std::pair<std::vector<int>, arrow::SchemaPtr>(std::move(indices), table.schema);
+  }
+  std::vector<arrow::Field> fields;
+  for (const auto& name : *columns) {
+    const int i = table.schema->GetFieldIndex(name);
+    if (i < 0) {
+      std::string known;
+      for (const auto& f : table.schema->fields()) known += (known.empty() ? "" : ", ") + f.name;
+      return Status::Invalid("unknown column " + Quote(name) + " in table " + Quote(table.name) +
+                             " (columns: " + known + ")");
+    }
+    indices.push_back(i);
+    fields.push_back(table.schema->field(i));
+  }
+  return std::pair<std::vector<int>, arrow::SchemaPtr>(
+      std::move(indices), std::make_shared<arrow::Schema>(std::move(fields)));
+}
+
+class PrimaryKeyTable : public Table, public std::enable_shared_from_this<PrimaryKeyTable> {
+ public:
+  PrimaryKeyTable(catalog::TableDescriptor descriptor, std::shared_ptr<LogTable> changelog,
+                  kv::TableStore* store, kv::MergeRules rules,
+                  arrow::ipc::WriteOptions changelog_options)
+      : descriptor_(std::move(descriptor)),
+        changelog_(std::move(changelog)),
+        store_(store),
+        rules_(std::move(rules)),
+        changelog_options_(changelog_options),
+        key_columns_(IndicesOf(*descriptor_.schema, descriptor_.primary_key)),
+        bucket_mu_(static_cast<size_t>(descriptor_.buckets)) {}
+
+  const catalog::TableDescriptor& descriptor() const override { return descriptor_; }
+  const arrow::SchemaPtr& read_schema() const override { return changelog_->read_schema(); }
+  const std::vector<std::unique_ptr<log::BucketLog>>& logs() const override {
+    return changelog_->logs();
+  }
+  std::vector<BucketStatus> Buckets() const override { return changelog_->Buckets(); }
+  Status Close() override { return changelog_->Close(); }
+
+  Result<std::unique_ptr<PutSession>> StartPut(const arrow::SchemaPtr& client_schema,
+                                               PutOp op) override;
+  Result<std::unique_ptr<ReadCursor>> OpenRead(const ReadRequest& request) override {
+    return changelog_->OpenRead(request);
+  }
+  Result<std::unique_ptr<SnapshotReader>> OpenSnapshot(const SnapshotRequest& request) override;
+  Result<arrow::RecordBatchPtr> Lookup(const LookupRequest& request) override;
+
+  // Brings every bucket's rows up to the end of its changelog.
+  Status Recover();
+
+  const kv::MergeRules& rules() const { return rules_; }
+  const arrow::ipc::WriteOptions& changelog_options() const { return changelog_options_; }
+  const std::vector<int>& key_columns() const { return key_columns_; }
+  kv::TableStore& store() { return *store_; }
+  LogTable& changelog() { return *changelog_; }
+  std::mutex& bucket_mutex(int32_t bucket) { return bucket_mu_[static_cast<size_t>(bucket)]; }
+  const arrow::SchemaPtr& changelog_schema() const { return changelog_->read_schema(); }
+
+  // The store key of row `row` of `batch`: bucket prefix, then the key columns (`columns`,
+  // indices into the batch, in primary-key order).
+  static std::string KeyOf(int32_t bucket, const arrow::RecordBatch& batch,
+                           const std::vector<int>& columns, int64_t row) {
+    std::string key = kv::BucketPrefix(bucket);
+    for (int c : columns) kv::AppendKeyPart(batch.column(c), row, &key);
+    return key;
+  }
+
+  // The buckets of the rows of `batch`, whose bucket-key columns are `columns`.
+  std::vector<int32_t> BucketsOf(const arrow::RecordBatch& batch,
+                                 const std::vector<int>& columns) const {
+    if (descriptor_.buckets == 1) return std::vector<int32_t>(batch.num_rows(), 0);
+    return ComputeBuckets(batch, columns, descriptor_.buckets);
+  }
+
+  std::string BucketName(int32_t bucket) const {
+    return "table " + Quote(descriptor_.name) + " bucket " + std::to_string(bucket);
+  }
+
+ private:
+  const catalog::TableDescriptor descriptor_;
+  std::shared_ptr<LogTable> changelog_;
+  kv::TableStore* store_;
+  const kv::MergeRules rules_;
+  const arrow::ipc::WriteOptions changelog_options_;
+  const std::vector<int> key_columns_;  // primary-key columns in the schema, in key order
+  std::vector<std::mutex> bucket_mu_;   // one writer per bucket at a time
+};
+
+// One bucket's share of a put batch: the changelog rows it produces and the final state of
+// every key it touched.
+struct BucketChanges {
+  int32_t bucket = 0;
+  std::vector<int64_t> rows;                                      // rows of the input batch
+  std::unordered_map<std::string, std::optional<kv::Row>> state;  // key -> row, or deleted
+  std::vector<std::string> key_order;                             // keys in first-touch order
+  std::optional<kv::RowBatchBuilder> changelog;
+};
+
+class PrimaryKeyPutSession : public PutSession {
+ public:
+  PrimaryKeyPutSession(std::shared_ptr<PrimaryKeyTable> table, arrow::SchemaPtr client_schema,
+                       PutOp op, std::vector<int> table_index, std::vector<int> key_in_client,
+                       std::vector<int> bucket_key_in_client)
+      : table_(std::move(table)),
+        client_schema_(std::move(client_schema)),
+        op_(op),
+        table_index_(std::move(table_index)),
+        key_in_client_(std::move(key_in_client)),
+        bucket_key_in_client_(std::move(bucket_key_in_client)) {
+    const auto& schema = *table_->descriptor().schema;
+    given_.assign(static_cast<size_t>(schema.num_fields()), false);
+    for (int t : table_index_) given_[static_cast<size_t>(t)] = true;
+    partial_ = std::count(given_.begin(), given_.end(), true) < schema.num_fields();
+  }
+
+  Result<std::vector<AppendedRange>> Append(const arrow::ipc::RawMessage& message) override {
+    ASSIGN_OR_RAISE(auto batch, arrow::ipc::DecodeRecordBatch(client_schema_, message));
+    return Append(*batch);
+  }
+
+  Result<std::vector<AppendedRange>> Append(const arrow::RecordBatch& batch) override {
+    RETURN_NOT_OK(Check(batch));
+    if (batch.num_rows() == 0) return std::vector<AppendedRange>{};
+    const std::vector<int32_t> buckets = table_->BucketsOf(batch, bucket_key_in_client_);
+    std::map<int32_t, BucketChanges> changes;
+    for (int64_t r = 0; r < batch.num_rows(); ++r) {
+      auto& c = changes[buckets[static_cast<size_t>(r)]];
+      c.bucket = buckets[static_cast<size_t>(r)];
+      c.rows.push_back(r);
+    }
+    // Buckets are locked in ascending order (std::map), so writers never deadlock.
+    std::vector<std::unique_lock<std::mutex>> locks;
+    for (auto& [bucket, c] : changes) {
+      locks.emplace_back(table_->bucket_mutex(bucket));
+      RETURN_NOT_OK(Resolve(batch, &c));
+    }
+    // Everything is checked: append every bucket's changelog, then apply what became durable.
+    struct Appended {
+      BucketChanges* changes;
+      log::AppendResult result;
+      int64_t rows;
+    };
+    std::vector<Appended> appended;
+    Status first;
+    for (auto& [bucket, c] : changes) {
+      if (c.changelog->rows() == 0) continue;
+      const int64_t rows = c.changelog->rows();
+      ASSIGN_OR_RAISE(auto records, c.changelog->Finish());
+      auto result =
+          table_->changelog().AppendToBucket(bucket, *records, table_->changelog_options());
+      if (!result.ok()) {
+        first = result.status().WithContext(table_->BucketName(bucket));
+        break;
+      }
+      appended.push_back({&c, *result, rows});
+    }
+    std::vector<AppendedRange> out;
+    for (const auto& a : appended) {
+      const int32_t bucket = a.changes->bucket;
+      // The rows are applied only once their changelog is durable: the store must never be
+      // ahead of the log that recovery replays.
+      Status durable = table_->logs()[bucket]->WaitDurable(a.result.next_offset);
+      if (durable.ok()) durable = Apply(*a.changes, a.result.next_offset);
+      if (!durable.ok()) {
+        if (first.ok()) first = durable.WithContext(table_->BucketName(bucket));
+        continue;
+      }
+      out.push_back({bucket, a.result.base_offset, a.rows});
+    }
+    if (!first.ok()) return first;
+    return out;
+  }
+
+ private:
+  Status Check(const arrow::RecordBatch& batch) const {
+    const auto& desc = table_->descriptor();
+    for (size_t c = 0; c < table_index_.size(); ++c) {
+      const arrow::Field& field = desc.schema->field(table_index_[c]);
+      if (!field.nullable && batch.column(static_cast<int>(c)).null_count() > 0) {
+        return Status::Invalid("field " + Quote(field.name) + " of table " + Quote(desc.name) +
+                               " is not nullable but the batch has " +
+                               std::to_string(batch.column(static_cast<int>(c)).null_count()) +
+                               " nulls");
+      }
+    }
+    RETURN_NOT_OK(CheckUtf8(desc.name, *client_schema_, batch));
+    if (op_ == PutOp::kUpsert && table_->rules().engine == kv::MergeEngine::kVersioned) {
+      const auto version =
+          std::find(table_index_.begin(), table_index_.end(), table_->rules().version_column);
+      if (batch.column(static_cast<int>(version - table_index_.begin())).null_count() > 0) {
+        return Status::Invalid(
+            "version column " + Quote(desc.schema->field(table_->rules().version_column).name) +
+            " of table " + Quote(desc.name) + " has nulls; every write needs a version");
+      }
+    }
+    return Status::OK();
+  }
+
+  // The row the batch's row `r` writes, in table order (columns it does not carry are null).
+  kv::Row UpdateRow(const arrow::RecordBatch& batch, int64_t r) const {
+    kv::Row row(given_.size());
+    for (size_t c = 0; c < table_index_.size(); ++c) {
+      row[static_cast<size_t>(table_index_[c])] = kv::CellAt(batch.column(static_cast<int>(c)), r);
+    }
+    return row;
+  }
+
+  // Works out the changelog of one bucket's rows, reading the old rows it needs.
+  Status Resolve(const arrow::RecordBatch& batch, BucketChanges* c) {
+    const auto& desc = table_->descriptor();
+    const arrow::Schema& schema = *desc.schema;
+    std::vector<int> all(static_cast<size_t>(schema.num_fields()));
+    for (int i = 0; i < schema.num_fields(); ++i) all[static_cast<size_t>(i)] = i;
+    ASSIGN_OR_RAISE(auto builder, kv::RowBatchBuilder::Make(table_->changelog_schema(), all));
+    c->changelog.emplace(std::move(builder));
+    const int change_field = schema.num_fields();
+
+    std::vector<std::string> keys;
+    keys.reserve(c->rows.size());
+    for (int64_t r : c->rows)
+      keys.push_back(PrimaryKeyTable::KeyOf(c->bucket, batch, key_in_client_, r));
+    const bool reads = op_ == PutOp::kDelete || partial_ || table_->rules().upsert_reads_old_row();
+    std::unordered_map<std::string, std::optional<kv::Row>> stored;  // the rows before the batch
+    if (reads) {
+      std::vector<std::string> distinct;
+      for (const auto& k : keys) {
+        if (stored.emplace(k, std::nullopt).second) distinct.push_back(k);
+      }
+      ASSIGN_OR_RAISE(auto values, table_->store().MultiGet(distinct));
+      for (size_t i = 0; i < distinct.size(); ++i) {
+        if (!values[i]) continue;
+        auto row = kv::DecodeRow(*values[i], schema);
+        if (!row.ok()) return row.status().WithContext(table_->BucketName(c->bucket));
+        stored[distinct[i]] = std::move(row).ValueOrDie();
+      }
+    }
+    auto emit = [&](const kv::Row& row, std::string_view change) -> Status {
+      RETURN_NOT_OK(c->changelog->Append(row));
+      return c->changelog->AppendCell(change_field, ChangeCell(change));
+    };
+    for (size_t i = 0; i < c->rows.size(); ++i) {
+      const std::string& key = keys[i];
+      // The key's current row: an earlier write of this batch, else the store's.
+      const kv::Row* old = nullptr;
+      const auto current = c->state.find(key);
+      if (current != c->state.end()) {
+        old = current->second ? &*current->second : nullptr;
+      } else if (auto s = stored.find(key); s != stored.end() && s->second) {
+        old = &*s->second;
+      }
+      auto set_state = [&](std::optional<kv::Row> row) {
+        if (current == c->state.end()) c->key_order.push_back(key);
+        c->state[key] = std::move(row);
+      };
+      if (op_ == PutOp::kDelete) {
+        if (old == nullptr) continue;  // a delete of a missing key emits nothing
+        RETURN_NOT_OK(emit(*old, kDelete));
+        set_state(std::nullopt);
+        continue;
+      }
+      kv::Row update = UpdateRow(batch, c->rows[i]);
+      std::optional<kv::Row> merged;
+      if (reads) {
+        ASSIGN_OR_RAISE(merged, kv::Merge(table_->rules(), schema, old, std::move(update), given_));
+        if (!merged) continue;  // the merge engine ignores the write
+      } else {
+        merged = std::move(update);
+      }
+      for (int f = 0; f < schema.num_fields(); ++f) {
+        if ((*merged)[static_cast<size_t>(f)].null && !schema.field(f).nullable) {
+          return Status::Invalid("a partial update of table " + Quote(desc.name) +
+                                 " inserts a new key but leaves column " +
+                                 Quote(schema.field(f).name) +
+                                 " null, which is not nullable; write it too");
+        }
+      }
+      if (!reads) {
+        RETURN_NOT_OK(emit(*merged, kUpdateAfter));
+      } else if (old == nullptr) {
+        RETURN_NOT_OK(emit(*merged, kInsert));
+      } else {
+        if (table_->rules().full_image) RETURN_NOT_OK(emit(*old, kUpdateBefore));
+        RETURN_NOT_OK(emit(*merged, kUpdateAfter));
+      }
+      set_state(std::move(merged));
+    }
+    return Status::OK();
+  }
+
+  Status Apply(const BucketChanges& c, int64_t next_offset) {
+    const arrow::Schema& schema = *table_->descriptor().schema;
+    std::vector<kv::KeyWrite> writes;
+    writes.reserve(c.key_order.size());
+    for (const auto& key : c.key_order) {
+      const auto& row = c.state.at(key);
+      kv::KeyWrite w{key, std::nullopt};
+      if (row) {
+        w.value.emplace();
+        kv::EncodeRow(*row, schema, &*w.value);
+      }
+      writes.push_back(std::move(w));
+    }
+    return table_->store().Write(c.bucket, writes, next_offset);
+  }
+
+  std::shared_ptr<PrimaryKeyTable> table_;
+  arrow::SchemaPtr client_schema_;
+  PutOp op_;
+  std::vector<int> table_index_;           // client column -> table column
+  std::vector<int> key_in_client_;         // primary-key columns in the client schema, key order
+  std::vector<int> bucket_key_in_client_;  // bucket-key columns in the client schema
+  std::vector<bool> given_;                // table columns the client writes
+  bool partial_ = false;
+};
+
+Result<std::unique_ptr<PutSession>> PrimaryKeyTable::StartPut(const arrow::SchemaPtr& client_schema,
+                                                              PutOp op) {
+  const auto& schema = *descriptor_.schema;
+  std::vector<int> table_index;
+  for (const auto& field : client_schema->fields()) {
+    const int t = schema.GetFieldIndex(field.name);
+    if (t < 0) {
+      return Status::Invalid("schema mismatch for table " + Quote(descriptor_.name) +
+                             ": unexpected field " + Quote(field.name));
+    }
+    if (schema.field(t).type != field.type) {
+      return Status::Invalid("schema mismatch for table " + Quote(descriptor_.name) + ": field " +
+                             Quote(field.name) + " has type " + field.type.ToString() +
+                             " but the table has " + schema.field(t).type.ToString());
+    }
+    if (std::count(table_index.begin(), table_index.end(), t)) {
+      return Status::Invalid("schema mismatch for table " + Quote(descriptor_.name) + ": field " +
+                             Quote(field.name) + " appears twice");
+    }
+    table_index.push_back(t);
+  }
+  auto in_client = [&](const std::vector<std::string>& names) -> Result<std::vector<int>> {
+    std::vector<int> out;
+    for (const auto& name : names) {
+      const int c = client_schema->GetFieldIndex(name);
+      if (c < 0) {
+        return Status::Invalid(std::string(op == PutOp::kDelete ? "a delete" : "a write") +
+                               " to table " + Quote(descriptor_.name) +
+                               " must carry the whole primary key, but primary-key column " +
+                               Quote(name) + " is missing");
+      }
+      out.push_back(c);
+    }
+    return out;
+  };
+  ASSIGN_OR_RAISE(auto key_in_client, in_client(descriptor_.primary_key));
+  ASSIGN_OR_RAISE(auto bucket_key_in_client, in_client(descriptor_.bucket_key));
+  if (op == PutOp::kUpsert && rules_.engine == kv::MergeEngine::kVersioned &&
+      client_schema->GetFieldIndex(schema.field(rules_.version_column).name) < 0) {
+    return Status::Invalid("a partial update of versioned table " + Quote(descriptor_.name) +
+                           " must carry the version column " +
+                           Quote(schema.field(rules_.version_column).name));
+  }
+  return std::unique_ptr<PutSession>(
+      new PrimaryKeyPutSession(shared_from_this(), client_schema, op, std::move(table_index),
+                               std::move(key_in_client), std::move(bucket_key_in_client)));
+}
+
+class PrimaryKeySnapshotReader : public SnapshotReader {
+ public:
+  PrimaryKeySnapshotReader(std::shared_ptr<PrimaryKeyTable> table,
+                           std::unique_ptr<kv::TableStore::View> view, std::vector<int32_t> buckets,
+                           arrow::SchemaPtr schema, kv::RowBatchBuilder builder)
+      : table_(std::move(table)),
+        view_(std::move(view)),
+        buckets_(std::move(buckets)),
+        schema_(std::move(schema)),
+        builder_(std::move(builder)) {}
+
+  Status ReadOffsets() {
+    for (int32_t b : buckets_) {
+      ASSIGN_OR_RAISE(auto applied, view_->AppliedOffset(b));
+      offsets_.push_back({b, applied.value_or(0)});
+    }
+    return Status::OK();
+  }
+
+  const arrow::SchemaPtr& schema() const override { return schema_; }
+  const std::vector<SnapshotOffset>& offsets() const override { return offsets_; }
+
+  Result<arrow::RecordBatchPtr> Next() override {
+    const arrow::Schema& table_schema = *table_->descriptor().schema;
+    while (next_bucket_ < buckets_.size()) {
+      const std::string prefix = kv::BucketPrefix(buckets_[next_bucket_]);
+      Status decode_error;
+      bool full = false;
+      RETURN_NOT_OK(view_->Scan(prefix, resume_, [&](std::string_view key, std::string_view value) {
+        auto row = kv::DecodeRow(value, table_schema);
+        if (!row.ok()) {
+          decode_error = row.status();
+          return false;
+        }
+        decode_error = builder_.Append(*row);
+        if (!decode_error.ok()) return false;
+        if (builder_.rows() >= kSnapshotBatchRows || builder_.bytes() >= kSnapshotBatchBytes) {
+          // Resume right after this key: the key with a zero byte appended.
+          resume_.assign(key);
+          resume_.push_back('\0');
+          full = true;
+          return false;
+        }
+        return true;
+      }));
+      RETURN_NOT_OK(decode_error.WithContext(table_->BucketName(buckets_[next_bucket_])));
+      if (!full) {
+        ++next_bucket_;
+        resume_.clear();
+      }
+      if (builder_.rows() > 0 && (full || next_bucket_ == buckets_.size())) {
+        return builder_.Finish();
+      }
+    }
+    return arrow::RecordBatchPtr();
+  }
+
+ private:
+  std::shared_ptr<PrimaryKeyTable> table_;
+  std::unique_ptr<kv::TableStore::View> view_;
+  std::vector<int32_t> buckets_;
+  arrow::SchemaPtr schema_;
+  kv::RowBatchBuilder builder_;
+  std::vector<SnapshotOffset> offsets_;
+  size_t next_bucket_ = 0;
+  std::string resume_;
+};
+
+Result<std::unique_ptr<SnapshotReader>> PrimaryKeyTable::OpenSnapshot(
+    const SnapshotRequest& request) {
+  std::vector<int32_t> buckets;
+  if (request.bucket) {
+    if (*request.bucket < 0 || *request.bucket >= descriptor_.buckets) {
+      return Status::OutOfRange("bucket " + std::to_string(*request.bucket) +
+                                " does not exist: " + Quote(descriptor_.name) + " has " +
+                                std::to_string(descriptor_.buckets) + " buckets");
+    }
+    buckets.push_back(*request.bucket);
+  } else {
+    for (int32_t b = 0; b < descriptor_.buckets; ++b) buckets.push_back(b);
+  }
+  ASSIGN_OR_RAISE(auto projection, Project(descriptor_, request.columns));
+  ASSIGN_OR_RAISE(auto builder, kv::RowBatchBuilder::Make(projection.second, projection.first));
+  auto reader = std::make_unique<PrimaryKeySnapshotReader>(shared_from_this(), store_->NewView(),
+                                                           std::move(buckets), projection.second,
+                                                           std::move(builder));
+  RETURN_NOT_OK(reader->ReadOffsets());
+  return std::unique_ptr<SnapshotReader>(std::move(reader));
+}
+
+Result<arrow::RecordBatchPtr> PrimaryKeyTable::Lookup(const LookupRequest& request) {
+  const arrow::Schema& schema = *descriptor_.schema;
+  const arrow::RecordBatch& keys = *request.keys;
+  const std::vector<std::string>& wanted =
+      request.prefix ? descriptor_.bucket_key : descriptor_.primary_key;
+  if (request.prefix) {
+    const bool is_prefix = descriptor_.bucket_key.size() <= descriptor_.primary_key.size() &&
+                           std::equal(descriptor_.bucket_key.begin(), descriptor_.bucket_key.end(),
+                                      descriptor_.primary_key.begin());
+    if (!is_prefix) {
+      return Status::Invalid("a prefix lookup of table " + Quote(descriptor_.name) +
+                             " needs a bucket key that is a prefix of the primary key");
+    }
+  }
+  if (keys.num_columns() != static_cast<int>(wanted.size())) {
+    std::string names;
+    for (const auto& n : wanted) names += (names.empty() ? "" : ", ") + n;
+    return Status::Invalid(std::string(request.prefix ? "a prefix" : "a") + " lookup of table " +
+                           Quote(descriptor_.name) + " takes exactly the columns " + names);
+  }
+  std::vector<int> key_columns;  // in the keys batch, in key order
+  for (const auto& name : wanted) {
+    const int c = keys.schema()->GetFieldIndex(name);
+    if (c < 0) {
+      return Status::Invalid("lookup of table " + Quote(descriptor_.name) +
+                             " is missing key column " + Quote(name));
+    }
+    const arrow::DataType& type = schema.field(schema.GetFieldIndex(name)).type;
+    if (keys.column(c).type() != type) {
+      return Status::Invalid("lookup key column " + Quote(name) + " has type " +
+                             keys.column(c).type().ToString() + " but the table has " +
+                             type.ToString());
+    }
+    if (keys.column(c).null_count() > 0) {
+      return Status::Invalid("lookup key column " + Quote(name) + " has nulls");
+    }
+    key_columns.push_back(c);
+  }
+  std::vector<int> bucket_columns;
+  for (const auto& name : descriptor_.bucket_key) {
+    bucket_columns.push_back(keys.schema()->GetFieldIndex(name));
+  }
+  ASSIGN_OR_RAISE(auto projection, Project(descriptor_, request.columns));
+  ASSIGN_OR_RAISE(auto builder, kv::RowBatchBuilder::Make(projection.second, projection.first));
+  const std::vector<int32_t> buckets = BucketsOf(keys, bucket_columns);
+  if (request.prefix) {
+    auto view = store_->NewView();
+    for (int64_t r = 0; r < keys.num_rows(); ++r) {
+      const std::string prefix = KeyOf(buckets[static_cast<size_t>(r)], keys, key_columns, r);
+      Status error;
+      RETURN_NOT_OK(view->Scan(prefix, {}, [&](std::string_view, std::string_view value) {
+        auto row = kv::DecodeRow(value, schema);
+        error = row.ok() ? builder.Append(*row) : row.status();
+        return error.ok();
+      }));
+      RETURN_NOT_OK(error);
+    }
+    return builder.Finish();
+  }
+  std::vector<std::string> encoded;
+  encoded.reserve(static_cast<size_t>(keys.num_rows()));
+  for (int64_t r = 0; r < keys.num_rows(); ++r) {
+    encoded.push_back(KeyOf(buckets[static_cast<size_t>(r)], keys, key_columns, r));
+  }
+  ASSIGN_OR_RAISE(auto values, store_->MultiGet(encoded));
+  for (const auto& value : values) {
+    if (!value) continue;
+    ASSIGN_OR_RAISE(auto row, kv::DecodeRow(*value, schema));
+    RETURN_NOT_OK(builder.Append(row));
+  }
+  return builder.Finish();
+}
+
+Status PrimaryKeyTable::Recover() {
+  const arrow::Schema& schema = *descriptor_.schema;
+  const int change_column = schema.num_fields();
+  for (int32_t b = 0; b < descriptor_.buckets; ++b) {
+    log::BucketLog& log = *logs()[b];
+    ASSIGN_OR_RAISE(auto applied, store_->AppliedOffset(b));
+    const int64_t from = applied.value_or(0);
+    if (from < log.earliest_offset()) {
+      return Status::Corruption(
+          BucketName(b) + ": its rows are at changelog offset " + std::to_string(from) +
+          " but the changelog starts at " + std::to_string(log.earliest_offset()) +
+          ", so they cannot be rebuilt; restore the data dir's kv-checkpoints or drop the table");
+    }
+    if (from > log.durable_offset()) {
+      return Status::Corruption(BucketName(b) + ": its rows are at changelog offset " +
+                                std::to_string(from) + " but the changelog ends at " +
+                                std::to_string(log.durable_offset()));
+    }
+    if (from == log.durable_offset()) continue;
+    ReadRequest request;
+    request.table = descriptor_.name;
+    request.bucket = b;
+    request.from = {StartPosition::Kind::kOffset, from, 0};
+    ASSIGN_OR_RAISE(auto cursor, changelog_->OpenRead(request));
+    int64_t replayed = 0;
+    while (true) {
+      ASSIGN_OR_RAISE(auto next, cursor->NextDecoded(std::chrono::steady_clock::now()));
+      if (!next) break;
+      const arrow::RecordBatch& batch = *next->batch;
+      const arrow::Array& change = batch.column(change_column);
+      std::vector<kv::KeyWrite> writes;
+      for (int64_t r = 0; r < batch.num_rows(); ++r) {
+        const std::string_view type = change.GetView(r);
+        if (type == kUpdateBefore) continue;
+        kv::KeyWrite w{KeyOf(b, batch, key_columns_, r), std::nullopt};
+        if (type != kDelete) {
+          kv::Row row(static_cast<size_t>(schema.num_fields()));
+          for (int f = 0; f < schema.num_fields(); ++f) {
+            row[static_cast<size_t>(f)] = kv::CellAt(batch.column(f), r);
+          }
+          w.value.emplace();
+          kv::EncodeRow(row, schema, &*w.value);
+        }
+        writes.push_back(std::move(w));
+      }
+      RETURN_NOT_OK(store_->Write(b, writes, next->next_offset));
+      replayed += batch.num_rows();
+    }
+    spdlog::info("table '{}' bucket {}: replayed {} changelog records from offset {}",
+                 descriptor_.name, b, replayed, from);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status CheckPrimaryKeyTable(const catalog::TableDescriptor& descriptor) {
+  const arrow::Schema& schema = *descriptor.schema;
+  if (schema.GetFieldIndex(kChangeTypeColumn) >= 0) {
+    return Status::Invalid("column name " + Quote(kChangeTypeColumn) +
+                           " is reserved in primary-key tables (their changelog adds it)");
+  }
+  for (const auto& name : descriptor.primary_key) {
+    RETURN_NOT_OK(kv::CheckKeyColumnType(schema.field(schema.GetFieldIndex(name))));
+  }
+  RETURN_NOT_OK(ChangelogWriteOptions(descriptor).status());
+  return kv::ParseMergeRules(schema, IndicesOf(schema, descriptor.primary_key),
+                             descriptor.properties)
+      .status();
+}
+
+Result<std::shared_ptr<Table>> OpenPrimaryKeyTable(const catalog::TableDescriptor& descriptor,
+                                                   LogTableOptions changelog,
+                                                   kv::TableStore* store) {
+  RETURN_NOT_OK(CheckPrimaryKeyTable(descriptor));
+  ASSIGN_OR_RAISE(
+      auto rules,
+      kv::ParseMergeRules(*descriptor.schema, IndicesOf(*descriptor.schema, descriptor.primary_key),
+                          descriptor.properties));
+  catalog::TableDescriptor log_descriptor = descriptor;
+  log_descriptor.schema = ChangelogSchema(*descriptor.schema);
+  ASSIGN_OR_RAISE(auto log, OpenLogTable(log_descriptor, std::move(changelog)));
+  ASSIGN_OR_RAISE(auto changelog_options, ChangelogWriteOptions(descriptor));
+  auto table = std::make_shared<PrimaryKeyTable>(descriptor, std::move(log), store,
+                                                 std::move(rules), changelog_options);
+  RETURN_NOT_OK(table->Recover());
+  return std::shared_ptr<Table>(std::move(table));
+}
+
+}  // namespace oxbow::engine::internal

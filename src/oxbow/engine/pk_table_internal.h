@@ -1,0 +1,24 @@
+// The primary-key table (docs/primary-keys.md): current rows in the data dir's key-value store,
+// every change in a changelog that is the table's log, the second kind of engine::Table.
+#pragma once
+
+#include <memory>
+
+#include "oxbow/engine/log_table_internal.h"
+#include "oxbow/kv/store.h"
+
+namespace oxbow::engine::internal {
+
+// The changelog's extra column: "+I", "-U", "+U" or "-D".
+inline constexpr const char* kChangeTypeColumn = "_change_type";
+
+// Checks what only a primary-key table needs (key column types, merge-engine properties);
+// InvalidArgument naming the problem otherwise.
+Status CheckPrimaryKeyTable(const catalog::TableDescriptor& descriptor);
+
+// Opens the table's changelog, then brings its rows in `store` up to the changelog's end.
+Result<std::shared_ptr<Table>> OpenPrimaryKeyTable(const catalog::TableDescriptor& descriptor,
+                                                   LogTableOptions changelog,
+                                                   kv::TableStore* store);
+
+}  // namespace oxbow::engine::internal

@@ -1,0 +1,22 @@
+#include "oxbow/engine/table.h"
+
+namespace oxbow::engine {
+
+namespace {
+
+Status NeedsPrimaryKey(const catalog::TableDescriptor& table, const char* what) {
+  return Status::Invalid("table " + Quote(table.name) + " is a log table: " + what +
+                         " need a primary key");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SnapshotReader>> Table::OpenSnapshot(const SnapshotRequest&) {
+  return NeedsPrimaryKey(descriptor(), "snapshots");
+}
+
+Result<arrow::RecordBatchPtr> Table::Lookup(const LookupRequest&) {
+  return NeedsPrimaryKey(descriptor(), "lookups");
+}
+
+}  // namespace oxbow::engine

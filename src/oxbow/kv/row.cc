@@ -1,0 +1,262 @@
+#include "oxbow/kv/row.h"
+
+#include <cstring>
+
+#include "oxbow/arrow/builder.h"
+
+namespace oxbow::kv {
+
+namespace {
+
+using arrow::TypeId;
+
+// Bytes per value of a fixed-width type (bool: 1); 0 for variable length.
+int32_t FixedWidth(const arrow::DataType& type) {
+  switch (type.id()) {
+    case TypeId::kBool: return 1;
+    case TypeId::kString:
+    case TypeId::kBinary: return 0;
+    case TypeId::kDecimal128:
+    case TypeId::kFixedSizeBinary: return type.byte_width();
+    default: return type.bit_width() / 8;
+  }
+}
+
+void AppendVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+Result<uint64_t> ReadVarint(std::string_view* in) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (in->empty()) return Status::Corruption("row value: truncated varint");
+    const auto byte = static_cast<uint8_t>(in->front());
+    in->remove_prefix(1);
+    v |= static_cast<uint64_t>(byte & 0x7F) << shift;
+    if (!(byte & 0x80)) return v;
+  }
+  return Status::Corruption("row value: varint longer than 10 bytes");
+}
+
+// Big-endian bytes of `v`, `width` bytes long.
+void AppendBigEndian(uint64_t v, int width, std::string* out) {
+  for (int i = width - 1; i >= 0; --i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+template <typename T>
+T Load(const Cell& cell) {
+  T v{};
+  std::memcpy(&v, cell.bytes.data(), sizeof(T));
+  return v;
+}
+
+template <typename T>
+Status AppendNumber(arrow::ArrayBuilder* builder, const Cell& cell) {
+  return static_cast<arrow::NumericBuilder<T>*>(builder)->Append(Load<T>(cell));
+}
+
+Status AppendToBuilder(arrow::ArrayBuilder* builder, const Cell& cell) {
+  if (cell.null) return builder->AppendNull();
+  switch (builder->type().id()) {
+    case TypeId::kBool:
+      return static_cast<arrow::BooleanBuilder*>(builder)->Append(cell.bytes[0] != 0);
+    case TypeId::kInt8: return AppendNumber<int8_t>(builder, cell);
+    case TypeId::kInt16: return AppendNumber<int16_t>(builder, cell);
+    case TypeId::kInt32:
+    case TypeId::kDate32: return AppendNumber<int32_t>(builder, cell);
+    case TypeId::kInt64:
+    case TypeId::kTimestamp: return AppendNumber<int64_t>(builder, cell);
+    case TypeId::kUInt8: return AppendNumber<uint8_t>(builder, cell);
+    case TypeId::kUInt16: return AppendNumber<uint16_t>(builder, cell);
+    case TypeId::kUInt32: return AppendNumber<uint32_t>(builder, cell);
+    case TypeId::kUInt64: return AppendNumber<uint64_t>(builder, cell);
+    case TypeId::kFloat32: return AppendNumber<float>(builder, cell);
+    case TypeId::kFloat64: return AppendNumber<double>(builder, cell);
+    case TypeId::kString:
+    case TypeId::kBinary: return static_cast<arrow::BinaryBuilder*>(builder)->Append(cell.bytes);
+    case TypeId::kDecimal128:
+    case TypeId::kFixedSizeBinary:
+      return static_cast<arrow::FixedSizeBinaryBuilder*>(builder)->Append(cell.bytes);
+  }
+  return Status::Internal("no builder for " + builder->type().ToString());
+}
+
+}  // namespace
+
+Cell CellAt(const arrow::Array& column, int64_t row) {
+  if (column.IsNull(row)) return Cell{};
+  const arrow::DataType& type = column.type();
+  switch (type.id()) {
+    case TypeId::kBool: return Cell{false, std::string(1, column.BoolValue(row) ? 1 : 0)};
+    case TypeId::kString:
+    case TypeId::kBinary:
+    case TypeId::kDecimal128:
+    case TypeId::kFixedSizeBinary: return Cell{false, std::string(column.GetView(row))};
+    default: {
+      const int32_t width = FixedWidth(type);
+      const char* base =
+          reinterpret_cast<const char*>(column.buffer(1)->data()) + (column.offset() + row) * width;
+      return Cell{false, std::string(base, static_cast<size_t>(width))};
+    }
+  }
+}
+
+Status CheckKeyColumnType(const arrow::Field& field) {
+  if (field.type.is_floating()) {
+    return Status::Invalid("primary-key column " + Quote(field.name) + " has type " +
+                           field.type.ToString() +
+                           ", which cannot be a key (NaN and -0.0 make float keys ambiguous)");
+  }
+  return Status::OK();
+}
+
+void AppendKeyPart(const arrow::Array& column, int64_t row, std::string* out) {
+  const arrow::DataType& type = column.type();
+  const Cell cell = CellAt(column, row);
+  switch (type.id()) {
+    case TypeId::kBool: out->push_back(cell.bytes[0]); return;
+    case TypeId::kInt8:
+    case TypeId::kInt16:
+    case TypeId::kInt32:
+    case TypeId::kInt64:
+    case TypeId::kDate32:
+    case TypeId::kTimestamp: {
+      const int width = FixedWidth(type);
+      int64_t v = 0;
+      switch (width) {
+        case 1: v = Load<int8_t>(cell); break;
+        case 2: v = Load<int16_t>(cell); break;
+        case 4: v = Load<int32_t>(cell); break;
+        default: v = Load<int64_t>(cell); break;
+      }
+      // Flipping the sign bit orders negative before positive as unsigned bytes.
+      const uint64_t sign = uint64_t{1} << (8 * width - 1);
+      AppendBigEndian(
+          (static_cast<uint64_t>(v) ^ sign) & (width == 8 ? ~uint64_t{0} : (sign << 1) - 1), width,
+          out);
+      return;
+    }
+    case TypeId::kUInt8:
+    case TypeId::kUInt16:
+    case TypeId::kUInt32:
+    case TypeId::kUInt64: {
+      uint64_t v = 0;
+      std::memcpy(&v, cell.bytes.data(), cell.bytes.size());
+      AppendBigEndian(v, static_cast<int>(cell.bytes.size()), out);
+      return;
+    }
+    case TypeId::kDecimal128: {
+      const auto v = Load<__int128>(cell);
+      const auto u = static_cast<unsigned __int128>(v) ^ (static_cast<unsigned __int128>(1) << 127);
+      AppendBigEndian(static_cast<uint64_t>(u >> 64), 8, out);
+      AppendBigEndian(static_cast<uint64_t>(u), 8, out);
+      return;
+    }
+    case TypeId::kFixedSizeBinary: out->append(cell.bytes); return;
+    case TypeId::kString:
+    case TypeId::kBinary:
+      // 0x00 is escaped as 0x00 0xFF and the value ends with 0x00 0x01, so a value sorts
+      // before every longer value it prefixes and the next column cannot bleed into it.
+      for (char c : cell.bytes) {
+        out->push_back(c);
+        if (c == 0) out->push_back(static_cast<char>(0xFF));
+      }
+      out->push_back(0);
+      out->push_back(1);
+      return;
+    case TypeId::kFloat32:
+    case TypeId::kFloat64: break;  // refused by CheckKeyColumnType
+  }
+}
+
+void EncodeRow(const Row& row, const arrow::Schema& schema, std::string* out) {
+  AppendVarint(row.size(), out);
+  const size_t bitmap_at = out->size();
+  out->append((row.size() + 7) / 8, '\0');
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (row[i].null) {
+      (*out)[bitmap_at + i / 8] = static_cast<char>((*out)[bitmap_at + i / 8] | (1 << (i % 8)));
+      continue;
+    }
+    if (FixedWidth(schema.field(static_cast<int>(i)).type) == 0) {
+      AppendVarint(row[i].bytes.size(), out);
+    }
+    out->append(row[i].bytes);
+  }
+}
+
+Result<Row> DecodeRow(std::string_view in, const arrow::Schema& schema) {
+  ASSIGN_OR_RAISE(uint64_t columns, ReadVarint(&in));
+  if (columns != static_cast<uint64_t>(schema.num_fields())) {
+    return Status::Corruption("row value has " + std::to_string(columns) +
+                              " columns but the table has " + std::to_string(schema.num_fields()));
+  }
+  const size_t bitmap_bytes = (columns + 7) / 8;
+  if (in.size() < bitmap_bytes) return Status::Corruption("row value: truncated null bitmap");
+  const std::string_view bitmap = in.substr(0, bitmap_bytes);
+  in.remove_prefix(bitmap_bytes);
+  Row row(columns);
+  for (size_t i = 0; i < columns; ++i) {
+    if (static_cast<uint8_t>(bitmap[i / 8]) & (1 << (i % 8))) continue;
+    uint64_t length = static_cast<uint64_t>(FixedWidth(schema.field(static_cast<int>(i)).type));
+    if (length == 0) {
+      ASSIGN_OR_RAISE(length, ReadVarint(&in));
+    }
+    if (in.size() < length) {
+      return Status::Corruption("row value: column " +
+                                Quote(schema.field(static_cast<int>(i)).name) + " is truncated");
+    }
+    row[i] = Cell{false, std::string(in.substr(0, length))};
+    in.remove_prefix(length);
+  }
+  if (!in.empty()) {
+    return Status::Corruption("row value has " + std::to_string(in.size()) +
+                              " bytes after its last column");
+  }
+  return row;
+}
+
+Result<RowBatchBuilder> RowBatchBuilder::Make(arrow::SchemaPtr schema, std::vector<int> columns) {
+  RowBatchBuilder b;
+  for (const auto& field : schema->fields()) {
+    ASSIGN_OR_RAISE(auto builder, arrow::ArrayBuilder::Make(field.type));
+    b.builders_.push_back(std::move(builder));
+  }
+  b.schema_ = std::move(schema);
+  b.columns_ = std::move(columns);
+  return b;
+}
+
+Status RowBatchBuilder::Append(const Row& row) {
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    const Cell& cell = row[static_cast<size_t>(columns_[i])];
+    RETURN_NOT_OK(AppendToBuilder(builders_[i].get(), cell));
+    bytes_ += static_cast<int64_t>(cell.bytes.size());
+  }
+  ++rows_;
+  return Status::OK();
+}
+
+Status RowBatchBuilder::AppendCell(int field, const Cell& cell) {
+  bytes_ += static_cast<int64_t>(cell.bytes.size());
+  return AppendToBuilder(builders_[static_cast<size_t>(field)].get(), cell);
+}
+
+Result<arrow::RecordBatchPtr> RowBatchBuilder::Finish() {
+  std::vector<arrow::Array> arrays;
+  for (auto& builder : builders_) {
+    ASSIGN_OR_RAISE(auto array, builder->Finish());
+    arrays.push_back(std::move(array));
+    ASSIGN_OR_RAISE(builder, arrow::ArrayBuilder::Make(arrays.back().type()));
+  }
+  const int64_t rows = arrays.empty() ? 0 : arrays[0].length();
+  rows_ = 0;
+  bytes_ = 0;
+  return arrow::RecordBatch::Make(schema_, rows, std::move(arrays));
+}
+
+}  // namespace oxbow::kv

@@ -1,0 +1,390 @@
+#include "oxbow/kv/store.h"
+
+#include <rocksdb/cache.h>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+#include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/write_buffer_manager.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+
+namespace oxbow::kv {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Where a bucket's applied changelog offset is kept: after every row key, as no bucket number
+// (at most 1024) starts with 0xFF.
+constexpr std::string_view kAppliedPrefix("\xFF\xFF\xFF\xFF", 4);
+
+Status FromRocks(const rocksdb::Status& st, std::string_view what) {
+  if (st.ok()) return Status::OK();
+  const std::string message = "key-value store: " + std::string(what) + ": " + st.ToString();
+  if (st.IsNotFound()) return Status::NotFound(message);
+  if (st.IsCorruption()) return Status::Corruption(message);
+  if (st.IsInvalidArgument()) return Status::Invalid(message);
+  if (st.IsNoSpace()) return Status::ResourceExhausted(message);
+  return Status::IOError(message);
+}
+
+std::string ColumnFamilyName(int64_t table_id) { return "table-" + std::to_string(table_id); }
+
+std::optional<int64_t> TableIdOf(const std::string& cf_name) {
+  if (cf_name.rfind("table-", 0) != 0) return std::nullopt;
+  try {
+    return std::stoll(cf_name.substr(6));
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+void AppendBigEndian32(uint32_t v, std::string* out) {
+  for (int i = 3; i >= 0; --i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+std::string AppliedKey(int32_t bucket) {
+  std::string key(kAppliedPrefix);
+  AppendBigEndian32(static_cast<uint32_t>(bucket), &key);
+  return key;
+}
+
+std::string EncodeOffset(int64_t offset) {
+  std::string out;
+  AppendBigEndian32(static_cast<uint32_t>(static_cast<uint64_t>(offset) >> 32), &out);
+  AppendBigEndian32(static_cast<uint32_t>(offset), &out);
+  return out;
+}
+
+Result<int64_t> DecodeOffset(std::string_view bytes) {
+  if (bytes.size() != 8)
+    return Status::Corruption("key-value store: applied offset is not 8 bytes");
+  uint64_t v = 0;
+  for (char c : bytes) v = (v << 8) | static_cast<uint8_t>(c);
+  return static_cast<int64_t>(v);
+}
+
+Result<std::optional<int64_t>> ReadApplied(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf,
+                                           const rocksdb::ReadOptions& options, int32_t bucket) {
+  std::string value;
+  rocksdb::Status st = db->Get(options, cf, AppliedKey(bucket), &value);
+  if (st.IsNotFound()) return std::optional<int64_t>();
+  RETURN_NOT_OK(FromRocks(st, "reading an applied offset"));
+  ASSIGN_OR_RAISE(int64_t offset, DecodeOffset(value));
+  return std::optional<int64_t>(offset);
+}
+
+// Numbered checkpoint directories, oldest first (".tmp" leftovers of a crash are not listed).
+std::vector<std::pair<int64_t, fs::path>> ListCheckpoints(const fs::path& root) {
+  std::vector<std::pair<int64_t, fs::path>> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    out.emplace_back(std::stoll(name), entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class TableStoreImpl : public TableStore {
+ public:
+  TableStoreImpl(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf) : db_(db), cf_(cf) {}
+
+  Result<std::vector<std::optional<std::string>>> MultiGet(
+      const std::vector<std::string>& keys) override {
+    std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
+    std::vector<rocksdb::PinnableSlice> values(keys.size());
+    std::vector<rocksdb::Status> statuses(keys.size());
+    db_->MultiGet(rocksdb::ReadOptions(), cf_, keys.size(), slices.data(), values.data(),
+                  statuses.data());
+    std::vector<std::optional<std::string>> out(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (statuses[i].IsNotFound()) continue;
+      RETURN_NOT_OK(FromRocks(statuses[i], "reading a row"));
+      out[i] = values[i].ToString();
+    }
+    return out;
+  }
+
+  Status Write(int32_t bucket, const std::vector<KeyWrite>& writes,
+               int64_t applied_offset) override {
+    rocksdb::WriteBatch batch;
+    for (const auto& w : writes) {
+      if (w.value) {
+        RETURN_NOT_OK(FromRocks(batch.Put(cf_, w.key, *w.value), "batching a row"));
+      } else {
+        RETURN_NOT_OK(FromRocks(batch.Delete(cf_, w.key), "batching a delete"));
+      }
+    }
+    RETURN_NOT_OK(
+        FromRocks(batch.Put(cf_, AppliedKey(bucket), EncodeOffset(applied_offset)), "batching"));
+    // No WAL: the changelog is the log; recovery replays it from the applied offsets.
+    rocksdb::WriteOptions options;
+    options.disableWAL = true;
+    return FromRocks(db_->Write(options, &batch), "writing rows");
+  }
+
+  Result<std::optional<int64_t>> AppliedOffset(int32_t bucket) override {
+    return ReadApplied(db_, cf_, rocksdb::ReadOptions(), bucket);
+  }
+
+  class ViewImpl : public View {
+   public:
+    ViewImpl(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf)
+        : db_(db), cf_(cf), snapshot_(db->GetSnapshot()) {
+      options_.snapshot = snapshot_;
+    }
+    ~ViewImpl() override { db_->ReleaseSnapshot(snapshot_); }
+
+    Result<std::optional<int64_t>> AppliedOffset(int32_t bucket) override {
+      return ReadApplied(db_, cf_, options_, bucket);
+    }
+
+    Status Scan(std::string_view prefix, std::string_view start,
+                const std::function<bool(std::string_view, std::string_view)>& fn) override {
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(options_, cf_));
+      const std::string_view from = start.empty() ? prefix : start;
+      for (it->Seek(rocksdb::Slice(from.data(), from.size())); it->Valid(); it->Next()) {
+        const rocksdb::Slice key = it->key();
+        if (!key.starts_with(rocksdb::Slice(prefix.data(), prefix.size()))) break;
+        if (!fn(std::string_view(key.data(), key.size()),
+                std::string_view(it->value().data(), it->value().size()))) {
+          break;
+        }
+      }
+      return FromRocks(it->status(), "scanning rows");
+    }
+
+   private:
+    rocksdb::DB* db_;
+    rocksdb::ColumnFamilyHandle* cf_;
+    const rocksdb::Snapshot* snapshot_;
+    rocksdb::ReadOptions options_;
+  };
+
+  std::unique_ptr<View> NewView() override { return std::make_unique<ViewImpl>(db_, cf_); }
+
+ private:
+  rocksdb::DB* db_;
+  rocksdb::ColumnFamilyHandle* cf_;
+};
+
+}  // namespace
+
+struct Store::Impl {
+  StoreOptions options;
+  fs::path db_path;
+  fs::path checkpoint_root;
+  std::shared_ptr<rocksdb::Cache> cache;
+  std::shared_ptr<rocksdb::WriteBufferManager> write_buffers;
+  rocksdb::ColumnFamilyOptions cf_options;
+  std::unique_ptr<rocksdb::DB> db;
+  std::mutex mu;
+  std::map<int64_t, rocksdb::ColumnFamilyHandle*> families;   // guarded by mu
+  std::map<int64_t, std::unique_ptr<TableStoreImpl>> tables;  // guarded by mu
+  rocksdb::ColumnFamilyHandle* default_family = nullptr;
+  int64_t next_checkpoint = 1;
+  bool closed = false;
+
+  void ReleaseHandles() {
+    for (auto& [id, handle] : families) (void)db->DestroyColumnFamilyHandle(handle);
+    families.clear();
+    if (default_family) (void)db->DestroyColumnFamilyHandle(default_family);
+    default_family = nullptr;
+  }
+};
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Store::~Store() { (void)Close(); }
+
+Result<std::unique_ptr<Store>> Store::Open(StoreOptions options,
+                                           const std::vector<int64_t>& live_table_ids) {
+  auto impl = std::make_unique<Impl>();
+  impl->db_path = fs::path(options.dir) / "kv";
+  impl->checkpoint_root = fs::path(options.dir) / "kv-checkpoints";
+  std::error_code ec;
+  fs::create_directories(impl->checkpoint_root, ec);
+  if (ec) {
+    return Status::IOError("cannot create " + impl->checkpoint_root.string() + ": " + ec.message());
+  }
+  auto checkpoints = ListCheckpoints(impl->checkpoint_root);
+  if (!checkpoints.empty()) impl->next_checkpoint = checkpoints.back().first + 1;
+  if (!fs::exists(impl->db_path / "CURRENT") && !checkpoints.empty()) {
+    // The store is gone: start from the newest checkpoint (its files are immutable, so links
+    // do; the rest is copied).
+    const fs::path& from = checkpoints.back().second;
+    spdlog::warn(
+        "key-value store {} is missing: restoring checkpoint {}; the changelog is "
+        "replayed from its offsets",
+        impl->db_path.string(), from.string());
+    fs::remove_all(impl->db_path, ec);
+    fs::create_directories(impl->db_path, ec);
+    for (const auto& entry : fs::directory_iterator(from)) {
+      const fs::path to = impl->db_path / entry.path().filename();
+      if (entry.path().extension() == ".sst") {
+        fs::create_hard_link(entry.path(), to, ec);
+      } else {
+        fs::copy_file(entry.path(), to, ec);
+      }
+      if (ec) return Status::IOError("restoring checkpoint " + from.string() + ": " + ec.message());
+    }
+  }
+
+  impl->cache = rocksdb::NewLRUCache(static_cast<size_t>(options.block_cache_bytes));
+  // Memtables are charged to the block cache, so the two stay within one budget.
+  impl->write_buffers = std::make_shared<rocksdb::WriteBufferManager>(
+      static_cast<size_t>(options.write_buffer_bytes), impl->cache);
+  rocksdb::BlockBasedTableOptions table_options;
+  table_options.block_cache = impl->cache;
+  table_options.cache_index_and_filter_blocks = true;
+  table_options.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  impl->cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table_options));
+  impl->cf_options.write_buffer_size =
+      static_cast<size_t>(std::max<int64_t>(options.write_buffer_bytes / 4, int64_t{4} << 20));
+  impl->cf_options.compression = rocksdb::kLZ4Compression;
+  impl->cf_options.bottommost_compression = rocksdb::kZSTD;
+
+  rocksdb::DBOptions db_options;
+  db_options.create_if_missing = true;
+  db_options.create_missing_column_families = true;
+  db_options.write_buffer_manager = impl->write_buffers;
+  db_options.max_background_jobs = 2;
+  db_options.info_log_level = rocksdb::WARN_LEVEL;
+  db_options.keep_log_file_num = 2;
+  // Memtables of every table flush together, so all are at one moment after a crash.
+  db_options.atomic_flush = true;
+
+  std::vector<std::string> names;
+  rocksdb::Status listed =
+      rocksdb::DB::ListColumnFamilies(db_options, impl->db_path.string(), &names);
+  if (!listed.ok()) names = {rocksdb::kDefaultColumnFamilyName};
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const auto& name : names) descriptors.emplace_back(name, impl->cf_options);
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  RETURN_NOT_OK(
+      FromRocks(rocksdb::DB::Open(db_options, impl->db_path.string(), descriptors, &handles, &db),
+                "opening " + impl->db_path.string()));
+  impl->db.reset(db);
+  const std::set<int64_t> live(live_table_ids.begin(), live_table_ids.end());
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto id = TableIdOf(names[i]);
+    if (!id) {
+      impl->default_family = handles[i];
+      continue;
+    }
+    if (!live.count(*id)) {
+      RETURN_NOT_OK(FromRocks(impl->db->DropColumnFamily(handles[i]), "dropping " + names[i]));
+      (void)impl->db->DestroyColumnFamilyHandle(handles[i]);
+      continue;
+    }
+    impl->families[*id] = handles[i];
+  }
+  impl->options = std::move(options);
+  return std::unique_ptr<Store>(new Store(std::move(impl)));
+}
+
+Result<TableStore*> Store::OpenTable(int64_t table_id) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (auto it = impl_->tables.find(table_id); it != impl_->tables.end()) return it->second.get();
+  auto family = impl_->families.find(table_id);
+  if (family == impl_->families.end()) {
+    rocksdb::ColumnFamilyHandle* handle = nullptr;
+    RETURN_NOT_OK(FromRocks(
+        impl_->db->CreateColumnFamily(impl_->cf_options, ColumnFamilyName(table_id), &handle),
+        "creating the column family of table id " + std::to_string(table_id)));
+    family = impl_->families.emplace(table_id, handle).first;
+  }
+  auto table = std::make_unique<TableStoreImpl>(impl_->db.get(), family->second);
+  TableStore* out = table.get();
+  impl_->tables[table_id] = std::move(table);
+  return out;
+}
+
+Status Store::DropTable(int64_t table_id) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->tables.erase(table_id);
+  auto family = impl_->families.find(table_id);
+  if (family == impl_->families.end()) return Status::OK();
+  RETURN_NOT_OK(FromRocks(impl_->db->DropColumnFamily(family->second),
+                          "dropping the rows of table id " + std::to_string(table_id)));
+  (void)impl_->db->DestroyColumnFamilyHandle(family->second);
+  impl_->families.erase(family);
+  return Status::OK();
+}
+
+Result<CheckpointInfo> Store::Checkpoint() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  CheckpointInfo info;
+  // Offsets first: the checkpoint taken after holds at least these.
+  for (const auto& [id, handle] : impl_->families) {
+    std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions(), handle));
+    for (it->Seek(rocksdb::Slice(kAppliedPrefix.data(), kAppliedPrefix.size())); it->Valid();
+         it->Next()) {
+      const rocksdb::Slice key = it->key();
+      if (key.size() != kAppliedPrefix.size() + 4) break;
+      int32_t bucket = 0;
+      for (size_t i = kAppliedPrefix.size(); i < key.size(); ++i) {
+        bucket = (bucket << 8) | static_cast<uint8_t>(key[i]);
+      }
+      ASSIGN_OR_RAISE(int64_t offset,
+                      DecodeOffset(std::string_view(it->value().data(), it->value().size())));
+      info.offsets.push_back({id, bucket, offset});
+    }
+    RETURN_NOT_OK(FromRocks(it->status(), "reading applied offsets"));
+  }
+  rocksdb::Checkpoint* raw = nullptr;
+  RETURN_NOT_OK(FromRocks(rocksdb::Checkpoint::Create(impl_->db.get(), &raw), "checkpoint"));
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  const fs::path path = impl_->checkpoint_root / std::to_string(impl_->next_checkpoint++);
+  std::error_code ec;
+  fs::remove_all(path.string() + ".tmp", ec);
+  // log_size_for_flush 0: memtables are flushed first (there is no WAL to copy instead).
+  RETURN_NOT_OK(
+      FromRocks(checkpoint->CreateCheckpoint(path.string(), 0), "checkpoint " + path.string()));
+  info.path = path.string();
+  auto all = ListCheckpoints(impl_->checkpoint_root);
+  for (size_t i = 0; i + static_cast<size_t>(impl_->options.checkpoints_kept) < all.size(); ++i) {
+    fs::remove_all(all[i].second, ec);
+  }
+  return info;
+}
+
+int64_t Store::block_cache_usage() const { return static_cast<int64_t>(impl_->cache->GetUsage()); }
+
+int64_t Store::memtable_usage() const {
+  return static_cast<int64_t>(impl_->write_buffers->memory_usage());
+}
+
+Status Store::Close() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->closed) return Status::OK();
+  impl_->closed = true;
+  impl_->tables.clear();
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  for (auto& [id, handle] : impl_->families) handles.push_back(handle);
+  Status flushed;
+  if (!handles.empty()) {
+    flushed = FromRocks(impl_->db->Flush(rocksdb::FlushOptions(), handles), "flushing");
+  }
+  impl_->ReleaseHandles();
+  Status closed = FromRocks(impl_->db->Close(), "closing");
+  impl_->db.reset();
+  return flushed.ok() ? closed : flushed;
+}
+
+std::string BucketPrefix(int32_t bucket) {
+  std::string out;
+  AppendBigEndian32(static_cast<uint32_t>(bucket), &out);
+  return out;
+}
+
+}  // namespace oxbow::kv

@@ -1,0 +1,113 @@
+// The key-value store of a data dir: one RocksDB instance under <data_dir>/kv with a column
+// family per primary-key table, one shared block cache and one write-buffer budget, and
+// checkpoints under <data_dir>/kv-checkpoints (docs/primary-keys.md). RocksDB's errors are
+// translated into Status here and nowhere else.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oxbow/common/status.h"
+
+namespace oxbow::kv {
+
+struct StoreOptions {
+  // The data dir; the store lives in <dir>/kv and its checkpoints in <dir>/kv-checkpoints.
+  std::string dir;
+  // The block cache every table shares. Default: 256 MiB.
+  int64_t block_cache_bytes = int64_t{256} << 20;
+  // All memtables of all tables together. Default: 128 MiB.
+  int64_t write_buffer_bytes = int64_t{128} << 20;
+  // Checkpoints kept. Default: 2.
+  int checkpoints_kept = 2;
+};
+
+// What a checkpoint covers: per table id and bucket, the changelog offset its state is at.
+struct CheckpointInfo {
+  std::string path;
+  struct Bucket {
+    int64_t table_id;
+    int32_t bucket;
+    int64_t offset;
+  };
+  std::vector<Bucket> offsets;
+};
+
+// One key's write: a value to put, or std::nullopt to delete.
+struct KeyWrite {
+  std::string key;
+  std::optional<std::string> value;
+};
+
+class TableStore;
+
+class Store {
+ public:
+  // Opens <dir>/kv; when it is missing, restores the newest checkpoint into it first (or starts
+  // empty). Column families of tables not in `live_table_ids` (an interrupted drop) are dropped.
+  static Result<std::unique_ptr<Store>> Open(StoreOptions options,
+                                             const std::vector<int64_t>& live_table_ids);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // The store of a table (its column family, created when missing). Lives as long as the Store.
+  Result<TableStore*> OpenTable(int64_t table_id);
+  Status DropTable(int64_t table_id);
+
+  // Takes a checkpoint (flushing every memtable first) and keeps the newest checkpoints_kept.
+  // The offsets it reports are read just before it is taken, so the checkpoint holds at least
+  // them: replaying the changelog from them onto it is safe.
+  Result<CheckpointInfo> Checkpoint();
+
+  // Memory the store uses: block cache usage and memtables.
+  int64_t block_cache_usage() const;
+  int64_t memtable_usage() const;
+
+  // Flushes every memtable, so a restart needs no changelog replay, and closes.
+  Status Close();
+
+  struct Impl;
+
+ private:
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The rows of one table: keys are <bucket: 4 bytes big-endian><encoded primary key>; per bucket
+// the changelog offset the rows are at is stored beside them, written in the same atomic batch.
+class TableStore {
+ public:
+  virtual ~TableStore() = default;
+  // The values of `keys` of one bucket (full encoded keys), in order; std::nullopt if absent.
+  virtual Result<std::vector<std::optional<std::string>>> MultiGet(
+      const std::vector<std::string>& keys) = 0;
+  // Applies `writes` and records that `bucket` is at changelog offset `applied_offset`,
+  // atomically.
+  virtual Status Write(int32_t bucket, const std::vector<KeyWrite>& writes,
+                       int64_t applied_offset) = 0;
+  // The changelog offset `bucket` is at, or std::nullopt when it has never been written.
+  virtual Result<std::optional<int64_t>> AppliedOffset(int32_t bucket) = 0;
+
+  // A consistent view: every bucket's rows and applied offsets as of one moment.
+  class View {
+   public:
+    virtual ~View() = default;
+    virtual Result<std::optional<int64_t>> AppliedOffset(int32_t bucket) = 0;
+    // Calls `fn(key, value)` for each row whose key starts with `prefix`, in key order from
+    // `start` (empty: from the first), until it returns false.
+    virtual Status Scan(std::string_view prefix, std::string_view start,
+                        const std::function<bool(std::string_view, std::string_view)>& fn) = 0;
+  };
+  virtual std::unique_ptr<View> NewView() = 0;
+};
+
+// The key prefix of a bucket's rows.
+std::string BucketPrefix(int32_t bucket);
+
+}  // namespace oxbow::kv

@@ -1,0 +1,219 @@
+#include "oxbow/metrics/metrics.h"
+
+#include <httplib.h>
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "oxbow/common/parse.h"
+
+namespace oxbow::metrics {
+
+namespace {
+
+// Latency buckets in seconds: 100 us to 10 s.
+const prometheus::Histogram::BucketBoundaries kLatencyBuckets = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10};
+
+}  // namespace
+
+struct Metrics::Impl {
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  prometheus::Family<prometheus::Counter>& rows_in =
+      prometheus::BuildCounter()
+          .Name("oxbow_rows_in_total")
+          .Help("Rows appended by acknowledged puts (a primary-key table: changelog records)")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& bytes_in =
+      prometheus::BuildCounter()
+          .Name("oxbow_bytes_in_total")
+          .Help("Arrow IPC body bytes of acknowledged put batches")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& rows_out =
+      prometheus::BuildCounter()
+          .Name("oxbow_rows_out_total")
+          .Help("Rows sent by reads (log, changelog, snapshots, lookups)")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& bytes_out =
+      prometheus::BuildCounter()
+          .Name("oxbow_bytes_out_total")
+          .Help("Arrow IPC body bytes sent by reads")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& errors =
+      prometheus::BuildCounter()
+          .Name("oxbow_request_errors_total")
+          .Help("Calls that failed, by operation and status code")
+          .Register(*registry);
+  prometheus::Family<prometheus::Histogram>& put_latency =
+      prometheus::BuildHistogram()
+          .Name("oxbow_produce_latency_seconds")
+          .Help("Time from receiving a put batch to acknowledging it")
+          .Register(*registry);
+  prometheus::Family<prometheus::Histogram>& fetch_latency =
+      prometheus::BuildHistogram()
+          .Name("oxbow_fetch_latency_seconds")
+          .Help(
+              "Time to get one read batch ready to send (a follower's wait for new data excluded)")
+          .Register(*registry);
+  prometheus::Family<prometheus::Histogram>& fsync_latency =
+      prometheus::BuildHistogram()
+          .Name("oxbow_fsync_latency_seconds")
+          .Help("Duration of each fsync of a log segment")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& follow_readers = prometheus::BuildGauge()
+                                                              .Name("oxbow_follow_readers")
+                                                              .Help("Open following reads")
+                                                              .Register(*registry);
+  prometheus::Histogram& fsync = fsync_latency.Add({}, kLatencyBuckets);
+};
+
+Metrics::Metrics() : impl_(std::make_unique<Impl>()) {}
+Metrics::~Metrics() = default;
+
+void Metrics::AddPut(const std::string& table, int64_t rows, int64_t bytes, double seconds) {
+  impl_->rows_in.Add({{"table", table}}).Increment(static_cast<double>(rows));
+  impl_->bytes_in.Add({{"table", table}}).Increment(static_cast<double>(bytes));
+  impl_->put_latency.Add({{"table", table}}, kLatencyBuckets).Observe(seconds);
+}
+
+void Metrics::AddFetch(const std::string& table, int64_t rows, int64_t bytes, double seconds) {
+  impl_->rows_out.Add({{"table", table}}).Increment(static_cast<double>(rows));
+  impl_->bytes_out.Add({{"table", table}}).Increment(static_cast<double>(bytes));
+  impl_->fetch_latency.Add({{"table", table}}, kLatencyBuckets).Observe(seconds);
+}
+
+void Metrics::AddFollowReaders(const std::string& table, int delta) {
+  impl_->follow_readers.Add({{"table", table}}).Increment(delta);
+}
+
+void Metrics::AddError(const std::string& operation, std::string_view code) {
+  impl_->errors.Add({{"operation", operation}, {"code", std::string(code)}}).Increment();
+}
+
+void Metrics::ObserveFsync(double seconds) { impl_->fsync.Observe(seconds); }
+
+void Metrics::ForgetTable(const std::string& table) {
+  auto forget = [&](auto& family, const prometheus::Labels& labels) {
+    if (family.Has(labels)) family.Remove(&family.Add(labels));
+  };
+  const prometheus::Labels labels{{"table", table}};
+  forget(impl_->rows_in, labels);
+  forget(impl_->bytes_in, labels);
+  forget(impl_->rows_out, labels);
+  forget(impl_->bytes_out, labels);
+  forget(impl_->follow_readers, labels);
+  for (auto* family : {&impl_->put_latency, &impl_->fetch_latency}) {
+    if (family->Has(labels)) family->Remove(&family->Add(labels, kLatencyBuckets));
+  }
+}
+
+std::string Metrics::Render(const std::vector<Sample>& samples) const {
+  std::vector<prometheus::MetricFamily> families = impl_->registry->Collect();
+  std::map<std::string, size_t> index;
+  for (const auto& s : samples) {
+    auto [it, added] = index.emplace(s.name, families.size());
+    if (added) {
+      prometheus::MetricFamily family;
+      family.name = s.name;
+      family.help = s.help;
+      family.type = s.counter ? prometheus::MetricType::Counter : prometheus::MetricType::Gauge;
+      families.push_back(std::move(family));
+    }
+    prometheus::ClientMetric metric;
+    for (const auto& [name, value] : s.labels) metric.label.push_back({name, value});
+    if (s.counter) {
+      metric.counter.value = s.value;
+    } else {
+      metric.gauge.value = s.value;
+    }
+    families[it->second].metric.push_back(std::move(metric));
+  }
+  return prometheus::TextSerializer().Serialize(families);
+}
+
+struct MetricsServer::Impl {
+  httplib::Server http;
+  std::thread thread;
+};
+
+Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& listen,
+                                                            std::function<std::string()> page,
+                                                            std::function<bool()> ready) {
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos) {
+    return Status::Invalid("metrics listen address " + Quote(listen) + " must be host:port");
+  }
+  const std::string host = listen.substr(0, colon);
+  ASSIGN_OR_RAISE(int32_t port, ParseInt32(listen.substr(colon + 1)));
+  std::unique_ptr<MetricsServer> server(new MetricsServer());
+  server->impl_ = std::make_unique<Impl>();
+  httplib::Server& http = server->impl_->http;
+  // httplib's default also sets SO_REUSEPORT, which lets a second server share the port
+  // silently; a taken port must be an error.
+  http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  http.Get("/metrics", [page](const httplib::Request&, httplib::Response& response) {
+    response.set_content(page(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  http.Get("/healthz", [](const httplib::Request&, httplib::Response& response) {
+    response.set_content("ok\n", "text/plain");
+  });
+  http.Get("/readyz", [ready](const httplib::Request&, httplib::Response& response) {
+    const bool is_ready = ready();
+    response.status = is_ready ? 200 : 503;
+    response.set_content(is_ready ? "ready\n" : "recovering\n", "text/plain");
+  });
+  const int bound =
+      port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
+  if (bound < 0) {
+    return Status::IOError("cannot listen for metrics on " + listen +
+                           " (in use? --metrics-listen picks another)");
+  }
+  server->port_ = bound;
+  server->impl_->thread = std::thread([s = server.get()] { s->impl_->http.listen_after_bind(); });
+  // stop() before the loop runs would be lost and Stop() would wait forever.
+  while (!http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return server;
+}
+
+MetricsServer::~MetricsServer() { Stop(); }
+
+void MetricsServer::Stop() {
+  if (!impl_) return;
+  impl_->http.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+int64_t ProcessRssBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      return std::stoll(line.substr(6)) * 1024;  // "VmRSS:   123456 kB"
+    }
+  }
+  return 0;
+}
+
+int64_t ProcessOpenFiles() {
+  std::error_code ec;
+  int64_t count = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace oxbow::metrics

@@ -1,0 +1,81 @@
+// Metrics of oxbowd (docs/metrics.md): the counters and histograms the front ends and the logs
+// report into, the values read at scrape time, and the Prometheus text page of both, served
+// with /healthz and /readyz by MetricsServer. prometheus-cpp and the HTTP library stay inside.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "oxbow/common/status.h"
+
+namespace oxbow::metrics {
+
+// A value read at scrape time (offsets, log sizes, lake lag, memory).
+struct Sample {
+  std::string name;  // e.g. "oxbow_log_size_bytes"
+  std::string help;
+  bool counter = false;  // a counter (only rises), else a gauge
+  std::vector<std::pair<std::string, std::string>> labels;
+  double value = 0;
+};
+
+class Metrics {
+ public:
+  Metrics();
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // One acknowledged put batch of `table`: its rows, bytes and receipt-to-ack time.
+  void AddPut(const std::string& table, int64_t rows, int64_t bytes, double seconds);
+  // One batch a read sent, and how long getting it ready took.
+  void AddFetch(const std::string& table, int64_t rows, int64_t bytes, double seconds);
+  // A following reader of `table` started (+1) or ended (-1).
+  void AddFollowReaders(const std::string& table, int delta);
+  // A failed call of a front end: `operation` is "put", "fetch", "lookup" or "action", `code`
+  // the status code's name (labels stay bounded: no table, which may not even exist).
+  void AddError(const std::string& operation, std::string_view code);
+  // One fsync of a log segment.
+  void ObserveFsync(double seconds);
+  // Drops every series labelled with `table` (a dropped table).
+  void ForgetTable(const std::string& table);
+
+  // The Prometheus text exposition of every series plus `samples`.
+  std::string Render(const std::vector<Sample>& samples) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// What the metrics listener serves: GET /metrics (Prometheus text), /healthz (200 while the
+// process runs) and /readyz (200 once `ready` says so, else 503).
+class MetricsServer {
+ public:
+  // Binds `listen` ("host:port"; port 0 picks one) and serves on a thread of its own.
+  static Result<std::unique_ptr<MetricsServer>> Start(const std::string& listen,
+                                                      std::function<std::string()> page,
+                                                      std::function<bool()> ready);
+  ~MetricsServer();
+  int port() const { return port_; }
+  void Stop();
+
+  struct Impl;
+
+ private:
+  MetricsServer() = default;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+// The process's resident set size and open file descriptors, from /proc/self.
+int64_t ProcessRssBytes();
+int64_t ProcessOpenFiles();
+
+}  // namespace oxbow::metrics

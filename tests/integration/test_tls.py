@@ -1,0 +1,84 @@
+"""TLS on the Flight endpoint with certificates the test makes itself (openssl): pyarrow over
+grpc+tls reads and writes, a plaintext client is refused, and mutual TLS refuses a client
+without a certificate from the configured CA."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+
+import pyarrow as pa
+import pyarrow.flight as fl
+import pytest
+
+from oxbowd_harness import OxbowServer
+
+
+def openssl(*args, cwd):
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory) -> pathlib.Path:
+    """A CA, a server certificate for 127.0.0.1 and a client certificate, both signed by it."""
+    d = tmp_path_factory.mktemp("pki")
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=oxbow-test-ca",
+            "-keyout", "ca.key", "-out", "ca.pem", cwd=d)
+    (d / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    for name in ("server", "client"):
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={name}",
+                "-keyout", f"{name}.key", "-out", f"{name}.csr", cwd=d)
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                "-CAcreateserial", "-days", "2", "-extfile", "san.cnf", "-out", f"{name}.pem", cwd=d)
+    return d
+
+
+def tls_server(make_server, pki, mutual=False) -> OxbowServer:
+    args = ["--tls-cert", str(pki / "server.pem"), "--tls-key", str(pki / "server.key")]
+    if mutual:
+        args += ["--tls-client-ca", str(pki / "ca.pem")]
+    client_args = {"tls_root_certs": (pki / "ca.pem").read_bytes()}
+    if mutual:
+        client_args.update(cert_chain=(pki / "client.pem").read_bytes(),
+                           private_key=(pki / "client.key").read_bytes())
+    return make_server(extra_args=tuple(args), client_args=client_args)
+
+
+def roundtrip(server) -> None:
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    server.create_table("tls.t", schema)
+    server.put("tls.t", [pa.record_batch([pa.array(range(10), pa.int64())], schema=schema)])
+    assert server.read_all("tls.t").column("id").to_pylist() == list(range(10))
+
+
+def test_tls_serves_pyarrow_and_refuses_plaintext(make_server, pki):
+    server = tls_server(make_server, pki)
+    assert server.location.startswith("grpc+tls://")
+    roundtrip(server)
+    plain = fl.FlightClient(f"grpc://127.0.0.1:{server.port}")
+    with pytest.raises(pa.ArrowException):
+        list(plain.list_actions(options=fl.FlightCallOptions(timeout=2.0)))
+    untrusting = fl.FlightClient(server.location)  # no root certificate: the CA is unknown
+    with pytest.raises(pa.ArrowException):
+        list(untrusting.list_actions(options=fl.FlightCallOptions(timeout=2.0)))
+
+
+def test_mutual_tls_needs_a_client_certificate(make_server, pki):
+    server = tls_server(make_server, pki, mutual=True)
+    roundtrip(server)
+    anonymous = fl.FlightClient(server.location, tls_root_certs=(pki / "ca.pem").read_bytes())
+    with pytest.raises(pa.ArrowException):
+        list(anonymous.list_actions(options=fl.FlightCallOptions(timeout=2.0)))
+
+
+def test_bad_tls_flags_are_refused(oxbowd_bin, tmp_path, pki):
+    def run(*args):
+        return subprocess.run([str(oxbowd_bin), "--data-dir", str(tmp_path / "d"), "--listen",
+                               "127.0.0.1:0", "--metrics-listen", "", *args],
+                              capture_output=True, timeout=20, text=True)
+    only_cert = run("--tls-cert", str(pki / "server.pem"))
+    assert only_cert.returncode != 0 and "both --tls-cert and --tls-key" in only_cert.stdout + only_cert.stderr
+    missing = run("--tls-cert", str(tmp_path / "nope.pem"), "--tls-key", str(pki / "server.key"))
+    assert missing.returncode != 0 and "nope.pem" in missing.stdout + missing.stderr
+    mismatched = run("--tls-cert", str(pki / "server.pem"), "--tls-key", str(pki / "client.key"))
+    assert mismatched.returncode != 0

@@ -188,8 +188,8 @@ TEST_F(RestTest, UnreadableMetadataIsAServerErrorNamingTheFile) {
   auto pointer = node_->LakeCatalog()->CurrentMetadata({"shop", "returns"});
   ASSERT_TRUE(pointer.ok());
   std::filesystem::resize_file(pointer->location, 3);  // "{\n " or so: no longer JSON
-  std::string message = ExpectError(Call("GET", "/v1/namespaces/shop/tables/returns"), 500,
-                                    "InternalServerError");
+  std::string message =
+      ExpectError(Call("GET", "/v1/namespaces/shop/tables/returns"), 500, "InternalServerError");
   EXPECT_NE(message.find(pointer->location), std::string::npos) << message;
   EXPECT_NE(message.find("is not a JSON object"), std::string::npos) << message;
 }

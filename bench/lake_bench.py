@@ -2,15 +2,19 @@
 """Lake freshness: how long after its ack a row is visible in a fresh pyiceberg scan, at steady
 ingest rates; what tiering costs the producers; and how big the lake's metadata stays.
 
-    python bench/lake_bench.py [--quick] [--rates 10,50] [--seconds 30] [--soak-commits 3600]
+    python bench/lake_bench.py [--quick] [--rates 50,100] [--seconds 30] [--ratio-runs 3]
+                               [--mixed-tables 20] [--mixed-hot-rate 80] [--soak-commits 3600]
 
 For each rate (MB/s of Arrow buffers) producers write 1 MB batches at that pace for --seconds.
 Each batch carries its sequence number in column `seq` and is timestamped at its ack. A poller
 loops: describe_table -> metadata_location -> StaticTable.from_metadata(...).scan(seq >= the
 first unseen) and stamps every newly visible seq; latency = visible - ack (p50/p99; the median time
-of one metadata load + scan is printed, since it bounds the resolution). Then the producers run flat out for
---seconds into a table with lake.enabled "true" and one with "false": the throughput ratio is
-the tiering's dead-time. The soak phase runs --soak-commits commits at a 100 ms freshness with
+of one metadata load + scan is printed, since it bounds the resolution). The mixed run measures
+the same for --mixed-tables tables at once: one hot at --mixed-hot-rate MB/s and the rest
+getting a 100 KB batch per second each (their producers and pollers run in a second process, so
+their pyiceberg scans do not queue behind the hot table's on one GIL). Then the producers run
+flat out for --seconds into a table with lake.enabled "true" and one with "false", --ratio-runs
+times: the throughput ratio is the tiering's dead-time. The soak phase runs --soak-commits commits at a 100 ms freshness with
 maintenance every second and reports data files, manifests and metadata.json size at the end,
 i.e. what an hour of 1 s commits leaves behind, compressed in time.
 Binaries come from $OXBOW_BUILD_DIR (default <repo>/build/release).
@@ -22,10 +26,12 @@ import argparse
 import array
 import base64
 import json
+import multiprocessing
 import os
 import pathlib
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -79,26 +85,27 @@ def create(server: Oxbowd, table: str, schema: pa.Schema, lake: bool) -> None:
 
 
 class Producer:
-    """Writes batches at `rate_mb` MB/s (0: flat out) until stopped; records ack times by seq."""
+    """Writes batches of `rows` rows at `rate_mb` MB/s (0: flat out) until stopped; records ack
+    times by seq."""
 
     def __init__(self, address: str, table: str, schema: pa.Schema, rate_mb: float, first_seq: int,
-                 stride: int):
+                 stride: int, rows: int = ROWS_PER_MB):
         self.acks: dict[int, float] = {}
         self.bytes = 0
-        self._args = (address, table, schema, rate_mb, first_seq, stride)
+        self._args = (address, table, schema, rate_mb, first_seq, stride, rows)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self):
-        address, table, schema, rate_mb, seq, stride = self._args
+        address, table, schema, rate_mb, seq, stride, rows = self._args
         client = fl.FlightClient(f"grpc://{address}")
         writer, reader = client.do_put(fl.FlightDescriptor.for_path(*table.split(".")), schema)
-        batch = make_batch(schema, 0, ROWS_PER_MB)
+        batch = make_batch(schema, 0, rows)
         size = batch_bytes(batch)
         start = time.perf_counter()
         while not self._stop.is_set():
-            batch = make_batch(schema, seq, ROWS_PER_MB)
+            batch = make_batch(schema, seq, rows)
             writer.write_batch(batch)
             reader.read()
             self.acks[seq] = time.time()
@@ -116,11 +123,22 @@ class Producer:
         self._thread.join()
 
 
-def lake_state(server: Oxbowd, table: str) -> dict:
+class Actions:
+    """The Flight actions of an oxbowd at `address` (an Oxbowd object stays in its process)."""
+
+    def __init__(self, address: str):
+        self.client = fl.FlightClient(f"grpc://{address}")
+
+    def action(self, name: str, body: dict) -> dict:
+        results = self.client.do_action(fl.Action(name, json.dumps(body).encode()))
+        return json.loads(b"".join(r.body.to_pybytes() for r in results))
+
+
+def lake_state(server, table: str) -> dict:
     return server.action("describe_table", {"table": table})["lake"]
 
 
-def poll_visibility(server: Oxbowd, table: str, stop: threading.Event, seen: dict,
+def poll_visibility(server, table: str, stop: threading.Event, seen: dict,
                     polls: list) -> None:
     next_unseen = 0
     last_location = None
@@ -142,21 +160,64 @@ def poll_visibility(server: Oxbowd, table: str, stop: threading.Event, seen: dic
             polls.append(time.time() - start)
 
 
+# Where the tiering threads' CPU goes, by the first rule (in order) that matches a sample's call
+# stack. libzstd and zlib are built without frame pointers, so their samples lose their callers;
+# only the lake compresses and checksums pages in oxbowd (the log uses CRC-32C), so a sample
+# whose leaf is in them is counted as the tiering's.
+PROFILE_RULES = [
+    ("fsync of data files and metadata", ("fdatasync", "fsync")),
+    ("write(2) into the page cache", ("pwrite", "ext4_buffered_write", "vfs_write")),
+    ("zstd (compression; compaction's decompression)", ("libzstd",)),
+    ("page CRC-32 (zlib)", ("crc32_z",)),
+    ("Avro manifests and manifest lists", ("Manifest", "avro::")),
+    ("metadata JSON", ("ToJson", "FromJson", "nlohmann")),
+    ("compaction's read and re-encode", ("Compact",)),
+    ("Parquet encoding (values, dictionary, RLE, buffers)", ("parquet::",)),
+    ("log read + IPC decode + lake batch", ("NextDecoded", "ToLakeBatch", "LogReadCursor")),
+]
+
+
+def profile_summary(perf_data: str, seconds: float) -> list:
+    """(category, share of the tiering threads' samples), after the tiering's share of oxbowd's
+    samples and the cores it used over the `seconds` recorded (499 samples a CPU second)."""
+    text = subprocess.run(["perf", "script", "-i", perf_data, "-F", "comm,ip,sym,dso"],
+                          capture_output=True, text=True, check=True).stdout
+    counts: dict[str, int] = {}
+    tiering = total = 0
+    for sample in text.split("\n\n"):
+        frames = sample.strip().split("\n")[1:]
+        if not frames:
+            continue
+        total += 1
+        stack = "\n".join(frames)
+        if not ("TieringService" in stack or "TierRound" in stack or "Compact" in stack
+                or "libzstd" in frames[0] or "crc32_z" in frames[0]):
+            continue
+        tiering += 1
+        name = next((n for n, keys in PROFILE_RULES
+                     if any(k in (frames[0] if k in ("libzstd", "crc32_z") else stack)
+                            for k in keys)), "other")
+        counts[name] = counts.get(name, 0) + 1
+    shares = sorted(((n, c / max(1, tiering)) for n, c in counts.items()), key=lambda x: -x[1])
+    return [("tiering threads, of all oxbowd samples", tiering / max(1, total)),
+            ("tiering threads, CPU in % of one core", tiering / 499 / seconds)] + shares
+
+
 def percentile(values: list, p: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(p / 100 * len(values)))]
 
 
-def freshness(server: Oxbowd, rate: float, seconds: float, producers: int) -> dict:
-    table = f"{TABLE}_{int(rate)}"
+def measure_visibility(server, address: str, table: str, rate: float, seconds: float,
+                       producers: int, rows: int = ROWS_PER_MB) -> dict:
+    """Produces into `table` (created) at `rate` MB/s for `seconds` while polling the lake."""
     schema = make_schema()
-    create(server, table, schema, lake=True)
     seen: dict[int, float] = {}
     polls: list[float] = []
     stop = threading.Event()
     poller = threading.Thread(target=poll_visibility, args=(server, table, stop, seen, polls))
     poller.start()
-    workers = [Producer(server.address, table, schema, rate / producers, i, producers)
+    workers = [Producer(address, table, schema, rate / producers, i, producers, rows)
                for i in range(producers)]
     time.sleep(seconds)
     for w in workers:
@@ -167,16 +228,74 @@ def freshness(server: Oxbowd, rate: float, seconds: float, producers: int) -> di
         time.sleep(0.05)
     stop.set()
     poller.join()
-    latencies = [seen[s] - t for s, t in acks.items() if s in seen]
+    latencies = [seen[s] - t for s, t in acks.items() if s in seen] or [float("nan")]
     sent = sum(w.bytes for w in workers)
-    return {"rate_target_mb_s": rate, "rate_mb_s": sent / 1e6 / seconds, "batches": len(acks),
-            "visible": len(latencies), "p50_ms": 1000 * percentile(latencies, 50),
+    return {"table": table, "rate_target_mb_s": rate, "rate_mb_s": sent / 1e6 / seconds,
+            "batches": len(acks), "visible": sum(1 for s in acks if s in seen),
+            "p50_ms": 1000 * percentile(latencies, 50),
             "p99_ms": 1000 * percentile(latencies, 99), "max_ms": 1000 * max(latencies),
             "poll_ms": 1000 * statistics.median(polls) if polls else 0.0}
 
 
-def throughput(server: Oxbowd, lake: bool, seconds: float, producers: int) -> float:
-    table = f"{TABLE}_{'on' if lake else 'off'}"
+def freshness(server: Oxbowd, rate: float, seconds: float, producers: int,
+              profile: str = "") -> dict:
+    """The ack -> visible run at `rate`; with `profile`, perf records oxbowd (from 1 s in, for
+    all but the last 2 s of the run) into that file."""
+    table = f"{TABLE}_{int(rate)}"
+    create(server, table, make_schema(), lake=True)
+    perf = None
+    recorded = max(1.0, seconds - 3)
+    if profile:
+        perf = subprocess.Popen(
+            ["perf", "record", "-q", "-F", "499", "-g", "-e", "cpu-clock", "-p",
+             str(server.proc.pid), "-o", profile, "--", "sleep", str(recorded)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    result = measure_visibility(server, server.address, table, rate, seconds, producers)
+    if perf:
+        perf.wait()
+        result["profile"] = profile_summary(profile, recorded)
+    return result
+
+
+def trickle_process(address: str, tables: list, rate: float, seconds: float, rows: int,
+                    results) -> None:
+    """The trickling tables of the mixed run, in their own process (pyiceberg scans hold the
+    GIL): one producer and one poller per table; puts the per-table results on `results`."""
+    actions = Actions(address)
+    out = [None] * len(tables)
+
+    def run(i: int, table: str):
+        out[i] = measure_visibility(actions, address, table, rate, seconds, 1, rows)
+
+    threads = [threading.Thread(target=run, args=(i, t)) for i, t in enumerate(tables)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    results.put(out)
+
+
+def mixed_load(server: Oxbowd, hot_rate: float, trickles: int, seconds: float,
+               producers: int) -> list:
+    """One hot table at `hot_rate` MB/s beside `trickles` tables getting a 100 KB batch every
+    second, all at once; each table's ack -> visible."""
+    hot = f"{TABLE}_mixed_hot"
+    cold = [f"{TABLE}_mixed_{i:02d}" for i in range(trickles)]
+    for table in [hot, *cold]:
+        create(server, table, make_schema(), lake=True)
+    context = multiprocessing.get_context("spawn")  # no fork of a process running gRPC threads
+    results = context.Queue()
+    child = context.Process(target=trickle_process,
+                            args=(server.address, cold, 0.1, seconds, ROWS_PER_MB // 10, results))
+    child.start()
+    out = [measure_visibility(server, server.address, hot, hot_rate, seconds, producers)]
+    out.extend(results.get())
+    child.join()
+    return out
+
+
+def throughput(server: Oxbowd, lake: bool, seconds: float, producers: int, run: int) -> float:
+    table = f"{TABLE}_{'on' if lake else 'off'}_{run}"
     schema = make_schema()
     create(server, table, schema, lake=lake)
     workers = [Producer(server.address, table, schema, 0, i, producers) for i in range(producers)]
@@ -241,33 +360,64 @@ def soak(workdir: pathlib.Path, commits: int, producers: int) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="seconds, not minutes (CI)")
-    parser.add_argument("--rates", default="10,50", help="MB/s, comma-separated")
+    parser.add_argument("--rates", default="50,100", help="MB/s, comma-separated")
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--producers", type=int, default=2)
+    parser.add_argument("--ratio-runs", type=int, default=3,
+                        help="flat-out tiering on/off pairs (the target holds in every one)")
+    parser.add_argument("--mixed-tables", type=int, default=20,
+                        help="tables of the mixed run: one hot, the rest trickling (0: skip)")
+    parser.add_argument("--mixed-hot-rate", type=float, default=80, help="MB/s into the hot table")
     parser.add_argument("--soak-commits", type=int, default=3600)
     parser.add_argument("--workdir", default=str(REPO_ROOT / "build"))
+    parser.add_argument("--profile", default="",
+                        help="perf-record oxbowd during the last --rates run into this file and "
+                             "print where the tiering's CPU goes (needs perf)")
+    parser.add_argument("--oxbowd-arg", action="append", default=[],
+                        help="extra oxbowd flag, e.g. --oxbowd-arg=--log-level=debug")
     args = parser.parse_args()
     if args.quick:
         args.rates, args.seconds, args.soak_commits = "5", 3, 30
+        args.ratio_runs, args.mixed_tables, args.mixed_hot_rate = 1, 3, 5
     workdir = pathlib.Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
 
     data = pathlib.Path(tempfile.mkdtemp(prefix="oxbow-lake-", dir=workdir))
     server = Oxbowd(data / "data", data / "oxbowd.log",
-                    extra_args=["--warehouse", str(data / "warehouse")])
+                    extra_args=["--warehouse", str(data / "warehouse"), *args.oxbowd_arg])
     rss = RssSampler(server.proc.pid)
     try:
         print(f"lake_bench: ack -> visible in a fresh pyiceberg scan "
               f"({args.producers} producers, 1 MB batches, freshness 1 s)")
-        for rate in [float(r) for r in args.rates.split(",")]:
-            r = freshness(server, rate, args.seconds, args.producers)
+        rates = [float(r) for r in args.rates.split(",")]
+        for i, rate in enumerate(rates):
+            r = freshness(server, rate, args.seconds, args.producers,
+                          args.profile if i == len(rates) - 1 else "")
             print(f"  {r['rate_target_mb_s']:5.0f} MB/s target ({r['rate_mb_s']:.1f} achieved): "
                   f"p50 {r['p50_ms']:.0f} ms, p99 {r['p99_ms']:.0f} ms, max {r['max_ms']:.0f} ms "
                   f"over {r['visible']}/{r['batches']} batches; poll {r['poll_ms']:.0f} ms")
-        on = throughput(server, True, args.seconds, args.producers)
-        off = throughput(server, False, args.seconds, args.producers)
-        print(f"  produce flat out: tiering on {on:.0f} MB/s, off {off:.0f} MB/s, "
-              f"ratio on/off {on / off:.2f}")
+            for name, share in r.get("profile", []):
+                print(f"    profile: {name}: {100 * share:.1f}%")
+        if args.mixed_tables > 0:
+            mixed = mixed_load(server, args.mixed_hot_rate, args.mixed_tables - 1, args.seconds,
+                               args.producers)
+            print(f"  mixed load: {args.mixed_tables} tables, one at {args.mixed_hot_rate:.0f} MB/s, "
+                  f"{args.mixed_tables - 1} getting a 100 KB batch per second (ack -> visible):")
+            for r in mixed:
+                print(f"    {r['table']:24s} {r['rate_mb_s']:6.1f} MB/s: p50 {r['p50_ms']:5.0f} ms, "
+                      f"p99 {r['p99_ms']:5.0f} ms over {r['visible']}/{r['batches']} batches; "
+                      f"poll {r['poll_ms']:.0f} ms")
+            worst = max(mixed, key=lambda r: r["p99_ms"])
+            print(f"  mixed load: worst p99 {worst['p99_ms']:.0f} ms ({worst['table']})")
+        ratios = []
+        for run in range(args.ratio_runs):
+            on = throughput(server, True, args.seconds, args.producers, run)
+            off = throughput(server, False, args.seconds, args.producers, run)
+            ratios.append(on / off)
+            print(f"  produce flat out, run {run + 1}: tiering on {on:.0f} MB/s, off {off:.0f} MB/s, "
+                  f"ratio on/off {on / off:.2f}")
+        print(f"  produce flat out: ratio on/off median {statistics.median(ratios):.2f}, "
+              f"{sum(r >= 0.9 for r in ratios)}/{len(ratios)} runs >= 0.9")
         print(f"  oxbowd RSS peak {rss.stop() / 1e6:.0f} MB, of which anonymous now "
               f"{proc_status(server.proc.pid, 'RssAnon') / 1e6:.0f} MB (the rest is mapped log "
               f"segments: page cache)")

@@ -2,7 +2,7 @@
 """Parquet write and read: Oxbow (bench/parquet_bench, C++) and pyarrow.parquet side by side.
 
     python bench/parquet_bench.py [--quick] [--reps 3] [--rounds 2] [--codecs zstd,snappy]
-                                  [--page-checksums on|off] [--baseline-build DIR]
+                                  [--page-checksums on|off] [--baseline-build DIR] [--clock wall|cpu]
 
 The C++ program generates the 20-column dataset of bench/datagen.h as an uncompressed Arrow IPC
 file (about 1 GB; --quick: about 3 MB); pyarrow reads that file. For each codec (ZSTD level 1,
@@ -14,7 +14,9 @@ file and Oxbow's file from memory, all columns, single-threaded (pyarrow: read_t
 use_threads=False), cpu and io thread counts 1), verifying page checksums when they are on
 (pyarrow: page_checksum_verification). Each timing is the best of --reps runs in each of
 --rounds rounds that alternate Oxbow and pyarrow. MB/s = the dataset's Arrow size
-(Table.nbytes, 10^6 bytes) over time. Oxbow's files are checked to read back in pyarrow equal to
+(Table.nbytes, 10^6 bytes) over time: wall time, or with --clock cpu the process's CPU time
+(Oxbow: CLOCK_PROCESS_CPUTIME_ID; pyarrow: time.process_time()), which on a machine shared
+with other work measures the code rather than the queue for a core. Oxbow's files are checked to read back in pyarrow equal to
 the dataset.
 
 --baseline-build DIR also runs DIR/bench/parquet_bench, an older build of the C++ side, in the
@@ -61,13 +63,17 @@ def run_cpp(args: list[str], binary: pathlib.Path | None = None) -> list[dict]:
     return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
 
 
-def timed(reps: int, fn) -> float:
-    """Best of `reps` runs of fn(); whatever fn returns is freed outside the clock."""
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def timed(reps: int, fn, clock: str = "wall") -> float:
+    """Best of `reps` runs of fn() on `clock`; whatever fn returns is freed outside the clock."""
+    now = CLOCKS[clock]
     best = float("inf")
     for _ in range(reps):
-        start = time.perf_counter()
+        start = now()
         keep = fn()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, now() - start)
         del keep
     return best
 
@@ -97,6 +103,9 @@ def main() -> int:
                         help="write and verify page CRCs, both sides (default on)")
     parser.add_argument("--baseline-build", help="an older build dir whose bench/parquet_bench runs alongside")
     parser.add_argument("--workdir", help="where the data files go (default: a temp dir, removed)")
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                        help="time each run by the wall clock (default) or by the process's CPU "
+                             "time, which a loaded machine's waits for a core do not inflate")
     args = parser.parse_args()
     reps = args.reps or (1 if args.quick else 3)
     rounds = args.rounds or (1 if args.quick else 2)
@@ -147,13 +156,16 @@ def main() -> int:
                 cmd += ["--write-out", own]
             for rec in run_cpp(cmd, binary):
                 acc = timings[side]
+                if args.clock == "cpu" and "cpu_best" not in rec:
+                    sys.exit(f"parquet_bench.py: {binary} reports no CPU times (older than --clock cpu)")
+                seconds = rec["cpu_best" if args.clock == "cpu" else "best"]
                 if rec["op"] == "write":
-                    best(acc, ("write", codec), rec["best"])
+                    best(acc, ("write", codec), seconds)
                     info[(f"{side}_size", codec)] = rec["bytes"]
                     info[(f"{side}_row_groups", codec)] = rec["row_groups"]
                 elif rec["op"] == "read":
                     who = "pyarrow_file" if rec["path"] == str(py_paths[codec]) else "oxbow_file"
-                    best(acc, ("read", who, codec), rec["best"])
+                    best(acc, ("read", who, codec), seconds)
                     if rec["rows"] != table.num_rows:
                         sys.exit(f"parquet_bench.py: {side} read {rec['rows']} rows of {rec['path']}, "
                                  f"expected {table.num_rows}")
@@ -175,10 +187,13 @@ def main() -> int:
                     info[("py_row_groups", codec)] = pq.ParquetFile(pa.BufferReader(py_files[codec])).num_row_groups
                     del back
                 best(py, ("write", codec),
-                     timed(reps, lambda: pa_write(table, codec, args.row_group_rows, checksums)))
-                best(py, ("read", "pyarrow_file", codec), timed(reps, lambda: pa_read(py_files[codec], checksums)))
+                     timed(reps, lambda: pa_write(table, codec, args.row_group_rows, checksums),
+                           args.clock))
+                best(py, ("read", "pyarrow_file", codec),
+                     timed(reps, lambda: pa_read(py_files[codec], checksums), args.clock))
                 if r > 0 or rounds == 1:
-                    best(py, ("read", "oxbow_file", codec), timed(reps, lambda: pa_read(ox_file, checksums)))
+                    best(py, ("read", "oxbow_file", codec),
+                         timed(reps, lambda: pa_read(ox_file, checksums), args.clock))
         if rounds == 1:
             # With one round no C++ reader saw its own file: read it once more.
             for codec in codecs:
@@ -189,7 +204,8 @@ def main() -> int:
     print(f"dataset: {table.num_rows} rows x {table.num_columns} columns in {batches_n} batches, "
           f"{mb:.1f} MB of Arrow data; row groups of {args.row_group_rows} rows; dictionary on; "
           f"page checksums {args.page_checksums}; "
-          f"best of {reps} reps x {rounds} rounds; pyarrow {pa.__version__}, one thread each")
+          f"best of {reps} reps x {rounds} rounds, {args.clock} clock; pyarrow {pa.__version__}, "
+          f"one thread each")
     print()
     print("| operation | codec | Oxbow MB/s | pyarrow MB/s | Oxbow/pyarrow |")
     print("|---|---|---:|---:|---:|")
@@ -236,7 +252,7 @@ def main() -> int:
         for label, codec, ratio in base_ratios:
             print(f"ratio oxbow/baseline {label} [{codec}]: {ratio:.3f}")
     print()
-    targets = {"write": (">=", 1.0), "read pyarrow's file": (">=", 0.8), "read Oxbow's file": (">=", 0.8)}
+    targets = {"write": (">=", 1.0), "read pyarrow's file": (">=", 1.0), "read Oxbow's file": (">=", 1.0)}
     for label, codec, ratio in ratios:
         op, bound = targets[label]
         verdict = "meets" if ratio >= bound else "MISSES"

@@ -115,7 +115,10 @@ class OxbowServer:
                 raise _ExitedEarly(f"exited with {self.proc.returncode}")
             try:
                 client = self.new_client()
-                list(client.list_actions(options=fl.FlightCallOptions(timeout=1.0)))
+                try:
+                    list(client.list_actions(options=fl.FlightCallOptions(timeout=1.0)))
+                except fl.FlightUnauthenticatedError:
+                    pass  # serving, with --auth
                 self._client = client
                 return
             except (fl.FlightUnavailableError, fl.FlightTimedOutError, pa.ArrowException):
@@ -309,6 +312,8 @@ _CODE_PHRASES = {
     "UNIMPLEMENTED": "unimplemented error",
     "RESOURCE_EXHAUSTED": "resource exhausted",
     "INTERNAL": "internal error",
+    "UNAUTHENTICATED": "unauthenticated",
+    "PERMISSION_DENIED": "unauthorized error",
 }
 
 

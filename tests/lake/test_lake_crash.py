@@ -114,8 +114,25 @@ def snapshot_files(metadata_location: str) -> tuple[set[str], set[str]]:
     return meta_files, data
 
 
+def wait_settled(server, table: str, quiet_s: float = 0.6, timeout_s: float = 30) -> dict:
+    """Waits for lag 0 and then for the metadata to stay the same for `quiet_s`. Maintenance runs
+    beside the rounds (every 150 ms here) and expires snapshots at once (max age 1 ms), deleting
+    the files only they reached, so a reader of the metadata.json it just replaced can miss them
+    (as with any Iceberg expiry): the checks read a settled table."""
+    deadline = time.monotonic() + timeout_s
+    status = wait_lake(server, table, timeout_s=timeout_s)
+    since = time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        assert time.monotonic() < deadline, f"{table}: the lake kept changing for {timeout_s}s"
+        time.sleep(0.05)
+        now = wait_lake(server, table, timeout_s=timeout_s)
+        if now["metadata_location"] != status["metadata_location"]:
+            status, since = now, time.monotonic()
+    return status
+
+
 def check_table(server, table: str, previous_tiered: list[int], full: bool) -> dict:
-    status = wait_lake(server, table, timeout_s=30)
+    status = wait_settled(server, table)
     tiered = status["tiered_offsets"]
     assert all(a >= b for a, b in zip(tiered, previous_tiered)), (
         f"{table}: tiered offsets went back from {previous_tiered} to {tiered}")

@@ -24,6 +24,8 @@ int RunCli(int argc, char** argv) {
   RegisterParquetCommands(app);
   RegisterSelfcheckCommand(app);
   RegisterServerCommands(app);
+  RegisterKeyCommands(app);
+  RegisterUserCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -17,5 +17,9 @@ void RegisterParquetCommands(CLI::App& app);
 void RegisterSelfcheckCommand(CLI::App& app);
 // table create|list|describe|drop, produce, consume, lake status: talk to oxbowd.
 void RegisterServerCommands(CLI::App& app);
+// lookup, snapshot, delete: the key operations of primary-key tables.
+void RegisterKeyCommands(CLI::App& app);
+// user add|remove|list: the users file of a data dir.
+void RegisterUserCommands(CLI::App& app);
 
 }  // namespace oxbow::cli

@@ -1,9 +1,5 @@
 // `oxbow table|produce|consume`: oxbowd's tables through the Flight API (docs/cli.md).
-#include <unistd.h>
-
 #include <atomic>
-#include <chrono>
-#include <cstdio>
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -14,6 +10,7 @@
 #include "oxbow/cli/commands.h"
 #include "oxbow/cli/compact_schema.h"
 #include "oxbow/cli/input.h"
+#include "oxbow/cli/server_support.h"
 #include "oxbow/client/client.h"
 #include "oxbow/common/parse.h"
 #include "oxbow/flight/requests.h"
@@ -25,42 +22,8 @@ namespace {
 namespace ipc = arrow::ipc;
 using nlohmann::json;
 
-std::string DefaultServer() {
-  const char* env = std::getenv("OXBOW_SERVER");
-  return env != nullptr && *env != '\0' ? env : "127.0.0.1:8815";
-}
-
-std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    std::string item = text.substr(start, comma - start);
-    if (!item.empty()) out.push_back(item);
-    start = comma + 1;
-  }
-  return out;
-}
-
-// Server errors are reported with the server's address, so connection problems are obvious.
-Status WithServer(const Status& st, const std::string& server) {
-  if (st.ok() || st.code() != StatusCode::kIOError) return st;
-  return st.WithContext("server " + server);
-}
-
-Result<json> Action(client::Client& c, const std::string& server, const std::string& type,
-                    const json& body) {
-  auto result = c.DoAction(type, body.dump());
-  if (!result.ok()) return WithServer(result.status(), server);
-  json j = json::parse(*result, nullptr, false);
-  if (j.is_discarded()) return Status::Invalid("server sent a non-JSON result for " + type);
-  return j;
-}
-
-Result<arrow::SchemaPtr> TableSchema(const json& describe) {
-  return catalog::SchemaFromJson(describe["schema"].dump());
-}
+// The column a primary-key table's changelog adds (docs/api.md).
+constexpr std::string_view kChangeTypeColumn = "_change_type";
 
 void PrintDescribe(const json& d) {
   std::cout << "table:     " << d.value("table", "") << "\n";
@@ -70,7 +33,13 @@ void PrintDescribe(const json& d) {
     for (const auto& k : d["bucket_key"]) std::cout << " " << k.get<std::string>();
     std::cout << ")";
   }
-  std::cout << "\nschema:\n";
+  std::cout << "\n";
+  if (d.contains("primary_key") && !d["primary_key"].empty()) {
+    std::cout << "primary key:";
+    for (const auto& k : d["primary_key"]) std::cout << " " << k.get<std::string>();
+    std::cout << "\n";
+  }
+  std::cout << "schema:\n";
   auto schema = TableSchema(d);
   if (schema.ok()) {
     for (const auto& f : (*schema)->fields()) std::cout << "  " << f.ToString() << "\n";
@@ -98,9 +67,60 @@ struct TableArgs {
   int buckets = 1;
   std::string bucket_key;
   std::vector<std::string> properties;
+  std::string primary_key;
+  std::string merge_engine;
+  std::string version_column;
+  std::vector<std::string> aggregates;
+  std::string changelog_image;
   bool if_not_exists = false;
   bool json_output = false;
 };
+
+// The "properties" of a create_table body: --property pairs plus what the primary-key flags
+// mean (docs/api.md); a flag and a --property that set the same key are refused.
+Result<json> TableProperties(const TableArgs& args) {
+  json props = json::object();
+  for (const auto& p : args.properties) {
+    auto eq = p.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::Invalid("--property '" + p + "' must be key=value");
+    }
+    props[p.substr(0, eq)] = p.substr(eq + 1);
+  }
+  auto set = [&](const std::string& flag, const std::string& key,
+                 const std::string& value) -> Status {
+    if (props.contains(key)) {
+      return Status::Invalid(flag + " and --property " + key + " both set '" + key + "'");
+    }
+    if (args.primary_key.empty()) {
+      return Status::Invalid(flag + " needs --primary-key: only primary-key tables merge rows");
+    }
+    props[key] = value;
+    return Status::OK();
+  };
+  if (!args.merge_engine.empty())
+    RETURN_NOT_OK(set("--merge-engine", "merge_engine", args.merge_engine));
+  if (!args.version_column.empty()) {
+    if (args.merge_engine != "versioned") {
+      return Status::Invalid("--version-column needs --merge-engine versioned");
+    }
+    RETURN_NOT_OK(set("--version-column", "merge_engine.version_column", args.version_column));
+  }
+  for (const auto& a : args.aggregates) {
+    if (args.merge_engine != "aggregate") {
+      return Status::Invalid("--agg needs --merge-engine aggregate");
+    }
+    auto eq = a.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == a.size()) {
+      return Status::Invalid("--agg '" + a + "' must be column=function, e.g. total=sum");
+    }
+    RETURN_NOT_OK(set("--agg", "fields." + a.substr(0, eq) + ".agg", a.substr(eq + 1)));
+  }
+  if (!args.changelog_image.empty()) {
+    RETURN_NOT_OK(set("--changelog-image", "changelog.image", args.changelog_image));
+  }
+  return props;
+}
 
 void RegisterTable(CLI::App& app) {
   auto args = std::make_shared<TableArgs>();
@@ -122,25 +142,35 @@ void RegisterTable(CLI::App& app) {
   create->add_option("--buckets", args->buckets, "Number of buckets")->capture_default_str();
   create->add_option("--bucket-key", args->bucket_key, "Columns hashed to pick a bucket (a,b)");
   create->add_option("--property", args->properties, "Table property key=value (repeatable)");
+  create->add_option("--primary-key", args->primary_key,
+                     "Primary-key columns (a,b): a primary-key table (upserts, deletes, lookups)");
+  create->add_option("--merge-engine", args->merge_engine, "How a write merges with the stored row")
+      ->check(CLI::IsMember({"last_row", "first_row", "versioned", "aggregate"}));
+  create->add_option("--version-column", args->version_column,
+                     "Integer or timestamp column; a lower version is ignored (versioned)");
+  create
+      ->add_option("--agg", args->aggregates,
+                   "column=function, e.g. total=sum (aggregate; repeatable)")
+      ->allow_extra_args(false);
+  create
+      ->add_option("--changelog-image", args->changelog_image,
+                   "full: -U records carry the old row; none: no -U records")
+      ->check(CLI::IsMember({"full", "none"}));
   create->add_flag("--if-not-exists", args->if_not_exists, "Succeed if the table exists");
   SetAction(create, [args, connect]() -> Status {
     ASSIGN_OR_RAISE(auto schema, ParseCompactSchema(args->schema));
-    json props = json::object();
-    for (const auto& p : args->properties) {
-      auto eq = p.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        return Status::Invalid("--property '" + p + "' must be key=value");
-      }
-      props[p.substr(0, eq)] = p.substr(eq + 1);
-    }
+    ASSIGN_OR_RAISE(json props, TableProperties(*args));
     json body = {
         {"table", args->table},     {"schema", json::parse(catalog::SchemaToJson(*schema))},
         {"buckets", args->buckets}, {"bucket_key", SplitList(args->bucket_key)},
         {"properties", props},      {"if_not_exists", args->if_not_exists}};
+    if (!args->primary_key.empty()) body["primary_key"] = SplitList(args->primary_key);
     ASSIGN_OR_RAISE(auto c, connect());
     ASSIGN_OR_RAISE(json created, Action(*c, args->server, "create_table", body));
     std::cout << "created " << created.value("table", args->table) << " ("
-              << created.value("buckets", 0) << " buckets)\n";
+              << created.value("buckets", 0) << " buckets";
+    if (!args->primary_key.empty()) std::cout << ", primary key " << args->primary_key;
+    std::cout << ")\n";
     return Status::OK();
   });
 
@@ -187,63 +217,31 @@ void RegisterTable(CLI::App& app) {
   });
 }
 
-// Progress on stderr, only when it is a terminal.
-class Progress {
- public:
-  explicit Progress(int64_t total_rows) : total_(total_rows), tty_(::isatty(STDERR_FILENO)) {}
-  void Update(int64_t rows, int64_t bytes, bool final = false) {
-    if (!tty_) return;
-    auto now = std::chrono::steady_clock::now();
-    if (!final && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    const double secs = std::chrono::duration<double>(now - start_).count();
-    const double mbps = secs > 0 ? bytes / secs / 1e6 : 0;
-    std::string bar;
-    if (total_ > 0) {
-      const int filled = static_cast<int>(30 * rows / total_);
-      bar = "[" + std::string(filled, '#') + std::string(30 - filled, ' ') + "] " +
-            std::to_string(100 * rows / total_) + "% ";
-    }
-    std::fprintf(stderr, "\r%s%lld rows acked, %.1f MB/s%s", bar.c_str(),
-                 static_cast<long long>(rows), mbps, final ? "\n" : "");
-  }
-
- private:
-  int64_t total_;
-  bool tty_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point last_{};
-};
-
 struct ProduceArgs {
   std::string server = DefaultServer();
   std::string table;
   std::string input = "-";
   std::string format;
+  std::string columns;
   int64_t batch_rows = 65536;
   std::string compression = "none";
 };
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// "arrow", "csv" or "jsonl": named, or from the file name, or sniffed from the bytes.
-std::string InputFormat(const std::string& named, const std::string& path, std::string_view data) {
-  if (!named.empty()) return named;
-  for (const char* ext : {".arrow", ".arrows", ".ipc", ".feather"}) {
-    if (EndsWith(path, ext)) return "arrow";
+// The table's schema, or only `columns` of it (a partial update of a primary-key table).
+Result<arrow::SchemaPtr> ProducedSchema(const arrow::SchemaPtr& table_schema,
+                                        const std::string& columns) {
+  if (columns.empty()) return table_schema;
+  std::vector<int> indices;
+  for (const auto& name : SplitList(columns)) {
+    const int i = table_schema->GetFieldIndex(name);
+    if (i < 0) {
+      std::string valid;
+      for (const auto& f : table_schema->fields()) valid += (valid.empty() ? "" : ", ") + f.name;
+      return Status::Invalid("--columns: unknown column '" + name + "'; the columns are: " + valid);
+    }
+    indices.push_back(i);
   }
-  if (EndsWith(path, ".csv")) return "csv";
-  if (EndsWith(path, ".jsonl") || EndsWith(path, ".ndjson") || EndsWith(path, ".json")) {
-    return "jsonl";
-  }
-  if (ipc::IsFileFormat(data) || (data.size() >= 4 && data.substr(0, 4) == "\xff\xff\xff\xff")) {
-    return "arrow";
-  }
-  size_t i = data.find_first_not_of(" \t\r\n");
-  return i != std::string_view::npos && data[i] == '{' ? "jsonl" : "csv";
+  return table_schema->Select(indices);
 }
 
 Status Produce(const ProduceArgs& args) {
@@ -251,69 +249,31 @@ Status Produce(const ProduceArgs& args) {
   ASSIGN_OR_RAISE(json describe,
                   Action(*c, args.server, "describe_table", {{"table", args.table}}));
   ASSIGN_OR_RAISE(auto table_schema, TableSchema(describe));
+  ASSIGN_OR_RAISE(auto schema, ProducedSchema(table_schema, args.columns));
   ASSIGN_OR_RAISE(auto data, ReadInput(args.input));
   const std::string format = InputFormat(args.format, args.input, data->view());
-
-  std::vector<arrow::RecordBatchPtr> batches;
-  arrow::SchemaPtr schema = table_schema;
-  if (format == "arrow") {
-    ASSIGN_OR_RAISE(auto table, ipc::ReadAll(data));
-    schema = table.schema;
-    batches = std::move(table.batches);
-  } else if (format == "csv" || format == "jsonl") {
-    text::ReadOptions options;
-    options.batch_rows = args.batch_rows;
-    ASSIGN_OR_RAISE(auto reader,
-                    text::TextReader::Make(
-                        format == "csv" ? text::TextFormat::kCsv : text::TextFormat::kJsonLines,
-                        data->view(), table_schema, options));
-    ASSIGN_OR_RAISE(batches, reader->ReadAll());
-  } else {
-    return Status::Invalid("--format must be arrow, csv or jsonl, got '" + format + "'");
+  if (format == "arrow" && !args.columns.empty()) {
+    return Status::Invalid(
+        "--columns applies to CSV and JSON Lines; Arrow input sends its own "
+        "columns");
   }
-  int64_t total_rows = 0;
-  for (const auto& b : batches) total_rows += b->num_rows();
+  text::ReadOptions options;
+  options.batch_rows = args.batch_rows;
+  ASSIGN_OR_RAISE(auto batches, ReadRows(format, data, schema, options));
+  if (!batches.empty()) schema = batches[0]->schema();
+  int64_t rows = 0;
+  for (const auto& b : batches) rows += b->num_rows();
 
   ipc::WriteOptions write;
   ASSIGN_OR_RAISE(write.codec, arrow::ParseCodec(args.compression));
   ASSIGN_OR_RAISE(auto put, c->DoPut(args.table, schema, write));
-  Progress progress(total_rows);
-  std::atomic<int64_t> acked_rows{0};
-  std::atomic<int64_t> sent_bytes{0};
-  Status ack_status;
-  std::thread acks([&] {
-    while (true) {
-      auto ack = put->ReadAck();
-      if (!ack.ok()) {
-        ack_status = ack.status();
-        return;
-      }
-      if (!ack->has_value()) return;
-      json j = json::parse(**ack, nullptr, false);
-      if (!j.is_discarded() && j.contains("offsets")) {
-        for (const auto& o : j["offsets"]) acked_rows += o.value("rows", int64_t{0});
-      }
-      progress.Update(acked_rows, sent_bytes);
-    }
-  });
-  Status send_status;
-  for (const auto& b : batches) {
-    send_status = put->Send(*b);
-    if (!send_status.ok()) break;
-    int64_t bytes = 0;
-    for (const auto& col : b->columns()) {
-      for (const auto& buf : col.data()->buffers) bytes += buf ? buf->size() : 0;
-    }
-    sent_bytes += bytes;
+  ASSIGN_OR_RAISE(int64_t acked, PutAll(*put, batches, args.server));
+  if (describe.value("primary_key", json::array()).empty()) {
+    std::cerr << "produced " << acked << " rows to " << args.table << "\n";
+  } else {
+    std::cerr << "upserted " << rows << " rows to " << args.table << " (" << acked
+              << " changelog records)\n";
   }
-  (void)put->DoneWriting();
-  acks.join();
-  Status final_status = put->Finish();
-  RETURN_NOT_OK(WithServer(final_status, args.server));
-  RETURN_NOT_OK(ack_status);
-  RETURN_NOT_OK(send_status);
-  progress.Update(acked_rows, sent_bytes, /*final=*/true);
-  std::cerr << "produced " << acked_rows.load() << " rows to " << args.table << "\n";
   return Status::OK();
 }
 
@@ -325,6 +285,7 @@ struct ConsumeArgs {
   int64_t to = -1;
   std::string columns;
   bool follow = false;
+  bool changelog = false;
   std::string format = "table";
   int64_t limit = -1;
 };
@@ -344,6 +305,23 @@ Status Consume(const ConsumeArgs& args) {
   request.follow = args.follow;
   if (args.to >= 0) request.to = args.to;
   if (!args.columns.empty()) request.columns = SplitList(args.columns);
+  if (args.changelog) {
+    if (describe.value("primary_key", json::array()).empty()) {
+      return Status::Invalid("--changelog: " + args.table +
+                             " is a log table; only primary-key tables have a changelog");
+    }
+    // The change type first, then the columns asked for (all by default).
+    std::vector<std::string> columns = {std::string(kChangeTypeColumn)};
+    if (!request.columns) {
+      ASSIGN_OR_RAISE(auto schema, TableSchema(describe));
+      request.columns.emplace();
+      for (const auto& f : schema->fields()) request.columns->push_back(f.name);
+    }
+    for (const auto& name : *request.columns) {
+      if (name != kChangeTypeColumn) columns.push_back(name);
+    }
+    request.columns = std::move(columns);
+  }
   if (args.from == "earliest" || args.from == "latest") {
     request.from.kind = args.from == "earliest" ? flight::StartPosition::Kind::kEarliest
                                                 : flight::StartPosition::Kind::kLatest;
@@ -477,6 +455,9 @@ void RegisterProduce(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--format", args->format,
                   "arrow, csv or jsonl (default: from the name or bytes)");
+  cmd->add_option("--columns", args->columns,
+                  "Columns the CSV or JSON Lines rows hold (a,b): on a primary-key table, a "
+                  "partial update");
   cmd->add_option("--batch-rows", args->batch_rows, "Rows per batch for CSV and JSON Lines")
       ->capture_default_str();
   cmd->add_option("--compression", args->compression, "none, lz4 or zstd")->capture_default_str();
@@ -494,6 +475,8 @@ void RegisterConsume(CLI::App& app) {
   cmd->add_option("--to", args->to, "Stop before this offset");
   cmd->add_option("--columns", args->columns, "Columns to read (a,b)");
   cmd->add_flag("--follow", args->follow, "Keep reading new rows until interrupted");
+  cmd->add_flag("--changelog", args->changelog,
+                "Primary-key table: print each change's type (+I, -U, +U, -D) first");
   cmd->add_option("--format", args->format, "table, jsonl or csv")->capture_default_str();
   cmd->add_option("--limit", args->limit, "Stop after this many rows");
   SetAction(cmd, [args]() { return Consume(*args); });

@@ -28,50 +28,87 @@ FlightPayload PayloadOf(const ipc::EncodedMessage& message) {
   return p;
 }
 
-class FlightPutStream : public PutStream {
+Result<proto::FlightDescriptor> PathDescriptor(const std::string& table) {
+  auto dot = table.find('.');
+  if (dot == std::string::npos) {
+    return Status::Invalid("table name '" + table + "' must be 'namespace.table'");
+  }
+  proto::FlightDescriptor descriptor;
+  descriptor.set_type(proto::FlightDescriptor::PATH);
+  descriptor.add_path(table.substr(0, dot));
+  descriptor.add_path(table.substr(dot + 1));
+  return descriptor;
+}
+
+proto::FlightDescriptor CommandDescriptor(const flight::Command& command) {
+  proto::FlightDescriptor descriptor;
+  descriptor.set_type(proto::FlightDescriptor::CMD);
+  descriptor.set_cmd(flight::CommandToJson(command));
+  return descriptor;
+}
+
+// The first message of a DoPut or DoExchange: the descriptor and the schema.
+Result<FlightPayload> FirstPayload(proto::FlightDescriptor descriptor,
+                                   const arrow::SchemaPtr& schema) {
+  ASSIGN_OR_RAISE(auto encoded, ipc::EncodeSchema(*schema));
+  FlightPayload first = PayloadOf(encoded);
+  first.descriptor = std::move(descriptor);
+  return first;
+}
+
+using FlightReader = grpc::internal::ReaderInterface<FlightDataIn>;
+
+// The Schema message that starts a stream of batches; nullptr when the stream ended first.
+Result<arrow::SchemaPtr> ReadSchema(FlightReader& reader, const char* rpc) {
+  FlightDataIn first;
+  if (!reader.Read(&first)) return arrow::SchemaPtr();
+  if (!first.data_header)
+    return Status::Invalid(std::string(rpc) + " stream did not start with a schema");
+  ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(first.data_header, Buffer::Empty()));
+  if (message.type != ipc::MessageType::kSchema) {
+    return Status::Invalid(std::string(rpc) + " stream did not start with a schema");
+  }
+  return ipc::DecodeSchema(*message.metadata);
+}
+
+// The next record batch of the stream; nullopt when it ended.
+Result<std::optional<GetStream::Chunk>> ReadChunk(FlightReader& reader,
+                                                  const arrow::SchemaPtr& schema) {
+  FlightDataIn data;
+  while (reader.Read(&data)) {
+    if (!data.data_header) continue;
+    ASSIGN_OR_RAISE(auto body, data.AlignedBody());
+    ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(data.data_header, body));
+    if (message.type != ipc::MessageType::kRecordBatch) continue;
+    ASSIGN_OR_RAISE(auto batch, ipc::DecodeRecordBatch(schema, message));
+    return std::optional<GetStream::Chunk>(
+        GetStream::Chunk{std::move(batch), std::move(data.app_metadata)});
+  }
+  return std::optional<GetStream::Chunk>();
+}
+
+// A bidirectional call that sends FlightData (DoPut, DoExchange) and reads `In`: its start and
+// its end, shared by the put and exchange streams.
+template <typename In>
+class BidiCall {
  public:
-  FlightPutStream(std::shared_ptr<grpc::Channel> channel, ipc::WriteOptions options)
-      : channel_(std::move(channel)), options_(options) {}
-
-  Status Start(const std::string& table, const arrow::SchemaPtr& schema) {
-    auto method =
-        Method(flight::method::kDoPut, grpc::internal::RpcMethod::BIDI_STREAMING, channel_);
-    stream_.reset(
-        grpc::internal::ClientReaderWriterFactory<FlightPayload, proto::PutResult>::Create(
-            channel_.get(), method, &context_));
-    ASSIGN_OR_RAISE(auto encoded, ipc::EncodeSchema(*schema));
-    FlightPayload first = PayloadOf(encoded);
-    proto::FlightDescriptor descriptor;
-    descriptor.set_type(proto::FlightDescriptor::PATH);
-    auto dot = table.find('.');
-    if (dot == std::string::npos) {
-      return Status::Invalid("table name '" + table + "' must be 'namespace.table'");
-    }
-    descriptor.add_path(table.substr(0, dot));
-    descriptor.add_path(table.substr(dot + 1));
-    first.descriptor = std::move(descriptor);
-    if (!stream_->Write(first)) return Finish();
-    return Status::OK();
+  // Starts the call and sends `first`; false when the stream is closed already.
+  bool Start(const std::shared_ptr<grpc::Channel>& channel, const char* method,
+             const FlightPayload& first) {
+    stream_.reset(grpc::internal::ClientReaderWriterFactory<FlightPayload, In>::Create(
+        channel.get(), Method(method, grpc::internal::RpcMethod::BIDI_STREAMING, channel),
+        &context_));
+    return stream_->Write(first);
   }
 
-  Status Send(const arrow::RecordBatch& batch) override {
-    ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(batch, options_));
-    if (!stream_->Write(PayloadOf(encoded))) return Finish();
-    return Status::OK();
-  }
+  grpc::ClientReaderWriter<FlightPayload, In>& stream() { return *stream_; }
 
-  Result<std::optional<std::string>> ReadAck() override {
-    proto::PutResult ack;
-    if (stream_->Read(&ack)) return std::optional<std::string>(ack.app_metadata());
-    return std::optional<std::string>();
-  }
-
-  Status DoneWriting() override {
+  Status DoneWriting() {
     stream_->WritesDone();
     return Status::OK();
   }
 
-  Status Finish() override {
+  Status Finish() {
     if (!finished_) {
       finished_ = true;
       final_ = FromGrpcStatus(stream_->Finish());
@@ -80,12 +117,41 @@ class FlightPutStream : public PutStream {
   }
 
  private:
-  std::shared_ptr<grpc::Channel> channel_;
-  ipc::WriteOptions options_;
   grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReaderWriter<FlightPayload, proto::PutResult>> stream_;
+  std::unique_ptr<grpc::ClientReaderWriter<FlightPayload, In>> stream_;
   bool finished_ = false;
   Status final_;
+};
+
+class FlightPutStream : public PutStream {
+ public:
+  explicit FlightPutStream(ipc::WriteOptions options) : options_(options) {}
+
+  Status Start(const std::shared_ptr<grpc::Channel>& channel, proto::FlightDescriptor descriptor,
+               const arrow::SchemaPtr& schema) {
+    ASSIGN_OR_RAISE(auto first, FirstPayload(std::move(descriptor), schema));
+    if (!call_.Start(channel, flight::method::kDoPut, first)) return Finish();
+    return Status::OK();
+  }
+
+  Status Send(const arrow::RecordBatch& batch) override {
+    ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(batch, options_));
+    if (!call_.stream().Write(PayloadOf(encoded))) return Finish();
+    return Status::OK();
+  }
+
+  Result<std::optional<std::string>> ReadAck() override {
+    proto::PutResult ack;
+    if (call_.stream().Read(&ack)) return std::optional<std::string>(ack.app_metadata());
+    return std::optional<std::string>();
+  }
+
+  Status DoneWriting() override { return call_.DoneWriting(); }
+  Status Finish() override { return call_.Finish(); }
+
+ private:
+  ipc::WriteOptions options_;
+  BidiCall<proto::PutResult> call_;
 };
 
 class FlightGetStream : public GetStream {
@@ -97,31 +163,17 @@ class FlightGetStream : public GetStream {
         Method(flight::method::kDoGet, grpc::internal::RpcMethod::SERVER_STREAMING, channel);
     reader_.reset(grpc::internal::ClientReaderFactory<FlightDataIn>::Create(channel.get(), method,
                                                                             &context_, request));
-    FlightDataIn first;
-    if (!reader_->Read(&first)) return Finished("DoGet stream ended before its schema");
-    if (!first.data_header) return Status::Invalid("DoGet stream did not start with a schema");
-    ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(first.data_header, Buffer::Empty()));
-    if (message.type != ipc::MessageType::kSchema) {
-      return Status::Invalid("DoGet stream did not start with a schema");
-    }
-    ASSIGN_OR_RAISE(schema_, ipc::DecodeSchema(*message.metadata));
+    ASSIGN_OR_RAISE(schema_, ReadSchema(*reader_, "DoGet"));
+    if (!schema_) return Finished("DoGet stream ended before its schema");
     return Status::OK();
   }
 
   const arrow::SchemaPtr& schema() const override { return schema_; }
 
   Result<std::optional<Chunk>> Next() override {
-    FlightDataIn data;
-    while (reader_->Read(&data)) {
-      if (!data.data_header) continue;
-      ASSIGN_OR_RAISE(auto body, data.AlignedBody());
-      ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(data.data_header, body));
-      if (message.type != ipc::MessageType::kRecordBatch) continue;
-      ASSIGN_OR_RAISE(auto batch, ipc::DecodeRecordBatch(schema_, message));
-      return std::optional<Chunk>(Chunk{std::move(batch), std::move(data.app_metadata)});
-    }
-    RETURN_NOT_OK(Finished("DoGet"));
-    return std::optional<Chunk>();
+    ASSIGN_OR_RAISE(auto chunk, ReadChunk(*reader_, schema_));
+    if (!chunk) RETURN_NOT_OK(Finished("DoGet"));
+    return chunk;
   }
 
   void Cancel() override { context_.TryCancel(); }
@@ -135,6 +187,49 @@ class FlightGetStream : public GetStream {
 
   grpc::ClientContext context_;
   std::unique_ptr<grpc::ClientReader<FlightDataIn>> reader_;
+  arrow::SchemaPtr schema_;
+};
+
+class FlightExchangeStream : public ExchangeStream {
+ public:
+  Status Start(const std::shared_ptr<grpc::Channel>& channel, proto::FlightDescriptor descriptor,
+               const arrow::SchemaPtr& schema) {
+    ASSIGN_OR_RAISE(auto first, FirstPayload(std::move(descriptor), schema));
+    if (!call_.Start(channel, flight::method::kDoExchange, first)) {
+      return FinishOrError("DoExchange stream closed before its schema");
+    }
+    ASSIGN_OR_RAISE(schema_, ReadSchema(call_.stream(), "DoExchange"));
+    if (!schema_) return FinishOrError("DoExchange stream ended before its schema");
+    return Status::OK();
+  }
+
+  const arrow::SchemaPtr& schema() const override { return schema_; }
+
+  Status Send(const arrow::RecordBatch& batch) override {
+    ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(batch));
+    if (!call_.stream().Write(PayloadOf(encoded))) {
+      return FinishOrError("DoExchange stream closed by the server");
+    }
+    return Status::OK();
+  }
+
+  Result<std::optional<GetStream::Chunk>> Next() override {
+    ASSIGN_OR_RAISE(auto chunk, ReadChunk(call_.stream(), schema_));
+    if (!chunk) RETURN_NOT_OK(Finish());
+    return chunk;
+  }
+
+  Status DoneWriting() override { return call_.DoneWriting(); }
+  Status Finish() override { return call_.Finish(); }
+
+ private:
+  // The server's error, or `what` when the stream ended without one.
+  Status FinishOrError(const std::string& what) {
+    RETURN_NOT_OK(Finish());
+    return Status::IOError(what);
+  }
+
+  BidiCall<FlightDataIn> call_;
   arrow::SchemaPtr schema_;
 };
 
@@ -174,9 +269,25 @@ Result<std::string> Client::DoAction(const std::string& type, const std::string&
 Result<std::unique_ptr<PutStream>> Client::DoPut(const std::string& table,
                                                  const arrow::SchemaPtr& schema,
                                                  ipc::WriteOptions options) {
-  auto stream = std::make_unique<FlightPutStream>(channel_, options);
-  RETURN_NOT_OK(stream->Start(table, schema));
+  ASSIGN_OR_RAISE(auto descriptor, PathDescriptor(table));
+  auto stream = std::make_unique<FlightPutStream>(options);
+  RETURN_NOT_OK(stream->Start(channel_, std::move(descriptor), schema));
   return std::unique_ptr<PutStream>(std::move(stream));
+}
+
+Result<std::unique_ptr<PutStream>> Client::DoPut(const flight::Command& command,
+                                                 const arrow::SchemaPtr& schema,
+                                                 ipc::WriteOptions options) {
+  auto stream = std::make_unique<FlightPutStream>(options);
+  RETURN_NOT_OK(stream->Start(channel_, CommandDescriptor(command), schema));
+  return std::unique_ptr<PutStream>(std::move(stream));
+}
+
+Result<std::unique_ptr<ExchangeStream>> Client::DoExchange(const flight::Command& command,
+                                                           const arrow::SchemaPtr& schema) {
+  auto stream = std::make_unique<FlightExchangeStream>();
+  RETURN_NOT_OK(stream->Start(channel_, CommandDescriptor(command), schema));
+  return std::unique_ptr<ExchangeStream>(std::move(stream));
 }
 
 Result<std::unique_ptr<GetStream>> Client::DoGet(const std::string& ticket) {

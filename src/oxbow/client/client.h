@@ -8,6 +8,7 @@
 
 #include "oxbow/arrow/ipc.h"
 #include "oxbow/common/status.h"
+#include "oxbow/flight/requests.h"
 
 namespace grpc {
 class Channel;
@@ -45,6 +46,22 @@ class GetStream {
   virtual void Cancel() = 0;
 };
 
+// One DoExchange stream: batches go out, batches come back (for oxbowd's lookups, one answer per
+// batch of keys, in order).
+class ExchangeStream {
+ public:
+  virtual ~ExchangeStream() = default;
+  // The schema of the batches that come back.
+  virtual const arrow::SchemaPtr& schema() const = 0;
+  virtual Status Send(const arrow::RecordBatch& batch) = 0;
+  // The next batch that came back, or nullopt at the end of the stream.
+  virtual Result<std::optional<GetStream::Chunk>> Next() = 0;
+  // Tells the server no more batches come (call once, after the last Send).
+  virtual Status DoneWriting() = 0;
+  // The stream's final status; call after Next() returned nullopt or failed.
+  virtual Status Finish() = 0;
+};
+
 class Client {
  public:
   // `address` is "host:port" or "grpc://host:port". Connects lazily; fails only on a bad
@@ -53,8 +70,16 @@ class Client {
 
   // Runs an action and returns its result body (JSON).
   Result<std::string> DoAction(const std::string& type, const std::string& body);
+  // A DoPut with the PATH descriptor [namespace, table].
   Result<std::unique_ptr<PutStream>> DoPut(const std::string& table, const arrow::SchemaPtr& schema,
                                            arrow::ipc::WriteOptions options = {});
+  // A DoPut with the CMD descriptor of `command` (upsert or delete).
+  Result<std::unique_ptr<PutStream>> DoPut(const flight::Command& command,
+                                           const arrow::SchemaPtr& schema,
+                                           arrow::ipc::WriteOptions options = {});
+  // A DoExchange with the CMD descriptor of `command`, sending batches of `schema`.
+  Result<std::unique_ptr<ExchangeStream>> DoExchange(const flight::Command& command,
+                                                     const arrow::SchemaPtr& schema);
   // `ticket` is the JSON ticket of docs/api.md.
   Result<std::unique_ptr<GetStream>> DoGet(const std::string& ticket);
 

@@ -21,6 +21,8 @@ enum class StatusCode : int {
   kResourceExhausted = 8,  // disk full, memory, quotas
   kInternal = 9,           // a bug in Oxbow
   kCancelled = 10,         // the caller gave up
+  kUnauthenticated = 11,   // no valid credentials
+  kPermissionDenied = 12,  // credentials valid, access not granted
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -56,6 +58,12 @@ class [[nodiscard]] Status {
   }
   static Status Internal(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
   static Status Cancelled(std::string msg) { return {StatusCode::kCancelled, std::move(msg)}; }
+  static Status Unauthenticated(std::string msg) {
+    return {StatusCode::kUnauthenticated, std::move(msg)};
+  }
+  static Status PermissionDenied(std::string msg) {
+    return {StatusCode::kPermissionDenied, std::move(msg)};
+  }
 
   bool ok() const { return state_ == nullptr; }
   StatusCode code() const { return state_ ? state_->code : StatusCode::kOk; }

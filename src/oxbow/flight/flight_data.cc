@@ -65,6 +65,8 @@ grpc::Status ToGrpcStatus(const Status& st) {
     case StatusCode::kResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
     case StatusCode::kNotImplemented: code = grpc::StatusCode::UNIMPLEMENTED; break;
     case StatusCode::kCancelled: code = grpc::StatusCode::CANCELLED; break;
+    case StatusCode::kUnauthenticated: code = grpc::StatusCode::UNAUTHENTICATED; break;
+    case StatusCode::kPermissionDenied: code = grpc::StatusCode::PERMISSION_DENIED; break;
     case StatusCode::kIOError:
     case StatusCode::kCorruption:
     case StatusCode::kInternal: code = grpc::StatusCode::INTERNAL; break;
@@ -84,6 +86,8 @@ Status FromGrpcStatus(const grpc::Status& st) {
     case grpc::StatusCode::UNIMPLEMENTED: code = StatusCode::kNotImplemented; break;
     case grpc::StatusCode::CANCELLED: code = StatusCode::kCancelled; break;
     case grpc::StatusCode::INTERNAL: code = StatusCode::kInternal; break;
+    case grpc::StatusCode::UNAUTHENTICATED: code = StatusCode::kUnauthenticated; break;
+    case grpc::StatusCode::PERMISSION_DENIED: code = StatusCode::kPermissionDenied; break;
     default: break;  // UNAVAILABLE, DEADLINE_EXCEEDED, ...: the transport failed
   }
   return Status(code, st.error_message());

@@ -5,6 +5,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -69,6 +70,10 @@ struct LakeOptions {
   int64_t snapshot_max_age_ms = 10 * 60 * 1000;
   // How often compaction, manifest merging and expiry run per table. Default: 10 s.
   int64_t maintenance_interval_ms = 10 * 1000;
+  // Threads running tiering rounds (at nice 10), one table per thread at a time, so a busy or an
+  // empty table holds up at most one of them. Maintenance runs on one more thread at nice 19
+  // and holds a table's lock only to commit. Default: 2 (the CPU budget of docs/lake.md).
+  int tiering_threads = 2;
   // File system of the warehouse. Default (null): the real one.
   std::shared_ptr<FileSystem> fs;
   // The scrubber re-verifies every page checksum of each live data file once per this
@@ -101,11 +106,11 @@ class TableTiering;
 
 class TieringService {
  public:
-  // Starts the tiering thread over every table of `engine` (which must outlive the service).
+  // Starts the tiering threads over every table of `engine` (which must outlive the service).
   static Result<std::unique_ptr<TieringService>> Start(engine::Engine* engine, LakeOptions options);
   ~TieringService();
 
-  // Stops the thread after its current step. Idempotent.
+  // Stops the threads after their current rounds. Idempotent.
   void Stop();
   // Tiers and maintains every enabled table once, now, on the caller's thread (for tests and
   // tools); safe beside the service's own thread.
@@ -125,13 +130,21 @@ class TieringService {
  private:
   TieringService(engine::Engine* engine, LakeOptions options)
       : engine_(engine), options_(std::move(options)) {}
-  void Loop();
+  // Queues each table whose round is due (once: a queued table is not queued again).
+  void ScheduleLoop();
+  // Runs queued rounds until Stop().
+  void RoundWorker();
+  // Maintains each table whose maintenance is due, until Stop().
+  void MaintenanceLoop();
   // Verifies live data files, one at a time within scrub_bytes_per_second, each once per
   // scrub_interval_ms, until Stop().
   void ScrubLoop();
   // The state of `descriptor`'s lake table, created on first use.
   Result<std::shared_ptr<TableTiering>> StateFor(const catalog::TableDescriptor& descriptor);
-  Status Step(bool force);
+  // The tables whose lake is set up (dropped, disabled and broken ones left out).
+  std::vector<std::shared_ptr<TableTiering>> TieredTables();
+  Status Round(TableTiering& state);
+  Status Maintenance(TableTiering& state);
 
   engine::Engine* engine_;
   LakeOptions options_;
@@ -141,8 +154,12 @@ class TieringService {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::map<std::string, std::shared_ptr<TableTiering>> tables_;
-  std::set<int64_t> dropped_ids_;  // tables dropped since the service started
-  std::thread thread_;
+  std::set<int64_t> dropped_ids_;                  // tables dropped since the service started
+  std::deque<std::shared_ptr<TableTiering>> due_;  // rounds waiting for a worker
+  std::condition_variable due_cv_;
+  std::thread scheduler_;
+  std::vector<std::thread> round_workers_;
+  std::thread maintenance_thread_;
   std::thread scrub_thread_;
 };
 

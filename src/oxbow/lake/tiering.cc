@@ -85,8 +85,8 @@ std::string OffsetsJson(const std::vector<int64_t>& offsets) { return json(offse
 
 }  // namespace
 
-// The lake state of one table. `work` serializes the tiering thread's work on the table with
-// DropTable; `status_mu` guards what Describe reads.
+// The lake state of one table. `work` serializes rounds, maintenance commits and DropTable on the
+// table (compaction rewrites files without it); `status_mu` guards what Describe reads.
 class TableTiering {
  public:
   catalog::TableDescriptor descriptor;
@@ -98,8 +98,9 @@ class TableTiering {
   std::unique_ptr<iceberg::IcebergTable> table;
   std::vector<int64_t> tiered;
   int64_t freshness_ms = 1000;
-  Clock::time_point next_round{};
-  Clock::time_point next_maintenance{};
+  Clock::time_point next_round{};  // the scheduler's, under TieringService::mu_
+  bool queued = false;             // waiting for or running a round; under TieringService::mu_
+  Clock::time_point next_maintenance{};  // the maintenance thread's
   bool dropped = false;
   // The last round's and the last maintenance's errors, published until they succeed again.
   std::string round_error;
@@ -109,6 +110,7 @@ class TableTiering {
     return round_error + "; " + maintenance_error;
   }
   std::mutex work;
+  std::mutex maintaining;  // one maintenance at a time (the thread's or RunOnce's)
 
   std::mutex status_mu;
   LakeTableStatus published;
@@ -246,14 +248,20 @@ Status CheckTableIsTierable(const catalog::TableDescriptor& table) {
 Result<std::unique_ptr<TieringService>> TieringService::Start(engine::Engine* engine,
                                                               LakeOptions options) {
   if (!options.fs) options.fs = PosixFileSystem::Default();
+  if (options.tiering_threads < 1) return Status::Invalid("lake: tiering_threads must be >= 1");
   options.warehouse = std::filesystem::absolute(options.warehouse).lexically_normal().string();
   RETURN_NOT_OK(options.fs->CreateDirs(options.warehouse));
   std::unique_ptr<TieringService> service(new TieringService(engine, std::move(options)));
   service->catalog_ =
       std::make_shared<iceberg::FileCatalog>(service->options_.fs, service->options_.warehouse);
-  service->thread_ = std::thread([s = service.get()] { s->Loop(); });
-  if (service->options_.scrub_interval_ms > 0 && service->options_.scrub_bytes_per_second > 0) {
-    service->scrub_thread_ = std::thread([s = service.get()] { s->ScrubLoop(); });
+  TieringService* s = service.get();
+  for (int i = 0; i < s->options_.tiering_threads; ++i) {
+    s->round_workers_.emplace_back([s] { s->RoundWorker(); });
+  }
+  s->maintenance_thread_ = std::thread([s] { s->MaintenanceLoop(); });
+  s->scheduler_ = std::thread([s] { s->ScheduleLoop(); });
+  if (s->options_.scrub_interval_ms > 0 && s->options_.scrub_bytes_per_second > 0) {
+    s->scrub_thread_ = std::thread([s] { s->ScrubLoop(); });
   }
   return service;
 }
@@ -266,25 +274,99 @@ void TieringService::Stop() {
     stopping_ = true;
   }
   wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  due_cv_.notify_all();
+  if (scheduler_.joinable()) scheduler_.join();
+  for (auto& worker : round_workers_) {
+    if (worker.joinable()) worker.join();
+  }
+  if (maintenance_thread_.joinable()) maintenance_thread_.join();
   if (scrub_thread_.joinable()) scrub_thread_.join();
 }
 
-void TieringService::Loop() {
-  // Producers come first: on a busy machine the lake lags rather than the produce path.
-  if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10) != 0) {
-    spdlog::warn("lake: cannot lower the tiering thread's priority");
+namespace {
+
+// Producers come first: on a busy machine the lake lags rather than the produce path.
+void LowerThreadPriority(int nice, const char* what) {
+  if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice) != 0) {
+    spdlog::warn("lake: cannot lower the priority of the {}", what);
   }
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<TableTiering>> TieringService::TieredTables() {
+  std::vector<std::shared_ptr<TableTiering>> out;
+  for (const auto& descriptor : engine_->ListTables()) {
+    auto found = StateFor(descriptor);  // fails only for a table dropped meanwhile
+    if (!found.ok()) continue;
+    // enabled and init_error are set before the state is shared and never change.
+    if ((*found)->enabled && (*found)->init_error.ok()) out.push_back(std::move(*found));
+  }
+  return out;
+}
+
+void TieringService::ScheduleLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     lock.unlock();
-    (void)Step(/*force=*/false);  // errors are logged and published per table
+    const auto now = Clock::now();
+    auto tables = TieredTables();
     lock.lock();
+    for (auto& state : tables) {
+      if (state->queued || now < state->next_round) continue;
+      // Rounds start every freshness/2, so a row waits at most about freshness for the lake:
+      // up to half a period for its round to start, plus the round itself.
+      state->next_round =
+          now + std::chrono::milliseconds(std::max<int64_t>(1, state->freshness_ms / 2));
+      state->queued = true;
+      due_.push_back(std::move(state));
+      due_cv_.notify_one();
+    }
     wake_.wait_for(lock, std::chrono::milliseconds(20), [this] { return stopping_; });
   }
 }
 
-Status TieringService::RunOnce() { return Step(/*force=*/true); }
+void TieringService::RoundWorker() {
+  LowerThreadPriority(10, "tiering threads");
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    due_cv_.wait(lock, [this] { return stopping_ || !due_.empty(); });
+    if (stopping_) return;
+    std::shared_ptr<TableTiering> state = std::move(due_.front());
+    due_.pop_front();
+    lock.unlock();
+    (void)Round(*state);  // errors are logged and published per table
+    lock.lock();
+    state->queued = false;
+  }
+}
+
+void TieringService::MaintenanceLoop() {
+  LowerThreadPriority(10, "maintenance thread");
+  const auto interval = std::chrono::milliseconds(options_.maintenance_interval_ms);
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    for (const auto& state : TieredTables()) {
+      const auto now = Clock::now();
+      if (now < state->next_maintenance) continue;
+      state->next_maintenance = now + interval;
+      (void)Maintenance(*state);  // errors are logged and published per table
+    }
+    lock.lock();
+    wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stopping_; });
+  }
+}
+
+Status TieringService::RunOnce() {
+  Status first;
+  for (const auto& state : TieredTables()) {
+    Status round = Round(*state);
+    Status maintenance = Maintenance(*state);
+    if (first.ok()) first = round.ok() ? maintenance : round;
+  }
+  return first;
+}
 
 void TieringService::ScrubLoop() {
   if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19) != 0) {
@@ -417,9 +499,18 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
 
 namespace {
 
+// The options of the files rounds write: row groups of at most 16 MiB, whose buffers the
+// allocator reuses from round to round (a 128 MiB row group costs fresh pages, page faults and
+// an munmap every round). Compaction rewrites them with `options` as they are.
+parquet::WriterOptions FreshFileOptions(parquet::WriterOptions options) {
+  options.row_group_bytes = std::min<int64_t>(options.row_group_bytes, int64_t{16} << 20);
+  return options;
+}
+
 // Moves everything durable (up to max_round_bytes) from the log into one snapshot.
 Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTiering& s) {
   const int64_t started_ms = WallMs();
+  const auto round_start = Clock::now();
   ASSIGN_OR_RAISE(auto status, engine->DescribeTable(s.descriptor.name));
   std::vector<int64_t> next = s.tiered;
   std::vector<arrow::RecordBatchPtr> batches;
@@ -481,12 +572,16 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
   }
   std::vector<iceberg::DataFile> files;
   std::vector<std::string> written;
+  const auto read_done = Clock::now();
+  auto written_at = read_done;
   auto commit = [&]() -> Status {
     for (auto& [path, group] : groups) {
-      ASSIGN_OR_RAISE(auto file, WriteDataFile(options.fs.get(), s, path, group.values,
-                                               group.batches, options.parquet, &written));
+      ASSIGN_OR_RAISE(auto file,
+                      WriteDataFile(options.fs.get(), s, path, group.values, group.batches,
+                                    FreshFileOptions(options.parquet), &written));
       files.push_back(std::move(file));
     }
+    written_at = Clock::now();
     std::vector<int64_t> previous = s.tiered;
     s.tiered = next;
     auto committed = s.table->AppendFiles(files, s.Summary());
@@ -498,6 +593,12 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
     for (const auto& path : written) (void)options.fs->Remove(path);
     return st;
   }
+  auto ms = [](Clock::duration d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  };
+  spdlog::debug("lake: '{}' round: {} log bytes in {} files; read {} ms, write {} ms, commit {} ms",
+                s.descriptor.name, bytes, files.size(), ms(read_done - round_start),
+                ms(written_at - read_done), ms(Clock::now() - written_at));
   for (int32_t b = 0; b < static_cast<int32_t>(next.size()); ++b) {
     RETURN_NOT_OK(engine->SetRetentionFloor(s.descriptor.name, b, next[b]));
   }
@@ -508,9 +609,16 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
   return read_error;
 }
 
-// Merges the small files of each partition directory into files near the target size.
+// Merges the small files of each partition directory into files near the target size. Holds
+// the table's lock only to list the live files and to commit, so rounds go on meanwhile (only
+// compaction removes live files, so its inputs stay live while it rewrites them).
 Status Compact(const LakeOptions& options, TableTiering& s) {
-  ASSIGN_OR_RAISE(auto live, s.table->LiveEntries());
+  std::vector<iceberg::ManifestEntry> live;
+  {
+    std::lock_guard<std::mutex> work(s.work);
+    if (s.dropped) return Status::OK();
+    ASSIGN_OR_RAISE(live, s.table->LiveEntries());
+  }
   std::map<std::string, std::vector<const iceberg::ManifestEntry*>> small;
   for (const auto& e : live) {
     if (e.data_file.file_size_in_bytes * 4 >= options.target_file_bytes * 3) continue;
@@ -578,6 +686,8 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
         ASSIGN_OR_RAISE(auto file, FinishDataFile(s, writer.get(), written, partition));
         added.push_back(std::move(file));
       }
+      std::lock_guard<std::mutex> work(s.work);
+      if (s.dropped) return Status::Cancelled("table dropped");
       auto summary = s.Summary();
       summary["oxbow.compacted-files"] = std::to_string(inputs.size());
       return s.table->ReplaceFiles(inputs, added, summary).status();
@@ -585,6 +695,7 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
     Status st = rewrite();
     if (!st.ok()) {
       for (const auto& path : written) (void)options.fs->Remove(path);
+      if (st.code() == StatusCode::kCancelled) return Status::OK();
       return st.WithContext("compacting " + dir);
     }
     spdlog::info("lake: '{}' compacted {} files ({} bytes) into {}", s.descriptor.name,
@@ -594,8 +705,9 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
 }
 
 Status Maintain(const LakeOptions& options, TableTiering& s) {
-  if (s.table->CurrentSnapshot() == nullptr) return Status::OK();
   RETURN_NOT_OK(Compact(options, s));
+  std::lock_guard<std::mutex> work(s.work);
+  if (s.dropped || s.table->CurrentSnapshot() == nullptr) return Status::OK();
   RETURN_NOT_OK(s.table->RewriteManifests(options.max_manifests, s.Summary()).status());
   iceberg::ExpireOptions expire;
   expire.retain_last = options.retain_snapshots;
@@ -605,43 +717,41 @@ Status Maintain(const LakeOptions& options, TableTiering& s) {
 
 }  // namespace
 
-Status TieringService::Step(bool force) {
-  Status first;
-  for (const auto& descriptor : engine_->ListTables()) {
-    auto found = StateFor(descriptor);
-    if (!found.ok() && found.status().IsNotFound()) continue;  // dropped meanwhile
-    ASSIGN_OR_RAISE(auto state, std::move(found));
-    std::lock_guard<std::mutex> work(state->work);
-    if (state->dropped || !state->enabled || !state->init_error.ok()) continue;
-    const auto now = Clock::now();
-    const bool round_due = force || now >= state->next_round;
-    const bool maintenance_due = force || now >= state->next_maintenance;
-    if (!round_due && !maintenance_due) continue;  // the published state stands
-    const std::string previous = state->Error();
-    if (round_due) {
-      // Rounds start every freshness/2, so a row waits at most about freshness for the lake:
-      // up to half a period for its round to start, plus the round itself.
-      state->next_round =
-          now + std::chrono::milliseconds(std::max<int64_t>(1, state->freshness_ms / 2));
-      Status st = TierRound(engine_, options_, *state);
-      if (!st.ok() && engine_->DescribeTable(descriptor.name).status().IsNotFound()) continue;
-      state->round_error = st.ok() ? "" : "tiering: " + st.message();
-      if (first.ok()) first = st;
-    }
-    if (maintenance_due) {
-      state->next_maintenance = now + std::chrono::milliseconds(options_.maintenance_interval_ms);
-      Status st = Maintain(options_, *state);
-      state->maintenance_error = st.ok() ? "" : "maintenance: " + st.message();
-      if (first.ok()) first = st;
-    }
-    // A stuck table is logged when its error changes, not every round.
-    const std::string error = state->Error();
-    if (!error.empty() && error != previous) {
-      spdlog::warn("lake: table '{}': {}", descriptor.name, error);
-    }
-    state->Publish(error);
+namespace {
+
+// Publishes `s`'s state; a stuck table is logged when its error changes, not every round.
+void Report(TableTiering& s, const std::string& previous) {
+  const std::string error = s.Error();
+  if (!error.empty() && error != previous) {
+    spdlog::warn("lake: table '{}': {}", s.descriptor.name, error);
   }
-  return first;
+  s.Publish(error);
+}
+
+}  // namespace
+
+Status TieringService::Round(TableTiering& s) {
+  std::lock_guard<std::mutex> work(s.work);
+  if (s.dropped) return Status::OK();
+  const std::string previous = s.Error();
+  Status st = TierRound(engine_, options_, s);
+  if (!st.ok() && engine_->DescribeTable(s.descriptor.name).status().IsNotFound()) {
+    return Status::OK();  // dropped meanwhile
+  }
+  s.round_error = st.ok() ? "" : "tiering: " + st.message();
+  Report(s, previous);
+  return st;
+}
+
+Status TieringService::Maintenance(TableTiering& s) {
+  std::lock_guard<std::mutex> maintaining(s.maintaining);
+  Status st = Maintain(options_, s);
+  std::lock_guard<std::mutex> work(s.work);
+  if (s.dropped) return Status::OK();
+  const std::string previous = s.Error();
+  s.maintenance_error = st.ok() ? "" : "maintenance: " + st.message();
+  Report(s, previous);
+  return st;
 }
 
 Result<LakeTableStatus> TieringService::Describe(const std::string& table) {

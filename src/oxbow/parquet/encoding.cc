@@ -4,6 +4,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "oxbow/parquet/encoding_internal.h"
 
@@ -141,10 +142,13 @@ Status RleDecoder::GetBatch(uint32_t* out, int64_t n) {
     } else if (literal_left_ > 0) {
       const int64_t k = std::min(n, literal_left_);
       const auto total_bytes = static_cast<int64_t>(literal_end_ - literal_);
+      // Bytes past the run up to the end of the data may be loaded too (the mask drops them):
+      // short runs, such as those of definition levels, then take the fast path as well.
+      const auto loadable = static_cast<int64_t>(end_ - literal_);
       int64_t bit = literal_bit_;
       int64_t i = 0;
       // Fast path: an unaligned 8-byte load covers any value up to 32 bits wide.
-      for (; i < k && (bit >> 3) + 8 <= total_bytes; ++i, bit += bit_width_) {
+      for (; i < k && (bit >> 3) + 8 <= loadable; ++i, bit += bit_width_) {
         uint64_t word;
         std::memcpy(&word, literal_ + (bit >> 3), 8);
         out[i] = static_cast<uint32_t>((word >> (bit & 7)) & mask);
@@ -265,6 +269,24 @@ bool CodecSupported(Codec codec) {
   }
 }
 
+namespace {
+
+// One zstd context per thread for every page it compresses or decompresses: ZSTD_compress and
+// ZSTD_decompress allocate and set up a fresh context per call, per page (the same bytes out).
+ZSTD_CCtx* ThreadCompressionContext() {
+  thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> context(ZSTD_createCCtx(),
+                                                                          ZSTD_freeCCtx);
+  return context.get();
+}
+
+ZSTD_DCtx* ThreadDecompressionContext() {
+  thread_local std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> context(ZSTD_createDCtx(),
+                                                                          ZSTD_freeDCtx);
+  return context.get();
+}
+
+}  // namespace
+
 Status Compress(Codec codec, int level, const uint8_t* in, size_t n, std::string* out) {
   const size_t old = out->size();
   switch (codec) {
@@ -280,8 +302,10 @@ Status Compress(Codec codec, int level, const uint8_t* in, size_t n, std::string
     }
     case Codec::kZstd: {
       out->resize(old + ZSTD_compressBound(n));
-      const size_t r =
-          ZSTD_compress(out->data() + old, out->size() - old, in, n, level == 0 ? 1 : level);
+      ZSTD_CCtx* context = ThreadCompressionContext();
+      if (context == nullptr) return Status::ResourceExhausted("cannot allocate a zstd context");
+      const size_t r = ZSTD_compressCCtx(context, out->data() + old, out->size() - old, in, n,
+                                         level == 0 ? 1 : level);
       if (ZSTD_isError(r)) {
         out->resize(old);
         return Status::Internal(std::string("zstd compression failed: ") + ZSTD_getErrorName(r));
@@ -354,7 +378,9 @@ Status Decompress(Codec codec, const uint8_t* in, size_t n, uint8_t* out, size_t
       return Status::OK();
     }
     case Codec::kZstd: {
-      const size_t r = ZSTD_decompress(out, out_size, in, n);
+      ZSTD_DCtx* context = ThreadDecompressionContext();
+      if (context == nullptr) return Status::ResourceExhausted("cannot allocate a zstd context");
+      const size_t r = ZSTD_decompressDCtx(context, out, out_size, in, n);
       if (ZSTD_isError(r)) {
         return Status::Corruption(std::string("ZSTD page is corrupt: ") + ZSTD_getErrorName(r));
       }

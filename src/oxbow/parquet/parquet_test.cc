@@ -467,6 +467,30 @@ TEST(WriterTest, DictionaryFallsBackToPlain) {
   ExpectSameRows(*batch, reader->Read().ValueOrDie());
 }
 
+TEST(WriterTest, MostlyDistinctChunksArePlainFromTheStart) {
+  auto schema = testing::EveryTypeSchema();
+  // Far more distinct values than rows (within decimal(9, 2)): the first 4096 values of every
+  // column wider than a byte are nearly all unique.
+  auto batch = testing::RandomBatch(schema, 10000, 5, 100'000'000);
+  auto file = WriteToString(schema, {batch}).ValueOrDie();
+  auto reader = FileReader::Open(ToBuffer(file)).ValueOrDie();
+  const auto& group = reader->metadata().row_groups[0];
+  for (int c = 0; c < schema->num_fields(); ++c) {
+    const auto& field = schema->field(c);
+    const auto& meta = *group.columns[c].meta_data;
+    // int8/uint8 hold at most 256 values and booleans are never dictionary-encoded.
+    const bool narrow =
+        field.type.id() == arrow::TypeId::kInt8 || field.type.id() == arrow::TypeId::kUInt8;
+    if (field.type.id() == arrow::TypeId::kBool) continue;
+    EXPECT_EQ(meta.dictionary_page_offset.has_value(), narrow) << field.name;
+    for (const auto& s : meta.encoding_stats) {
+      if (s.page_type == PageType::kDictionaryPage) continue;
+      EXPECT_EQ(s.encoding == Encoding::kRleDictionary, narrow) << field.name;
+    }
+  }
+  ExpectSameRows(*batch, reader->Read().ValueOrDie());
+}
+
 std::string StatOf(const std::string& file, int column, bool max) {
   auto reader = FileReader::Open(ToBuffer(file)).ValueOrDie();
   const auto& s = *reader->metadata().row_groups[0].columns[column].meta_data->statistics;

@@ -81,6 +81,7 @@ class ChunkDecoder {
   std::shared_ptr<MutableBuffer> validity_;
   std::shared_ptr<MutableBuffer> values_;  // values, bits or int32 offsets
   BufferBuilder data_;                     // string / binary bytes
+  int64_t chunk_uncompressed_bytes_ = 0;   // the chunk's total_uncompressed_size
   int64_t row_ = 0;
   int64_t null_count_ = 0;
 
@@ -89,6 +90,7 @@ class ChunkDecoder {
   std::vector<uint8_t> valid_;      // 0/1 per value of the page
   const uint8_t* dense_ = nullptr;  // fixed-width physical values, non-null only
   std::vector<uint8_t> dense_buffer_;
+  uint8_t* dict_target_ = nullptr;  // where a dictionary page's values go, when not dense_buffer_
   std::vector<std::string_view> dense_views_;  // BYTE_ARRAY values, non-null only
   std::vector<uint32_t> indices_;
   std::vector<int64_t> delta_values_;
@@ -103,6 +105,38 @@ class ChunkDecoder {
   std::vector<std::string_view> dict_views_;
   std::vector<uint8_t> dict_bools_;
 };
+
+// Sets bits [start, start + n) of `bits`.
+void SetBits(uint8_t* bits, int64_t start, int64_t n) {
+  int64_t i = start;
+  const int64_t end = start + n;
+  for (; i < end && (i & 7) != 0; ++i) bit_util::SetBit(bits, i);
+  const int64_t whole = (end - i) / 8;
+  if (whole > 0) {
+    std::memset(bits + i / 8, 0xff, static_cast<size_t>(whole));
+    i += whole * 8;
+  }
+  for (; i < end; ++i) bit_util::SetBit(bits, i);
+}
+
+// ORs `n` flags (bytes of 0 or 1) into bits [start, start + n) of `bits`, without a branch per
+// flag (nulls are irregular), eight at a time where the bits are byte-aligned.
+void PackBits(const uint8_t* flags, int64_t n, uint8_t* bits, int64_t start) {
+  int64_t i = 0;
+  auto one = [&] {
+    const int64_t bit = start + i;
+    bits[bit >> 3] |= static_cast<uint8_t>(flags[i] << (bit & 7));
+    ++i;
+  };
+  while (i < n && ((start + i) & 7) != 0) one();
+  for (; i + 8 <= n; i += 8) {
+    uint64_t eight;
+    std::memcpy(&eight, flags + i, 8);
+    // Byte k (0 or 1) lands on bit 56 + k of the product.
+    bits[(start + i) >> 3] = static_cast<uint8_t>((eight * 0x0102040810204080ull) >> 56);
+  }
+  while (i < n) one();
+}
 
 Status ChunkDecoder::AllocateOutput() {
   const DataType& t = field_.type;
@@ -119,7 +153,12 @@ Status ChunkDecoder::AllocateOutput() {
     bytes = num_rows_ * (t.bit_width() / 8);
   }
   ASSIGN_OR_RAISE(values_, MutableBuffer::Allocate(bytes));
-  std::memset(values_->mutable_data(), 0, static_cast<size_t>(bytes));
+  // Every slot of a required fixed-width column is written; null slots and bits are zeros.
+  if (optional_ || t.id() == TypeId::kBool) {
+    std::memset(values_->mutable_data(), 0, static_cast<size_t>(bytes));
+  } else if (t.is_variable_length()) {
+    std::memset(values_->mutable_data(), 0, 4);  // offsets[0]
+  }
   return Status::OK();
 }
 
@@ -225,11 +264,11 @@ Status ChunkDecoder::DecodeDense(Encoding encoding, const uint8_t* data, int64_t
       internal::RleDecoder dec(data + 1, size - 1, bw);
       RETURN_NOT_OK(
           dec.GetBatch(indices_.data(), count).WithContext("column '" + field_.name + "'"));
-      for (int64_t i = 0; i < count; ++i) {
-        if (indices_[i] >= dict_size_) {
-          return Error("dictionary index " + std::to_string(indices_[i]) + " >= dictionary size " +
-                       std::to_string(dict_size_));
-        }
+      uint32_t max_index = 0;
+      for (int64_t i = 0; i < count; ++i) max_index = std::max(max_index, indices_[i]);
+      if (count > 0 && max_index >= dict_size_) {
+        return Error("dictionary index " + std::to_string(max_index) + " >= dictionary size " +
+                     std::to_string(dict_size_));
       }
       if (physical_ == PhysicalType::kByteArray) {
         dense_views_.resize(static_cast<size_t>(count));
@@ -239,8 +278,11 @@ Status ChunkDecoder::DecodeDense(Encoding encoding, const uint8_t* data, int64_t
         for (int64_t i = 0; i < count; ++i) dense_buffer_[i] = dict_bools_[indices_[i]];
         dense_ = dense_buffer_.data();
       } else {
-        dense_buffer_.resize(static_cast<size_t>(count * width_));
-        uint8_t* out = dense_buffer_.data();
+        uint8_t* out = dict_target_;
+        if (out == nullptr) {
+          dense_buffer_.resize(static_cast<size_t>(count * width_));
+          out = dense_buffer_.data();
+        }
         switch (width_) {
           case 4:
             for (int64_t i = 0; i < count; ++i)
@@ -398,8 +440,10 @@ Status ChunkDecoder::Emit(int64_t n, int64_t count) {
   const bool all_valid = count == n;
   uint8_t* validity = validity_ ? validity_->mutable_data() : nullptr;
   if (validity) {
-    for (int64_t i = 0; i < n; ++i) {
-      if (valid_.empty() || valid_[i]) bit_util::SetBit(validity, row_ + i);
+    if (all_valid) {
+      SetBits(validity, row_, n);
+    } else {
+      PackBits(valid_.data(), n, validity, row_);
     }
   }
   null_count_ += n - count;
@@ -423,17 +467,32 @@ Status ChunkDecoder::Emit(int64_t n, int64_t count) {
     case TypeId::kString:
     case TypeId::kBinary: {
       auto* offsets = reinterpret_cast<int32_t*>(out);
+      int64_t bytes = 0;
+      for (int64_t j = 0; j < count; ++j) bytes += static_cast<int64_t>(dense_views_[j].size());
+      if (data_.length() + bytes > INT32_MAX) {
+        return Status::NotImplemented("column '" + field_.name +
+                                      "': more than 2 GiB of string data in one row group");
+      }
+      // The first page sizes the whole chunk's data (growing by doubling costs copies and
+      // fresh pages), within 8 times the chunk's uncompressed bytes and 256 MiB, so a lying
+      // footer cannot make it huge; later pages top it up.
+      constexpr int64_t kMaxFirstReserve = int64_t{256} << 20;
+      int64_t reserve = bytes;
+      if (row_ == 0 && n > 0 && n < num_rows_) {
+        const int64_t estimate = bytes / n * num_rows_ + bytes;
+        const int64_t bound = std::min(chunk_uncompressed_bytes_, kMaxFirstReserve / 8) * 8;
+        reserve = std::max(bytes, std::min(estimate, bound));
+      }
+      RETURN_NOT_OK(data_.Reserve(reserve));
+      int64_t end = data_.length();
       int64_t j = 0;
       for (int64_t i = 0; i < n; ++i) {
         if (all_valid || valid_[i]) {
           const std::string_view v = dense_views_[j++];
-          RETURN_NOT_OK(data_.Append(v.data(), static_cast<int64_t>(v.size())));
+          data_.UnsafeAppend(v.data(), static_cast<int64_t>(v.size()));
+          end += static_cast<int64_t>(v.size());
         }
-        if (data_.length() > INT32_MAX) {
-          return Status::NotImplemented("column '" + field_.name +
-                                        "': more than 2 GiB of string data in one row group");
-        }
-        offsets[row_ + i + 1] = static_cast<int32_t>(data_.length());
+        offsets[row_ + i + 1] = static_cast<int32_t>(end);
       }
       return Status::OK();
     }
@@ -490,7 +549,9 @@ Status ChunkDecoder::Emit(int64_t n, int64_t count) {
   const int out_width = t.bit_width() / 8;
   if (out_width == width_) {
     if (all_valid) {
-      if (n > 0) std::memcpy(out + row_ * width_, dense_, static_cast<size_t>(n * width_));
+      if (n > 0 && dense_ != out + row_ * width_) {  // else decoded in place
+        std::memcpy(out + row_ * width_, dense_, static_cast<size_t>(n * width_));
+      }
     } else {
       each([&](int64_t slot, int64_t j) {
         std::memcpy(out + slot * width_, dense_ + j * width_, static_cast<size_t>(width_));
@@ -551,7 +612,20 @@ Status ChunkDecoder::ReadDataPage(int32_t num_values, Encoding encoding, const u
       count += levels_[i];
     }
   }
-  RETURN_NOT_OK(DecodeDense(encoding, values, values_size, count));
+  // A page without nulls whose dictionary values are the output's: gather straight into it.
+  const arrow::TypeId id = field_.type.id();
+  const bool dictionary =
+      encoding == Encoding::kRleDictionary || encoding == Encoding::kPlainDictionary;
+  const bool same_values = id != TypeId::kBool && id != TypeId::kString && id != TypeId::kBinary &&
+                           id != TypeId::kDecimal128 && id != TypeId::kFixedSizeBinary &&
+                           physical_ != PhysicalType::kInt96 &&
+                           field_.type.bit_width() / 8 == width_;
+  dict_target_ = dictionary && count == n && same_values && (width_ == 4 || width_ == 8)
+                     ? values_->mutable_data() + row_ * width_
+                     : nullptr;
+  Status decoded = DecodeDense(encoding, values, values_size, count);
+  dict_target_ = nullptr;
+  RETURN_NOT_OK(decoded);
   RETURN_NOT_OK(Emit(n, count));
   row_ += n;
   return Status::OK();
@@ -565,6 +639,7 @@ Result<Array> ChunkDecoder::Decode(const uint8_t* bytes, internal::ByteRange ran
                        std::to_string(static_cast<int>(meta.codec)) + ")");
   }
   const std::string context = "column '" + field_.name + "'";
+  chunk_uncompressed_bytes_ = std::max<int64_t>(0, meta.total_uncompressed_size);
   RETURN_NOT_OK(AllocateOutput());
   int64_t pos = range.start;  // a file offset, as messages give it; bytes[0] is at range.start
   const int64_t end = range.end;

@@ -136,6 +136,7 @@ class NumericDictionary {
     if (values_.size() * 2 > slots_.size()) Rehash(slots_.size() * 2);
     return static_cast<uint32_t>(values_.size() - 1);
   }
+  T Value(uint32_t index) const { return values_[index]; }
   void AppendPlain(std::string* out) const {
     out->append(reinterpret_cast<const char*>(values_.data()), values_.size() * sizeof(T));
   }
@@ -199,6 +200,10 @@ class BytesDictionary {
     *inserted = true;
     if (entries_.size() * 2 > slots_.size()) Rehash(slots_.size() * 2);
     return static_cast<uint32_t>(entries_.size() - 1);
+  }
+  std::string_view Value(uint32_t index) const {
+    const Entry& e = entries_[index];
+    return std::string_view(arena_.data() + e.offset, e.length);
   }
   void AppendPlain(std::string* out) const {
     out->reserve(out->size() + static_cast<size_t>(PlainSize()));
@@ -353,6 +358,10 @@ class TypedColumnWriter final : public ColumnWriter {
       }
       page_values_ += n;
       page_nulls_ += nulls;
+      if (dict_mode() && chunk_values_ == 0 && page_values_ >= kDictionaryProbeValues &&
+          dict_.size() * 4 > page_values_ * 3) {
+        AbandonDictionary();
+      }
       if (dict_mode() && dict_.PlainSize() > config_.options->dictionary_page_size_limit) {
         RETURN_NOT_OK(FlushPage());
         fallen_back_ = true;
@@ -366,7 +375,8 @@ class TypedColumnWriter final : public ColumnWriter {
   }
 
   int64_t BufferedBytes() const override {
-    return static_cast<int64_t>(pages_.size()) + PageBytes() + (use_dict_ ? dict_.PlainSize() : 0);
+    return static_cast<int64_t>(pages_.size()) + PageBytes() +
+           (dict_mode() ? dict_.PlainSize() : 0);
   }
 
   Status FinishChunk(ColumnMetaData* meta, std::string* dictionary_page,
@@ -374,7 +384,7 @@ class TypedColumnWriter final : public ColumnWriter {
     RETURN_NOT_OK(FlushPage());
     dictionary_page->clear();
     int64_t dict_uncompressed = 0;
-    const bool wrote_dict = use_dict_ && dict_pages_ > 0;
+    const bool wrote_dict = use_dict_ && !abandoned_ && dict_pages_ > 0;
     if (wrote_dict) {
       page_body_.clear();
       dict_.AppendPlain(&page_body_);
@@ -450,7 +460,32 @@ class TypedColumnWriter final : public ColumnWriter {
   }
 
  private:
-  bool dict_mode() const { return use_dict_ && !fallen_back_; }
+  // A chunk whose first values are this many or more and at least 3/4 distinct is written PLAIN
+  // from its start: a dictionary of mostly unique values (ids, offsets, timestamps, random
+  // strings) costs hashing and adds a dictionary page for no gain.
+  static constexpr int64_t kDictionaryProbeValues = 4096;
+
+  bool dict_mode() const { return use_dict_ && !fallen_back_ && !abandoned_; }
+
+  // Re-encodes the open page, the chunk's first, PLAIN and drops the dictionary for the chunk.
+  void AbandonDictionary() {
+    abandoned_ = true;
+    for (const uint32_t index : indices_) AppendPlain(dict_.Value(index));
+    indices_.clear();
+    dict_.Clear();
+  }
+
+  void AppendPlain(const T& v) {
+    if constexpr (kBytes) {
+      if (config_.physical_type == PhysicalType::kByteArray) {
+        const auto len = static_cast<uint32_t>(v.size());
+        plain_.append(reinterpret_cast<const char*>(&len), 4);
+      }
+      plain_.append(v.data(), v.size());
+    } else {
+      plain_.append(reinterpret_cast<const char*>(&v), sizeof(T));
+    }
+  }
 
   // Checksums the page body about to follow `h` on disk (compressed_), when the options say so.
   void SetCrc(PageHeader* h) const {
@@ -463,6 +498,7 @@ class TypedColumnWriter final : public ColumnWriter {
   void ResetChunk() {
     dict_.Clear();
     fallen_back_ = false;
+    abandoned_ = false;
     has_minmax_ = false;
     chunk_values_ = chunk_nulls_ = chunk_nans_ = chunk_uncompressed_ = 0;
     dict_pages_ = plain_pages_ = 0;
@@ -497,15 +533,7 @@ class TypedColumnWriter final : public ColumnWriter {
         if (inserted) UpdateStats(v);
         return;
       }
-      if constexpr (kBytes) {
-        if (config_.physical_type == PhysicalType::kByteArray) {
-          const auto len = static_cast<uint32_t>(v.size());
-          plain_.append(reinterpret_cast<const char*>(&len), 4);
-        }
-        plain_.append(v.data(), v.size());
-      } else {
-        plain_.append(reinterpret_cast<const char*>(&v), sizeof(T));
-      }
+      AppendPlain(v);
       UpdateStats(v);
     }
   }
@@ -627,6 +655,7 @@ class TypedColumnWriter final : public ColumnWriter {
   // The open column chunk.
   bool use_dict_ = false;
   bool fallen_back_ = false;
+  bool abandoned_ = false;  // the chunk is PLAIN from its start
   Dictionary dict_;
   std::string pages_;
   std::string page_body_;

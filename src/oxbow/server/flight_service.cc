@@ -200,7 +200,8 @@ grpc::internal::RpcServiceMethod* Unary(const char* name, Service* service,
 
 }  // namespace
 
-FlightService::FlightService(node::Node* node) : node_(node) {
+FlightService::FlightService(node::Node* node, auth::Authenticator* authenticator)
+    : node_(node), authenticator_(authenticator) {
   using grpc::internal::RpcMethod;
   using grpc::internal::RpcServiceMethod;
 
@@ -258,16 +259,66 @@ FlightService::FlightService(node::Node* node) : node_(node) {
           this)));
 }
 
-grpc::Status FlightService::Handshake(
-    grpc::ServerContext*,
+Result<FlightService::Caller> FlightService::Authenticate(grpc::ServerContext* ctx) {
+  if (!authenticator_) return Caller();
+  const auto& headers = ctx->client_metadata();
+  auto it = headers.find("authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  if (it == headers.end() || it->second.size() <= kBearer.size() ||
+      std::string_view(it->second.data(), kBearer.size()) != kBearer) {
+    return Status::Unauthenticated(
+        "this server requires authentication: handshake with basic auth (user, password), then "
+        "send the \"authorization: Bearer <token>\" header it returns");
+  }
+  ASSIGN_OR_RAISE(
+      auto user,
+      authenticator_->Verify(
+          std::string_view(it->second.data(), it->second.size()).substr(kBearer.size())));
+  return Caller(std::move(user));
+}
+
+Status FlightService::Authorize(const Caller& caller, const std::string& table,
+                                auth::Access access) {
+  if (!caller || caller->Allows(table, access)) return Status::OK();
+  return Status::PermissionDenied("user " + Quote(caller->name) + " may not " +
+                                  std::string(auth::AccessName(access)) + " table " + Quote(table));
+}
+
+Status FlightService::Login(
+    grpc::ServerContext* ctx,
     grpc::ServerReaderWriter<proto::HandshakeResponse, proto::HandshakeRequest>* stream) {
   proto::HandshakeRequest request;
-  while (stream->Read(&request)) {
-    proto::HandshakeResponse response;
-    response.set_protocol_version(request.protocol_version());
-    stream->Write(response);
+  if (!authenticator_) {
+    while (stream->Read(&request)) {
+      proto::HandshakeResponse response;
+      response.set_protocol_version(request.protocol_version());
+      stream->Write(response);
+    }
+    return Status::OK();
   }
-  return grpc::Status::OK;
+  while (stream->Read(&request)) {
+  }
+  const auto& headers = ctx->client_metadata();
+  auto it = headers.find("authorization");
+  constexpr std::string_view kBasic = "Basic ";
+  if (it == headers.end() || it->second.size() <= kBasic.size() ||
+      std::string_view(it->second.data(), kBasic.size()) != kBasic) {
+    return Status::Unauthenticated(
+        "the handshake needs basic auth: \"authorization: Basic base64(user:password)\"");
+  }
+  ASSIGN_OR_RAISE(
+      auto credentials,
+      auth::ParseBasicCredentials(
+          std::string_view(it->second.data(), it->second.size()).substr(kBasic.size())));
+  ASSIGN_OR_RAISE(std::string token, authenticator_->Login(credentials.first, credentials.second));
+  ctx->AddInitialMetadata("authorization", "Bearer " + token);
+  return Status::OK();
+}
+
+grpc::Status FlightService::Handshake(
+    grpc::ServerContext* ctx,
+    grpc::ServerReaderWriter<proto::HandshakeResponse, proto::HandshakeRequest>* stream) {
+  return Finish("handshake", Login(ctx, stream));
 }
 
 Result<proto::FlightInfo> FlightService::MakeFlightInfo(
@@ -297,9 +348,12 @@ Result<proto::FlightInfo> FlightService::MakeFlightInfo(
   return info;
 }
 
-grpc::Status FlightService::ListFlights(grpc::ServerContext*, const proto::Criteria*,
+grpc::Status FlightService::ListFlights(grpc::ServerContext* ctx, const proto::Criteria*,
                                         grpc::ServerWriter<proto::FlightInfo>* writer) {
+  auto caller = Authenticate(ctx);
+  if (!caller.ok()) return Finish("action", caller.status());
   for (const auto& table : node_->ListTables()) {
+    if (!Authorize(*caller, table.name, auth::Access::kRead).ok()) continue;
     auto info = MakeFlightInfo(table);
     if (!info.ok()) {
       if (info.status().IsNotFound()) continue;  // dropped meanwhile
@@ -310,11 +364,16 @@ grpc::Status FlightService::ListFlights(grpc::ServerContext*, const proto::Crite
   return grpc::Status::OK;
 }
 
-grpc::Status FlightService::GetFlightInfo(grpc::ServerContext*,
+grpc::Status FlightService::GetFlightInfo(grpc::ServerContext* ctx,
                                           const proto::FlightDescriptor* descriptor,
                                           proto::FlightInfo* info) {
+  auto caller = Authenticate(ctx);
+  if (!caller.ok()) return Finish("action", caller.status());
   auto name = TableFromDescriptor(*descriptor);
   if (!name.ok()) return ToGrpcStatus(name.status());
+  if (Status st = Authorize(*caller, *name, auth::Access::kRead); !st.ok()) {
+    return Finish("action", st);
+  }
   auto table = node_->DescribeTable(*name);
   if (!table.ok()) return ToGrpcStatus(table.status());
   auto made = MakeFlightInfo(table->table.table);
@@ -323,11 +382,16 @@ grpc::Status FlightService::GetFlightInfo(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status FlightService::GetSchema(grpc::ServerContext*,
+grpc::Status FlightService::GetSchema(grpc::ServerContext* ctx,
                                       const proto::FlightDescriptor* descriptor,
                                       proto::SchemaResult* result) {
+  auto caller = Authenticate(ctx);
+  if (!caller.ok()) return Finish("action", caller.status());
   auto name = TableFromDescriptor(*descriptor);
   if (!name.ok()) return ToGrpcStatus(name.status());
+  if (Status st = Authorize(*caller, *name, auth::Access::kRead); !st.ok()) {
+    return Finish("action", st);
+  }
   auto table = node_->DescribeTable(*name);
   if (!table.ok()) return ToGrpcStatus(table.status());
   auto schema = ipc::EncodeSchema(*table->table.table.schema);
@@ -395,7 +459,9 @@ Status FlightService::SendLookup(const flight::Ticket& ticket,
 
 Status FlightService::Get(grpc::ServerContext* ctx, const proto::Ticket* ticket,
                           grpc::ServerWriter<FlightPayload>* writer) {
+  ASSIGN_OR_RAISE(auto caller, Authenticate(ctx));
   ASSIGN_OR_RAISE(auto request, flight::ParseTicket(ticket->ticket()));
+  RETURN_NOT_OK(Authorize(caller, request.table, auth::Access::kRead));
   if (request.kind == flight::Ticket::Kind::kSnapshot) return SendSnapshot(request, writer);
   if (request.kind == flight::Ticket::Kind::kLookup) return SendLookup(request, writer);
   const std::string table = request.table;
@@ -442,7 +508,9 @@ grpc::Status FlightService::DoGet(grpc::ServerContext* ctx, const proto::Ticket*
   return Finish("fetch", Get(ctx, ticket, writer));
 }
 
-Status FlightService::Put(grpc::ServerReaderWriter<proto::PutResult, FlightDataIn>* stream) {
+Status FlightService::Put(grpc::ServerContext* ctx,
+                          grpc::ServerReaderWriter<proto::PutResult, FlightDataIn>* stream) {
+  ASSIGN_OR_RAISE(auto caller, Authenticate(ctx));
   FlightDataIn first;
   if (!stream->Read(&first)) return Status::Invalid("DoPut stream sent no messages");
   if (!first.descriptor) {
@@ -454,6 +522,7 @@ Status FlightService::Put(grpc::ServerReaderWriter<proto::PutResult, FlightDataI
     return Status::Invalid("lookups go through DoExchange or a DoGet ticket, not DoPut");
   }
   const std::string& table = command.table;
+  RETURN_NOT_OK(Authorize(caller, table, auth::Access::kWrite));
   if (!first.data_header) return Status::Invalid("the first DoPut message must carry the schema");
   ASSIGN_OR_RAISE(auto schema_message, ipc::ParseMessage(first.data_header, Buffer::Empty()));
   if (schema_message.type != ipc::MessageType::kSchema) {
@@ -495,8 +564,8 @@ Status FlightService::Put(grpc::ServerReaderWriter<proto::PutResult, FlightDataI
 }
 
 grpc::Status FlightService::DoPut(
-    grpc::ServerContext*, grpc::ServerReaderWriter<proto::PutResult, FlightDataIn>* stream) {
-  return Finish("put", Put(stream));
+    grpc::ServerContext* ctx, grpc::ServerReaderWriter<proto::PutResult, FlightDataIn>* stream) {
+  return Finish("put", Put(ctx, stream));
 }
 
 grpc::Status FlightService::Finish(const char* operation, const Status& status) {
@@ -505,7 +574,8 @@ grpc::Status FlightService::Finish(const char* operation, const Status& status) 
 }
 
 Status FlightService::ExchangeLookups(
-    grpc::ServerReaderWriter<FlightPayload, FlightDataIn>* stream) {
+    grpc::ServerContext* ctx, grpc::ServerReaderWriter<FlightPayload, FlightDataIn>* stream) {
+  ASSIGN_OR_RAISE(auto caller, Authenticate(ctx));
   FlightDataIn first;
   if (!stream->Read(&first)) return Status::Invalid("DoExchange stream sent no messages");
   if (!first.descriptor || first.descriptor->type() != proto::FlightDescriptor::CMD) {
@@ -517,6 +587,7 @@ Status FlightService::ExchangeLookups(
   if (command.op != flight::Command::Op::kLookup) {
     return Status::Invalid("DoExchange serves \"op\": \"lookup\" only");
   }
+  RETURN_NOT_OK(Authorize(caller, command.table, auth::Access::kRead));
   // pyarrow sends the descriptor alone, then the schema of the keys.
   while (!first.data_header) {
     if (!stream->Read(&first)) return Status::Invalid("DoExchange stream ended before the schema");
@@ -552,30 +623,35 @@ Status FlightService::ExchangeLookups(
 }
 
 grpc::Status FlightService::DoExchange(
-    grpc::ServerContext*, grpc::ServerReaderWriter<FlightPayload, FlightDataIn>* stream) {
-  return Finish("lookup", ExchangeLookups(stream));
+    grpc::ServerContext* ctx, grpc::ServerReaderWriter<FlightPayload, FlightDataIn>* stream) {
+  return Finish("lookup", ExchangeLookups(ctx, stream));
 }
 
-Result<std::string> FlightService::RunAction(const std::string& type, const std::string& body) {
+Result<std::string> FlightService::RunAction(const Caller& caller, const std::string& type,
+                                             const std::string& body) {
   if (type == "create_table") {
     ASSIGN_OR_RAISE(auto request, catalog::ParseCreateTable(body));
+    RETURN_NOT_OK(Authorize(caller, request.table.name, auth::Access::kAdmin));
     ASSIGN_OR_RAISE(auto table, node_->CreateTable(request));
     return catalog::DescriptorToJson(table);
   }
   if (type == "drop_table") {
     ASSIGN_OR_RAISE(std::string name, flight::ParseTableNameBody(body));
+    RETURN_NOT_OK(Authorize(caller, name, auth::Access::kAdmin));
     RETURN_NOT_OK(node_->DropTable(name));
     return json{{"dropped", name}}.dump();
   }
   if (type == "list_tables") {
     json tables = json::array();
     for (const auto& t : node_->ListTables()) {
+      if (!Authorize(caller, t.name, auth::Access::kRead).ok()) continue;
       tables.push_back(json::parse(catalog::DescriptorToJson(t)));
     }
     return json{{"tables", std::move(tables)}}.dump();
   }
   if (type == "describe_table") {
     ASSIGN_OR_RAISE(std::string name, flight::ParseTableNameBody(body));
+    RETURN_NOT_OK(Authorize(caller, name, auth::Access::kRead));
     ASSIGN_OR_RAISE(auto description, node_->DescribeTable(name));
     json j = json::parse(catalog::DescriptorToJson(description.table.table));
     j["bucket_offsets"] = BucketStatusJson(description.table);
@@ -587,9 +663,11 @@ Result<std::string> FlightService::RunAction(const std::string& type, const std:
   return Status::NotImplemented("unknown action " + Quote(type) + " (known: " + known + ")");
 }
 
-grpc::Status FlightService::DoAction(grpc::ServerContext*, const proto::Action* action,
+grpc::Status FlightService::DoAction(grpc::ServerContext* ctx, const proto::Action* action,
                                      grpc::ServerWriter<proto::Result>* writer) {
-  auto result = RunAction(action->type(), action->body());
+  auto caller = Authenticate(ctx);
+  if (!caller.ok()) return Finish("action", caller.status());
+  auto result = RunAction(*caller, action->type(), action->body());
   if (!result.ok()) return Finish("action", result.status());
   proto::Result r;
   r.set_body(*result);
@@ -597,8 +675,9 @@ grpc::Status FlightService::DoAction(grpc::ServerContext*, const proto::Action* 
   return grpc::Status::OK;
 }
 
-grpc::Status FlightService::ListActions(grpc::ServerContext*, const proto::Empty*,
+grpc::Status FlightService::ListActions(grpc::ServerContext* ctx, const proto::Empty*,
                                         grpc::ServerWriter<proto::ActionType>* writer) {
+  if (auto caller = Authenticate(ctx); !caller.ok()) return Finish("action", caller.status());
   for (const auto& a : kActions) {
     proto::ActionType t;
     t.set_type(a.type);

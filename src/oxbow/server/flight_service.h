@@ -10,6 +10,7 @@
 
 #include <atomic>
 
+#include "oxbow/auth/auth.h"
 #include "oxbow/flight/flight.pb.h"
 #include "oxbow/flight/flight_data.h"
 #include "oxbow/flight/requests.h"
@@ -24,8 +25,10 @@ using flight::ToGrpcStatus;
 
 class FlightService : public grpc::Service {
  public:
-  // A thin adapter: every call goes to `node`, which must outlive the service.
-  explicit FlightService(node::Node* node);
+  // A thin adapter: every call goes to `node`, which must outlive the service. With
+  // `authenticator` (may be null: no authentication), every call needs a bearer token from the
+  // handshake and a grant on the table it touches (docs/security.md).
+  FlightService(node::Node* node, auth::Authenticator* authenticator);
 
   // Makes following DoGet streams end, so the server can shut down.
   void StopStreams() { stopping_ = true; }
@@ -52,10 +55,18 @@ class FlightService : public grpc::Service {
                            grpc::ServerWriter<proto::ActionType>* writer);
 
   Result<proto::FlightInfo> MakeFlightInfo(const catalog::TableDescriptor& table) const;
-  // The bodies of DoGet and DoPut.
+  // Who calls: the user of the call's bearer token; std::nullopt when authentication is off.
+  using Caller = std::optional<auth::User>;
+  Result<Caller> Authenticate(grpc::ServerContext* ctx);
+  // PermissionDenied unless `caller` may do `access` on `table`.
+  static Status Authorize(const Caller& caller, const std::string& table, auth::Access access);
+  // The bodies of Handshake, DoGet and DoPut.
+  Status Login(grpc::ServerContext* ctx,
+               grpc::ServerReaderWriter<proto::HandshakeResponse, proto::HandshakeRequest>* stream);
   Status Get(grpc::ServerContext* ctx, const proto::Ticket* ticket,
              grpc::ServerWriter<flight::FlightPayload>* writer);
-  Status Put(grpc::ServerReaderWriter<proto::PutResult, flight::FlightDataIn>* stream);
+  Status Put(grpc::ServerContext* ctx,
+             grpc::ServerReaderWriter<proto::PutResult, flight::FlightDataIn>* stream);
   // Counts a failed call of `operation` and translates its status.
   grpc::Status Finish(const char* operation, const Status& status);
   // DoGet of a snapshot ticket and of a lookup ticket.
@@ -65,10 +76,13 @@ class FlightService : public grpc::Service {
                     grpc::ServerWriter<flight::FlightPayload>* writer);
   // DoExchange: batches of keys in, batches of their rows out.
   Status ExchangeLookups(
+      grpc::ServerContext* ctx,
       grpc::ServerReaderWriter<flight::FlightPayload, flight::FlightDataIn>* stream);
-  Result<std::string> RunAction(const std::string& type, const std::string& body);
+  Result<std::string> RunAction(const Caller& caller, const std::string& type,
+                                const std::string& body);
 
   node::Node* node_;
+  auth::Authenticator* authenticator_;
   std::atomic<bool> stopping_{false};
 };
 

@@ -38,11 +38,42 @@ Result<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions
   return grpc::SslServerCredentials(ssl);
 }
 
+bool IsLoopback(const std::string& listen) {
+  const std::string host = listen.substr(0, listen.rfind(':'));
+  return host == "localhost" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
+// Refuses to serve every table to anyone who can reach a non-loopback address, and checks that
+// authentication has someone to authenticate.
+Result<std::unique_ptr<auth::Authenticator>> MakeAuthenticator(const ServerOptions& options) {
+  if (!options.auth) {
+    if (!IsLoopback(options.listen) && !options.allow_unauthenticated) {
+      return Status::Invalid(
+          "refusing to listen on " + options.listen +
+          " without authentication: anyone who reaches it could read, write and drop every "
+          "table; add users with `oxbow user add` and pass --auth, or pass "
+          "--allow-unauthenticated to accept that");
+    }
+    return std::unique_ptr<auth::Authenticator>();
+  }
+  auto fs = PosixFileSystem::Default();
+  const std::string path = auth::UserStore::PathIn(options.node.engine.data_dir);
+  ASSIGN_OR_RAISE(auto users, auth::UserStore::Load(fs, path));
+  if (users.users().empty()) {
+    return Status::Invalid(
+        "--auth needs at least one user in " + path +
+        ": add one with `oxbow user add --data-dir <dir> <name> --grant '*=admin'`");
+  }
+  return std::make_unique<auth::Authenticator>(fs, path);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   ASSIGN_OR_RAISE(auto credentials, Credentials(options));
+  ASSIGN_OR_RAISE(auto authenticator, MakeAuthenticator(options));
   std::unique_ptr<Server> server(new Server());
+  server->authenticator_ = std::move(authenticator);
   if (!options.metrics_listen.empty()) {
     Server* s = server.get();
     ASSIGN_OR_RAISE(server->metrics_server_,
@@ -52,7 +83,8 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
                         [s] { return s->ready_.load(); }));
   }
   ASSIGN_OR_RAISE(server->node_, node::Node::Open(std::move(options.node)));
-  server->service_ = std::make_unique<FlightService>(server->node_.get());
+  server->service_ =
+      std::make_unique<FlightService>(server->node_.get(), server->authenticator_.get());
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, credentials, &server->port_);
   builder.RegisterService(server->service_.get());

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "oxbow/auth/auth.h"
 #include "oxbow/node/node.h"
 #include "oxbow/rest/rest.h"
 
@@ -26,6 +27,11 @@ struct ServerOptions {
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string tls_client_ca_file;
+  // Require the Flight handshake (basic auth against <data_dir>/users.json, managed by `oxbow
+  // user`) and a grant on every table a call touches. Off by default.
+  bool auth = false;
+  // Serve without authentication on an address other than loopback; refused otherwise.
+  bool allow_unauthenticated = false;
   // host:port of the metrics listener (/metrics, /healthz, /readyz). Default:
   // "127.0.0.1:9249"; port 0 picks a free port; empty: none.
   std::string metrics_listen = "127.0.0.1:9249";
@@ -55,6 +61,7 @@ class Server {
  private:
   Server() = default;
   std::unique_ptr<node::Node> node_;
+  std::unique_ptr<auth::Authenticator> authenticator_;
   std::unique_ptr<FlightService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   // Started first, so /healthz answers while the node recovers; /readyz once ready_.

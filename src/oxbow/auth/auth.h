@@ -1,0 +1,96 @@
+// Users, passwords and per-table permissions of oxbowd (docs/security.md): the users file of a
+// data dir, salted PBKDF2 password hashes, and the bearer tokens the Flight handshake issues.
+// OpenSSL stays inside this module.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "oxbow/common/file_system.h"
+#include "oxbow/common/status.h"
+
+namespace oxbow::auth {
+
+// What a grant allows; each level includes the ones before it.
+enum class Access { kRead, kWrite, kAdmin };
+std::string_view AccessName(Access access);
+Result<Access> ParseAccess(std::string_view name);
+
+// "ns.t", "ns.*" or "*", with the access it gives.
+struct Grant {
+  std::string tables;
+  Access access = Access::kRead;
+};
+// Parses "<tables>=<read|write|admin>".
+Result<Grant> ParseGrant(std::string_view text);
+
+// The (user, password) of HTTP basic auth: base64 of "user:password" (RFC 7617).
+// Unauthenticated naming the problem otherwise.
+Result<std::pair<std::string, std::string>> ParseBasicCredentials(std::string_view base64);
+
+struct User {
+  std::string name;
+  std::string salt;  // hex
+  std::string hash;  // hex, PBKDF2-HMAC-SHA256
+  int iterations = 0;
+  std::vector<Grant> grants;
+
+  // Whether the user may do `access` on table "ns.t".
+  bool Allows(const std::string& table, Access access) const;
+};
+
+// <data_dir>/users.json: {"users": [{"name", "salt", "hash", "iterations", "grants": [{"tables",
+// "access"}]}]}. Written whole and atomically (tmp file, fsync, rename).
+class UserStore {
+ public:
+  static std::string PathIn(const std::string& data_dir);
+  // Loads the file; a missing file is an empty store.
+  static Result<UserStore> Load(std::shared_ptr<FileSystem> fs, std::string path);
+
+  const std::vector<User>& users() const { return users_; }
+  const User* Find(std::string_view name) const;
+  // Adds a user, or replaces the password and grants of an existing one.
+  Status Put(const std::string& name, std::string_view password, std::vector<Grant> grants);
+  Status Remove(const std::string& name);
+  Status Save() const;
+
+ private:
+  std::shared_ptr<FileSystem> fs_;
+  std::string path_;
+  std::vector<User> users_;
+};
+
+// Checks passwords against the users file (re-read when it changes, so `oxbow user` takes
+// effect on a running server) and hands out bearer tokens valid for `token_lifetime`.
+class Authenticator {
+ public:
+  Authenticator(std::shared_ptr<FileSystem> fs, std::string users_path,
+                std::chrono::seconds token_lifetime = std::chrono::hours(24));
+
+  // A new bearer token for the user, or Unauthenticated naming no detail of what was wrong.
+  Result<std::string> Login(std::string_view user, std::string_view password);
+  // The user a bearer token belongs to, with their current grants.
+  Result<User> Verify(std::string_view token);
+
+ private:
+  Result<UserStore> Users();
+
+  std::shared_ptr<FileSystem> fs_;
+  const std::string users_path_;
+  const std::chrono::seconds token_lifetime_;
+  std::mutex mu_;
+  struct Session {
+    std::string user;
+    std::chrono::steady_clock::time_point expires;
+  };
+  std::unordered_map<std::string, Session> sessions_;  // guarded by mu_
+};
+
+}  // namespace oxbow::auth

@@ -109,10 +109,12 @@ class Oxbowd:
         # The warehouse sits beside the data dir unless extra_args names one.
         warehouse = () if "--warehouse" in extra_args else (
             "--warehouse", str(data_dir.with_name(data_dir.name + "-warehouse")))
+        # No Kafka listener unless extra_args asks for one.
+        kafka = () if "--kafka-listen" in extra_args else ("--kafka-listen", "")
         self.proc = subprocess.Popen(
             [str(binary("tools/oxbowd")), "--data-dir", str(data_dir), "--listen", self.address,
-             "--catalog-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", *warehouse,
-             *extra_args],
+             "--catalog-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", *kafka,
+             *warehouse, *extra_args],
             stdout=self.log, stderr=subprocess.STDOUT)
         self.client = fl.FlightClient(f"grpc://{self.address}")
         deadline = time.monotonic() + 15
@@ -152,17 +154,18 @@ class Oxbowd:
 
 
 class RssSampler:
-    """Polls VmRSS of a process every 20 ms and keeps the maximum."""
+    """Polls VmRSS (or another /proc/<pid>/status size, e.g. RssAnon) of a process every 20 ms
+    and keeps the maximum."""
 
-    def __init__(self, pid: int):
-        self.pid, self.peak, self._stop = pid, 0, threading.Event()
+    def __init__(self, pid: int, key: str = "VmRSS"):
+        self.pid, self.key, self.peak, self._stop = pid, key, 0, threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self):
         while not self._stop.is_set():
             try:
-                self.peak = max(self.peak, proc_status(self.pid, "VmRSS"))
+                self.peak = max(self.peak, proc_status(self.pid, self.key))
             except (FileNotFoundError, ProcessLookupError):
                 return
             self._stop.wait(0.02)
@@ -188,32 +191,18 @@ class InMemoryFlightServer(fl.FlightServerBase):
         return fl.RecordBatchStream(table)
 
 
-def pyarrow_produce(address: str, table: str, schema: pa.Schema, batches, producers: int,
-                    window: int) -> tuple[float, int]:
-    """pyarrow.flight producers (one thread and connection each), same pattern as the C++ ones."""
-    descriptor = fl.FlightDescriptor.for_path(*table.split("."))
+def run_threads(target, count: int) -> float:
+    """Runs target(0) .. target(count - 1) on threads at once; returns the seconds until all have
+    finished, and raises the first exception any of them raised."""
     errors = []
 
-    def producer(index: int):
+    def run(index: int):
         try:
-            client = fl.FlightClient(f"grpc://{address}")
-            writer, acks = client.do_put(descriptor, schema)
-            outstanding = 0
-            for batch in batches[index::producers]:
-                writer.write_batch(batch)
-                outstanding += 1
-                if outstanding >= window:
-                    acks.read()
-                    outstanding -= 1
-            writer.done_writing()
-            for _ in range(outstanding):
-                acks.read()
-            writer.close()
-            client.close()
-        except Exception as e:  # reported after join
+            target(index)
+        except Exception as e:  # noqa: BLE001 - re-raised after join
             errors.append(e)
 
-    threads = [threading.Thread(target=producer, args=(i,)) for i in range(producers)]
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
     start = time.perf_counter()
     for t in threads:
         t.start()
@@ -222,7 +211,31 @@ def pyarrow_produce(address: str, table: str, schema: pa.Schema, batches, produc
     seconds = time.perf_counter() - start
     if errors:
         raise errors[0]
-    return seconds, sum(b.nbytes for b in batches)
+    return seconds
+
+
+def pyarrow_produce(address: str, table: str, schema: pa.Schema, batches, producers: int,
+                    window: int) -> tuple[float, int]:
+    """pyarrow.flight producers (one thread and connection each), same pattern as the C++ ones."""
+    descriptor = fl.FlightDescriptor.for_path(*table.split("."))
+
+    def producer(index: int):
+        client = fl.FlightClient(f"grpc://{address}")
+        writer, acks = client.do_put(descriptor, schema)
+        outstanding = 0
+        for batch in batches[index::producers]:
+            writer.write_batch(batch)
+            outstanding += 1
+            if outstanding >= window:
+                acks.read()
+                outstanding -= 1
+        writer.done_writing()
+        for _ in range(outstanding):
+            acks.read()
+        writer.close()
+        client.close()
+
+    return run_threads(producer, producers), sum(b.nbytes for b in batches)
 
 
 def main() -> int:

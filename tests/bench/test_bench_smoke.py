@@ -1,7 +1,8 @@
 """Keeps the side-by-side benchmarks working: each runs in --quick mode (a few MB, seconds;
-bench/vs_kafka about a minute, plus the Maven fetch of Kafka the first time), exits 0 and prints
-its ratio lines. Binaries come from $OXBOW_BUILD_DIR (default <repo>/build/release):
-bench/ipc_bench, bench/server_bench, bench/parquet_bench, tools/oxbowd.
+bench/pk_bench.py under a minute, bench/vs_kafka and bench/kafka_perf.py about a minute each, plus
+the Maven fetch of Kafka the first time), exits 0 and prints its ratio lines. Binaries come from
+$OXBOW_BUILD_DIR (default <repo>/build/release): bench/ipc_bench, bench/server_bench,
+bench/parquet_bench, bench/kv_bench, tools/oxbowd.
 """
 
 import os
@@ -17,13 +18,13 @@ BUILD_DIR = pathlib.Path(os.environ.get("OXBOW_BUILD_DIR", REPO_ROOT / "build" /
 NUMBER = r"-?[0-9]+\.[0-9]+"
 
 
-def run_quick(script: str, *binaries: str, tmp_path) -> str:
+def run_quick(script: str, *binaries: str, tmp_path, timeout: float = 50) -> str:
     for rel in binaries:
         if not (BUILD_DIR / rel).is_file():
             pytest.fail(f"{BUILD_DIR / rel} not found: build it or set OXBOW_BUILD_DIR")
     proc = subprocess.run(
         [sys.executable, str(REPO_ROOT / "bench" / script), "--quick", "--workdir", str(tmp_path)],
-        capture_output=True, text=True, timeout=50,
+        capture_output=True, text=True, timeout=timeout,
         env={**os.environ, "OXBOW_BUILD_DIR": str(BUILD_DIR)})
     assert proc.returncode == 0, f"{script} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     assert list(tmp_path.iterdir()) == [], f"{script} left files behind in its work dir"
@@ -71,6 +72,24 @@ def test_lake_bench_quick(tmp_path):
     assert re.search(r"after \d+ commits .*: \d+ live data files .* \d+ manifests", out), out
 
 
+def test_pk_bench_quick(tmp_path):
+    # 7 oxbowd and 18 RocksDB runs of a few thousand rows: 7 s, up to 45 s on a busy 2-core machine.
+    out = run_quick("pk_bench.py", "bench/kv_bench", "tools/oxbowd", tmp_path=tmp_path, timeout=150)
+    for size in ("16 B keys + 100 B values", "20 B keys + 400 B values"):
+        for writers in ("1 writer", "4 writers"):
+            for peer in ("put, no WAL", "MultiGet+put, no WAL", "MultiGet+put, WAL fsync per batch"):
+                label = re.escape(f"upserts {size}, {writers}, vs {peer}")
+                assert re.search(rf"^ratio oxbowd/rocksdb {label}: {NUMBER}", out, re.M), (
+                    f"missing ratio {label}:\n{out}")
+        for batch in (1, 100, 1000):
+            label = re.escape(f"lookups {size}, batches of {batch}")
+            assert re.search(rf"^ratio oxbowd/rocksdb {label}: {NUMBER}", out, re.M), (
+                f"missing ratio {label}:\n{out}")
+    for buckets in (1, 64, 512):
+        assert re.search(rf"^RSS {buckets} buckets: VmHWM {NUMBER} MiB, budget .*: (within|OVER)",
+                         out, re.M), f"missing RSS line for {buckets} buckets:\n{out}"
+
+
 def test_utf8_bench_quick():
     binary = BUILD_DIR / "bench" / "utf8_bench"
     if not binary.is_file():
@@ -114,3 +133,22 @@ def test_vs_kafka_quick(tmp_path):
     for label in labels:
         assert re.search(rf"^ratio oxbow/kafka {label}: {NUMBER}", out, re.M), (
             f"missing ratio {label}:\n{out}")
+
+
+def test_kafka_perf_quick(tmp_path):
+    if not (BUILD_DIR / "tools/oxbowd").is_file():
+        pytest.fail(f"{BUILD_DIR / 'tools/oxbowd'} not found: build it or set OXBOW_BUILD_DIR")
+    workdir, log_dir = tmp_path / "work", tmp_path / "logs"
+    workdir.mkdir()
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "kafka_perf.py"), "--quick", "--workdir",
+         str(workdir), "--log-dir", str(log_dir)],
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "OXBOW_BUILD_DIR": str(BUILD_DIR)})
+    out = proc.stdout
+    assert proc.returncode == 0, f"kafka_perf exited {proc.returncode}\n{out}\n{proc.stderr}"
+    assert list(workdir.iterdir()) == [], "kafka_perf left files behind in its work dir"
+    for mode in ("no fsync", "fsync"):
+        for metric in ("produce MB/s", "produce p99 ms", "consume MB/s"):
+            assert re.search(rf"^ratio oxbow/kafka {re.escape(metric)}, {mode}: {NUMBER}$", out,
+                             re.M), f"missing ratio {metric}, {mode}:\n{out}"

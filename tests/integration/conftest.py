@@ -65,6 +65,17 @@ def server(make_server) -> OxbowServer:
     return make_server()
 
 
+@pytest.fixture(scope="module")
+def module_server(oxbowd_bin, tmp_path_factory) -> OxbowServer:
+    """One oxbowd shared by a module's tests (they keep to their own tables), stopped cleanly
+    (exit 0) at the module's end."""
+    base = tmp_path_factory.mktemp("module")
+    server = OxbowServer(oxbowd_bin, base / "data", base / "oxbowd.log").start()
+    yield server
+    if server.proc is not None:
+        assert server.stop() == 0, server.log_tail()
+
+
 _table_counter = iter(range(1, 1 << 30))
 
 

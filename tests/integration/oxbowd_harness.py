@@ -50,6 +50,7 @@ class OxbowServer:
         self.max_open_files = max_open_files  # RLIMIT_NOFILE for the process; None: inherited
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
+        self.kafka_port: int | None = None  # the Kafka listener (docs/kafka.md)
         self.catalog_port: int | None = None  # the Iceberg REST catalog's
         self._client: fl.FlightClient | None = None
         # A server started with --tls-cert is reached over grpc+tls with these FlightClient
@@ -63,6 +64,9 @@ class OxbowServer:
         last_error = None
         for _ in range(5):  # a picked port can be taken by someone else before oxbowd binds it
             self.port = free_port()
+            self.kafka_port = free_port()
+            kafka = () if "--kafka-listen" in self.extra_args else (
+                "--kafka-listen", f"127.0.0.1:{self.kafka_port}")
             # A free port for the REST catalog too, unless a test names one.
             catalog = ()
             if "--catalog-listen" not in self.extra_args:
@@ -79,7 +83,7 @@ class OxbowServer:
                 "--metrics-listen", "127.0.0.1:0")
             self.proc = subprocess.Popen(
                 [str(self.binary), "--data-dir", str(self.data_dir),
-                 "--listen", f"127.0.0.1:{self.port}", *warehouse, *metrics, *catalog,
+                 "--listen", f"127.0.0.1:{self.port}", *warehouse, *metrics, *kafka, *catalog,
                  *self.extra_args],
                 stdout=log, stderr=subprocess.STDOUT, preexec_fn=self._limit_open_files)
             log.close()

@@ -9,20 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-Status WriteFileAtomically(FileSystem& fs, const std::string& dir, const std::string& name,
-                           const std::string& content) {
-  const std::string tmp = JoinPath(dir, name + ".tmp");
-  {
-    ASSIGN_OR_RAISE(auto file, fs.OpenFile(tmp, FileMode::kCreate));
-    RETURN_NOT_OK(file->Truncate(0));
-    RETURN_NOT_OK(file->WriteAt(
-        0, ByteSpan(reinterpret_cast<const uint8_t*>(content.data()), content.size())));
-    RETURN_NOT_OK(file->Sync());
-  }
-  RETURN_NOT_OK(fs.Rename(tmp, JoinPath(dir, name)));
-  return fs.SyncDir(dir);
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Catalog>> Catalog::Open(std::shared_ptr<FileSystem> fs,

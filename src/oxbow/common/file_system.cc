@@ -296,4 +296,18 @@ Result<int64_t> PosixFileSystem::FreeSpace(const std::string& path) {
   return static_cast<int64_t>(st.f_bavail) * static_cast<int64_t>(st.f_frsize);
 }
 
+Status WriteFileAtomically(FileSystem& fs, const std::string& dir, const std::string& name,
+                           std::string_view content) {
+  const std::string tmp = JoinPath(dir, name + ".tmp");
+  {
+    ASSIGN_OR_RAISE(auto file, fs.OpenFile(tmp, FileMode::kCreate));
+    RETURN_NOT_OK(file->Truncate(0));
+    RETURN_NOT_OK(file->WriteAt(
+        0, ByteSpan(reinterpret_cast<const uint8_t*>(content.data()), content.size())));
+    RETURN_NOT_OK(file->Sync());
+  }
+  RETURN_NOT_OK(fs.Rename(tmp, JoinPath(dir, name)));
+  return fs.SyncDir(dir);
+}
+
 }  // namespace oxbow

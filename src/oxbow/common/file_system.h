@@ -128,6 +128,11 @@ Result<std::shared_ptr<Buffer>> ReadWholeFile(FileSystem& fs, const std::string&
 // The one place errno becomes a Status: `what` names the operation ("open", "fsync", ...).
 Status ErrnoToStatus(int errnum, std::string_view what, const std::string& path);
 
+// Durably replaces dir/name with `content`: writes and syncs dir/name.tmp, renames it over
+// dir/name, then syncs the directory.
+Status WriteFileAtomically(FileSystem& fs, const std::string& dir, const std::string& name,
+                           std::string_view content);
+
 // Joins two path components with a single '/'.
 std::string JoinPath(const std::string& dir, const std::string& name);
 

@@ -229,6 +229,13 @@ void Engine::CheckpointLoop() {
   }
 }
 
+Result<std::unique_ptr<PutSession>> Engine::StartPutToBucket(const std::string& name,
+                                                             const arrow::SchemaPtr& client_schema,
+                                                             int32_t bucket) {
+  ASSIGN_OR_RAISE(auto table, GetTable(name));
+  return table->StartPutToBucket(client_schema, bucket);
+}
+
 Result<std::unique_ptr<ReadCursor>> Engine::OpenRead(const ReadRequest& request) {
   ASSIGN_OR_RAISE(auto table, GetTable(request.table));
   return table->OpenRead(request);

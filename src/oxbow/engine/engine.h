@@ -71,6 +71,10 @@ class Engine {
   Result<std::unique_ptr<PutSession>> StartPut(const std::string& table,
                                                const arrow::SchemaPtr& client_schema,
                                                PutOp op = PutOp::kUpsert);
+  // The same, every batch going to `bucket` (Table::StartPutToBucket).
+  Result<std::unique_ptr<PutSession>> StartPutToBucket(const std::string& table,
+                                                       const arrow::SchemaPtr& client_schema,
+                                                       int32_t bucket);
   Result<std::unique_ptr<ReadCursor>> OpenRead(const ReadRequest& request);
   // Primary-key tables: their current rows, and batch lookups of them.
   Result<std::unique_ptr<SnapshotReader>> OpenSnapshot(const SnapshotRequest& request);

@@ -122,6 +122,24 @@ TEST_F(EngineTest, KeyedTableSpreadsRowsAndKeepsEachOnce) {
   EXPECT_EQ(std::count(ids.begin(), ids.end(), 7), 2);
 }
 
+TEST_F(EngineTest, PutToBucketPinsEveryBatchToThatBucket) {
+  CreateTable("ns.pinned", 3, false);
+  auto put = engine_->StartPutToBucket("ns.pinned", schema_, 2).ValueOrDie();
+  for (int i = 0; i < 3; ++i) {
+    auto ranges = put->Append(*MakeBatch(i * 10, 10)).ValueOrDie();
+    ASSERT_EQ(ranges.size(), 1u);
+    EXPECT_EQ(ranges[0].bucket, 2);
+    EXPECT_EQ(ranges[0].base_offset, i * 10);
+  }
+  EXPECT_EQ(ReadIds("ns.pinned", 2).size(), 30u);
+  EXPECT_TRUE(ReadIds("ns.pinned", 0).empty());
+  EXPECT_EQ(engine_->StartPutToBucket("ns.pinned", schema_, 3).status().message(),
+            "bucket 3 does not exist: 'ns.pinned' has 3 buckets");
+  CreateTable("ns.keyed", 2, true);
+  EXPECT_EQ(engine_->StartPutToBucket("ns.keyed", schema_, 0).status().message(),
+            "table 'ns.keyed' chooses each row's bucket by its bucket key");
+}
+
 TEST_F(EngineTest, SurvivesReopenAndProjects) {
   CreateTable("ns.log", 1, false);
   auto put = engine_->StartPut("ns.log", schema_).ValueOrDie();

@@ -99,6 +99,8 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
 
   Result<std::unique_ptr<PutSession>> StartPut(const arrow::SchemaPtr& client_schema,
                                                PutOp op) override;
+  Result<std::unique_ptr<PutSession>> StartPutToBucket(const arrow::SchemaPtr& client_schema,
+                                                       int32_t bucket) override;
   Result<std::unique_ptr<ReadCursor>> OpenRead(const ReadRequest& request) override;
   const arrow::SchemaPtr& read_schema() const override { return descriptor_.schema; }
 
@@ -332,6 +334,21 @@ Result<std::unique_ptr<PutSession>> LogTableImpl::StartPut(const arrow::SchemaPt
   RETURN_NOT_OK(CheckClientSchema(descriptor_.name, *descriptor_.schema, *client_schema));
   const auto bucket = static_cast<int32_t>(next_sticky_bucket_.fetch_add(1) %
                                            static_cast<uint32_t>(descriptor_.buckets));
+  return std::unique_ptr<PutSession>(new LogPutSession(shared_from_this(), client_schema, bucket));
+}
+
+Result<std::unique_ptr<PutSession>> LogTableImpl::StartPutToBucket(
+    const arrow::SchemaPtr& client_schema, int32_t bucket) {
+  RETURN_NOT_OK(CheckClientSchema(descriptor_.name, *descriptor_.schema, *client_schema));
+  if (!key_columns_.empty()) {
+    return Status::Invalid("table " + Quote(descriptor_.name) +
+                           " chooses each row's bucket by its bucket key");
+  }
+  if (bucket < 0 || bucket >= descriptor_.buckets) {
+    return Status::OutOfRange("bucket " + std::to_string(bucket) +
+                              " does not exist: " + Quote(descriptor_.name) + " has " +
+                              std::to_string(descriptor_.buckets) + " buckets");
+  }
   return std::unique_ptr<PutSession>(new LogPutSession(shared_from_this(), client_schema, bucket));
 }
 

@@ -293,13 +293,13 @@ class PrimaryKeyPutSession : public PutSession {
       for (const auto& k : keys) {
         if (stored.emplace(k, std::nullopt).second) distinct.push_back(k);
       }
-      ASSIGN_OR_RAISE(auto values, table_->store().MultiGet(distinct));
-      for (size_t i = 0; i < distinct.size(); ++i) {
-        if (!values[i]) continue;
-        auto row = kv::DecodeRow(*values[i], schema);
-        if (!row.ok()) return row.status().WithContext(table_->BucketName(c->bucket));
-        stored[distinct[i]] = std::move(row).ValueOrDie();
-      }
+      RETURN_NOT_OK(
+          table_->store().MultiGetEach(distinct, [&](size_t i, std::string_view value) -> Status {
+            auto row = kv::DecodeRow(value, schema);
+            if (!row.ok()) return row.status().WithContext(table_->BucketName(c->bucket));
+            stored[distinct[i]] = std::move(row).ValueOrDie();
+            return Status::OK();
+          }));
     }
     auto emit = [&](const kv::Row& row, std::string_view change) -> Status {
       RETURN_NOT_OK(c->changelog->Append(row));
@@ -457,12 +457,7 @@ class PrimaryKeySnapshotReader : public SnapshotReader {
       Status decode_error;
       bool full = false;
       RETURN_NOT_OK(view_->Scan(prefix, resume_, [&](std::string_view key, std::string_view value) {
-        auto row = kv::DecodeRow(value, table_schema);
-        if (!row.ok()) {
-          decode_error = row.status();
-          return false;
-        }
-        decode_error = builder_.Append(*row);
+        decode_error = builder_.AppendEncoded(value, table_schema);
         if (!decode_error.ok()) return false;
         if (builder_.rows() >= kSnapshotBatchRows || builder_.bytes() >= kSnapshotBatchBytes) {
           // Resume right after this key: the key with a zero byte appended.
@@ -569,8 +564,7 @@ Result<arrow::RecordBatchPtr> PrimaryKeyTable::Lookup(const LookupRequest& reque
       const std::string prefix = KeyOf(buckets[static_cast<size_t>(r)], keys, key_columns, r);
       Status error;
       RETURN_NOT_OK(view->Scan(prefix, {}, [&](std::string_view, std::string_view value) {
-        auto row = kv::DecodeRow(value, schema);
-        error = row.ok() ? builder.Append(*row) : row.status();
+        error = builder.AppendEncoded(value, schema);
         return error.ok();
       }));
       RETURN_NOT_OK(error);
@@ -582,12 +576,9 @@ Result<arrow::RecordBatchPtr> PrimaryKeyTable::Lookup(const LookupRequest& reque
   for (int64_t r = 0; r < keys.num_rows(); ++r) {
     encoded.push_back(KeyOf(buckets[static_cast<size_t>(r)], keys, key_columns, r));
   }
-  ASSIGN_OR_RAISE(auto values, store_->MultiGet(encoded));
-  for (const auto& value : values) {
-    if (!value) continue;
-    ASSIGN_OR_RAISE(auto row, kv::DecodeRow(*value, schema));
-    RETURN_NOT_OK(builder.Append(row));
-  }
+  RETURN_NOT_OK(store_->MultiGetEach(encoded, [&](size_t, std::string_view value) {
+    return builder.AppendEncoded(value, schema);
+  }));
   return builder.Finish();
 }
 

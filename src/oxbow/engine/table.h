@@ -151,6 +151,15 @@ class Table {
   // Checks the client's schema against the table: InvalidArgument naming the field otherwise.
   virtual Result<std::unique_ptr<PutSession>> StartPut(const arrow::SchemaPtr& client_schema,
                                                        PutOp op) = 0;
+  // An upsert stream with every batch going to `bucket` (Kafka's partitions); tables that choose
+  // the bucket themselves (by key) refuse it.
+  virtual Result<std::unique_ptr<PutSession>> StartPutToBucket(
+      const arrow::SchemaPtr& client_schema, int32_t bucket) {
+    (void)client_schema;
+    (void)bucket;
+    return Status::NotImplemented("table " + Quote(descriptor().name) +
+                                  " does not take puts into a chosen bucket");
+  }
   // A log table's log, or a primary-key table's changelog.
   virtual Result<std::unique_ptr<ReadCursor>> OpenRead(const ReadRequest& request) = 0;
   // The schema OpenRead returns before projection.

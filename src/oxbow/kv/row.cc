@@ -1,6 +1,7 @@
 #include "oxbow/kv/row.h"
 
 #include <cstring>
+#include <optional>
 
 #include "oxbow/arrow/builder.h"
 
@@ -48,61 +49,109 @@ void AppendBigEndian(uint64_t v, int width, std::string* out) {
 }
 
 template <typename T>
-T Load(const Cell& cell) {
+T Load(std::string_view bytes) {
   T v{};
-  std::memcpy(&v, cell.bytes.data(), sizeof(T));
+  std::memcpy(&v, bytes.data(), sizeof(T));
   return v;
 }
 
 template <typename T>
-Status AppendNumber(arrow::ArrayBuilder* builder, const Cell& cell) {
-  return static_cast<arrow::NumericBuilder<T>*>(builder)->Append(Load<T>(cell));
+Status AppendNumber(arrow::ArrayBuilder* builder, std::string_view bytes) {
+  return static_cast<arrow::NumericBuilder<T>*>(builder)->Append(Load<T>(bytes));
 }
 
-Status AppendToBuilder(arrow::ArrayBuilder* builder, const Cell& cell) {
-  if (cell.null) return builder->AppendNull();
+// Appends a value (std::nullopt: null) in the byte form of a Cell.
+Status AppendToBuilder(arrow::ArrayBuilder* builder, std::optional<std::string_view> value) {
+  if (!value) return builder->AppendNull();
+  const std::string_view bytes = *value;
   switch (builder->type().id()) {
-    case TypeId::kBool:
-      return static_cast<arrow::BooleanBuilder*>(builder)->Append(cell.bytes[0] != 0);
-    case TypeId::kInt8: return AppendNumber<int8_t>(builder, cell);
-    case TypeId::kInt16: return AppendNumber<int16_t>(builder, cell);
+    case TypeId::kBool: return static_cast<arrow::BooleanBuilder*>(builder)->Append(bytes[0] != 0);
+    case TypeId::kInt8: return AppendNumber<int8_t>(builder, bytes);
+    case TypeId::kInt16: return AppendNumber<int16_t>(builder, bytes);
     case TypeId::kInt32:
-    case TypeId::kDate32: return AppendNumber<int32_t>(builder, cell);
+    case TypeId::kDate32: return AppendNumber<int32_t>(builder, bytes);
     case TypeId::kInt64:
-    case TypeId::kTimestamp: return AppendNumber<int64_t>(builder, cell);
-    case TypeId::kUInt8: return AppendNumber<uint8_t>(builder, cell);
-    case TypeId::kUInt16: return AppendNumber<uint16_t>(builder, cell);
-    case TypeId::kUInt32: return AppendNumber<uint32_t>(builder, cell);
-    case TypeId::kUInt64: return AppendNumber<uint64_t>(builder, cell);
-    case TypeId::kFloat32: return AppendNumber<float>(builder, cell);
-    case TypeId::kFloat64: return AppendNumber<double>(builder, cell);
+    case TypeId::kTimestamp: return AppendNumber<int64_t>(builder, bytes);
+    case TypeId::kUInt8: return AppendNumber<uint8_t>(builder, bytes);
+    case TypeId::kUInt16: return AppendNumber<uint16_t>(builder, bytes);
+    case TypeId::kUInt32: return AppendNumber<uint32_t>(builder, bytes);
+    case TypeId::kUInt64: return AppendNumber<uint64_t>(builder, bytes);
+    case TypeId::kFloat32: return AppendNumber<float>(builder, bytes);
+    case TypeId::kFloat64: return AppendNumber<double>(builder, bytes);
     case TypeId::kString:
-    case TypeId::kBinary: return static_cast<arrow::BinaryBuilder*>(builder)->Append(cell.bytes);
+    case TypeId::kBinary: return static_cast<arrow::BinaryBuilder*>(builder)->Append(bytes);
     case TypeId::kDecimal128:
     case TypeId::kFixedSizeBinary:
-      return static_cast<arrow::FixedSizeBinaryBuilder*>(builder)->Append(cell.bytes);
+      return static_cast<arrow::FixedSizeBinaryBuilder*>(builder)->Append(bytes);
   }
   return Status::Internal("no builder for " + builder->type().ToString());
+}
+
+std::optional<std::string_view> ViewOf(const Cell& cell) {
+  if (cell.null) return std::nullopt;
+  return std::string_view(cell.bytes);
+}
+
+// The bytes of the non-null value at `row` as a Cell holds them; a bool's byte goes to
+// `bool_byte`, which the view then points at.
+std::string_view ValueView(const arrow::Array& column, int64_t row, char* bool_byte) {
+  const arrow::DataType& type = column.type();
+  switch (type.id()) {
+    case TypeId::kBool:
+      *bool_byte = column.BoolValue(row) ? 1 : 0;
+      return std::string_view(bool_byte, 1);
+    case TypeId::kString:
+    case TypeId::kBinary:
+    case TypeId::kDecimal128:
+    case TypeId::kFixedSizeBinary: return column.GetView(row);
+    default: {
+      const int32_t width = FixedWidth(type);
+      const char* base =
+          reinterpret_cast<const char*>(column.buffer(1)->data()) + (column.offset() + row) * width;
+      return std::string_view(base, static_cast<size_t>(width));
+    }
+  }
+}
+
+// Splits a value written by EncodeRow into its columns (std::nullopt: null), viewing `in`.
+Status DecodeRowViews(std::string_view in, const arrow::Schema& schema,
+                      std::vector<std::optional<std::string_view>>* out) {
+  ASSIGN_OR_RAISE(uint64_t columns, ReadVarint(&in));
+  if (columns != static_cast<uint64_t>(schema.num_fields())) {
+    return Status::Corruption("row value has " + std::to_string(columns) +
+                              " columns but the table has " + std::to_string(schema.num_fields()));
+  }
+  const size_t bitmap_bytes = (columns + 7) / 8;
+  if (in.size() < bitmap_bytes) return Status::Corruption("row value: truncated null bitmap");
+  const std::string_view bitmap = in.substr(0, bitmap_bytes);
+  in.remove_prefix(bitmap_bytes);
+  out->assign(columns, std::nullopt);
+  for (size_t i = 0; i < columns; ++i) {
+    if (static_cast<uint8_t>(bitmap[i / 8]) & (1 << (i % 8))) continue;
+    uint64_t length = static_cast<uint64_t>(FixedWidth(schema.field(static_cast<int>(i)).type));
+    if (length == 0) {
+      ASSIGN_OR_RAISE(length, ReadVarint(&in));
+    }
+    if (in.size() < length) {
+      return Status::Corruption("row value: column " +
+                                Quote(schema.field(static_cast<int>(i)).name) + " is truncated");
+    }
+    (*out)[i] = in.substr(0, length);
+    in.remove_prefix(length);
+  }
+  if (!in.empty()) {
+    return Status::Corruption("row value has " + std::to_string(in.size()) +
+                              " bytes after its last column");
+  }
+  return Status::OK();
 }
 
 }  // namespace
 
 Cell CellAt(const arrow::Array& column, int64_t row) {
   if (column.IsNull(row)) return Cell{};
-  const arrow::DataType& type = column.type();
-  switch (type.id()) {
-    case TypeId::kBool: return Cell{false, std::string(1, column.BoolValue(row) ? 1 : 0)};
-    case TypeId::kString:
-    case TypeId::kBinary:
-    case TypeId::kDecimal128:
-    case TypeId::kFixedSizeBinary: return Cell{false, std::string(column.GetView(row))};
-    default: {
-      const int32_t width = FixedWidth(type);
-      const char* base =
-          reinterpret_cast<const char*>(column.buffer(1)->data()) + (column.offset() + row) * width;
-      return Cell{false, std::string(base, static_cast<size_t>(width))};
-    }
-  }
+  char bool_byte = 0;
+  return Cell{false, std::string(ValueView(column, row, &bool_byte))};
 }
 
 Status CheckKeyColumnType(const arrow::Field& field) {
@@ -116,9 +165,10 @@ Status CheckKeyColumnType(const arrow::Field& field) {
 
 void AppendKeyPart(const arrow::Array& column, int64_t row, std::string* out) {
   const arrow::DataType& type = column.type();
-  const Cell cell = CellAt(column, row);
+  char bool_byte = 0;
+  const std::string_view bytes = ValueView(column, row, &bool_byte);
   switch (type.id()) {
-    case TypeId::kBool: out->push_back(cell.bytes[0]); return;
+    case TypeId::kBool: out->push_back(bytes[0]); return;
     case TypeId::kInt8:
     case TypeId::kInt16:
     case TypeId::kInt32:
@@ -128,10 +178,10 @@ void AppendKeyPart(const arrow::Array& column, int64_t row, std::string* out) {
       const int width = FixedWidth(type);
       int64_t v = 0;
       switch (width) {
-        case 1: v = Load<int8_t>(cell); break;
-        case 2: v = Load<int16_t>(cell); break;
-        case 4: v = Load<int32_t>(cell); break;
-        default: v = Load<int64_t>(cell); break;
+        case 1: v = Load<int8_t>(bytes); break;
+        case 2: v = Load<int16_t>(bytes); break;
+        case 4: v = Load<int32_t>(bytes); break;
+        default: v = Load<int64_t>(bytes); break;
       }
       // Flipping the sign bit orders negative before positive as unsigned bytes.
       const uint64_t sign = uint64_t{1} << (8 * width - 1);
@@ -145,23 +195,23 @@ void AppendKeyPart(const arrow::Array& column, int64_t row, std::string* out) {
     case TypeId::kUInt32:
     case TypeId::kUInt64: {
       uint64_t v = 0;
-      std::memcpy(&v, cell.bytes.data(), cell.bytes.size());
-      AppendBigEndian(v, static_cast<int>(cell.bytes.size()), out);
+      std::memcpy(&v, bytes.data(), bytes.size());
+      AppendBigEndian(v, static_cast<int>(bytes.size()), out);
       return;
     }
     case TypeId::kDecimal128: {
-      const auto v = Load<__int128>(cell);
+      const auto v = Load<__int128>(bytes);
       const auto u = static_cast<unsigned __int128>(v) ^ (static_cast<unsigned __int128>(1) << 127);
       AppendBigEndian(static_cast<uint64_t>(u >> 64), 8, out);
       AppendBigEndian(static_cast<uint64_t>(u), 8, out);
       return;
     }
-    case TypeId::kFixedSizeBinary: out->append(cell.bytes); return;
+    case TypeId::kFixedSizeBinary: out->append(bytes); return;
     case TypeId::kString:
     case TypeId::kBinary:
       // 0x00 is escaped as 0x00 0xFF and the value ends with 0x00 0x01, so a value sorts
       // before every longer value it prefixes and the next column cannot bleed into it.
-      for (char c : cell.bytes) {
+      for (char c : bytes) {
         out->push_back(c);
         if (c == 0) out->push_back(static_cast<char>(0xFF));
       }
@@ -190,32 +240,11 @@ void EncodeRow(const Row& row, const arrow::Schema& schema, std::string* out) {
 }
 
 Result<Row> DecodeRow(std::string_view in, const arrow::Schema& schema) {
-  ASSIGN_OR_RAISE(uint64_t columns, ReadVarint(&in));
-  if (columns != static_cast<uint64_t>(schema.num_fields())) {
-    return Status::Corruption("row value has " + std::to_string(columns) +
-                              " columns but the table has " + std::to_string(schema.num_fields()));
-  }
-  const size_t bitmap_bytes = (columns + 7) / 8;
-  if (in.size() < bitmap_bytes) return Status::Corruption("row value: truncated null bitmap");
-  const std::string_view bitmap = in.substr(0, bitmap_bytes);
-  in.remove_prefix(bitmap_bytes);
-  Row row(columns);
-  for (size_t i = 0; i < columns; ++i) {
-    if (static_cast<uint8_t>(bitmap[i / 8]) & (1 << (i % 8))) continue;
-    uint64_t length = static_cast<uint64_t>(FixedWidth(schema.field(static_cast<int>(i)).type));
-    if (length == 0) {
-      ASSIGN_OR_RAISE(length, ReadVarint(&in));
-    }
-    if (in.size() < length) {
-      return Status::Corruption("row value: column " +
-                                Quote(schema.field(static_cast<int>(i)).name) + " is truncated");
-    }
-    row[i] = Cell{false, std::string(in.substr(0, length))};
-    in.remove_prefix(length);
-  }
-  if (!in.empty()) {
-    return Status::Corruption("row value has " + std::to_string(in.size()) +
-                              " bytes after its last column");
+  std::vector<std::optional<std::string_view>> values;
+  RETURN_NOT_OK(DecodeRowViews(in, schema, &values));
+  Row row(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i]) row[i] = Cell{false, std::string(*values[i])};
   }
   return row;
 }
@@ -234,8 +263,20 @@ Result<RowBatchBuilder> RowBatchBuilder::Make(arrow::SchemaPtr schema, std::vect
 Status RowBatchBuilder::Append(const Row& row) {
   for (size_t i = 0; i < columns_.size(); ++i) {
     const Cell& cell = row[static_cast<size_t>(columns_[i])];
-    RETURN_NOT_OK(AppendToBuilder(builders_[i].get(), cell));
+    RETURN_NOT_OK(AppendToBuilder(builders_[i].get(), ViewOf(cell)));
     bytes_ += static_cast<int64_t>(cell.bytes.size());
+  }
+  ++rows_;
+  return Status::OK();
+}
+
+Status RowBatchBuilder::AppendEncoded(std::string_view value, const arrow::Schema& table_schema) {
+  // Every column is checked before any is appended, so a corrupt value appends nothing.
+  RETURN_NOT_OK(DecodeRowViews(value, table_schema, &scratch_));
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    const auto& view = scratch_[static_cast<size_t>(columns_[i])];
+    RETURN_NOT_OK(AppendToBuilder(builders_[i].get(), view));
+    if (view) bytes_ += static_cast<int64_t>(view->size());
   }
   ++rows_;
   return Status::OK();
@@ -243,7 +284,7 @@ Status RowBatchBuilder::Append(const Row& row) {
 
 Status RowBatchBuilder::AppendCell(int field, const Cell& cell) {
   bytes_ += static_cast<int64_t>(cell.bytes.size());
-  return AppendToBuilder(builders_[static_cast<size_t>(field)].get(), cell);
+  return AppendToBuilder(builders_[static_cast<size_t>(field)].get(), ViewOf(cell));
 }
 
 Result<arrow::RecordBatchPtr> RowBatchBuilder::Finish() {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,9 @@ class RowBatchBuilder {
  public:
   static Result<RowBatchBuilder> Make(arrow::SchemaPtr schema, std::vector<int> columns);
   Status Append(const Row& row);
+  // Appends the row EncodeRow wrote for `table_schema` (the schema `columns` index into) without
+  // building a Row; Corruption naming the problem otherwise, and nothing is appended.
+  Status AppendEncoded(std::string_view value, const arrow::Schema& table_schema);
   // Appends a value to output field `field` alone (for columns that are not in the row).
   Status AppendCell(int field, const Cell& cell);
   int64_t rows() const { return rows_; }
@@ -61,6 +65,7 @@ class RowBatchBuilder {
   std::vector<std::unique_ptr<arrow::ArrayBuilder>> builders_;
   int64_t rows_ = 0;
   int64_t bytes_ = 0;
+  std::vector<std::optional<std::string_view>> scratch_;  // AppendEncoded's columns
 };
 
 }  // namespace oxbow::kv

@@ -48,6 +48,38 @@ TEST(RowTest, BuilderRebuildsTheBatch) {
   EXPECT_EQ(builder->rows(), 0);
 }
 
+TEST(RowTest, AppendEncodedBuildsWhatAppendBuilds) {
+  auto schema = testing::EveryTypeSchema();
+  auto batch = testing::RandomBatch(schema, 300, 13);
+  // A projection in another order that leaves columns out.
+  std::vector<int> columns;
+  std::vector<arrow::Field> fields;
+  for (int i = schema->num_fields() - 1; i >= 0; i -= 2) {
+    columns.push_back(i);
+    fields.push_back(schema->field(i));
+  }
+  auto projected = std::make_shared<arrow::Schema>(std::move(fields));
+  auto from_rows = RowBatchBuilder::Make(projected, columns);
+  auto from_values = RowBatchBuilder::Make(projected, columns);
+  ASSERT_TRUE(from_rows.ok() && from_values.ok());
+  for (int64_t r = 0; r < batch->num_rows(); ++r) {
+    const Row row = RowAt(*batch, r);
+    std::string encoded;
+    EncodeRow(row, *schema, &encoded);
+    ASSERT_TRUE(from_rows->Append(row).ok());
+    ASSERT_TRUE(from_values->AppendEncoded(encoded, *schema).ok());
+    // A damaged value is refused and appends nothing.
+    EXPECT_TRUE(
+        from_values->AppendEncoded(encoded.substr(0, encoded.size() - 1), *schema).IsCorruption());
+  }
+  EXPECT_EQ(from_values->rows(), batch->num_rows());
+  EXPECT_EQ(from_values->bytes(), from_rows->bytes());
+  auto want = from_rows->Finish();
+  auto got = from_values->Finish();
+  ASSERT_TRUE(want.ok() && got.ok()) << got.status().ToString();
+  EXPECT_TRUE((*got)->Equals(**want));
+}
+
 TEST(RowTest, DecodeRefusesDamagedValues) {
   auto schema = testing::EveryTypeSchema();
   auto batch = testing::RandomBatch(schema, 1, 3);

@@ -97,20 +97,19 @@ class TableStoreImpl : public TableStore {
  public:
   TableStoreImpl(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf) : db_(db), cf_(cf) {}
 
-  Result<std::vector<std::optional<std::string>>> MultiGet(
-      const std::vector<std::string>& keys) override {
+  Status MultiGetEach(const std::vector<std::string>& keys,
+                      const std::function<Status(size_t, std::string_view)>& fn) override {
     std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
     std::vector<rocksdb::PinnableSlice> values(keys.size());
     std::vector<rocksdb::Status> statuses(keys.size());
     db_->MultiGet(rocksdb::ReadOptions(), cf_, keys.size(), slices.data(), values.data(),
                   statuses.data());
-    std::vector<std::optional<std::string>> out(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) {
       if (statuses[i].IsNotFound()) continue;
       RETURN_NOT_OK(FromRocks(statuses[i], "reading a row"));
-      out[i] = values[i].ToString();
+      RETURN_NOT_OK(fn(i, std::string_view(values[i].data(), values[i].size())));
     }
-    return out;
+    return Status::OK();
   }
 
   Status Write(int32_t bucket, const std::vector<KeyWrite>& writes,

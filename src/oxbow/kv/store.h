@@ -84,9 +84,10 @@ class Store {
 class TableStore {
  public:
   virtual ~TableStore() = default;
-  // The values of `keys` of one bucket (full encoded keys), in order; std::nullopt if absent.
-  virtual Result<std::vector<std::optional<std::string>>> MultiGet(
-      const std::vector<std::string>& keys) = 0;
+  // Calls `fn(i, value)` for each of `keys` (full encoded keys) that is present, in order, with no
+  // copy of the value (valid during the call only); stops at the first error `fn` returns.
+  virtual Status MultiGetEach(const std::vector<std::string>& keys,
+                              const std::function<Status(size_t, std::string_view)>& fn) = 0;
   // Applies `writes` and records that `bucket` is at changelog offset `applied_offset`,
   // atomically.
   virtual Status Write(int32_t bucket, const std::vector<KeyWrite>& writes,

@@ -47,6 +47,11 @@ Result<std::unique_ptr<engine::PutSession>> Node::StartPut(const std::string& ta
   return engine_->StartPut(table, client_schema, op);
 }
 
+Result<std::unique_ptr<engine::PutSession>> Node::StartPutToBucket(
+    const std::string& table, const arrow::SchemaPtr& client_schema, int32_t bucket) {
+  return engine_->StartPutToBucket(table, client_schema, bucket);
+}
+
 Result<std::unique_ptr<engine::ReadCursor>> Node::OpenRead(const engine::ReadRequest& request) {
   return engine_->OpenRead(request);
 }

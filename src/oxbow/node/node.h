@@ -48,6 +48,9 @@ class Node {
   Result<std::unique_ptr<engine::PutSession>> StartPut(const std::string& table,
                                                        const arrow::SchemaPtr& client_schema,
                                                        engine::PutOp op = engine::PutOp::kUpsert);
+  // The same, every batch going to `bucket` (Kafka's partitions).
+  Result<std::unique_ptr<engine::PutSession>> StartPutToBucket(
+      const std::string& table, const arrow::SchemaPtr& client_schema, int32_t bucket);
   Result<std::unique_ptr<engine::ReadCursor>> OpenRead(const engine::ReadRequest& request);
   // Primary-key tables: the current rows, and batch lookups by key.
   Result<std::unique_ptr<engine::SnapshotReader>> OpenSnapshot(

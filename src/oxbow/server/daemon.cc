@@ -30,6 +30,20 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--metrics-listen", options->metrics_listen,
                  "host:port of /metrics (Prometheus), /healthz and /readyz (empty: off)")
       ->capture_default_str();
+  app.add_option("--kafka-listen", options->kafka.listen,
+                 "host:port of the Kafka listener (empty: no Kafka)")
+      ->capture_default_str();
+  app.add_option("--kafka-advertised-host", options->kafka.advertised_host,
+                 "Host Kafka clients are told to connect to (default: the listen host)");
+  app.add_option("--kafka-default-partitions", options->kafka.default_partitions,
+                 "Partitions of a topic created without a count (auto-created topics)")
+      ->capture_default_str();
+  app.add_option("--kafka-auto-create-topics", options->kafka.auto_create_topics,
+                 "Create a topic a client asks Metadata about when it does not exist")
+      ->capture_default_str();
+  app.add_option("--kafka-max-request-bytes", options->kafka.max_request_bytes,
+                 "A Kafka request larger than this closes its connection")
+      ->capture_default_str();
   app.add_option("--catalog-listen", options->catalog.listen,
                  "host:port of the Iceberg REST catalog ('' turns it off)")
       ->capture_default_str();
@@ -146,6 +160,9 @@ int RunDaemon(int argc, char** argv) {
   if ((*server)->metrics_port() != 0) {
     spdlog::info("serving metrics on {} (port {})", options.metrics_listen,
                  (*server)->metrics_port());
+  }
+  if ((*server)->kafka_port() != 0) {
+    spdlog::info("serving Kafka on {} (port {})", options.kafka.listen, (*server)->kafka_port());
   }
   if ((*server)->catalog_port() != 0) {
     spdlog::info("serving the Iceberg REST catalog on {} (port {})", options.catalog.listen,

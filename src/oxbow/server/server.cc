@@ -74,6 +74,9 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   ASSIGN_OR_RAISE(auto authenticator, MakeAuthenticator(options));
   std::unique_ptr<Server> server(new Server());
   server->authenticator_ = std::move(authenticator);
+  if (options.kafka.state_dir.empty()) {
+    options.kafka.state_dir = JoinPath(options.node.engine.data_dir, "kafka");
+  }
   if (!options.metrics_listen.empty()) {
     Server* s = server.get();
     ASSIGN_OR_RAISE(server->metrics_server_,
@@ -99,6 +102,14 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
                            " (address in use, not a valid host:port, or a TLS certificate and "
                            "key that do not match?)");
   }
+  if (!options.kafka.listen.empty()) {
+    auto kafka = kafka::KafkaServer::Start(server->node_.get(), options.kafka);
+    if (!kafka.ok()) {
+      (void)server->Shutdown();
+      return kafka.status().WithContext("Kafka listener");
+    }
+    server->kafka_ = std::move(kafka).ValueOrDie();
+  }
   if (!options.catalog.listen.empty()) {
     auto catalog = rest::CatalogServer::Start(server->node_.get(), std::move(options.catalog));
     if (!catalog.ok()) {
@@ -122,6 +133,7 @@ Status Server::Shutdown() {
   shut_down_ = true;
   ready_ = false;
   if (metrics_server_) metrics_server_->Stop();  // no scrape reads the node past here
+  if (kafka_) kafka_->Stop();
   if (catalog_) catalog_->Stop();
   if (service_) service_->StopStreams();
   if (grpc_server_) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "oxbow/auth/auth.h"
+#include "oxbow/kafka/kafka.h"
 #include "oxbow/node/node.h"
 #include "oxbow/rest/rest.h"
 
@@ -37,6 +38,8 @@ struct ServerOptions {
   std::string metrics_listen = "127.0.0.1:9249";
   // The data dir, the warehouse and everything about them.
   node::NodeOptions node;
+  // The Kafka listener (docs/kafka.md); an empty kafka.listen serves no Kafka.
+  kafka::KafkaOptions kafka;
   // The Iceberg REST catalog over the lake (default 127.0.0.1:8181; listen "" turns it off).
   rest::CatalogOptions catalog;
 };
@@ -51,6 +54,8 @@ class Server {
   int port() const { return port_; }
   // The metrics listener's port (0 without one).
   int metrics_port() const { return metrics_server_ ? metrics_server_->port() : 0; }
+  // The Kafka listener's port; 0 when it is off.
+  int kafka_port() const { return kafka_ ? kafka_->port() : 0; }
   // The REST catalog's port; 0 when it is off.
   int catalog_port() const { return catalog_ ? catalog_->port() : 0; }
   // Blocks until Shutdown() is called from another thread.
@@ -67,6 +72,7 @@ class Server {
   // Started first, so /healthz answers while the node recovers; /readyz once ready_.
   std::unique_ptr<metrics::MetricsServer> metrics_server_;
   std::atomic<bool> ready_{false};
+  std::unique_ptr<kafka::KafkaServer> kafka_;
   std::unique_ptr<rest::CatalogServer> catalog_;
   int port_ = 0;
   bool shut_down_ = false;

@@ -1,0 +1,42 @@
+// The Kafka listener: Kafka's producers, consumers and tools against a node's log tables
+// (docs/kafka.md). A topic is a table, a partition a bucket, a Kafka offset an Oxbow offset.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "oxbow/common/status.h"
+#include "oxbow/node/node.h"
+
+namespace oxbow::kafka {
+
+struct KafkaOptions {
+  // host:port to accept Kafka connections on. Port 0 picks a free port.
+  std::string listen = "127.0.0.1:9092";
+  // The host clients are told to connect to (Metadata, FindCoordinator). Default (empty): the
+  // host of `listen`.
+  std::string advertised_host;
+  // A request frame larger than this closes the connection (Kafka's socket.request.max.bytes).
+  int32_t max_request_bytes = 100 << 20;
+  // Whether Metadata creates a topic it is asked about that does not exist.
+  bool auto_create_topics = true;
+  // The partitions of a topic created without a count (auto-created, or NumPartitions -1).
+  int32_t default_partitions = 1;
+  // Where consumer group offsets and producer state are kept (required; the server passes
+  // <data dir>/kafka).
+  std::string state_dir;
+};
+
+class KafkaServer {
+ public:
+  // Binds `options.listen` and serves `node`, which must outlive the server.
+  static Result<std::unique_ptr<KafkaServer>> Start(node::Node* node, KafkaOptions options);
+  virtual ~KafkaServer() = default;
+  // The port actually bound.
+  virtual int port() const = 0;
+  // Stops accepting, closes every connection and waits for their threads. Idempotent.
+  virtual void Stop() = 0;
+};
+
+}  // namespace oxbow::kafka

@@ -1,0 +1,371 @@
+"""Oxbow's Kafka listener against real Kafka clients (docs/kafka.md): confluent-kafka (librdkafka)
+and kafka-python produce and consume, consumer groups commit and resume across a restart, and what
+goes in through Kafka comes out through Flight at the same offsets (and the other way round).
+
+One oxbowd serves the module (make_server_module); topics are unique per test.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import pathlib
+import resource
+import socket
+import struct
+import time
+import uuid
+
+import pyarrow as pa
+import pytest
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from oxbowd_harness import OxbowServer
+
+CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
+RAW_SCHEMA = pa.schema([("key", pa.binary()), ("value", pa.binary()),
+                        pa.field("timestamp", pa.timestamp("ms", tz="UTC"), nullable=False),
+                        ("headers", pa.binary())])
+
+
+@pytest.fixture(scope="module")
+def server(module_server):
+    return module_server
+
+
+def bootstrap(server: OxbowServer) -> str:
+    return f"127.0.0.1:{server.kafka_port}"
+
+
+def new_topic() -> str:
+    return "t" + uuid.uuid4().hex[:12]
+
+
+def create_topic(server, topic: str, partitions: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap(server)})
+    futures = admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])
+    futures[topic].result(timeout=30)
+
+
+def produce(server, topic: str, messages, **config) -> list:
+    """Produces (partition, key, value, headers) tuples; returns the delivery reports in order."""
+    reports = []
+
+    def on_delivery(err, msg):
+        assert err is None, err
+        reports.append(msg)
+
+    producer = Producer({"bootstrap.servers": bootstrap(server), "linger.ms": 5, **config})
+    for partition, key, value, headers in messages:
+        producer.produce(topic, value=value, key=key, partition=partition, headers=headers,
+                         on_delivery=on_delivery)
+    assert producer.flush(30) == 0
+    return reports
+
+
+def consume_assigned(server, topic: str, partitions: int, count: int, **config) -> list:
+    consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": "assign-" + topic,
+                         "enable.auto.commit": False, **config})
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    got = []
+    deadline = time.monotonic() + 30
+    while len(got) < count and time.monotonic() < deadline:
+        msg = consumer.poll(0.5)
+        if msg is None:
+            continue
+        assert msg.error() is None, msg.error()
+        got.append(msg)
+    consumer.close()
+    assert len(got) == count, f"consumed {len(got)} of {count}"
+    return got
+
+
+def flight_rows(server, table: str, bucket: int) -> list[dict]:
+    """The bucket's rows through Flight, each with its offset."""
+    _, metas = server.get({"table": table, "bucket": bucket})
+    data, _ = server.get({"table": table, "bucket": bucket})
+    offsets = list(itertools.chain.from_iterable(range(m["base_offset"], m["next_offset"])
+                                                 for m in metas))
+    rows = data.to_pylist()
+    assert len(rows) == len(offsets)
+    return [dict(row, offset=o) for row, o in zip(rows, offsets)]
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_librdkafka_produces_and_consumes_every_codec(server, codec):
+    topic = new_topic()
+    create_topic(server, topic, 2)
+    messages = [(i % 2, f"k{i}".encode() if i % 3 else None, f"value-{codec}-{i}".encode() * 20,
+                 [("h", f"{i}".encode()), ("empty", None)] if i % 4 == 0 else None)
+                for i in range(300)]
+    reports = produce(server, topic, messages, **{"compression.codec": codec})
+    sent = {value: (partition, key, headers) for partition, key, value, headers in messages}
+    offsets = {(m.partition(), m.offset()): m.value() for m in reports}
+    assert len(offsets) == 300
+    for p in (0, 1):  # offsets are dense from 0 in each partition
+        assert sorted(o for (part, o) in offsets if part == p) == list(range(150))
+
+    consumed = consume_assigned(server, topic, 2, 300)
+    for msg in consumed:
+        assert msg.value() == offsets[(msg.partition(), msg.offset())]
+        partition, key, headers = sent[msg.value()]
+        assert (msg.partition(), msg.key(), msg.headers()) == (partition, key, headers)
+
+    # The same rows through Flight, at the same offsets.
+    for p in (0, 1):
+        rows = flight_rows(server, "kafka." + topic, p)
+        assert len(rows) == 150
+        for row in rows:
+            assert row["value"] == offsets[(p, row["offset"])]
+            partition, key, headers = sent[row["value"]]
+            assert row["key"] == key
+            assert (row["headers"] is None) == (headers is None)
+
+
+def test_kafka_python_produces_and_consumes(server):
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition as KTopicPartition
+
+    topic = new_topic()  # auto-created by Metadata, with the default of 1 partition
+    producer = KafkaProducer(bootstrap_servers=bootstrap(server), compression_type="gzip",
+                             acks="all")
+    futures = [producer.send(topic, key=b"k", value=f"v{i}".encode(), headers=[("n", b"%d" % i)])
+               for i in range(100)]
+    producer.flush(30)
+    offsets = [f.get(timeout=30).offset for f in futures]
+    assert offsets == list(range(100))
+    producer.close()
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap(server), enable_auto_commit=False,
+                             consumer_timeout_ms=10_000)
+    consumer.assign([KTopicPartition(topic, 0)])
+    consumer.seek_to_beginning()
+    got = [next(consumer) for _ in range(100)]
+    consumer.close()
+    assert [m.value for m in got] == [f"v{i}".encode() for i in range(100)]
+    assert [m.offset for m in got] == list(range(100))
+    assert [m.headers for m in got] == [[("n", b"%d" % i)] for i in range(100)]
+
+
+def test_rows_put_through_flight_are_consumed_through_kafka(server):
+    topic = new_topic()
+    create_topic(server, topic, 1)
+    batch = pa.record_batch([
+        pa.array([b"a", None, b"c"], pa.binary()),
+        pa.array([b"one", b"two", None], pa.binary()),
+        pa.array([1_700_000_000_000, 1_700_000_000_001, 1_700_000_000_002],
+                 pa.timestamp("ms", tz="UTC")),
+        pa.array([None, None, None], pa.binary()),
+    ], schema=RAW_SCHEMA)
+    server.put("kafka." + topic, [batch])
+    got = consume_assigned(server, topic, 1, 3)
+    assert [(m.key(), m.value(), m.timestamp()[1], m.offset()) for m in got] == [
+        (b"a", b"one", 1_700_000_000_000, 0), (None, b"two", 1_700_000_000_001, 1),
+        (b"c", None, 1_700_000_000_002, 2)]
+
+
+def test_idempotent_producer(server):
+    topic = new_topic()
+    create_topic(server, topic, 1)
+    messages = [(0, None, f"m{i}".encode(), None) for i in range(500)]
+    produce(server, topic, messages, **{"enable.idempotence": True, "compression.codec": "lz4"})
+    got = consume_assigned(server, topic, 1, 500)
+    assert [m.value() for m in got] == [f"m{i}".encode() for i in range(500)]
+
+
+def test_list_offsets_and_delete_topics(server):
+    topic = new_topic()
+    create_topic(server, topic, 1)
+    produce(server, topic, [(0, None, b"x", None)] * 7)
+    consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": "wm-" + topic})
+    assert consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10) == (0, 7)
+    consumer.close()
+    admin = AdminClient({"bootstrap.servers": bootstrap(server)})
+    with pytest.raises(Exception) as exc:  # already exists
+        admin.create_topics([NewTopic(topic, num_partitions=1)])[topic].result(timeout=30)
+    assert exc.value.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS
+    admin.delete_topics([topic])[topic].result(timeout=30)
+    tables = [t["table"] for t in server.action("list_tables")["tables"]]
+    assert "kafka." + topic not in tables
+
+
+def group_consumer(server, group: str, topic: str, **config) -> Consumer:
+    consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": group,
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                         "session.timeout.ms": 15000, "heartbeat.interval.ms": 500,
+                         "max.poll.interval.ms": 20000, **config})
+    consumer.subscribe([topic])
+    return consumer
+
+
+def poll_until(consumers, want: int, timeout: float = 60) -> dict:
+    """Polls the consumers in turn until `want` messages arrived; returns consumer -> messages."""
+    got = {c: [] for c in consumers}
+    deadline = time.monotonic() + timeout
+    while sum(len(v) for v in got.values()) < want and time.monotonic() < deadline:
+        for c in consumers:
+            msg = c.poll(0.2)
+            if msg is not None and msg.error() is None:
+                got[c].append(msg)
+    return got
+
+
+@pytest.mark.parametrize("assignor", ["range", "roundrobin", "cooperative-sticky"])
+def test_consumer_group_rebalances_commits_and_resumes_after_restart(server, assignor):
+    topic = new_topic()
+    group = "g-" + topic
+    create_topic(server, topic, 2)
+    first = group_consumer(server, group, topic, **{"partition.assignment.strategy": assignor})
+    second = group_consumer(server, group, topic, **{"partition.assignment.strategy": assignor})
+    deadline = time.monotonic() + 60  # until the group settled with one partition each
+    while not (len(first.assignment()) == len(second.assignment()) == 1):
+        assert time.monotonic() < deadline, "the group never gave each member one partition"
+        for c in (first, second):
+            assert c.poll(0.2) is None
+
+    produce(server, topic, [(i % 2, None, f"a{i}".encode(), None) for i in range(40)])
+    got = poll_until([first, second], 40)
+    assert sorted(m.value() for v in got.values() for m in v) == sorted(
+        f"a{i}".encode() for i in range(40))
+    # Both members got one partition each.
+    assert {len({m.partition() for m in v}) for v in got.values()} == {1}
+    for c in (first, second):
+        c.commit(asynchronous=False)
+    second.close()  # LeaveGroup: `first` takes both partitions over
+    deadline = time.monotonic() + 60
+    while len(first.assignment()) != 2:
+        assert time.monotonic() < deadline, "the remaining member never got both partitions"
+        assert first.poll(0.2) is None
+
+    produce(server, topic, [(i % 2, None, f"b{i}".encode(), None) for i in range(20)])
+    later = poll_until([first], 20)[first]
+    assert sorted(m.value() for m in later) == sorted(f"b{i}".encode() for i in range(20))
+    assert {m.partition() for m in later} == {0, 1}
+    first.commit(asynchronous=False)
+    first.close()
+
+    produce(server, topic, [(i % 2, None, f"c{i}".encode(), None) for i in range(10)])
+    server.restart()  # offsets are durable in the data dir
+    resumed = group_consumer(server, group, topic, **{"partition.assignment.strategy": assignor})
+    after = poll_until([resumed], 10)[resumed]
+    extra = resumed.poll(2.0)
+    resumed.close()
+    assert extra is None or extra.error() is not None
+    assert sorted(m.value() for m in after) == sorted(f"c{i}".encode() for i in range(10))
+
+
+def raw_request(server, payload: bytes) -> bytes | None:
+    """Sends one size-prefixed frame; returns the response frame, or None if the server closed."""
+    with socket.create_connection(("127.0.0.1", server.kafka_port), timeout=10) as s:
+        s.sendall(struct.pack(">i", len(payload)) + payload)
+        head = s.recv(4)
+        if len(head) < 4:
+            return None
+        (size,) = struct.unpack(">i", head)
+        body = b""
+        while len(body) < size:
+            chunk = s.recv(size - len(body))
+            assert chunk
+            body += chunk
+        return body
+
+
+def test_bad_frames_get_errors_or_a_closed_connection(server):
+    # ApiVersions v99: answered in v0 with UNSUPPORTED_VERSION (35) and the versions served.
+    reply = raw_request(server, struct.pack(">hhih", 18, 99, 7, -1))
+    correlation, error = struct.unpack(">ih", reply[:6])
+    assert (correlation, error) == (7, 35)
+    # Unknown API key, an unserved version, garbage bodies: the connection closes.
+    assert raw_request(server, struct.pack(">hhih", 999, 0, 1, -1)) is None
+    assert raw_request(server, struct.pack(">hhih", 1, 99, 1, -1)) is None
+    assert raw_request(server, struct.pack(">hhih", 3, 1, 1, -1) + b"\x7f\xff\xff\xff") is None
+    # A frame over the limit (100 MiB) closes the connection before it is read.
+    with socket.create_connection(("127.0.0.1", server.kafka_port), timeout=10) as s:
+        s.sendall(struct.pack(">i", 200 << 20))
+        assert s.recv(4) == b""
+    # Produce v0 is advertised (librdkafka needs it) but refused per partition.
+    topic = new_topic()
+    create_topic(server, topic, 1)
+    name = topic.encode()
+    produce_v0 = (struct.pack(">hhih", 0, 0, 9, -1) + struct.pack(">hii", 1, 1000, 1) +
+                  struct.pack(">h", len(name)) + name + struct.pack(">iii", 1, 0, 0))
+    reply = raw_request(server, produce_v0)
+    assert struct.unpack(">i", reply[:4])[0] == 9
+    assert struct.unpack(">h", reply[-10:-8])[0] == 35  # UNSUPPORTED_VERSION
+    assert server.action("list_tables")["tables"]  # and the server is still fine
+
+
+def test_long_poll_fetch_returns_when_data_arrives(server):
+    topic = new_topic()
+    create_topic(server, topic, 1)
+    consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": "lp-" + topic,
+                         "fetch.wait.max.ms": 5000, "fetch.min.bytes": 1})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    assert consumer.poll(1.0) is None  # a fetch is now parked on the server
+    start = time.monotonic()
+    produce(server, topic, [(0, None, b"late", None)])
+    msg = consumer.poll(10)
+    consumer.close()
+    assert msg is not None and msg.value() == b"late"
+    assert time.monotonic() - start < 4, "the parked fetch did not return when data arrived"
+
+
+def rss_kb(pid: int) -> int:
+    status = pathlib.Path(f"/proc/{pid}/status").read_text()
+    return int(status.split("VmRSS:")[1].split()[0])
+
+
+def test_a_thousand_idle_connections_cost_bounded_memory(server):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
+    before = rss_kb(server.proc.pid)
+    socks = [socket.create_connection(("127.0.0.1", server.kafka_port)) for _ in range(1000)]
+    try:
+        api_versions_v0 = struct.pack(">ihhih", 10, 18, 0, 1, -1)
+        for s in socks:  # every connection is being served
+            s.sendall(api_versions_v0)
+        for s in socks:
+            assert len(s.recv(4)) == 4
+        grown_kb = rss_kb(server.proc.pid) - before
+    finally:
+        for s in socks:
+            s.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    # About 22 KB each on Linux/glibc (a thread, its touched stack, buffers); 64 KB is the bound.
+    assert grown_kb < 64 * 1000, f"1000 idle connections grew RSS by {grown_kb} KB"
+
+
+def test_json_table_created_through_flight(server):
+    """A table with its own schema and kafka.value.format=json takes JSON objects as values and
+    serves its rows (also those put through Flight) as JSON."""
+    table = "shop.orders_" + uuid.uuid4().hex[:8]
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("item", pa.string()),
+                        ("amount", pa.float64()), ("at", pa.timestamp("ms", tz="UTC"))])
+    server.create_table(table, schema, buckets=2,
+                        properties={"kafka.value.format": "json"})
+    orders = [{"id": i, "item": f"item-{i}", "amount": i * 1.5,
+               "at": f"2026-01-01T00:00:{i:02d}.000Z"} for i in range(20)]
+    produce(server, table, [(i % 2, None, json.dumps(o).encode(), None)
+                            for i, o in enumerate(orders)])
+    server.put(table, [pa.record_batch([[100], ["flight"], [None], [None]], schema=schema)])
+
+    rows = server.read_all(table).to_pylist()
+    assert sorted(r["id"] for r in rows) == list(range(20)) + [100]
+    assert {r["id"]: r["amount"] for r in rows}[7] == 10.5
+    got = consume_assigned(server, table, 2, 21)
+    by_id = {json.loads(m.value())["id"]: json.loads(m.value()) for m in got}
+    assert by_id[3] == {"id": 3, "item": "item-3", "amount": 4.5,
+                        "at": "2026-01-01T00:00:03.000Z"}
+    assert by_id[100] == {"id": 100, "item": "flight", "amount": None, "at": None}
+
+    # A value that is no row of the table fails the produce (test_kafka_versions checks the
+    # message names the record).
+    errors = []
+    producer = Producer({"bootstrap.servers": bootstrap(server), "linger.ms": 50, "retries": 0})
+    for value in (b'{"id": 1}', b'{"id": "not a number"}'):
+        producer.produce(table, value=value, partition=0,
+                         on_delivery=lambda err, msg: errors.append(err))
+    producer.flush(30)
+    assert len(errors) == 2 and all(e is not None for e in errors)
+    assert errors[0].code() == KafkaError.INVALID_RECORD, errors[0]
+    assert server.read_all(table).num_rows == 21  # nothing of the refused batch was appended

@@ -1,0 +1,95 @@
+"""Kafka's own Java client and tools (the 4.4.0 jars bench/vs_kafka uses, fetched by Maven into
+build/kafka on first use) against Oxbow's Kafka listener: the console producer with every codec,
+the console consumer in a group, the perf tools, and kafka-topics (docs/kafka.md).
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from oxbowd_harness import OxbowServer
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
+from vs_kafka import fetch_kafka  # noqa: E402
+
+CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
+
+
+@pytest.fixture(scope="module")
+def classpath() -> str:
+    return fetch_kafka()
+
+
+@pytest.fixture(scope="module")
+def server(module_server):
+    return module_server
+
+
+def tool(classpath: str, main: str, *args, stdin: str | None = None) -> str:
+    proc = subprocess.run(["java", "-cp", classpath, main, *map(str, args)], input=stdin,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"{main} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def bootstrap(server: OxbowServer) -> str:
+    return f"127.0.0.1:{server.kafka_port}"
+
+
+def test_console_producer_every_codec_and_console_consumer_group(server, classpath):
+    topic = "java-" + uuid.uuid4().hex[:8]
+    tool(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap(server),
+         "--create", "--topic", topic, "--partitions", 1)
+    sent = []
+    for codec in CODECS:
+        lines = [f"{codec}-{i}" for i in range(50)]
+        tool(classpath, "org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server",
+             bootstrap(server), "--topic", topic, "--compression-codec", codec,
+             stdin="\n".join(lines) + "\n")
+        sent += lines
+    out = tool(classpath, "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server",
+               bootstrap(server), "--topic", topic, "--from-beginning", "--group", "g-" + topic,
+               "--max-messages", len(sent))
+    assert out.split() == sent
+    # The group committed its position: a new consumer of the group resumes after the end.
+    tool(classpath, "org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server",
+         bootstrap(server), "--topic", topic, stdin="after\n")
+    out = tool(classpath, "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server",
+               bootstrap(server), "--topic", topic, "--group", "g-" + topic, "--max-messages", 1)
+    assert out.split() == ["after"]
+    # The tools that inspect topics and groups.
+    assert topic in tool(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server",
+                         bootstrap(server), "--list").split()
+    out = tool(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server",
+               bootstrap(server), "--describe", "--topic", topic)
+    assert re.search(rf"Topic: {topic}\s+Partition: 0\s+Leader: 0", out), out
+    out = tool(classpath, "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+               "--bootstrap-server", bootstrap(server), "--describe", "--group", "g-" + topic)
+    total = len(sent) + 1
+    assert re.search(rf"g-{topic}\s+{topic}\s+0\s+{total}\s+{total}\s+0", out), out
+    assert "g-" + topic in tool(classpath,
+                                "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+                                "--bootstrap-server", bootstrap(server), "--list").split()
+    # The rows through Flight, in order.
+    values = server.read_all("kafka." + topic).column("value").to_pylist()
+    assert [v.decode() for v in values] == sent + ["after"]
+
+
+def test_perf_tools(server, classpath):
+    topic = "perf-" + uuid.uuid4().hex[:8]
+    out = tool(classpath, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
+               "--num-records", 20000, "--record-size", 200, "--throughput", -1,
+               "--command-property", f"bootstrap.servers={bootstrap(server)}", "acks=all",
+               "compression.type=lz4")
+    assert "20000 records sent" in out, out
+    out = tool(classpath, "org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server",
+               bootstrap(server), "--topic", topic, "--num-records", 20000, "--group",
+               "perf-" + topic)
+    assert ", 20000, " in out, out
+    assert server.read_all("kafka." + topic).num_rows == 20000

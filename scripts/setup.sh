@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything Oxbow needs on a fresh Debian machine: C++ libraries via apt,
-# and a project venv (.venv) with the Python reference implementations.
+# and a project venv (.venv) with the Python reference implementations (pyspark among them;
+# tests/rest fetches the Iceberg Spark runtime jar into build/spark on first use).
 # Idempotent: only what is missing is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,11 +17,11 @@ APT_PACKAGES=(
   libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev
   libssl-dev libcurl4-openssl-dev
   nlohmann-json3-dev
-  prometheus-cpp-dev libcpp-httplib-dev
+  prometheus-cpp-dev libcpp-httplib-dev  # the metrics listener, the Iceberg REST catalog
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libfmt-dev libspdlog-dev
   python3-venv
-  maven openjdk-17-jdk-headless  # bench/vs_kafka: fetches Kafka, compiles its load generator
+  maven openjdk-17-jdk-headless  # bench/vs_kafka (Kafka), tests/rest (Spark, its Iceberg jar)
 )
 
 missing=()

@@ -51,6 +51,7 @@ class OxbowServer:
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
         self.kafka_port: int | None = None  # the Kafka listener (docs/kafka.md)
+        self.catalog_port: int | None = None  # the Iceberg REST catalog's
         self._client: fl.FlightClient | None = None
         # A server started with --tls-cert is reached over grpc+tls with these FlightClient
         # arguments (tls_root_certs, and cert_chain/private_key for mutual TLS).
@@ -66,6 +67,11 @@ class OxbowServer:
             self.kafka_port = free_port()
             kafka = () if "--kafka-listen" in self.extra_args else (
                 "--kafka-listen", f"127.0.0.1:{self.kafka_port}")
+            # A free port for the REST catalog too, unless a test names one.
+            catalog = ()
+            if "--catalog-listen" not in self.extra_args:
+                self.catalog_port = free_port()
+                catalog = ("--catalog-listen", f"127.0.0.1:{self.catalog_port}")
             log = open(self.log_path, "ab")
             log.write(f"=== oxbowd start on port {self.port}\n".encode())
             log.flush()
@@ -77,7 +83,7 @@ class OxbowServer:
                 "--metrics-listen", "127.0.0.1:0")
             self.proc = subprocess.Popen(
                 [str(self.binary), "--data-dir", str(self.data_dir),
-                 "--listen", f"127.0.0.1:{self.port}", *warehouse, *metrics, *kafka,
+                 "--listen", f"127.0.0.1:{self.port}", *warehouse, *metrics, *kafka, *catalog,
                  *self.extra_args],
                 stdout=log, stderr=subprocess.STDOUT, preexec_fn=self._limit_open_files)
             log.close()

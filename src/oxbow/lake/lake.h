@@ -16,6 +16,7 @@
 
 #include "oxbow/common/file_system.h"
 #include "oxbow/engine/engine.h"
+#include "oxbow/iceberg/catalog.h"
 #include "oxbow/parquet/writer.h"
 
 namespace oxbow::lake {
@@ -121,6 +122,11 @@ class TieringService {
   // progress on it, and keeps the tiering thread from bringing it back.
   Status DropTable(const catalog::TableDescriptor& table);
 
+  // The warehouse's catalog (table ns.t is {"ns", "t"}) and the file system of its files, for
+  // those who read the lake without writing it (the Iceberg REST catalog).
+  const std::shared_ptr<iceberg::Catalog>& catalog() const { return catalog_; }
+  const std::shared_ptr<FileSystem>& file_system() const { return options_.fs; }
+
  private:
   TieringService(engine::Engine* engine, LakeOptions options)
       : engine_(engine), options_(std::move(options)) {}
@@ -142,6 +148,7 @@ class TieringService {
 
   engine::Engine* engine_;
   LakeOptions options_;
+  std::shared_ptr<iceberg::Catalog> catalog_;
   std::mutex init_mu_;
   std::mutex mu_;
   std::condition_variable wake_;

@@ -252,6 +252,8 @@ Result<std::unique_ptr<TieringService>> TieringService::Start(engine::Engine* en
   options.warehouse = std::filesystem::absolute(options.warehouse).lexically_normal().string();
   RETURN_NOT_OK(options.fs->CreateDirs(options.warehouse));
   std::unique_ptr<TieringService> service(new TieringService(engine, std::move(options)));
+  service->catalog_ =
+      std::make_shared<iceberg::FileCatalog>(service->options_.fs, service->options_.warehouse);
   TieringService* s = service.get();
   for (int i = 0; i < s->options_.tiering_threads; ++i) {
     s->round_workers_.emplace_back([s] { s->RoundWorker(); });
@@ -456,11 +458,10 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
     state->spec = std::move(form.spec);
     if (form.freshness_ms) state->freshness_ms = *form.freshness_ms;
     const auto dot = descriptor.name.find('.');
-    auto catalog = std::make_shared<iceberg::FileCatalog>(options_.fs, options_.warehouse);
     const iceberg::TableIdentifier lake_id{descriptor.name.substr(0, dot),
                                            descriptor.name.substr(dot + 1)};
-    state->location = catalog->TableLocation(lake_id);
-    auto loaded = iceberg::IcebergTable::Load(options_.fs, catalog, lake_id);
+    state->location = catalog_->TableLocation(lake_id);
+    auto loaded = iceberg::IcebergTable::Load(options_.fs, catalog_, lake_id);
     const std::string table_id = std::to_string(descriptor.table_id);
     if (loaded.ok()) {
       auto props = (*loaded)->metadata().properties;
@@ -475,9 +476,10 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
       RETURN_NOT_OK(RemoveOrphanDataFiles(options_.fs.get(), *state->table));
     } else if (loaded.status().IsNotFound()) {
       RETURN_NOT_OK(options_.fs->RemoveAll(state->location));  // files never committed
-      ASSIGN_OR_RAISE(state->table, iceberg::IcebergTable::Create(
-                                        options_.fs, catalog, lake_id, state->schema.iceberg_schema,
-                                        state->spec, {{kTableIdProperty, table_id}}));
+      ASSIGN_OR_RAISE(state->table,
+                      iceberg::IcebergTable::Create(options_.fs, catalog_, lake_id,
+                                                    state->schema.iceberg_schema, state->spec,
+                                                    {{kTableIdProperty, table_id}}));
     } else {
       return loaded.status();
     }

@@ -57,6 +57,11 @@ class Node {
       const engine::SnapshotRequest& request);
   Result<arrow::RecordBatchPtr> Lookup(const engine::LookupRequest& request);
 
+  // The lake's Iceberg catalog and the file system of its files, for front ends that serve the
+  // lake read-only (the Iceberg REST catalog).
+  const std::shared_ptr<iceberg::Catalog>& LakeCatalog() const { return tiering_->catalog(); }
+  const std::shared_ptr<FileSystem>& LakeFileSystem() const { return tiering_->file_system(); }
+
   // Stops tiering, then flushes and closes every table. Idempotent.
   Status Close();
 

@@ -44,6 +44,12 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--kafka-max-request-bytes", options->kafka.max_request_bytes,
                  "A Kafka request larger than this closes its connection")
       ->capture_default_str();
+  app.add_option("--catalog-listen", options->catalog.listen,
+                 "host:port of the Iceberg REST catalog ('' turns it off)")
+      ->capture_default_str();
+  app.add_option("--catalog-token", options->catalog.token,
+                 "Bearer token the REST catalog requires of every request (default: none)")
+      ->envname("OXBOW_CATALOG_TOKEN");
   static const std::map<std::string, log::FlushPolicy> kPolicies = {
       {"fsync", log::FlushPolicy::kEveryAppend}, {"interval", log::FlushPolicy::kInterval}};
   app.add_option("--flush", log.flush_policy,
@@ -157,6 +163,10 @@ int RunDaemon(int argc, char** argv) {
   }
   if ((*server)->kafka_port() != 0) {
     spdlog::info("serving Kafka on {} (port {})", options.kafka.listen, (*server)->kafka_port());
+  }
+  if ((*server)->catalog_port() != 0) {
+    spdlog::info("serving the Iceberg REST catalog on {} (port {})", options.catalog.listen,
+                 (*server)->catalog_port());
   }
   int signal_number = 0;
   sigwait(&signals, &signal_number);

@@ -110,6 +110,14 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     }
     server->kafka_ = std::move(kafka).ValueOrDie();
   }
+  if (!options.catalog.listen.empty()) {
+    auto catalog = rest::CatalogServer::Start(server->node_.get(), std::move(options.catalog));
+    if (!catalog.ok()) {
+      (void)server->Shutdown();
+      return catalog.status();
+    }
+    server->catalog_ = std::move(catalog).ValueOrDie();
+  }
   server->ready_ = true;
   return server;
 }
@@ -126,6 +134,7 @@ Status Server::Shutdown() {
   ready_ = false;
   if (metrics_server_) metrics_server_->Stop();  // no scrape reads the node past here
   if (kafka_) kafka_->Stop();
+  if (catalog_) catalog_->Stop();
   if (service_) service_->StopStreams();
   if (grpc_server_) {
     grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

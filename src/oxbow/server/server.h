@@ -1,4 +1,5 @@
-// oxbowd: a node (the tables and their lake) behind an Arrow Flight endpoint.
+// oxbowd: a node (the tables and their lake) behind an Arrow Flight endpoint and, over the
+// lake, an Iceberg REST catalog.
 #pragma once
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include "oxbow/auth/auth.h"
 #include "oxbow/kafka/kafka.h"
 #include "oxbow/node/node.h"
+#include "oxbow/rest/rest.h"
 
 namespace grpc {
 class Server;
@@ -38,6 +40,8 @@ struct ServerOptions {
   node::NodeOptions node;
   // The Kafka listener (docs/kafka.md); an empty kafka.listen serves no Kafka.
   kafka::KafkaOptions kafka;
+  // The Iceberg REST catalog over the lake (default 127.0.0.1:8181; listen "" turns it off).
+  rest::CatalogOptions catalog;
 };
 
 class Server {
@@ -52,6 +56,8 @@ class Server {
   int metrics_port() const { return metrics_server_ ? metrics_server_->port() : 0; }
   // The Kafka listener's port; 0 when it is off.
   int kafka_port() const { return kafka_ ? kafka_->port() : 0; }
+  // The REST catalog's port; 0 when it is off.
+  int catalog_port() const { return catalog_ ? catalog_->port() : 0; }
   // Blocks until Shutdown() is called from another thread.
   void Wait();
   // Ends streams, stops accepting calls, waits for running calls, then closes the node.
@@ -67,6 +73,7 @@ class Server {
   std::unique_ptr<metrics::MetricsServer> metrics_server_;
   std::atomic<bool> ready_{false};
   std::unique_ptr<kafka::KafkaServer> kafka_;
+  std::unique_ptr<rest::CatalogServer> catalog_;
   int port_ = 0;
   bool shut_down_ = false;
 };

@@ -1,0 +1,70 @@
+"""Apache Spark as an independent client of the REST catalog: pyspark from PyPI (tests/
+requirements.txt) and the Iceberg Spark runtime jar from Maven Central, fetched once into
+build/spark (like build/kafka for the Kafka benchmark).
+
+One local Spark session serves the whole pytest session (bounded CI mode: local[1], one
+shuffle partition, no UI); each oxbowd gets a catalog of its own in it (register_catalog).
+OXBOW_SKIP_SPARK=1 skips the Spark tests, and nothing else does: a missing pyspark, mvn or jar
+fails them.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import subprocess
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+SPARK_DIR = REPO_ROOT / "build" / "spark"
+ICEBERG_VERSION = "1.10.1"
+RUNTIME = f"org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:{ICEBERG_VERSION}"
+RUNTIME_JAR = SPARK_DIR / f"iceberg-spark-runtime-3.5_2.12-{ICEBERG_VERSION}.jar"
+SKIP_VARIABLE = "OXBOW_SKIP_SPARK"
+
+
+def iceberg_runtime_jar() -> pathlib.Path:
+    """The runtime jar, fetched by Maven into build/spark on first use."""
+    if RUNTIME_JAR.is_file():
+        return RUNTIME_JAR
+    if shutil.which("mvn") is None:
+        raise RuntimeError("mvn not found: run scripts/setup.sh (Debian package maven)")
+    SPARK_DIR.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(
+        ["mvn", "-q", "-B", f"-Dmaven.repo.local={SPARK_DIR / 'm2'}", "dependency:copy",
+         f"-Dartifact={RUNTIME}", f"-DoutputDirectory={SPARK_DIR}"],
+        cwd=SPARK_DIR, capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0 or not RUNTIME_JAR.is_file():
+        raise RuntimeError(f"mvn could not fetch {RUNTIME} ({proc.returncode}):\n"
+                           f"{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+    return RUNTIME_JAR
+
+
+def start_spark():
+    """A local Spark session with Iceberg's SQL extensions and the runtime jar."""
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", str(pathlib.Path(os.sys.executable)))
+    return (SparkSession.builder.master("local[1]").appName("oxbow-rest-catalog-tests")
+            .config("spark.jars", str(iceberg_runtime_jar()))
+            .config("spark.sql.extensions",
+                    "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "1")
+            .config("spark.driver.memory", "1g")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.sql.session.timeZone", "UTC")
+            .getOrCreate())
+
+
+def register_catalog(spark, catalog_port: int, token: str | None = None) -> str:
+    """Names a type=rest Iceberg catalog over the oxbowd whose REST catalog is on catalog_port."""
+    name = f"oxbow{catalog_port}"
+    prefix = f"spark.sql.catalog.{name}"
+    spark.conf.set(prefix, "org.apache.iceberg.spark.SparkCatalog")
+    spark.conf.set(f"{prefix}.type", "rest")
+    spark.conf.set(f"{prefix}.uri", f"http://127.0.0.1:{catalog_port}")
+    if token is not None:
+        spark.conf.set(f"{prefix}.token", token)
+    return name

@@ -1,0 +1,149 @@
+"""The Iceberg REST catalog of oxbowd, read by pyiceberg's REST client (load_catalog(type="rest"))
+and by plain HTTP: list, load and scan equal what was written; the spec's error bodies; refused
+writes; the bearer token."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import subprocess
+
+import pytest
+import requests
+from pyiceberg.exceptions import (NoSuchNamespaceError, NoSuchTableError, RESTError,
+                                  UnauthorizedError)
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField
+
+from lake_harness import wait_lake
+from rest_data import SCHEMA, batch, rest_catalog, user_columns, written
+
+
+def test_pyiceberg_lists_loads_and_scans(shop):
+    catalog = rest_catalog(shop)
+    assert catalog.list_namespaces() == [("shop",), ("zoo",)]
+    assert catalog.list_tables("shop") == [("shop", "orders"), ("shop", "returns")]
+    assert catalog.list_tables("zoo") == []  # lake.enabled false: not an Iceberg table
+    assert catalog.load_namespace_properties("shop") == {}
+    assert catalog.namespace_exists("zoo") and not catalog.namespace_exists("nope")
+    assert catalog.table_exists("shop.orders") and not catalog.table_exists("shop.nope")
+
+    orders = catalog.load_table("shop.orders")
+    assert orders.metadata_location == shop.describe("shop.orders")["lake"]["metadata_location"]
+    assert [f.name for f in orders.schema().fields][:4] == SCHEMA.names
+    scanned = orders.scan().to_arrow()
+    assert user_columns(scanned).equals(written(batch(0, 100), batch(100, 50))), scanned
+    # Projection and a filter, planned by pyiceberg from the metadata Oxbow serves.
+    some = orders.scan(row_filter="id >= 140", selected_fields=("id", "price")).to_arrow()
+    assert some.sort_by("id").to_pydict() == {"id": list(range(140, 150)),
+                                              "price": [i * 1.25 for i in range(140, 150)]}
+    assert user_columns(catalog.load_table("shop.returns").scan().to_arrow()).equals(
+        written(batch(1000, 5)))
+
+
+def test_a_reload_sees_rows_tiered_since(shop):
+    catalog = rest_catalog(shop)
+    before = catalog.load_table("shop.returns")
+    shop.put("shop.returns", [batch(2000, 7)])
+    wait_lake(shop, "shop.returns")
+    after = catalog.load_table("shop.returns")
+    assert after.metadata_location != before.metadata_location
+    assert user_columns(after.scan().to_arrow()).equals(written(batch(1000, 5), batch(2000, 7)))
+
+
+def test_unknown_names_are_spec_404s(shop):
+    catalog = rest_catalog(shop)
+    with pytest.raises(NoSuchTableError, match="'shop.nope' does not exist"):
+        catalog.load_table("shop.nope")
+    with pytest.raises(NoSuchTableError, match="lake.enabled is false"):
+        catalog.load_table("zoo.animals")
+    with pytest.raises(NoSuchTableError, match="primary-key tables do not reach the lake yet"):
+        catalog.load_table("shop.carts")
+    with pytest.raises(NoSuchNamespaceError, match="'nope' does not exist"):
+        catalog.list_tables("nope")
+    base = f"http://127.0.0.1:{shop.catalog_port}/v1"
+    for path, kind in (("/namespaces/nope", "NoSuchNamespaceException"),
+                       ("/namespaces/nope/tables/orders", "NoSuchNamespaceException"),
+                       ("/namespaces/shop/tables/nope", "NoSuchTableException")):
+        reply = requests.get(base + path, timeout=10)
+        assert reply.status_code == 404, path
+        assert reply.headers["Content-Type"] == "application/json"
+        error = reply.json()["error"]
+        assert error["code"] == 404 and error["type"] == kind, (path, error)
+        assert error["message"], path
+    assert requests.head(base + "/namespaces/shop/tables/nope", timeout=10).status_code == 404
+    assert requests.head(base + "/namespaces/shop/tables/orders", timeout=10).status_code == 204
+
+
+def raw_request(port: int, method: str, target: str, body: bytes | None = None):
+    """The request-target exactly as given (requests would re-quote a bad percent escape)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request(method, target, body=body)
+        reply = connection.getresponse()
+        return reply.status, reply.getheader("Content-Type"), json.loads(reply.read())
+    finally:
+        connection.close()
+
+
+def test_malformed_requests_are_spec_400s(shop):
+    for method, path, body, says in (
+            ("GET", "/namespaces/%zz/tables", None, "bad percent escape"),
+            ("GET", "/namespaces/shop%1F/tables", None, "empty namespace part"),
+            ("GET", "/namespaces?pageSize=-1", None, "pageSize must be a positive integer"),
+            ("GET", "/no/such/route", None, "no Iceberg REST catalog route"),
+            ("POST", "/namespaces/shop/tables", b"{\"name\":", "not valid JSON"),
+            ("POST", "/namespaces/shop/tables/orders/metrics", b"7", "must be a JSON object")):
+        status, content_type, reply = raw_request(shop.catalog_port, method, "/v1" + path, body)
+        assert status == 400, (method, path, reply)
+        assert content_type == "application/json"
+        error = reply["error"]
+        assert error["type"] == "BadRequestException" and error["code"] == 400
+        assert says in error["message"], (path, error)
+
+
+def test_writes_are_refused_and_change_nothing(shop):
+    catalog = rest_catalog(shop)
+    schema = Schema(NestedField(1, "id", LongType(), required=True))
+    for attempt in (lambda: catalog.create_table("shop.new", schema),
+                    lambda: catalog.drop_table("shop.orders"),
+                    lambda: catalog.create_namespace("fresh"),
+                    lambda: catalog.drop_namespace("zoo"),
+                    lambda: catalog.rename_table("shop.orders", "shop.renamed")):
+        with pytest.raises(RESTError, match="Oxbow owns the writes of its tables"):
+            attempt()
+    reply = requests.delete(f"http://127.0.0.1:{shop.catalog_port}/v1/namespaces/shop/tables/"
+                            "orders", timeout=10)
+    assert reply.status_code == 406
+    assert reply.json()["error"]["type"] == "UnsupportedOperationException"
+    assert "drop table 'shop.orders' refused" in reply.json()["error"]["message"]
+    assert catalog.list_tables("shop") == [("shop", "orders"), ("shop", "returns")]
+    assert user_columns(catalog.load_table("shop.orders").scan().to_arrow()).equals(
+        written(batch(0, 100), batch(100, 50)))
+
+
+def test_bearer_token(make_lake_server):
+    server = make_lake_server("--catalog-token", "s3cret")
+    server.create_table("shop.orders", SCHEMA)
+    server.put("shop.orders", [batch(0, 10)])
+    wait_lake(server, "shop.orders")
+    with pytest.raises(UnauthorizedError, match="bearer token"):
+        rest_catalog(server)
+    with pytest.raises(UnauthorizedError):
+        rest_catalog(server, token="wrong")
+    catalog = rest_catalog(server, token="s3cret")
+    assert user_columns(catalog.load_table("shop.orders").scan().to_arrow()).equals(
+        written(batch(0, 10)))
+    reply = requests.get(f"http://127.0.0.1:{server.catalog_port}/v1/namespaces", timeout=10)
+    assert reply.status_code == 401
+    assert reply.json()["error"]["type"] == "NotAuthorizedException"
+
+
+def test_catalog_listen_on_a_busy_port_fails_to_start(shop, oxbowd_bin, tmp_path):
+    other = subprocess.run(
+        [str(oxbowd_bin), "--data-dir", str(tmp_path / "other"), "--listen", "127.0.0.1:0",
+         "--metrics-listen", "", "--kafka-listen", "", "--warehouse", str(tmp_path / "w"),
+         "--catalog-listen", f"127.0.0.1:{shop.catalog_port}"],
+        capture_output=True, text=True, timeout=30)
+    assert other.returncode != 0
+    assert "cannot listen on" in other.stdout and "REST catalog" in other.stdout, other.stdout

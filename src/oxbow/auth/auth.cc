@@ -110,10 +110,13 @@ Result<std::pair<std::string, std::string>> ParseBasicCredentials(std::string_vi
                                 reinterpret_cast<const unsigned char*>(base64.data()),
                                 static_cast<int>(base64.size()));
   if (n < 0) return Status::Unauthenticated("basic auth credentials are not base64");
-  // EVP_DecodeBlock counts the padding as zero bytes.
-  size_t length = static_cast<size_t>(n);
-  for (size_t i = base64.size(); i > 0 && base64[i - 1] == '='; --i) --length;
-  decoded.resize(length);
+  // EVP_DecodeBlock counts the padding (at most "==") as zero bytes.
+  size_t padding = 0;
+  while (padding < 2 && base64[base64.size() - 1 - padding] == '=') ++padding;
+  if (static_cast<size_t>(n) < padding || base64.find('=') < base64.size() - padding) {
+    return Status::Unauthenticated("basic auth credentials are not base64");
+  }
+  decoded.resize(static_cast<size_t>(n) - padding);
   const auto colon = decoded.find(':');
   if (colon == std::string::npos) {
     return Status::Unauthenticated("basic auth credentials must be base64(user:password)");

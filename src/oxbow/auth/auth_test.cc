@@ -73,6 +73,20 @@ TEST_F(AuthTest, UsersSurviveSaveAndLoginIssuesTokens) {
   EXPECT_EQ(auth.Verify(*token).status().code(), StatusCode::kUnauthenticated);
 }
 
+TEST_F(AuthTest, BasicCredentials) {
+  auto ok = ParseBasicCredentials("YWxpY2U6czNjcjp0");  // alice:s3cr:t
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->first, "alice");
+  EXPECT_EQ(ok->second, "s3cr:t");
+  auto padded = ParseBasicCredentials("YTpi");  // a:b
+  ASSERT_TRUE(padded.ok());
+  EXPECT_EQ(padded->second, "b");
+  EXPECT_EQ(ParseBasicCredentials("YTpiYw==")->second, "bc");
+  for (const char* bad : {"", "====", "YQ==", "Y===", "YT=p", "!!!!", "YTpi="}) {
+    EXPECT_EQ(ParseBasicCredentials(bad).status().code(), StatusCode::kUnauthenticated) << bad;
+  }
+}
+
 TEST_F(AuthTest, ExpiredTokensAreRefused) {
   auto fs = PosixFileSystem::Default();
   auto store = UserStore::Load(fs, path_);

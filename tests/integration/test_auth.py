@@ -133,7 +133,7 @@ def test_cli_refuses_bad_users(tmp_path):
 def test_server_refuses_unsafe_starts(oxbowd_bin, tmp_path):
     def run(*args):
         return subprocess.run([str(oxbowd_bin), "--data-dir", str(tmp_path / "d"),
-                               "--metrics-listen", "", *args],
+                               "--metrics-listen", "", "--kafka-listen", "", "--catalog-listen", "", *args],
                               capture_output=True, text=True, timeout=20)
     open_to_all = run("--listen", "0.0.0.0:0")
     assert open_to_all.returncode != 0

@@ -74,7 +74,7 @@ def test_mutual_tls_needs_a_client_certificate(make_server, pki):
 def test_bad_tls_flags_are_refused(oxbowd_bin, tmp_path, pki):
     def run(*args):
         return subprocess.run([str(oxbowd_bin), "--data-dir", str(tmp_path / "d"), "--listen",
-                               "127.0.0.1:0", "--metrics-listen", "", *args],
+                               "127.0.0.1:0", "--metrics-listen", "", "--kafka-listen", "", "--catalog-listen", "", *args],
                               capture_output=True, timeout=20, text=True)
     only_cert = run("--tls-cert", str(pki / "server.pem"))
     assert only_cert.returncode != 0 and "both --tls-cert and --tls-key" in only_cert.stdout + only_cert.stderr

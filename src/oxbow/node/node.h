@@ -1,5 +1,5 @@
-// Node: the transport-neutral layer under every front end (Arrow Flight today; Kafka and the
-// Iceberg REST catalog next). It owns the engine (the tables of a data dir) and the tiering
+// Node: the transport-neutral layer under every front end (Arrow Flight, Kafka, the Iceberg REST
+// catalog). It owns the engine (the tables of a data dir) and the tiering
 // service (their Iceberg copies) and keeps the two in step: creating, dropping, describing.
 // Front ends translate their protocol to these calls and back; no protocol type enters here.
 // docs/architecture.md draws the layers.

@@ -362,17 +362,7 @@ Result<std::unique_ptr<ReadCursor>> LogTableImpl::OpenRead(const ReadRequest& re
   std::unique_ptr<LogReadCursor> cursor(
       new LogReadCursor(shared_from_this(), request, desc.schema));
   if (request.columns) {
-    std::vector<int> indices;
-    for (const auto& name : *request.columns) {
-      int i = desc.schema->GetFieldIndex(name);
-      if (i < 0) {
-        std::string known;
-        for (const auto& f : desc.schema->fields()) known += (known.empty() ? "" : ", ") + f.name;
-        return Status::Invalid("unknown column " + Quote(name) + " in table " + Quote(desc.name) +
-                               " (columns: " + known + ")");
-      }
-      indices.push_back(i);
-    }
+    ASSIGN_OR_RAISE(auto indices, ColumnIndices(desc.name, *desc.schema, *request.columns));
     ASSIGN_OR_RAISE(auto projector, ipc::RecordBatchProjector::Make(desc.schema, indices));
     cursor->schema_ = projector.projected_schema();
     cursor->projector_ = std::move(projector);
@@ -408,6 +398,22 @@ Result<std::unique_ptr<ReadCursor>> LogTableImpl::OpenRead(const ReadRequest& re
 }
 
 }  // namespace
+
+Result<std::vector<int>> ColumnIndices(const std::string& table, const arrow::Schema& schema,
+                                       const std::vector<std::string>& names) {
+  std::vector<int> indices;
+  for (const auto& name : names) {
+    const int i = schema.GetFieldIndex(name);
+    if (i < 0) {
+      std::string known;
+      for (const auto& f : schema.fields()) known += (known.empty() ? "" : ", ") + f.name;
+      return Status::Invalid("unknown column " + Quote(name) + " in table " + Quote(table) +
+                             " (columns: " + known + ")");
+    }
+    indices.push_back(i);
+  }
+  return indices;
+}
 
 Status CheckNulls(const std::string& table, const arrow::Schema& expected,
                   const arrow::RecordBatch& batch) {

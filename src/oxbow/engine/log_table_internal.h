@@ -31,6 +31,11 @@ class LogTable : public Table {
 Result<std::shared_ptr<LogTable>> OpenLogTable(const catalog::TableDescriptor& descriptor,
                                                LogTableOptions options);
 
+// The indices of `names` in `schema`, in their order; InvalidArgument naming an unknown column
+// and listing the table's.
+Result<std::vector<int>> ColumnIndices(const std::string& table, const arrow::Schema& schema,
+                                       const std::vector<std::string>& names);
+
 // Checks of a put batch against the table's schema, shared by every kind of table: no nulls
 // in non-nullable fields, valid UTF-8 in strings. InvalidArgument naming the field otherwise.
 Status CheckNulls(const std::string& table, const arrow::Schema& expected,

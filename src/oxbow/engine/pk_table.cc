@@ -67,18 +67,9 @@ Result<std::pair<std::vector<int>, arrow::SchemaPtr>> Project(
     for (int i = 0; i < table.schema->num_fields(); ++i) indices.push_back(i);
     return std::pair<std::vector<int>, arrow::SchemaPtr>(std::move(indices), table.schema);
   }
+  ASSIGN_OR_RAISE(indices, ColumnIndices(table.name, *table.schema, *columns));
   std::vector<arrow::Field> fields;
-  for (const auto& name : *columns) {
-    const int i = table.schema->GetFieldIndex(name);
-    if (i < 0) {
-      std::string known;
-      for (const auto& f : table.schema->fields()) known += (known.empty() ? "" : ", ") + f.name;
-      return Status::Invalid("unknown column " + Quote(name) + " in table " + Quote(table.name) +
-                             " (columns: " + known + ")");
-    }
-    indices.push_back(i);
-    fields.push_back(table.schema->field(i));
-  }
+  for (int i : indices) fields.push_back(table.schema->field(i));
   return std::pair<std::vector<int>, arrow::SchemaPtr>(
       std::move(indices), std::make_shared<arrow::Schema>(std::move(fields)));
 }

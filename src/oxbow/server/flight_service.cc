@@ -20,6 +20,19 @@ namespace ipc = arrow::ipc;
 
 constexpr auto kFollowPoll = std::chrono::milliseconds(100);
 
+// What follows `scheme` ("Bearer ", "Basic ") in the call's authorization header, if it has one.
+std::optional<std::string_view> AuthorizationValue(grpc::ServerContext* ctx,
+                                                   std::string_view scheme) {
+  const auto& headers = ctx->client_metadata();
+  auto it = headers.find("authorization");
+  if (it == headers.end()) return std::nullopt;
+  const std::string_view value(it->second.data(), it->second.size());
+  if (value.size() <= scheme.size() || value.substr(0, scheme.size()) != scheme) {
+    return std::nullopt;
+  }
+  return value.substr(scheme.size());
+}
+
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -261,19 +274,13 @@ FlightService::FlightService(node::Node* node, auth::Authenticator* authenticato
 
 Result<FlightService::Caller> FlightService::Authenticate(grpc::ServerContext* ctx) {
   if (!authenticator_) return Caller();
-  const auto& headers = ctx->client_metadata();
-  auto it = headers.find("authorization");
-  constexpr std::string_view kBearer = "Bearer ";
-  if (it == headers.end() || it->second.size() <= kBearer.size() ||
-      std::string_view(it->second.data(), kBearer.size()) != kBearer) {
+  auto token = AuthorizationValue(ctx, "Bearer ");
+  if (!token) {
     return Status::Unauthenticated(
         "this server requires authentication: handshake with basic auth (user, password), then "
         "send the \"authorization: Bearer <token>\" header it returns");
   }
-  ASSIGN_OR_RAISE(
-      auto user,
-      authenticator_->Verify(
-          std::string_view(it->second.data(), it->second.size()).substr(kBearer.size())));
+  ASSIGN_OR_RAISE(auto user, authenticator_->Verify(*token));
   return Caller(std::move(user));
 }
 
@@ -298,18 +305,12 @@ Status FlightService::Login(
   }
   while (stream->Read(&request)) {
   }
-  const auto& headers = ctx->client_metadata();
-  auto it = headers.find("authorization");
-  constexpr std::string_view kBasic = "Basic ";
-  if (it == headers.end() || it->second.size() <= kBasic.size() ||
-      std::string_view(it->second.data(), kBasic.size()) != kBasic) {
+  auto basic = AuthorizationValue(ctx, "Basic ");
+  if (!basic) {
     return Status::Unauthenticated(
         "the handshake needs basic auth: \"authorization: Basic base64(user:password)\"");
   }
-  ASSIGN_OR_RAISE(
-      auto credentials,
-      auth::ParseBasicCredentials(
-          std::string_view(it->second.data(), it->second.size()).substr(kBasic.size())));
+  ASSIGN_OR_RAISE(auto credentials, auth::ParseBasicCredentials(*basic));
   ASSIGN_OR_RAISE(std::string token, authenticator_->Login(credentials.first, credentials.second));
   ctx->AddInitialMetadata("authorization", "Bearer " + token);
   return Status::OK();

@@ -4,6 +4,7 @@ without a certificate from the configured CA."""
 
 from __future__ import annotations
 
+import json
 import pathlib
 import subprocess
 
@@ -82,3 +83,42 @@ def test_bad_tls_flags_are_refused(oxbowd_bin, tmp_path, pki):
     assert missing.returncode != 0 and "nope.pem" in missing.stdout + missing.stderr
     mismatched = run("--tls-cert", str(pki / "server.pem"), "--tls-key", str(pki / "client.key"))
     assert mismatched.returncode != 0
+
+
+def test_cli_over_tls_with_a_login(make_server, pki, tmp_path):
+    """The oxbow CLI against a server with TLS and --auth: --tls-ca, --user and OXBOW_PASSWORD."""
+    from test_auth import add_user, oxbow
+
+    data = tmp_path / "secured"
+    data.mkdir()
+    add_user(data, "root", "*=admin")
+    add_user(data, "reader", "cli.*=read")
+    server = make_server(data_dir=data, extra_args=(
+        "--auth", "--tls-cert", str(pki / "server.pem"), "--tls-key", str(pki / "server.key")),
+        client_args={"tls_root_certs": (pki / "ca.pem").read_bytes()})
+    address = ("--server", f"grpc+tls://127.0.0.1:{server.port}", "--tls-ca", str(pki / "ca.pem"))
+
+    def cli(*args, user="root", password=None, stdin=None, tls=address):
+        env = {"OXBOW_PASSWORD": password or f"pw-{user}-123"}
+        return oxbow(*args, *tls, *(("--user", user) if user else ()), stdin=stdin, env=env)
+
+    created = cli("table", "create", "cli.t", "--schema", "id int64 not null, name string")
+    assert created.returncode == 0, created.stderr
+    produced = cli("produce", "cli.t", "-", "--format", "csv", stdin="id,name\n1,a\n2,b\n")
+    assert produced.returncode == 0, produced.stderr
+    consumed = cli("consume", "cli.t", "--format", "jsonl", user="reader")
+    assert consumed.returncode == 0, consumed.stderr
+    assert [json.loads(line) for line in consumed.stdout.splitlines()] == [
+        {"id": 1, "name": "a"}, {"id": 2, "name": "b"}]
+    listed = cli("table", "list", user="reader")
+    assert listed.returncode == 0 and "cli.t" in listed.stdout, listed.stderr
+    denied = cli("produce", "cli.t", "-", "--format", "csv", user="reader", stdin="id,name\n3,c\n")
+    assert denied.returncode != 0 and "may not write" in denied.stderr, denied.stderr
+    anonymous = cli("table", "list", user=None)
+    assert anonymous.returncode != 0 and "requires authentication" in anonymous.stderr
+    wrong = cli("table", "list", password="not-the-password")
+    assert wrong.returncode != 0 and "wrong user name or password" in wrong.stderr
+    untrusted = cli("table", "list", tls=("--server", f"grpc+tls://127.0.0.1:{server.port}"))
+    assert untrusted.returncode != 0
+    plaintext = cli("table", "list", tls=("--server", f"127.0.0.1:{server.port}"))
+    assert plaintext.returncode != 0

@@ -163,3 +163,18 @@ def test_primary_key_store_cache_figures(make_server, table_name):
     assert lookups(after) > lookups(before)
     assert "oxbow_kv_block_cache_hits" in {f.name for f in text_string_to_metric_families(
         urllib.request.urlopen(server.metrics_url + "/metrics", timeout=10).read().decode())}
+
+
+def test_follow_readers_count_open_follows(server, table_name):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    server.create_table(table_name, schema)
+    follows = lambda: value(scrape(server), "oxbow_follow_readers", table=table_name)  # noqa: E731
+    assert follows() == 0
+    client = server.new_client()
+    reader = client.do_get(fl.Ticket(json.dumps({"table": table_name, "follow": True}).encode()))
+    server.put(table_name, [pa.record_batch([pa.array([1], pa.int64())], schema=schema)])
+    assert reader.read_chunk().data.num_rows == 1
+    assert follows() == 1
+    reader.cancel()
+    client.close()
+    wait_for(lambda: follows() == 0, "the follow to end")

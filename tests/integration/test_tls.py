@@ -122,3 +122,22 @@ def test_cli_over_tls_with_a_login(make_server, pki, tmp_path):
     assert untrusted.returncode != 0
     plaintext = cli("table", "list", tls=("--server", f"127.0.0.1:{server.port}"))
     assert plaintext.returncode != 0
+
+
+def test_metrics_over_https(make_server, pki):
+    import ssl
+    import urllib.request
+
+    server = make_server(extra_args=("--tls-cert", str(pki / "server.pem"), "--tls-key", str(pki / "server.key"),
+                                     "--metrics-tls"),
+                         client_args={"tls_root_certs": (pki / "ca.pem").read_bytes()})
+    url = server.metrics_url.replace("http://", "https://")
+    trusting = ssl.create_default_context(cafile=str(pki / "ca.pem"))
+    with urllib.request.urlopen(url + "/readyz", context=trusting, timeout=10) as response:
+        assert response.status == 200
+    with urllib.request.urlopen(url + "/metrics", context=trusting, timeout=10) as response:
+        assert b"oxbow_process_open_fds" in response.read()
+    with pytest.raises(OSError):  # a client that does not know the CA
+        urllib.request.urlopen(url + "/healthz", context=ssl.create_default_context(), timeout=10)
+    with pytest.raises(OSError):  # plain HTTP on the HTTPS port
+        urllib.request.urlopen(server.metrics_url + "/healthz", timeout=10)

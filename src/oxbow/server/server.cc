@@ -43,13 +43,14 @@ bool IsLoopback(const std::string& listen) {
   return host == "localhost" || host == "[::1]" || host.rfind("127.", 0) == 0;
 }
 
-Status RefuseUnauthenticated(const std::string& listen, const char* what) {
-  return Status::Invalid(
-      "refusing to listen on " + listen + " (" + what +
-      ") without authentication: anyone who reaches it could " +
-      (std::string(what) == "Flight" ? "read, write and drop every table" : "read every table") +
-      "; add users with `oxbow user add` and pass --auth, or pass "
-      "--allow-unauthenticated to accept that");
+// `what` the listener is, `exposed` what anyone reaching it could do.
+Status RefuseUnauthenticated(const std::string& listen, std::string_view what,
+                             std::string_view exposed) {
+  return Status::Invalid("refusing to listen on " + listen + " (" + std::string(what) +
+                         ") without authentication: anyone who reaches it could " +
+                         std::string(exposed) +
+                         "; add users with `oxbow user add` and pass --auth, or pass "
+                         "--allow-unauthenticated to accept that");
 }
 
 // Refuses to serve every table to anyone who can reach a non-loopback address, and checks that
@@ -57,11 +58,14 @@ Status RefuseUnauthenticated(const std::string& listen, const char* what) {
 Result<std::unique_ptr<auth::Authenticator>> MakeAuthenticator(const ServerOptions& options) {
   if (!options.auth) {
     if (!options.allow_unauthenticated) {
-      if (!IsLoopback(options.listen)) return RefuseUnauthenticated(options.listen, "Flight");
+      if (!IsLoopback(options.listen)) {
+        return RefuseUnauthenticated(options.listen, "Flight", "read, write and drop every table");
+      }
       // The catalog's own bearer token (--catalog-token) is authentication too.
       if (!options.catalog.listen.empty() && options.catalog.token.empty() &&
           !IsLoopback(options.catalog.listen)) {
-        return RefuseUnauthenticated(options.catalog.listen, "the REST catalog");
+        return RefuseUnauthenticated(options.catalog.listen, "the REST catalog",
+                                     "read every table in the lake");
       }
     }
     return std::unique_ptr<auth::Authenticator>();

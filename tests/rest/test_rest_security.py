@@ -85,6 +85,15 @@ def test_pyiceberg_with_a_flight_token_sees_what_the_user_may_read(secured):
     assert stranger.list_namespaces() == []
 
 
+def test_pyiceberg_with_basic_auth(secured):
+    catalog = rest_catalog(secured, auth={"type": "basic", "basic": {
+        "username": "shopper", "password": PASSWORD["shopper"]}})
+    assert catalog.list_tables("shop") == [("shop", "orders")]
+    assert user_columns(catalog.load_table("shop.orders").scan().to_arrow()).equals(written(batch(0, 20)))
+    with pytest.raises(UnauthorizedError, match="wrong user name or password"):
+        rest_catalog(secured, auth={"type": "basic", "basic": {"username": "shopper", "password": "nope-nope"}})
+
+
 def test_bad_or_missing_credentials_are_401s(secured):
     with pytest.raises(UnauthorizedError):
         rest_catalog(secured)

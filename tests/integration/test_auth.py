@@ -309,7 +309,17 @@ def test_expired_and_forged_tokens(make_server, tmp_path):
     assert act(server, "list_tables", {}, login(server, "root")) == {"tables": []}
 
 
+def login_errors(server) -> dict:
+    """oxbow_request_errors_total of the handshake, by code."""
+    from prometheus_client.parser import text_string_to_metric_families
+    with urllib.request.urlopen(server.metrics_url + "/metrics", timeout=10) as response:
+        page = response.read().decode()
+    return {s.labels["code"]: s.value for f in text_string_to_metric_families(page) for s in f.samples
+            if s.name == "oxbow_request_errors_total" and s.labels.get("operation") == "handshake"}
+
+
 def test_repeated_wrong_passwords_are_locked_out(secured):
+    before = login_errors(secured)
     for _ in range(5):
         with pytest.raises(fl.FlightUnauthenticatedError):
             secured.new_client().authenticate_basic_token("reader", "wrong-password")
@@ -317,5 +327,8 @@ def test_repeated_wrong_passwords_are_locked_out(secured):
     with pytest.raises(pa.ArrowException) as locked:
         secured.new_client().authenticate_basic_token("reader", "pw-reader-123")
     assert "too many failed logins" in str(locked.value)
+    after = login_errors(secured)
+    assert after.get("Unauthenticated", 0) - before.get("Unauthenticated", 0) == 5
+    assert after.get("ResourceExhausted", 0) - before.get("ResourceExhausted", 0) == 1
     # Another user is not locked out.
     assert login(secured, "writer") is not None

@@ -15,7 +15,7 @@ APT_PACKAGES=(
   libthrift-dev thrift-compiler libboost-dev
   libavro-dev zlib1g-dev
   libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev
-  libssl-dev libcurl4-openssl-dev
+  libssl-dev libcurl4-openssl-dev openssl  # openssl: the TLS tests make their certificates
   nlohmann-json3-dev
   prometheus-cpp-dev libcpp-httplib-dev  # the metrics listener, the Iceberg REST catalog
   libgtest-dev libgmock-dev libbenchmark-dev

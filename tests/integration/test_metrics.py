@@ -4,6 +4,7 @@ the calls made, and /healthz and /readyz."""
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 
@@ -100,3 +101,80 @@ def test_metrics_port_in_use_is_refused(make_server, server):
         raise AssertionError("a second server took a metrics port in use")
     except Exception as e:  # noqa: BLE001 - the harness reports the early exit with its log
         assert "cannot listen for metrics" in str(e), str(e)
+
+
+def wait_for(predicate, what, timeout_s=30.0):
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_tiering_compaction_and_commits_are_counted(make_server, table_name):
+    server = make_server(extra_args=("--lake-freshness-ms", "100", "--lake-compaction-min-files", "2",
+                                     "--lake-maintenance-interval-ms", "200"))
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    server.create_table(table_name, schema)
+    started = time.time()
+    t = {"table": table_name}
+    commits = lambda kind: value(scrape(server), "oxbow_lake_commits_total", kind=kind, **t)  # noqa: E731
+    for n in range(3):  # three rounds, three small files: compaction merges them
+        server.put(table_name, [pa.record_batch([pa.array(range(n * 10, n * 10 + 10), pa.int64())], schema=schema)])
+        wait_for(lambda: server.describe(table_name)["lake"]["lag_rows"] == 0, "tiering")
+    wait_for(lambda: commits("compaction") >= 1, "a compaction commit")
+    samples = scrape(server)
+    appends = value(samples, "oxbow_lake_commits_total", kind="append", **t)
+    assert appends >= 3
+    # Every committed or failed round is timed; none failed.
+    assert value(samples, "oxbow_lake_round_errors_total", **t) == 0
+    assert value(samples, "oxbow_lake_round_duration_seconds_count", **t) == appends
+    assert value(samples, "oxbow_lake_round_duration_seconds_sum", **t) > 0
+    assert value(samples, "oxbow_lake_compaction_duration_seconds_count", **t) >= 1
+    assert value(samples, "oxbow_lake_compaction_errors_total", **t) == 0
+    last = value(samples, "oxbow_lake_last_tiered_timestamp_seconds", **t)
+    assert started - 1 <= last <= time.time() + 1
+    assert value(samples, "oxbow_lake_lag_rows", **t) == 0
+    # Another put: one more append commit and a newer last-tiered time.
+    server.put(table_name, [pa.record_batch([pa.array([99], pa.int64())], schema=schema)])
+    wait_for(lambda: commits("append") == appends + 1, "the next append commit")
+    assert value(scrape(server), "oxbow_lake_last_tiered_timestamp_seconds", **t) >= last
+    server.action("drop_table", {"table": table_name})
+    assert not [k for k in scrape(server) if ("table", table_name) in k[1]]
+
+
+def test_primary_key_store_cache_figures(make_server, table_name):
+    # Checkpoints flush the memtables, so lookups then read blocks through the cache.
+    server = make_server(extra_args=("--kv-checkpoint-interval-ms", "100"))
+    assert value(scrape(server), "oxbow_kv_block_cache_capacity_bytes") == 0  # no store yet
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
+    server.action("create_table", {"table": table_name, "schema": schema_json(schema), "primary_key": ["id"]})
+    server.put(table_name, [pa.record_batch([pa.array(range(100), pa.int64()), pa.array(["v"] * 100)],
+                                            schema=schema)])
+    lookups = lambda s: value(s, "oxbow_kv_block_cache_hits_total") + value(s, "oxbow_kv_block_cache_misses_total")  # noqa: E731
+    # A flushed file is opened through the cache (its index and filter blocks).
+    wait_for(lambda: lookups(scrape(server)) > 0, "a flush of the memtables")
+    before = scrape(server)
+    assert value(before, "oxbow_kv_block_cache_capacity_bytes") > 0
+    assert value(before, "oxbow_kv_block_cache_capacity_bytes") >= value(before, "oxbow_kv_block_cache_bytes")
+    ticket = {"table": table_name, "lookup": {"id": list(range(50))}}
+    found = server.client.do_get(fl.Ticket(json.dumps(ticket).encode())).read_all()
+    assert found.num_rows == 50
+    after = scrape(server)
+    assert lookups(after) > lookups(before)
+    assert "oxbow_kv_block_cache_hits" in {f.name for f in text_string_to_metric_families(
+        urllib.request.urlopen(server.metrics_url + "/metrics", timeout=10).read().decode())}
+
+
+def test_follow_readers_count_open_follows(server, table_name):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    server.create_table(table_name, schema)
+    follows = lambda: value(scrape(server), "oxbow_follow_readers", table=table_name)  # noqa: E731
+    assert follows() == 0
+    client = server.new_client()
+    reader = client.do_get(fl.Ticket(json.dumps({"table": table_name, "follow": True}).encode()))
+    server.put(table_name, [pa.record_batch([pa.array([1], pa.int64())], schema=schema)])
+    assert reader.read_chunk().data.num_rows == 1
+    assert follows() == 1
+    reader.cancel()
+    client.close()
+    wait_for(lambda: follows() == 0, "the follow to end")

@@ -4,6 +4,7 @@ without a certificate from the configured CA."""
 
 from __future__ import annotations
 
+import json
 import pathlib
 import subprocess
 
@@ -82,3 +83,61 @@ def test_bad_tls_flags_are_refused(oxbowd_bin, tmp_path, pki):
     assert missing.returncode != 0 and "nope.pem" in missing.stdout + missing.stderr
     mismatched = run("--tls-cert", str(pki / "server.pem"), "--tls-key", str(pki / "client.key"))
     assert mismatched.returncode != 0
+
+
+def test_cli_over_tls_with_a_login(make_server, pki, tmp_path):
+    """The oxbow CLI against a server with TLS and --auth: --tls-ca, --user and OXBOW_PASSWORD."""
+    from test_auth import add_user, oxbow
+
+    data = tmp_path / "secured"
+    data.mkdir()
+    add_user(data, "root", "*=admin")
+    add_user(data, "reader", "cli.*=read")
+    server = make_server(data_dir=data, extra_args=(
+        "--auth", "--tls-cert", str(pki / "server.pem"), "--tls-key", str(pki / "server.key")),
+        client_args={"tls_root_certs": (pki / "ca.pem").read_bytes()})
+    address = ("--server", f"grpc+tls://127.0.0.1:{server.port}", "--tls-ca", str(pki / "ca.pem"))
+
+    def cli(*args, user="root", password=None, stdin=None, tls=address):
+        env = {"OXBOW_PASSWORD": password or f"pw-{user}-123"}
+        return oxbow(*args, *tls, *(("--user", user) if user else ()), stdin=stdin, env=env)
+
+    created = cli("table", "create", "cli.t", "--schema", "id int64 not null, name string")
+    assert created.returncode == 0, created.stderr
+    produced = cli("produce", "cli.t", "-", "--format", "csv", stdin="id,name\n1,a\n2,b\n")
+    assert produced.returncode == 0, produced.stderr
+    consumed = cli("consume", "cli.t", "--format", "jsonl", user="reader")
+    assert consumed.returncode == 0, consumed.stderr
+    assert [json.loads(line) for line in consumed.stdout.splitlines()] == [
+        {"id": 1, "name": "a"}, {"id": 2, "name": "b"}]
+    listed = cli("table", "list", user="reader")
+    assert listed.returncode == 0 and "cli.t" in listed.stdout, listed.stderr
+    denied = cli("produce", "cli.t", "-", "--format", "csv", user="reader", stdin="id,name\n3,c\n")
+    assert denied.returncode != 0 and "may not write" in denied.stderr, denied.stderr
+    anonymous = cli("table", "list", user=None)
+    assert anonymous.returncode != 0 and "requires authentication" in anonymous.stderr
+    wrong = cli("table", "list", password="not-the-password")
+    assert wrong.returncode != 0 and "wrong user name or password" in wrong.stderr
+    untrusted = cli("table", "list", tls=("--server", f"grpc+tls://127.0.0.1:{server.port}"))
+    assert untrusted.returncode != 0
+    plaintext = cli("table", "list", tls=("--server", f"127.0.0.1:{server.port}"))
+    assert plaintext.returncode != 0
+
+
+def test_metrics_over_https(make_server, pki):
+    import ssl
+    import urllib.request
+
+    server = make_server(extra_args=("--tls-cert", str(pki / "server.pem"), "--tls-key", str(pki / "server.key"),
+                                     "--metrics-tls"),
+                         client_args={"tls_root_certs": (pki / "ca.pem").read_bytes()})
+    url = server.metrics_url.replace("http://", "https://")
+    trusting = ssl.create_default_context(cafile=str(pki / "ca.pem"))
+    with urllib.request.urlopen(url + "/readyz", context=trusting, timeout=10) as response:
+        assert response.status == 200
+    with urllib.request.urlopen(url + "/metrics", context=trusting, timeout=10) as response:
+        assert b"oxbow_process_open_fds" in response.read()
+    with pytest.raises(OSError):  # a client that does not know the CA
+        urllib.request.urlopen(url + "/healthz", context=ssl.create_default_context(), timeout=10)
+    with pytest.raises(OSError):  # plain HTTP on the HTTPS port
+        urllib.request.urlopen(server.metrics_url + "/healthz", timeout=10)

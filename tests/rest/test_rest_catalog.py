@@ -146,4 +146,4 @@ def test_catalog_listen_on_a_busy_port_fails_to_start(shop, oxbowd_bin, tmp_path
          "--catalog-listen", f"127.0.0.1:{shop.catalog_port}"],
         capture_output=True, text=True, timeout=30)
     assert other.returncode != 0
-    assert "cannot listen on" in other.stdout and "REST catalog" in other.stdout, other.stdout
+    assert "cannot listen for the REST catalog on" in other.stdout, other.stdout

@@ -5,6 +5,7 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 namespace oxbow::auth {
@@ -124,6 +125,28 @@ Result<std::pair<std::string, std::string>> ParseBasicCredentials(std::string_vi
   return std::make_pair(decoded.substr(0, colon), decoded.substr(colon + 1));
 }
 
+std::string EncodeBasicCredentials(std::string_view user, std::string_view password) {
+  const std::string plain = std::string(user) + ":" + std::string(password);
+  std::string out(4 * ((plain.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(plain.data()),
+                                static_cast<int>(plain.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+std::optional<std::string_view> AuthorizationValue(std::string_view header,
+                                                   std::string_view scheme) {
+  if (header.size() <= scheme.size() + 1 || header[scheme.size()] != ' ') return std::nullopt;
+  for (size_t i = 0; i < scheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(header[i])) !=
+        std::tolower(static_cast<unsigned char>(scheme[i]))) {
+      return std::nullopt;
+    }
+  }
+  return header.substr(scheme.size() + 1);
+}
+
 bool User::Allows(const std::string& table, Access access) const {
   return std::any_of(grants.begin(), grants.end(), [&](const Grant& g) {
     return g.access >= access && TablesMatch(g.tables, table);
@@ -233,28 +256,63 @@ Status UserStore::Save() const {
 }
 
 Authenticator::Authenticator(std::shared_ptr<FileSystem> fs, std::string users_path,
-                             std::chrono::seconds token_lifetime)
-    : fs_(std::move(fs)), users_path_(std::move(users_path)), token_lifetime_(token_lifetime) {}
+                             std::chrono::seconds token_lifetime, LoginLimit limit)
+    : fs_(std::move(fs)),
+      users_path_(std::move(users_path)),
+      token_lifetime_(token_lifetime),
+      limit_(limit) {}
 
 Result<UserStore> Authenticator::Users() { return UserStore::Load(fs_, users_path_); }
 
-Result<std::string> Authenticator::Login(std::string_view name, std::string_view password) {
+Result<User> Authenticator::CheckPassword(std::string_view name, std::string_view password) {
+  const std::string key(name.substr(0, 128));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    auto it = failures_.find(key);
+    if (it != failures_.end() && it->second.locked_until > now) {
+      const auto wait =
+          std::chrono::ceil<std::chrono::seconds>(it->second.locked_until - now).count();
+      return Status::ResourceExhausted("too many failed logins for this user name; retry in " +
+                                       std::to_string(wait) + " s");
+    }
+  }
   ASSIGN_OR_RAISE(auto users, Users());
   const User* user = users.Find(name);
   // The same work and the same answer whether the user exists or not.
   const std::string salt = user ? user->salt : std::string(32, '0');
   ASSIGN_OR_RAISE(std::string hash, Pbkdf2(password, salt, user ? user->iterations : kIterations));
-  if (!user || hash.size() != user->hash.size() ||
-      CRYPTO_memcmp(hash.data(), user->hash.data(), hash.size()) != 0) {
-    return Status::Unauthenticated("wrong user name or password");
+  const bool right = user && hash.size() == user->hash.size() &&
+                     CRYPTO_memcmp(hash.data(), user->hash.data(), hash.size()) == 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (right) {
+    failures_.erase(key);
+    return *user;
   }
+  const auto now = std::chrono::steady_clock::now();
+  // Names tried once and never again must not pile up: at 10,000, forget the unlocked ones.
+  if (failures_.size() >= 10'000) {
+    for (auto it = failures_.begin(); it != failures_.end();) {
+      it = it->second.locked_until > now ? std::next(it) : failures_.erase(it);
+    }
+  }
+  Failures& failures = failures_[key];
+  if (++failures.count >= limit_.max_failures) {
+    failures.count = 0;
+    failures.locked_until = now + limit_.lockout;
+  }
+  return Status::Unauthenticated("wrong user name or password");
+}
+
+Result<std::string> Authenticator::Login(std::string_view name, std::string_view password) {
+  ASSIGN_OR_RAISE(User user, CheckPassword(name, password));
   ASSIGN_OR_RAISE(std::string token, RandomHex(32));
   std::lock_guard<std::mutex> lock(mu_);
   const auto now = std::chrono::steady_clock::now();
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     it = it->second.expires < now ? sessions_.erase(it) : std::next(it);
   }
-  sessions_[token] = {std::string(name), now + token_lifetime_};
+  sessions_[token] = {user.name, now + token_lifetime_};
   return token;
 }
 
@@ -272,6 +330,17 @@ Result<User> Authenticator::Verify(std::string_view token) {
   const User* user = users.Find(name);
   if (!user) return Status::Unauthenticated("user " + Quote(name) + " was removed");
   return *user;
+}
+
+Result<User> Authenticator::VerifyHeader(std::string_view authorization) {
+  if (auto token = AuthorizationValue(authorization, "Bearer")) return Verify(*token);
+  if (auto basic = AuthorizationValue(authorization, "Basic")) {
+    ASSIGN_OR_RAISE(auto credentials, ParseBasicCredentials(*basic));
+    return CheckPassword(credentials.first, credentials.second);
+  }
+  return Status::Unauthenticated(
+      "this server requires authentication: an \"Authorization: Bearer <token>\" header with a "
+      "token from the Flight handshake, or \"Authorization: Basic base64(user:password)\"");
 }
 
 }  // namespace oxbow::auth

@@ -34,6 +34,13 @@ Result<Grant> ParseGrant(std::string_view text);
 // The (user, password) of HTTP basic auth: base64 of "user:password" (RFC 7617).
 // Unauthenticated naming the problem otherwise.
 Result<std::pair<std::string, std::string>> ParseBasicCredentials(std::string_view base64);
+// The other way: base64 of "user:password", for an "authorization: Basic ..." header.
+std::string EncodeBasicCredentials(std::string_view user, std::string_view password);
+
+// What follows `scheme` ("Bearer", "Basic") and a space in an authorization header; the scheme
+// is matched without regard to case (RFC 9110). nullopt for another scheme or nothing after it.
+std::optional<std::string_view> AuthorizationValue(std::string_view header,
+                                                   std::string_view scheme);
 
 struct User {
   std::string name;
@@ -67,17 +74,31 @@ class UserStore {
   std::vector<User> users_;
 };
 
+// Brute-force protection: after `max_failures` wrong passwords in a row for one user name
+// (existing or not), that name's logins are refused for `lockout`, without checking the
+// password, whatever the password.
+struct LoginLimit {
+  int max_failures = 5;              // default 5
+  std::chrono::seconds lockout{30};  // default 30 s
+};
+
 // Checks passwords against the users file (re-read when it changes, so `oxbow user` takes
 // effect on a running server) and hands out bearer tokens valid for `token_lifetime`.
 class Authenticator {
  public:
   Authenticator(std::shared_ptr<FileSystem> fs, std::string users_path,
-                std::chrono::seconds token_lifetime = std::chrono::hours(24));
+                std::chrono::seconds token_lifetime = std::chrono::hours(24),
+                LoginLimit limit = {});
 
-  // A new bearer token for the user, or Unauthenticated naming no detail of what was wrong.
+  // The user, when the password is theirs; Unauthenticated naming no detail of what was wrong,
+  // or ResourceExhausted while the name is locked out (LoginLimit).
+  Result<User> CheckPassword(std::string_view user, std::string_view password);
+  // A new bearer token for the user (CheckPassword, then a token).
   Result<std::string> Login(std::string_view user, std::string_view password);
   // The user a bearer token belongs to, with their current grants.
   Result<User> Verify(std::string_view token);
+  // The user an authorization header names: "Bearer <token>" or "Basic base64(user:password)".
+  Result<User> VerifyHeader(std::string_view authorization);
 
  private:
   Result<UserStore> Users();
@@ -91,6 +112,12 @@ class Authenticator {
     std::chrono::steady_clock::time_point expires;
   };
   std::unordered_map<std::string, Session> sessions_;  // guarded by mu_
+  const LoginLimit limit_;
+  struct Failures {
+    int count = 0;
+    std::chrono::steady_clock::time_point locked_until{};
+  };
+  std::unordered_map<std::string, Failures> failures_;  // by user name; guarded by mu_
 };
 
 }  // namespace oxbow::auth

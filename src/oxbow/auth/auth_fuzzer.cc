@@ -1,4 +1,4 @@
-// Fuzzes what a client controls in authentication: the basic-auth header and grant strings.
+// Fuzzes what a client controls in authentication: the authorization and basic-auth headers and grant strings.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -9,6 +9,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   auto credentials = oxbow::auth::ParseBasicCredentials(text);
   if (credentials.ok() && credentials->first.find(':') != std::string::npos) __builtin_trap();
+  for (std::string_view scheme : {"Bearer", "Basic"}) {
+    auto value = oxbow::auth::AuthorizationValue(text, scheme);
+    if (value && value->size() + scheme.size() + 1 != text.size()) __builtin_trap();
+  }
   auto grant = oxbow::auth::ParseGrant(text);
   if (grant.ok()) {
     oxbow::auth::User user;

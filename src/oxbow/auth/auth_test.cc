@@ -99,6 +99,55 @@ TEST_F(AuthTest, ExpiredTokensAreRefused) {
   EXPECT_EQ(auth.Verify(*token).status().code(), StatusCode::kUnauthenticated);
 }
 
+TEST_F(AuthTest, RepeatedWrongPasswordsLockTheNameOut) {
+  auto fs = PosixFileSystem::Default();
+  auto store = UserStore::Load(fs, path_);
+  ASSERT_TRUE(store->Put("alice", "correct horse", {}).ok());
+  ASSERT_TRUE(store->Save().ok());
+  Authenticator auth(fs, path_, std::chrono::hours(1), {3, std::chrono::seconds(1)});
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(auth.Login("alice", "wrong").status().code(), StatusCode::kUnauthenticated);
+  }
+  // Locked: even the right password is refused, saying to wait; other names are not locked.
+  auto locked = auth.Login("alice", "correct horse");
+  EXPECT_EQ(locked.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(locked.status().message().find("retry in 1 s"), std::string::npos)
+      << locked.status().ToString();
+  for (int i = 0; i < 3; ++i) (void)auth.Login("nobody", "wrong");
+  EXPECT_EQ(auth.Login("nobody", "x").status().code(), StatusCode::kResourceExhausted);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  EXPECT_TRUE(auth.Login("alice", "correct horse").ok());
+  // A success clears the count: two more failures do not lock.
+  for (int i = 0; i < 2; ++i) (void)auth.Login("alice", "wrong");
+  EXPECT_TRUE(auth.Login("alice", "correct horse").ok());
+}
+
+TEST_F(AuthTest, AuthorizationHeaders) {
+  EXPECT_EQ(AuthorizationValue("Bearer abc", "Bearer"), "abc");
+  EXPECT_EQ(AuthorizationValue("bearer abc", "Bearer"), "abc");
+  EXPECT_EQ(AuthorizationValue("Bearer", "Bearer"), std::nullopt);
+  EXPECT_EQ(AuthorizationValue("Bearerabc", "Bearer"), std::nullopt);
+  EXPECT_EQ(AuthorizationValue("Basic abc", "Bearer"), std::nullopt);
+  const std::string encoded = EncodeBasicCredentials("alice", "s3cr:t");
+  EXPECT_EQ(encoded, "YWxpY2U6czNjcjp0");
+  EXPECT_EQ(ParseBasicCredentials(EncodeBasicCredentials("a", "bc"))->second, "bc");
+
+  auto fs = PosixFileSystem::Default();
+  auto store = UserStore::Load(fs, path_);
+  ASSERT_TRUE(store->Put("alice", "correct horse", {}).ok());
+  ASSERT_TRUE(store->Save().ok());
+  Authenticator auth(fs, path_);
+  EXPECT_EQ(auth.VerifyHeader("Basic " + EncodeBasicCredentials("alice", "correct horse"))->name,
+            "alice");
+  EXPECT_EQ(auth.VerifyHeader("Basic " + EncodeBasicCredentials("alice", "nope")).status().code(),
+            StatusCode::kUnauthenticated);
+  auto token = auth.Login("alice", "correct horse");
+  ASSERT_TRUE(token.ok());
+  EXPECT_EQ(auth.VerifyHeader("Bearer " + *token)->name, "alice");
+  EXPECT_EQ(auth.VerifyHeader("Bearer 00").status().code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(auth.VerifyHeader("").status().code(), StatusCode::kUnauthenticated);
+}
+
 TEST_F(AuthTest, DamagedUsersFileIsCorruption) {
   auto fs = PosixFileSystem::Default();
   auto file = fs->OpenFile(path_, FileMode::kCreate);

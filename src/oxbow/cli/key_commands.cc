@@ -17,7 +17,7 @@ using nlohmann::json;
 
 // Keys given on the command line (--key, repeatable) or in a file (--input).
 struct KeyArgs {
-  std::string server = DefaultServer();
+  ServerArgs server;
   std::string table;
   std::vector<std::string> keys;
   std::string input;
@@ -189,8 +189,9 @@ struct LookupArgs : KeyArgs {
 
 // Every batch of keys goes through one DoExchange, answered batch by batch.
 Status Lookup(const LookupArgs& args) {
-  ASSIGN_OR_RAISE(auto c, client::Client::Connect(args.server));
-  ASSIGN_OR_RAISE(json describe, DescribePrimaryKeyTable(*c, args.server, args.table, "lookups"));
+  ASSIGN_OR_RAISE(auto c, Connect(args.server));
+  ASSIGN_OR_RAISE(json describe,
+                  DescribePrimaryKeyTable(*c, args.server.address, args.table, "lookups"));
   ASSIGN_OR_RAISE(auto key_schema, KeySchema(describe, args.prefix ? "bucket_key" : "primary_key"));
   ASSIGN_OR_RAISE(auto keys, ReadKeys(args, key_schema));
   flight::Command command;
@@ -199,11 +200,11 @@ Status Lookup(const LookupArgs& args) {
   command.prefix = args.prefix;
   if (!args.columns.empty()) command.columns = SplitList(args.columns);
   auto exchange = c->DoExchange(command, key_schema);
-  if (!exchange.ok()) return WithServer(exchange.status(), args.server);
+  if (!exchange.ok()) return WithServer(exchange.status(), args.server.address);
   auto& stream = **exchange;
   ASSIGN_OR_RAISE(auto printer, Printer::Make(args.format, stream.schema()));
   for (const auto& batch : keys) {
-    RETURN_NOT_OK(WithServer(stream.Send(*batch), args.server));
+    RETURN_NOT_OK(WithServer(stream.Send(*batch), args.server.address));
     ASSIGN_OR_RAISE(auto found, stream.Next());
     if (!found) return Status::IOError("the server ended the lookup before answering");
     RETURN_NOT_OK(printer.Print(*found->batch));
@@ -211,12 +212,12 @@ Status Lookup(const LookupArgs& args) {
   RETURN_NOT_OK(stream.DoneWriting());
   ASSIGN_OR_RAISE(auto extra, stream.Next());
   if (extra) return Status::IOError("the server answered a lookup nobody asked");
-  RETURN_NOT_OK(WithServer(stream.Finish(), args.server));
+  RETURN_NOT_OK(WithServer(stream.Finish(), args.server.address));
   return printer.Finish();
 }
 
 struct SnapshotArgs {
-  std::string server = DefaultServer();
+  ServerArgs server;
   std::string table;
   int bucket = -1;
   std::string columns;
@@ -225,7 +226,7 @@ struct SnapshotArgs {
 
 // Prints the current rows; the changelog offsets they are consistent with go to stderr.
 Status Snapshot(const SnapshotArgs& args) {
-  ASSIGN_OR_RAISE(auto c, client::Client::Connect(args.server));
+  ASSIGN_OR_RAISE(auto c, Connect(args.server));
   flight::Ticket ticket;
   ticket.kind = flight::Ticket::Kind::kSnapshot;
   ticket.table = args.table;
@@ -233,12 +234,12 @@ Status Snapshot(const SnapshotArgs& args) {
   ticket.bucket = std::max(args.bucket, 0);
   if (!args.columns.empty()) ticket.columns = SplitList(args.columns);
   auto stream = c->DoGet(flight::TicketToJson(ticket));
-  if (!stream.ok()) return WithServer(stream.status(), args.server);
+  if (!stream.ok()) return WithServer(stream.status(), args.server.address);
   ASSIGN_OR_RAISE(auto printer, Printer::Make(args.format, (*stream)->schema()));
   std::string offsets;
   while (true) {
     auto chunk = (*stream)->Next();
-    if (!chunk.ok()) return WithServer(chunk.status(), args.server);
+    if (!chunk.ok()) return WithServer(chunk.status(), args.server.address);
     if (!*chunk) break;
     if (offsets.empty()) offsets = (*chunk)->app_metadata;
     RETURN_NOT_OK(printer.Print(*(*chunk)->batch));
@@ -261,8 +262,9 @@ Status Snapshot(const SnapshotArgs& args) {
 }
 
 Status Delete(const KeyArgs& args) {
-  ASSIGN_OR_RAISE(auto c, client::Client::Connect(args.server));
-  ASSIGN_OR_RAISE(json describe, DescribePrimaryKeyTable(*c, args.server, args.table, "deletes"));
+  ASSIGN_OR_RAISE(auto c, Connect(args.server));
+  ASSIGN_OR_RAISE(json describe,
+                  DescribePrimaryKeyTable(*c, args.server.address, args.table, "deletes"));
   ASSIGN_OR_RAISE(auto key_schema, KeySchema(describe, "primary_key"));
   ASSIGN_OR_RAISE(auto keys, ReadKeys(args, key_schema));
   int64_t given = 0;
@@ -272,7 +274,7 @@ Status Delete(const KeyArgs& args) {
   command.op = flight::Command::Op::kDelete;
   ASSIGN_OR_RAISE(auto put, c->DoPut(command, key_schema));
   // Each deleted row is one -D record; a missing key emits nothing.
-  ASSIGN_OR_RAISE(int64_t deleted, PutAll(*put, keys, args.server));
+  ASSIGN_OR_RAISE(int64_t deleted, PutAll(*put, keys, args.server.address));
   std::cerr << "deleted " << deleted << " rows from " << args.table << " (" << given
             << " keys given)\n";
   return Status::OK();

@@ -61,7 +61,7 @@ void PrintDescribe(const json& d) {
 }
 
 struct TableArgs {
-  std::string server = DefaultServer();
+  ServerArgs server;
   std::string table;
   std::string schema;
   int buckets = 1;
@@ -126,11 +126,8 @@ void RegisterTable(CLI::App& app) {
   auto args = std::make_shared<TableArgs>();
   auto* table = app.add_subcommand("table", "Create, list, describe and drop tables");
   table->require_subcommand(1);
-  auto add_server = [&](CLI::App* cmd) {
-    cmd->add_option("--server", args->server, "oxbowd address (env OXBOW_SERVER)")
-        ->capture_default_str();
-  };
-  auto connect = [args]() { return client::Client::Connect(args->server); };
+  auto add_server = [&](CLI::App* cmd) { AddServerOption(cmd, &args->server); };
+  auto connect = [args]() { return Connect(args->server); };
 
   auto* create = table->add_subcommand("create", "Create a table");
   add_server(create);
@@ -166,7 +163,7 @@ void RegisterTable(CLI::App& app) {
         {"properties", props},      {"if_not_exists", args->if_not_exists}};
     if (!args->primary_key.empty()) body["primary_key"] = SplitList(args->primary_key);
     ASSIGN_OR_RAISE(auto c, connect());
-    ASSIGN_OR_RAISE(json created, Action(*c, args->server, "create_table", body));
+    ASSIGN_OR_RAISE(json created, Action(*c, args->server.address, "create_table", body));
     std::cout << "created " << created.value("table", args->table) << " ("
               << created.value("buckets", 0) << " buckets";
     if (!args->primary_key.empty()) std::cout << ", primary key " << args->primary_key;
@@ -179,7 +176,7 @@ void RegisterTable(CLI::App& app) {
   list->add_flag("--json", args->json_output, "Print the server's JSON");
   SetAction(list, [args, connect]() -> Status {
     ASSIGN_OR_RAISE(auto c, connect());
-    ASSIGN_OR_RAISE(json tables, Action(*c, args->server, "list_tables", json::object()));
+    ASSIGN_OR_RAISE(json tables, Action(*c, args->server.address, "list_tables", json::object()));
     if (args->json_output) {
       std::cout << tables.dump(2) << "\n";
       return Status::OK();
@@ -197,7 +194,8 @@ void RegisterTable(CLI::App& app) {
   describe->add_flag("--json", args->json_output, "Print the server's JSON");
   SetAction(describe, [args, connect]() -> Status {
     ASSIGN_OR_RAISE(auto c, connect());
-    ASSIGN_OR_RAISE(json d, Action(*c, args->server, "describe_table", {{"table", args->table}}));
+    ASSIGN_OR_RAISE(json d,
+                    Action(*c, args->server.address, "describe_table", {{"table", args->table}}));
     if (args->json_output) {
       std::cout << d.dump(2) << "\n";
     } else {
@@ -211,14 +209,15 @@ void RegisterTable(CLI::App& app) {
   drop->add_option("table", args->table, "namespace.table")->required();
   SetAction(drop, [args, connect]() -> Status {
     ASSIGN_OR_RAISE(auto c, connect());
-    RETURN_NOT_OK(Action(*c, args->server, "drop_table", {{"table", args->table}}).status());
+    RETURN_NOT_OK(
+        Action(*c, args->server.address, "drop_table", {{"table", args->table}}).status());
     std::cout << "dropped " << args->table << "\n";
     return Status::OK();
   });
 }
 
 struct ProduceArgs {
-  std::string server = DefaultServer();
+  ServerArgs server;
   std::string table;
   std::string input = "-";
   std::string format;
@@ -245,9 +244,9 @@ Result<arrow::SchemaPtr> ProducedSchema(const arrow::SchemaPtr& table_schema,
 }
 
 Status Produce(const ProduceArgs& args) {
-  ASSIGN_OR_RAISE(auto c, client::Client::Connect(args.server));
+  ASSIGN_OR_RAISE(auto c, Connect(args.server));
   ASSIGN_OR_RAISE(json describe,
-                  Action(*c, args.server, "describe_table", {{"table", args.table}}));
+                  Action(*c, args.server.address, "describe_table", {{"table", args.table}}));
   ASSIGN_OR_RAISE(auto table_schema, TableSchema(describe));
   ASSIGN_OR_RAISE(auto schema, ProducedSchema(table_schema, args.columns));
   ASSIGN_OR_RAISE(auto data, ReadInput(args.input));
@@ -267,7 +266,7 @@ Status Produce(const ProduceArgs& args) {
   ipc::WriteOptions write;
   ASSIGN_OR_RAISE(write.codec, arrow::ParseCodec(args.compression));
   ASSIGN_OR_RAISE(auto put, c->DoPut(args.table, schema, write));
-  ASSIGN_OR_RAISE(int64_t acked, PutAll(*put, batches, args.server));
+  ASSIGN_OR_RAISE(int64_t acked, PutAll(*put, batches, args.server.address));
   if (describe.value("primary_key", json::array()).empty()) {
     std::cerr << "produced " << acked << " rows to " << args.table << "\n";
   } else {
@@ -278,7 +277,7 @@ Status Produce(const ProduceArgs& args) {
 }
 
 struct ConsumeArgs {
-  std::string server = DefaultServer();
+  ServerArgs server;
   std::string table;
   int bucket = -1;
   std::string from = "earliest";
@@ -291,9 +290,9 @@ struct ConsumeArgs {
 };
 
 Status Consume(const ConsumeArgs& args) {
-  ASSIGN_OR_RAISE(auto c, client::Client::Connect(args.server));
+  ASSIGN_OR_RAISE(auto c, Connect(args.server));
   ASSIGN_OR_RAISE(json describe,
-                  Action(*c, args.server, "describe_table", {{"table", args.table}}));
+                  Action(*c, args.server.address, "describe_table", {{"table", args.table}}));
   const int buckets = describe.value("buckets", 1);
   if (args.bucket >= buckets) {
     return Status::Invalid("--bucket " + std::to_string(args.bucket) + " does not exist: " +
@@ -346,7 +345,7 @@ Status Consume(const ConsumeArgs& args) {
   for (int b : targets) {
     request.bucket = b;
     auto stream = c->DoGet(flight::TicketToJson(request));
-    if (!stream.ok()) return WithServer(stream.status(), args.server);
+    if (!stream.ok()) return WithServer(stream.status(), args.server.address);
     streams.push_back(std::move(stream).ValueOrDie());
   }
   text::WriteOptions options;
@@ -391,7 +390,7 @@ Status Consume(const ConsumeArgs& args) {
   std::string tail;
   RETURN_NOT_OK(writer->Finish(&tail));
   std::cout << tail << std::flush;
-  return WithServer(status, args.server);
+  return WithServer(status, args.server.address);
 }
 
 void PrintLake(const std::string& table, const json& lake) {
@@ -420,7 +419,7 @@ void PrintLake(const std::string& table, const json& lake) {
 
 void RegisterLake(CLI::App& app) {
   struct LakeArgs {
-    std::string server = DefaultServer();
+    ServerArgs server;
     std::string table;
     bool json_output = false;
   };
@@ -428,13 +427,13 @@ void RegisterLake(CLI::App& app) {
   auto* lake = app.add_subcommand("lake", "The Iceberg copy of tables");
   lake->require_subcommand(1);
   auto* status = lake->add_subcommand("status", "Metadata location, tiered offsets and lag");
-  status->add_option("--server", args->server, "oxbowd address (env OXBOW_SERVER)")
-      ->capture_default_str();
+  AddServerOption(status, &args->server);
   status->add_option("table", args->table, "namespace.table")->required();
   status->add_flag("--json", args->json_output, "Print the server's JSON");
   SetAction(status, [args]() -> Status {
-    ASSIGN_OR_RAISE(auto c, client::Client::Connect(args->server));
-    ASSIGN_OR_RAISE(json d, Action(*c, args->server, "describe_table", {{"table", args->table}}));
+    ASSIGN_OR_RAISE(auto c, Connect(args->server));
+    ASSIGN_OR_RAISE(json d,
+                    Action(*c, args->server.address, "describe_table", {{"table", args->table}}));
     if (!d.contains("lake")) return Status::NotImplemented("the server has no lake");
     if (args->json_output) {
       std::cout << d["lake"].dump(2) << "\n";
@@ -448,8 +447,7 @@ void RegisterLake(CLI::App& app) {
 void RegisterProduce(CLI::App& app) {
   auto args = std::make_shared<ProduceArgs>();
   auto* cmd = app.add_subcommand("produce", "Write rows from CSV, JSON Lines or Arrow IPC");
-  cmd->add_option("--server", args->server, "oxbowd address (env OXBOW_SERVER)")
-      ->capture_default_str();
+  AddServerOption(cmd, &args->server);
   cmd->add_option("table", args->table, "namespace.table")->required();
   cmd->add_option("input", args->input, "File to read, or - for standard input")
       ->capture_default_str();
@@ -467,8 +465,7 @@ void RegisterProduce(CLI::App& app) {
 void RegisterConsume(CLI::App& app) {
   auto args = std::make_shared<ConsumeArgs>();
   auto* cmd = app.add_subcommand("consume", "Read rows of a table");
-  cmd->add_option("--server", args->server, "oxbowd address (env OXBOW_SERVER)")
-      ->capture_default_str();
+  AddServerOption(cmd, &args->server);
   cmd->add_option("table", args->table, "namespace.table")->required();
   cmd->add_option("--bucket", args->bucket, "Only this bucket (default: all)");
   cmd->add_option("--from", args->from, "earliest, latest or an offset")->capture_default_str();

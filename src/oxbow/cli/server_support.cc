@@ -10,6 +10,7 @@
 
 #include "oxbow/arrow/ipc.h"
 #include "oxbow/catalog/descriptor.h"
+#include "oxbow/common/file_system.h"
 
 namespace oxbow::cli {
 namespace {
@@ -57,9 +58,50 @@ std::string DefaultServer() {
   return env != nullptr && *env != '\0' ? env : "127.0.0.1:8815";
 }
 
-void AddServerOption(CLI::App* command, std::string* server) {
-  command->add_option("--server", *server, "oxbowd address (env OXBOW_SERVER)")
+void AddServerOption(CLI::App* command, ServerArgs* server) {
+  command
+      ->add_option("--server", server->address,
+                   "oxbowd address; grpc+tls://host:port for TLS (env OXBOW_SERVER)")
       ->capture_default_str();
+  command
+      ->add_option("--tls-ca", server->tls_ca,
+                   "PEM file of the CAs the server's TLS "
+                   "certificate must chain to (default: the "
+                   "system's)")
+      ->envname("OXBOW_TLS_CA");
+  command->add_option("--tls-cert", server->tls_cert, "PEM client certificate (mutual TLS)")
+      ->envname("OXBOW_TLS_CERT");
+  command->add_option("--tls-key", server->tls_key, "PEM key of --tls-cert")
+      ->envname("OXBOW_TLS_KEY");
+  command
+      ->add_option("--user", server->user,
+                   "Log in as this user (oxbowd --auth); the password comes from OXBOW_PASSWORD")
+      ->envname("OXBOW_USER");
+}
+
+Result<std::unique_ptr<client::Client>> Connect(const ServerArgs& server) {
+  auto fs = PosixFileSystem::Default();
+  client::ConnectOptions options;
+  for (auto [path, pem] : {std::pair{&server.tls_ca, &options.tls_root_certs},
+                           std::pair{&server.tls_cert, &options.tls_cert_chain},
+                           std::pair{&server.tls_key, &options.tls_private_key}}) {
+    if (path->empty()) continue;
+    auto bytes = ReadWholeFile(*fs, *path);
+    if (!bytes.ok()) return bytes.status().WithContext("reading " + *path);
+    *pem = std::string((*bytes)->view());
+  }
+  ASSIGN_OR_RAISE(auto c, client::Client::Connect(server.address, options));
+  if (!server.user.empty()) {
+    const char* password = std::getenv("OXBOW_PASSWORD");
+    if (password == nullptr) {
+      return Status::Invalid("--user " + server.user +
+                             " needs the password in OXBOW_PASSWORD (kept out of the shell "
+                             "history and the process list)");
+    }
+    Status st = c->Login(server.user, password);
+    if (!st.ok()) return WithServer(st, server.address).WithContext("login");
+  }
+  return c;
 }
 
 std::vector<std::string> SplitList(const std::string& text) {

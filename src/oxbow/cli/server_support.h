@@ -17,8 +17,20 @@ namespace oxbow::cli {
 // The env OXBOW_SERVER, else 127.0.0.1:8815.
 std::string DefaultServer();
 
-// Adds --server, showing its default.
-void AddServerOption(CLI::App* command, std::string* server);
+// Where oxbowd is and how to get in (docs/cli.md, "Secured servers").
+struct ServerArgs {
+  std::string address = DefaultServer();  // host:port, grpc://, grpc+tls://
+  std::string tls_ca;                     // PEM file of the CAs to trust (grpc+tls)
+  std::string tls_cert;                   // PEM client certificate and key (mutual TLS)
+  std::string tls_key;
+  std::string user;  // log in as this user; the password comes from OXBOW_PASSWORD
+};
+
+// Adds --server, --tls-ca, --tls-cert, --tls-key and --user (each with an OXBOW_ variable).
+void AddServerOption(CLI::App* command, ServerArgs* server);
+
+// A client of the server, logged in when a user is named.
+Result<std::unique_ptr<client::Client>> Connect(const ServerArgs& server);
 
 // "a,b" -> {"a", "b"} (empty items dropped).
 std::vector<std::string> SplitList(const std::string& text);

@@ -4,6 +4,7 @@
 #include <grpcpp/impl/codegen/proto_utils.h>
 #include <grpcpp/support/sync_stream.h>
 
+#include "oxbow/auth/auth.h"
 #include "oxbow/flight/flight_data.h"
 
 namespace oxbow::client {
@@ -14,6 +15,11 @@ namespace proto = ::arrow::flight::protocol;
 using flight::FlightDataIn;
 using flight::FlightPayload;
 using flight::FromGrpcStatus;
+
+// Every call after a login carries its bearer token.
+void Authorize(grpc::ClientContext* context, const std::string& authorization) {
+  if (!authorization.empty()) context->AddMetadata("authorization", authorization);
+}
 
 grpc::internal::RpcMethod Method(const char* name, grpc::internal::RpcMethod::RpcType type,
                                  const std::shared_ptr<grpc::Channel>& channel) {
@@ -93,8 +99,9 @@ template <typename In>
 class BidiCall {
  public:
   // Starts the call and sends `first`; false when the stream is closed already.
-  bool Start(const std::shared_ptr<grpc::Channel>& channel, const char* method,
-             const FlightPayload& first) {
+  bool Start(const std::shared_ptr<grpc::Channel>& channel, const std::string& authorization,
+             const char* method, const FlightPayload& first) {
+    Authorize(&context_, authorization);
     stream_.reset(grpc::internal::ClientReaderWriterFactory<FlightPayload, In>::Create(
         channel.get(), Method(method, grpc::internal::RpcMethod::BIDI_STREAMING, channel),
         &context_));
@@ -127,10 +134,10 @@ class FlightPutStream : public PutStream {
  public:
   explicit FlightPutStream(ipc::WriteOptions options) : options_(options) {}
 
-  Status Start(const std::shared_ptr<grpc::Channel>& channel, proto::FlightDescriptor descriptor,
-               const arrow::SchemaPtr& schema) {
+  Status Start(const std::shared_ptr<grpc::Channel>& channel, const std::string& authorization,
+               proto::FlightDescriptor descriptor, const arrow::SchemaPtr& schema) {
     ASSIGN_OR_RAISE(auto first, FirstPayload(std::move(descriptor), schema));
-    if (!call_.Start(channel, flight::method::kDoPut, first)) return Finish();
+    if (!call_.Start(channel, authorization, flight::method::kDoPut, first)) return Finish();
     return Status::OK();
   }
 
@@ -156,7 +163,9 @@ class FlightPutStream : public PutStream {
 
 class FlightGetStream : public GetStream {
  public:
-  Status Start(const std::shared_ptr<grpc::Channel>& channel, const std::string& ticket) {
+  Status Start(const std::shared_ptr<grpc::Channel>& channel, const std::string& authorization,
+               const std::string& ticket) {
+    Authorize(&context_, authorization);
     proto::Ticket request;
     request.set_ticket(ticket);
     auto method =
@@ -192,10 +201,10 @@ class FlightGetStream : public GetStream {
 
 class FlightExchangeStream : public ExchangeStream {
  public:
-  Status Start(const std::shared_ptr<grpc::Channel>& channel, proto::FlightDescriptor descriptor,
-               const arrow::SchemaPtr& schema) {
+  Status Start(const std::shared_ptr<grpc::Channel>& channel, const std::string& authorization,
+               proto::FlightDescriptor descriptor, const arrow::SchemaPtr& schema) {
     ASSIGN_OR_RAISE(auto first, FirstPayload(std::move(descriptor), schema));
-    if (!call_.Start(channel, flight::method::kDoExchange, first)) {
+    if (!call_.Start(channel, authorization, flight::method::kDoExchange, first)) {
       return FinishOrError("DoExchange stream closed before its schema");
     }
     ASSIGN_OR_RAISE(schema_, ReadSchema(call_.stream(), "DoExchange"));
@@ -235,18 +244,62 @@ class FlightExchangeStream : public ExchangeStream {
 
 }  // namespace
 
-Result<std::unique_ptr<Client>> Client::Connect(const std::string& address) {
+Result<std::unique_ptr<Client>> Client::Connect(const std::string& address,
+                                                const ConnectOptions& options) {
   std::string target = address;
-  if (target.rfind("grpc://", 0) == 0) target = target.substr(7);
-  if (target.rfind("grpc+tcp://", 0) == 0) target = target.substr(11);
+  bool tls = false;
+  for (const char* scheme : {"grpc://", "grpc+tcp://", "grpc+tls://"}) {
+    const std::string_view prefix(scheme);
+    if (target.rfind(prefix, 0) == 0) {
+      target = target.substr(prefix.size());
+      tls = prefix == "grpc+tls://";
+    }
+  }
   if (target.empty() || target.find(':') == std::string::npos) {
     return Status::Invalid("server address '" + address + "' must be host:port");
+  }
+  const bool tls_options = !options.tls_root_certs.empty() || !options.tls_cert_chain.empty();
+  if (tls_options && !tls) {
+    return Status::Invalid("TLS options need a grpc+tls://host:port server address, not '" +
+                           address + "'");
+  }
+  if (options.tls_cert_chain.empty() != options.tls_private_key.empty()) {
+    return Status::Invalid("a client certificate needs its key, and a key its certificate");
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
-  auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (tls) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = options.tls_root_certs;
+    ssl.pem_cert_chain = options.tls_cert_chain;
+    ssl.pem_private_key = options.tls_private_key;
+    credentials = grpc::SslCredentials(ssl);
+  }
+  auto channel = grpc::CreateCustomChannel(target, credentials, args);
   return std::unique_ptr<Client>(new Client(std::move(channel)));
+}
+
+Status Client::Login(const std::string& user, const std::string& password) {
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Basic " + auth::EncodeBasicCredentials(user, password));
+  auto method =
+      Method(flight::method::kHandshake, grpc::internal::RpcMethod::BIDI_STREAMING, channel_);
+  std::unique_ptr<grpc::ClientReaderWriter<proto::HandshakeRequest, proto::HandshakeResponse>>
+      stream(grpc::internal::ClientReaderWriterFactory<
+             proto::HandshakeRequest, proto::HandshakeResponse>::Create(channel_.get(), method,
+                                                                        &context));
+  stream->WritesDone();
+  proto::HandshakeResponse response;
+  while (stream->Read(&response)) {
+  }
+  RETURN_NOT_OK(FromGrpcStatus(stream->Finish()));
+  const auto& headers = context.GetServerInitialMetadata();
+  auto it = headers.find("authorization");
+  if (it == headers.end()) return Status::OK();  // a server without --auth needs no token
+  authorization_.assign(it->second.data(), it->second.size());
+  return Status::OK();
 }
 
 Result<std::string> Client::DoAction(const std::string& type, const std::string& body) {
@@ -254,6 +307,7 @@ Result<std::string> Client::DoAction(const std::string& type, const std::string&
   action.set_type(type);
   action.set_body(body);
   grpc::ClientContext context;
+  Authorize(&context, authorization_);
   auto method =
       Method(flight::method::kDoAction, grpc::internal::RpcMethod::SERVER_STREAMING, channel_);
   std::unique_ptr<grpc::ClientReader<proto::Result>> reader(
@@ -271,7 +325,7 @@ Result<std::unique_ptr<PutStream>> Client::DoPut(const std::string& table,
                                                  ipc::WriteOptions options) {
   ASSIGN_OR_RAISE(auto descriptor, PathDescriptor(table));
   auto stream = std::make_unique<FlightPutStream>(options);
-  RETURN_NOT_OK(stream->Start(channel_, std::move(descriptor), schema));
+  RETURN_NOT_OK(stream->Start(channel_, authorization_, std::move(descriptor), schema));
   return std::unique_ptr<PutStream>(std::move(stream));
 }
 
@@ -279,20 +333,20 @@ Result<std::unique_ptr<PutStream>> Client::DoPut(const flight::Command& command,
                                                  const arrow::SchemaPtr& schema,
                                                  ipc::WriteOptions options) {
   auto stream = std::make_unique<FlightPutStream>(options);
-  RETURN_NOT_OK(stream->Start(channel_, CommandDescriptor(command), schema));
+  RETURN_NOT_OK(stream->Start(channel_, authorization_, CommandDescriptor(command), schema));
   return std::unique_ptr<PutStream>(std::move(stream));
 }
 
 Result<std::unique_ptr<ExchangeStream>> Client::DoExchange(const flight::Command& command,
                                                            const arrow::SchemaPtr& schema) {
   auto stream = std::make_unique<FlightExchangeStream>();
-  RETURN_NOT_OK(stream->Start(channel_, CommandDescriptor(command), schema));
+  RETURN_NOT_OK(stream->Start(channel_, authorization_, CommandDescriptor(command), schema));
   return std::unique_ptr<ExchangeStream>(std::move(stream));
 }
 
 Result<std::unique_ptr<GetStream>> Client::DoGet(const std::string& ticket) {
   auto stream = std::make_unique<FlightGetStream>();
-  RETURN_NOT_OK(stream->Start(channel_, ticket));
+  RETURN_NOT_OK(stream->Start(channel_, authorization_, ticket));
   return std::unique_ptr<GetStream>(std::move(stream));
 }
 

@@ -62,11 +62,27 @@ class ExchangeStream {
   virtual Status Finish() = 0;
 };
 
+// How to reach a server over TLS (a "grpc+tls://" address).
+struct ConnectOptions {
+  // PEM of the CAs that the server's certificate must chain to. Default: empty, the system's.
+  std::string tls_root_certs;
+  // PEM certificate chain and its key, for a server that asks for client certificates (mutual
+  // TLS). Default: none.
+  std::string tls_cert_chain;
+  std::string tls_private_key;
+};
+
 class Client {
  public:
-  // `address` is "host:port" or "grpc://host:port". Connects lazily; fails only on a bad
-  // address.
-  static Result<std::unique_ptr<Client>> Connect(const std::string& address);
+  // `address` is "host:port", "grpc://host:port", or "grpc+tls://host:port" for TLS. Connects
+  // lazily; fails only on a bad address or TLS options without a grpc+tls address.
+  static Result<std::unique_ptr<Client>> Connect(const std::string& address,
+                                                 const ConnectOptions& options = {});
+
+  // The Flight handshake with basic auth (docs/security.md): every later call carries the bearer
+  // token the server returns (a server without --auth returns none and needs none).
+  // Unauthenticated for a wrong user or password.
+  Status Login(const std::string& user, const std::string& password);
 
   // Runs an action and returns its result body (JSON).
   Result<std::string> DoAction(const std::string& type, const std::string& body);
@@ -86,6 +102,7 @@ class Client {
  private:
   explicit Client(std::shared_ptr<grpc::Channel> channel) : channel_(std::move(channel)) {}
   std::shared_ptr<grpc::Channel> channel_;
+  std::string authorization_;  // "Bearer <token>" after Login; empty before
 };
 
 }  // namespace oxbow::client

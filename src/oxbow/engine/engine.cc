@@ -211,10 +211,10 @@ Status Engine::CheckpointKeyValueStore() {
   return Status::OK();
 }
 
-Engine::KeyValueMemory Engine::key_value_memory() const {
+std::optional<kv::Store::Figures> Engine::key_value_figures() const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!kv_ || closing_) return {};
-  return {kv_->block_cache_usage(), kv_->memtable_usage()};
+  if (!kv_ || closing_) return std::nullopt;
+  return kv_->figures();
 }
 
 void Engine::CheckpointLoop() {

@@ -81,12 +81,9 @@ class Engine {
   Result<arrow::RecordBatchPtr> Lookup(const LookupRequest& request);
   // Checkpoints the key-value store now and lets retention delete the changelog it covers.
   Status CheckpointKeyValueStore();
-  // The key-value store's block cache usage and memtable bytes (zeros before it exists).
-  struct KeyValueMemory {
-    int64_t block_cache_bytes = 0;
-    int64_t memtable_bytes = 0;
-  };
-  KeyValueMemory key_value_memory() const;
+  // The key-value store's memory and block cache figures; nullopt before the first
+  // primary-key table opens it.
+  std::optional<kv::Store::Figures> key_value_figures() const;
 
   // Retention of `bucket` never deletes offsets >= `offset` (e.g. data not yet in the lake).
   Status SetRetentionFloor(const std::string& table, int32_t bucket, int64_t offset);

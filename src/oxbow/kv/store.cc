@@ -3,6 +3,7 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_buffer_manager.h>
@@ -183,6 +184,7 @@ struct Store::Impl {
   fs::path checkpoint_root;
   std::shared_ptr<rocksdb::Cache> cache;
   std::shared_ptr<rocksdb::WriteBufferManager> write_buffers;
+  std::shared_ptr<rocksdb::Statistics> statistics = rocksdb::CreateDBStatistics();
   rocksdb::ColumnFamilyOptions cf_options;
   std::unique_ptr<rocksdb::DB> db;
   std::mutex mu;
@@ -255,6 +257,9 @@ Result<std::unique_ptr<Store>> Store::Open(StoreOptions options,
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;
   db_options.write_buffer_manager = impl->write_buffers;
+  // Counters only (the cache's hits and misses for metrics), no histograms or timers.
+  impl->statistics->set_stats_level(rocksdb::StatsLevel::kExceptHistogramOrTimers);
+  db_options.statistics = impl->statistics;
   db_options.max_background_jobs = 2;
   db_options.info_log_level = rocksdb::WARN_LEVEL;
   db_options.keep_log_file_num = 2;
@@ -357,10 +362,17 @@ Result<CheckpointInfo> Store::Checkpoint() {
   return info;
 }
 
-int64_t Store::block_cache_usage() const { return static_cast<int64_t>(impl_->cache->GetUsage()); }
-
-int64_t Store::memtable_usage() const {
-  return static_cast<int64_t>(impl_->write_buffers->memory_usage());
+Store::Figures Store::figures() const {
+  Figures f;
+  f.block_cache_usage = static_cast<int64_t>(impl_->cache->GetUsage());
+  f.block_cache_pinned = static_cast<int64_t>(impl_->cache->GetPinnedUsage());
+  f.block_cache_capacity = static_cast<int64_t>(impl_->cache->GetCapacity());
+  f.memtable_usage = static_cast<int64_t>(impl_->write_buffers->memory_usage());
+  f.block_cache_hits =
+      static_cast<int64_t>(impl_->statistics->getTickerCount(rocksdb::BLOCK_CACHE_HIT));
+  f.block_cache_misses =
+      static_cast<int64_t>(impl_->statistics->getTickerCount(rocksdb::BLOCK_CACHE_MISS));
+  return f;
 }
 
 Status Store::Close() {

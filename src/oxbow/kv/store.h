@@ -65,9 +65,16 @@ class Store {
   // them: replaying the changelog from them onto it is safe.
   Result<CheckpointInfo> Checkpoint();
 
-  // Memory the store uses: block cache usage and memtables.
-  int64_t block_cache_usage() const;
-  int64_t memtable_usage() const;
+  // Memory the store uses and how its block cache fares.
+  struct Figures {
+    int64_t block_cache_usage = 0;     // bytes in the block cache (memtables charged to it)
+    int64_t block_cache_pinned = 0;    // of which pinned by readers
+    int64_t block_cache_capacity = 0;  // its budget
+    int64_t memtable_usage = 0;        // bytes of every memtable
+    int64_t block_cache_hits = 0;      // lookups of the cache that found the block, since open
+    int64_t block_cache_misses = 0;    // and that read it from disk
+  };
+  Figures figures() const;
 
   // Flushes every memtable, so a restart needs no changelog replay, and closes.
   Status Close();

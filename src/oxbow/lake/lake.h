@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,18 @@ engine::BatchCheck MakeBatchCheck(const catalog::TableDescriptor& table);
 // tables calls it first, so a table tiering could never hold is refused rather than left behind
 // with a growing lag and lake.error.
 Status CheckTableIsTierable(const catalog::TableDescriptor& table);
+
+// What tiering and maintenance did, told as it happens (oxbowd counts it: docs/metrics.md).
+// Each callback may be empty; they run on tiering threads and must be quick.
+struct LakeObserver {
+  // A tiering round of `table` that committed a snapshot (ok) or failed (!ok), and its time.
+  std::function<void(const std::string& table, double seconds, bool ok)> on_round;
+  // A compaction step (small files of one partition rewritten) that committed or failed.
+  std::function<void(const std::string& table, double seconds, bool ok)> on_compaction;
+  // A commit of new Iceberg metadata: `kind` is "append" (a round), "compaction",
+  // "rewrite_manifests" or "expire_snapshots".
+  std::function<void(const std::string& table, const char* kind)> on_commit;
+};
 
 struct LakeOptions {
   // Root of every lake table: table ns.t lives in <warehouse>/ns/t. Default: "./warehouse".
@@ -81,6 +94,8 @@ struct LakeOptions {
   int64_t scrub_interval_ms = int64_t{24} * 3600 * 1000;
   // The scrubber reads at most this many bytes per second. Default: 16 MiB/s.
   int64_t scrub_bytes_per_second = int64_t{16} << 20;
+  // Told of rounds, compactions and commits. Default: nobody.
+  LakeObserver observer;
 };
 
 // A live data file whose bytes failed verification.
@@ -97,7 +112,8 @@ struct LakeTableStatus {
   int64_t lag_ms = 0;                   // how far the lake's view trails the log
   int64_t snapshots = 0;
   int64_t data_files = 0;
-  std::string error;  // the last round's error, if any
+  int64_t last_tiered_ms = 0;  // wall time of the newest snapshot tiering appended (0: none)
+  std::string error;           // the last round's error, if any
   // Live data files the scrubber found damaged (until they leave the table).
   std::vector<DamagedDataFile> damaged_files;
 };

@@ -29,6 +29,21 @@ class LakeTest : public ::testing::Test {
     options_.warehouse = (dir_ / "warehouse").string();
     options_.maintenance_interval_ms = 0;
     options_.fs = fs_;
+    auto events = events_;
+    options_.observer.on_round = [events](const std::string&, double seconds, bool ok) {
+      std::lock_guard<std::mutex> lock(events->mu);
+      EXPECT_GE(seconds, 0);
+      ++(ok ? events->rounds_ok : events->rounds_failed);
+    };
+    options_.observer.on_compaction = [events](const std::string&, double, bool ok) {
+      std::lock_guard<std::mutex> lock(events->mu);
+      ++(ok ? events->compactions_ok : events->compactions_failed);
+    };
+    options_.observer.on_commit = [events](const std::string& table, const char* kind) {
+      std::lock_guard<std::mutex> lock(events->mu);
+      EXPECT_EQ(table, "ns.t");
+      ++events->commits[kind];
+    };
     Open();
   }
   void TearDown() override {
@@ -148,6 +163,16 @@ class LakeTest : public ::testing::Test {
     return tiered;
   }
 
+  // What the service told its observer.
+  struct Events {
+    std::mutex mu;
+    int rounds_ok = 0;
+    int rounds_failed = 0;
+    int compactions_ok = 0;
+    int compactions_failed = 0;
+    std::map<std::string, int> commits;
+  };
+  std::shared_ptr<Events> events_ = std::make_shared<Events>();
   std::shared_ptr<FaultInjectionFileSystem> fs_ =
       std::make_shared<FaultInjectionFileSystem>(PosixFileSystem::Default());
   std::filesystem::path dir_;
@@ -249,6 +274,11 @@ TEST_F(LakeTest, DataFileWriteAndSyncFaultsDuringTieringLoseNothing) {
     EXPECT_EQ(TieredRows(), rows);
     ExpectDataFilesAreExactlyTheReferencedOnes();
   }
+  // Each failed round was told as one; each told success committed one append.
+  std::lock_guard<std::mutex> lock(events_->mu);
+  EXPECT_GE(events_->rounds_failed, 2);
+  EXPECT_GE(events_->rounds_ok, 3);
+  EXPECT_EQ(events_->commits["append"], events_->rounds_ok);
 }
 
 TEST_F(LakeTest, WriteAndSyncFaultsDuringCompactionKeepTheInputs) {
@@ -281,6 +311,11 @@ TEST_F(LakeTest, WriteAndSyncFaultsDuringCompactionKeepTheInputs) {
   EXPECT_EQ(Lake()->LiveEntries()->size(), 1u);
   EXPECT_EQ(LakeIds(), Ids(100));
   EXPECT_EQ(TieredRows(), 100);
+  std::lock_guard<std::mutex> lock(events_->mu);
+  EXPECT_GE(events_->compactions_failed, 2);
+  EXPECT_GE(events_->compactions_ok, 1);
+  EXPECT_EQ(events_->commits["compaction"], events_->compactions_ok);
+  EXPECT_EQ(events_->rounds_failed, 0);
 }
 
 // Compaction reads its inputs a column chunk of a row group at a time, not whole.

@@ -127,6 +127,12 @@ class TableTiering {
     if (table) {
       published.metadata_location = table->CurrentSnapshot() ? table->metadata_file() : "";
       published.snapshots = static_cast<int64_t>(table->metadata().snapshots.size());
+      published.last_tiered_ms = 0;
+      for (const auto& snapshot : table->metadata().snapshots) {
+        if (snapshot.operation() == "append") {
+          published.last_tiered_ms = std::max(published.last_tiered_ms, snapshot.timestamp_ms);
+        }
+      }
       published.data_files = 0;
       if (const auto* snap = table->CurrentSnapshot()) {
         auto it = snap->summary.find("total-data-files");
@@ -696,12 +702,18 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
       summary["oxbow.compacted-files"] = std::to_string(inputs.size());
       return s.table->ReplaceFiles(inputs, added, summary).status();
     };
+    const auto started = Clock::now();
     Status st = rewrite();
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    const LakeObserver& observer = options.observer;
     if (!st.ok()) {
       for (const auto& path : written) (void)options.fs->Remove(path);
       if (st.code() == StatusCode::kCancelled) return Status::OK();
+      if (observer.on_compaction) observer.on_compaction(s.descriptor.name, seconds, false);
       return st.WithContext("compacting " + dir);
     }
+    if (observer.on_compaction) observer.on_compaction(s.descriptor.name, seconds, true);
+    if (observer.on_commit) observer.on_commit(s.descriptor.name, "compaction");
     spdlog::info("lake: '{}' compacted {} files ({} bytes) into {}", s.descriptor.name,
                  inputs.size(), input_bytes, added.size());
   }
@@ -712,11 +724,17 @@ Status Maintain(const LakeOptions& options, TableTiering& s) {
   RETURN_NOT_OK(Compact(options, s));
   std::lock_guard<std::mutex> work(s.work);
   if (s.dropped || s.table->CurrentSnapshot() == nullptr) return Status::OK();
-  RETURN_NOT_OK(s.table->RewriteManifests(options.max_manifests, s.Summary()).status());
+  const LakeObserver& observer = options.observer;
+  ASSIGN_OR_RAISE(auto rewritten, s.table->RewriteManifests(options.max_manifests, s.Summary()));
+  if (rewritten && observer.on_commit) observer.on_commit(s.descriptor.name, "rewrite_manifests");
   iceberg::ExpireOptions expire;
   expire.retain_last = options.retain_snapshots;
   expire.older_than_ms = WallMs() - options.snapshot_max_age_ms;
-  return s.table->ExpireSnapshots(expire).status();
+  ASSIGN_OR_RAISE(auto expired, s.table->ExpireSnapshots(expire));
+  if (expired.expired_snapshots > 0 && observer.on_commit) {
+    observer.on_commit(s.descriptor.name, "expire_snapshots");
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -738,10 +756,19 @@ Status TieringService::Round(TableTiering& s) {
   std::lock_guard<std::mutex> work(s.work);
   if (s.dropped) return Status::OK();
   const std::string previous = s.Error();
+  const int64_t version = s.table->version();
+  const auto started = Clock::now();
   Status st = TierRound(engine_, options_, s);
   if (!st.ok() && engine_->DescribeTable(s.descriptor.name).status().IsNotFound()) {
     return Status::OK();  // dropped meanwhile
   }
+  const LakeObserver& observer = options_.observer;
+  const bool committed = s.table->version() != version;
+  if ((committed || !st.ok()) && observer.on_round) {
+    observer.on_round(s.descriptor.name,
+                      std::chrono::duration<double>(Clock::now() - started).count(), st.ok());
+  }
+  if (committed && observer.on_commit) observer.on_commit(s.descriptor.name, "append");
   s.round_error = st.ok() ? "" : "tiering: " + st.message();
   Report(s, previous);
   return st;

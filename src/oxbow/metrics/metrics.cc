@@ -12,9 +12,6 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <thread>
-
-#include "oxbow/common/parse.h"
 
 namespace oxbow::metrics {
 
@@ -23,6 +20,13 @@ namespace {
 // Latency buckets in seconds: 100 us to 10 s.
 const prometheus::Histogram::BucketBoundaries kLatencyBuckets = {
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10};
+
+// Tiering rounds and compaction steps: 1 ms to 5 min.
+const prometheus::Histogram::BucketBoundaries kLakeBuckets = {
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
+
+const char* const kCommitKinds[] = {"append", "compaction", "rewrite_manifests",
+                                    "expire_snapshots"};
 
 }  // namespace
 
@@ -74,6 +78,31 @@ struct Metrics::Impl {
                                                               .Help("Open following reads")
                                                               .Register(*registry);
   prometheus::Histogram& fsync = fsync_latency.Add({}, kLatencyBuckets);
+  prometheus::Family<prometheus::Histogram>& lake_round =
+      prometheus::BuildHistogram()
+          .Name("oxbow_lake_round_duration_seconds")
+          .Help("Tiering rounds that committed a snapshot or failed: read, write, commit")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& lake_round_errors =
+      prometheus::BuildCounter()
+          .Name("oxbow_lake_round_errors_total")
+          .Help("Tiering rounds that failed")
+          .Register(*registry);
+  prometheus::Family<prometheus::Histogram>& compaction =
+      prometheus::BuildHistogram()
+          .Name("oxbow_lake_compaction_duration_seconds")
+          .Help("Compaction steps (one partition's small files rewritten) that committed or failed")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& compaction_errors =
+      prometheus::BuildCounter()
+          .Name("oxbow_lake_compaction_errors_total")
+          .Help("Compaction steps that failed")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& lake_commits =
+      prometheus::BuildCounter()
+          .Name("oxbow_lake_commits_total")
+          .Help("Commits of new Iceberg metadata, by kind")
+          .Register(*registry);
 };
 
 Metrics::Metrics() : impl_(std::make_unique<Impl>()) {}
@@ -101,6 +130,22 @@ void Metrics::AddError(const std::string& operation, std::string_view code) {
 
 void Metrics::ObserveFsync(double seconds) { impl_->fsync.Observe(seconds); }
 
+void Metrics::ObserveLakeRound(const std::string& table, double seconds, bool ok) {
+  impl_->lake_round.Add({{"table", table}}, kLakeBuckets).Observe(seconds);
+  auto& errors = impl_->lake_round_errors.Add({{"table", table}});
+  if (!ok) errors.Increment();
+}
+
+void Metrics::ObserveCompaction(const std::string& table, double seconds, bool ok) {
+  impl_->compaction.Add({{"table", table}}, kLakeBuckets).Observe(seconds);
+  auto& errors = impl_->compaction_errors.Add({{"table", table}});
+  if (!ok) errors.Increment();
+}
+
+void Metrics::AddLakeCommit(const std::string& table, const std::string& kind) {
+  impl_->lake_commits.Add({{"table", table}, {"kind", kind}}).Increment();
+}
+
 void Metrics::ForgetTable(const std::string& table) {
   auto forget = [&](auto& family, const prometheus::Labels& labels) {
     if (family.Has(labels)) family.Remove(&family.Add(labels));
@@ -111,8 +156,16 @@ void Metrics::ForgetTable(const std::string& table) {
   forget(impl_->rows_out, labels);
   forget(impl_->bytes_out, labels);
   forget(impl_->follow_readers, labels);
+  forget(impl_->lake_round_errors, labels);
+  forget(impl_->compaction_errors, labels);
+  for (const char* kind : kCommitKinds) {
+    forget(impl_->lake_commits, {{"table", table}, {"kind", kind}});
+  }
   for (auto* family : {&impl_->put_latency, &impl_->fetch_latency}) {
     if (family->Has(labels)) family->Remove(&family->Add(labels, kLatencyBuckets));
+  }
+  for (auto* family : {&impl_->lake_round, &impl_->compaction}) {
+    if (family->Has(labels)) family->Remove(&family->Add(labels, kLakeBuckets));
   }
 }
 
@@ -140,66 +193,34 @@ std::string Metrics::Render(const std::vector<Sample>& samples) const {
   return prometheus::TextSerializer().Serialize(families);
 }
 
-struct MetricsServer::Impl {
-  httplib::Server http;
-  std::thread thread;
-};
-
 Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& listen,
+                                                            const http::TlsOptions& tls,
                                                             std::function<std::string()> page,
                                                             std::function<bool()> ready) {
-  const auto colon = listen.rfind(':');
-  if (colon == std::string::npos) {
-    return Status::Invalid("metrics listen address " + Quote(listen) + " must be host:port");
-  }
-  const std::string host = listen.substr(0, colon);
-  ASSIGN_OR_RAISE(int32_t port, ParseInt32(listen.substr(colon + 1)));
   std::unique_ptr<MetricsServer> server(new MetricsServer());
-  server->impl_ = std::make_unique<Impl>();
-  httplib::Server& http = server->impl_->http;
-  // httplib's default also sets SO_REUSEPORT, which lets a second server share the port
-  // silently; a taken port must be an error.
-  http.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  http.Get("/metrics", [page](const httplib::Request&, httplib::Response& response) {
-    response.set_content(page(), "text/plain; version=0.0.4; charset=utf-8");
-  });
-  http.Get("/healthz", [](const httplib::Request&, httplib::Response& response) {
-    response.set_content("ok\n", "text/plain");
-  });
-  http.Get("/readyz", [ready](const httplib::Request&, httplib::Response& response) {
-    const bool is_ready = ready();
-    response.status = is_ready ? 200 : 503;
-    response.set_content(is_ready ? "ready\n" : "recovering\n", "text/plain");
-  });
-  const int bound =
-      port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
-  if (bound < 0) {
-    return Status::IOError("cannot listen for metrics on " + listen +
-                           " (in use? --metrics-listen picks another)");
-  }
-  server->port_ = bound;
-  auto listening = std::make_shared<std::atomic<bool>>(true);
-  server->impl_->thread = std::thread([s = server.get(), listening] {
-    s->impl_->http.listen_after_bind();
-    *listening = false;
-  });
-  // stop() before the loop runs would be lost and Stop() would wait forever.
-  while (!http.is_running() && *listening) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  if (!*listening) return Status::IOError("the metrics listener on " + listen + " stopped at once");
+  ASSIGN_OR_RAISE(
+      server->listener_, http::Listener::Start("metrics", listen, tls, [&](httplib::Server& http) {
+        http.Get("/metrics", [page](const httplib::Request&, httplib::Response& response) {
+          response.set_content(page(), "text/plain; version=0.0.4; charset=utf-8");
+        });
+        http.Get("/healthz", [](const httplib::Request&, httplib::Response& response) {
+          response.set_content("ok\n", "text/plain");
+        });
+        http.Get("/readyz", [ready](const httplib::Request&, httplib::Response& response) {
+          const bool is_ready = ready();
+          response.status = is_ready ? 200 : 503;
+          response.set_content(is_ready ? "ready\n" : "recovering\n", "text/plain");
+        });
+      }));
   return server;
 }
 
 MetricsServer::~MetricsServer() { Stop(); }
 
+int MetricsServer::port() const { return listener_->port(); }
+
 void MetricsServer::Stop() {
-  if (!impl_) return;
-  impl_->http.stop();
-  if (impl_->thread.joinable()) impl_->thread.join();
+  if (listener_) listener_->Stop();
 }
 
 int64_t ProcessRssBytes() {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "oxbow/common/status.h"
+#include "oxbow/http/http.h"
 
 namespace oxbow::metrics {
 
@@ -42,6 +43,12 @@ class Metrics {
   void AddError(const std::string& operation, std::string_view code);
   // One fsync of a log segment.
   void ObserveFsync(double seconds);
+  // A tiering round of `table` that committed (ok) or failed, and its time.
+  void ObserveLakeRound(const std::string& table, double seconds, bool ok);
+  // A compaction step of `table` that committed (ok) or failed, and its time.
+  void ObserveCompaction(const std::string& table, double seconds, bool ok);
+  // A commit to `table`'s Iceberg copy; `kind` is one of the four of lake::LakeObserver.
+  void AddLakeCommit(const std::string& table, const std::string& kind);
   // Drops every series labelled with `table` (a dropped table).
   void ForgetTable(const std::string& table);
 
@@ -58,20 +65,19 @@ class Metrics {
 // process runs) and /readyz (200 once `ready` says so, else 503).
 class MetricsServer {
  public:
-  // Binds `listen` ("host:port"; port 0 picks one) and serves on a thread of its own.
+  // Binds `listen` ("host:port"; port 0 picks one), over HTTPS when `tls` names files, and
+  // serves on a thread of its own.
   static Result<std::unique_ptr<MetricsServer>> Start(const std::string& listen,
+                                                      const http::TlsOptions& tls,
                                                       std::function<std::string()> page,
                                                       std::function<bool()> ready);
   ~MetricsServer();
-  int port() const { return port_; }
+  int port() const;
   void Stop();
-
-  struct Impl;
 
  private:
   MetricsServer() = default;
-  std::unique_ptr<Impl> impl_;
-  int port_ = 0;
+  std::unique_ptr<http::Listener> listener_;
 };
 
 // The process's resident set size and open file descriptors, from /proc/self.

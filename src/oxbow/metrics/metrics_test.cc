@@ -29,6 +29,21 @@ TEST(MetricsTest, RendersCountersHistogramsAndSamples) {
   EXPECT_NE(page.find("# TYPE oxbow_log_next_offset gauge"), std::string::npos);
   EXPECT_NE(page.find("oxbow_log_next_offset{table=\"ns.t\",bucket=\"0\"} 42"), std::string::npos)
       << page;
+  m.ObserveLakeRound("ns.t", 0.02, true);
+  m.ObserveLakeRound("ns.t", 0.5, false);
+  m.ObserveCompaction("ns.t", 3, true);
+  m.AddLakeCommit("ns.t", "append");
+  m.AddLakeCommit("ns.t", "append");
+  m.AddLakeCommit("ns.t", "compaction");
+  const std::string lake = m.Render({});
+  for (const char* line : {"oxbow_lake_round_duration_seconds_count{table=\"ns.t\"} 2",
+                           "oxbow_lake_round_errors_total{table=\"ns.t\"} 1",
+                           "oxbow_lake_compaction_duration_seconds_count{table=\"ns.t\"} 1",
+                           "oxbow_lake_compaction_errors_total{table=\"ns.t\"} 0",
+                           "oxbow_lake_commits_total{kind=\"append\",table=\"ns.t\"} 2",
+                           "oxbow_lake_commits_total{kind=\"compaction\",table=\"ns.t\"} 1"}) {
+    EXPECT_NE(lake.find(line), std::string::npos) << line << "\n" << lake;
+  }
   m.ForgetTable("ns.t");
   EXPECT_EQ(m.Render({}).find("ns.t"), std::string::npos);
 }
@@ -36,7 +51,7 @@ TEST(MetricsTest, RendersCountersHistogramsAndSamples) {
 TEST(MetricsTest, ServerAnswersMetricsHealthAndReadiness) {
   std::atomic<bool> ready{false};
   auto server = MetricsServer::Start(
-      "127.0.0.1:0", [] { return std::string("oxbow_x 1\n"); }, [&] { return ready.load(); });
+      "127.0.0.1:0", {}, [] { return std::string("oxbow_x 1\n"); }, [&] { return ready.load(); });
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   httplib::Client client("127.0.0.1", (*server)->port());
   auto metrics = client.Get("/metrics");
@@ -49,7 +64,7 @@ TEST(MetricsTest, ServerAnswersMetricsHealthAndReadiness) {
   EXPECT_EQ(client.Get("/readyz")->status, 200);
   EXPECT_EQ(client.Get("/nope")->status, 404);
   auto taken = MetricsServer::Start(
-      "127.0.0.1:" + std::to_string((*server)->port()), [] { return std::string(); },
+      "127.0.0.1:" + std::to_string((*server)->port()), {}, [] { return std::string(); },
       [] { return true; });
   EXPECT_FALSE(taken.ok());
   EXPECT_NE(taken.status().message().find("cannot listen"), std::string::npos);

@@ -9,6 +9,16 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
   options.engine.make_batch_check = lake::MakeBatchCheck;
   options.engine.log.on_fsync = [m = node->metrics_.get()](double s) { m->ObserveFsync(s); };
   ASSIGN_OR_RAISE(node->engine_, engine::Engine::Open(std::move(options.engine)));
+  metrics::Metrics* m = node->metrics_.get();
+  options.lake.observer.on_round = [m](const std::string& t, double s, bool ok) {
+    m->ObserveLakeRound(t, s, ok);
+  };
+  options.lake.observer.on_compaction = [m](const std::string& t, double s, bool ok) {
+    m->ObserveCompaction(t, s, ok);
+  };
+  options.lake.observer.on_commit = [m](const std::string& t, const char* kind) {
+    m->AddLakeCommit(t, kind);
+  };
   auto tiering = lake::TieringService::Start(node->engine_.get(), std::move(options.lake));
   if (!tiering.ok()) {
     (void)node->engine_->Close();
@@ -99,14 +109,34 @@ std::string Node::MetricsPage() const {
         static_cast<double>(lake.data_files));
     add("oxbow_lake_error", "1 while the table's last tiering round failed", {{"table", table}},
         lake.error.empty() ? 0 : 1);
+    if (lake.last_tiered_ms > 0) {
+      add("oxbow_lake_last_tiered_timestamp_seconds",
+          "Unix time of the newest snapshot tiering appended", {{"table", table}},
+          static_cast<double>(lake.last_tiered_ms) / 1000.0);
+    }
     add("oxbow_lake_damaged_files", "Live lake data files the scrubber found damaged",
         {{"table", table}}, static_cast<double>(lake.damaged_files.size()));
   }
-  const auto kv = engine_->key_value_memory();
-  add("oxbow_kv_block_cache_bytes", "Primary-key store: block cache in use (memtables included)",
-      {}, static_cast<double>(kv.block_cache_bytes));
-  add("oxbow_kv_memtable_bytes", "Primary-key store: memtable bytes", {},
-      static_cast<double>(kv.memtable_bytes));
+  if (const auto kv = engine_->key_value_figures()) {
+    add("oxbow_kv_block_cache_bytes", "Primary-key store: block cache in use (memtables included)",
+        {}, static_cast<double>(kv->block_cache_usage));
+    add("oxbow_kv_block_cache_pinned_bytes", "Primary-key store: block cache pinned by readers", {},
+        static_cast<double>(kv->block_cache_pinned));
+    add("oxbow_kv_block_cache_capacity_bytes", "Primary-key store: block cache budget", {},
+        static_cast<double>(kv->block_cache_capacity));
+    add("oxbow_kv_memtable_bytes", "Primary-key store: memtable bytes", {},
+        static_cast<double>(kv->memtable_usage));
+    samples.push_back({"oxbow_kv_block_cache_hits_total",
+                       "Primary-key store: block cache lookups that found the block",
+                       true,
+                       {},
+                       static_cast<double>(kv->block_cache_hits)});
+    samples.push_back({"oxbow_kv_block_cache_misses_total",
+                       "Primary-key store: block cache lookups that read the block from disk",
+                       true,
+                       {},
+                       static_cast<double>(kv->block_cache_misses)});
+  }
   add("oxbow_process_resident_memory_bytes", "Resident set size of oxbowd", {},
       static_cast<double>(metrics::ProcessRssBytes()));
   add("oxbow_process_open_fds", "Open file descriptors of oxbowd", {},

@@ -1,7 +1,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -140,50 +139,78 @@ HttpResponse ErrorResponse(int status, std::string_view type, std::string_view m
 
 bool CatalogHandler::Authorized(std::string_view authorization) const {
   if (token_.empty()) return true;
-  constexpr std::string_view kScheme = "bearer ";
-  if (authorization.size() < kScheme.size()) return false;
-  for (size_t i = 0; i < kScheme.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(authorization[i])) != kScheme[i]) return false;
-  }
-  return ConstantTimeEquals(authorization.substr(kScheme.size()), token_);
+  auto token = auth::AuthorizationValue(authorization, "Bearer");
+  return token && ConstantTimeEquals(*token, token_);
 }
 
 HttpResponse CatalogHandler::Handle(const HttpRequest& request) const {
-  if (!Authorized(request.authorization)) {
+  std::optional<auth::User> user;
+  if (authenticator_) {
+    auto verified = authenticator_->VerifyHeader(request.authorization);
+    if (!verified.ok()) {
+      if (verified.status().code() != StatusCode::kUnauthenticated &&
+          verified.status().code() != StatusCode::kResourceExhausted) {
+        return ServerError(verified.status());
+      }
+      return ErrorResponse(401, "NotAuthorizedException", verified.status().message());
+    }
+    user = std::move(verified).ValueOrDie();
+  } else if (!Authorized(request.authorization)) {
     return ErrorResponse(401, "NotAuthorizedException",
                          "missing or wrong bearer token: this catalog requires the header "
                          "'Authorization: Bearer <token>' with oxbowd's --catalog-token");
   }
   auto route = ParseRoute(request.method, request.path);
   if (!route.ok()) return BadRequest(route.status().message());
-  HttpResponse response = Dispatch(*route, request);
+  HttpResponse response = Dispatch(*route, request, user ? &*user : nullptr);
   if (request.method == "HEAD") response.body.clear();
   return response;
 }
 
-HttpResponse CatalogHandler::Dispatch(const Route& route, const HttpRequest& request) const {
+std::vector<catalog::TableDescriptor> CatalogHandler::VisibleTables(const auth::User* user) const {
+  auto tables = node_->ListTables();
+  if (user) {
+    tables.erase(std::remove_if(tables.begin(), tables.end(),
+                                [&](const catalog::TableDescriptor& t) {
+                                  return !user->Allows(t.name, auth::Access::kRead);
+                                }),
+                 tables.end());
+  }
+  return tables;
+}
+
+HttpResponse CatalogHandler::Dispatch(const Route& route, const HttpRequest& request,
+                                      const auth::User* user) const {
   switch (route.operation) {
     case Operation::kGetConfig:
       return Ok({{"defaults", json::object()},
                  {"overrides", json::object()},
                  {"endpoints",
                   json(std::vector<std::string>(std::begin(kEndpoints), std::end(kEndpoints)))}});
-    case Operation::kListNamespaces: return ListNamespaces(request);
+    case Operation::kListNamespaces: return ListNamespaces(request, user);
     case Operation::kLoadNamespace:
     case Operation::kNamespaceExists: {
-      auto known = KnownNamespace(route.namespace_parts, node_->ListTables());
+      // A namespace without a table the user may read is hidden like one that does not exist.
+      auto known = KnownNamespace(route.namespace_parts, VisibleTables(user));
       if (!known) return NoSuchNamespace(JoinedNamespace(route.namespace_parts));
       if (route.operation == Operation::kNamespaceExists) return NoContent();
       return Ok({{"namespace", json::array({*known})}, {"properties", json::object()}});
     }
     case Operation::kListTables: {
-      auto known = KnownNamespace(route.namespace_parts, node_->ListTables());
+      auto known = KnownNamespace(route.namespace_parts, VisibleTables(user));
       if (!known) return NoSuchNamespace(JoinedNamespace(route.namespace_parts));
-      return ListTables(*known, request);
+      return ListTables(*known, request, user);
     }
     case Operation::kLoadTable:
     case Operation::kTableExists:
     case Operation::kReportMetrics: {
+      // Refused by name, before looking: a table one may not read is refused whether it
+      // exists or not, so the answer tells nothing about it.
+      if (const std::string name = JoinedNamespace(route.namespace_parts) + "." + route.table;
+          user && !user->Allows(name, auth::Access::kRead)) {
+        return ErrorResponse(403, "ForbiddenException",
+                             "user " + Quote(user->name) + " may not read table " + Quote(name));
+      }
       auto known = KnownNamespace(route.namespace_parts, node_->ListTables());
       if (!known) return NoSuchNamespace(JoinedNamespace(route.namespace_parts));
       if (route.operation == Operation::kLoadTable) {
@@ -219,10 +246,11 @@ HttpResponse CatalogHandler::Dispatch(const Route& route, const HttpRequest& req
   return ServerError(Status::Internal("unhandled route"));
 }
 
-HttpResponse CatalogHandler::ListNamespaces(const HttpRequest& request) const {
+HttpResponse CatalogHandler::ListNamespaces(const HttpRequest& request,
+                                            const auth::User* user) const {
   auto page = ParsePage(request);
   if (!page.ok()) return BadRequest(page.status().message());
-  const auto tables = node_->ListTables();
+  const auto tables = VisibleTables(user);
   json body = json::object();
   std::vector<std::string> names;
   if (const std::string* parent = Param(request.query, "parent"); parent && !parent->empty()) {
@@ -241,11 +269,11 @@ HttpResponse CatalogHandler::ListNamespaces(const HttpRequest& request) const {
 }
 
 HttpResponse CatalogHandler::ListTables(const std::string& namespace_name,
-                                        const HttpRequest& request) const {
+                                        const HttpRequest& request, const auth::User* user) const {
   auto page = ParsePage(request);
   if (!page.ok()) return BadRequest(page.status().message());
   std::vector<std::string> names;
-  for (const auto& table : node_->ListTables()) {
+  for (const auto& table : VisibleTables(user)) {
     const size_t dot = table.name.find('.');
     if (table.name.compare(0, dot, namespace_name) != 0 || !lake::IsLakeEnabled(table)) continue;
     const iceberg::TableIdentifier id{namespace_name, table.name.substr(dot + 1)};

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "oxbow/auth/auth.h"
 #include "oxbow/node/node.h"
 #include "oxbow/rest/route_internal.h"
 
@@ -29,21 +30,29 @@ HttpResponse ErrorResponse(int status, std::string_view type, std::string_view m
 
 class CatalogHandler {
  public:
-  // `token`: the bearer token every request must carry; empty for none.
-  CatalogHandler(node::Node* node, std::string token) : node_(node), token_(std::move(token)) {}
+  // `token`: the bearer token every request must carry; empty for none. `authenticator`: when
+  // not null, every request must name a user, who sees only the tables they may read.
+  CatalogHandler(node::Node* node, std::string token, auth::Authenticator* authenticator)
+      : node_(node), token_(std::move(token)), authenticator_(authenticator) {}
 
   HttpResponse Handle(const HttpRequest& request) const;
 
  private:
   bool Authorized(std::string_view authorization) const;
-  HttpResponse Dispatch(const Route& route, const HttpRequest& request) const;
-  HttpResponse ListNamespaces(const HttpRequest& request) const;
-  HttpResponse ListTables(const std::string& namespace_name, const HttpRequest& request) const;
+  // `user` is null when there are no users (no authenticator): everything is visible.
+  HttpResponse Dispatch(const Route& route, const HttpRequest& request,
+                        const auth::User* user) const;
+  // The tables `user` may read.
+  std::vector<catalog::TableDescriptor> VisibleTables(const auth::User* user) const;
+  HttpResponse ListNamespaces(const HttpRequest& request, const auth::User* user) const;
+  HttpResponse ListTables(const std::string& namespace_name, const HttpRequest& request,
+                          const auth::User* user) const;
   HttpResponse LoadTable(const std::string& namespace_name, const std::string& table,
                          bool head) const;
 
   node::Node* node_;
   std::string token_;
+  auth::Authenticator* authenticator_;
 };
 
 }  // namespace oxbow::rest

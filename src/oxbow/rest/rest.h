@@ -6,13 +6,10 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 
+#include "oxbow/auth/auth.h"
+#include "oxbow/http/http.h"
 #include "oxbow/node/node.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace oxbow::rest {
 
@@ -21,8 +18,15 @@ struct CatalogOptions {
   // port; an empty string turns the catalog off (oxbowd's --catalog-listen '').
   std::string listen = "127.0.0.1:8181";
   // When not empty, every request must carry "Authorization: Bearer <token>" (401 otherwise).
-  // Default: empty, no check.
+  // Default: empty, no check. Not with `authenticator`.
   std::string token;
+  // Serve HTTPS (and require client certificates) from these PEM files. Default: plain HTTP.
+  http::TlsOptions tls;
+  // When set, every request must name a user: "Authorization: Bearer <token>" with a token of
+  // the Flight handshake, or "Basic base64(user:password)"; tables and namespaces are served
+  // only to users with a read grant on them (403 otherwise). Must outlive the server.
+  // Default: null, no users.
+  auth::Authenticator* authenticator = nullptr;
 };
 
 class CatalogServer {
@@ -35,16 +39,14 @@ class CatalogServer {
   CatalogServer& operator=(const CatalogServer&) = delete;
 
   // The port actually bound (useful with port 0).
-  int port() const { return port_; }
+  int port() const { return listener_->port(); }
   // Stops accepting connections and waits for the requests in flight. Idempotent.
   void Stop();
 
  private:
   CatalogServer() = default;
 
-  std::unique_ptr<httplib::Server> http_;
-  std::thread thread_;
-  int port_ = 0;
+  std::unique_ptr<http::Listener> listener_;
 };
 
 }  // namespace oxbow::rest

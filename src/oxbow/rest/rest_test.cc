@@ -260,6 +260,40 @@ TEST_F(RestTest, BearerTokenIsRequiredWhenConfigured) {
   EXPECT_EQ(Call("GET", "/v1/config", "", "bearer s3cret").status, 200);
 }
 
+TEST_F(RestTest, UsersSeeOnlyWhatTheyMayRead) {
+  auto fs = PosixFileSystem::Default();
+  auto users = auth::UserStore::Load(fs, dir_ + "/users.json");
+  ASSERT_TRUE(users.ok());
+  ASSERT_TRUE(users->Put("ann", "password-1", {*auth::ParseGrant("shop.orders=read")}).ok());
+  ASSERT_TRUE(users->Save().ok());
+  auth::Authenticator authenticator(fs, dir_ + "/users.json");
+  catalog_.reset();
+  auto catalog = CatalogServer::Start(node_.get(), {"127.0.0.1:0", "", {}, &authenticator});
+  ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
+  catalog_ = std::move(catalog).ValueOrDie();
+  const std::string basic = "Basic " + auth::EncodeBasicCredentials("ann", "password-1");
+  ExpectError(Call("GET", "/v1/namespaces"), 401, "NotAuthorizedException");
+  ExpectError(Call("GET", "/v1/namespaces", "",
+                   "Basic " + auth::EncodeBasicCredentials("ann", "wrong-password")),
+              401, "NotAuthorizedException");
+  EXPECT_EQ(Call("GET", "/v1/namespaces", "", basic).body,
+            json::parse(R"({"namespaces":[["shop"]]})"));
+  EXPECT_EQ(Call("GET", "/v1/namespaces/shop/tables", "", basic).body,
+            json::parse(R"({"identifiers":[{"namespace":["shop"],"name":"orders"}]})"));
+  EXPECT_EQ(Call("GET", "/v1/namespaces/shop/tables/orders", "", basic).status, 200);
+  auto token = authenticator.Login("ann", "password-1");
+  ASSERT_TRUE(token.ok());
+  EXPECT_EQ(Call("HEAD", "/v1/namespaces/shop/tables/orders", "", "Bearer " + *token).status, 204);
+  EXPECT_EQ(ExpectError(Call("GET", "/v1/namespaces/shop/tables/returns", "", basic), 403,
+                        "ForbiddenException"),
+            "user 'ann' may not read table 'shop.returns'");
+  ExpectError(Call("GET", "/v1/namespaces/shop/tables/nope", "", basic), 403, "ForbiddenException");
+  ExpectError(Call("GET", "/v1/namespaces/zoo", "", basic), 404, "NoSuchNamespaceException");
+  EXPECT_TRUE(CatalogServer::Start(node_.get(), {"127.0.0.1:0", "t", {}, &authenticator})
+                  .status()
+                  .IsInvalid());
+}
+
 TEST_F(RestTest, BusyOrBadAddressesAreRefused) {
   auto busy =
       CatalogServer::Start(node_.get(), {"127.0.0.1:" + std::to_string(catalog_->port()), ""});

@@ -18,13 +18,20 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--listen", options->listen, "host:port of the Flight endpoint")
       ->capture_default_str();
   app.add_option("--tls-cert", options->tls_cert_file,
-                 "PEM certificate chain: serve Flight over TLS (grpc+tls://)");
+                 "PEM certificate chain: serve Flight (grpc+tls://) and the REST catalog "
+                 "(https://) over TLS");
   app.add_option("--tls-key", options->tls_key_file, "PEM private key of --tls-cert");
   app.add_option("--tls-client-ca", options->tls_client_ca_file,
-                 "PEM CA bundle: require client certificates signed by it (mutual TLS)");
+                 "PEM CA bundle: require client certificates signed by it (mutual TLS on Flight "
+                 "and the REST catalog)");
+  app.add_flag("--metrics-tls", options->metrics_tls,
+               "Serve the metrics listener over HTTPS with --tls-cert and --tls-key");
   app.add_flag("--auth", options->auth,
                "Require a login (Flight handshake, basic auth against the data dir's users.json, "
                "see `oxbow user`) and a grant on every table a call touches");
+  app.add_option("--auth-token-lifetime-s", options->token_lifetime_s,
+                 "How long a bearer token of the handshake stays valid")
+      ->capture_default_str();
   app.add_flag("--allow-unauthenticated", options->allow_unauthenticated,
                "Serve without --auth on an address other than loopback");
   app.add_option("--metrics-listen", options->metrics_listen,
@@ -48,7 +55,8 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
                  "host:port of the Iceberg REST catalog ('' turns it off)")
       ->capture_default_str();
   app.add_option("--catalog-token", options->catalog.token,
-                 "Bearer token the REST catalog requires of every request (default: none)")
+                 "Bearer token the REST catalog requires of every request (default: none; "
+                 "under --auth the catalog takes the users instead)")
       ->envname("OXBOW_CATALOG_TOKEN");
   static const std::map<std::string, log::FlushPolicy> kPolicies = {
       {"fsync", log::FlushPolicy::kEveryAppend}, {"interval", log::FlushPolicy::kInterval}};

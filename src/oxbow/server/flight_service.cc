@@ -20,17 +20,13 @@ namespace ipc = arrow::ipc;
 
 constexpr auto kFollowPoll = std::chrono::milliseconds(100);
 
-// What follows `scheme` ("Bearer ", "Basic ") in the call's authorization header, if it has one.
+// What follows `scheme` ("Bearer", "Basic") in the call's authorization header, if it has one.
 std::optional<std::string_view> AuthorizationValue(grpc::ServerContext* ctx,
                                                    std::string_view scheme) {
   const auto& headers = ctx->client_metadata();
   auto it = headers.find("authorization");
   if (it == headers.end()) return std::nullopt;
-  const std::string_view value(it->second.data(), it->second.size());
-  if (value.size() <= scheme.size() || value.substr(0, scheme.size()) != scheme) {
-    return std::nullopt;
-  }
-  return value.substr(scheme.size());
+  return auth::AuthorizationValue(std::string_view(it->second.data(), it->second.size()), scheme);
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -274,7 +270,7 @@ FlightService::FlightService(node::Node* node, auth::Authenticator* authenticato
 
 Result<FlightService::Caller> FlightService::Authenticate(grpc::ServerContext* ctx) {
   if (!authenticator_) return Caller();
-  auto token = AuthorizationValue(ctx, "Bearer ");
+  auto token = AuthorizationValue(ctx, "Bearer");
   if (!token) {
     return Status::Unauthenticated(
         "this server requires authentication: handshake with basic auth (user, password), then "
@@ -305,7 +301,7 @@ Status FlightService::Login(
   }
   while (stream->Read(&request)) {
   }
-  auto basic = AuthorizationValue(ctx, "Basic ");
+  auto basic = AuthorizationValue(ctx, "Basic");
   if (!basic) {
     return Status::Unauthenticated(
         "the handshake needs basic auth: \"authorization: Basic base64(user:password)\"");

@@ -43,18 +43,37 @@ bool IsLoopback(const std::string& listen) {
   return host == "localhost" || host == "[::1]" || host.rfind("127.", 0) == 0;
 }
 
+// `what` the listener is, `exposed` what anyone reaching it could do.
+Status RefuseUnauthenticated(const std::string& listen, std::string_view what,
+                             std::string_view exposed) {
+  return Status::Invalid("refusing to listen on " + listen + " (" + std::string(what) +
+                         ") without authentication: anyone who reaches it could " +
+                         std::string(exposed) +
+                         "; add users with `oxbow user add` and pass --auth, or pass "
+                         "--allow-unauthenticated to accept that");
+}
+
 // Refuses to serve every table to anyone who can reach a non-loopback address, and checks that
 // authentication has someone to authenticate.
 Result<std::unique_ptr<auth::Authenticator>> MakeAuthenticator(const ServerOptions& options) {
   if (!options.auth) {
-    if (!IsLoopback(options.listen) && !options.allow_unauthenticated) {
-      return Status::Invalid(
-          "refusing to listen on " + options.listen +
-          " without authentication: anyone who reaches it could read, write and drop every "
-          "table; add users with `oxbow user add` and pass --auth, or pass "
-          "--allow-unauthenticated to accept that");
+    if (!options.allow_unauthenticated) {
+      if (!IsLoopback(options.listen)) {
+        return RefuseUnauthenticated(options.listen, "Flight", "read, write and drop every table");
+      }
+      // The catalog's own bearer token (--catalog-token) is authentication too.
+      if (!options.catalog.listen.empty() && options.catalog.token.empty() &&
+          !IsLoopback(options.catalog.listen)) {
+        return RefuseUnauthenticated(options.catalog.listen, "the REST catalog",
+                                     "read every table in the lake");
+      }
     }
     return std::unique_ptr<auth::Authenticator>();
+  }
+  if (!options.catalog.token.empty()) {
+    return Status::Invalid(
+        "--catalog-token and --auth exclude each other: under --auth the REST catalog takes the "
+        "users' tokens and passwords");
   }
   auto fs = PosixFileSystem::Default();
   const std::string path = auth::UserStore::PathIn(options.node.engine.data_dir);
@@ -64,13 +83,20 @@ Result<std::unique_ptr<auth::Authenticator>> MakeAuthenticator(const ServerOptio
         "--auth needs at least one user in " + path +
         ": add one with `oxbow user add --data-dir <dir> <name> --grant '*=admin'`");
   }
-  return std::make_unique<auth::Authenticator>(fs, path);
+  if (options.token_lifetime_s < 1) {
+    return Status::Invalid("--auth-token-lifetime-s must be at least 1");
+  }
+  return std::make_unique<auth::Authenticator>(fs, path,
+                                               std::chrono::seconds(options.token_lifetime_s));
 }
 
 }  // namespace
 
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   ASSIGN_OR_RAISE(auto credentials, Credentials(options));
+  if (options.metrics_tls && options.tls_cert_file.empty()) {
+    return Status::Invalid("--metrics-tls needs --tls-cert and --tls-key");
+  }
   ASSIGN_OR_RAISE(auto authenticator, MakeAuthenticator(options));
   std::unique_ptr<Server> server(new Server());
   server->authenticator_ = std::move(authenticator);
@@ -79,11 +105,14 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   }
   if (!options.metrics_listen.empty()) {
     Server* s = server.get();
-    ASSIGN_OR_RAISE(server->metrics_server_,
-                    metrics::MetricsServer::Start(
-                        options.metrics_listen,
-                        [s] { return s->ready_ ? s->node_->MetricsPage() : std::string(); },
-                        [s] { return s->ready_.load(); }));
+    ASSIGN_OR_RAISE(
+        server->metrics_server_,
+        metrics::MetricsServer::Start(
+            options.metrics_listen,
+            options.metrics_tls ? http::TlsOptions{options.tls_cert_file, options.tls_key_file, ""}
+                                : http::TlsOptions{},
+            [s] { return s->ready_ ? s->node_->MetricsPage() : std::string(); },
+            [s] { return s->ready_.load(); }));
   }
   ASSIGN_OR_RAISE(server->node_, node::Node::Open(std::move(options.node)));
   server->service_ =
@@ -111,6 +140,8 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     server->kafka_ = std::move(kafka).ValueOrDie();
   }
   if (!options.catalog.listen.empty()) {
+    options.catalog.tls = {options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file};
+    options.catalog.authenticator = server->authenticator_.get();
     auto catalog = rest::CatalogServer::Start(server->node_.get(), std::move(options.catalog));
     if (!catalog.ok()) {
       (void)server->Shutdown();

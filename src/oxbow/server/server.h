@@ -31,16 +31,22 @@ struct ServerOptions {
   // Require the Flight handshake (basic auth against <data_dir>/users.json, managed by `oxbow
   // user`) and a grant on every table a call touches. Off by default.
   bool auth = false;
+  // How long a bearer token of the handshake stays valid. Default: 86400 s (24 h).
+  int64_t token_lifetime_s = 86400;
   // Serve without authentication on an address other than loopback; refused otherwise.
   bool allow_unauthenticated = false;
   // host:port of the metrics listener (/metrics, /healthz, /readyz). Default:
   // "127.0.0.1:9249"; port 0 picks a free port; empty: none.
   std::string metrics_listen = "127.0.0.1:9249";
+  // Serve the metrics listener over HTTPS with tls_cert_file and tls_key_file (no client
+  // certificate asked, so probes and scrapers need only the CA). Default: plain HTTP.
+  bool metrics_tls = false;
   // The data dir, the warehouse and everything about them.
   node::NodeOptions node;
   // The Kafka listener (docs/kafka.md); an empty kafka.listen serves no Kafka.
   kafka::KafkaOptions kafka;
   // The Iceberg REST catalog over the lake (default 127.0.0.1:8181; listen "" turns it off).
+  // Its TLS and users are the Flight endpoint's (set by Start from the fields above).
   rest::CatalogOptions catalog;
 };
 

@@ -1,0 +1,58 @@
+// One HTTP or HTTPS listener on a thread of its own, shared by the front ends that speak HTTP
+// (the metrics listener, the Iceberg REST catalog): address parsing, binding without sharing
+// the port, TLS and mutual TLS from PEM files, start and stop. cpp-httplib is its face: the
+// caller registers its routes on the httplib::Server it is handed.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+
+#include "oxbow/common/status.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace oxbow::http {
+
+// TLS of a listener. All empty: plain HTTP.
+struct TlsOptions {
+  std::string cert_file;       // PEM certificate chain (with key_file). Default: none.
+  std::string key_file;        // PEM private key of cert_file. Default: none.
+  std::string client_ca_file;  // PEM CA that client certificates must chain to (mutual TLS;
+                               // needs the other two). Default: none, no client certificate.
+  bool enabled() const { return !cert_file.empty(); }
+};
+
+// "host:port", "[::1]:port": the host (brackets removed) and the port (0-65535).
+Result<std::pair<std::string, int>> ParseListen(std::string_view what, const std::string& listen);
+
+class Listener {
+ public:
+  // Binds `listen` (port 0 picks a free one), lets `routes` register the handlers, and serves
+  // on a new thread. `what` names the listener in errors ("metrics", "the REST catalog").
+  // Invalid for a bad address or TLS files that do not make a server; IOError when the address
+  // cannot be bound.
+  static Result<std::unique_ptr<Listener>> Start(
+      std::string_view what, const std::string& listen, const TlsOptions& tls,
+      const std::function<void(httplib::Server&)>& routes);
+  ~Listener();  // Stop()s
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+
+  int port() const { return port_; }
+  // Stops accepting and waits for the requests in flight. Idempotent.
+  void Stop();
+
+ private:
+  Listener() = default;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+}  // namespace oxbow::http

@@ -1,0 +1,111 @@
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+
+#include "oxbow/common/parse.h"
+#include "oxbow/http/http.h"
+
+namespace oxbow::http {
+
+Result<std::pair<std::string, int>> ParseListen(std::string_view what, const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return Status::Invalid(std::string(what) + " listen address " + Quote(listen) +
+                           " is not host:port");
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  auto port = ParseInt32(std::string_view(listen).substr(colon + 1));
+  if (!port.ok() || *port < 0 || *port > 65535) {
+    return Status::Invalid(std::string(what) + " listen address " + Quote(listen) +
+                           " has no valid port");
+  }
+  return std::make_pair(std::move(host), static_cast<int>(*port));
+}
+
+namespace {
+
+Result<std::unique_ptr<httplib::Server>> MakeServer(std::string_view what, const TlsOptions& tls) {
+  if (tls.cert_file.empty() != tls.key_file.empty()) {
+    return Status::Invalid("TLS of " + std::string(what) + " needs both a certificate and a key");
+  }
+  if (!tls.enabled()) {
+    if (!tls.client_ca_file.empty()) {
+      return Status::Invalid("a client CA for " + std::string(what) +
+                             " needs a certificate and a key");
+    }
+    return std::make_unique<httplib::Server>();
+  }
+  for (const std::string* file : {&tls.cert_file, &tls.key_file, &tls.client_ca_file}) {
+    std::error_code ec;
+    if (!file->empty() && !std::filesystem::is_regular_file(*file, ec)) {
+      return Status::Invalid("TLS file " + Quote(*file) + " of " + std::string(what) +
+                             " is not a readable file");
+    }
+  }
+  auto server = std::make_unique<httplib::SSLServer>(
+      tls.cert_file.c_str(), tls.key_file.c_str(),
+      tls.client_ca_file.empty() ? nullptr : tls.client_ca_file.c_str());
+  if (!server->is_valid()) {
+    return Status::Invalid("TLS of " + std::string(what) +
+                           ": the certificate, key or client CA file is not valid PEM, or the key "
+                           "does not match the certificate");
+  }
+  return std::unique_ptr<httplib::Server>(std::move(server));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Listener>> Listener::Start(
+    std::string_view what, const std::string& listen, const TlsOptions& tls,
+    const std::function<void(httplib::Server&)>& routes) {
+  ASSIGN_OR_RAISE(auto address, ParseListen(what, listen));
+  std::unique_ptr<Listener> listener(new Listener());
+  ASSIGN_OR_RAISE(listener->server_, MakeServer(what, tls));
+  httplib::Server& http = *listener->server_;
+  // cpp-httplib shares ports (SO_REUSEPORT) by default; a second oxbowd on a busy port must fail.
+  http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  routes(http);
+  const auto& [host, port] = address;
+  if (port == 0) {
+    listener->port_ = http.bind_to_any_port(host);
+  } else if (http.bind_to_port(host, port)) {
+    listener->port_ = port;
+  }
+  if (listener->port_ <= 0) {
+    return Status::IOError("cannot listen for " + std::string(what) + " on " + listen +
+                           " (address in use, or not a valid host?)");
+  }
+  auto ended = std::make_shared<std::atomic<bool>>(false);
+  listener->thread_ = std::thread([&http, ended] {
+    http.listen_after_bind();
+    ended->store(true);
+  });
+  // stop() only takes effect once the accept loop runs, so Stop() must not come before it.
+  while (!http.is_running() && !ended->load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (ended->load()) {
+    listener->thread_.join();
+    return Status::IOError("the listener for " + std::string(what) + " on " + listen +
+                           " ended at once");
+  }
+  return listener;
+}
+
+Listener::~Listener() { Stop(); }
+
+void Listener::Stop() {
+  if (!thread_.joinable()) return;
+  server_->stop();
+  thread_.join();
+}
+
+}  // namespace oxbow::http

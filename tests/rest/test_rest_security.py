@@ -1,0 +1,188 @@
+"""The REST catalog under oxbowd --auth and TLS: the users of the Flight handshake, with their
+per-table read grants; pyiceberg with a token from the handshake, plain HTTP(S) with basic
+credentials; 401s, 403s with the spec's error body, hidden tables, HTTPS with the Flight
+endpoint's certificate, and the starts oxbowd refuses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pyarrow as pa
+import pyarrow.flight as fl
+import pytest
+import requests
+from pyiceberg.catalog import load_catalog
+from pyiceberg.exceptions import ForbiddenError, UnauthorizedError
+
+from oxbowd_harness import schema_json
+from rest_data import SCHEMA, batch, rest_catalog, user_columns, written
+from test_auth import add_user, oxbow  # noqa: F401 (oxbow: the CLI the users are made with)
+from test_tls import pki  # noqa: F401 (a fixture)
+
+PASSWORD = {name: f"pw-{name}-123" for name in ("root", "shopper", "stranger")}
+
+
+def token_of(server, user) -> str:
+    header = server.new_client().authenticate_basic_token(user, PASSWORD[user])
+    return header[1].decode().split(" ", 1)[1]
+
+
+def start(make_server, tmp_path, *extra, client_args=None):
+    data = tmp_path / "data"
+    data.mkdir()
+    add_user(data, "root", "*=admin")
+    add_user(data, "shopper", "shop.orders=read")
+    add_user(data, "stranger", "other.*=admin")
+    server = make_server(data_dir=data, client_args=client_args,
+                         extra_args=("--auth", "--warehouse", str(tmp_path / "warehouse"),
+                                     "--lake-freshness-ms", "100", *extra))
+    root = fl.FlightCallOptions(headers=[(b"authorization", f"Bearer {token_of(server, 'root')}".encode())])
+    for name, props in (("shop.orders", {}), ("shop.returns", {}), ("zoo.animals", {})):
+        list(server.client.do_action(fl.Action("create_table", json.dumps(
+            {"table": name, "schema": schema_json(SCHEMA), "properties": props}).encode()), options=root))
+        writer, acks = server.client.do_put(fl.FlightDescriptor.for_path(*name.split(".")), SCHEMA,
+                                            options=root)
+        writer.write_batch(batch(0, 20))
+        acks.read()
+        writer.close()
+    return server
+
+
+def wait_tiered(base, tables, **request_args):
+    deadline = time.monotonic() + 20
+    for table in tables:
+        ns, name = table.split(".")
+        while requests.head(f"{base}/v1/namespaces/{ns}/tables/{name}", timeout=10,
+                            auth=("root", PASSWORD["root"]), **request_args).status_code != 204:
+            assert time.monotonic() < deadline, f"{table} never reached the lake"
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def secured(make_server, tmp_path):
+    server = start(make_server, tmp_path)
+    server.base = f"http://127.0.0.1:{server.catalog_port}"
+    wait_tiered(server.base, ["shop.orders", "shop.returns", "zoo.animals"])
+    return server
+
+
+def test_pyiceberg_with_a_flight_token_sees_what_the_user_may_read(secured):
+    catalog = rest_catalog(secured, token=token_of(secured, "shopper"))
+    assert catalog.list_namespaces() == [("shop",)]  # zoo holds nothing shopper may read
+    assert catalog.list_tables("shop") == [("shop", "orders")]
+    assert user_columns(catalog.load_table("shop.orders").scan().to_arrow()).equals(written(batch(0, 20)))
+    with pytest.raises(ForbiddenError, match="'shopper' may not read table 'shop.returns'"):
+        catalog.load_table("shop.returns")
+    # Refused by name, whether the table exists or not.
+    with pytest.raises(ForbiddenError):
+        catalog.load_table("shop.nope")
+    root = rest_catalog(secured, token=token_of(secured, "root"))
+    assert root.list_namespaces() == [("shop",), ("zoo",)]
+    assert root.list_tables("shop") == [("shop", "orders"), ("shop", "returns")]
+    stranger = rest_catalog(secured, token=token_of(secured, "stranger"))
+    assert stranger.list_namespaces() == []
+
+
+def test_pyiceberg_with_basic_auth(secured):
+    catalog = rest_catalog(secured, auth={"type": "basic", "basic": {
+        "username": "shopper", "password": PASSWORD["shopper"]}})
+    assert catalog.list_tables("shop") == [("shop", "orders")]
+    assert user_columns(catalog.load_table("shop.orders").scan().to_arrow()).equals(written(batch(0, 20)))
+    with pytest.raises(UnauthorizedError, match="wrong user name or password"):
+        rest_catalog(secured, auth={"type": "basic", "basic": {"username": "shopper", "password": "nope-nope"}})
+
+
+def test_bad_or_missing_credentials_are_401s(secured):
+    with pytest.raises(UnauthorizedError):
+        rest_catalog(secured)
+    with pytest.raises(UnauthorizedError, match="unknown or expired"):
+        rest_catalog(secured, token="0" * 64)
+    for auth in (None, ("shopper", "wrong-password"), ("nobody", "pw-nobody-123")):
+        reply = requests.get(secured.base + "/v1/namespaces", auth=auth, timeout=10)
+        assert reply.status_code == 401, auth
+        assert reply.json()["error"]["type"] == "NotAuthorizedException"
+        assert reply.json()["error"]["code"] == 401
+
+
+def test_basic_credentials_and_403s_in_the_spec_body(secured):
+    shopper = ("shopper", PASSWORD["shopper"])
+    reply = requests.get(secured.base + "/v1/namespaces/shop/tables", auth=shopper, timeout=10)
+    assert reply.json() == {"identifiers": [{"namespace": ["shop"], "name": "orders"}]}
+    assert requests.get(secured.base + "/v1/namespaces/shop/tables/orders", auth=shopper,
+                        timeout=10).status_code == 200
+    for method in ("GET", "HEAD"):
+        reply = requests.request(method, secured.base + "/v1/namespaces/zoo/tables/animals",
+                                 auth=shopper, timeout=10)
+        assert reply.status_code == 403
+        if method == "GET":
+            assert reply.json() == {"error": {
+                "message": "user 'shopper' may not read table 'zoo.animals'",
+                "type": "ForbiddenException", "code": 403}}
+    # A namespace without a readable table is hidden like a missing one.
+    assert requests.get(secured.base + "/v1/namespaces/zoo", auth=shopper, timeout=10).status_code == 404
+
+
+def test_repeated_wrong_passwords_lock_out_the_name_on_rest_too(secured):
+    for _ in range(5):
+        assert requests.get(secured.base + "/v1/config", auth=("shopper", "bad-password"),
+                            timeout=10).status_code == 401
+    locked = requests.get(secured.base + "/v1/config", auth=("shopper", PASSWORD["shopper"]), timeout=10)
+    assert locked.status_code == 401
+    assert "too many failed logins" in locked.json()["error"]["message"]
+    # The lockout is the name's, on every listener: the Flight handshake refuses it too.
+    with pytest.raises(pa.ArrowException, match="too many failed logins"):
+        secured.new_client().authenticate_basic_token("shopper", PASSWORD["shopper"])
+
+
+def test_https_with_the_flight_certificate(make_server, tmp_path, pki, monkeypatch):  # noqa: F811
+    # requests lets these variables override a session's CA bundle (psf/requests#3829), which
+    # is how pyiceberg passes ssl.cabundle on.
+    for variable in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+        monkeypatch.delenv(variable, raising=False)
+    server = start(make_server, tmp_path, "--tls-cert", str(pki / "server.pem"),
+                   "--tls-key", str(pki / "server.key"),
+                   client_args={"tls_root_certs": (pki / "ca.pem").read_bytes()})
+    base = f"https://127.0.0.1:{server.catalog_port}"
+    ca = str(pki / "ca.pem")
+    wait_tiered(base, ["shop.orders"], verify=ca)
+    catalog = load_catalog("oxbow", type="rest", uri=base, token=token_of(server, "shopper"),
+                           ssl={"cabundle": ca})
+    assert catalog.list_tables("shop") == [("shop", "orders")]
+    assert user_columns(catalog.load_table("shop.orders").scan().to_arrow()).equals(written(batch(0, 20)))
+    # Plain HTTP on the HTTPS port gets no answer; an unknown CA is refused by the client.
+    with pytest.raises(requests.exceptions.ConnectionError):
+        requests.get(f"http://127.0.0.1:{server.catalog_port}/v1/config", timeout=10)
+    with pytest.raises(requests.exceptions.SSLError):
+        requests.get(base + "/v1/config", timeout=10)
+
+
+def test_mutual_tls_on_the_catalog(make_server, tmp_path, pki):  # noqa: F811
+    server = start(make_server, tmp_path, "--tls-cert", str(pki / "server.pem"),
+                   "--tls-key", str(pki / "server.key"), "--tls-client-ca", str(pki / "ca.pem"),
+                   client_args={"tls_root_certs": (pki / "ca.pem").read_bytes(),
+                                "cert_chain": (pki / "client.pem").read_bytes(),
+                                "private_key": (pki / "client.key").read_bytes()})
+    base = f"https://127.0.0.1:{server.catalog_port}"
+    ca = str(pki / "ca.pem")
+    with pytest.raises(requests.exceptions.RequestException):
+        requests.get(base + "/v1/config", verify=ca, timeout=10)
+    reply = requests.get(base + "/v1/config", verify=ca, auth=("root", PASSWORD["root"]),
+                         cert=(str(pki / "client.pem"), str(pki / "client.key")), timeout=10)
+    assert reply.status_code == 200
+
+
+def test_refused_starts(oxbowd_bin, tmp_path):
+    def run(*args):
+        return subprocess.run([str(oxbowd_bin), "--data-dir", str(tmp_path / "d"), "--listen", "127.0.0.1:0",
+                               "--metrics-listen", "", "--kafka-listen", "", *args],
+                              capture_output=True, text=True, timeout=20)
+    # Only checked, never bound: the refusal comes before any listener starts.
+    open_catalog = run("--catalog-listen", "0.0.0.0:0")
+    assert open_catalog.returncode != 0
+    assert "without authentication" in open_catalog.stdout and "REST catalog" in open_catalog.stdout
+    (tmp_path / "d").mkdir(exist_ok=True)
+    add_user(tmp_path / "d", "root", "*=admin")
+    both = run("--catalog-listen", "127.0.0.1:0", "--auth", "--catalog-token", "x")
+    assert both.returncode != 0 and "exclude each other" in both.stdout, both.stdout

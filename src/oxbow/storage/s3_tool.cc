@@ -8,6 +8,9 @@
 //   s3_tool bench-put URI BYTES COUNT   COUNT objects of BYTES; prints MB/s
 //   s3_tool bench-get URI RANGE COUNT   COUNT ranged reads of RANGE bytes spread over URI
 // Environment knobs: OXBOW_S3_PART_BYTES, OXBOW_S3_LIST_PAGE_KEYS, OXBOW_S3_MAX_ATTEMPTS.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -158,4 +161,7 @@ int Run(const std::vector<std::string>& args) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return Run(std::vector<std::string>(argv + 1, argv + argc)); }
+int main(int argc, char** argv) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("s3_tool"));  // stdout carries the data
+  return Run(std::vector<std::string>(argv + 1, argv + argc));
+}

@@ -148,6 +148,9 @@ Result<S3Response> S3Client::Attempt(const S3Request& request, const std::string
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME,
                    std::max(1L, static_cast<long>(options_.stall_timeout_ms / 1000)));
+  // Larger transfer buffers than the 16/64 KiB defaults: fewer callbacks per object.
+  curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 512L * 1024);
+  curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, ReadHeader);

@@ -58,6 +58,18 @@ def test_large_object_goes_up_as_multipart(s3_env, s3_tool, s3_prefix, tmp_path)
     assert not uploads.get("Uploads"), "a finished multipart upload is still open"
 
 
+def test_an_unsynced_file_leaves_no_object(s3_env, s3_tool, s3_prefix, tmp_path):
+    local = tmp_path / "big"
+    local.write_bytes(payload(11 * MIB, seed=9))  # parts went out before the File was dropped
+    key = f"{s3_prefix}/unsynced"
+    env = dict(os.environ, OXBOW_S3_PART_BYTES=str(5 * MIB))
+    ok(s3_tool, "put-unsynced", f"s3://{s3_env.bucket}/{key}", local, env=env)
+    boto = s3_env.client()
+    assert boto.list_objects_v2(Bucket=s3_env.bucket, Prefix=key).get("KeyCount") == 0
+    uploads = boto.list_multipart_uploads(Bucket=s3_env.bucket, Prefix=key)
+    assert not uploads.get("Uploads"), f"the unsynced upload was not aborted: {uploads}"
+
+
 def test_objects_boto3_wrote_are_read_and_listed_across_pages(s3_env, s3_tool, s3_prefix):
     boto = s3_env.client()
     keys = [f"{s3_prefix}/dir/k{i:02d}" for i in range(13)] + [

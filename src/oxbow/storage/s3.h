@@ -4,7 +4,7 @@
 //
 // Paths are URIs, "s3://bucket/key". Objects are immutable once written: a File opened with
 // kCreate buffers its bytes (uploading full parts of a multipart upload as it goes) and the
-// object appears whole when Sync() returns, or when the File is destroyed unsynced. S3 has no
+// object appears whole when Sync() returns; a File destroyed unsynced leaves no object. S3 has no
 // rename, no lock and no directories: Rename* and LockFile are NotImplemented, CreateDirs and
 // SyncDir do nothing, and a "directory" is the prefix "<key>/".
 #pragma once

@@ -62,7 +62,7 @@ class S3ReadFile : public File {
 };
 
 // An object being written: bytes are buffered, full parts go out as a multipart upload once the
-// buffer holds more than one part, and Sync() (or the destructor) completes the object.
+// buffer holds more than one part, and Sync() completes the object.
 class S3WriteFile : public File {
  public:
   S3WriteFile(std::string path, S3Client* client, S3Location location, int64_t part_bytes)
@@ -71,11 +71,10 @@ class S3WriteFile : public File {
         location_(std::move(location)),
         part_bytes_(part_bytes) {}
 
+  // An object never synced is never created: its multipart upload, if any, is aborted.
   ~S3WriteFile() override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (state_ != State::kOpen) return;
-    Status st = FinishLocked();
-    if (!st.ok()) spdlog::warn("S3: unsynced object {} was not written: {}", path(), st.message());
+    if (state_ == State::kOpen) FailLocked();
   }
 
   Status WriteAt(int64_t position, std::span<const ByteSpan> pieces) override {

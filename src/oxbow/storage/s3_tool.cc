@@ -1,6 +1,7 @@
 // Test and benchmark driver of S3FileSystem (not installed): tests/s3 checks it against boto3
 // and bench/s3_bench.py times it beside boto3. Options come from the AWS environment.
 //   s3_tool put URI LOCAL_FILE          write LOCAL_FILE as the object URI (1 MiB writes)
+//   s3_tool put-unsynced URI LOCAL_FILE the same writes, then the File is dropped without Sync()
 //   s3_tool get URI OFFSET LENGTH       ranged read to stdout
 //   s3_tool cat URI                     the whole object to stdout
 //   s3_tool size URI | rm URI | rmr URI | check URI
@@ -57,7 +58,7 @@ int Run(const std::vector<std::string>& args) {
   oxbow::storage::S3FileSystem& fs = **made;
   const std::string& command = args[0];
   const std::string& uri = args[1];
-  if (command == "put" && args.size() == 3) {
+  if ((command == "put" || command == "put-unsynced") && args.size() == 3) {
     std::ifstream in(args[2], std::ios::binary);
     std::stringstream bytes;
     bytes << in.rdbuf();
@@ -71,6 +72,7 @@ int Run(const std::vector<std::string>& args) {
                            ByteSpan(reinterpret_cast<const uint8_t*>(piece.data()), piece.size()));
       if (!st.ok()) return Fail(st);
     }
+    if (command == "put-unsynced") return 0;  // the File is dropped without Sync()
     Status st = (*file)->Sync();
     return st.ok() ? 0 : Fail(st);
   }

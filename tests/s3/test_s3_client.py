@@ -137,3 +137,40 @@ def test_credentials_file_profile(s3_env, s3_tool, s3_prefix, tmp_path):
     env["AWS_PROFILE"] = "default"
     proc = run_tool(s3_tool, "check", f"s3://{s3_env.bucket}/{s3_prefix}", env=env)
     assert proc.returncode == 1 and "InvalidAccessKeyId" in proc.stderr.decode()
+
+
+def test_temporary_credentials_with_a_session_token(s3_env, s3_tool, s3_prefix, tmp_path):
+    """AWS_SESSION_TOKEN is sent (and signed) as x-amz-security-token: credentials from STS
+    AssumeRole work with it, and are refused without it or with a wrong one."""
+    import boto3
+    import json
+    kw = dict(endpoint_url=s3_env.endpoint, region_name=s3_env.region,
+              aws_access_key_id=s3_env.access_key_id,
+              aws_secret_access_key=s3_env.secret_access_key)
+    iam = boto3.client("iam", **kw)
+    role_name = f"reader-{s3_prefix[:40]}"
+    role = iam.create_role(RoleName=role_name, AssumeRolePolicyDocument=json.dumps(
+        {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"},
+                                                 "Action": "sts:AssumeRole"}]}))["Role"]
+    iam.put_role_policy(RoleName=role_name, PolicyName="everything", PolicyDocument=json.dumps(
+        {"Version": "2012-10-17",
+         "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}))
+    creds = boto3.client("sts", **kw).assume_role(RoleArn=role["Arn"],
+                                                  RoleSessionName="oxbow-test")["Credentials"]
+    assert creds["AccessKeyId"].startswith("ASIA")
+    env = dict(os.environ, AWS_ACCESS_KEY_ID=creds["AccessKeyId"],
+               AWS_SECRET_ACCESS_KEY=creds["SecretAccessKey"],
+               AWS_SESSION_TOKEN=creds["SessionToken"])
+    local = tmp_path / "obj"
+    local.write_bytes(b"temporary")
+    uri = f"s3://{s3_env.bucket}/{s3_prefix}/tmp-creds"
+    ok(s3_tool, "put", uri, local, env=env)
+    assert ok(s3_tool, "cat", uri, env=env) == b"temporary"
+
+    wrong = dict(env, AWS_SESSION_TOKEN="not-the-token")
+    proc = run_tool(s3_tool, "cat", uri, env=wrong)
+    assert proc.returncode == 1 and "InvalidToken" in proc.stderr.decode(), proc.stderr
+    assert creds["SessionToken"] not in proc.stderr.decode()
+    missing = {k: v for k, v in env.items() if k != "AWS_SESSION_TOKEN"}
+    proc = run_tool(s3_tool, "cat", uri, env=missing)
+    assert proc.returncode == 1 and "Unauthenticated" in proc.stderr.decode(), proc.stderr

@@ -245,7 +245,13 @@ Status S3Client::Put(const std::string& bucket, const std::string& key, std::str
 }
 
 Result<int64_t> S3Client::Head(const std::string& bucket, const std::string& key) {
-  ASSIGN_OR_RAISE(S3Response response, Send(Request("HEAD", bucket, key)));
+  auto head = Send(Request("HEAD", bucket, key));
+  if (!head.ok() && !head.status().IsNotFound()) {
+    // A HEAD answer has no body, so no error code: a one-byte GET fetches S3's reason.
+    auto get = Get(bucket, key, 0, 1);
+    return get.ok() ? head.status() : get.status();
+  }
+  ASSIGN_OR_RAISE(S3Response response, std::move(head));
   if (response.content_length < 0) {
     return Status::IOError("HEAD s3://" + bucket + "/" + key + ": no Content-Length");
   }

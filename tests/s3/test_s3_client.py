@@ -174,3 +174,20 @@ def test_temporary_credentials_with_a_session_token(s3_env, s3_tool, s3_prefix, 
     missing = {k: v for k, v in env.items() if k != "AWS_SESSION_TOKEN"}
     proc = run_tool(s3_tool, "cat", uri, env=missing)
     assert proc.returncode == 1 and "Unauthenticated" in proc.stderr.decode(), proc.stderr
+
+
+def test_virtual_host_addressing(s3_env, s3_tool, s3_prefix, tmp_path):
+    """<bucket>.<host> URLs (libcurl resolves *.localhost to the loopback address): the request
+    paths carry no bucket, and the server finds it in the signed Host header."""
+    env = dict(os.environ, AWS_ENDPOINT_URL=s3_env.endpoint.replace("127.0.0.1", "localhost"),
+               OXBOW_S3_PATH_STYLE="0")
+    local = tmp_path / "obj"
+    local.write_bytes(payload(6000, seed=4))
+    uri = f"s3://{s3_env.bucket}/{s3_prefix}/vh/obj"
+    ok(s3_tool, "put", uri, local, env=env)
+    assert ok(s3_tool, "get", uri, 10, 20, env=env) == payload(6000, seed=4)[10:30]
+    assert ok(s3_tool, "ls", f"s3://{s3_env.bucket}/{s3_prefix}/vh", env=env) == b"obj\n"
+    got = s3_env.client().get_object(Bucket=s3_env.bucket, Key=f"{s3_prefix}/vh/obj")
+    assert got["Body"].read() == payload(6000, seed=4)
+    log = s3_env.log_path.read_text(errors="replace")
+    assert f'"PUT /{s3_prefix}/vh/obj HTTP/1.1" 200' in log, "no virtual-host PUT in the log"

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "oxbow/common/parse.h"
 #include "oxbow/iceberg/io_internal.h"
@@ -118,7 +120,11 @@ Result<MetadataPointer> FileCatalog::SwapMetadata(const TableIdentifier& table,
   if (options_.sync) RETURN_NOT_OK(fs_->SyncDir(dir));
 
   // The hint only speeds up CurrentMetadata, which probes past it, so failures are not fatal.
-  const std::string hint_tmp = JoinPath(dir, "." + std::string(kVersionHint) + "." + RandomUuid());
+  std::string hint_name = ".";  // appended piecewise, see VersionFileName
+  hint_name += kVersionHint;
+  hint_name += ".";
+  hint_name += RandomUuid();
+  const std::string hint_tmp = JoinPath(dir, hint_name);
   if (WriteWholeFile(fs_.get(), hint_tmp, std::to_string(version), false).ok()) {
     if (!fs_->Rename(hint_tmp, JoinPath(dir, kVersionHint)).ok()) (void)fs_->Remove(hint_tmp);
   }
@@ -143,6 +149,112 @@ Result<std::vector<TableIdentifier>> FileCatalog::ListTables(const std::string& 
   std::vector<TableIdentifier> tables;
   for (auto& name : *names) {
     TableIdentifier table{namespace_name, std::move(name)};
+    ASSIGN_OR_RAISE(bool exists, TableExists(table));
+    if (exists) tables.push_back(std::move(table));
+  }
+  return tables;
+}
+
+LocalPointerCatalog::LocalPointerCatalog(std::shared_ptr<FileSystem> fs, std::string warehouse,
+                                         std::shared_ptr<FileSystem> local_fs,
+                                         std::string pointer_dir)
+    : fs_(std::move(fs)),
+      warehouse_(std::move(warehouse)),
+      local_fs_(std::move(local_fs)),
+      pointer_dir_(std::move(pointer_dir)) {
+  while (warehouse_.size() > 1 && warehouse_.back() == '/') warehouse_.pop_back();
+}
+
+std::string LocalPointerCatalog::TableLocation(const TableIdentifier& table) const {
+  if (table.namespace_name.empty()) return warehouse_ + "/" + table.name;
+  return warehouse_ + "/" + table.namespace_name + "/" + table.name;
+}
+
+std::string LocalPointerCatalog::PointerName(const TableIdentifier& table) const {
+  return table.ToString() + ".json";
+}
+
+Result<MetadataPointer> LocalPointerCatalog::CurrentLocked(const TableIdentifier& table) {
+  auto text = ReadWholeFile(local_fs_.get(), JoinPath(pointer_dir_, PointerName(table)));
+  if (!text.ok()) {
+    if (text.status().IsNotFound()) {
+      return Status::NotFound("no Iceberg table " + table.ToString() + " in the catalog");
+    }
+    return text.status();
+  }
+  auto json = nlohmann::json::parse(*text, nullptr, false);
+  if (!json.is_object() || !json["location"].is_string() || !json["version"].is_number_integer()) {
+    return Status::Corruption("catalog pointer of " + table.ToString() +
+                              " is not valid: " + JoinPath(pointer_dir_, PointerName(table)));
+  }
+  MetadataPointer pointer{json["location"].get<std::string>(), json["version"].get<int64_t>()};
+  auto size = fs_->FileSize(LocalPath(pointer.location));
+  if (!size.ok()) {
+    if (size.status().IsNotFound()) {
+      return Status::NotFound("the metadata file " + pointer.location + " of " + table.ToString() +
+                              " is gone");
+    }
+    return size.status();
+  }
+  return pointer;
+}
+
+Result<MetadataPointer> LocalPointerCatalog::CurrentMetadata(const TableIdentifier& table) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CurrentLocked(table);
+}
+
+Result<MetadataPointer> LocalPointerCatalog::SwapMetadata(const TableIdentifier& table,
+                                                          const MetadataPointer& base,
+                                                          std::string_view metadata_json) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto current = CurrentLocked(table);
+  if (!current.ok() && !current.status().IsNotFound()) return current.status();
+  const bool matches = current.ok()
+                           ? current->version == base.version && current->location == base.location
+                           : base.version == 0;
+  if (!matches) {
+    return Status::AlreadyExists("commit conflict: " + table.ToString() +
+                                 " is no longer at version " + std::to_string(base.version));
+  }
+  const int64_t version = base.version + 1;
+  char number[24];
+  std::snprintf(number, sizeof(number), "%05lld", static_cast<long long>(version));
+  MetadataPointer next{
+      TableLocation(table) + "/metadata/" + number + "-" + RandomUuid() + ".metadata.json",
+      version};
+  RETURN_NOT_OK(fs_->CreateDirs(LocalPath(TableLocation(table)) + "/metadata"));  // S3: nothing
+  RETURN_NOT_OK(WriteWholeFile(fs_.get(), LocalPath(next.location), metadata_json, true));
+  nlohmann::json pointer = {{"version", next.version}, {"location", next.location}};
+  RETURN_NOT_OK(local_fs_->CreateDirs(pointer_dir_));
+  // On failure the new metadata file stays unreferenced (the old pointer holds), or, when only
+  // the directory sync failed, referenced: either way it is not removed here.
+  RETURN_NOT_OK(WriteFileAtomically(*local_fs_, pointer_dir_, PointerName(table), pointer.dump()));
+  return next;
+}
+
+Result<bool> LocalPointerCatalog::TableExists(const TableIdentifier& table) {
+  auto current = CurrentMetadata(table);
+  if (current.ok()) return true;
+  if (current.status().IsNotFound()) return false;
+  return current.status();
+}
+
+Result<std::vector<TableIdentifier>> LocalPointerCatalog::ListTables(
+    const std::string& namespace_name) {
+  auto names = local_fs_->ListDir(pointer_dir_);
+  if (!names.ok()) {
+    if (names.status().IsNotFound()) return std::vector<TableIdentifier>();
+    return names.status();
+  }
+  std::sort(names->begin(), names->end());
+  std::vector<TableIdentifier> tables;
+  const std::string prefix = namespace_name.empty() ? "" : namespace_name + ".";
+  for (const auto& name : *names) {
+    if (!name.ends_with(".json") || name.rfind(prefix, 0) != 0) continue;
+    std::string rest = name.substr(prefix.size(), name.size() - prefix.size() - 5);
+    if (rest.empty() || rest.find('.') != std::string::npos) continue;
+    TableIdentifier table{namespace_name, std::move(rest)};
     ASSIGN_OR_RAISE(bool exists, TableExists(table));
     if (exists) tables.push_back(std::move(table));
   }

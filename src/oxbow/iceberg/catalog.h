@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,41 @@ class FileCatalog : public Catalog {
   std::shared_ptr<FileSystem> fs_;
   std::string warehouse_;
   FileCatalogOptions options_;
+};
+
+// A catalog for object stores, which have no rename: the table files (data, manifests and every
+// metadata file) live in <warehouse>/<namespace>/<name> on `fs` (e.g. S3), each metadata file
+// written once under a new name, <N>-<uuid>.metadata.json; the pointer to each table's current
+// one is a small local file, <pointer_dir>/<namespace>.<name>.json, replaced atomically (write,
+// fsync, rename, fsync the directory) on `local_fs`. A swap is atomic because only the pointer
+// makes a metadata file current: a crash before the rename leaves an unreferenced object, never
+// a half-published table. One process owns the pointers (the data dir's lock); swaps within it
+// are serialised. docs/storage.md, "Commits without rename".
+class LocalPointerCatalog : public Catalog {
+ public:
+  LocalPointerCatalog(std::shared_ptr<FileSystem> fs, std::string warehouse,
+                      std::shared_ptr<FileSystem> local_fs, std::string pointer_dir);
+
+  std::string TableLocation(const TableIdentifier& table) const override;
+  // The pointer's metadata file; NotFound when there is no pointer or its file is gone (the
+  // table's files were removed).
+  Result<MetadataPointer> CurrentMetadata(const TableIdentifier& table) override;
+  // Writes <location>/metadata/<N>-<uuid>.metadata.json (durable once the store acknowledges
+  // it), then replaces the pointer.
+  Result<MetadataPointer> SwapMetadata(const TableIdentifier& table, const MetadataPointer& base,
+                                       std::string_view metadata_json) override;
+  Result<bool> TableExists(const TableIdentifier& table) override;
+  Result<std::vector<TableIdentifier>> ListTables(const std::string& namespace_name) override;
+
+ private:
+  std::string PointerName(const TableIdentifier& table) const;
+  Result<MetadataPointer> CurrentLocked(const TableIdentifier& table);
+
+  std::shared_ptr<FileSystem> fs_;
+  std::string warehouse_;
+  std::shared_ptr<FileSystem> local_fs_;
+  std::string pointer_dir_;
+  std::mutex mu_;
 };
 
 }  // namespace oxbow::iceberg

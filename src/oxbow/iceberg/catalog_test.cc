@@ -113,5 +113,60 @@ TEST_F(FileCatalogTest, IcebergTableCommitsThroughTheCatalog) {
             warehouse_ + "/shop/orders/metadata/v1.metadata.json");
 }
 
+// LocalPointerCatalog: metadata files written once under new names, the pointer kept locally.
+class LocalPointerCatalogTest : public FileCatalogTest {
+ protected:
+  void SetUp() override {
+    FileCatalogTest::SetUp();
+    pointers_ = warehouse_ + "/pointers";
+    pointer_catalog_ =
+        std::make_shared<LocalPointerCatalog>(fs_, warehouse_ + "/objects", fs_, pointers_);
+  }
+  std::string pointers_;
+  std::shared_ptr<LocalPointerCatalog> pointer_catalog_;
+};
+
+TEST_F(LocalPointerCatalogTest, SwapsWithoutRenameAndRefusesAStaleBase) {
+  EXPECT_EQ(pointer_catalog_->TableLocation(orders_), warehouse_ + "/objects/shop/orders");
+  EXPECT_FALSE(*pointer_catalog_->TableExists(orders_));
+  auto v1 = pointer_catalog_->SwapMetadata(orders_, {}, "{\"v\":1}");
+  ASSERT_TRUE(v1.ok()) << v1.status().ToString();
+  EXPECT_EQ(v1->version, 1);
+  EXPECT_EQ(v1->location.rfind(warehouse_ + "/objects/shop/orders/metadata/00001-", 0), 0u)
+      << v1->location;
+  EXPECT_EQ(*ReadWholeFile(fs_.get(), v1->location), "{\"v\":1}");
+  auto current = pointer_catalog_->CurrentMetadata(orders_);
+  ASSERT_TRUE(current.ok());
+  EXPECT_EQ(current->location, v1->location);
+
+  EXPECT_EQ(pointer_catalog_->SwapMetadata(orders_, {}, "{}").status().code(),
+            StatusCode::kAlreadyExists);
+  auto v2 = pointer_catalog_->SwapMetadata(orders_, *v1, "{\"v\":2}");
+  ASSERT_TRUE(v2.ok());
+  EXPECT_EQ(v2->version, 2);
+  EXPECT_NE(v2->location, v1->location);
+  EXPECT_EQ(pointer_catalog_->SwapMetadata(orders_, *v1, "{}").status().code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ(pointer_catalog_->CurrentMetadata(orders_)->location, v2->location);
+  auto tables = pointer_catalog_->ListTables("shop");
+  ASSERT_TRUE(tables.ok());
+  ASSERT_EQ(tables->size(), 1u);
+  EXPECT_EQ((*tables)[0], orders_);
+  EXPECT_TRUE(pointer_catalog_->ListTables("other")->empty());
+
+  // Once the table's files are removed the table is gone, and may be created anew.
+  ASSERT_TRUE(fs_->RemoveAll(pointer_catalog_->TableLocation(orders_)).ok());
+  EXPECT_TRUE(pointer_catalog_->CurrentMetadata(orders_).status().IsNotFound());
+  auto again = pointer_catalog_->SwapMetadata(orders_, {}, "{\"v\":\"new\"}");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->version, 1);
+}
+
+TEST_F(LocalPointerCatalogTest, CorruptPointerIsReported) {
+  ASSERT_TRUE(fs_->CreateDirs(pointers_).ok());
+  ASSERT_TRUE(WriteWholeFile(fs_.get(), pointers_ + "/shop.orders.json", "not json", true).ok());
+  EXPECT_EQ(pointer_catalog_->CurrentMetadata(orders_).status().code(), StatusCode::kCorruption);
+}
+
 }  // namespace
 }  // namespace oxbow::iceberg

@@ -56,7 +56,8 @@ struct LakeObserver {
 };
 
 struct LakeOptions {
-  // Root of every lake table: table ns.t lives in <warehouse>/ns/t. Default: "./warehouse".
+  // Root of every lake table: table ns.t lives in <warehouse>/ns/t; a local directory or a URI
+  // such as "s3://bucket/prefix" (kept as given). Default: "./warehouse".
   std::string warehouse = "./warehouse";
   // How stale a table's lake may get (rounds start every freshness/2) unless its
   // lake.freshness says otherwise. Default: 1000 ms.
@@ -89,6 +90,9 @@ struct LakeOptions {
   int tiering_threads = 2;
   // File system of the warehouse. Default (null): the real one.
   std::shared_ptr<FileSystem> fs;
+  // Catalog holding each lake table's current metadata. Default (null): a FileCatalog over
+  // `fs` and `warehouse` (an object store, which has no rename, needs a LocalPointerCatalog).
+  std::shared_ptr<iceberg::Catalog> catalog;
   // The scrubber re-verifies every page checksum of each live data file once per this
   // interval. Default: 24 h; 0 disables it.
   int64_t scrub_interval_ms = int64_t{24} * 3600 * 1000;

@@ -255,11 +255,16 @@ Result<std::unique_ptr<TieringService>> TieringService::Start(engine::Engine* en
                                                               LakeOptions options) {
   if (!options.fs) options.fs = PosixFileSystem::Default();
   if (options.tiering_threads < 1) return Status::Invalid("lake: tiering_threads must be >= 1");
-  options.warehouse = std::filesystem::absolute(options.warehouse).lexically_normal().string();
+  if (options.warehouse.find("://") == std::string::npos) {
+    options.warehouse = std::filesystem::absolute(options.warehouse).lexically_normal().string();
+  }
   RETURN_NOT_OK(options.fs->CreateDirs(options.warehouse));
   std::unique_ptr<TieringService> service(new TieringService(engine, std::move(options)));
-  service->catalog_ =
-      std::make_shared<iceberg::FileCatalog>(service->options_.fs, service->options_.warehouse);
+  service->catalog_ = service->options_.catalog;
+  if (!service->catalog_) {
+    service->catalog_ =
+        std::make_shared<iceberg::FileCatalog>(service->options_.fs, service->options_.warehouse);
+  }
   TieringService* s = service.get();
   for (int i = 0; i < s->options_.tiering_threads; ++i) {
     s->round_workers_.emplace_back([s] { s->RoundWorker(); });

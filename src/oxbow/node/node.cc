@@ -2,12 +2,35 @@
 
 namespace oxbow::node {
 
+namespace {
+
+// Puts the lake's files on S3 and each table's metadata pointer in <data_dir>/lake-catalog,
+// after checking that the bucket answers to the credentials.
+Status UseS3Warehouse(const std::string& data_dir, const storage::S3Options& s3,
+                      lake::LakeOptions* lake, std::map<std::string, std::string>* reader_config) {
+  auto fs = storage::S3FileSystem::Make(s3);
+  if (!fs.ok()) return fs.status().WithContext("warehouse " + lake->warehouse);
+  RETURN_NOT_OK((*fs)->CheckAccess(lake->warehouse));
+  lake->fs = *fs;
+  lake->catalog = std::make_shared<iceberg::LocalPointerCatalog>(
+      *fs, lake->warehouse, PosixFileSystem::Default(), JoinPath(data_dir, "lake-catalog"));
+  const std::string endpoint =
+      s3.endpoint.empty() ? "https://s3." + s3.region + ".amazonaws.com" : s3.endpoint;
+  *reader_config = {{"s3.endpoint", endpoint},
+                    {"s3.region", s3.region},
+                    {"s3.path-style-access", s3.path_style ? "true" : "false"}};
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
   std::unique_ptr<Node> node(new Node());
   // The lake must see every row before retention deletes it, and refuses what it cannot hold.
   options.engine.holds_retention = lake::IsLakeEnabled;
   options.engine.make_batch_check = lake::MakeBatchCheck;
   options.engine.log.on_fsync = [m = node->metrics_.get()](double s) { m->ObserveFsync(s); };
+  const std::string data_dir = options.engine.data_dir;
   ASSIGN_OR_RAISE(node->engine_, engine::Engine::Open(std::move(options.engine)));
   metrics::Metrics* m = node->metrics_.get();
   options.lake.observer.on_round = [m](const std::string& t, double s, bool ok) {
@@ -19,6 +42,13 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
   options.lake.observer.on_commit = [m](const std::string& t, const char* kind) {
     m->AddLakeCommit(t, kind);
   };
+  if (storage::IsS3Uri(options.lake.warehouse) && !options.lake.fs) {
+    Status st = UseS3Warehouse(data_dir, options.s3, &options.lake, &node->lake_reader_config_);
+    if (!st.ok()) {
+      (void)node->engine_->Close();
+      return st;
+    }
+  }
   auto tiering = lake::TieringService::Start(node->engine_.get(), std::move(options.lake));
   if (!tiering.ok()) {
     (void)node->engine_->Close();

@@ -5,6 +5,7 @@
 // docs/architecture.md draws the layers.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "oxbow/engine/engine.h"
 #include "oxbow/lake/lake.h"
 #include "oxbow/metrics/metrics.h"
+#include "oxbow/storage/s3.h"
 
 namespace oxbow::node {
 
@@ -21,6 +23,9 @@ struct NodeOptions {
   engine::EngineOptions engine;
   // The warehouse and the tiering of every lake-enabled table into it.
   lake::LakeOptions lake;
+  // The object store of an "s3://bucket/prefix" warehouse (docs/storage.md); then the lake's
+  // files go there and each table's current-metadata pointer stays in <data_dir>/lake-catalog.
+  storage::S3Options s3;
 };
 
 // What describe_table reports.
@@ -61,6 +66,10 @@ class Node {
   // lake read-only (the Iceberg REST catalog).
   const std::shared_ptr<iceberg::Catalog>& LakeCatalog() const { return tiering_->catalog(); }
   const std::shared_ptr<FileSystem>& LakeFileSystem() const { return tiering_->file_system(); }
+  // What a reader of the lake needs besides credentials: for an S3 warehouse, pyiceberg's and
+  // Iceberg's FileIO properties s3.endpoint, s3.region and s3.path-style-access; empty for a
+  // local warehouse. Secrets are never part of it.
+  const std::map<std::string, std::string>& LakeReaderConfig() const { return lake_reader_config_; }
 
   // Stops tiering, then flushes and closes every table. Idempotent.
   Status Close();
@@ -77,6 +86,7 @@ class Node {
   std::unique_ptr<metrics::Metrics> metrics_ = std::make_unique<metrics::Metrics>();
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<lake::TieringService> tiering_;
+  std::map<std::string, std::string> lake_reader_config_;
   bool closed_ = false;
 };
 

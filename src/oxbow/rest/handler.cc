@@ -323,12 +323,15 @@ HttpResponse CatalogHandler::LoadTable(const std::string& namespace_name, const 
       return ServerError(Status::Corruption("metadata file " + Quote(pointer->location) +
                                             " is not a JSON object"));
     }
-    // The lake is the local warehouse: plain file IO, no credentials.
+    // A local warehouse is plain file IO; an S3 one adds its endpoint, never a secret: readers
+    // bring their own credentials (docs/storage.md, "Readers").
+    json config = {{"py-io-impl", "pyiceberg.io.pyarrow.PyArrowFileIO"}};
+    config["io-impl"] = node_->LakeReaderConfig().empty() ? "org.apache.iceberg.hadoop.HadoopFileIO"
+                                                          : "org.apache.iceberg.aws.s3.S3FileIO";
+    for (const auto& [key, value] : node_->LakeReaderConfig()) config[key] = value;
     return Ok({{"metadata-location", pointer->location},
                {"metadata", std::move(metadata)},
-               {"config",
-                {{"io-impl", "org.apache.iceberg.hadoop.HadoopFileIO"},
-                 {"py-io-impl", "pyiceberg.io.pyarrow.PyArrowFileIO"}}}});
+               {"config", std::move(config)}});
   }
 }
 

@@ -98,6 +98,15 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--warehouse", options->node.lake.warehouse,
                  "Directory of the Iceberg tables every log table is tiered into")
       ->capture_default_str();
+  app.add_option("--s3-endpoint", options->node.s3.endpoint,
+                 "S3 endpoint of an s3:// warehouse (default: AWS_ENDPOINT_URL, else AWS itself); "
+                 "credentials come only from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/"
+                 "AWS_SESSION_TOKEN or the AWS credentials file");
+  app.add_option("--s3-region", options->node.s3.region, "Region S3 requests are signed for")
+      ->capture_default_str();
+  app.add_option("--s3-path-style", options->node.s3.path_style,
+                 "Path-style S3 URLs (true) or virtual-host ones (false); default: true when an "
+                 "endpoint is set");
   app.add_option("--lake-freshness-ms", options->node.lake.freshness_ms,
                  "How often tables are tiered (table property lake.freshness overrides)")
       ->capture_default_str();
@@ -139,12 +148,16 @@ int RunDaemon(int argc, char** argv) {
   CLI::App app{"oxbowd: the Oxbow streaming lakehouse server"};
   ServerOptions options;
   options.node.engine.data_dir = "./data";
+  options.node.s3 = storage::S3OptionsFromEnvironment();
   std::string log_level = "info";
   AddFlags(app, &options, &log_level);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (app.count("--s3-endpoint") > 0 && app.count("--s3-path-style") == 0) {
+    options.node.s3.path_style = true;
   }
   // One pair of scrub flags for both scrubbers.
   options.node.lake.scrub_interval_ms = options.node.engine.scrub_interval_ms;

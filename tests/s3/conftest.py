@@ -1,0 +1,69 @@
+"""Fixtures of the S3 suite: one real S3 server (moto_server, signatures checked) per pytest run,
+and oxbowd with its warehouse in that server's bucket."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import pathlib
+import sys
+
+import pytest
+
+_HERE = pathlib.Path(__file__).resolve().parent
+_LAKE = _HERE.parent / "lake"
+sys.path.insert(0, str(_HERE))
+sys.path.insert(0, str(_LAKE))
+
+import s3_server  # noqa: E402
+
+import importlib.util  # noqa: E402
+
+# The lake suite's conftest (which loads the integration one) under a name of its own.
+_spec = importlib.util.spec_from_file_location("oxbow_lake_conftest_for_s3", _LAKE / "conftest.py")
+_lake = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_lake)
+
+pytest_configure = _lake.pytest_configure
+oxbowd_bin = _lake.oxbowd_bin
+make_server = _lake.make_server
+table_name = _lake.table_name
+
+REPO_ROOT = _HERE.parents[1]
+_prefixes = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory) -> s3_server.S3Server:
+    """The S3 server of this pytest run."""
+    log = tmp_path_factory.mktemp("s3") / "moto_server.log"
+    server = s3_server.start(log)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_env(s3, monkeypatch) -> s3_server.S3Server:
+    """The server's endpoint, region and key in this process's environment, which every oxbowd
+    and s3_tool the test starts inherits."""
+    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL_S3"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in s3.env().items():
+        monkeypatch.setenv(name, value)
+    return s3
+
+
+@pytest.fixture
+def s3_prefix(request) -> str:
+    """A key prefix of its own for the test."""
+    base = "".join(c if c.isalnum() else "-" for c in request.node.name)[:60]
+    return f"t{next(_prefixes)}-{base}"
+
+
+@pytest.fixture(scope="session")
+def s3_tool() -> pathlib.Path:
+    build = pathlib.Path(os.environ.get("OXBOW_BUILD_DIR", REPO_ROOT / "build" / "release"))
+    binary = build / "src" / "oxbow" / "storage" / "s3_tool"
+    if not binary.is_file():
+        pytest.fail(f"s3_tool not found at {binary}: build the `s3_tool` target")
+    return binary

@@ -1,0 +1,108 @@
+"""Faults between Oxbow and S3: a proxy in front of the real server answers 503 or drops the
+connection for chosen requests. Retries ride out transient faults; an upload that keeps failing
+is aborted and leaves no object; the lake keeps every acknowledged row through an S3 outage and
+references only whole objects."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import pyarrow as pa
+import pytest
+
+from fault_proxy import FaultProxy
+from lake_harness import assert_same_columns, expected_lake, read_log, wait_lake
+from test_s3_client import payload
+from test_s3_lake import SCHEMA, batch, s3_lake_rows
+
+MIB = 1 << 20
+
+
+@pytest.fixture
+def proxy(s3_env, monkeypatch):
+    p = FaultProxy(s3_env.endpoint)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", p.endpoint)
+    yield p
+    p.close()
+
+
+def tool(s3_tool, *args, **env):
+    return subprocess.run([str(s3_tool), *map(str, args)], capture_output=True, timeout=120,
+                          env=dict(os.environ, **env))
+
+
+def test_retries_ride_out_503_and_dropped_connections(s3_env, proxy, s3_tool, s3_prefix,
+                                                      tmp_path):
+    data = payload(13 * MIB + 7, seed=11)
+    local = tmp_path / "big"
+    local.write_bytes(data)
+    faults = [proxy.add("POST", "uploads", times=1),                    # CreateMultipartUpload
+              proxy.add("PUT", "partNumber=1", times=2),                # 503 twice
+              proxy.add("PUT", "partNumber=2", times=1, action="drop"),  # connection dropped
+              proxy.add("POST", "uploadId=", times=1)]                  # CompleteMultipartUpload
+    key = f"{s3_prefix}/big"
+    proc = tool(s3_tool, "put", f"s3://{s3_env.bucket}/{key}", local,
+                OXBOW_S3_PART_BYTES=str(5 * MIB))
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert [f.hits for f in faults] == [1, 2, 1, 1]
+    log = proc.stderr.decode()
+    assert log.count("retrying") == 5 and "SlowDown" in log, log
+    assert s3_env.secret_access_key not in log and "Authorization" not in log
+    assert s3_env.client().get_object(Bucket=s3_env.bucket, Key=key)["Body"].read() == data
+
+    small = proxy.add("GET", "", times=2)
+    got = tool(s3_tool, "get", f"s3://{s3_env.bucket}/{key}", 100, 50)
+    assert got.returncode == 0, got.stderr.decode()
+    assert got.stdout == data[100:150] and small.hits == 2
+
+
+def test_an_upload_that_keeps_failing_is_aborted_and_leaves_nothing(s3_env, proxy, s3_tool,
+                                                                    s3_prefix, tmp_path):
+    local = tmp_path / "big"
+    local.write_bytes(payload(11 * MIB, seed=5))
+    proxy.add("PUT", "partNumber=2", times=-1)
+    key = f"{s3_prefix}/never"
+    proc = tool(s3_tool, "put", f"s3://{s3_env.bucket}/{key}", local,
+                OXBOW_S3_PART_BYTES=str(5 * MIB), OXBOW_S3_MAX_ATTEMPTS="3")
+    err = proc.stderr.decode()
+    assert proc.returncode == 1
+    assert "gave up after 3 attempts" in err and "SlowDown" in err and "503" in err, err
+    boto = s3_env.client()
+    assert boto.list_objects_v2(Bucket=s3_env.bucket, Prefix=key).get("KeyCount") == 0
+    uploads = boto.list_multipart_uploads(Bucket=s3_env.bucket, Prefix=key)
+    assert not uploads.get("Uploads"), f"the failed upload was not aborted: {uploads}"
+
+
+def test_lake_keeps_every_acknowledged_row_through_an_s3_outage(s3_env, proxy, s3_prefix,
+                                                                 make_server, table_name):
+    warehouse = f"s3://{s3_env.bucket}/{s3_prefix}/warehouse"
+    server = make_server(extra_args=("--warehouse", warehouse, "--lake-freshness-ms", "100"))
+    server.create_table(table_name, SCHEMA, buckets=2)
+    server.put(table_name, [batch(0, 100)])
+    first = wait_lake(server, table_name)
+
+    # S3 refuses every PUT: puts are still acknowledged (the log is local), tiering fails and
+    # says so, and the lake stays at its last whole commit.
+    outage = proxy.add("PUT", "", times=-1)
+    acked = 0
+    for i in range(5):
+        server.put(table_name, [batch(100 + 20 * i, 20)])
+        acked += 20
+    deadline = time.monotonic() + 60
+    while "error" not in server.describe(table_name)["lake"]:
+        assert time.monotonic() < deadline, "tiering reported no error during the outage"
+        time.sleep(0.1)
+    lake = server.describe(table_name)["lake"]
+    assert lake["metadata_location"] == first["metadata_location"]
+    assert lake["lag_rows"] == acked
+    assert outage.hits > 0
+    assert s3_lake_rows(s3_env, first["metadata_location"]).num_rows == 100
+
+    # S3 is back: the lake catches up with exactly the log, every row once.
+    outage.times = outage.hits
+    after = wait_lake(server, table_name, timeout_s=60)
+    rows = s3_lake_rows(s3_env, after["metadata_location"])
+    assert rows.num_rows == 100 + acked
+    assert_same_columns(rows, expected_lake(read_log(server, table_name)))

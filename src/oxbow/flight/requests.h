@@ -28,8 +28,10 @@ struct StartPosition {
 // "columns":[...]} (no "bucket": every bucket).
 // A batch lookup: {"table":"ns.t","lookup":{"<col>":[values...],...},"prefix":false,
 // "columns":[...]}.
+// A union read of a log table's whole contents (lake snapshot plus the log after it):
+// {"table":"ns.t","union":true,"columns":[...]}.
 struct Ticket {
-  enum class Kind { kLog, kSnapshot, kLookup };
+  enum class Kind { kLog, kSnapshot, kLookup, kUnion };
   Kind kind = Kind::kLog;
   std::string table;
   int32_t bucket = 0;

@@ -21,6 +21,8 @@ using nlohmann::json;
 constexpr char kTableIdProperty[] = "oxbow.table-id";
 // A read of old offsets gathers this many offsets at a time, then sends them in order.
 constexpr int64_t kWindowOffsets = int64_t{1} << 18;
+// Rows of one message of a union read's lake part.
+constexpr int64_t kSendRows = 64 * 1024;
 
 // A table's lake as of one snapshot: its data files and the offsets tiered into it.
 struct LakeSnapshot {
@@ -476,6 +478,16 @@ class UnionReaderImpl : public UnionReader {
   Result<std::optional<UnionBatch>> Next() override {
     // The lake snapshot, file by file, row group by row group.
     while (file_index_ < snapshot_.files.size()) {
+      if (row_group_batch_ && sent_rows_ < row_group_batch_->num_rows()) {
+        // A row group goes out in slices, so no message (and no gRPC buffer) holds all of it.
+        auto slice = row_group_batch_->Slice(sent_rows_, kSendRows);
+        sent_rows_ += slice->num_rows();
+        UnionBatch out;
+        ASSIGN_OR_RAISE(out.message, Encode(*slice));
+        out.rows = slice->num_rows();
+        return std::optional<UnionBatch>(std::move(out));
+      }
+      row_group_batch_.reset();
       if (!file_) {
         ASSIGN_OR_RAISE(file_, OpenDataFile(*lake_.fs, snapshot_.files[file_index_]));
         row_group_ = 0;
@@ -487,10 +499,9 @@ class UnionReaderImpl : public UnionReader {
       }
       ASSIGN_OR_RAISE(auto rows, ReadRowGroup(*file_, row_group_++, lake_columns_,
                                               /*with_offsets=*/false));
-      UnionBatch out;
-      ASSIGN_OR_RAISE(out.message, Encode(*rows.batch));
-      out.rows = rows.batch->num_rows();
-      return std::optional<UnionBatch>(std::move(out));
+      row_group_batch_ = std::move(rows.batch);
+      sent_rows_ = 0;
+      if (row_group_batch_->num_rows() == 0) row_group_batch_.reset();
     }
     // Then each bucket's offsets after the snapshot.
     while (bucket_index_ < buckets_.size()) {
@@ -542,6 +553,8 @@ class UnionReaderImpl : public UnionReader {
   size_t file_index_ = 0;
   std::unique_ptr<parquet::FileReader> file_;
   int row_group_ = 0;
+  arrow::RecordBatchPtr row_group_batch_;  // being sent, kSendRows at a time
+  int64_t sent_rows_ = 0;
   size_t bucket_index_ = 0;
   std::unique_ptr<engine::ReadCursor> tail_;
 };

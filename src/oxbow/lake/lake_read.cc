@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
@@ -477,7 +478,7 @@ class UnionReaderImpl : public UnionReader {
 
   Result<std::optional<UnionBatch>> Next() override {
     // The lake snapshot, file by file, row group by row group.
-    while (file_index_ < snapshot_.files.size()) {
+    while (!lake_done_) {
       if (row_group_batch_ && sent_rows_ < row_group_batch_->num_rows()) {
         // A row group goes out in slices, so no message (and no gRPC buffer) holds all of it.
         auto slice = row_group_batch_->Slice(sent_rows_, kSendRows);
@@ -487,21 +488,16 @@ class UnionReaderImpl : public UnionReader {
         out.rows = slice->num_rows();
         return std::optional<UnionBatch>(std::move(out));
       }
+      // The next row group was read on another thread while this one was sent.
+      if (!next_row_group_.valid()) next_row_group_ = ReadAhead();
       row_group_batch_.reset();
-      if (!file_) {
-        ASSIGN_OR_RAISE(file_, OpenDataFile(*lake_.fs, snapshot_.files[file_index_]));
-        row_group_ = 0;
-      }
-      if (row_group_ >= file_->num_row_groups()) {
-        file_.reset();
-        ++file_index_;
-        continue;
-      }
-      ASSIGN_OR_RAISE(auto rows, ReadRowGroup(*file_, row_group_++, lake_columns_,
-                                              /*with_offsets=*/false));
-      row_group_batch_ = std::move(rows.batch);
+      ASSIGN_OR_RAISE(row_group_batch_, next_row_group_.get());
       sent_rows_ = 0;
-      if (row_group_batch_->num_rows() == 0) row_group_batch_.reset();
+      if (row_group_batch_) {
+        next_row_group_ = ReadAhead();
+      } else {
+        lake_done_ = true;
+      }
     }
     // Then each bucket's offsets after the snapshot.
     while (bucket_index_ < buckets_.size()) {
@@ -542,6 +538,28 @@ class UnionReaderImpl : public UnionReader {
   }
 
  private:
+  // The lake part's next non-empty row group (null at the end), read on its own thread. Only
+  // that thread touches file_index_, file_ and row_group_ while it runs.
+  std::future<Result<arrow::RecordBatchPtr>> ReadAhead() {
+    return std::async(std::launch::async, [this]() -> Result<arrow::RecordBatchPtr> {
+      while (file_index_ < snapshot_.files.size()) {
+        if (!file_) {
+          ASSIGN_OR_RAISE(file_, OpenDataFile(*lake_.fs, snapshot_.files[file_index_]));
+          row_group_ = 0;
+        }
+        if (row_group_ >= file_->num_row_groups()) {
+          file_.reset();
+          ++file_index_;
+          continue;
+        }
+        ASSIGN_OR_RAISE(auto rows, ReadRowGroup(*file_, row_group_++, lake_columns_,
+                                                /*with_offsets=*/false));
+        if (rows.batch->num_rows() > 0) return rows.batch;
+      }
+      return arrow::RecordBatchPtr();
+    });
+  }
+
   engine::Engine* engine_;
   LakeAccess lake_;
   catalog::TableDescriptor table_;
@@ -555,8 +573,11 @@ class UnionReaderImpl : public UnionReader {
   int row_group_ = 0;
   arrow::RecordBatchPtr row_group_batch_;  // being sent, kSendRows at a time
   int64_t sent_rows_ = 0;
+  bool lake_done_ = false;
   size_t bucket_index_ = 0;
   std::unique_ptr<engine::ReadCursor> tail_;
+  // Declared last, so destroyed (waited for) before what its thread uses.
+  std::future<Result<arrow::RecordBatchPtr>> next_row_group_;
 };
 
 }  // namespace

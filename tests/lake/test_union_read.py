@@ -35,11 +35,13 @@ def batch(first: int, rows: int = 20) -> pa.RecordBatch:
                            schema=SCHEMA)
 
 
-def union(server, table, columns=None, client=None):
+def union(server, table, columns=None, client=None, limit=None):
     """A union read: (table, first message's app_metadata, every message's app_metadata)."""
     ticket = {"table": table, "union": True}
     if columns is not None:
         ticket["columns"] = columns
+    if limit is not None:
+        ticket["limit"] = limit
     reader = (client or server.client).do_get(fl.Ticket(json.dumps(ticket).encode()),
                                               options=ALIGNED)
     batches, metas = [], []
@@ -96,6 +98,25 @@ def test_union_read_is_lake_plus_tail_across_rounds_and_restarts(make_lake_serve
         assert rows["log"] == 100, "the round's rows are in the log's tail"
         assert got.num_rows - rows["log"] == 100 * round_, "earlier rounds come from the lake"
         assert (first["snapshot_id"] is None) == (round_ == 0)
+
+
+def test_limit_cuts_the_stream_after_n_rows(make_lake_server, table_name):
+    """A limit inside the lake part, exactly at its end, and inside a log batch; 0 rows."""
+    server = make_lake_server()
+    server.create_table(table_name, SCHEMA, properties=NO_ROUNDS)
+    wait_lake(server, table_name)
+    server.put(table_name, [batch(0, 70_000)])  # one row group: two 64K-row messages
+    server.restart()
+    wait_lake(server, table_name)
+    server.put(table_name, [batch(70_000, 20), batch(70_020, 20)])
+    everything, _, _ = union(server, table_name)
+    assert everything.num_rows == 70_040
+    for limit in (0, 5, 65_536, 69_999, 70_000, 70_001, 70_030, 70_040, 10**9):
+        got, first, metas = union(server, table_name, limit=limit)
+        assert got.equals(everything.slice(0, min(limit, 70_040))), limit
+        logs = [m for m in metas if m.get("part") == "log"]
+        if logs:
+            assert logs[-1]["next_offset"] == min(limit, 70_040), (limit, logs[-1])
 
 
 def test_projection_and_every_type(make_lake_server, table_name):
@@ -281,6 +302,8 @@ def test_union_read_errors(make_lake_server, table_name):
         server.get({"table": table_name, "union": True, "from": 0})
     with expect_error("INVALID_ARGUMENT", "does not follow"):
         server.get({"table": table_name, "union": True, "follow": True})
+    with expect_error("INVALID_ARGUMENT", "\"limit\" must be a non-negative number"):
+        union(server, table_name, limit=-1)
     with expect_error("INVALID_ARGUMENT", "\"union\" must be true or false"):
         server.get({"table": table_name, "union": "yes"})
     pk = table_name + "_pk"

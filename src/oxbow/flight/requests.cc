@@ -119,7 +119,16 @@ Result<Ticket> ParseTicket(std::string_view text) {
     }
     r.kind = Ticket::Kind::kUnion;
     ASSIGN_OR_RAISE(r.columns, ColumnList(j, "ticket"));
+    if (j.contains("limit") && !j["limit"].is_null()) {
+      if (!j["limit"].is_number_integer() || j["limit"].get<int64_t>() < 0) {
+        return Status::Invalid("ticket \"limit\" must be a non-negative number of rows");
+      }
+      r.limit = j["limit"].get<int64_t>();
+    }
     return r;
+  }
+  if (j.contains("limit")) {
+    return Status::Invalid("ticket \"limit\" applies to union reads (\"union\": true)");
   }
   if (j.contains("lookup")) {
     if (snapshot) return Status::Invalid("a ticket is a \"snapshot\" or a \"lookup\", not both");
@@ -170,6 +179,7 @@ std::string TicketToJson(const Ticket& r) {
   if (r.kind == Ticket::Kind::kUnion) {
     json j = {{"table", r.table}, {"union", true}};
     if (r.columns) j["columns"] = *r.columns;
+    if (r.limit) j["limit"] = *r.limit;
     return j.dump();
   }
   if (r.kind != Ticket::Kind::kLog) {

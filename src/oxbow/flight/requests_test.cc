@@ -74,6 +74,14 @@ TEST(TicketTest, UnionReads) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->kind, Ticket::Kind::kUnion);
   EXPECT_EQ(*again->columns, *r->columns);
+  EXPECT_FALSE(again->limit.has_value());
+  EXPECT_EQ(
+      *ParseTicket(TicketToJson(*ParseTicket(R"({"table":"a.b","union":true,"limit":7})")))->limit,
+      7);
+  EXPECT_EQ(ParseTicket(R"({"table":"a.b","union":true,"limit":-1})").status().message(),
+            "ticket \"limit\" must be a non-negative number of rows");
+  EXPECT_EQ(ParseTicket(R"({"table":"a.b","limit":3})").status().message(),
+            "ticket \"limit\" applies to union reads (\"union\": true)");
   EXPECT_EQ(ParseTicket(R"({"table":"ns.t","union":false})")->kind, Ticket::Kind::kLog);
   EXPECT_EQ(ParseTicket(R"({"table":"a.b","union":true,"from":3})").status().message(),
             "ticket \"from\" applies to log reads: a union read covers every bucket from the "

@@ -450,11 +450,12 @@ class LakeBackedCursor : public engine::ReadCursor {
 class UnionReaderImpl : public UnionReader {
  public:
   UnionReaderImpl(engine::Engine* engine, LakeAccess lake, catalog::TableDescriptor table,
-                  std::optional<std::vector<std::string>> columns)
+                  std::optional<std::vector<std::string>> columns, std::optional<int64_t> limit)
       : engine_(engine),
         lake_(std::move(lake)),
         table_(std::move(table)),
-        columns_(std::move(columns)) {}
+        columns_(std::move(columns)),
+        remaining_(limit.value_or(INT64_MAX)) {}
 
   Status Open() {
     const bool in_lake = IsLakeEnabled(table_);
@@ -477,11 +478,19 @@ class UnionReaderImpl : public UnionReader {
   const std::vector<UnionBucket>& buckets() const override { return buckets_; }
 
   Result<std::optional<UnionBatch>> Next() override {
+    if (remaining_ == 0) return std::optional<UnionBatch>();
+    ASSIGN_OR_RAISE(auto next, NextUnlimited());
+    if (next) remaining_ -= next->rows;
+    return next;
+  }
+
+ private:
+  Result<std::optional<UnionBatch>> NextUnlimited() {
     // The lake snapshot, file by file, row group by row group.
     while (!lake_done_) {
       if (row_group_batch_ && sent_rows_ < row_group_batch_->num_rows()) {
         // A row group goes out in slices, so no message (and no gRPC buffer) holds all of it.
-        auto slice = row_group_batch_->Slice(sent_rows_, kSendRows);
+        auto slice = row_group_batch_->Slice(sent_rows_, std::min(kSendRows, remaining_));
         sent_rows_ += slice->num_rows();
         UnionBatch out;
         ASSIGN_OR_RAISE(out.message, Encode(*slice));
@@ -532,12 +541,19 @@ class UnionReaderImpl : public UnionReader {
       out.bucket = b.bucket;
       out.base_offset = next->base_offset;
       out.next_offset = next->next_offset;
+      if (out.rows > remaining_) {  // the limit ends inside this batch: send its first rows
+        ASSIGN_OR_RAISE(auto body, out.message.BodyAsBuffer());
+        ASSIGN_OR_RAISE(auto raw, arrow::ipc::ParseMessage(out.message.metadata, body));
+        ASSIGN_OR_RAISE(auto batch, arrow::ipc::DecodeRecordBatch(schema_, raw));
+        ASSIGN_OR_RAISE(out.message, Encode(*batch->Slice(0, remaining_)));
+        out.rows = remaining_;
+        out.next_offset = out.base_offset + remaining_;
+      }
       return std::optional<UnionBatch>(std::move(out));
     }
     return std::optional<UnionBatch>();
   }
 
- private:
   // The lake part's next non-empty row group (null at the end), read on its own thread. Only
   // that thread touches file_index_, file_ and row_group_ while it runs.
   std::future<Result<arrow::RecordBatchPtr>> ReadAhead() {
@@ -564,6 +580,7 @@ class UnionReaderImpl : public UnionReader {
   LakeAccess lake_;
   catalog::TableDescriptor table_;
   std::optional<std::vector<std::string>> columns_;
+  int64_t remaining_;  // rows the limit still allows
   LakeSnapshot snapshot_;
   std::vector<UnionBucket> buckets_;
   arrow::SchemaPtr schema_;
@@ -607,8 +624,8 @@ Result<std::unique_ptr<UnionReader>> OpenUnionRead(engine::Engine* engine, const
                            " has a primary key: union reads serve log tables (read a "
                            "primary-key table's current rows with a \"snapshot\" ticket)");
   }
-  auto reader =
-      std::make_unique<UnionReaderImpl>(engine, lake, std::move(status.table), request.columns);
+  auto reader = std::make_unique<UnionReaderImpl>(engine, lake, std::move(status.table),
+                                                  request.columns, request.limit);
   RETURN_NOT_OK(reader->Open());
   return std::unique_ptr<UnionReader>(std::move(reader));
 }

@@ -34,6 +34,7 @@ Result<std::unique_ptr<engine::ReadCursor>> OpenLogRead(engine::Engine* engine,
 struct UnionReadRequest {
   std::string table;
   std::optional<std::vector<std::string>> columns;  // projection, in output order
+  std::optional<int64_t> limit;                     // stop after this many rows
 };
 
 // Where a union read stands in one bucket: the lake snapshot holds the offsets below

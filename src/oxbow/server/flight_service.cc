@@ -460,7 +460,7 @@ Status FlightService::SendLookup(const flight::Ticket& ticket,
 
 Status FlightService::SendUnion(grpc::ServerContext* ctx, const flight::Ticket& ticket,
                                 grpc::ServerWriter<FlightPayload>* writer) {
-  ASSIGN_OR_RAISE(auto reader, node_->OpenUnionRead({ticket.table, ticket.columns}));
+  ASSIGN_OR_RAISE(auto reader, node_->OpenUnionRead({ticket.table, ticket.columns, ticket.limit}));
   ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*reader->schema()));
   if (!writer->Write(SchemaPayload(schema))) return Status::OK();
   // The first message (an empty batch when the table is empty) says what the read covers.

@@ -1,5 +1,5 @@
 """Keeps the side-by-side benchmarks working: each runs in --quick mode (a few MB, seconds;
-bench/pk_bench.py under a minute, bench/vs_kafka and bench/kafka_perf.py about a minute each, plus
+bench/pk_bench.py under a minute, bench/union_bench.py about 20 s, bench/vs_kafka and bench/kafka_perf.py about a minute each, plus
 the Maven fetch of Kafka the first time), exits 0 and prints its ratio lines. Binaries come from
 $OXBOW_BUILD_DIR (default <repo>/build/release): bench/ipc_bench, bench/server_bench,
 bench/parquet_bench, bench/kv_bench, tools/oxbowd.
@@ -70,6 +70,14 @@ def test_lake_bench_quick(tmp_path):
     assert re.search(r"MB/s target .* p50 \d+ ms, p99 \d+ ms", out), out
     assert re.search(rf"ratio on/off {NUMBER}", out), out
     assert re.search(r"after \d+ commits .*: \d+ live data files .* \d+ manifests", out), out
+
+
+def test_union_bench_quick(tmp_path):
+    out = run_quick("union_bench.py", "tools/oxbowd", tmp_path=tmp_path, timeout=120)
+    for label in ("all 20 columns", "2 of 20 columns"):
+        for peer in ("pyiceberg", "log"):
+            assert re.search(rf"^ratio union/{peer} {label}: {NUMBER}", out, re.M), (
+                f"missing ratio union/{peer} {label}:\n{out}")
 
 
 def test_pk_bench_quick(tmp_path):

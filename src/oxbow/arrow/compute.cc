@@ -1,6 +1,7 @@
 #include "oxbow/arrow/compute.h"
 
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "oxbow/common/civil_time.h"
@@ -85,6 +86,45 @@ Result<Array> CastTimestamp(const Array& column, const DataType& to) {
 
 bool IsWideningTarget(TypeId id) { return id == TypeId::kInt32 || id == TypeId::kInt64; }
 
+// int32/int64 back to a narrower integer type; a value that does not fit is refused.
+template <typename From, typename To>
+Result<Array> Narrow(const Array& column, const DataType& to) {
+  const int64_t n = column.length();
+  ASSIGN_OR_RAISE(auto values, MutableBuffer::Allocate(n * static_cast<int64_t>(sizeof(To))));
+  auto* dst = reinterpret_cast<To*>(values->mutable_data());
+  const From* src = column.values<From>();
+  for (int64_t i = 0; i < n; ++i) {
+    if (column.IsValid(i) && (src[i] < static_cast<From>(std::numeric_limits<To>::min()) ||
+                              src[i] > static_cast<From>(std::numeric_limits<To>::max()))) {
+      return Status::Invalid("value " + std::to_string(src[i]) + " of " + column.type().ToString() +
+                             " does not fit " + to.ToString());
+    }
+    dst[i] = static_cast<To>(src[i]);
+  }
+  ASSIGN_OR_RAISE(auto validity, ValidityFromZero(column));
+  return Array::Make(to, n, {std::move(validity), std::move(values)}, column.null_count());
+}
+
+// Whether `from` (int32 or int64) narrows to `to`.
+bool IsNarrowing(TypeId from, TypeId to) {
+  const bool small =
+      to == TypeId::kInt8 || to == TypeId::kInt16 || to == TypeId::kUInt8 || to == TypeId::kUInt16;
+  if (from == TypeId::kInt32) return small;
+  return from == TypeId::kInt64 && (small || to == TypeId::kInt32 || to == TypeId::kUInt32);
+}
+
+template <typename From>
+Result<Array> NarrowFrom(const Array& column, const DataType& to) {
+  switch (to.id()) {
+    case TypeId::kInt8: return Narrow<From, int8_t>(column, to);
+    case TypeId::kInt16: return Narrow<From, int16_t>(column, to);
+    case TypeId::kInt32: return Narrow<From, int32_t>(column, to);
+    case TypeId::kUInt8: return Narrow<From, uint8_t>(column, to);
+    case TypeId::kUInt16: return Narrow<From, uint16_t>(column, to);
+    default: return Narrow<From, uint32_t>(column, to);
+  }
+}
+
 }  // namespace
 
 Result<Array> TakeRows(const Array& column, const std::vector<int32_t>& rows) {
@@ -158,6 +198,10 @@ Result<Array> Cast(const Array& column, const DataType& to) {
         break;
       default: break;
     }
+  }
+  if (IsNarrowing(from.id(), to.id())) {
+    return from.id() == TypeId::kInt32 ? NarrowFrom<int32_t>(column, to)
+                                       : NarrowFrom<int64_t>(column, to);
   }
   return Status::NotImplemented("cannot cast " + from.ToString() + " to " + to.ToString());
 }

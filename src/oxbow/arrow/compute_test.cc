@@ -52,6 +52,26 @@ TEST(CastTest, WidensIntegers) {
             "cannot cast uint32 to int32");
 }
 
+TEST(CastTest, NarrowsIntegersThatFit) {
+  Int32Builder b(DataType::Int32());
+  ASSERT_TRUE(b.Append(-128).ok());
+  ASSERT_TRUE(b.AppendNull().ok());
+  ASSERT_TRUE(b.Append(127).ok());
+  Array narrow = Cast(b.Finish().ValueOrDie(), DataType::Int8()).ValueOrDie();
+  ASSERT_TRUE(narrow.Validate().ok());
+  EXPECT_EQ(narrow.Value<int8_t>(0), -128);
+  EXPECT_TRUE(narrow.IsNull(1));
+  EXPECT_EQ(narrow.Value<int8_t>(2), 127);
+
+  Int64Builder w(DataType::Int64());
+  ASSERT_TRUE(w.Append(4000000000).ok());
+  EXPECT_EQ(Cast(w.Finish().ValueOrDie(), DataType::UInt32())->Value<uint32_t>(0), 4000000000u);
+  Int32Builder big(DataType::Int32());
+  ASSERT_TRUE(big.Append(70000).ok());
+  EXPECT_EQ(Cast(big.Finish().ValueOrDie(), DataType::UInt16()).status().message(),
+            "value 70000 of int32 does not fit uint16");
+}
+
 TEST(CastTest, ConvertsTimestampUnits) {
   Int64Builder b(DataType::Timestamp(TimeUnit::kNano, "UTC"));
   ASSERT_TRUE(b.Append(-1500).ok());  // 1.5 us before the epoch

@@ -97,6 +97,39 @@ Result<Ticket> ParseTicket(std::string_view text) {
   }
   ASSIGN_OR_RAISE(bool snapshot, Flag(j, "snapshot", "ticket"));
   if (snapshot) r.kind = Ticket::Kind::kSnapshot;
+  ASSIGN_OR_RAISE(bool union_read, Flag(j, "union", "ticket"));
+  if (union_read) {
+    if (snapshot || j.contains("lookup")) {
+      return Status::Invalid(
+          "a ticket is a \"union\" read, a \"snapshot\" or a \"lookup\", "
+          "not several");
+    }
+    for (const char* key : {"bucket", "from", "to"}) {
+      if (j.contains(key)) {
+        return Status::Invalid(std::string("ticket \"") + key +
+                               "\" applies to log reads: a union read covers every bucket from "
+                               "the lake's first row to the log's end");
+      }
+    }
+    ASSIGN_OR_RAISE(bool follow, Flag(j, "follow", "ticket"));
+    if (follow) {
+      return Status::Invalid(
+          "a union read does not follow: follow each bucket from the \"next_offset\" its first "
+          "message's \"offsets\" give");
+    }
+    r.kind = Ticket::Kind::kUnion;
+    ASSIGN_OR_RAISE(r.columns, ColumnList(j, "ticket"));
+    if (j.contains("limit") && !j["limit"].is_null()) {
+      if (!j["limit"].is_number_integer() || j["limit"].get<int64_t>() < 0) {
+        return Status::Invalid("ticket \"limit\" must be a non-negative number of rows");
+      }
+      r.limit = j["limit"].get<int64_t>();
+    }
+    return r;
+  }
+  if (j.contains("limit")) {
+    return Status::Invalid("ticket \"limit\" applies to union reads (\"union\": true)");
+  }
   if (j.contains("lookup")) {
     if (snapshot) return Status::Invalid("a ticket is a \"snapshot\" or a \"lookup\", not both");
     r.kind = Ticket::Kind::kLookup;
@@ -143,6 +176,12 @@ Result<Ticket> ParseTicket(std::string_view text) {
 }
 
 std::string TicketToJson(const Ticket& r) {
+  if (r.kind == Ticket::Kind::kUnion) {
+    json j = {{"table", r.table}, {"union", true}};
+    if (r.columns) j["columns"] = *r.columns;
+    if (r.limit) j["limit"] = *r.limit;
+    return j.dump();
+  }
   if (r.kind != Ticket::Kind::kLog) {
     json j = {{"table", r.table}};
     if (r.has_bucket) j["bucket"] = r.bucket;

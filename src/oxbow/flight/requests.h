@@ -28,8 +28,10 @@ struct StartPosition {
 // "columns":[...]} (no "bucket": every bucket).
 // A batch lookup: {"table":"ns.t","lookup":{"<col>":[values...],...},"prefix":false,
 // "columns":[...]}.
+// A union read of a log table's whole contents (lake snapshot plus the log after it):
+// {"table":"ns.t","union":true,"columns":[...],"limit":n}.
 struct Ticket {
-  enum class Kind { kLog, kSnapshot, kLookup };
+  enum class Kind { kLog, kSnapshot, kLookup, kUnion };
   Kind kind = Kind::kLog;
   std::string table;
   int32_t bucket = 0;
@@ -38,6 +40,7 @@ struct Ticket {
   std::optional<int64_t> to;                        // exclusive end offset
   std::optional<std::vector<std::string>> columns;  // projection, in output order
   bool follow = false;
+  std::optional<int64_t> limit;  // kUnion: stop after this many rows
   // kLookup: the keys as JSON Lines, one object per key ({"<col>": value, ...}), and whether
   // they are bucket-key prefixes.
   std::string lookup_keys;

@@ -65,6 +65,32 @@ TEST(TicketTest, ErrorsNameTheField) {
   EXPECT_TRUE(ParseTicket(R"({"table":"a.b","follow":1})").status().IsInvalid());
 }
 
+TEST(TicketTest, UnionReads) {
+  auto r = ParseTicket(R"({"table":"ns.t","union":true,"columns":["b","a"],"follow":false})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->kind, Ticket::Kind::kUnion);
+  EXPECT_EQ(*r->columns, (std::vector<std::string>{"b", "a"}));
+  auto again = ParseTicket(TicketToJson(*r));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->kind, Ticket::Kind::kUnion);
+  EXPECT_EQ(*again->columns, *r->columns);
+  EXPECT_FALSE(again->limit.has_value());
+  EXPECT_EQ(
+      *ParseTicket(TicketToJson(*ParseTicket(R"({"table":"a.b","union":true,"limit":7})")))->limit,
+      7);
+  EXPECT_EQ(ParseTicket(R"({"table":"a.b","union":true,"limit":-1})").status().message(),
+            "ticket \"limit\" must be a non-negative number of rows");
+  EXPECT_EQ(ParseTicket(R"({"table":"a.b","limit":3})").status().message(),
+            "ticket \"limit\" applies to union reads (\"union\": true)");
+  EXPECT_EQ(ParseTicket(R"({"table":"ns.t","union":false})")->kind, Ticket::Kind::kLog);
+  EXPECT_EQ(ParseTicket(R"({"table":"a.b","union":true,"from":3})").status().message(),
+            "ticket \"from\" applies to log reads: a union read covers every bucket from the "
+            "lake's first row to the log's end");
+  EXPECT_TRUE(ParseTicket(R"({"table":"a.b","union":true,"follow":true})").status().IsInvalid());
+  EXPECT_TRUE(ParseTicket(R"({"table":"a.b","union":true,"snapshot":true})").status().IsInvalid());
+  EXPECT_TRUE(ParseTicket(R"({"table":"a.b","union":1})").status().IsInvalid());
+}
+
 TEST(TableNameBodyTest, AcceptsObjectStringOrBareName) {
   EXPECT_EQ(*ParseTableNameBody(R"({"table":"ns.t"})"), "ns.t");
   EXPECT_EQ(*ParseTableNameBody(R"("ns.t")"), "ns.t");

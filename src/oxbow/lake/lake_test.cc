@@ -9,6 +9,7 @@
 #include "oxbow/arrow/builder.h"
 #include "oxbow/common/fault_injection_file_system.h"
 #include "oxbow/iceberg/table.h"
+#include "oxbow/lake/lake_read.h"
 #include "oxbow/lake/lake_table_internal.h"
 #include "oxbow/parquet/reader.h"
 #include "oxbow/parquet/verify.h"
@@ -397,6 +398,58 @@ TEST_F(LakeTest, DisabledAndBrokenTablesSayWhy) {
   EXPECT_EQ(Service().Describe("ns.bad")->error,
             "column 'u': uint64 has no Iceberg type (values above 2^63-1 do not fit long); use "
             "int64 or decimal128(20, 0) (a table with lake.enabled=false may hold it)");
+}
+
+TEST_F(LakeTest, UnionReadIsTheLakeSnapshotThenTheLogAfterIt) {
+  CreateTable();
+  Put(0, 100);
+  Put(100, 50);
+  ASSERT_TRUE(Service().RunOnce().ok());
+  Put(150, 30);  // not tiered: the log part
+  auto reader = OpenUnionRead(engine_.get(), {Service().catalog(), Service().file_system()},
+                              {"ns.t", std::vector<std::string>{"ts", "small", "id"}})
+                    .ValueOrDie();
+  ASSERT_TRUE(reader->snapshot_id().has_value());
+  int64_t tiered = 0;
+  for (const auto& b : reader->buckets()) tiered += b.lake_offset;
+  EXPECT_EQ(tiered, 150);
+  const auto& schema = reader->schema();
+  ASSERT_EQ(schema->num_fields(), 3);
+  EXPECT_EQ(schema->field(1).type, DataType::UInt16());  // the table's types, not the lake's
+  std::set<int64_t> ids;
+  int64_t lake_rows = 0;
+  int64_t log_rows = 0;
+  while (true) {
+    auto next = reader->Next().ValueOrDie();
+    if (!next) break;
+    auto raw = ipc::ParseMessage(next->message.metadata, next->message.BodyAsBuffer().ValueOrDie())
+                   .ValueOrDie();
+    auto batch = ipc::DecodeRecordBatch(schema, raw).ValueOrDie();
+    ASSERT_EQ(batch->num_rows(), next->rows);
+    (next->bucket < 0 ? lake_rows : log_rows) += batch->num_rows();
+    for (int64_t i = 0; i < batch->num_rows(); ++i) {
+      const int64_t id = batch->column(2).Value<int64_t>(i);
+      EXPECT_TRUE(ids.insert(id).second) << "id " << id << " twice";
+      EXPECT_EQ(batch->column(1).Value<uint16_t>(i), 60000 + id % 100);
+      EXPECT_EQ(batch->column(0).Value<int64_t>(i), id * 1000000000LL);  // whole microseconds
+    }
+  }
+  EXPECT_EQ(lake_rows, 150);
+  EXPECT_EQ(log_rows, 30);
+  EXPECT_EQ(ids, Ids(180));
+
+  // A data file gone from under the snapshot fails the read with its path, not a crash.
+  auto again = OpenUnionRead(engine_.get(), {Service().catalog(), Service().file_system()},
+                             {"ns.t", std::nullopt})
+                   .ValueOrDie();
+  const std::string lost = Lake()->LiveEntries().ValueOrDie().front().data_file.file_path;
+  std::filesystem::remove(lost);
+  Result<std::optional<UnionBatch>> next = std::optional<UnionBatch>();
+  do {
+    next = again->Next();
+  } while (next.ok() && next->has_value());
+  ASSERT_FALSE(next.ok());
+  EXPECT_NE(next.status().message().find(lost), std::string::npos) << next.status().ToString();
 }
 
 catalog::TableDescriptor Descriptor(std::vector<arrow::Field> fields,

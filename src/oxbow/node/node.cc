@@ -93,7 +93,13 @@ Result<std::unique_ptr<engine::PutSession>> Node::StartPutToBucket(
 }
 
 Result<std::unique_ptr<engine::ReadCursor>> Node::OpenRead(const engine::ReadRequest& request) {
-  return engine_->OpenRead(request);
+  return lake::OpenLogRead(engine_.get(), {tiering_->catalog(), tiering_->file_system()}, request);
+}
+
+Result<std::unique_ptr<lake::UnionReader>> Node::OpenUnionRead(
+    const lake::UnionReadRequest& request) {
+  return lake::OpenUnionRead(engine_.get(), {tiering_->catalog(), tiering_->file_system()},
+                             request);
 }
 
 Result<std::unique_ptr<engine::SnapshotReader>> Node::OpenSnapshot(

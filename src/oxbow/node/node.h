@@ -13,6 +13,7 @@
 #include "oxbow/catalog/descriptor.h"
 #include "oxbow/engine/engine.h"
 #include "oxbow/lake/lake.h"
+#include "oxbow/lake/lake_read.h"
 #include "oxbow/metrics/metrics.h"
 #include "oxbow/storage/s3.h"
 
@@ -56,7 +57,11 @@ class Node {
   // The same, every batch going to `bucket` (Kafka's partitions).
   Result<std::unique_ptr<engine::PutSession>> StartPutToBucket(
       const std::string& table, const arrow::SchemaPtr& client_schema, int32_t bucket);
+  // A read of one bucket; offsets the log's retention deleted come from the lake while it has
+  // them (lake::OpenLogRead).
   Result<std::unique_ptr<engine::ReadCursor>> OpenRead(const engine::ReadRequest& request);
+  // A log table's whole contents now: its lake snapshot plus the log after it (lake::UnionReader).
+  Result<std::unique_ptr<lake::UnionReader>> OpenUnionRead(const lake::UnionReadRequest& request);
   // Primary-key tables: the current rows, and batch lookups by key.
   Result<std::unique_ptr<engine::SnapshotReader>> OpenSnapshot(
       const engine::SnapshotRequest& request);

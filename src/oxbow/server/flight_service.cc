@@ -454,6 +454,51 @@ Status FlightService::SendLookup(const flight::Ticket& ticket,
   return Status::OK();
 }
 
+Status FlightService::SendUnion(grpc::ServerContext* ctx, const flight::Ticket& ticket,
+                                grpc::ServerWriter<FlightPayload>* writer) {
+  ASSIGN_OR_RAISE(auto reader, node_->OpenUnionRead({ticket.table, ticket.columns, ticket.limit}));
+  ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*reader->schema()));
+  if (!writer->Write(SchemaPayload(schema))) return Status::OK();
+  // The first message (an empty batch when the table is empty) says what the read covers.
+  json offsets = json::array();
+  for (const auto& b : reader->buckets()) {
+    offsets.push_back(
+        {{"bucket", b.bucket}, {"lake_offset", b.lake_offset}, {"next_offset", b.next_offset}});
+  }
+  json first = {{"offsets", std::move(offsets)},
+                {"snapshot_id", reader->snapshot_id() ? json(*reader->snapshot_id()) : json()}};
+  bool sent = false;
+  while (!ctx->IsCancelled() && !stopping_) {
+    const auto start = std::chrono::steady_clock::now();
+    ASSIGN_OR_RAISE(auto next, reader->Next());
+    json metadata = sent ? json::object() : first;
+    FlightPayload payload;
+    if (next) {
+      if (next->bucket < 0) {
+        metadata["part"] = "lake";
+      } else {
+        metadata["part"] = "log";
+        metadata["bucket"] = next->bucket;
+        metadata["base_offset"] = next->base_offset;
+        metadata["next_offset"] = next->next_offset;
+      }
+      payload.data_header = next->message.metadata;
+      payload.data_body = std::move(next->message.body);
+      payload.body_length = next->message.body_length;
+    } else {
+      if (sent) break;
+      ASSIGN_OR_RAISE(auto empty, EmptyBatch(reader->schema()));
+      ASSIGN_OR_RAISE(payload, BatchPayload(*empty));
+    }
+    payload.app_metadata = metadata.dump();
+    node_->metrics().AddFetch(ticket.table, next ? next->rows : 0, payload.body_length,
+                              SecondsSince(start));
+    sent = true;
+    if (!writer->Write(payload) || !next) break;
+  }
+  return Status::OK();
+}
+
 Status FlightService::Get(grpc::ServerContext* ctx, const proto::Ticket* ticket,
                           grpc::ServerWriter<FlightPayload>* writer) {
   ASSIGN_OR_RAISE(auto caller, Authenticate(ctx));
@@ -461,6 +506,7 @@ Status FlightService::Get(grpc::ServerContext* ctx, const proto::Ticket* ticket,
   RETURN_NOT_OK(Authorize(caller, request.table, auth::Access::kRead));
   if (request.kind == flight::Ticket::Kind::kSnapshot) return SendSnapshot(request, writer);
   if (request.kind == flight::Ticket::Kind::kLookup) return SendLookup(request, writer);
+  if (request.kind == flight::Ticket::Kind::kUnion) return SendUnion(ctx, request, writer);
   const std::string table = request.table;
   const bool follow = request.follow;
   ASSIGN_OR_RAISE(auto cursor, node_->OpenRead(ToReadRequest(std::move(request))));

@@ -44,7 +44,7 @@ class FlightService : public grpc::Service {
   grpc::Status GetSchema(grpc::ServerContext* ctx, const proto::FlightDescriptor* descriptor,
                          proto::SchemaResult* result);
   grpc::Status DoGet(grpc::ServerContext* ctx, const proto::Ticket* ticket,
-                     grpc::ServerWriter<FlightPayload>* writer);
+                     grpc::ServerWriter<flight::FlightPayload>* writer);
   grpc::Status DoPut(grpc::ServerContext* ctx,
                      grpc::ServerReaderWriter<proto::PutResult, FlightDataIn>* stream);
   grpc::Status DoExchange(grpc::ServerContext* ctx,
@@ -72,6 +72,9 @@ class FlightService : public grpc::Service {
   // DoGet of a snapshot ticket and of a lookup ticket.
   Status SendSnapshot(const flight::Ticket& ticket,
                       grpc::ServerWriter<flight::FlightPayload>* writer);
+  // A union read: the lake snapshot's rows, then each bucket's log after it (docs/api.md).
+  Status SendUnion(grpc::ServerContext* ctx, const flight::Ticket& ticket,
+                   grpc::ServerWriter<flight::FlightPayload>* writer);
   Status SendLookup(const flight::Ticket& ticket,
                     grpc::ServerWriter<flight::FlightPayload>* writer);
   // DoExchange: batches of keys in, batches of their rows out.

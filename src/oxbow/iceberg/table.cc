@@ -350,8 +350,14 @@ Result<int64_t> IcebergTable::RowDelta(const std::vector<DataFile>& data_files,
 
 Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted_paths,
                                          const std::vector<DataFile>& added,
+                                         const std::vector<DataFile>& added_deletes,
                                          const std::map<std::string, std::string>& summary,
                                          std::vector<std::string>* written) {
+  for (const auto& f : added_deletes) {
+    if (f.content != FileContent::kPositionDeletes) {
+      return Status::Invalid("ReplaceFiles: " + f.file_path + " is not a position delete file");
+    }
+  }
   const int64_t snapshot_id = RandomId();
   const int64_t seq = metadata_.last_sequence_number + 1;
   std::set<std::string> remaining(deleted_paths.begin(), deleted_paths.end());
@@ -414,12 +420,26 @@ Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted
                                            AddedEntries(added, snapshot_id), options_.avro));
     manifests.insert(manifests.begin(), std::move(mf));
   }
+  if (!added_deletes.empty()) {
+    std::string path = NewManifestPath();
+    written->push_back(path);
+    ASSIGN_OR_RAISE(auto mf,
+                    WriteManifest(fs_.get(), path, schema(), spec(), snapshot_id, seq,
+                                  AddedEntries(added_deletes, snapshot_id), options_.avro));
+    manifests.insert(manifests.begin(), std::move(mf));
+  }
   // A fresh snapshot id per attempt, so always attempt 1 of it.
   Snapshot snap = NewSnapshot(snapshot_id, seq, 1);
   written->push_back(snap.manifest_list);
   snap.summary = summary;
   snap.summary["operation"] = "replace";
-  int64_t added_size = Sum(added, &DataFile::file_size_in_bytes);
+  int64_t added_size =
+      Sum(added, &DataFile::file_size_in_bytes) + Sum(added_deletes, &DataFile::file_size_in_bytes);
+  if (!added_deletes.empty()) {
+    snap.summary["added-delete-files"] = std::to_string(added_deletes.size());
+    snap.summary["added-position-deletes"] =
+        std::to_string(Sum(added_deletes, &DataFile::record_count));
+  }
   snap.summary["added-data-files"] = std::to_string(added.size());
   snap.summary["added-records"] = std::to_string(Sum(added, &DataFile::record_count));
   snap.summary["added-files-size"] = std::to_string(added_size);
@@ -439,9 +459,10 @@ Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted
 
 Result<int64_t> IcebergTable::ReplaceFiles(const std::vector<std::string>& deleted_paths,
                                            const std::vector<DataFile>& added,
-                                           const std::map<std::string, std::string>& summary) {
+                                           const std::map<std::string, std::string>& summary,
+                                           const std::vector<DataFile>& added_deletes) {
   return RetryCommit<int64_t>([&](std::vector<std::string>* written) {
-    return TryReplace(deleted_paths, added, summary, written);
+    return TryReplace(deleted_paths, added, added_deletes, summary, written);
   });
 }
 

@@ -115,9 +115,12 @@ class IcebergTable {
   // Compaction: `deleted_paths` (data or delete files) (each must be live in the current snapshot)
   // are replaced by `added` in one snapshot with operation "replace". Manifests holding a deleted
   // file are rewritten (DELETED + EXISTING entries); the others are reused.
+  // `added_deletes` are position delete files of the same snapshot (rows of `added` that are
+  // already gone).
   Result<int64_t> ReplaceFiles(const std::vector<std::string>& deleted_paths,
                                const std::vector<DataFile>& added,
-                               const std::map<std::string, std::string>& summary = {});
+                               const std::map<std::string, std::string>& summary = {},
+                               const std::vector<DataFile>& added_deletes = {});
   // Merges the current snapshot's manifests into one (live entries kept as EXISTING with their
   // snapshot ids and sequence numbers, DELETED entries dropped) in a "replace" snapshot that
   // changes no data. Does nothing and returns nullopt while there are fewer than
@@ -151,6 +154,7 @@ class IcebergTable {
   Result<T> RetryCommit(const std::function<Result<T>(std::vector<std::string>* written)>& attempt);
   Result<int64_t> TryReplace(const std::vector<std::string>& deleted_paths,
                              const std::vector<DataFile>& added,
+                             const std::vector<DataFile>& added_deletes,
                              const std::map<std::string, std::string>& summary,
                              std::vector<std::string>* written);
   Result<std::optional<int64_t>> TryRewriteManifests(

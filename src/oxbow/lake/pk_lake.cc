@@ -55,6 +55,15 @@ void KeyIndex::Remove(const std::string& key) {
   keys_.erase(it);
 }
 
+void KeyIndex::Restore(const std::string& key, std::optional<RowLocation> location, int32_t file) {
+  if (location) {
+    keys_[key] = *location;
+  } else {
+    keys_.erase(key);
+  }
+  ++files_.at(file).deleted;
+}
+
 void KeyIndex::RemoveFile(int32_t file) {
   auto it = files_.find(file);
   if (it == files_.end()) return;

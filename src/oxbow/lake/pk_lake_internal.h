@@ -53,6 +53,9 @@ class KeyIndex {
   std::optional<RowLocation> Find(const std::string& key) const;
   // Forgets `key`'s row (a delete file now removes it); counts it in its file's `deleted`.
   void Remove(const std::string& key);
+  // Puts `key` back where it was (`location`, or nowhere) after AddFile claimed it for `file`,
+  // whose row of it a delete file removes (a row compaction copied that a round changed).
+  void Restore(const std::string& key, std::optional<RowLocation> location, int32_t file);
   // Forgets a data file (compaction removed it); its keys must have moved or been removed.
   void RemoveFile(int32_t file);
 

@@ -47,6 +47,23 @@ TEST(KeyIndexTest, RebuildsFromCommittedFilesAndRefusesAKeyLiveTwice) {
   EXPECT_TRUE(twice.status().IsCorruption()) << twice.status().message();
 }
 
+TEST(KeyIndexTest, RestoreGivesBackAKeyARoundMovedWhileCompactionCopiedIt) {
+  KeyIndex index;
+  const int32_t a = index.AddFile("a", {}, "", {"k1", "k2"});
+  // A round moves k1 to b and deletes k2 while compaction copies a's rows to c.
+  index.Remove("k1");
+  const int32_t b = index.AddFile("b", {}, "", {"k1"});
+  index.Remove("k2");
+  const auto k1_now = index.Find("k1");
+  index.RemoveFile(a);
+  const int32_t c = index.AddFile("c", {}, "", {"k1", "k2"});
+  index.Restore("k1", k1_now, c);
+  index.Restore("k2", std::nullopt, c);
+  EXPECT_EQ(index.Find("k1"), (RowLocation{b, 0}));
+  EXPECT_FALSE(index.Find("k2").has_value());
+  EXPECT_EQ(index.file(c).deleted, 2);
+}
+
 TEST(PositionDeletesTest, RowsAreSortedByPathThenPosition) {
   auto batch = PositionDeleteBatch({{"b", 3}, {"a", 7}, {"a", 2}});
   ASSERT_TRUE(batch.ok());

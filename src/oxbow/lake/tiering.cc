@@ -132,6 +132,7 @@ class TableTiering {
   // after a commit whose outcome is unknown (the next round rebuilds it from the lake).
   std::optional<internal::KeyIndex> index;
   bool index_stale = false;
+  uint64_t index_generation = 0;   // bumped by every rebuild (file ids change)
   Clock::time_point next_round{};  // the scheduler's, under TieringService::mu_
   bool queued = false;             // waiting for or running a round; under TieringService::mu_
   Clock::time_point next_maintenance{};  // the maintenance thread's
@@ -348,6 +349,7 @@ Status ReloadPrimaryKeyLake(FileSystem* fs, TableTiering& s) {
   ASSIGN_OR_RAISE(s.tiered, TieredOffsets(*s.table, s.tiered.size()));
   ASSIGN_OR_RAISE(s.index, LoadKeyIndex(fs, s));
   s.index_stale = false;
+  ++s.index_generation;
   return Status::OK();
 }
 
@@ -1033,34 +1035,41 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
   return read_error;
 }
 
-// A primary-key table's compaction, under the table's lock (a round meanwhile could delete a
-// row of an input, and that delete would be lost with it): in each partition directory, the
-// data files whose deleted fraction reaches lake.compaction.delete-ratio, and the small files
-// once compaction_min_files of them gather, are rewritten with their live rows only (the key
-// index says which are live), and the delete files that named only removed files are dropped,
-// in one "replace" snapshot.
+// A primary-key table's compaction: in each partition directory, the data files whose deleted
+// fraction reaches lake.compaction.delete-ratio, and the small files once compaction_min_files of
+// them gather, are rewritten with their live rows only (the key index says which are live), and
+// the delete files that named only removed files are dropped, in one "replace" snapshot. Reading
+// and writing the files happens without the table's lock, so rounds go on meanwhile; the lock is
+// taken to plan, to pick the live rows, and to commit. A row a round deleted or replaced after
+// it was picked is deleted in the output by a position delete file of the same snapshot, so no
+// round's delete is lost with the inputs.
 Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
-  std::lock_guard<std::mutex> work(s.work);
-  if (s.dropped) return Status::OK();
-  if (s.index_stale) RETURN_NOT_OK(ReloadPrimaryKeyLake(options.fs.get(), s));
-  internal::KeyIndex& index = *s.index;
-  ASSIGN_OR_RAISE(auto live, s.table->LiveEntries());
   struct Candidate {
     int32_t id;
     int64_t size;
     bool mostly_deleted;
   };
   std::map<std::string, std::vector<Candidate>> by_dir;
-  for (const auto& e : live) {
-    if (e.data_file.content != iceberg::FileContent::kData) continue;
-    auto id = index.FileId(e.data_file.file_path);
-    if (!id) return Status::Corruption(e.data_file.file_path + " is not in the key index");
-    const auto& info = index.file(*id);
-    const bool mostly_deleted =
-        info.rows == 0 || static_cast<double>(info.deleted) >= s.delete_ratio * info.rows;
-    const bool small = e.data_file.file_size_in_bytes * 4 < options.target_file_bytes * 3;
-    if (mostly_deleted || small) {
-      by_dir[info.partition_path].push_back({*id, e.data_file.file_size_in_bytes, mostly_deleted});
+  uint64_t generation = 0;
+  {
+    std::lock_guard<std::mutex> work(s.work);
+    if (s.dropped) return Status::OK();
+    if (s.index_stale) RETURN_NOT_OK(ReloadPrimaryKeyLake(options.fs.get(), s));
+    generation = s.index_generation;
+    const internal::KeyIndex& index = *s.index;
+    ASSIGN_OR_RAISE(auto live, s.table->LiveEntries());
+    for (const auto& e : live) {
+      if (e.data_file.content != iceberg::FileContent::kData) continue;
+      auto id = index.FileId(e.data_file.file_path);
+      if (!id) return Status::Corruption(e.data_file.file_path + " is not in the key index");
+      const auto& info = index.file(*id);
+      const bool mostly_deleted =
+          info.rows == 0 || static_cast<double>(info.deleted) >= s.delete_ratio * info.rows;
+      const bool small = e.data_file.file_size_in_bytes * 4 < options.target_file_bytes * 3;
+      if (mostly_deleted || small) {
+        by_dir[info.partition_path].push_back(
+            {*id, e.data_file.file_size_in_bytes, mostly_deleted});
+      }
     }
   }
   for (auto& [dir, candidates] : by_dir) {
@@ -1078,26 +1087,57 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
       input_bytes += c.size;
     }
     if (inputs.empty()) continue;
-    const auto partition = index.file(inputs.front()).partition;
-    std::vector<std::string> keys;
+    // Phase 1, unlocked: read the inputs and their keys.
+    std::vector<std::string> paths;
+    iceberg::PartitionValues partition;
+    {
+      std::lock_guard<std::mutex> work(s.work);
+      if (s.dropped || s.index_generation != generation) return Status::OK();
+      for (int32_t id : inputs) paths.push_back(s.index->file(id).path);
+      partition = s.index->file(inputs.front()).partition;
+    }
+    struct Input {
+      std::vector<arrow::RecordBatchPtr> row_groups;
+      std::vector<std::string> keys;  // in position order
+    };
+    std::vector<Input> read(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      auto row_groups = ReadLakeFile(options.fs.get(), s, paths[i]);
+      if (!row_groups.ok()) return row_groups.status().WithContext("compacting " + dir);
+      read[i].row_groups = std::move(*row_groups);
+      for (const auto& batch : read[i].row_groups) {
+        for (int64_t r = 0; r < batch->num_rows(); ++r) {
+          read[i].keys.push_back(internal::EncodeLakeKey(*batch, s.schema.key_columns, r));
+        }
+      }
+    }
+    // Phase 2, locked: which rows are live now.
+    std::vector<std::vector<bool>> picked(inputs.size());
+    {
+      std::lock_guard<std::mutex> work(s.work);
+      if (s.dropped || s.index_generation != generation) return Status::OK();
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        picked[i].resize(read[i].keys.size());
+        for (size_t pos = 0; pos < read[i].keys.size(); ++pos) {
+          picked[i][pos] = s.index->Find(read[i].keys[pos]) ==
+                           internal::RowLocation{inputs[i], static_cast<int64_t>(pos)};
+        }
+      }
+    }
+    // Phase 3, unlocked: write the live rows. `sources` maps an output position to its input row.
+    std::vector<std::pair<size_t, int64_t>> sources;
     std::vector<std::string> written;
     std::optional<iceberg::DataFile> added;
-    std::set<std::string> removed;
-    for (int32_t id : inputs) removed.insert(index.file(id).path);
-    const std::vector<std::string> obsolete = index.ObsoleteDeleteFiles(removed);
-    auto rewrite = [&]() -> Status {
+    auto write = [&]() -> Status {
       std::unique_ptr<parquet::FileWriter> writer;
-      for (int32_t id : inputs) {
-        const std::string& path = index.file(id).path;
-        ASSIGN_OR_RAISE(auto row_groups, ReadLakeFile(options.fs.get(), s, path));
+      for (size_t i = 0; i < inputs.size(); ++i) {
         int64_t pos = 0;
-        for (const auto& batch : row_groups) {
+        for (const auto& batch : read[i].row_groups) {
           std::vector<int32_t> rows;
           for (int64_t r = 0; r < batch->num_rows(); ++r, ++pos) {
-            std::string key = internal::EncodeLakeKey(*batch, s.schema.key_columns, r);
-            if (index.Find(key) != internal::RowLocation{id, pos}) continue;  // deleted
+            if (!picked[i][static_cast<size_t>(pos)]) continue;
             rows.push_back(static_cast<int32_t>(r));
-            keys.push_back(std::move(key));
+            sources.emplace_back(i, pos);
           }
           if (rows.empty()) continue;
           ASSIGN_OR_RAISE(auto live_rows, arrow::TakeRows(*batch, rows));
@@ -1111,25 +1151,71 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
       if (writer) {
         ASSIGN_OR_RAISE(added, FinishDataFile(s, writer.get(), written, partition));
       }
-      std::vector<std::string> replaced(removed.begin(), removed.end());
-      replaced.insert(replaced.end(), obsolete.begin(), obsolete.end());
-      auto summary = s.Summary();
-      summary["oxbow.compacted-files"] = std::to_string(inputs.size());
-      std::vector<iceberg::DataFile> outputs;
-      if (added) outputs.push_back(*added);
-      return s.table->ReplaceFiles(replaced, outputs, summary).status();
+      return Status::OK();
     };
-    Status st = rewrite();
+    Status st = write();
+    // Phase 4, locked: delete what rounds changed meanwhile, then commit.
+    std::unique_lock<std::mutex> work(s.work);
+    if (st.ok() && (s.dropped || s.index_generation != generation)) {
+      st = Status::Cancelled("the table changed under compaction");
+    }
+    std::vector<std::pair<std::string, int64_t>> stale;  // output rows changed since phase 2
+    std::set<std::string> removed(paths.begin(), paths.end());
+    std::vector<std::string> obsolete;
+    std::optional<iceberg::DataFile> stale_file;
+    if (st.ok()) {
+      internal::KeyIndex& index = *s.index;
+      for (size_t out = 0; out < sources.size(); ++out) {
+        const auto [i, pos] = sources[out];
+        if (index.Find(read[i].keys[static_cast<size_t>(pos)]) !=
+            internal::RowLocation{inputs[i], pos}) {
+          stale.emplace_back(added->file_path, static_cast<int64_t>(out));
+        }
+      }
+      obsolete = index.ObsoleteDeleteFiles(removed);
+      auto commit = [&]() -> Status {
+        std::vector<iceberg::DataFile> deletes;
+        if (!stale.empty()) {
+          ASSIGN_OR_RAISE(stale_file, WriteDeleteFile(options.fs.get(), s, dir, partition, stale,
+                                                      FreshFileOptions(options.parquet), &written));
+          deletes.push_back(*stale_file);
+        }
+        std::vector<std::string> replaced(removed.begin(), removed.end());
+        replaced.insert(replaced.end(), obsolete.begin(), obsolete.end());
+        auto summary = s.Summary();
+        summary["oxbow.compacted-files"] = std::to_string(inputs.size());
+        std::vector<iceberg::DataFile> outputs;
+        if (added) outputs.push_back(*added);
+        return s.table->ReplaceFiles(replaced, outputs, summary, deletes).status();
+      };
+      st = commit();
+      if (!st.ok()) s.index_stale = true;
+    }
     if (!st.ok()) {
       for (const auto& path : written) (void)options.fs->Remove(path);
-      s.index_stale = true;
+      if (st.code() == StatusCode::kCancelled) return Status::OK();
       return st.WithContext("compacting " + dir);
     }
+    internal::KeyIndex& index = *s.index;
+    std::vector<std::string> keys;  // of the output, in position order
+    for (const auto& [i, pos] : sources) keys.push_back(read[i].keys[static_cast<size_t>(pos)]);
+    // The output's rows become the keys' locations, except the stale ones, which moved on.
+    std::vector<std::string> moved_on;
+    for (const auto& [path, out] : stale) moved_on.push_back(keys[static_cast<size_t>(out)]);
+    std::vector<std::optional<internal::RowLocation>> now;
+    for (const auto& key : moved_on) now.push_back(index.Find(key));
     for (int32_t id : inputs) index.RemoveFile(id);
-    if (added) index.AddFile(added->file_path, partition, dir, keys);
+    if (added) {
+      const int32_t id = index.AddFile(added->file_path, partition, dir, keys);
+      for (size_t k = 0; k < moved_on.size(); ++k) index.Restore(moved_on[k], now[k], id);
+    }
+    if (stale_file) index.AddDeleteFile(stale_file->file_path, {added->file_path});
     for (const auto& path : obsolete) index.RemoveDeleteFile(path);
-    spdlog::info("lake: '{}' compacted {} data files ({} bytes) into {}, dropping {} delete files",
-                 s.descriptor.name, inputs.size(), input_bytes, added ? 1 : 0, obsolete.size());
+    spdlog::info(
+        "lake: '{}' compacted {} data files ({} bytes) into {}, dropping {} delete files ({} rows "
+        "changed meanwhile)",
+        s.descriptor.name, inputs.size(), input_bytes, added ? 1 : 0, obsolete.size(),
+        stale.size());
   }
   return Status::OK();
 }

@@ -1078,14 +1078,25 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
       if (a.mostly_deleted != b.mostly_deleted) return a.mostly_deleted;
       return a.size < b.size;
     });
+    // Mostly-deleted files first; then small files, smallest first, each no bigger than those
+    // taken so far together (a big file waits for peers of its size instead of being rewritten
+    // to absorb a few tiny ones, so a row is rewritten about log2(files) times, not every step).
     std::vector<int32_t> inputs;
     int64_t input_bytes = 0;
+    int64_t merged = 0;
+    int64_t merged_bytes = 0;
     for (const auto& c : candidates) {
-      if (!c.mostly_deleted && small_files < options.compaction_min_files) continue;
       if (input_bytes >= options.compaction_step_bytes && !inputs.empty()) break;
+      if (!c.mostly_deleted) {
+        if (small_files < options.compaction_min_files) break;
+        if (merged >= 2 && c.size > merged_bytes) break;
+        ++merged;
+        merged_bytes += c.size;
+      }
       inputs.push_back(c.id);
       input_bytes += c.size;
     }
+    if (merged == 1) inputs.pop_back();  // one small file alone is not worth a rewrite
     if (inputs.empty()) continue;
     // Phase 1, unlocked: read the inputs and their keys.
     std::vector<std::string> paths;

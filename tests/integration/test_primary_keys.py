@@ -480,7 +480,9 @@ def by_id(t: pa.Table) -> dict:
     ({"primary_key": ["id"], "properties": {"fields.v.agg": "sum"}}, ["needs merge_engine 'aggregate'"]),
     ({"primary_key": ["id"], "properties": {"changelog.image": "some"}}, ["'some'"]),
     ({"properties": {"merge_engine": "first_row"}}, ["'merge_engine'", "needs a primary key"]),
-    ({"primary_key": ["id"], "properties": {"lake.enabled": "true"}}, ["lake"]),
+    ({"primary_key": ["id"], "properties": {"lake.enabled": "true",
+                                            "lake.compaction.delete-ratio": "2"}},
+     ["lake.compaction.delete-ratio", "(0, 1]"]),
 ])
 def test_invalid_tables_are_refused(server, body, words):
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False),

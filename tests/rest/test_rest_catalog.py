@@ -57,7 +57,7 @@ def test_unknown_names_are_spec_404s(shop):
         catalog.load_table("shop.nope")
     with pytest.raises(NoSuchTableError, match="lake.enabled is false"):
         catalog.load_table("zoo.animals")
-    with pytest.raises(NoSuchTableError, match="primary-key tables do not reach the lake yet"):
+    with pytest.raises(NoSuchTableError, match="primary-key table goes to the lake only with lake.enabled true"):
         catalog.load_table("shop.carts")
     with pytest.raises(NoSuchNamespaceError, match="'nope' does not exist"):
         catalog.list_tables("nope")

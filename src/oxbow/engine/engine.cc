@@ -203,10 +203,16 @@ Status Engine::CheckpointKeyValueStore() {
     for (const auto& [name, table] : tables_) by_id[table->descriptor().table_id] = table;
   }
   ASSIGN_OR_RAISE(auto checkpoint, store->Checkpoint());
+  std::lock_guard<std::mutex> lock(floors_mu_);
   for (const auto& b : checkpoint.offsets) {
     auto it = by_id.find(b.table_id);
     if (it == by_id.end() || b.bucket >= static_cast<int32_t>(it->second->logs().size())) continue;
-    it->second->logs()[b.bucket]->SetRetentionFloor(b.offset);
+    auto& floors = floors_[{b.table_id, b.bucket}];
+    floors.checkpoint = b.offset;
+    const bool held =
+        options_.holds_retention && options_.holds_retention(it->second->descriptor());
+    it->second->logs()[b.bucket]->SetRetentionFloor(held ? std::min(floors.checkpoint, floors.held)
+                                                         : floors.checkpoint);
   }
   return Status::OK();
 }
@@ -321,7 +327,16 @@ Status Engine::SetRetentionFloor(const std::string& name, int32_t bucket, int64_
     return Status::OutOfRange("bucket " + std::to_string(bucket) + " of '" + name +
                               "' does not exist");
   }
-  table->logs()[bucket]->SetRetentionFloor(offset);
+  const auto& descriptor = table->descriptor();
+  if (descriptor.primary_key.empty()) {
+    table->logs()[bucket]->SetRetentionFloor(offset);
+    return Status::OK();
+  }
+  // A primary-key changelog is also held for recovery: the lower of the two floors applies.
+  std::lock_guard<std::mutex> lock(floors_mu_);
+  auto& floors = floors_[{descriptor.table_id, bucket}];
+  floors.held = offset;
+  table->logs()[bucket]->SetRetentionFloor(std::min(floors.checkpoint, floors.held));
   return Status::OK();
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -85,7 +86,8 @@ class Engine {
   // primary-key table opens it.
   std::optional<kv::Store::Figures> key_value_figures() const;
 
-  // Retention of `bucket` never deletes offsets >= `offset` (e.g. data not yet in the lake).
+  // Retention of `bucket` never deletes offsets >= `offset` (e.g. data not yet in the lake); a
+  // primary-key changelog also keeps what the newest key-value checkpoint does not cover.
   Status SetRetentionFloor(const std::string& table, int32_t bucket, int64_t offset);
 
   // Flushes and closes every log. Idempotent.
@@ -123,6 +125,14 @@ class Engine {
   std::thread checkpoint_thread_;
   std::unique_ptr<kv::Store> kv_;  // null until a primary-key table exists
   std::mutex checkpoint_mu_;       // one checkpoint at a time
+  // A primary-key changelog's two floors: what the newest checkpoint covers, and what its
+  // holder (the lake) has copied. Retention keeps everything from the lower one.
+  struct Floors {
+    int64_t checkpoint = 0;
+    int64_t held = 0;
+  };
+  std::mutex floors_mu_;
+  std::map<std::pair<int64_t, int32_t>, Floors> floors_;  // by (table id, bucket)
 };
 
 }  // namespace oxbow::engine

@@ -344,11 +344,24 @@ std::string ManifestListAvroSchema() {
   return j.dump();
 }
 
+Result<int32_t> ManifestContent(const std::vector<ManifestEntry>& entries) {
+  if (entries.empty()) return 0;
+  const bool deletes = entries.front().data_file.content != FileContent::kData;
+  for (const auto& e : entries) {
+    if ((e.data_file.content != FileContent::kData) != deletes) {
+      return Status::Invalid("a manifest holds data files or delete files, not both (" +
+                             e.data_file.file_path + ")");
+    }
+  }
+  return deletes ? 1 : 0;
+}
+
 Result<std::string> EncodeManifest(const Schema& schema, const PartitionSpec& spec,
                                    const std::vector<ManifestEntry>& entries,
                                    const AvroWriterOptions& options) {
   ASSIGN_OR_RAISE(auto types, spec.PartitionTypes(schema));
   ASSIGN_OR_RAISE(auto avro_schema, ManifestAvroSchema(schema, spec));
+  ASSIGN_OR_RAISE(const int32_t content, ManifestContent(entries));
   ASSIGN_OR_RAISE(auto writer,
                   AvroFileWriter::Make(avro_schema,
                                        {{"schema", schema.ToJson()},
@@ -356,7 +369,7 @@ Result<std::string> EncodeManifest(const Schema& schema, const PartitionSpec& sp
                                         {"partition-spec", spec.FieldsJson()},
                                         {"partition-spec-id", std::to_string(spec.spec_id())},
                                         {"format-version", "2"},
-                                        {"content", "data"}},
+                                        {"content", content == 0 ? "data" : "deletes"}},
                                        options));
   auto long_value = [](int64_t v) { return AvroValue::Long(v); };
   auto bytes_value = [](const std::string& v) { return AvroValue::Bytes(v); };
@@ -425,7 +438,7 @@ Result<ManifestFile> WriteManifest(FileSystem* fs, const std::string& path, cons
   mf.manifest_path = path;
   mf.manifest_length = static_cast<int64_t>(bytes.size());
   mf.partition_spec_id = spec.spec_id();
-  mf.content = 0;
+  ASSIGN_OR_RAISE(mf.content, ManifestContent(entries));
   mf.sequence_number = sequence_number;
   mf.min_sequence_number = sequence_number;
   mf.added_snapshot_id = snapshot_id;

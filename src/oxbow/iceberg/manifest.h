@@ -79,9 +79,14 @@ Result<std::string> ManifestAvroSchema(const Schema& schema, const PartitionSpec
 // The Avro schema (JSON, with field ids) of a v2 manifest list.
 std::string ManifestListAvroSchema();
 
-// Writes a v2 data manifest at `path` (replacing any file there) and returns its manifest
-// list entry: counts, partition summaries, length, `snapshot_id` as added_snapshot_id, and
-// `sequence_number` as the sequence number that entries without one inherit.
+// A manifest's content (0 data, 1 deletes) as its entries say: Invalid when they mix data
+// files with delete files (the spec keeps them in separate manifests). 0 when empty.
+Result<int32_t> ManifestContent(const std::vector<ManifestEntry>& entries);
+
+// Writes a v2 manifest at `path` (replacing any file there), content "data", or "deletes" when
+// its entries are delete files, and returns its manifest list entry: content, counts, partition
+// summaries, length, `snapshot_id` as added_snapshot_id, and `sequence_number` as the sequence
+// number that entries without one inherit.
 Result<ManifestFile> WriteManifest(FileSystem* fs, const std::string& path, const Schema& schema,
                                    const PartitionSpec& spec, int64_t snapshot_id,
                                    int64_t sequence_number,

@@ -220,17 +220,22 @@ TableMetadata IcebergTable::WithSnapshot(const Snapshot& snapshot) const {
 void IcebergTable::AddTotals(const std::vector<ManifestFile>& manifests, int64_t added_size,
                              int64_t removed_size,
                              std::map<std::string, std::string>* summary) const {
-  int64_t files = 0, records = 0;
+  int64_t files = 0, records = 0, delete_files = 0, deletes = 0;
   for (const auto& m : manifests) {
-    files += m.added_files_count + m.existing_files_count;
-    records += m.added_rows_count + m.existing_rows_count;
+    if (m.content == 0) {
+      files += m.added_files_count + m.existing_files_count;
+      records += m.added_rows_count + m.existing_rows_count;
+    } else {
+      delete_files += m.added_files_count + m.existing_files_count;
+      deletes += m.added_rows_count + m.existing_rows_count;
+    }
   }
   int64_t size = SummaryLong(CurrentSnapshot(), "total-files-size") + added_size - removed_size;
   (*summary)["total-data-files"] = std::to_string(files);
   (*summary)["total-records"] = std::to_string(records);
   (*summary)["total-files-size"] = std::to_string(std::max<int64_t>(0, size));
-  (*summary)["total-delete-files"] = "0";
-  (*summary)["total-position-deletes"] = "0";
+  (*summary)["total-delete-files"] = std::to_string(delete_files);
+  (*summary)["total-position-deletes"] = std::to_string(deletes);
   (*summary)["total-equality-deletes"] = "0";
 }
 
@@ -244,7 +249,6 @@ Result<std::vector<ManifestEntry>> IcebergTable::LiveEntries() const {
   ASSIGN_OR_RAISE(auto manifests, CurrentManifests());
   std::vector<ManifestEntry> out;
   for (const auto& m : manifests) {
-    if (m.content != 0) return Status::NotImplemented("delete manifests in " + m.manifest_path);
     const PartitionSpec* spec = metadata_.SpecById(m.partition_spec_id);
     if (spec == nullptr) {
       return Status::Corruption(m.manifest_path + " has unknown partition spec " +
@@ -260,25 +264,52 @@ Result<std::vector<ManifestEntry>> IcebergTable::LiveEntries() const {
 
 Result<int64_t> IcebergTable::AppendFiles(const std::vector<DataFile>& files,
                                           const std::map<std::string, std::string>& summary) {
+  return RowDelta(files, {}, summary);
+}
+
+Result<int64_t> IcebergTable::RowDelta(const std::vector<DataFile>& data_files,
+                                       const std::vector<DataFile>& delete_files,
+                                       const std::map<std::string, std::string>& summary) {
+  for (const auto& f : data_files) {
+    if (f.content != FileContent::kData) {
+      return Status::Invalid("RowDelta: " + f.file_path + " is not a data file");
+    }
+  }
+  for (const auto& f : delete_files) {
+    if (f.content != FileContent::kPositionDeletes) {
+      return Status::Invalid("RowDelta: " + f.file_path + " is not a position delete file");
+    }
+  }
   const int64_t snapshot_id = RandomId();
-  std::optional<ManifestFile> manifest;
+  std::optional<ManifestFile> data_manifest;
+  std::optional<ManifestFile> delete_manifest;
   std::set<std::string> partitions;
-  for (const auto& f : files) partitions.insert(PartitionKey(f.partition));
+  for (const auto& f : data_files) partitions.insert(PartitionKey(f.partition));
+  for (const auto& f : delete_files) partitions.insert(PartitionKey(f.partition));
   Status last;
   for (int attempt = 0; attempt < options_.commit_attempts; ++attempt) {
     if (attempt > 0) RETURN_NOT_OK(Refresh());
     const int64_t seq = metadata_.last_sequence_number + 1;
-    if (!files.empty() && !manifest) {
-      ASSIGN_OR_RAISE(
-          manifest, WriteManifest(fs_.get(), NewManifestPath(), schema(), spec(), snapshot_id, seq,
-                                  AddedEntries(files, snapshot_id), options_.avro));
+    if (!data_files.empty() && !data_manifest) {
+      ASSIGN_OR_RAISE(data_manifest,
+                      WriteManifest(fs_.get(), NewManifestPath(), schema(), spec(), snapshot_id,
+                                    seq, AddedEntries(data_files, snapshot_id), options_.avro));
+    }
+    if (!delete_files.empty() && !delete_manifest) {
+      ASSIGN_OR_RAISE(delete_manifest,
+                      WriteManifest(fs_.get(), NewManifestPath(), schema(), spec(), snapshot_id,
+                                    seq, AddedEntries(delete_files, snapshot_id), options_.avro));
     }
     std::vector<ManifestFile> manifests;
-    if (manifest) {
-      // Entries inherit the sequence number, so a retry only re-stamps the list entry.
-      manifest->sequence_number = seq;
-      manifest->min_sequence_number = seq;
-      manifests.push_back(*manifest);
+    // Entries inherit the sequence number, so a retry only re-stamps the list entries. Deletes
+    // of this snapshot carry its sequence number, so they apply to data files of earlier
+    // snapshots (a position delete applies to data sequence numbers <= its own; the paths it
+    // names are of earlier files).
+    for (auto* m : {&data_manifest, &delete_manifest}) {
+      if (!*m) continue;
+      (*m)->sequence_number = seq;
+      (*m)->min_sequence_number = seq;
+      manifests.push_back(**m);
     }
     ASSIGN_OR_RAISE(auto previous, CurrentManifests());
     for (auto& m : previous) {
@@ -286,11 +317,20 @@ Result<int64_t> IcebergTable::AppendFiles(const std::vector<DataFile>& files,
     }
     Snapshot snap = NewSnapshot(snapshot_id, seq, attempt + 1);
     snap.summary = summary;
-    snap.summary["operation"] = "append";
-    int64_t added_size = Sum(files, &DataFile::file_size_in_bytes);
-    if (!files.empty()) {
-      snap.summary["added-data-files"] = std::to_string(files.size());
-      snap.summary["added-records"] = std::to_string(Sum(files, &DataFile::record_count));
+    snap.summary["operation"] = delete_files.empty() ? "append" : "overwrite";
+    int64_t added_size = Sum(data_files, &DataFile::file_size_in_bytes) +
+                         Sum(delete_files, &DataFile::file_size_in_bytes);
+    if (!data_files.empty()) {
+      snap.summary["added-data-files"] = std::to_string(data_files.size());
+      snap.summary["added-records"] = std::to_string(Sum(data_files, &DataFile::record_count));
+    }
+    if (!delete_files.empty()) {
+      snap.summary["added-delete-files"] = std::to_string(delete_files.size());
+      snap.summary["added-position-delete-files"] = std::to_string(delete_files.size());
+      snap.summary["added-position-deletes"] =
+          std::to_string(Sum(delete_files, &DataFile::record_count));
+    }
+    if (!partitions.empty()) {
       snap.summary["added-files-size"] = std::to_string(added_size);
       snap.summary["changed-partition-count"] = std::to_string(partitions.size());
     }
@@ -303,14 +343,21 @@ Result<int64_t> IcebergTable::AppendFiles(const std::vector<DataFile>& files,
     RemoveQuietly(snap.manifest_list);
     if (last.code() != StatusCode::kAlreadyExists) break;
   }
-  if (manifest) RemoveQuietly(manifest->manifest_path);
+  if (data_manifest) RemoveQuietly(data_manifest->manifest_path);
+  if (delete_manifest) RemoveQuietly(delete_manifest->manifest_path);
   return last;
 }
 
 Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted_paths,
                                          const std::vector<DataFile>& added,
+                                         const std::vector<DataFile>& added_deletes,
                                          const std::map<std::string, std::string>& summary,
                                          std::vector<std::string>* written) {
+  for (const auto& f : added_deletes) {
+    if (f.content != FileContent::kPositionDeletes) {
+      return Status::Invalid("ReplaceFiles: " + f.file_path + " is not a position delete file");
+    }
+  }
   const int64_t snapshot_id = RandomId();
   const int64_t seq = metadata_.last_sequence_number + 1;
   std::set<std::string> remaining(deleted_paths.begin(), deleted_paths.end());
@@ -319,7 +366,7 @@ Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted
   }
   ASSIGN_OR_RAISE(auto previous, CurrentManifests());
   std::vector<ManifestFile> manifests;
-  int64_t deleted_records = 0, removed_size = 0, deleted_files = 0;
+  int64_t deleted_records = 0, removed_size = 0, deleted_files = 0, removed_delete_files = 0;
   for (auto& m : previous) {
     if (m.added_files_count + m.existing_files_count == 0) continue;
     const PartitionSpec* spec = metadata_.SpecById(m.partition_spec_id);
@@ -344,9 +391,13 @@ Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted
       if (remaining.erase(e.data_file.file_path)) {
         e.status = EntryStatus::kDeleted;
         e.snapshot_id = snapshot_id;
-        ++deleted_files;
-        deleted_records += e.data_file.record_count;
         removed_size += e.data_file.file_size_in_bytes;
+        if (e.data_file.content != FileContent::kData) {
+          ++removed_delete_files;
+        } else {
+          ++deleted_files;
+          deleted_records += e.data_file.record_count;
+        }
       } else {
         e.status = EntryStatus::kExisting;
       }
@@ -369,18 +420,35 @@ Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted
                                            AddedEntries(added, snapshot_id), options_.avro));
     manifests.insert(manifests.begin(), std::move(mf));
   }
+  if (!added_deletes.empty()) {
+    std::string path = NewManifestPath();
+    written->push_back(path);
+    ASSIGN_OR_RAISE(auto mf,
+                    WriteManifest(fs_.get(), path, schema(), spec(), snapshot_id, seq,
+                                  AddedEntries(added_deletes, snapshot_id), options_.avro));
+    manifests.insert(manifests.begin(), std::move(mf));
+  }
   // A fresh snapshot id per attempt, so always attempt 1 of it.
   Snapshot snap = NewSnapshot(snapshot_id, seq, 1);
   written->push_back(snap.manifest_list);
   snap.summary = summary;
   snap.summary["operation"] = "replace";
-  int64_t added_size = Sum(added, &DataFile::file_size_in_bytes);
+  int64_t added_size =
+      Sum(added, &DataFile::file_size_in_bytes) + Sum(added_deletes, &DataFile::file_size_in_bytes);
+  if (!added_deletes.empty()) {
+    snap.summary["added-delete-files"] = std::to_string(added_deletes.size());
+    snap.summary["added-position-deletes"] =
+        std::to_string(Sum(added_deletes, &DataFile::record_count));
+  }
   snap.summary["added-data-files"] = std::to_string(added.size());
   snap.summary["added-records"] = std::to_string(Sum(added, &DataFile::record_count));
   snap.summary["added-files-size"] = std::to_string(added_size);
   snap.summary["deleted-data-files"] = std::to_string(deleted_files);
   snap.summary["deleted-records"] = std::to_string(deleted_records);
   snap.summary["removed-files-size"] = std::to_string(removed_size);
+  if (removed_delete_files > 0) {
+    snap.summary["removed-delete-files"] = std::to_string(removed_delete_files);
+  }
   AddTotals(manifests, added_size, removed_size, &snap.summary);
   RETURN_NOT_OK(WriteManifestList(fs_.get(), LocalPath(snap.manifest_list),
                                   {snapshot_id, snap.parent_snapshot_id, seq}, manifests,
@@ -391,9 +459,10 @@ Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted
 
 Result<int64_t> IcebergTable::ReplaceFiles(const std::vector<std::string>& deleted_paths,
                                            const std::vector<DataFile>& added,
-                                           const std::map<std::string, std::string>& summary) {
+                                           const std::map<std::string, std::string>& summary,
+                                           const std::vector<DataFile>& added_deletes) {
   return RetryCommit<int64_t>([&](std::vector<std::string>* written) {
-    return TryReplace(deleted_paths, added, summary, written);
+    return TryReplace(deleted_paths, added, added_deletes, summary, written);
   });
 }
 
@@ -406,7 +475,7 @@ Result<std::optional<int64_t>> IcebergTable::TryRewriteManifests(
   }
   const int64_t snapshot_id = RandomId();
   const int64_t seq = metadata_.last_sequence_number + 1;
-  std::vector<ManifestEntry> live;
+  std::vector<ManifestEntry> live_data, live_deletes;
   for (const auto& m : previous) {
     if (m.partition_spec_id != spec().spec_id()) {
       return Status::NotImplemented("RewriteManifests: " + m.manifest_path +
@@ -416,15 +485,18 @@ Result<std::optional<int64_t>> IcebergTable::TryRewriteManifests(
     for (auto& e : entries) {
       if (e.status == EntryStatus::kDeleted) continue;
       e.status = EntryStatus::kExisting;
+      auto& live = e.data_file.content == FileContent::kData ? live_data : live_deletes;
       live.push_back(std::move(e));
     }
   }
+  // Data and delete files go to separate manifests (the spec's rule).
   std::vector<ManifestFile> manifests;
-  if (!live.empty()) {
+  for (const auto* live : {&live_data, &live_deletes}) {
+    if (live->empty()) continue;
     std::string path = NewManifestPath();
     written->push_back(path);
     ASSIGN_OR_RAISE(auto mf, WriteManifest(fs_.get(), path, schema(), spec(), snapshot_id, seq,
-                                           live, options_.avro));
+                                           *live, options_.avro));
     manifests.push_back(std::move(mf));
   }
   // A fresh snapshot id per attempt, so always attempt 1 of it.

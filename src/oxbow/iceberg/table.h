@@ -96,7 +96,8 @@ class IcebergTable {
   // Null before the first commit. Its summary holds the operation and the caller's keys.
   const Snapshot* CurrentSnapshot() const { return metadata_.CurrentSnapshot(); }
 
-  // The ADDED and EXISTING entries of the current snapshot (sequence numbers filled in).
+  // The ADDED and EXISTING entries of the current snapshot, data and delete files (sequence
+  // numbers filled in).
   Result<std::vector<ManifestEntry>> LiveEntries() const;
 
   // Fast append: one new manifest with `files`, the current snapshot's manifests reused by
@@ -104,12 +105,22 @@ class IcebergTable {
   // Returns the new snapshot id. An empty `files` still commits (to record summary keys).
   Result<int64_t> AppendFiles(const std::vector<DataFile>& files,
                               const std::map<std::string, std::string>& summary = {});
-  // Compaction: `deleted_paths` (each must be live in the current snapshot) are replaced by
-  // `added` in one snapshot with operation "replace". Manifests holding a deleted file are
-  // rewritten (DELETED + EXISTING entries); the others are reused.
+  // Row-level change (merge-on-read): `data_files` and position `delete_files` added in one
+  // snapshot, operation "overwrite" ("append" without deletes). The delete files take the
+  // snapshot's sequence number, so they apply to the data files of earlier snapshots that
+  // their rows name. Returns the new snapshot id.
+  Result<int64_t> RowDelta(const std::vector<DataFile>& data_files,
+                           const std::vector<DataFile>& delete_files,
+                           const std::map<std::string, std::string>& summary = {});
+  // Compaction: `deleted_paths` (data or delete files) (each must be live in the current snapshot)
+  // are replaced by `added` in one snapshot with operation "replace". Manifests holding a deleted
+  // file are rewritten (DELETED + EXISTING entries); the others are reused.
+  // `added_deletes` are position delete files of the same snapshot (rows of `added` that are
+  // already gone).
   Result<int64_t> ReplaceFiles(const std::vector<std::string>& deleted_paths,
                                const std::vector<DataFile>& added,
-                               const std::map<std::string, std::string>& summary = {});
+                               const std::map<std::string, std::string>& summary = {},
+                               const std::vector<DataFile>& added_deletes = {});
   // Merges the current snapshot's manifests into one (live entries kept as EXISTING with their
   // snapshot ids and sequence numbers, DELETED entries dropped) in a "replace" snapshot that
   // changes no data. Does nothing and returns nullopt while there are fewer than
@@ -143,6 +154,7 @@ class IcebergTable {
   Result<T> RetryCommit(const std::function<Result<T>(std::vector<std::string>* written)>& attempt);
   Result<int64_t> TryReplace(const std::vector<std::string>& deleted_paths,
                              const std::vector<DataFile>& added,
+                             const std::vector<DataFile>& added_deletes,
                              const std::map<std::string, std::string>& summary,
                              std::vector<std::string>* written);
   Result<std::optional<int64_t>> TryRewriteManifests(

@@ -250,5 +250,54 @@ TEST_F(TableTest, OldMetadataFilesAreRemovedBeyondPreviousVersionsMax) {
   EXPECT_EQ((*keep)->metadata().metadata_log.size(), 1u);
 }
 
+TEST_F(TableTest, RowDeltaKeepsDeletesInTheirOwnManifestsThroughReplaceAndMerge) {
+  auto t = CreateTable();
+  ASSERT_TRUE(t->AppendFiles({File("a.parquet", 10, 1)}).ok());
+  DataFile deletes = File("a-deletes.parquet", 3, 1);
+  deletes.content = FileContent::kPositionDeletes;
+  ASSERT_TRUE(t->RowDelta({File("b.parquet", 4, 1)}, {deletes}).ok());
+  const Snapshot* snap = t->CurrentSnapshot();
+  EXPECT_EQ(snap->operation(), "overwrite");
+  EXPECT_EQ(snap->summary.at("total-data-files"), "2");
+  EXPECT_EQ(snap->summary.at("total-delete-files"), "1");
+  EXPECT_EQ(snap->summary.at("total-position-deletes"), "3");
+  auto manifests = ReadManifestList(fs_.get(), snap->manifest_list);
+  ASSERT_TRUE(manifests.ok());
+  int delete_manifests = 0;
+  for (const auto& m : *manifests) {
+    if (m.content == 1) {
+      ++delete_manifests;
+      EXPECT_EQ(m.sequence_number, snap->sequence_number);
+    }
+  }
+  EXPECT_EQ(delete_manifests, 1);
+  // A data file in the delete list, or a delete file in the data list, is refused.
+  EXPECT_TRUE(t->RowDelta({deletes}, {}).status().IsInvalid());
+  EXPECT_TRUE(t->RowDelta({}, {File("c.parquet", 1, 1)}).status().IsInvalid());
+  // Merging manifests keeps one data and one delete manifest.
+  ASSERT_TRUE(t->RewriteManifests(2).ok());
+  manifests = ReadManifestList(fs_.get(), t->CurrentSnapshot()->manifest_list);
+  ASSERT_TRUE(manifests.ok());
+  ASSERT_EQ(manifests->size(), 2u);
+  EXPECT_NE((*manifests)[0].content, (*manifests)[1].content);
+  // Compaction removes a data file and the delete file it made obsolete.
+  ASSERT_TRUE(
+      t->ReplaceFiles({location_ + "/data/a.parquet", deletes.file_path}, {File("c.parquet", 7, 1)})
+          .ok());
+  EXPECT_EQ(LivePaths(*t), (std::vector<std::string>{"b.parquet", "c.parquet"}));
+  EXPECT_EQ(t->CurrentSnapshot()->summary.at("total-delete-files"), "0");
+  EXPECT_EQ(t->CurrentSnapshot()->summary.at("removed-delete-files"), "1");
+}
+
+TEST_F(TableTest, IdentifierFieldsRoundTripAndMustBeRequired) {
+  Schema keyed(0, schema_.fields(), {1});
+  ASSERT_TRUE(keyed.Validate().ok());
+  auto parsed = Schema::FromJson(keyed.ToJson());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->identifier_field_ids(), std::vector<int32_t>{1});
+  EXPECT_TRUE(Schema(0, schema_.fields(), {2}).Validate().IsInvalid());  // optional
+  EXPECT_TRUE(Schema(0, schema_.fields(), {9}).Validate().IsInvalid());  // no such field
+}
+
 }  // namespace
 }  // namespace oxbow::iceberg

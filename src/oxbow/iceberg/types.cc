@@ -108,6 +108,20 @@ Status Schema::Validate() const {
     if (!names.insert(f.name).second)
       return Status::Invalid("field name " + f.name + " used twice");
   }
+  std::set<int32_t> identifiers;
+  for (int32_t id : identifier_field_ids_) {
+    const NestedField* f = FindField(id);
+    if (f == nullptr) {
+      return Status::Invalid("identifier field id " + std::to_string(id) + " is not a field");
+    }
+    if (!f->required) return Status::Invalid("identifier field " + f->name + " is not required");
+    if (f->type.kind() == TypeKind::kFloat || f->type.kind() == TypeKind::kDouble) {
+      return Status::Invalid("identifier field " + f->name + " is a float or double");
+    }
+    if (!identifiers.insert(id).second) {
+      return Status::Invalid("identifier field id " + std::to_string(id) + " listed twice");
+    }
+  }
   return Status::OK();
 }
 
@@ -120,6 +134,7 @@ std::string Schema::ToJson() const {
     fields.push_back(std::move(jf));
   }
   Json j = {{"type", "struct"}, {"schema-id", schema_id_}, {"fields", std::move(fields)}};
+  if (!identifier_field_ids_.empty()) j["identifier-field-ids"] = identifier_field_ids_;
   return j.dump();
 }
 
@@ -157,13 +172,24 @@ Result<Schema> Schema::FromJson(std::string_view json) {
   int32_t id = j.contains("schema-id") && j["schema-id"].is_number_integer()
                    ? j["schema-id"].get<int32_t>()
                    : 0;
-  Schema schema(id, std::move(fields));
+  std::vector<int32_t> identifiers;
+  if (j.contains("identifier-field-ids")) {
+    const Json& ids = j["identifier-field-ids"];
+    if (!ids.is_array()) return Status::Invalid("identifier-field-ids is not a list");
+    for (const auto& v : ids) {
+      if (!v.is_number_integer())
+        return Status::Invalid("identifier-field-ids holds a non-integer");
+      identifiers.push_back(v.get<int32_t>());
+    }
+  }
+  Schema schema(id, std::move(fields), std::move(identifiers));
   RETURN_NOT_OK(schema.Validate());
   return schema;
 }
 
 bool Schema::operator==(const Schema& other) const {
-  return schema_id_ == other.schema_id_ && fields_ == other.fields_;
+  return schema_id_ == other.schema_id_ && fields_ == other.fields_ &&
+         identifier_field_ids_ == other.identifier_field_ids_;
 }
 
 Result<Type> TypeFromArrow(const arrow::DataType& type) {

@@ -79,18 +79,25 @@ struct NestedField {
 class Schema {
  public:
   Schema() = default;
-  Schema(int32_t schema_id, std::vector<NestedField> fields)
-      : schema_id_(schema_id), fields_(std::move(fields)) {}
+  Schema(int32_t schema_id, std::vector<NestedField> fields,
+         std::vector<int32_t> identifier_field_ids = {})
+      : schema_id_(schema_id),
+        fields_(std::move(fields)),
+        identifier_field_ids_(std::move(identifier_field_ids)) {}
 
   int32_t schema_id() const { return schema_id_; }
   const std::vector<NestedField>& fields() const { return fields_; }
+  // The fields that identify a row (a primary key): "identifier-field-ids" in JSON.
+  const std::vector<int32_t>& identifier_field_ids() const { return identifier_field_ids_; }
   const NestedField* FindField(int32_t id) const;
   const NestedField* FindField(std::string_view name) const;
   int32_t HighestFieldId() const;
-  // Field ids positive and unique, names unique.
+  // Field ids positive and unique, names unique; identifier fields exist, are required and
+  // are not float or double (the spec's rule).
   Status Validate() const;
 
-  // {"type":"struct","schema-id":N,"fields":[{"id":..,"name":..,"required":..,"type":..}]}
+  // {"type":"struct","schema-id":N,"fields":[{"id":..,"name":..,"required":..,"type":..}]},
+  // plus "identifier-field-ids":[..] when there are any.
   std::string ToJson() const;
   static Result<Schema> FromJson(std::string_view json);
   bool operator==(const Schema& other) const;
@@ -98,6 +105,7 @@ class Schema {
  private:
   int32_t schema_id_ = 0;
   std::vector<NestedField> fields_;
+  std::vector<int32_t> identifier_field_ids_;
 };
 
 // Arrow -> Iceberg (see docs/iceberg.md): bool->boolean, int8/16/32 and uint8/16->int,

@@ -26,8 +26,12 @@ namespace oxbow::lake {
 inline constexpr char kEnabledProperty[] = "lake.enabled";      // "true" (default) / "false"
 inline constexpr char kFreshnessProperty[] = "lake.freshness";  // "1s", "500ms", "250"
 inline constexpr char kPartitionProperty[] = "lake.partition";  // "day(ts), bucket[8](id)"
+// Primary-key tables: compaction rewrites a data file once this fraction of its rows is deleted.
+inline constexpr char kDeleteRatioProperty[] = "lake.compaction.delete-ratio";  // "0.5"
+inline constexpr double kDefaultDeleteRatio = 0.5;
 
-// Whether `table` is copied into the lake: a log table unless its lake.enabled is "false".
+// Whether `table` is copied into the lake: a log table unless its lake.enabled is "false", a
+// primary-key table when its lake.enabled is "true".
 bool IsLakeEnabled(const catalog::TableDescriptor& table);
 
 // The check of every batch put into a lake table: second and millisecond timestamps beyond

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -98,8 +99,15 @@ Result<std::string> DecimalBound(parquet::PhysicalType physical, std::string_vie
 
 }  // namespace
 
-Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema) {
+Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema,
+                                  const std::vector<std::string>& primary_key) {
   std::vector<arrow::Field> fields;
+  std::vector<int> key_columns;
+  for (const auto& name : primary_key) {
+    const int index = log_schema->GetFieldIndex(name);
+    if (index < 0) return Status::Invalid("primary-key column " + Quote(name) + " does not exist");
+    key_columns.push_back(index);
+  }
   int32_t id = 1;
   for (const auto& f : log_schema->fields()) {
     if (f.name == kBucketColumn || f.name == kOffsetColumn || f.name == kTimestampColumn) {
@@ -108,7 +116,8 @@ Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema) {
                              "__timestamp)");
     }
     ASSIGN_OR_RAISE(DataType type, LakeType(f));
-    fields.push_back(LakeField(f.name, std::move(type), f.nullable, id++));
+    const bool key = std::find(primary_key.begin(), primary_key.end(), f.name) != primary_key.end();
+    fields.push_back(LakeField(f.name, std::move(type), f.nullable && !key, id++));
   }
   fields.push_back(LakeField(kBucketColumn, DataType::Int32(), false, id++));
   fields.push_back(LakeField(kOffsetColumn, DataType::Int64(), false, id++));
@@ -117,7 +126,13 @@ Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema) {
   LakeSchema out;
   out.log_schema = log_schema;
   out.arrow_schema = std::make_shared<const arrow::Schema>(std::move(fields));
-  ASSIGN_OR_RAISE(out.iceberg_schema, iceberg::SchemaFromArrow(*out.arrow_schema));
+  ASSIGN_OR_RAISE(auto iceberg_schema, iceberg::SchemaFromArrow(*out.arrow_schema));
+  std::vector<int32_t> identifiers;
+  for (int c : key_columns) identifiers.push_back(c + 1);
+  out.iceberg_schema =
+      iceberg::Schema(iceberg_schema.schema_id(), iceberg_schema.fields(), std::move(identifiers));
+  RETURN_NOT_OK(out.iceberg_schema.Validate());
+  out.key_columns = std::move(key_columns);
   return out;
 }
 
@@ -272,14 +287,15 @@ Result<iceberg::DataFile> MakeDataFile(const LakeSchema& schema, std::string pat
 namespace oxbow::lake {
 
 bool IsLakeEnabled(const catalog::TableDescriptor& table) {
-  // Primary-key tables stay out of the lake until their Iceberg copy (position deletes) exists.
-  if (!table.primary_key.empty()) return false;
   auto it = table.properties.find(kEnabledProperty);
+  // A primary-key table goes to the lake when asked (its key index costs memory, docs/lake.md).
+  if (!table.primary_key.empty()) return it != table.properties.end() && it->second == "true";
   return it == table.properties.end() || it->second != "false";
 }
 
 engine::BatchCheck MakeBatchCheck(const catalog::TableDescriptor& table) {
-  if (!IsLakeEnabled(table)) return {};
+  // A primary-key table's lake refuses coarse timestamp columns when it is created instead.
+  if (!IsLakeEnabled(table) || !table.primary_key.empty()) return {};
   std::vector<int> coarse_timestamps;
   for (int i = 0; i < table.schema->num_fields(); ++i) {
     const arrow::DataType& type = table.schema->field(i).type;

@@ -30,12 +30,16 @@ struct LakeSchema {
   arrow::SchemaPtr log_schema;    // the table's own schema
   arrow::SchemaPtr arrow_schema;  // lake columns with "PARQUET:field_id"; system columns last
   iceberg::Schema iceberg_schema;
+  // A primary-key table's key columns (indices into both schemas); empty for a log table.
+  std::vector<int> key_columns;
 };
 
 // Maps every column to the Arrow type whose Parquet form is the Iceberg type exactly
 // (int8/16, uint8/16 -> int32; uint32 -> int64; timestamps -> microseconds) and appends the
-// system columns. Field ids: 1..n for the table's columns, then n+1..n+3.
-Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema);
+// system columns. Field ids: 1..n for the table's columns, then n+1..n+3. The columns of
+// `primary_key` become required and the Iceberg schema's identifier fields.
+Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema,
+                                  const std::vector<std::string>& primary_key = {});
 
 // Parses the table property lake.partition: "" (unpartitioned) or a comma-separated list of
 // transform(column), e.g. "bucket[16](id), day(ts)" or "identity(__bucket)".

@@ -580,7 +580,7 @@ TEST(TierabilityTest, LakePropertiesAreChecked) {
             R"(lake.enabled must be "true" or "false", got 'no')");
   EXPECT_EQ(TierabilityError(fields, {{"lake.partiton", "day(ts)"}}),
             "unknown table property 'lake.partiton' (the lake's are lake.enabled, "
-            "lake.freshness and lake.partition)");
+            "lake.freshness, lake.partition and lake.compaction.delete-ratio)");
   EXPECT_EQ(TierabilityError(fields, {{"owner", "me"}, {kEnabledProperty, "true"}}), "");
 }
 

@@ -9,12 +9,15 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <unordered_map>
 
 #include "oxbow/arrow/compute.h"
 #include "oxbow/common/parse.h"
 #include "oxbow/iceberg/table.h"
+#include "oxbow/kv/row.h"
 #include "oxbow/lake/lake.h"
 #include "oxbow/lake/lake_table_internal.h"
+#include "oxbow/lake/pk_lake_internal.h"
 #include "oxbow/parquet/reader.h"
 #include "oxbow/parquet/verify.h"
 
@@ -63,8 +66,19 @@ Result<int64_t> ParseDurationMs(std::string_view text) {
 struct LakeForm {
   internal::LakeSchema schema;
   iceberg::PartitionSpec spec;
-  std::optional<int64_t> freshness_ms;  // lake.freshness, when set
+  std::optional<int64_t> freshness_ms;        // lake.freshness, when set
+  double delete_ratio = kDefaultDeleteRatio;  // lake.compaction.delete-ratio
 };
+
+Result<double> ParseDeleteRatio(const std::string& text) {
+  double value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || !(value > 0.0 && value <= 1.0)) {
+    return Status::Invalid(std::string(kDeleteRatioProperty) + " must be a number in (0, 1], got " +
+                           Quote(text));
+  }
+  return value;
+}
 
 Result<LakeForm> MakeLakeForm(const catalog::TableDescriptor& table) {
   auto property = [&](const char* key) -> std::string {
@@ -75,7 +89,22 @@ Result<LakeForm> MakeLakeForm(const catalog::TableDescriptor& table) {
   if (!property(kFreshnessProperty).empty()) {
     ASSIGN_OR_RAISE(form.freshness_ms, ParseDurationMs(property(kFreshnessProperty)));
   }
-  ASSIGN_OR_RAISE(form.schema, internal::MakeLakeSchema(table.schema));
+  if (!property(kDeleteRatioProperty).empty()) {
+    ASSIGN_OR_RAISE(form.delete_ratio, ParseDeleteRatio(property(kDeleteRatioProperty)));
+  }
+  if (!table.primary_key.empty()) {
+    // A primary-key put carries some columns only, so no batch check can refuse a value the
+    // lake cannot hold (see MakeBatchCheck): the column type is refused instead.
+    for (const auto& f : table.schema->fields()) {
+      if (f.type.id() == arrow::TypeId::kTimestamp &&
+          arrow::UnitsPerSecond(f.type.unit()) < arrow::UnitsPerSecond(arrow::TimeUnit::kMicro)) {
+        return Status::Invalid("column " + Quote(f.name) + ": a primary-key table in the lake " +
+                               "takes timestamps of microseconds or nanoseconds only, not " +
+                               f.type.ToString());
+      }
+    }
+  }
+  ASSIGN_OR_RAISE(form.schema, internal::MakeLakeSchema(table.schema, table.primary_key));
   ASSIGN_OR_RAISE(form.spec, internal::ParsePartitionSpec(property(kPartitionProperty),
                                                           form.schema.iceberg_schema));
   return form;
@@ -98,6 +127,12 @@ class TableTiering {
   std::unique_ptr<iceberg::IcebergTable> table;
   std::vector<int64_t> tiered;
   int64_t freshness_ms = 1000;
+  double delete_ratio = kDefaultDeleteRatio;
+  // A primary-key table's key-location index, equal to the committed snapshot; `index_stale`
+  // after a commit whose outcome is unknown (the next round rebuilds it from the lake).
+  std::optional<internal::KeyIndex> index;
+  bool index_stale = false;
+  uint64_t index_generation = 0;   // bumped by every rebuild (file ids change)
   Clock::time_point next_round{};  // the scheduler's, under TieringService::mu_
   bool queued = false;             // waiting for or running a round; under TieringService::mu_
   Clock::time_point next_maintenance{};  // the maintenance thread's
@@ -222,27 +257,122 @@ Result<iceberg::DataFile> WriteDataFile(FileSystem* fs, const TableTiering& stat
   return FinishDataFile(state, writer.get(), *written, std::move(partition));
 }
 
+// The directory of `path` under <location>/data/: "" when unpartitioned.
+std::string PartitionPathOf(const TableTiering& state, const std::string& path) {
+  const std::string dir = path.substr(0, path.rfind('/'));
+  const std::string data = state.location + "/data";
+  return dir.size() > data.size() + 1 ? dir.substr(data.size() + 1) : "";
+}
+
+// Every row group of a lake data file, its columns cast to the lake schema's types.
+Result<std::vector<arrow::RecordBatchPtr>> ReadLakeFile(FileSystem* fs, const TableTiering& state,
+                                                        const std::string& path) {
+  ASSIGN_OR_RAISE(auto reader, parquet::FileReader::Open(*fs, iceberg::LocalPath(path)));
+  std::vector<int> all(static_cast<size_t>(reader->schema()->num_fields()));
+  for (size_t c = 0; c < all.size(); ++c) all[c] = static_cast<int>(c);
+  std::vector<arrow::RecordBatchPtr> out;
+  for (int g = 0; g < reader->num_row_groups(); ++g) {
+    ASSIGN_OR_RAISE(auto b, reader->ReadRowGroup(g, all));
+    std::vector<arrow::Array> columns;
+    for (int c = 0; c < b->num_columns(); ++c) {
+      ASSIGN_OR_RAISE(auto cast,
+                      arrow::Cast(b->column(c), state.schema.arrow_schema->field(c).type));
+      columns.push_back(std::move(cast));
+    }
+    ASSIGN_OR_RAISE(auto batch, arrow::RecordBatch::Make(state.schema.arrow_schema, b->num_rows(),
+                                                         std::move(columns)));
+    out.push_back(std::move(batch));
+  }
+  return out;
+}
+
+// The keys of a lake data file's rows, in position order (only the key columns are read).
+Result<std::vector<std::string>> ReadKeys(FileSystem* fs, const TableTiering& state,
+                                          const std::string& path) {
+  ASSIGN_OR_RAISE(auto reader, parquet::FileReader::Open(*fs, iceberg::LocalPath(path)));
+  const std::vector<int>& key_columns = state.schema.key_columns;
+  std::vector<std::string> keys;
+  for (int g = 0; g < reader->num_row_groups(); ++g) {
+    ASSIGN_OR_RAISE(auto b, reader->ReadRowGroup(g, key_columns));
+    std::vector<arrow::Array> columns;
+    for (size_t k = 0; k < key_columns.size(); ++k) {
+      ASSIGN_OR_RAISE(auto cast,
+                      arrow::Cast(b->column(static_cast<int>(k)),
+                                  state.schema.arrow_schema->field(key_columns[k]).type));
+      columns.push_back(std::move(cast));
+    }
+    for (int64_t r = 0; r < b->num_rows(); ++r) {
+      std::string key;
+      for (const auto& column : columns) kv::AppendKeyPart(column, r, &key);
+      keys.push_back(std::move(key));
+    }
+  }
+  return keys;
+}
+
+// Rebuilds a primary-key table's key index from its committed snapshot: the key columns of
+// every live data file, less the rows its live position delete files remove.
+Result<internal::KeyIndex> LoadKeyIndex(FileSystem* fs, const TableTiering& state) {
+  internal::KeyIndex index;
+  ASSIGN_OR_RAISE(auto live, state.table->LiveEntries());
+  std::map<std::string, std::set<int64_t>> deleted;
+  for (const auto& e : live) {
+    if (e.data_file.content == iceberg::FileContent::kData) continue;
+    if (e.data_file.content != iceberg::FileContent::kPositionDeletes) {
+      return Status::NotImplemented(e.data_file.file_path +
+                                    ": equality deletes in a primary-key lake table");
+    }
+    ASSIGN_OR_RAISE(auto reader,
+                    parquet::FileReader::Open(*fs, iceberg::LocalPath(e.data_file.file_path)));
+    std::set<std::string> targets;
+    for (int g = 0; g < reader->num_row_groups(); ++g) {
+      ASSIGN_OR_RAISE(auto b, reader->ReadRowGroup(g, {0, 1}));
+      for (int64_t r = 0; r < b->num_rows(); ++r) {
+        std::string path(b->column(0).GetView(r));
+        deleted[path].insert(b->column(1).Value<int64_t>(r));
+        targets.insert(std::move(path));
+      }
+    }
+    index.AddDeleteFile(e.data_file.file_path, std::move(targets));
+  }
+  for (const auto& e : live) {
+    if (e.data_file.content != iceberg::FileContent::kData) continue;
+    const std::string& path = e.data_file.file_path;
+    ASSIGN_OR_RAISE(auto keys, ReadKeys(fs, state, path));
+    auto gone = deleted.find(path);
+    RETURN_NOT_OK(index
+                      .AddCommittedFile(path, e.data_file.partition, PartitionPathOf(state, path),
+                                        keys,
+                                        gone == deleted.end() ? std::set<int64_t>() : gone->second)
+                      .status());
+  }
+  return index;
+}
+
+// After a commit whose outcome is unknown: the committed snapshot, its offsets and its index.
+Status ReloadPrimaryKeyLake(FileSystem* fs, TableTiering& s) {
+  RETURN_NOT_OK(s.table->Refresh());
+  ASSIGN_OR_RAISE(s.tiered, TieredOffsets(*s.table, s.tiered.size()));
+  ASSIGN_OR_RAISE(s.index, LoadKeyIndex(fs, s));
+  s.index_stale = false;
+  ++s.index_generation;
+  return Status::OK();
+}
+
 }  // namespace
 
 Status CheckTableIsTierable(const catalog::TableDescriptor& table) {
   for (const auto& [key, value] : table.properties) {
     if (key.rfind("lake.", 0) != 0) continue;
-    if (key != kEnabledProperty && key != kFreshnessProperty && key != kPartitionProperty) {
+    if (key != kEnabledProperty && key != kFreshnessProperty && key != kPartitionProperty &&
+        key != kDeleteRatioProperty) {
       return Status::Invalid("unknown table property " + Quote(key) + " (the lake's are " +
-                             kEnabledProperty + ", " + kFreshnessProperty + " and " +
-                             kPartitionProperty + ")");
+                             kEnabledProperty + ", " + kFreshnessProperty + ", " +
+                             kPartitionProperty + " and " + kDeleteRatioProperty + ")");
     }
     if (key == kEnabledProperty && value != "true" && value != "false") {
       return Status::Invalid(std::string(kEnabledProperty) + R"( must be "true" or "false", got )" +
                              Quote(value));
-    }
-  }
-  if (!table.primary_key.empty()) {
-    auto it = table.properties.find(kEnabledProperty);
-    if (it != table.properties.end() && it->second == "true") {
-      return Status::Invalid("table " + Quote(table.name) +
-                             ": primary-key tables cannot go to the lake yet (lake.enabled "
-                             "must be unset or \"false\")");
     }
   }
   if (!IsLakeEnabled(table)) return Status::OK();
@@ -468,6 +598,7 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
     state->schema = std::move(form.schema);
     state->spec = std::move(form.spec);
     if (form.freshness_ms) state->freshness_ms = *form.freshness_ms;
+    state->delete_ratio = form.delete_ratio;
     const auto dot = descriptor.name.find('.');
     const iceberg::TableIdentifier lake_id{descriptor.name.substr(0, dot),
                                            descriptor.name.substr(dot + 1)};
@@ -496,6 +627,9 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
     }
     ASSIGN_OR_RAISE(state->tiered,
                     TieredOffsets(*state->table, static_cast<size_t>(descriptor.buckets)));
+    if (!descriptor.primary_key.empty()) {
+      ASSIGN_OR_RAISE(state->index, LoadKeyIndex(options_.fs.get(), *state));
+    }
     for (int32_t b = 0; b < descriptor.buckets; ++b) {
       RETURN_NOT_OK(engine_->SetRetentionFloor(descriptor.name, b, state->tiered[b]));
     }
@@ -725,8 +859,403 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
   return Status::OK();
 }
 
+// Writes one position delete file under <location>/data/<partition path>/ (its path goes to
+// `written`).
+Result<iceberg::DataFile> WriteDeleteFile(FileSystem* fs, const TableTiering& state,
+                                          const std::string& partition_path,
+                                          iceberg::PartitionValues partition,
+                                          std::vector<std::pair<std::string, int64_t>> deletes,
+                                          const parquet::WriterOptions& options,
+                                          std::vector<std::string>* written) {
+  std::string dir = state.location + "/data";
+  if (!partition_path.empty()) dir += "/" + partition_path;
+  RETURN_NOT_OK(fs->CreateDirs(dir));
+  const std::string path = dir + "/" + RandomName() + "-deletes.parquet";
+  written->push_back(path);
+  ASSIGN_OR_RAISE(auto batch, internal::PositionDeleteBatch(std::move(deletes)));
+  ASSIGN_OR_RAISE(auto writer,
+                  parquet::FileWriter::Open(internal::PositionDeleteSchema(), *fs, path, options));
+  RETURN_NOT_OK(writer->Write(*batch));
+  ASSIGN_OR_RAISE(auto metrics, writer->Close());
+  return internal::MakeDeleteFile(path, std::move(partition), metrics);
+}
+
+// A primary-key table's round: the changelog since the tiered offsets becomes data files of the
+// rows current after it (the last change of each key; -D leaves none) plus position delete files
+// removing the rows those keys had in earlier data files, in one snapshot (docs/lake.md).
+Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, TableTiering& s) {
+  if (s.index_stale) RETURN_NOT_OK(ReloadPrimaryKeyLake(options.fs.get(), s));
+  const int64_t started_ms = WallMs();
+  ASSIGN_OR_RAISE(auto status, engine->DescribeTable(s.descriptor.name));
+  std::vector<int64_t> next = s.tiered;
+  std::vector<arrow::RecordBatchPtr> batches;  // lake form
+  // The last change of each key in the round: batch, row, and whether it removes the key.
+  struct Change {
+    size_t batch;
+    int64_t row;
+    bool deleted;
+  };
+  std::unordered_map<std::string, Change> last;
+  int64_t bytes = 0;
+  bool caught_up = true;
+  Status read_error;
+  const int n = s.schema.log_schema->num_fields();
+  for (const auto& bucket : status.buckets) {
+    const int32_t b = bucket.bucket;
+    if (next[b] < bucket.earliest_offset) {
+      spdlog::warn("lake: '{}' bucket {}: offsets [{}, {}) left the changelog before the lake",
+                   s.descriptor.name, b, next[b], bucket.earliest_offset);
+      next[b] = bucket.earliest_offset;
+    }
+    if (next[b] >= bucket.next_offset) continue;
+    engine::ReadRequest request;
+    request.table = s.descriptor.name;
+    request.bucket = b;
+    request.from.kind = engine::StartPosition::Kind::kOffset;
+    request.from.offset = next[b];
+    request.to = bucket.next_offset;
+    ASSIGN_OR_RAISE(auto cursor, engine->OpenRead(request));
+    while (bytes < options.max_round_bytes) {
+      auto next_batch = cursor->NextDecoded(Clock::now());
+      if (!next_batch.ok()) {
+        if (read_error.ok()) read_error = next_batch.status();
+        break;
+      }
+      auto& read = *next_batch;
+      if (!read) break;
+      const arrow::RecordBatch& changelog = *read->batch;
+      if (changelog.num_columns() != n + 1) {
+        return Status::Corruption("changelog batch of '" + s.descriptor.name + "' has " +
+                                  std::to_string(changelog.num_columns()) + " columns, not " +
+                                  std::to_string(n + 1));
+      }
+      std::vector<arrow::Array> columns;
+      for (int c = 0; c < n; ++c) columns.push_back(changelog.column(c));
+      ASSIGN_OR_RAISE(auto rows, arrow::RecordBatch::Make(s.schema.log_schema, changelog.num_rows(),
+                                                          std::move(columns)));
+      ASSIGN_OR_RAISE(auto lake_batch, internal::ToLakeBatch(s.schema, *rows, b, read->base_offset,
+                                                             read->append_time_ms));
+      const arrow::Array& change_types = changelog.column(n);
+      for (int64_t r = 0; r < changelog.num_rows(); ++r) {
+        const std::string_view change = change_types.GetView(r);
+        if (change == "-U") continue;  // the row before an update: the +U that follows wins
+        last[internal::EncodeLakeKey(*lake_batch, s.schema.key_columns, r)] =
+            Change{batches.size(), r, change == "-D"};
+      }
+      batches.push_back(std::move(lake_batch));
+      bytes += read->body_length;
+      next[b] = read->next_offset;
+    }
+    if (next[b] < bucket.next_offset) caught_up = false;
+  }
+  if (batches.empty() && next == s.tiered) {
+    if (caught_up) {
+      std::lock_guard<std::mutex> lock(s.status_mu);
+      s.caught_up_ms = started_ms;
+    }
+    return read_error;
+  }
+  internal::KeyIndex& index = *s.index;
+  std::vector<std::vector<int32_t>> keep(batches.size());
+  std::vector<std::string> replaced;  // keys whose earlier lake row a delete file removes
+  struct Deletes {
+    iceberg::PartitionValues partition;
+    std::vector<std::pair<std::string, int64_t>> rows;
+    std::set<std::string> targets;
+  };
+  std::map<std::string, Deletes> deletes;  // by the partition path of the data files they name
+  for (const auto& [key, change] : last) {
+    if (auto at = index.Find(key)) {
+      const auto& file = index.file(at->file);
+      auto& d = deletes[file.partition_path];
+      d.partition = file.partition;
+      d.rows.emplace_back(file.path, at->pos);
+      d.targets.insert(file.path);
+      replaced.push_back(key);
+    }
+    if (!change.deleted) keep[change.batch].push_back(static_cast<int32_t>(change.row));
+  }
+  struct Group {
+    iceberg::PartitionValues values;
+    std::vector<arrow::RecordBatchPtr> batches;
+  };
+  std::map<std::string, Group> groups;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    if (keep[i].empty()) continue;
+    std::sort(keep[i].begin(), keep[i].end());  // changelog order
+    ASSIGN_OR_RAISE(auto rows, arrow::TakeRows(*batches[i], keep[i]));
+    ASSIGN_OR_RAISE(auto parts, internal::SplitByPartition(s.schema, s.spec, *rows));
+    for (auto& part : parts) {
+      auto& group = groups[part.path];
+      group.values = std::move(part.values);
+      group.batches.push_back(std::move(part.batch));
+    }
+  }
+  batches.clear();
+  std::vector<iceberg::DataFile> files;
+  std::vector<std::string> file_partition_paths;
+  std::vector<iceberg::DataFile> delete_files;
+  std::vector<std::string> written;
+  bool committing = false;
+  auto commit = [&]() -> Status {
+    for (auto& [path, group] : groups) {
+      ASSIGN_OR_RAISE(auto file,
+                      WriteDataFile(options.fs.get(), s, path, group.values, group.batches,
+                                    FreshFileOptions(options.parquet), &written));
+      files.push_back(std::move(file));
+      file_partition_paths.push_back(path);
+    }
+    for (auto& [path, d] : deletes) {
+      ASSIGN_OR_RAISE(auto file,
+                      WriteDeleteFile(options.fs.get(), s, path, d.partition, std::move(d.rows),
+                                      FreshFileOptions(options.parquet), &written));
+      delete_files.push_back(std::move(file));
+    }
+    std::vector<int64_t> previous = s.tiered;
+    s.tiered = next;
+    committing = true;
+    auto committed = s.table->RowDelta(files, delete_files, s.Summary());
+    if (!committed.ok()) s.tiered = previous;
+    return committed.status();
+  };
+  Status st = commit();
+  if (!st.ok()) {
+    for (const auto& path : written) (void)options.fs->Remove(path);
+    // Whether the snapshot landed is not known for every failure: rebuild from what did.
+    if (committing) s.index_stale = true;
+    return st;
+  }
+  // The snapshot is committed: the index follows it.
+  for (const auto& key : replaced) index.Remove(key);
+  size_t f = 0;
+  for (auto& [path, group] : groups) {
+    std::vector<std::string> keys;
+    for (const auto& batch : group.batches) {
+      for (int64_t r = 0; r < batch->num_rows(); ++r) {
+        keys.push_back(internal::EncodeLakeKey(*batch, s.schema.key_columns, r));
+      }
+    }
+    index.AddFile(files[f].file_path, files[f].partition, file_partition_paths[f], keys);
+    ++f;
+  }
+  size_t d = 0;
+  for (auto& [path, group] : deletes) {
+    index.AddDeleteFile(delete_files[d++].file_path, std::move(group.targets));
+  }
+  for (int32_t b = 0; b < static_cast<int32_t>(next.size()); ++b) {
+    RETURN_NOT_OK(engine->SetRetentionFloor(s.descriptor.name, b, next[b]));
+  }
+  if (caught_up) {
+    std::lock_guard<std::mutex> lock(s.status_mu);
+    s.caught_up_ms = started_ms;
+  }
+  return read_error;
+}
+
+// A primary-key table's compaction: in each partition directory, the data files whose deleted
+// fraction reaches lake.compaction.delete-ratio, and the small files once compaction_min_files of
+// them gather, are rewritten with their live rows only (the key index says which are live), and
+// the delete files that named only removed files are dropped, in one "replace" snapshot. Reading
+// and writing the files happens without the table's lock, so rounds go on meanwhile; the lock is
+// taken to plan, to pick the live rows, and to commit. A row a round deleted or replaced after
+// it was picked is deleted in the output by a position delete file of the same snapshot, so no
+// round's delete is lost with the inputs.
+Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
+  struct Candidate {
+    int32_t id;
+    int64_t size;
+    bool mostly_deleted;
+  };
+  std::map<std::string, std::vector<Candidate>> by_dir;
+  uint64_t generation = 0;
+  {
+    std::lock_guard<std::mutex> work(s.work);
+    if (s.dropped) return Status::OK();
+    if (s.index_stale) RETURN_NOT_OK(ReloadPrimaryKeyLake(options.fs.get(), s));
+    generation = s.index_generation;
+    const internal::KeyIndex& index = *s.index;
+    ASSIGN_OR_RAISE(auto live, s.table->LiveEntries());
+    for (const auto& e : live) {
+      if (e.data_file.content != iceberg::FileContent::kData) continue;
+      auto id = index.FileId(e.data_file.file_path);
+      if (!id) return Status::Corruption(e.data_file.file_path + " is not in the key index");
+      const auto& info = index.file(*id);
+      const bool mostly_deleted =
+          info.rows == 0 || static_cast<double>(info.deleted) >= s.delete_ratio * info.rows;
+      const bool small = e.data_file.file_size_in_bytes * 4 < options.target_file_bytes * 3;
+      if (mostly_deleted || small) {
+        by_dir[info.partition_path].push_back(
+            {*id, e.data_file.file_size_in_bytes, mostly_deleted});
+      }
+    }
+  }
+  for (auto& [dir, candidates] : by_dir) {
+    const int64_t small_files = static_cast<int64_t>(candidates.size());
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.mostly_deleted != b.mostly_deleted) return a.mostly_deleted;
+      return a.size < b.size;
+    });
+    // Mostly-deleted files first; then small files, smallest first, each no bigger than those
+    // taken so far together (a big file waits for peers of its size instead of being rewritten
+    // to absorb a few tiny ones, so a row is rewritten about log2(files) times, not every step).
+    std::vector<int32_t> inputs;
+    int64_t input_bytes = 0;
+    int64_t merged = 0;
+    int64_t merged_bytes = 0;
+    for (const auto& c : candidates) {
+      if (input_bytes >= options.compaction_step_bytes && !inputs.empty()) break;
+      if (!c.mostly_deleted) {
+        if (small_files < options.compaction_min_files) break;
+        if (merged >= 2 && c.size > merged_bytes) break;
+        ++merged;
+        merged_bytes += c.size;
+      }
+      inputs.push_back(c.id);
+      input_bytes += c.size;
+    }
+    if (merged == 1) inputs.pop_back();  // one small file alone is not worth a rewrite
+    if (inputs.empty()) continue;
+    const auto started = Clock::now();
+    // Phase 1, unlocked: read the inputs and their keys.
+    std::vector<std::string> paths;
+    iceberg::PartitionValues partition;
+    {
+      std::lock_guard<std::mutex> work(s.work);
+      if (s.dropped || s.index_generation != generation) return Status::OK();
+      for (int32_t id : inputs) paths.push_back(s.index->file(id).path);
+      partition = s.index->file(inputs.front()).partition;
+    }
+    struct Input {
+      std::vector<arrow::RecordBatchPtr> row_groups;
+      std::vector<std::string> keys;  // in position order
+    };
+    std::vector<Input> read(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      auto row_groups = ReadLakeFile(options.fs.get(), s, paths[i]);
+      if (!row_groups.ok()) return row_groups.status().WithContext("compacting " + dir);
+      read[i].row_groups = std::move(*row_groups);
+      for (const auto& batch : read[i].row_groups) {
+        for (int64_t r = 0; r < batch->num_rows(); ++r) {
+          read[i].keys.push_back(internal::EncodeLakeKey(*batch, s.schema.key_columns, r));
+        }
+      }
+    }
+    // Phase 2, locked: which rows are live now.
+    std::vector<std::vector<bool>> picked(inputs.size());
+    {
+      std::lock_guard<std::mutex> work(s.work);
+      if (s.dropped || s.index_generation != generation) return Status::OK();
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        picked[i].resize(read[i].keys.size());
+        for (size_t pos = 0; pos < read[i].keys.size(); ++pos) {
+          picked[i][pos] = s.index->Find(read[i].keys[pos]) ==
+                           internal::RowLocation{inputs[i], static_cast<int64_t>(pos)};
+        }
+      }
+    }
+    // Phase 3, unlocked: write the live rows. `sources` maps an output position to its input row.
+    std::vector<std::pair<size_t, int64_t>> sources;
+    std::vector<std::string> written;
+    std::optional<iceberg::DataFile> added;
+    auto write = [&]() -> Status {
+      std::unique_ptr<parquet::FileWriter> writer;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        int64_t pos = 0;
+        for (const auto& batch : read[i].row_groups) {
+          std::vector<int32_t> rows;
+          for (int64_t r = 0; r < batch->num_rows(); ++r, ++pos) {
+            if (!picked[i][static_cast<size_t>(pos)]) continue;
+            rows.push_back(static_cast<int32_t>(r));
+            sources.emplace_back(i, pos);
+          }
+          if (rows.empty()) continue;
+          ASSIGN_OR_RAISE(auto live_rows, arrow::TakeRows(*batch, rows));
+          if (!writer) {
+            ASSIGN_OR_RAISE(writer,
+                            OpenDataFile(options.fs.get(), s, dir, options.parquet, &written));
+          }
+          RETURN_NOT_OK(writer->Write(*live_rows));
+        }
+      }
+      if (writer) {
+        ASSIGN_OR_RAISE(added, FinishDataFile(s, writer.get(), written, partition));
+      }
+      return Status::OK();
+    };
+    Status st = write();
+    // Phase 4, locked: delete what rounds changed meanwhile, then commit.
+    std::unique_lock<std::mutex> work(s.work);
+    if (st.ok() && (s.dropped || s.index_generation != generation)) {
+      st = Status::Cancelled("the table changed under compaction");
+    }
+    std::vector<std::pair<std::string, int64_t>> stale;  // output rows changed since phase 2
+    std::set<std::string> removed(paths.begin(), paths.end());
+    std::vector<std::string> obsolete;
+    std::optional<iceberg::DataFile> stale_file;
+    if (st.ok()) {
+      internal::KeyIndex& index = *s.index;
+      for (size_t out = 0; out < sources.size(); ++out) {
+        const auto [i, pos] = sources[out];
+        if (index.Find(read[i].keys[static_cast<size_t>(pos)]) !=
+            internal::RowLocation{inputs[i], pos}) {
+          stale.emplace_back(added->file_path, static_cast<int64_t>(out));
+        }
+      }
+      obsolete = index.ObsoleteDeleteFiles(removed);
+      auto commit = [&]() -> Status {
+        std::vector<iceberg::DataFile> deletes;
+        if (!stale.empty()) {
+          ASSIGN_OR_RAISE(stale_file, WriteDeleteFile(options.fs.get(), s, dir, partition, stale,
+                                                      FreshFileOptions(options.parquet), &written));
+          deletes.push_back(*stale_file);
+        }
+        std::vector<std::string> replaced(removed.begin(), removed.end());
+        replaced.insert(replaced.end(), obsolete.begin(), obsolete.end());
+        auto summary = s.Summary();
+        summary["oxbow.compacted-files"] = std::to_string(inputs.size());
+        std::vector<iceberg::DataFile> outputs;
+        if (added) outputs.push_back(*added);
+        return s.table->ReplaceFiles(replaced, outputs, summary, deletes).status();
+      };
+      st = commit();
+      if (!st.ok()) s.index_stale = true;
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    const LakeObserver& observer = options.observer;
+    if (!st.ok()) {
+      for (const auto& path : written) (void)options.fs->Remove(path);
+      if (st.code() == StatusCode::kCancelled) return Status::OK();
+      if (observer.on_compaction) observer.on_compaction(s.descriptor.name, seconds, false);
+      return st.WithContext("compacting " + dir);
+    }
+    if (observer.on_compaction) observer.on_compaction(s.descriptor.name, seconds, true);
+    if (observer.on_commit) observer.on_commit(s.descriptor.name, "compaction");
+    internal::KeyIndex& index = *s.index;
+    std::vector<std::string> keys;  // of the output, in position order
+    for (const auto& [i, pos] : sources) keys.push_back(read[i].keys[static_cast<size_t>(pos)]);
+    // The output's rows become the keys' locations, except the stale ones, which moved on.
+    std::vector<std::string> moved_on;
+    for (const auto& [path, out] : stale) moved_on.push_back(keys[static_cast<size_t>(out)]);
+    std::vector<std::optional<internal::RowLocation>> now;
+    for (const auto& key : moved_on) now.push_back(index.Find(key));
+    for (int32_t id : inputs) index.RemoveFile(id);
+    if (added) {
+      const int32_t id = index.AddFile(added->file_path, partition, dir, keys);
+      for (size_t k = 0; k < moved_on.size(); ++k) index.Restore(moved_on[k], now[k], id);
+    }
+    if (stale_file) index.AddDeleteFile(stale_file->file_path, {added->file_path});
+    for (const auto& path : obsolete) index.RemoveDeleteFile(path);
+    spdlog::info(
+        "lake: '{}' compacted {} data files ({} bytes) into {}, dropping {} delete files ({} rows "
+        "changed meanwhile)",
+        s.descriptor.name, inputs.size(), input_bytes, added ? 1 : 0, obsolete.size(),
+        stale.size());
+  }
+  return Status::OK();
+}
+
 Status Maintain(const LakeOptions& options, TableTiering& s) {
-  RETURN_NOT_OK(Compact(options, s));
+  RETURN_NOT_OK(s.index ? CompactPrimaryKey(options, s) : Compact(options, s));
   std::lock_guard<std::mutex> work(s.work);
   if (s.dropped || s.table->CurrentSnapshot() == nullptr) return Status::OK();
   const LakeObserver& observer = options.observer;
@@ -763,7 +1292,7 @@ Status TieringService::Round(TableTiering& s) {
   const std::string previous = s.Error();
   const int64_t version = s.table->version();
   const auto started = Clock::now();
-  Status st = TierRound(engine_, options_, s);
+  Status st = s.index ? TierPrimaryKeyRound(engine_, options_, s) : TierRound(engine_, options_, s);
   if (!st.ok() && engine_->DescribeTable(s.descriptor.name).status().IsNotFound()) {
     return Status::OK();  // dropped meanwhile
   }

@@ -303,7 +303,7 @@ HttpResponse CatalogHandler::LoadTable(const std::string& namespace_name, const 
     return NoSuchTable("table " + Quote(name) + " is not in the lake: " +
                        (descriptor->primary_key.empty()
                             ? "its lake.enabled is false"
-                            : "primary-key tables do not reach the lake yet"));
+                            : "a primary-key table goes to the lake only with lake.enabled true"));
   }
   const iceberg::TableIdentifier id{namespace_name, table};
   // Snapshot expiry may remove the metadata file just found; the newer one is then current.

@@ -15,7 +15,7 @@ APT_PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler
   libthrift-dev thrift-compiler libboost-dev
   libavro-dev zlib1g-dev
-  libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev
+  libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev libdeflate-dev  # libdeflate: Parquet page CRC-32
   libssl-dev libcurl4-openssl-dev
   nlohmann-json3-dev
   prometheus-cpp-dev libcpp-httplib-dev  # the metrics listener, the Iceberg REST catalog

@@ -4,6 +4,8 @@
 //   parquet_bench generate --out data.arrow --batches N --rows R   (the dataset of datagen.h)
 //   parquet_bench --input data.arrow --codec zstd|snappy [--reps 3] [--row-group-rows N]
 //                 [--page-checksums on|off] [--write-out F] [--read F1,F2,...]
+//   parquet_bench read --read F1,F2,... [--reps 3] [--page-checksums on|off]
+//                 (reads only: for profilers, perf stat and callgrind, beside a pyarrow script)
 //
 // --input is an uncompressed Arrow IPC file, read into memory first. The write is timed into
 // memory (a StringSink, as pyarrow writes into a BufferOutputStream), single-threaded, --reps
@@ -151,8 +153,21 @@ Status Run(int argc, char** argv) {
     if (out.empty()) return Status::Invalid("generate needs --out <file>");
     return WriteBenchFile(out, flags.GetInt("batches", 16), flags.GetInt("rows", 65536));
   }
-  ASSIGN_OR_RAISE(Flags flags, Flags::Parse(argc, argv, 1));
+  const bool read_only = argc > 1 && std::string(argv[1]) == "read";
+  ASSIGN_OR_RAISE(Flags flags, Flags::Parse(argc, argv, read_only ? 2 : 1));
   const int reps = static_cast<int>(flags.GetInt("reps", 3));
+  const std::string checksums = flags.Get("page-checksums", "on");
+  if (checksums != "on" && checksums != "off") {
+    return Status::Invalid("--page-checksums must be on or off");
+  }
+  parquet::OpenOptions open_options;
+  open_options.verify_page_checksums = checksums == "on";
+  if (read_only) {
+    for (const std::string& path : SplitCommas(flags.Get("read", ""))) {
+      RETURN_NOT_OK(BenchRead(path, "", open_options, reps));
+    }
+    return Status::OK();
+  }
   const std::string input = flags.Get("input", "");
   if (input.empty()) return Status::Invalid("--input <uncompressed Arrow IPC file> is required");
   const std::string codec_name = flags.Get("codec", "zstd");
@@ -162,13 +177,7 @@ Status Run(int argc, char** argv) {
   options.row_group_rows = flags.GetInt("row-group-rows", options.row_group_rows);
   // Row groups close by row count only, as pyarrow's do.
   options.row_group_bytes = std::numeric_limits<int64_t>::max();
-  const std::string checksums = flags.Get("page-checksums", "on");
-  if (checksums != "on" && checksums != "off") {
-    return Status::Invalid("--page-checksums must be on or off");
-  }
-  options.page_checksums = checksums == "on";
-  parquet::OpenOptions open_options;
-  open_options.verify_page_checksums = options.page_checksums;
+  options.page_checksums = open_options.verify_page_checksums;
 
   ASSIGN_OR_RAISE(auto data, ReadFileToMemory(input));
   ASSIGN_OR_RAISE(auto reader, ipc::FileReader::Open(data));

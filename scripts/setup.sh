@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs everything Oxbow needs on a fresh Debian machine: C++ libraries via apt,
-# and a project venv (.venv) with the Python reference implementations (pyspark among them;
-# tests/rest fetches the Iceberg Spark runtime jar into build/spark on first use).
+# Installs everything Oxbow needs on a fresh Debian machine: C++ libraries via apt, a project
+# venv (.venv) with the Python reference implementations (pyspark, DuckDB with its iceberg and
+# avro extension wheels among them), and the Iceberg Spark runtime jar in build/spark (Maven),
+# so the test suite needs no network.
 # Idempotent: only what is missing is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ APT_PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler
   libthrift-dev thrift-compiler libboost-dev
   libavro-dev zlib1g-dev
-  libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev
+  libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev libdeflate-dev  # libdeflate: Parquet page CRC-32
   libssl-dev libcurl4-openssl-dev openssl  # openssl: the TLS tests make their certificates
   nlohmann-json3-dev
   prometheus-cpp-dev libcpp-httplib-dev  # the metrics listener, the Iceberg REST catalog
@@ -46,4 +47,5 @@ if ! sha256sum --status -c "$stamp" 2>/dev/null; then
   .venv/bin/pip install -q -r tests/requirements.txt
   sha256sum tests/requirements.txt > "$stamp"
 fi
+.venv/bin/python tests/spark_session.py >/dev/null  # fetches the jar once; then a no-op
 echo "setup: ok"

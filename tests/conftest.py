@@ -1,6 +1,7 @@
-"""Shared fixtures: the `oxbow` CLI binary under test.
+"""Shared fixtures: the `oxbow` CLI binary under test, and one Spark session per pytest session.
 
-The binary is $OXBOW_BUILD_DIR/tools/oxbow (default: <repo>/build/release/tools/oxbow).
+The binary is $OXBOW_BUILD_DIR/tools/oxbow (default: <repo>/build/release/tools/oxbow). Spark
+(spark_session.py) serves tests/rest and tests/lake.
 """
 
 import os
@@ -66,3 +67,29 @@ def oxbow_bin() -> pathlib.Path:
 @pytest.fixture(scope="session")
 def oxbow(oxbow_bin) -> OxbowCli:
     return OxbowCli(oxbow_bin)
+
+
+@pytest.fixture(scope="session")
+def spark_or_none():
+    """The pytest session's one Spark session, started on first use; None under
+    OXBOW_SKIP_SPARK=1 (and only then: a missing pyspark, mvn or jar fails)."""
+    import spark_session
+
+    if os.environ.get(spark_session.SKIP_VARIABLE) == "1":
+        yield None
+        return
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        pytest.fail("pyspark is not installed: run scripts/setup.sh (tests/requirements.txt)")
+    session = spark_session.start_spark()
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark(spark_or_none):
+    """The Spark session for tests that need nothing else; skipped under OXBOW_SKIP_SPARK=1."""
+    if spark_or_none is None:
+        pytest.skip("OXBOW_SKIP_SPARK=1")
+    return spark_or_none

@@ -3,7 +3,8 @@
 A newcomer's path: produce with pyarrow.flight, wait until describe_table's lag_rows is 0, open
 describe_table's metadata_location with pyiceberg's StaticTable and scan. The scan must hold
 exactly the log's rows (read back with DoGet, offsets from app_metadata), in the widened types
-Iceberg holds, each (__bucket, __offset) once.
+Iceberg holds, each (__bucket, __offset) once. DuckDB's iceberg_scan and Spark then read the
+same metadata.json and must return the same rows, value for value (readers.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from lake_harness import (SYSTEM_COLUMNS, assert_lake_equals_log, assert_same_co
                           avro_files_of_current_snapshot, data_files, duckdb_union, field_ids,
                           iceberg_table, lake_rows, lake_type, lake_type_samples, local_path,
                           metadata_json, wait_lake)
+from readers import check_readers
 
 D = decimal.Decimal
 
@@ -149,9 +151,10 @@ def check_summary(metadata_location: str, lake_status: dict) -> None:
     assert lake_status["data_files"] == int(current["summary"]["total-data-files"])
 
 
-def test_every_type_over_several_commits(lake_server, table_name):
+def test_every_type_over_several_commits(lake_server, table_name, spark_or_none):
     """Every column type, nulls and extremes, 3 buckets, three commits; after each: pyiceberg
-    holds exactly the log, DuckDB reads each data file, fastavro sees the field ids."""
+    holds exactly the log, DuckDB's iceberg_scan and Spark read the same rows, DuckDB reads
+    each data file, fastavro sees the field ids."""
     schema, values = wide()
     lake_server.create_table(table_name, schema, buckets=3)
     produced, first_id = 0, 0
@@ -175,6 +178,7 @@ def test_every_type_over_several_commits(lake_server, table_name):
         stamps = fresh["__timestamp"].cast(pa.int64()).to_pylist()
         assert min(stamps) >= int(before_ms - 1) * 1000 and max(stamps) <= (after_ms + 1) * 1000
         check_schema(location, schema)
+        check_readers(location, lake, spark_or_none)
         check_data_files_with_duckdb(location, lake)
         check_avro(location, produced)
         check_summary(location, status)
@@ -317,20 +321,20 @@ def check_partitions(metadata_location: str) -> int:
 
 
 @pytest.mark.parametrize("partition", PARTITIONS)
-def test_partitioned(lake_server, table_name, partition):
+def test_partitioned(lake_server, table_name, partition, spark_or_none):
     """Rows without nulls; test_partitioned_with_nulls covers nulls and null partitions."""
-    check_partitioned(lake_server, table_name, partition, nulls=False)
+    check_partitioned(lake_server, table_name, partition, False, spark_or_none)
 
 
 @pytest.mark.parametrize("partition", ["day(ts)", "truncate[3](s)", "identity(s), identity(d)",
                                        "bucket[3](dec), month(ts_ns)"])
-def test_partitioned_with_nulls(lake_server, table_name, partition):
+def test_partitioned_with_nulls(lake_server, table_name, partition, spark_or_none):
     """Nulls in every nullable column: null partition values (the file of a null partition has
     an all-null source column)."""
-    check_partitioned(lake_server, table_name, partition, nulls=True)
+    check_partitioned(lake_server, table_name, partition, True, spark_or_none)
 
 
-def test_all_null_column_in_a_commit(lake_server, table_name):
+def test_all_null_column_in_a_commit(lake_server, table_name, spark_or_none):
     """Reproduction: a nullable string column that is null in every row of a commit."""
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("s", pa.string()),
                         pa.field("d", pa.date32())])
@@ -342,9 +346,10 @@ def test_all_null_column_in_a_commit(lake_server, table_name):
     location = wait_lake(lake_server, table_name)["metadata_location"]
     lake = assert_lake_equals_log(lake_server, table_name, location)
     assert lake.num_rows == 2
+    check_readers(location, lake, spark_or_none)
 
 
-def check_partitioned(lake_server, table_name, partition, nulls):
+def check_partitioned(lake_server, table_name, partition, nulls, spark):
     lake_server.create_table(table_name, PART_SCHEMA, buckets=2,
                              properties={"lake.partition": partition})
     produced = 0
@@ -362,6 +367,7 @@ def check_partitioned(lake_server, table_name, partition, nulls):
     assert lake.num_rows == produced
     distinct = check_partitions(location)
     assert distinct > 1, "the sample rows should fall into several partitions"
+    check_readers(location, lake, spark)
     check_data_files_with_duckdb(location, lake)
     check_avro(location, produced)
     # pruning on the partition source returns exactly the matching rows

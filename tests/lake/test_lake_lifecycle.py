@@ -16,6 +16,7 @@ from lake_harness import (assert_lake_equals_log, avro_files_of_current_snapshot
                           duckdb_union, iceberg_table, lake_rows, local_path, metadata_json,
                           wait_describe, wait_lake)
 from oxbowd_harness import expect_error
+from readers import check_readers
 from test_lake_conformance import check_data_files_with_duckdb, part_batch, PART_SCHEMA, wide
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),
@@ -224,10 +225,11 @@ def referenced_files(metadata_location: str) -> set[str]:
 
 
 def test_compaction_merge_and_expiry_keep_the_table_exact(make_lake_server, warehouse,
-                                                          table_name):
+                                                          table_name, spark_or_none):
     """Many small commits of every type: compaction replaces them (a "replace" snapshot), the
     manifest list stays short, old snapshots expire, and after each the scan still equals the
-    log; DuckDB reads the compacted files; no data file is leaked or missing."""
+    log; DuckDB (iceberg_scan and each compacted file) and Spark read the same rows; no data
+    file is leaked or missing."""
     server = make_lake_server(*MAINTENANCE_FLAGS)
     schema, values = wide()
     server.create_table(table_name, schema, buckets=1)
@@ -253,6 +255,7 @@ def test_compaction_merge_and_expiry_keep_the_table_exact(make_lake_server, ware
     assert status["data_files"] < 10, status
     lake = assert_lake_equals_log(server, table_name, location)
     assert lake.num_rows == first
+    check_readers(location, lake, spark_or_none)
     check_data_files_with_duckdb(location, lake)
     _, manifests = avro_files_of_current_snapshot(location)
     assert len(manifests) <= 3, f"{len(manifests)} manifests, --lake-max-manifests 3"
@@ -263,7 +266,7 @@ def test_compaction_merge_and_expiry_keep_the_table_exact(make_lake_server, ware
     assert on_disk <= referenced, f"leaked data files: {on_disk - referenced}"
 
 
-def test_compaction_per_partition(make_lake_server, table_name):
+def test_compaction_per_partition(make_lake_server, table_name, spark_or_none):
     server = make_lake_server(*MAINTENANCE_FLAGS)
     server.create_table(table_name, PART_SCHEMA, buckets=2,
                         properties={"lake.partition": "identity(__bucket)"})
@@ -280,6 +283,7 @@ def test_compaction_per_partition(make_lake_server, table_name):
         assert set(rows["__bucket"].to_pylist()) == {t.file.partition[0]}
     lake = assert_lake_equals_log(server, table_name, location)
     assert sorted(lake["id"].to_pylist()) == list(range(120))
+    check_readers(location, lake, spark_or_none)
 
 
 def test_snapshot_summaries_carry_tiered_offsets(lake_server, table_name):

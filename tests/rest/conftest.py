@@ -1,6 +1,6 @@
 """Fixtures of the REST catalog suite: oxbowd tiering into a warehouse in the test's tmp dir, with
-its Iceberg REST catalog on a free port (server.catalog_port), and one Spark session per pytest
-session (spark_session.py).
+its Iceberg REST catalog on a free port (server.catalog_port). The `spark` fixture (one Spark
+session per pytest session) is tests/conftest.py's.
 
 Reuses the harnesses and fixtures of tests/integration and tests/lake.
 """
@@ -8,7 +8,6 @@ Reuses the harnesses and fixtures of tests/integration and tests/lake.
 from __future__ import annotations
 
 import importlib.util
-import os
 import pathlib
 import sys
 
@@ -60,19 +59,3 @@ def shop(lake_server):
     wait_lake(lake_server, "shop.orders")
     wait_lake(lake_server, "shop.returns")
     return lake_server
-
-
-@pytest.fixture(scope="session")
-def spark():
-    """One Spark session for the pytest session; skipped only under OXBOW_SKIP_SPARK=1."""
-    import spark_session
-
-    if os.environ.get(spark_session.SKIP_VARIABLE) == "1":
-        pytest.skip(f"{spark_session.SKIP_VARIABLE}=1")
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        pytest.fail("pyspark is not installed: run scripts/setup.sh (tests/requirements.txt)")
-    session = spark_session.start_spark()
-    yield session
-    session.stop()

@@ -1,5 +1,6 @@
 #include "oxbow/common/buffer.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -63,7 +64,9 @@ Status MutableBuffer::Resize(int64_t new_size) {
     return Status::ResourceExhausted("cannot allocate " + std::to_string(new_capacity) + " bytes");
   }
   std::memcpy(data, data_, static_cast<size_t>(size_));
-  std::memset(data + size_, 0, static_cast<size_t>(new_capacity - size_));
+  // Only the padding: zeroing the new bytes would touch (fault in) memory the caller is about
+  // to write anyway, or never uses (a builder's spare capacity).
+  std::memset(data + new_size, 0, static_cast<size_t>(new_capacity - new_size));
   std::free(const_cast<uint8_t*>(data_));
   data_ = data;
   size_ = new_size;
@@ -94,9 +97,11 @@ Status BufferBuilder::AppendZeros(int64_t n) {
 Result<std::shared_ptr<Buffer>> BufferBuilder::Finish() {
   if (!buffer_) return std::static_pointer_cast<Buffer>(MutableBuffer::Allocate(0).ValueOrDie());
   buffer_->Truncate(length_);
-  // Zero the padding past the content, so written files never carry stale bytes.
-  std::memset(buffer_->mutable_data() + length_, 0,
-              static_cast<size_t>(buffer_->capacity() - length_));
+  // Zero the padding past the content, so written files never carry stale bytes; the spare
+  // capacity beyond it is never read, and zeroing it would fault it in.
+  const int64_t padded =
+      std::min(bit_util::RoundUp(length_, kBufferAlignment), buffer_->capacity());
+  std::memset(buffer_->mutable_data() + length_, 0, static_cast<size_t>(padded - length_));
   std::shared_ptr<Buffer> out = std::move(buffer_);
   length_ = 0;
   return out;

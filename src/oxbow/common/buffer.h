@@ -57,7 +57,8 @@ class MutableBuffer : public Buffer {
   int64_t capacity() const { return capacity_; }
   // Shrinks the visible size (never grows past capacity).
   void Truncate(int64_t size) { size_ = size < capacity_ ? size : capacity_; }
-  // Grows capacity (keeping content), or fails when memory is exhausted.
+  // Grows to `new_size` bytes keeping the content (the bytes after it are uninitialized, the
+  // padding after new_size zeroed), or fails when memory is exhausted.
   Status Resize(int64_t new_size);
 
  private:

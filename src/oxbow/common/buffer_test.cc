@@ -33,6 +33,27 @@ TEST(BufferBuilderTest, GrowsAndFinishes) {
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(ints[i], i);
 }
 
+TEST(BufferTest, ResizeKeepsContentAndZeroesPadding) {
+  auto buf = MutableBuffer::Allocate(3).ValueOrDie();
+  std::memcpy(buf->mutable_data(), "abc", 3);
+  ASSERT_TRUE(buf->Resize(100).ok());
+  EXPECT_EQ(buf->size(), 100);
+  EXPECT_EQ(buf->capacity(), 128);
+  EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(buf->data()), 3), "abc");
+  for (int i = 100; i < 128; ++i) EXPECT_EQ(buf->data()[i], 0) << i;
+}
+
+TEST(BufferBuilderTest, FinishZeroesThePaddingAfterTheContent) {
+  BufferBuilder b;
+  ASSERT_TRUE(b.Reserve(1000).ok());
+  std::memset(b.mutable_data(), 0xAB, 1000);  // stale bytes in the spare capacity
+  b.UnsafeAppend("xyz", 3);
+  auto buf = b.Finish().ValueOrDie();
+  ASSERT_EQ(buf->size(), 3);
+  EXPECT_EQ(buf->view(), "xyz");
+  for (int i = 3; i < kBufferAlignment; ++i) EXPECT_EQ(buf->data()[i], 0) << i;
+}
+
 TEST(BitUtilTest, CountAndCopyAtOddOffsets) {
   uint8_t bits[4] = {0b10110101, 0xFF, 0x00, 0b00000001};
   EXPECT_EQ(bit_util::CountSetBits(bits, 0, 32), 5 + 8 + 0 + 1);

@@ -1,3 +1,4 @@
+#include <libdeflate.h>
 #include <lz4.h>
 #include <snappy.h>
 #include <zlib.h>
@@ -421,8 +422,10 @@ Status Decompress(Codec codec, const uint8_t* in, size_t n, uint8_t* out, size_t
   }
 }
 
+// libdeflate's CRC-32 folds with PCLMULQDQ/AVX where the CPU has them (zlib 1.2.13's is
+// table-driven: 4 instructions a byte, a fifth of a snappy read's instructions).
 uint32_t PageCrc(uint32_t crc, const uint8_t* data, size_t n) {
-  return static_cast<uint32_t>(crc32_z(crc, data, n));
+  return libdeflate_crc32(crc, data, n);
 }
 
 }  // namespace oxbow::parquet::internal

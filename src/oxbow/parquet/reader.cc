@@ -37,12 +37,30 @@ __int128 BigEndianToInt128(const uint8_t* p, size_t n) {
   return static_cast<__int128>(v);
 }
 
+// Room for decompressed pages, grown but never zero-filled (each page's bytes are written
+// before they are read); one serves every chunk of a row group.
+class PageScratch {
+ public:
+  uint8_t* Get(size_t n) {
+    if (n > capacity_) {
+      data_.reset(new uint8_t[n]);
+      capacity_ = n;
+    }
+    return data_.get();
+  }
+
+ private:
+  std::unique_ptr<uint8_t[]> data_;
+  size_t capacity_ = 0;
+};
+
 // Decodes the pages of one column chunk straight into Arrow buffers.
 class ChunkDecoder {
  public:
   ChunkDecoder(const arrow::Field& field, const SchemaElement& element, int64_t num_rows,
-               bool verify_page_checksums)
-      : field_(field),
+               bool verify_page_checksums, PageScratch* page_scratch)
+      : page_scratch_(page_scratch),
+        field_(field),
         physical_(*element.type),
         width_(PhysicalSize(*element.type, element.type_length.value_or(0))),
         num_rows_(num_rows),
@@ -68,7 +86,9 @@ class ChunkDecoder {
   Status DecodeDeltaBytes(Encoding encoding, const uint8_t* data, int64_t size, int64_t count);
   Status Emit(int64_t n, int64_t count);
   Result<const uint8_t*> Decompress(Codec codec, const uint8_t* data, int64_t size,
-                                    int64_t uncompressed, std::vector<uint8_t>* buffer);
+                                    int64_t uncompressed, PageScratch* buffer);
+
+  PageScratch* page_scratch_;  // data pages; the dictionary page keeps dict_scratch_
 
   const arrow::Field& field_;
   PhysicalType physical_;
@@ -95,8 +115,7 @@ class ChunkDecoder {
   std::vector<uint32_t> indices_;
   std::vector<int64_t> delta_values_;
   std::string delta_arena_;
-  std::vector<uint8_t> page_buffer_;
-  std::vector<uint8_t> dict_buffer_;
+  PageScratch dict_scratch_;
 
   // The dictionary.
   bool has_dictionary_ = false;
@@ -153,18 +172,18 @@ Status ChunkDecoder::AllocateOutput() {
     bytes = num_rows_ * (t.bit_width() / 8);
   }
   ASSIGN_OR_RAISE(values_, MutableBuffer::Allocate(bytes));
-  // Every slot of a required fixed-width column is written; null slots and bits are zeros.
-  if (optional_ || t.id() == TypeId::kBool) {
+  // Emit writes every slot, zeros in null slots, so only bits (which it only sets) and
+  // offsets[0] start as zeros here.
+  if (t.id() == TypeId::kBool) {
     std::memset(values_->mutable_data(), 0, static_cast<size_t>(bytes));
   } else if (t.is_variable_length()) {
-    std::memset(values_->mutable_data(), 0, 4);  // offsets[0]
+    std::memset(values_->mutable_data(), 0, 4);
   }
   return Status::OK();
 }
 
 Result<const uint8_t*> ChunkDecoder::Decompress(Codec codec, const uint8_t* data, int64_t size,
-                                                int64_t uncompressed,
-                                                std::vector<uint8_t>* buffer) {
+                                                int64_t uncompressed, PageScratch* buffer) {
   if (codec == Codec::kUncompressed) {
     if (size != uncompressed) {
       return Error("uncompressed page of " + std::to_string(size) + " bytes, header says " +
@@ -172,11 +191,11 @@ Result<const uint8_t*> ChunkDecoder::Decompress(Codec codec, const uint8_t* data
     }
     return data;
   }
-  buffer->resize(static_cast<size_t>(uncompressed));
-  RETURN_NOT_OK(internal::Decompress(codec, data, static_cast<size_t>(size), buffer->data(),
+  uint8_t* out = buffer->Get(static_cast<size_t>(std::max<int64_t>(uncompressed, 1)));
+  RETURN_NOT_OK(internal::Decompress(codec, data, static_cast<size_t>(size), out,
                                      static_cast<size_t>(uncompressed))
                     .WithContext("column '" + field_.name + "'"));
-  return buffer->data();
+  return out;
 }
 
 Status ChunkDecoder::ReadDictionary(const PageHeader& h, const uint8_t* data, int64_t size) {
@@ -447,17 +466,22 @@ Status ChunkDecoder::Emit(int64_t n, int64_t count) {
     }
   }
   null_count_ += n - count;
-  // For every non-null slot: f(slot, dense index).
+  uint8_t* out = values_->mutable_data();
+  // For every non-null slot: f(slot, dense index); null slots of fixed-width values are zeroed.
+  const int slot_bytes = t.id() == TypeId::kBool ? 0 : t.bit_width() / 8;
   auto each = [&](auto&& f) {
     if (all_valid) {
       for (int64_t i = 0; i < n; ++i) f(row_ + i, i);
     } else {
       for (int64_t i = 0, j = 0; i < n; ++i) {
-        if (valid_[i]) f(row_ + i, j++);
+        if (valid_[i]) {
+          f(row_ + i, j++);
+        } else {
+          std::memset(out + (row_ + i) * slot_bytes, 0, static_cast<size_t>(slot_bytes));
+        }
       }
     }
   };
-  uint8_t* out = values_->mutable_data();
   switch (t.id()) {
     case TypeId::kBool:
       each([&](int64_t slot, int64_t j) {
@@ -667,7 +691,7 @@ Result<Array> ChunkDecoder::Decode(const uint8_t* bytes, internal::ByteRange ran
       case PageType::kDictionaryPage: {
         if (!h.dictionary_page_header) return Error("dictionary page without its header");
         ASSIGN_OR_RAISE(const uint8_t* body, Decompress(meta.codec, page, size,
-                                                        h.uncompressed_page_size, &dict_buffer_));
+                                                        h.uncompressed_page_size, &dict_scratch_));
         RETURN_NOT_OK(ReadDictionary(h, body, h.uncompressed_page_size));
         break;
       }
@@ -679,7 +703,7 @@ Result<Array> ChunkDecoder::Decode(const uint8_t* bytes, internal::ByteRange ran
                              std::string(EncodingName(d.definition_level_encoding)));
         }
         ASSIGN_OR_RAISE(const uint8_t* body, Decompress(meta.codec, page, size,
-                                                        h.uncompressed_page_size, &page_buffer_));
+                                                        h.uncompressed_page_size, page_scratch_));
         int64_t levels_size = 0;
         if (optional_) {
           if (h.uncompressed_page_size < 4) return Error("data page too short for its levels");
@@ -710,7 +734,7 @@ Result<Array> ChunkDecoder::Decode(const uint8_t* bytes, internal::ByteRange ran
         const uint8_t* values = body;
         if (d.is_compressed) {
           ASSIGN_OR_RAISE(
-              values, Decompress(meta.codec, body, body_size, body_uncompressed, &page_buffer_));
+              values, Decompress(meta.codec, body, body_size, body_uncompressed, page_scratch_));
         } else if (body_size != body_uncompressed) {
           return Error("uncompressed v2 page sizes disagree");
         }
@@ -959,6 +983,7 @@ Result<arrow::RecordBatchPtr> FileReader::ReadRowGroup(
     int i, const std::vector<int>& column_indices) const {
   if (i < 0 || i >= num_row_groups()) return Status::OutOfRange("row group " + std::to_string(i));
   const RowGroup& group = metadata_.row_groups[i];
+  PageScratch page_scratch;
   std::vector<arrow::Array> columns;
   std::vector<arrow::Field> fields;
   for (int c : column_indices) {
@@ -972,7 +997,7 @@ Result<arrow::RecordBatchPtr> FileReader::ReadRowGroup(
                       internal::ChunkRange(*chunk.meta_data, data_end_));
       ASSIGN_OR_RAISE(auto bytes, ReadRange(range.start, range.end - range.start));
       ChunkDecoder decoder(schema_->field(c), metadata_.schema[c + 1], group.num_rows,
-                           options_.verify_page_checksums);
+                           options_.verify_page_checksums, &page_scratch);
       return decoder.Decode(bytes->data(), range, chunk);
     };
     auto array = read_chunk();

@@ -1,11 +1,12 @@
-"""Apache Spark as an independent client of the REST catalog: pyspark from PyPI (tests/
-requirements.txt) and the Iceberg Spark runtime jar from Maven Central, fetched once into
-build/spark (like build/kafka for the Kafka benchmark).
+"""Apache Spark as an independent Iceberg reader: pyspark from PyPI (tests/requirements.txt) and
+the Iceberg Spark runtime jar from Maven Central, fetched once into build/spark (like build/kafka
+for the Kafka benchmark).
 
-One local Spark session serves the whole pytest session (bounded CI mode: local[1], one
-shuffle partition, no UI); each oxbowd gets a catalog of its own in it (register_catalog).
-OXBOW_SKIP_SPARK=1 skips the Spark tests, and nothing else does: a missing pyspark, mvn or jar
-fails them.
+One local Spark session serves the whole pytest session (the `spark` fixtures of
+tests/conftest.py; bounded CI mode: local[1], one shuffle partition, no UI): tests/rest gives
+each oxbowd a catalog of its own in it (register_catalog), tests/lake loads metadata.json files
+by path. OXBOW_SKIP_SPARK=1 skips Spark, and nothing else does: a missing pyspark, mvn or jar
+fails the tests.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pathlib
 import shutil
 import subprocess
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 SPARK_DIR = REPO_ROOT / "build" / "spark"
 ICEBERG_VERSION = "1.10.1"
 RUNTIME = f"org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:{ICEBERG_VERSION}"
@@ -45,7 +46,7 @@ def start_spark():
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", str(pathlib.Path(os.sys.executable)))
-    return (SparkSession.builder.master("local[1]").appName("oxbow-rest-catalog-tests")
+    return (SparkSession.builder.master("local[1]").appName("oxbow-tests")
             .config("spark.jars", str(iceberg_runtime_jar()))
             .config("spark.sql.extensions",
                     "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
@@ -68,3 +69,7 @@ def register_catalog(spark, catalog_port: int, token: str | None = None) -> str:
     if token is not None:
         spark.conf.set(f"{prefix}.token", token)
     return name
+
+
+if __name__ == "__main__":  # scripts/setup.sh: fetch the jar ahead of the tests
+    print(iceberg_runtime_jar())

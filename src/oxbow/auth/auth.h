@@ -35,6 +35,10 @@ Result<Grant> ParseGrant(std::string_view text);
 // Unauthenticated naming the problem otherwise.
 Result<std::pair<std::string, std::string>> ParseBasicCredentials(std::string_view base64);
 
+// The (user, password) of a SASL/PLAIN message: [authzid] NUL user NUL password (RFC 4616);
+// an authorization identity must be the user. Unauthenticated naming the problem otherwise.
+Result<std::pair<std::string, std::string>> ParseSaslPlain(std::string_view message);
+
 struct User {
   std::string name;
   std::string salt;  // hex
@@ -78,6 +82,11 @@ class Authenticator {
   Result<std::string> Login(std::string_view user, std::string_view password);
   // The user a bearer token belongs to, with their current grants.
   Result<User> Verify(std::string_view token);
+  // The user with their current grants when the password is theirs, or Unauthenticated naming
+  // no detail of what was wrong (SASL/PLAIN of the Kafka listener).
+  Result<User> CheckPassword(std::string_view user, std::string_view password);
+  // The user as the users file has them now; std::nullopt when there is no such user.
+  Result<std::optional<User>> FindUser(std::string_view name);
 
  private:
   Result<UserStore> Users();
@@ -91,6 +100,31 @@ class Authenticator {
     std::chrono::steady_clock::time_point expires;
   };
   std::unordered_map<std::string, Session> sessions_;  // guarded by mu_
+};
+
+// The server side of one SCRAM-SHA-256 exchange (RFC 5802, RFC 7677) against the users file.
+// users.json's `hash` is SCRAM's SaltedPassword: PBKDF2-HMAC-SHA256 of the password, with the
+// salt's hex text as the salt and the user's iterations, so every user can log in this way.
+// Channel binding is not offered; an unknown user gets a made-up salt and fails at the proof.
+class ScramSha256Server {
+ public:
+  explicit ScramSha256Server(Authenticator* authenticator) : authenticator_(authenticator) {}
+
+  // client-first-message in, server-first-message out.
+  Result<std::string> ClientFirst(std::string_view message);
+  // client-final-message in: the server-final-message and the user when the proof is right,
+  // else Unauthenticated.
+  Result<std::pair<std::string, User>> ClientFinal(std::string_view message);
+
+ private:
+  Authenticator* authenticator_;
+  std::string gs2_header_;
+  std::string client_first_bare_;
+  std::string server_first_;
+  std::string nonce_;
+  std::optional<User> user_;
+  bool first_done_ = false;
+  bool final_done_ = false;
 };
 
 }  // namespace oxbow::auth

@@ -18,13 +18,14 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--listen", options->listen, "host:port of the Flight endpoint")
       ->capture_default_str();
   app.add_option("--tls-cert", options->tls_cert_file,
-                 "PEM certificate chain: serve Flight over TLS (grpc+tls://)");
+                 "PEM certificate chain: serve Flight (grpc+tls://) and Kafka (SSL) over TLS");
   app.add_option("--tls-key", options->tls_key_file, "PEM private key of --tls-cert");
   app.add_option("--tls-client-ca", options->tls_client_ca_file,
                  "PEM CA bundle: require client certificates signed by it (mutual TLS)");
   app.add_flag("--auth", options->auth,
                "Require a login (Flight handshake, basic auth against the data dir's users.json, "
-               "see `oxbow user`) and a grant on every table a call touches");
+               "see `oxbow user`; Kafka: SASL PLAIN or SCRAM-SHA-256) and a grant on every "
+               "table a call touches");
   app.add_flag("--allow-unauthenticated", options->allow_unauthenticated,
                "Serve without --auth on an address other than loopback");
   app.add_option("--metrics-listen", options->metrics_listen,

@@ -47,9 +47,13 @@ bool IsLoopback(const std::string& listen) {
 // authentication has someone to authenticate.
 Result<std::unique_ptr<auth::Authenticator>> MakeAuthenticator(const ServerOptions& options) {
   if (!options.auth) {
-    if (!IsLoopback(options.listen) && !options.allow_unauthenticated) {
+    const std::string exposed = !IsLoopback(options.listen) ? options.listen
+                                : !options.kafka.listen.empty() && !IsLoopback(options.kafka.listen)
+                                    ? options.kafka.listen
+                                    : std::string();
+    if (!exposed.empty() && !options.allow_unauthenticated) {
       return Status::Invalid(
-          "refusing to listen on " + options.listen +
+          "refusing to listen on " + exposed +
           " without authentication: anyone who reaches it could read, write and drop every "
           "table; add users with `oxbow user add` and pass --auth, or pass "
           "--allow-unauthenticated to accept that");
@@ -103,6 +107,11 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
                            "key that do not match?)");
   }
   if (!options.kafka.listen.empty()) {
+    // The same users and the same certificate as Flight (docs/security.md#kafka).
+    options.kafka.authenticator = server->authenticator_.get();
+    options.kafka.tls_cert_file = options.tls_cert_file;
+    options.kafka.tls_key_file = options.tls_key_file;
+    options.kafka.tls_client_ca_file = options.tls_client_ca_file;
     auto kafka = kafka::KafkaServer::Start(server->node_.get(), options.kafka);
     if (!kafka.ok()) {
       (void)server->Shutdown();

@@ -421,7 +421,12 @@ Result<std::string> ScramSha256Server::ClientFirst(std::string_view message) {
     salt = user_->salt;
     iterations = user_->iterations;
   } else {
-    ASSIGN_OR_RAISE(salt, RandomHex(16));
+    // The same made-up salt every time for a name, so that asking twice does not tell an
+    // unknown user from a known one (RFC 5802 section 9).
+    static const Result<std::string> kFakeSaltKey = RandomHex(32);
+    RETURN_NOT_OK(kFakeSaltKey.status());
+    const std::string mac = HmacSha256(*kFakeSaltKey, *name);
+    salt = Hex(reinterpret_cast<const unsigned char*>(mac.data()), 16);
   }
   ASSIGN_OR_RAISE(std::string server_nonce, RandomHex(18));
   nonce_ = std::string(parts[3].substr(2)) + server_nonce;

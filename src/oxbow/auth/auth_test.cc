@@ -200,11 +200,14 @@ TEST_F(AuthTest, ScramSha256Exchange) {
       EXPECT_EQ(final_message.status().code(), StatusCode::kUnauthenticated);
     }
   }
-  // An unknown user gets a salt like anyone else's, then fails.
+  // An unknown user gets a salt like anyone else's, the same each time, then fails.
   ScramSha256Server server(&auth);
   auto first = server.ClientFirst("n,,n=mallory,r=abc");
   ASSERT_TRUE(first.ok());
   EXPECT_FALSE(server.ClientFinal(ScramClientFinal("x", "n=mallory,r=abc", *first).first).ok());
+  ScramSha256Server again(&auth);
+  auto salt = [](const std::string& m) { return m.substr(m.find(",s=")); };
+  EXPECT_EQ(salt(*again.ClientFirst("n,,n=mallory,r=abc")), salt(*first));
   for (const char* bad :
        {"", "p=tls-unique,,n=alice,r=x", "n,,n=alice", "n,,r=x,n=alice", "n,a=bob,n=alice,r=x",
         "n,,n=al=ice,r=x", "n,,n=alice,r=x,tokenauth=true"}) {

@@ -369,3 +369,74 @@ def test_json_table_created_through_flight(server):
     assert len(errors) == 2 and all(e is not None for e in errors)
     assert errors[0].code() == KafkaError.INVALID_RECORD, errors[0]
     assert server.read_all(table).num_rows == 21  # nothing of the refused batch was appended
+
+
+def test_avro_table_created_through_flight(server):
+    """kafka.value.format=avro: values are plain Avro datums of the record schema docs/kafka.md
+    derives from the table's columns; fastavro writes what is produced and reads what is
+    fetched, rows put through Flight included."""
+    import decimal
+    import io
+
+    import fastavro
+
+    table = "shop.avro_" + uuid.uuid4().hex[:8]
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("small", pa.int16()),
+                        ("flag", pa.bool_()), ("item", pa.string()), ("blob", pa.binary()),
+                        ("ratio", pa.float32()), ("amount", pa.float64()),
+                        ("price", pa.decimal128(10, 2)), ("day", pa.date32()),
+                        ("at", pa.timestamp("us", tz="UTC")), ("code", pa.binary(3))])
+    server.create_table(table, schema, properties={"kafka.value.format": "avro"})
+    # The Avro schema written from docs/kafka.md's mapping (not asked of the server).
+    nullable = lambda t: ["null", t]  # noqa: E731
+    avro_schema = fastavro.parse_schema({"type": "record", "name": "row", "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "small", "type": nullable("int")},
+        {"name": "flag", "type": nullable("boolean")},
+        {"name": "item", "type": nullable("string")},
+        {"name": "blob", "type": nullable("bytes")},
+        {"name": "ratio", "type": nullable("float")},
+        {"name": "amount", "type": nullable("double")},
+        {"name": "price", "type": nullable({"type": "bytes", "logicalType": "decimal",
+                                            "precision": 10, "scale": 2})},
+        {"name": "day", "type": nullable({"type": "int", "logicalType": "date"})},
+        {"name": "at", "type": nullable({"type": "long", "logicalType": "timestamp-micros"})},
+        {"name": "code", "type": nullable({"type": "fixed", "name": "code_fixed", "size": 3})}]})
+    import datetime
+    rows = [{"id": i, "small": -i, "flag": i % 2 == 0, "item": f"item-{i}", "blob": bytes([i]),
+             "ratio": 0.5 * i, "amount": i * 1.25, "price": decimal.Decimal(f"-{i}.0{i}"),
+             "day": datetime.date(2026, 1, 1 + i),
+             "at": datetime.datetime(2026, 1, 1, 0, 0, i, 123456, tzinfo=datetime.timezone.utc),
+             "code": b"ab" + bytes([48 + i])} for i in range(5)]
+    rows.append({"id": 99, **{k: None for k in schema.names if k != "id"}})
+
+    def encode(row) -> bytes:
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, avro_schema, row)
+        return out.getvalue()
+
+    produce(server, table, [(0, None, encode(r), None) for r in rows])
+    stored = server.read_all(table).to_pylist()
+    assert [r["id"] for r in stored] == [0, 1, 2, 3, 4, 99]
+    assert stored[3]["price"] == decimal.Decimal("-3.03") and stored[3]["small"] == -3
+    assert stored[2]["at"] == rows[2]["at"] and stored[4]["code"] == b"ab4"
+    server.put(table, [pa.record_batch(
+        [[100], [7], [True], ["flight"], [b"\x00\xff"], [1.5], [2.5],
+         [decimal.Decimal("12345678.91")], [datetime.date(1969, 12, 31)], [None], [b"xyz"]],
+        schema=schema)])
+    got = consume_assigned(server, table, 1, 7)
+    decoded = [fastavro.schemaless_reader(io.BytesIO(m.value()), avro_schema) for m in got]
+    assert decoded[:6] == rows
+    assert decoded[6] == {"id": 100, "small": 7, "flag": True, "item": "flight",
+                          "blob": b"\x00\xff", "ratio": 1.5, "amount": 2.5,
+                          "price": decimal.Decimal("12345678.91"),
+                          "day": datetime.date(1969, 12, 31), "at": None, "code": b"xyz"}
+
+    # A value that is no datum of the schema (here with a Confluent header) fails the produce.
+    errors = []
+    producer = Producer({"bootstrap.servers": bootstrap(server), "retries": 0})
+    producer.produce(table, value=b"\x00\x00\x00\x00\x01" + encode(rows[0]), partition=0,
+                     on_delivery=lambda err, msg: errors.append(err))
+    producer.flush(30)
+    assert errors[0] is not None and errors[0].code() == KafkaError.INVALID_RECORD, errors
+    assert server.read_all(table).num_rows == 7

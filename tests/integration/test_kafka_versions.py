@@ -329,10 +329,8 @@ def test_describe_and_list_groups_and_configs_every_version(server):
     conn.close()
 
 
-def test_idempotent_retries_are_deduplicated_across_a_clean_restart(server):
-    conn = Connection(server.kafka_port)
-    topic = "idem-" + uuid.uuid4().hex[:8]
-    create_topic(conn, topic)
+def idempotent_producer(conn: Connection, topic: str):
+    """produce(conn, sequence) of one 3-record batch by a new idempotent producer."""
     producer = conn.call(InitProducerIdRequest[4](transactional_id=None,
                                                   transaction_timeout_ms=1000), 4)
     P = ProduceRequest.TopicProduceData
@@ -345,6 +343,14 @@ def test_idempotent_retries_are_deduplicated_across_a_clean_restart(server):
         part = response.responses[0].partition_responses[0]
         return part.error_code, part.base_offset
 
+    return produce
+
+
+def test_idempotent_retries_are_deduplicated_across_a_clean_restart(server):
+    conn = Connection(server.kafka_port)
+    topic = "idem-" + uuid.uuid4().hex[:8]
+    create_topic(conn, topic)
+    produce = idempotent_producer(conn, topic)
     assert produce(conn, 0) == (0, 0)
     assert produce(conn, 0) == (0, 0)  # a retry: acknowledged with its offset, not appended
     assert produce(conn, 3) == (0, 3)
@@ -352,13 +358,46 @@ def test_idempotent_retries_are_deduplicated_across_a_clean_restart(server):
     server.stop()
     assert (server.data_dir / "kafka" / "producers.json").is_file()
     server.start()
-    assert not (server.data_dir / "kafka" / "producers.json").exists()  # read, then removed
     conn = Connection(server.kafka_port)
     assert produce(conn, 3) == (0, 3)  # still known after the restart
     assert produce(conn, 9)[0] == 45  # OUT_OF_ORDER_SEQUENCE_NUMBER: 6-8 are missing
     assert produce(conn, 6) == (0, 6)
     conn.close()
     assert server.describe("kafka." + topic)["bucket_offsets"][0]["next_offset"] == 9
+
+
+def test_idempotent_retries_are_deduplicated_after_a_crash(server):
+    """SIGKILL leaves no snapshot of the batches since the last one: they are replayed from the
+    log, where each idempotent batch carries its producer id and sequences."""
+    conn = Connection(server.kafka_port)
+    topic = "crash-" + uuid.uuid4().hex[:8]
+    create_topic(conn, topic)
+    produce = idempotent_producer(conn, topic)
+    assert produce(conn, 0) == (0, 0)
+    assert produce(conn, 3) == (0, 3)
+    conn.close()
+    server.kill()
+    server.start()
+    conn = Connection(server.kafka_port)
+    assert produce(conn, 3) == (0, 3)  # the retry of a batch acknowledged before the crash
+    assert produce(conn, 0) == (0, 0)
+    assert produce(conn, 9)[0] == 45  # OUT_OF_ORDER_SEQUENCE_NUMBER: 6-8 are missing
+    assert produce(conn, 6) == (0, 6)
+    conn.close()
+    # A clean stop snapshots the state; a crash after it replays only what follows.
+    server.stop()
+    server.start()
+    conn = Connection(server.kafka_port)
+    assert produce(conn, 9) == (0, 9)
+    conn.close()
+    server.kill()
+    server.start()
+    conn = Connection(server.kafka_port)
+    assert produce(conn, 9) == (0, 9)  # replayed after the snapshot
+    assert produce(conn, 6) == (0, 6)  # from the snapshot
+    assert produce(conn, 12) == (0, 12)
+    conn.close()
+    assert server.describe("kafka." + topic)["bucket_offsets"][0]["next_offset"] == 15
 
 
 def test_undecodable_json_record_is_named(server):

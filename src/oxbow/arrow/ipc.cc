@@ -328,8 +328,11 @@ Result<SchemaPtr> ReadSchema(const fb::Schema* schema) {
 }
 
 std::shared_ptr<Buffer> FinishMessage(FlatBufferBuilder* fbb, fb::MessageHeader header_type,
-                                      Offset<void> header, int64_t body_length) {
-  auto message = fb::CreateMessage(*fbb, fb::MetadataVersion::V5, header_type, header, body_length);
+                                      Offset<void> header, int64_t body_length,
+                                      const KeyValueMetadata& custom_metadata) {
+  auto metadata = WriteMetadata(fbb, custom_metadata);
+  auto message =
+      fb::CreateMessage(*fbb, fb::MetadataVersion::V5, header_type, header, body_length, metadata);
   fbb->Finish(message);
   return ReleaseBuilder(fbb);
 }
@@ -491,6 +494,12 @@ Result<SchemaPtr> DecodeSchema(const Buffer& metadata) {
                            internal::MessageTypeName(message->header_type()));
   }
   return internal::ReadSchema(message->header_as_Schema());
+}
+
+Result<KeyValueMetadata> MessageCustomMetadata(const Buffer& metadata) {
+  std::shared_ptr<Buffer> aligned;
+  ASSIGN_OR_RAISE(const fb::Message* message, internal::VerifyMessageAnywhere(metadata, &aligned));
+  return internal::ReadMetadata(message->custom_metadata());
 }
 
 Result<RecordBatchInfo> InspectRecordBatch(const Buffer& metadata) {

@@ -29,6 +29,8 @@ struct WriteOptions {
   Codec codec = Codec::kNone;
   // zstd level when codec is kZstd. Default: 1 (fast; pyarrow's default is also 1).
   int zstd_level = 1;
+  // The Message's custom_metadata of each RecordBatch message. Default: none.
+  KeyValueMetadata batch_metadata;
 };
 
 struct ReadOptions {
@@ -110,6 +112,9 @@ Result<RecordBatchPtr> DecodeRecordBatch(const SchemaPtr& schema, const Buffer& 
                                          const ReadOptions& options = {});
 Result<RecordBatchPtr> DecodeRecordBatch(const SchemaPtr& schema, const RawMessage& message,
                                          const ReadOptions& options = {});
+
+// The custom_metadata of a message (Message.custom_metadata), without decoding its header.
+Result<KeyValueMetadata> MessageCustomMetadata(const Buffer& metadata);
 
 // Row count and body length of a RecordBatch message, without decoding it.
 struct RecordBatchInfo {

@@ -59,10 +59,11 @@ flatbuffers::Offset<fb::Schema> WriteSchema(flatbuffers::FlatBufferBuilder* fbb,
                                             const Schema& schema);
 Result<SchemaPtr> ReadSchema(const fb::Schema* schema);
 
-// Finishes a Message with the given header.
+// Finishes a Message with the given header (and custom_metadata, when not empty).
 std::shared_ptr<Buffer> FinishMessage(flatbuffers::FlatBufferBuilder* fbb,
                                       fb::MessageHeader header_type,
-                                      flatbuffers::Offset<void> header, int64_t body_length);
+                                      flatbuffers::Offset<void> header, int64_t body_length,
+                                      const KeyValueMetadata& custom_metadata = {});
 
 Result<Codec> CodecFromFlatbuffer(const fb::BodyCompression* compression);
 

@@ -154,6 +154,20 @@ TEST(IpcTest, DecodeIsZeroCopy) {
   }
 }
 
+TEST(IpcTest, RecordBatchMessagesCarryCustomMetadata) {
+  const auto schema = AllTypesSchema();
+  const auto batch = MakeBatch(schema, 5);
+  WriteOptions options;
+  options.batch_metadata = {{"kafka.producer", "7 0 0 4"}, {"empty", ""}};
+  auto message = EncodeRecordBatch(*batch, options).ValueOrDie();
+  EXPECT_EQ(MessageCustomMetadata(*message.metadata).ValueOrDie(), options.batch_metadata);
+  auto body = message.BodyAsBuffer().ValueOrDie();
+  auto decoded = DecodeRecordBatch(schema, *message.metadata, body).ValueOrDie();
+  EXPECT_TRUE(decoded->Equals(*batch));
+  auto plain = EncodeRecordBatch(*batch).ValueOrDie();
+  EXPECT_TRUE(MessageCustomMetadata(*plain.metadata).ValueOrDie().empty());
+}
+
 TEST(IpcTest, EncodeIsZeroCopyAndOmitsEmptyBitmaps) {
   auto schema = std::make_shared<const Schema>(
       std::vector<Field>{{"x", DataType::Int64(), false}, {"s", DataType::String()}});

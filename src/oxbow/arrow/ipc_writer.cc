@@ -15,7 +15,8 @@ namespace {
 // Collects body pieces, buffer descriptors and field nodes of one RecordBatch message.
 class BodyBuilder {
  public:
-  BodyBuilder(Codec codec, int level) : codec_(codec), level_(level) {}
+  BodyBuilder(Codec codec, int level, const KeyValueMetadata& custom_metadata)
+      : codec_(codec), level_(level), custom_metadata_(custom_metadata) {}
 
   void AddNode(int64_t length, int64_t null_count) { nodes_.emplace_back(length, null_count); }
 
@@ -48,8 +49,8 @@ class BodyBuilder {
     }
     auto batch = fb::CreateRecordBatch(fbb, num_rows, nodes, buffers, compression);
     EncodedMessage out;
-    out.metadata =
-        internal::FinishMessage(&fbb, fb::MessageHeader::RecordBatch, batch.Union(), body_length_);
+    out.metadata = internal::FinishMessage(&fbb, fb::MessageHeader::RecordBatch, batch.Union(),
+                                           body_length_, custom_metadata_);
     out.body = std::move(pieces_);
     out.body_length = body_length_;
     return out;
@@ -85,6 +86,7 @@ class BodyBuilder {
 
   Codec codec_;
   int level_;
+  const KeyValueMetadata& custom_metadata_;
   std::vector<fb::FieldNode> nodes_;
   std::vector<fb::Buffer> buffers_;
   std::vector<std::shared_ptr<Buffer>> pieces_;
@@ -160,7 +162,7 @@ Result<EncodedMessage> EncodeRecordBatch(const RecordBatch& batch, const WriteOp
     return Status::Invalid("record batch has " + std::to_string(batch.num_columns()) +
                            " columns but its schema has " + std::to_string(schema.num_fields()));
   }
-  BodyBuilder body(options.codec, options.zstd_level);
+  BodyBuilder body(options.codec, options.zstd_level, options.batch_metadata);
   for (int i = 0; i < batch.num_columns(); ++i) {
     const Array& column = batch.column(i);
     if (!column.data() || column.type() != schema.field(i).type ||

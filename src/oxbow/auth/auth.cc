@@ -2,7 +2,9 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 
 #include <algorithm>
 #include <cctype>
@@ -44,6 +46,66 @@ Result<std::string> Pbkdf2(std::string_view password, const std::string& salt, i
     return Status::Internal("PBKDF2 failed");
   }
   return Hex(out, kHashBytes);
+}
+
+std::string Base64(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+// Strict base64 with padding; std::nullopt when it is not.
+std::optional<std::string> DecodeBase64(std::string_view base64) {
+  if (base64.size() % 4 != 0 || base64.size() > 4096) return std::nullopt;
+  if (base64.empty()) return std::string();
+  std::string decoded(base64.size() / 4 * 3, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(decoded.data()),
+                                reinterpret_cast<const unsigned char*>(base64.data()),
+                                static_cast<int>(base64.size()));
+  if (n < 0) return std::nullopt;
+  // EVP_DecodeBlock counts the padding (at most "==") as zero bytes.
+  size_t padding = 0;
+  while (padding < 2 && base64[base64.size() - 1 - padding] == '=') ++padding;
+  if (static_cast<size_t>(n) < padding || base64.find('=') < base64.size() - padding) {
+    return std::nullopt;
+  }
+  decoded.resize(static_cast<size_t>(n) - padding);
+  return decoded;
+}
+
+std::optional<std::string> Unhex(std::string_view hex) {
+  if (hex.size() % 2 != 0) return std::nullopt;
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int hi = digit(hex[i]);
+    const int lo = digit(hex[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return out;
+}
+
+std::string HmacSha256(std::string_view key, std::string_view data) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &n);
+  return std::string(reinterpret_cast<char*>(out), n);
+}
+
+std::string Sha256(std::string_view data) {
+  unsigned char out[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), out);
+  return std::string(reinterpret_cast<char*>(out), sizeof(out));
 }
 
 bool TablesMatch(const std::string& pattern, const std::string& table) {
@@ -103,26 +165,31 @@ Result<Grant> ParseGrant(std::string_view text) {
 }
 
 Result<std::pair<std::string, std::string>> ParseBasicCredentials(std::string_view base64) {
-  if (base64.empty() || base64.size() % 4 != 0 || base64.size() > 4096) {
+  if (base64.empty()) {
     return Status::Unauthenticated("basic auth credentials must be base64(user:password)");
   }
-  std::string decoded(base64.size() / 4 * 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(decoded.data()),
-                                reinterpret_cast<const unsigned char*>(base64.data()),
-                                static_cast<int>(base64.size()));
-  if (n < 0) return Status::Unauthenticated("basic auth credentials are not base64");
-  // EVP_DecodeBlock counts the padding (at most "==") as zero bytes.
-  size_t padding = 0;
-  while (padding < 2 && base64[base64.size() - 1 - padding] == '=') ++padding;
-  if (static_cast<size_t>(n) < padding || base64.find('=') < base64.size() - padding) {
-    return Status::Unauthenticated("basic auth credentials are not base64");
-  }
-  decoded.resize(static_cast<size_t>(n) - padding);
-  const auto colon = decoded.find(':');
+  const std::optional<std::string> decoded = DecodeBase64(base64);
+  if (!decoded) return Status::Unauthenticated("basic auth credentials are not base64");
+  const auto colon = decoded->find(':');
   if (colon == std::string::npos) {
     return Status::Unauthenticated("basic auth credentials must be base64(user:password)");
   }
-  return std::make_pair(decoded.substr(0, colon), decoded.substr(colon + 1));
+  return std::make_pair(decoded->substr(0, colon), decoded->substr(colon + 1));
+}
+
+Result<std::pair<std::string, std::string>> ParseSaslPlain(std::string_view message) {
+  const size_t first = message.find('\0');
+  const size_t second = first == std::string_view::npos ? first : message.find('\0', first + 1);
+  if (second == std::string_view::npos ||
+      message.find('\0', second + 1) != std::string_view::npos) {
+    return Status::Unauthenticated("SASL/PLAIN: expected [authzid] NUL user NUL password");
+  }
+  const std::string_view authzid = message.substr(0, first);
+  std::string user(message.substr(first + 1, second - first - 1));
+  if (!authzid.empty() && authzid != user) {
+    return Status::Unauthenticated("SASL/PLAIN: the authorization identity must be the user");
+  }
+  return std::make_pair(std::move(user), std::string(message.substr(second + 1)));
 }
 
 std::string EncodeBasicCredentials(std::string_view user, std::string_view password) {
@@ -304,6 +371,12 @@ Result<User> Authenticator::CheckPassword(std::string_view name, std::string_vie
   return Status::Unauthenticated("wrong user name or password");
 }
 
+Result<std::optional<User>> Authenticator::FindUser(std::string_view name) {
+  ASSIGN_OR_RAISE(auto users, Users());
+  const User* user = users.Find(name);
+  return user ? std::optional<User>(*user) : std::nullopt;
+}
+
 Result<std::string> Authenticator::Login(std::string_view name, std::string_view password) {
   ASSIGN_OR_RAISE(User user, CheckPassword(name, password));
   ASSIGN_OR_RAISE(std::string token, RandomHex(32));
@@ -341,6 +414,119 @@ Result<User> Authenticator::VerifyHeader(std::string_view authorization) {
   return Status::Unauthenticated(
       "this server requires authentication: an \"Authorization: Bearer <token>\" header with a "
       "token from the Flight handshake, or \"Authorization: Basic base64(user:password)\"");
+}
+
+namespace {
+
+// "n=<saslname>" with RFC 5802's escapes ("=2C" is ',', "=3D" is '=') undone.
+std::optional<std::string> SaslName(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '=') {
+      out.push_back(text[i]);
+    } else if (text.substr(i, 3) == "=2C") {
+      out.push_back(',');
+      i += 2;
+    } else if (text.substr(i, 3) == "=3D") {
+      out.push_back('=');
+      i += 2;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string_view> SplitCommas(std::string_view text) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    parts.push_back(text.substr(start, comma - start));
+    if (comma == std::string_view::npos) return parts;
+    start = comma + 1;
+  }
+}
+
+Status ScramError(const std::string& why) {
+  return Status::Unauthenticated("SCRAM-SHA-256: " + why);
+}
+
+}  // namespace
+
+Result<std::string> ScramSha256Server::ClientFirst(std::string_view message) {
+  if (first_done_) return ScramError("a second client-first-message");
+  first_done_ = true;
+  // gs2-header: "n," or "y," (no channel binding), an optional "a=<authzid>", then ','.
+  const auto parts = SplitCommas(message);
+  if (parts.size() < 4 || (parts[0] != "n" && parts[0] != "y")) {
+    return ScramError("the client-first-message must start with \"n,,\" (no channel binding)");
+  }
+  if (!parts[1].empty() && !parts[1].starts_with("a=")) {
+    return ScramError("malformed authorization identity");
+  }
+  gs2_header_ = std::string(parts[0]) + "," + std::string(parts[1]) + ",";
+  client_first_bare_ = std::string(message.substr(gs2_header_.size()));
+  if (!parts[2].starts_with("n=") || !parts[3].starts_with("r=") || parts[3].size() < 3) {
+    return ScramError("the client-first-message needs n=<user>,r=<nonce>");
+  }
+  const std::optional<std::string> name = SaslName(parts[2].substr(2));
+  if (!name) return ScramError("malformed user name");
+  if (!parts[1].empty() && SaslName(parts[1].substr(2)) != name) {
+    return ScramError("the authorization identity must be the user");
+  }
+  for (size_t i = 4; i < parts.size(); ++i) {
+    if (parts[i] == "tokenauth=true") return ScramError("delegation tokens are not supported");
+  }
+  ASSIGN_OR_RAISE(user_, authenticator_->FindUser(*name));
+  std::string salt;
+  int iterations = kIterations;
+  if (user_) {
+    salt = user_->salt;
+    iterations = user_->iterations;
+  } else {
+    // The same made-up salt every time for a name, so that asking twice does not tell an
+    // unknown user from a known one (RFC 5802 section 9).
+    static const Result<std::string> kFakeSaltKey = RandomHex(32);
+    RETURN_NOT_OK(kFakeSaltKey.status());
+    const std::string mac = HmacSha256(*kFakeSaltKey, *name);
+    salt = Hex(reinterpret_cast<const unsigned char*>(mac.data()), 16);
+  }
+  ASSIGN_OR_RAISE(std::string server_nonce, RandomHex(18));
+  nonce_ = std::string(parts[3].substr(2)) + server_nonce;
+  server_first_ = "r=" + nonce_ + ",s=" + Base64(salt) + ",i=" + std::to_string(iterations);
+  return server_first_;
+}
+
+Result<std::pair<std::string, User>> ScramSha256Server::ClientFinal(std::string_view message) {
+  if (!first_done_ || final_done_) return ScramError("a client-final-message out of turn");
+  final_done_ = true;
+  const size_t proof_at = message.rfind(",p=");
+  if (proof_at == std::string_view::npos)
+    return ScramError("the client-final-message has no proof");
+  const std::string_view without_proof = message.substr(0, proof_at);
+  const auto parts = SplitCommas(without_proof);
+  if (parts.size() < 2 || parts[0] != "c=" + Base64(gs2_header_) || parts[1] != "r=" + nonce_) {
+    return ScramError("the client-final-message does not match the exchange");
+  }
+  const std::optional<std::string> proof = DecodeBase64(message.substr(proof_at + 3));
+  const std::string auth_message =
+      client_first_bare_ + "," + server_first_ + "," + std::string(without_proof);
+  const std::optional<std::string> salted_password =
+      user_ ? Unhex(user_->hash) : std::optional<std::string>();
+  if (!proof || !user_ || !salted_password || proof->size() != SHA256_DIGEST_LENGTH) {
+    return Status::Unauthenticated("wrong user name or password");
+  }
+  const std::string stored_key = Sha256(HmacSha256(*salted_password, "Client Key"));
+  const std::string client_signature = HmacSha256(stored_key, auth_message);
+  std::string client_key = *proof;
+  for (size_t i = 0; i < client_key.size(); ++i) client_key[i] ^= client_signature[i];
+  const std::string computed = Sha256(client_key);
+  if (CRYPTO_memcmp(computed.data(), stored_key.data(), stored_key.size()) != 0) {
+    return Status::Unauthenticated("wrong user name or password");
+  }
+  const std::string server_key = HmacSha256(*salted_password, "Server Key");
+  return std::make_pair("v=" + Base64(HmacSha256(server_key, auth_message)), *user_);
 }
 
 }  // namespace oxbow::auth

@@ -42,6 +42,10 @@ std::string EncodeBasicCredentials(std::string_view user, std::string_view passw
 std::optional<std::string_view> AuthorizationValue(std::string_view header,
                                                    std::string_view scheme);
 
+// The (user, password) of a SASL/PLAIN message: [authzid] NUL user NUL password (RFC 4616);
+// an authorization identity must be the user. Unauthenticated naming the problem otherwise.
+Result<std::pair<std::string, std::string>> ParseSaslPlain(std::string_view message);
+
 struct User {
   std::string name;
   std::string salt;  // hex
@@ -99,6 +103,8 @@ class Authenticator {
   Result<User> Verify(std::string_view token);
   // The user an authorization header names: "Bearer <token>" or "Basic base64(user:password)".
   Result<User> VerifyHeader(std::string_view authorization);
+  // The user as the users file has them now; std::nullopt when there is no such user.
+  Result<std::optional<User>> FindUser(std::string_view name);
 
  private:
   Result<UserStore> Users();
@@ -118,6 +124,31 @@ class Authenticator {
     std::chrono::steady_clock::time_point locked_until{};
   };
   std::unordered_map<std::string, Failures> failures_;  // by user name; guarded by mu_
+};
+
+// The server side of one SCRAM-SHA-256 exchange (RFC 5802, RFC 7677) against the users file.
+// users.json's `hash` is SCRAM's SaltedPassword: PBKDF2-HMAC-SHA256 of the password, with the
+// salt's hex text as the salt and the user's iterations, so every user can log in this way.
+// Channel binding is not offered; an unknown user gets a made-up salt and fails at the proof.
+class ScramSha256Server {
+ public:
+  explicit ScramSha256Server(Authenticator* authenticator) : authenticator_(authenticator) {}
+
+  // client-first-message in, server-first-message out.
+  Result<std::string> ClientFirst(std::string_view message);
+  // client-final-message in: the server-final-message and the user when the proof is right,
+  // else Unauthenticated.
+  Result<std::pair<std::string, User>> ClientFinal(std::string_view message);
+
+ private:
+  Authenticator* authenticator_;
+  std::string gs2_header_;
+  std::string client_first_bare_;
+  std::string server_first_;
+  std::string nonce_;
+  std::optional<User> user_;
+  bool first_done_ = false;
+  bool final_done_ = false;
 };
 
 }  // namespace oxbow::auth

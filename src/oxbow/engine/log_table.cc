@@ -167,11 +167,19 @@ class LogPutSession : public PutSession {
   Result<std::vector<AppendedRange>> Append(const arrow::RecordBatch& batch) override {
     return AppendChecked(batch, nullptr);
   }
+  Result<std::vector<AppendedRange>> AppendWithMetadata(
+      const arrow::RecordBatch& batch, const arrow::KeyValueMetadata& batch_metadata) override {
+    return AppendChecked(batch, nullptr, batch_metadata);
+  }
 
  private:
-  // `message` is the batch as the client encoded it, or null.
-  Result<std::vector<AppendedRange>> AppendChecked(const arrow::RecordBatch& batch,
-                                                   const ipc::RawMessage* message) {
+  // `message` is the batch as the client encoded it, or null; `batch_metadata` goes into each
+  // message encoded here.
+  Result<std::vector<AppendedRange>> AppendChecked(
+      const arrow::RecordBatch& batch, const ipc::RawMessage* message,
+      const arrow::KeyValueMetadata& batch_metadata = {}) {
+    ipc::WriteOptions encode_options;
+    encode_options.batch_metadata = batch_metadata;
     const auto& desc = table_->descriptor();
     RETURN_NOT_OK(CheckNulls(desc.name, *desc.schema, batch));
     RETURN_NOT_OK(CheckUtf8(desc.name, *desc.schema, batch));
@@ -197,7 +205,7 @@ class LogPutSession : public PutSession {
       // Stored as the client encoded it when it was; else encoded once here.
       std::optional<ipc::EncodedMessage> encoded;
       if (!message) {
-        ASSIGN_OR_RAISE(encoded, ipc::EncodeRecordBatch(batch));
+        ASSIGN_OR_RAISE(encoded, ipc::EncodeRecordBatch(batch, encode_options));
       }
       ASSIGN_OR_RAISE(
           auto result,
@@ -213,7 +221,7 @@ class LogPutSession : public PutSession {
       for (int32_t b = 0; b < desc.buckets; ++b) {
         if (rows[b].empty()) continue;
         ASSIGN_OR_RAISE(auto part, arrow::TakeRows(batch, rows[b]));
-        ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(*part));
+        ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(*part, encode_options));
         ASSIGN_OR_RAISE(auto result,
                         table_->AppendAsync(b, part->num_rows(), *encoded.metadata, encoded.body));
         pending.push_back({b, part->num_rows(), result});

@@ -125,6 +125,15 @@ class PutSession {
   virtual Result<std::vector<AppendedRange>> Append(const arrow::ipc::RawMessage& message) = 0;
   // The same for a decoded batch, for front ends that do not speak Arrow IPC.
   virtual Result<std::vector<AppendedRange>> Append(const arrow::RecordBatch& batch) = 0;
+  // The same, storing `batch_metadata` as the custom_metadata of each stored RecordBatch
+  // message, in the same durable write as the rows (the Kafka listener keeps its producer ids
+  // and sequences there). Log tables only; others answer NotImplemented.
+  virtual Result<std::vector<AppendedRange>> AppendWithMetadata(
+      const arrow::RecordBatch& batch, const arrow::KeyValueMetadata& batch_metadata) {
+    (void)batch;
+    (void)batch_metadata;
+    return Status::NotImplemented("only log tables keep batch metadata");
+  }
 };
 
 // One read stream over a bucket.

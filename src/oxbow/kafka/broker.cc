@@ -2,9 +2,13 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 #include "oxbow/arrow/builder.h"
+#include "oxbow/arrow/ipc.h"
 #include "oxbow/arrow/record_batch.h"
+#include "oxbow/kafka/avro_values_internal.h"
 #include "oxbow/kafka/broker_internal.h"
 #include "oxbow/text/text.h"
 
@@ -21,7 +25,31 @@ constexpr auto kFetchRecheck = std::chrono::milliseconds(20);
 // The recent batches an idempotent producer may retry (Kafka's max in-flight requests).
 constexpr size_t kRecentBatches = 5;
 constexpr char kProducersFile[] = "producers.json";
+// How often a changed producer state is saved: a restart after a crash replays at most the
+// batches appended since.
+constexpr auto kProducerSnapshotInterval = std::chrono::seconds(10);
+// The metadata of an idempotent producer's stored batch: "<producer id> <epoch> <first sequence>
+// <last sequence>".
+constexpr std::string_view kProducerMetadataKey = "kafka.producer";
+
+std::string ProducerMetadata(int64_t producer_id, int16_t epoch, int32_t first_sequence,
+                             int32_t last_sequence) {
+  return std::to_string(producer_id) + " " + std::to_string(epoch) + " " +
+         std::to_string(first_sequence) + " " + std::to_string(last_sequence);
+}
+
+bool ParseProducerMetadata(const std::string& text, int64_t* producer_id, int32_t* epoch,
+                           int32_t* first_sequence, int32_t* last_sequence) {
+  std::istringstream in(text);
+  in >> *producer_id >> *epoch >> *first_sequence >> *last_sequence;
+  return !in.fail() && in.eof() && *producer_id >= 0 && *epoch >= 0 && *epoch <= INT16_MAX &&
+         *first_sequence >= 0 && *last_sequence >= 0;
+}
 constexpr std::string_view kValueFormatProperty = "kafka.value.format";
+constexpr std::string_view kSaslPlain = "PLAIN";
+constexpr std::string_view kSaslScram = "SCRAM-SHA-256";
+// How long a connection's grants are trusted before users.json is read again.
+constexpr auto kUserRefresh = std::chrono::seconds(1);
 
 ErrorCode ToErrorCode(const Status& st) {
   switch (st.code()) {
@@ -37,13 +65,16 @@ ErrorCode ToErrorCode(const Status& st) {
 enum class TableKind {
   kRaw,    // the raw schema: key, value, timestamp, headers
   kJson,   // kafka.value.format=json: each value is one row as a JSON object
+  kAvro,   // kafka.value.format=avro: each value is one row as an Avro datum
   kOther,  // not served through Kafka
 };
 
 TableKind KindOf(const catalog::TableDescriptor& table) {
   if (table.schema->Equals(*RawTopicSchema())) return TableKind::kRaw;
   auto format = table.properties.find(std::string(kValueFormatProperty));
-  if (format != table.properties.end() && format->second == "json") return TableKind::kJson;
+  if (format == table.properties.end()) return TableKind::kOther;
+  if (format->second == "json") return TableKind::kJson;
+  if (format->second == "avro") return TableKind::kAvro;
   return TableKind::kOther;
 }
 
@@ -51,7 +82,41 @@ std::string NotServedMessage(const std::string& table) {
   return "table " + Quote(table) +
          " is neither a raw Kafka table (key binary, value binary, timestamp, headers binary) "
          "nor has the property " +
-         std::string(kValueFormatProperty) + "=json";
+         std::string(kValueFormatProperty) + "=json or avro";
+}
+
+// The rows of an Avro table as Kafka records: each value the row as an Avro datum, no key, the
+// batch's append time.
+Status AppendAvroRecords(const arrow::RecordBatch& rows, int64_t base_offset, int64_t skip,
+                         int64_t append_time_ms, std::string* out) {
+  if (skip >= rows.num_rows()) return Status::OK();
+  RecordBatch batch;
+  batch.base_offset = base_offset + skip;
+  batch.base_timestamp = batch.max_timestamp = append_time_ms;
+  for (int64_t i = skip; i < rows.num_rows(); ++i) {
+    Record r;
+    r.offset = base_offset + i;
+    r.timestamp_ms = append_time_ms;
+    std::string value;
+    RETURN_NOT_OK(AppendAvroRow(rows, i, &value));
+    r.value = std::move(value);
+    batch.records.push_back(std::move(r));
+  }
+  batch.last_offset_delta = static_cast<int32_t>(rows.num_rows() - 1 - skip);
+  return EncodeRecordBatch(batch, out);
+}
+
+// One Kafka record batch as rows of an Avro table; an error names the record.
+Result<arrow::RecordBatchPtr> AvroBatchToRows(const RecordBatch& batch,
+                                              const arrow::SchemaPtr& schema) {
+  std::vector<std::string_view> values;
+  for (size_t i = 0; i < batch.records.size(); ++i) {
+    if (!batch.records[i].value) {
+      return Status::Invalid("record " + std::to_string(i) + " has a null value");
+    }
+    values.push_back(*batch.records[i].value);
+  }
+  return AvroToRows(values, schema);
 }
 
 // The rows of a JSON table as Kafka records: each value the row as a JSON object (the JSON
@@ -234,8 +299,7 @@ void Broker::Stop() {
   groups_->Stop();
 }
 
-Result<std::optional<std::string>> Broker::Handle(std::string_view frame,
-                                                  const std::string& client_host) {
+Result<std::optional<std::string>> Broker::Handle(std::string_view frame, Session& session) {
   Reader r(frame);
   const RequestHeader header = DecodeRequestHeader(r);
   if (!r.ok()) return r.status().WithContext("request header");
@@ -258,19 +322,38 @@ Result<std::optional<std::string>> Broker::Handle(std::string_view frame,
                                   std::to_string(api->min_version) + "-" +
                                   std::to_string(api->max_version) + ")");
   }
+  const bool sasl_api = api->key == ApiKey::kApiVersions || api->key == ApiKey::kSaslHandshake ||
+                        api->key == ApiKey::kSaslAuthenticate;
+  if (auth_required() && !sasl_api) {
+    if (!session.user) {
+      return Status::Unauthenticated("API key " + std::to_string(header.api_key) +
+                                     " before the SASL login (the listener requires --auth)");
+    }
+    if (Clock::now() - session.user_loaded > kUserRefresh) {
+      // Grants and removals in users.json apply to open connections too.
+      ASSIGN_OR_RAISE(auto user, options_.authenticator->FindUser(session.user->name));
+      if (!user)
+        return Status::Unauthenticated("user " + Quote(session.user->name) + " was removed");
+      session.user = std::move(user);
+      session.user_loaded = Clock::now();
+    }
+  }
   // ApiVersions answers with header v0 whatever its version, so that any client can read it.
   EncodeResponseHeader(w, header.correlation_id,
                        IsFlexible(*api, header.api_version) && api->key != ApiKey::kApiVersions);
   bool no_response = false;
-  ASSIGN_OR_RAISE(std::string body, HandleBody(header, *api, r, client_host, &no_response));
+  auto body = HandleBody(header, *api, r, session, &no_response);
+  if (!body.ok()) {
+    return body.status().WithContext("API key " + std::to_string(header.api_key) + " version " +
+                                     std::to_string(header.api_version));
+  }
   if (no_response) return std::optional<std::string>();
-  w.Raw(body);
+  w.Raw(*body);
   return std::optional<std::string>(w.Take());
 }
 
 Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSupport& api,
-                                       Reader& r, const std::string& client_host,
-                                       bool* no_response) {
+                                       Reader& r, Session& session, bool* no_response) {
   const int16_t v = header.api_version;
   Writer w;
   switch (api.key) {
@@ -282,28 +365,28 @@ Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSup
     }
     case ApiKey::kMetadata: {
       ASSIGN_OR_RAISE(auto req, DecodeMetadata(r, v));
-      Encode(Metadata(req), v, w);
+      Encode(Metadata(req, session), v, w);
       break;
     }
     case ApiKey::kCreateTopics: {
       ASSIGN_OR_RAISE(auto req, DecodeCreateTopics(r, v));
-      Encode(CreateTopics(req, v), v, w);
+      Encode(CreateTopics(req, v, session), v, w);
       break;
     }
     case ApiKey::kDeleteTopics: {
       ASSIGN_OR_RAISE(auto req, DecodeDeleteTopics(r, v));
-      Encode(DeleteTopics(req), v, w);
+      Encode(DeleteTopics(req, session), v, w);
       break;
     }
     case ApiKey::kListOffsets: {
       ASSIGN_OR_RAISE(auto req, DecodeListOffsets(r, v));
-      Encode(ListOffsets(req), v, w);
+      Encode(ListOffsets(req, session), v, w);
       break;
     }
     case ApiKey::kProduce: {
       ASSIGN_OR_RAISE(auto req, DecodeProduce(r, v));
       if (v >= 13) NameTopicsById(req.topics);
-      ProduceResponse response = Produce(req, v);
+      ProduceResponse response = Produce(req, v, session);
       *no_response = req.acks == 0;
       Encode(response, v, w);
       break;
@@ -311,7 +394,7 @@ Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSup
     case ApiKey::kFetch: {
       ASSIGN_OR_RAISE(auto req, DecodeFetch(r, v));
       if (v >= 13) NameTopicsById(req.topics);
-      Encode(Fetch(req), v, w);
+      Encode(Fetch(req, session), v, w);
       break;
     }
     case ApiKey::kFindCoordinator: {
@@ -321,7 +404,7 @@ Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSup
     }
     case ApiKey::kJoinGroup: {
       ASSIGN_OR_RAISE(auto req, DecodeJoinGroup(r, v));
-      Encode(groups_->Join(req, header.client_id.value_or(""), client_host), v, w);
+      Encode(groups_->Join(req, header.client_id.value_or(""), session.client_host), v, w);
       break;
     }
     case ApiKey::kSyncGroup: {
@@ -339,8 +422,29 @@ Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSup
       Encode(groups_->Leave(req), v, w);
       break;
     }
+    case ApiKey::kSaslHandshake: {
+      ASSIGN_OR_RAISE(auto req, DecodeSaslHandshake(r, v));
+      Encode(SaslHandshake(req, session), v, w);
+      break;
+    }
+    case ApiKey::kSaslAuthenticate: {
+      ASSIGN_OR_RAISE(auto req, DecodeSaslAuthenticate(r, v));
+      Encode(SaslAuthenticate(req, session), v, w);
+      break;
+    }
     case ApiKey::kOffsetCommit: {
       ASSIGN_OR_RAISE(auto req, DecodeOffsetCommit(r, v));
+      // Committing a topic's offsets needs read access to it.
+      std::vector<OffsetCommitTopicResult> denied_commits;
+      std::erase_if(req.topics, [&](const OffsetCommitTopic& t) {
+        if (Allows(session, t.name, auth::Access::kRead)) return false;
+        OffsetCommitTopicResult result{t.name, {}};
+        for (const auto& p : t.partitions) {
+          result.partitions.push_back({p.index, ErrorCode::kTopicAuthorizationFailed});
+        }
+        denied_commits.push_back(std::move(result));
+        return true;
+      });
       auto response = groups_->Commit(req);
       if (!response.ok()) {
         spdlog::error("kafka: committing offsets of group '{}': {}", req.group_id,
@@ -353,15 +457,33 @@ Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSup
           }
           failed.topics.push_back(std::move(result));
         }
+        for (auto& d : denied_commits) failed.topics.push_back(std::move(d));
         Encode(failed, v, w);
       } else {
+        for (auto& d : denied_commits) response->topics.push_back(std::move(d));
         Encode(*response, v, w);
       }
       break;
     }
     case ApiKey::kOffsetFetch: {
       ASSIGN_OR_RAISE(auto req, DecodeOffsetFetch(r, v));
-      Encode(groups_->FetchOffsets(req), v, w);
+      OffsetFetchResponse response = groups_->FetchOffsets(req);
+      // The committed offsets of a topic are shown to readers of the topic only.
+      for (auto& g : response.groups) {
+        std::erase_if(g.topics, [&](OffsetFetchTopicResult& t) {
+          if (Allows(session, t.name, auth::Access::kRead)) return false;
+          const bool asked = std::any_of(req.groups.begin(), req.groups.end(), [&](const auto& rg) {
+            return rg.group_id == g.group_id && rg.topics &&
+                   std::any_of(rg.topics->begin(), rg.topics->end(),
+                               [&](const auto& rt) { return rt.name == t.name; });
+          });
+          for (auto& p : t.partitions) {
+            p = {p.index, -1, std::nullopt, ErrorCode::kTopicAuthorizationFailed};
+          }
+          return !asked;  // named topics are answered with the error, the others left out
+        });
+      }
+      Encode(response, v, w);
       break;
     }
     case ApiKey::kInitProducerId: {
@@ -381,11 +503,94 @@ Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSup
     }
     case ApiKey::kDescribeConfigs: {
       ASSIGN_OR_RAISE(auto req, DecodeDescribeConfigs(r, v));
-      Encode(DescribeConfigs(req), v, w);
+      Encode(DescribeConfigs(req, session), v, w);
       break;
     }
   }
   return w.Take();
+}
+
+bool Broker::Allows(const Session& session, const std::string& topic, auth::Access access) const {
+  if (!auth_required()) return true;
+  if (!session.user) return false;
+  auto table = TableForTopic(topic);
+  // A name that is no table is answered as such by the request's own checks.
+  return !table.ok() || session.user->Allows(*table, access);
+}
+
+SaslHandshakeResponse Broker::SaslHandshake(const SaslHandshakeRequest& request, Session& session) {
+  SaslHandshakeResponse response;
+  if (!auth_required()) {
+    // Kafka's PLAINTEXT and SSL listeners know no SASL mechanism either.
+    response.error = ErrorCode::kUnsupportedSaslMechanism;
+    session.close_after_response = true;
+    return response;
+  }
+  response.mechanisms = {std::string(kSaslPlain), std::string(kSaslScram)};
+  if (session.user || !session.mechanism.empty()) {
+    response.error = ErrorCode::kIllegalSaslState;  // no re-authentication
+    session.close_after_response = true;
+  } else if (request.mechanism != kSaslPlain && request.mechanism != kSaslScram) {
+    response.error = ErrorCode::kUnsupportedSaslMechanism;
+    session.close_after_response = true;
+  } else {
+    session.mechanism = request.mechanism;
+  }
+  return response;
+}
+
+SaslAuthenticateResponse Broker::SaslAuthenticate(const SaslAuthenticateRequest& request,
+                                                  Session& session) {
+  SaslAuthenticateResponse response;
+  auto fail = [&](ErrorCode error, std::string message) {
+    response.error = error;
+    response.message = std::move(message);
+    response.auth_bytes.clear();
+    session.close_after_response = true;  // as Kafka does after a failed login
+    return response;
+  };
+  if (!auth_required() || session.mechanism.empty() || session.user) {
+    return fail(ErrorCode::kIllegalSaslState,
+                "SaslAuthenticate needs a SaslHandshake first (and only one login per connection)");
+  }
+  auto login = [&](auth::User user) {
+    spdlog::debug("kafka: {} logged in from {} with {}", user.name, session.client_host,
+                  session.mechanism);
+    session.user = std::move(user);
+    session.user_loaded = Clock::now();
+  };
+  if (session.mechanism == kSaslPlain) {
+    auto credentials = auth::ParseSaslPlain(request.auth_bytes);
+    if (!credentials.ok()) {
+      return fail(ErrorCode::kSaslAuthenticationFailed, credentials.status().message());
+    }
+    auto user = options_.authenticator->CheckPassword(credentials->first, credentials->second);
+    if (!user.ok()) {
+      spdlog::warn("kafka: failed SASL/PLAIN login from {}", session.client_host);
+      return fail(ErrorCode::kSaslAuthenticationFailed,
+                  "Authentication failed: invalid username or password");
+    }
+    login(std::move(user).ValueOrDie());
+    return response;
+  }
+  if (!session.scram) {
+    session.scram = std::make_unique<auth::ScramSha256Server>(options_.authenticator);
+    auto first = session.scram->ClientFirst(request.auth_bytes);
+    if (!first.ok()) return fail(ErrorCode::kSaslAuthenticationFailed, first.status().message());
+    response.auth_bytes = std::move(first).ValueOrDie();
+    return response;
+  }
+  auto final_message = session.scram->ClientFinal(request.auth_bytes);
+  if (!final_message.ok()) {
+    spdlog::warn("kafka: failed SASL/SCRAM-SHA-256 login from {}", session.client_host);
+    return fail(ErrorCode::kSaslAuthenticationFailed,
+                "Authentication failed during authentication due to invalid credentials with "
+                "SASL mechanism SCRAM-SHA-256");
+  }
+  response.auth_bytes = std::move(final_message->first);
+  login(std::move(final_message->second));
+  session.scram.reset();
+  return response;
 }
 
 ApiVersionsResponse Broker::ApiVersions(ErrorCode error) const {
@@ -408,7 +613,7 @@ std::pair<ErrorCode, std::string> Broker::CreateRawTopic(const std::string& topi
           st.message()};
 }
 
-MetadataResponse Broker::Metadata(const MetadataRequest& request) {
+MetadataResponse Broker::Metadata(const MetadataRequest& request, const Session& session) {
   MetadataResponse response;
   response.brokers.push_back({kNodeId, host_, port_});
   response.cluster_id = kClusterId;
@@ -424,7 +629,10 @@ MetadataResponse Broker::Metadata(const MetadataRequest& request) {
   };
   if (!request.topics) {
     for (const auto& table : node_->ListTables()) {
-      response.topics.push_back(describe(table, TopicForTable(table.name)));
+      const std::string topic = TopicForTable(table.name);
+      if (Allows(session, topic, auth::Access::kRead)) {
+        response.topics.push_back(describe(table, topic));
+      }
     }
     return response;
   }
@@ -434,9 +642,13 @@ MetadataResponse Broker::Metadata(const MetadataRequest& request) {
       response.topics.push_back({ErrorCode::kInvalidTopicException, topic, {}, {}});
       continue;
     }
+    if (!Allows(session, topic, auth::Access::kRead)) {
+      response.topics.push_back({ErrorCode::kTopicAuthorizationFailed, topic, {}, {}});
+      continue;
+    }
     auto found = node_->DescribeTable(*table);
     if (found.status().IsNotFound() && request.allow_auto_topic_creation &&
-        options_.auto_create_topics) {
+        options_.auto_create_topics && Allows(session, topic, auth::Access::kAdmin)) {
       const auto [error, message] = CreateRawTopic(topic, options_.default_partitions);
       if (error != ErrorCode::kNone && error != ErrorCode::kTopicAlreadyExists) {
         spdlog::warn("kafka: auto-creating topic '{}': {}", topic, message);
@@ -452,14 +664,18 @@ MetadataResponse Broker::Metadata(const MetadataRequest& request) {
   return response;
 }
 
-CreateTopicsResponse Broker::CreateTopics(const CreateTopicsRequest& request, int16_t version) {
+CreateTopicsResponse Broker::CreateTopics(const CreateTopicsRequest& request, int16_t version,
+                                          const Session& session) {
   CreateTopicsResponse response;
   for (const CreatableTopic& t : request.topics) {
     CreateTopicResult result;
     result.name = t.name;
     const int32_t partitions =
         t.num_partitions == -1 ? options_.default_partitions : t.num_partitions;
-    if (partitions <= 0) {
+    if (!Allows(session, t.name, auth::Access::kAdmin)) {
+      result.error = ErrorCode::kTopicAuthorizationFailed;
+      result.message = "creating " + Quote(t.name) + " needs admin access to its table";
+    } else if (partitions <= 0) {
       result.error = ErrorCode::kInvalidPartitions;
       result.message = "the number of partitions must be positive";
     } else if (t.replication_factor != -1 && t.replication_factor != 1) {
@@ -498,7 +714,8 @@ CreateTopicsResponse Broker::CreateTopics(const CreateTopicsRequest& request, in
   return response;
 }
 
-DeleteTopicsResponse Broker::DeleteTopics(const DeleteTopicsRequest& request) {
+DeleteTopicsResponse Broker::DeleteTopics(const DeleteTopicsRequest& request,
+                                          const Session& session) {
   DeleteTopicsResponse response;
   for (size_t i = 0; i < request.names.size(); ++i) {
     DeleteTopicResult result;
@@ -516,6 +733,12 @@ DeleteTopicsResponse Broker::DeleteTopics(const DeleteTopicsRequest& request) {
         }
       }
     }
+    if (result.name && !Allows(session, *result.name, auth::Access::kAdmin)) {
+      result.error = ErrorCode::kTopicAuthorizationFailed;
+      result.message = "deleting " + Quote(*result.name) + " needs admin access to its table";
+      response.results.push_back(std::move(result));
+      continue;
+    }
     Status st = table ? node_->DropTable(*table) : Status::NotFound("no such topic");
     if (!st.ok()) {
       result.error = ToErrorCode(st);
@@ -526,17 +749,20 @@ DeleteTopicsResponse Broker::DeleteTopics(const DeleteTopicsRequest& request) {
   return response;
 }
 
-ListOffsetsResponse Broker::ListOffsets(const ListOffsetsRequest& request) {
+ListOffsetsResponse Broker::ListOffsets(const ListOffsetsRequest& request, const Session& session) {
   ListOffsetsResponse response;
   for (const auto& t : request.topics) {
     ListOffsetsTopicResult tr{t.name, {}};
     auto table = TableForTopic(t.name);
     auto described = table.ok() ? node_->DescribeTable(*table) : table.status();
+    const bool allowed = Allows(session, t.name, auth::Access::kRead);
     for (const auto& p : t.partitions) {
       ListOffsetsPartitionResult pr;
       pr.index = p.index;
-      if (!described.ok() || p.index < 0 ||
-          p.index >= static_cast<int32_t>(described->table.buckets.size())) {
+      if (!allowed) {
+        pr.error = ErrorCode::kTopicAuthorizationFailed;
+      } else if (!described.ok() || p.index < 0 ||
+                 p.index >= static_cast<int32_t>(described->table.buckets.size())) {
         pr.error = ErrorCode::kUnknownTopicOrPartition;
       } else {
         const engine::BucketStatus& bucket = described->table.buckets[p.index];
@@ -570,13 +796,22 @@ ListOffsetsResponse Broker::ListOffsets(const ListOffsetsRequest& request) {
   return response;
 }
 
-ProduceResponse Broker::Produce(const ProduceRequest& request, int16_t version) {
+ProduceResponse Broker::Produce(const ProduceRequest& request, int16_t version,
+                                const Session& session) {
   ProduceResponse response;
   for (const auto& t : request.topics) {
     ProduceTopicResult tr{t.name, t.topic_id, {}};
     for (const auto& p : t.partitions) {
       if (t.name.empty()) {
         tr.partitions.push_back({p.index, ErrorCode::kUnknownTopicId, -1, -1, {}, std::nullopt});
+      } else if (!Allows(session, t.name, auth::Access::kWrite)) {
+        tr.partitions.push_back(
+            {p.index,
+             ErrorCode::kTopicAuthorizationFailed,
+             -1,
+             -1,
+             {},
+             "producing to " + Quote(t.name) + " needs write access to its table"});
       } else if (version < 3) {
         tr.partitions.push_back({p.index,
                                  ErrorCode::kUnsupportedVersion,
@@ -639,7 +874,9 @@ ProducePartitionResult Broker::ProducePartition(const std::string& topic,
     if (batch.transactional || batch.control) {
       return fail(ErrorCode::kInvalidRecord, "transactional batches are not supported");
     }
-    auto rows = kind == TableKind::kRaw ? ToRows(batch) : JsonToRows(batch, desc.schema);
+    auto rows = kind == TableKind::kRaw    ? ToRows(batch)
+                : kind == TableKind::kJson ? JsonToRows(batch, desc.schema)
+                                           : AvroBatchToRows(batch, desc.schema);
     if (!rows.ok()) {
       result.record_errors.push_back({static_cast<int32_t>(i), rows.status().message()});
       return fail(ErrorCode::kInvalidRecord,
@@ -656,30 +893,35 @@ ProducePartitionResult Broker::ProducePartition(const std::string& topic,
                     "producer epoch " + std::to_string(batch.producer_epoch) + " is older than " +
                         std::to_string(state->epoch));
       }
-      if (batch.producer_epoch > state->epoch) *state = ProducerState{batch.producer_epoch};
+      const bool same_epoch = batch.producer_epoch == state->epoch;
       const auto duplicate =
           std::find_if(state->recent.begin(), state->recent.end(), [&](const auto& a) {
             return a.first_sequence == batch.base_sequence && a.last_sequence == last_sequence;
           });
-      if (duplicate != state->recent.end()) {
+      if (same_epoch && duplicate != state->recent.end()) {
         if (i == 0) result.base_offset = duplicate->base_offset;
         continue;  // a retry of a batch already appended: acknowledged, not appended again
       }
-      if (state->last_sequence >= 0 &&
+      if (same_epoch && state->last_sequence >= 0 &&
           batch.base_sequence != ((state->last_sequence + int64_t{1}) & INT32_MAX)) {
         return fail(ErrorCode::kOutOfOrderSequenceNumber,
                     "sequence " + std::to_string(batch.base_sequence) + " after " +
                         std::to_string(state->last_sequence));
       }
     }
-    auto appended = (*session)->Append(**rows);
+    // An idempotent batch carries its producer in the stored batch, durable with its rows.
+    auto appended = state == nullptr
+                        ? (*session)->Append(**rows)
+                        : (*session)->AppendWithMetadata(
+                              **rows, {{std::string(kProducerMetadataKey),
+                                        ProducerMetadata(batch.producer_id, batch.producer_epoch,
+                                                         batch.base_sequence, last_sequence)}});
     if (!appended.ok()) return fail(ToErrorCode(appended.status()), appended.status().message());
     const int64_t base_offset = appended->empty() ? -1 : appended->front().base_offset;
     if (i == 0) result.base_offset = base_offset;
     if (state != nullptr) {
-      state->last_sequence = last_sequence;
-      state->recent.push_back({batch.base_sequence, last_sequence, base_offset});
-      if (state->recent.size() > kRecentBatches) state->recent.erase(state->recent.begin());
+      state->Record(batch.producer_epoch, batch.base_sequence, last_sequence, base_offset);
+      producers_changed_ = true;
     }
   }
   return result;
@@ -729,9 +971,10 @@ FetchPartitionResult Broker::FetchPartition(const std::string& topic,
     if (!batch->has_value()) break;
     const engine::DecodedBatch& b = **batch;
     const int64_t skip = std::max<int64_t>(0, part.fetch_offset - b.base_offset);
-    st = kind == TableKind::kRaw
-             ? AppendRecords(*b.batch, b.base_offset, skip, &result.records)
-             : AppendJsonRecords(*b.batch, b.base_offset, skip, b.append_time_ms, &result.records);
+    st = kind == TableKind::kRaw ? AppendRecords(*b.batch, b.base_offset, skip, &result.records)
+         : kind == TableKind::kJson
+             ? AppendJsonRecords(*b.batch, b.base_offset, skip, b.append_time_ms, &result.records)
+             : AppendAvroRecords(*b.batch, b.base_offset, skip, b.append_time_ms, &result.records);
   }
   if (!st.ok()) {
     spdlog::error("kafka: fetch of '{}' partition {}: {}", topic, part.index, st.message());
@@ -740,7 +983,7 @@ FetchPartitionResult Broker::FetchPartition(const std::string& topic,
   return result;
 }
 
-FetchResponse Broker::Fetch(const FetchRequest& request) {
+FetchResponse Broker::Fetch(const FetchRequest& request, const Session& session) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(std::max(0, request.max_wait_ms));
   while (true) {
     uint64_t seen;
@@ -754,8 +997,9 @@ FetchResponse Broker::Fetch(const FetchRequest& request) {
     for (const auto& t : request.topics) {
       FetchTopicResult tr{t.name, t.topic_id, {}};
       for (const auto& p : t.partitions) {
-        if (t.name.empty()) {
-          tr.partitions.push_back({p.index, ErrorCode::kUnknownTopicId});
+        if (t.name.empty() || !Allows(session, t.name, auth::Access::kRead)) {
+          tr.partitions.push_back({p.index, t.name.empty() ? ErrorCode::kUnknownTopicId
+                                                           : ErrorCode::kTopicAuthorizationFailed});
           error = true;
           continue;
         }
@@ -809,13 +1053,17 @@ InitProducerIdResponse Broker::InitProducerId(const InitProducerIdRequest& reque
   return response;
 }
 
-DescribeConfigsResponse Broker::DescribeConfigs(const DescribeConfigsRequest& request) {
+DescribeConfigsResponse Broker::DescribeConfigs(const DescribeConfigsRequest& request,
+                                                const Session& session) {
   constexpr int8_t kTopic = 2;
   constexpr int8_t kBroker = 4;
   DescribeConfigsResponse response;
   for (const auto& resource : request.resources) {
     DescribeConfigsResult result{ErrorCode::kNone, std::nullopt, resource};
-    if (resource.type == kTopic) {
+    if (resource.type == kTopic && !Allows(session, resource.name, auth::Access::kRead)) {
+      result.error = ErrorCode::kTopicAuthorizationFailed;
+      result.message = "topic " + Quote(resource.name) + " needs read access";
+    } else if (resource.type == kTopic) {
       auto table = TableForTopic(resource.name);
       if (!table.ok() || !node_->DescribeTable(*table).ok()) {
         result.error = ErrorCode::kUnknownTopicOrPartition;
@@ -830,52 +1078,159 @@ DescribeConfigsResponse Broker::DescribeConfigs(const DescribeConfigsRequest& re
   return response;
 }
 
+void Broker::ProducerState::Record(int16_t batch_epoch, int32_t first_sequence,
+                                   int32_t last_sequence_of_batch, int64_t base_offset) {
+  if (batch_epoch < epoch) return;
+  if (batch_epoch > epoch) *this = ProducerState{batch_epoch};
+  if (!recent.empty() && base_offset <= recent.back().base_offset) return;
+  last_sequence = last_sequence_of_batch;
+  recent.push_back({first_sequence, last_sequence_of_batch, base_offset});
+  if (recent.size() > kRecentBatches) recent.erase(recent.begin());
+}
+
+// producers.json: {"covered": [{"table", "table_id", "partition", "next_offset"}],
+// "producers": [{"table", "partition", "producer_id", "epoch", "last_sequence",
+// "recent": [[first_sequence, last_sequence, base_offset]...]}]}. The state reflects every
+// batch below each partition's next_offset; batches from there on are replayed.
 Status Broker::LoadProducerState() {
   FileSystem& fs = *PosixFileSystem::Default();
   const std::string path = JoinPath(options_.state_dir, kProducersFile);
-  if (fs.FileSize(path).status().IsNotFound()) return Status::OK();
-  ASSIGN_OR_RAISE(auto buffer, ReadWholeFile(fs, path));
-  const auto doc = nlohmann::json::parse(buffer->data(), buffer->data() + buffer->size(), nullptr,
-                                         /*allow_exceptions=*/false);
-  if (!doc.is_array()) return Status::Corruption(path + " is not a producer state file");
+  // (table, partition) -> the offset the snapshot covers, for tables that still have its id.
+  std::map<std::pair<std::string, int32_t>, int64_t> covered;
+  std::map<std::string, int64_t> table_ids;
+  for (const auto& t : node_->ListTables()) table_ids[t.name] = t.table_id;
   std::lock_guard lock(producers_mu_);
-  try {
-    for (const auto& p : doc) {
-      ProducerState& state =
-          producers_[{p.at("table").get<std::string>(), p.at("partition").get<int32_t>(),
-                      p.at("producer_id").get<int64_t>()}];
-      state.epoch = p.at("epoch").get<int16_t>();
-      state.last_sequence = p.at("last_sequence").get<int32_t>();
-      for (const auto& a : p.at("recent")) {
-        state.recent.push_back(
-            {a.at(0).get<int32_t>(), a.at(1).get<int32_t>(), a.at(2).get<int64_t>()});
+  if (!fs.FileSize(path).status().IsNotFound()) {
+    ASSIGN_OR_RAISE(auto buffer, ReadWholeFile(fs, path));
+    const auto doc = nlohmann::json::parse(buffer->data(), buffer->data() + buffer->size(), nullptr,
+                                           /*allow_exceptions=*/false);
+    // Before the batches carried their producer, the file was a bare array written at stop.
+    const bool legacy = doc.is_array();
+    if (!doc.is_object() && !legacy) {
+      return Status::Corruption(path + " is not a producer state file");
+    }
+    try {
+      for (const auto& c : legacy ? nlohmann::json::array() : doc.at("covered")) {
+        const auto table = c.at("table").get<std::string>();
+        const auto id = table_ids.find(table);
+        if (id == table_ids.end() || id->second != c.at("table_id").get<int64_t>()) continue;
+        covered[{table, c.at("partition").get<int32_t>()}] = c.at("next_offset").get<int64_t>();
+      }
+      for (const auto& p : legacy ? doc : doc.at("producers")) {
+        const auto table = p.at("table").get<std::string>();
+        const auto partition = p.at("partition").get<int32_t>();
+        if (!legacy && !covered.contains({table, partition})) continue;  // the table was dropped
+        ProducerState& state = producers_[{table, partition, p.at("producer_id").get<int64_t>()}];
+        state.epoch = p.at("epoch").get<int16_t>();
+        state.last_sequence = p.at("last_sequence").get<int32_t>();
+        for (const auto& a : p.at("recent")) {
+          state.recent.push_back(
+              {a.at(0).get<int32_t>(), a.at(1).get<int32_t>(), a.at(2).get<int64_t>()});
+        }
+      }
+    } catch (const std::exception& e) {
+      return Status::Corruption(path + ": " + e.what());
+    }
+  }
+  // Replays the idempotent batches the snapshot does not cover (all of them without one).
+  int64_t replayed = 0;
+  auto replay = [&](const std::string& name, const engine::ReadRequest& read) -> Status {
+    ASSIGN_OR_RAISE(auto cursor, node_->OpenRead(read));
+    while (true) {
+      ASSIGN_OR_RAISE(auto batch, cursor->Next(Clock::now()));
+      if (!batch.has_value()) return Status::OK();
+      ASSIGN_OR_RAISE(auto metadata, arrow::ipc::MessageCustomMetadata(*batch->message.metadata));
+      const auto producer = arrow::FindMetadata(metadata, kProducerMetadataKey);
+      if (!producer) continue;
+      int64_t producer_id;
+      int32_t epoch, first_sequence, last_sequence;
+      if (!ParseProducerMetadata(*producer, &producer_id, &epoch, &first_sequence,
+                                 &last_sequence)) {
+        return Status::Corruption("offset " + std::to_string(batch->base_offset) + ": " +
+                                  std::string(kProducerMetadataKey) + " " + Quote(*producer) +
+                                  " is not \"<producer id> <epoch> <first> <last sequence>\"");
+      }
+      producers_[{name, read.bucket, producer_id}].Record(
+          static_cast<int16_t>(epoch), first_sequence, last_sequence, batch->base_offset);
+      ++replayed;
+    }
+  };
+  for (const auto& [name, id] : table_ids) {
+    auto described = node_->DescribeTable(name);
+    if (!described.ok() || KindOf(described->table.table) == TableKind::kOther) continue;
+    for (const engine::BucketStatus& bucket : described->table.buckets) {
+      const auto c = covered.find({name, bucket.bucket});
+      engine::ReadRequest read;
+      read.table = name;
+      read.bucket = bucket.bucket;
+      read.from.kind = engine::StartPosition::Kind::kOffset;
+      read.from.offset = std::max(bucket.earliest_offset, c == covered.end() ? 0 : c->second);
+      read.to = bucket.next_offset;
+      if (read.from.offset >= read.to) continue;
+      // Damage in the log must not keep the listener from starting: what was read counts.
+      if (Status st = replay(name, read); !st.ok()) {
+        spdlog::warn(
+            "kafka: replaying the idempotent producers of table '{}' partition {} stopped ({}); "
+            "a retry of a batch after that point may be appended again",
+            name, bucket.bucket, st.message());
       }
     }
-  } catch (const std::exception& e) {
-    return Status::Corruption(path + ": " + e.what());
   }
-  return fs.Remove(path);
+  if (replayed > 0) {
+    spdlog::info("kafka: replayed {} idempotent batches the producer state snapshot did not cover",
+                 replayed);
+    producers_changed_ = true;
+  }
+  return Status::OK();
 }
 
 Status Broker::SaveProducerState() {
-  nlohmann::json doc = nlohmann::json::array();
+  nlohmann::json covered = nlohmann::json::array();
+  nlohmann::json producers = nlohmann::json::array();
   {
+    // Under the lock no idempotent batch is between its append and its state update, so the
+    // state reflects exactly the batches below each partition's next offset now.
     std::lock_guard lock(producers_mu_);
+    std::set<std::string> tables;
+    for (const auto& [key, state] : producers_) tables.insert(std::get<0>(key));
+    for (const auto& table : tables) {
+      auto described = node_->DescribeTable(table);
+      if (!described.ok()) continue;  // dropped: its producers are forgotten
+      for (const engine::BucketStatus& bucket : described->table.buckets) {
+        covered.push_back({{"table", table},
+                           {"table_id", described->table.table.table_id},
+                           {"partition", bucket.bucket},
+                           {"next_offset", bucket.next_offset}});
+      }
+    }
     for (const auto& [key, state] : producers_) {
       nlohmann::json recent = nlohmann::json::array();
       for (const auto& a : state.recent) {
         recent.push_back({a.first_sequence, a.last_sequence, a.base_offset});
       }
-      doc.push_back({{"table", std::get<0>(key)},
-                     {"partition", std::get<1>(key)},
-                     {"producer_id", std::get<2>(key)},
-                     {"epoch", state.epoch},
-                     {"last_sequence", state.last_sequence},
-                     {"recent", recent}});
+      producers.push_back({{"table", std::get<0>(key)},
+                           {"partition", std::get<1>(key)},
+                           {"producer_id", std::get<2>(key)},
+                           {"epoch", state.epoch},
+                           {"last_sequence", state.last_sequence},
+                           {"recent", recent}});
     }
+    producers_changed_ = false;
+    producers_saved_ = Clock::now();
   }
-  return WriteFileAtomically(*PosixFileSystem::Default(), options_.state_dir, kProducersFile,
-                             doc.dump());
+  return WriteFileAtomically(
+      *PosixFileSystem::Default(), options_.state_dir, kProducersFile,
+      nlohmann::json{{"covered", std::move(covered)}, {"producers", std::move(producers)}}.dump());
+}
+
+void Broker::SaveProducerStateIfDue() {
+  {
+    std::lock_guard lock(producers_mu_);
+    if (!producers_changed_ || Clock::now() - producers_saved_ < kProducerSnapshotInterval) return;
+  }
+  if (Status st = SaveProducerState(); !st.ok()) {
+    spdlog::error("kafka: saving the idempotent producers' state: {}", st.message());
+  }
 }
 
 }  // namespace oxbow::kafka::internal

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <string>
 #include <tuple>
 
+#include "oxbow/auth/auth.h"
 #include "oxbow/kafka/groups_internal.h"
 #include "oxbow/kafka/kafka.h"
 #include "oxbow/kafka/messages.h"
@@ -30,6 +32,17 @@ std::string TopicForTable(std::string_view table);
 // A table's topic id in Kafka's v10+ messages: "oxbow" then the table id, big-endian.
 Uuid TopicId(int64_t table_id);
 
+// What one connection has established: its peer and, under --auth, its SASL login.
+struct Session {
+  std::string client_host;  // "/127.0.0.1", as DescribeGroups reports members
+  std::string mechanism;    // chosen by SaslHandshake
+  std::unique_ptr<auth::ScramSha256Server> scram;  // a SCRAM exchange under way
+  std::optional<auth::User> user;                  // once authenticated
+  std::chrono::steady_clock::time_point user_loaded;
+  // Set when the response is the last one: the connection closes after sending it.
+  bool close_after_response = false;
+};
+
 class Broker {
  public:
   Broker(node::Node* node, KafkaOptions options, int port,
@@ -37,16 +50,22 @@ class Broker {
 
   // Answers one request frame (without its length prefix): the response frame, or nothing
   // when the request wants no answer (Produce with acks=0). An error means the frame cannot
-  // be answered (unknown API, malformed header): the connection closes. `client_host` is the
-  // peer's address, which DescribeGroups reports.
-  Result<std::optional<std::string>> Handle(std::string_view frame, const std::string& client_host);
+  // be answered (unknown API, malformed header, a request before the SASL login under --auth):
+  // the connection closes. `session` is the connection's.
+  Result<std::optional<std::string>> Handle(std::string_view frame, Session& session);
+  // Whether a connection must log in (SASL) before anything but ApiVersions and SASL.
+  bool auth_required() const { return options_.authenticator != nullptr; }
   // Wakes long-polling fetches and group waits; they answer at once.
   void Stop();
-  // The idempotent producers' sequences are kept across a clean restart: saved to
-  // <state_dir>/producers.json once no request runs any more, loaded (and the file removed, so
-  // that a crash leaves none behind) at start.
+  // The idempotent producers' sequences survive restarts and crashes: each of their batches is
+  // stored with its producer id, epoch and sequences (the batch's "kafka.producer" metadata, in
+  // the same durable write as its rows); a snapshot of the state in
+  // <state_dir>/producers.json, with the offset of each partition it covers, is written now and
+  // then and at stop. Load reads the snapshot and replays the batches after it.
   Status LoadProducerState();
   Status SaveProducerState();
+  // Saves the state when it changed and the last snapshot is older than a few seconds.
+  void SaveProducerStateIfDue();
 
  private:
   struct Partition {
@@ -65,18 +84,30 @@ class Broker {
       int64_t base_offset;
     };
     std::vector<Appended> recent;
+
+    // Records a batch appended at `base_offset` (one already recorded, or of an older epoch,
+    // changes nothing).
+    void Record(int16_t batch_epoch, int32_t first_sequence, int32_t last_sequence_of_batch,
+                int64_t base_offset);
   };
 
   Result<std::string> HandleBody(const RequestHeader& header, const ApiSupport& api, Reader& r,
-                                 const std::string& client_host, bool* no_response);
+                                 Session& session, bool* no_response);
+  // Under --auth: whether the session's user has `access` to the topic's table (without
+  // --auth: always).
+  bool Allows(const Session& session, const std::string& topic, auth::Access access) const;
+  SaslHandshakeResponse SaslHandshake(const SaslHandshakeRequest& request, Session& session);
+  SaslAuthenticateResponse SaslAuthenticate(const SaslAuthenticateRequest& request,
+                                            Session& session);
   ApiVersionsResponse ApiVersions(ErrorCode error) const;
-  MetadataResponse Metadata(const MetadataRequest& request);
-  CreateTopicsResponse CreateTopics(const CreateTopicsRequest& request, int16_t version);
-  DeleteTopicsResponse DeleteTopics(const DeleteTopicsRequest& request);
-  ListOffsetsResponse ListOffsets(const ListOffsetsRequest& request);
-  ProduceResponse Produce(const ProduceRequest& request, int16_t version);
+  MetadataResponse Metadata(const MetadataRequest& request, const Session& session);
+  CreateTopicsResponse CreateTopics(const CreateTopicsRequest& request, int16_t version,
+                                    const Session& session);
+  DeleteTopicsResponse DeleteTopics(const DeleteTopicsRequest& request, const Session& session);
+  ListOffsetsResponse ListOffsets(const ListOffsetsRequest& request, const Session& session);
+  ProduceResponse Produce(const ProduceRequest& request, int16_t version, const Session& session);
   ProducePartitionResult ProducePartition(const std::string& topic, const ProducePartition& part);
-  FetchResponse Fetch(const FetchRequest& request);
+  FetchResponse Fetch(const FetchRequest& request, const Session& session);
   FetchPartitionResult FetchPartition(const std::string& topic, const kafka::FetchPartition& part,
                                       int64_t max_bytes);
   // Names the topics of a v13+ Produce or Fetch, which name them by id; an unknown id leaves
@@ -92,7 +123,8 @@ class Broker {
   }
   FindCoordinatorResponse FindCoordinator(const FindCoordinatorRequest& request) const;
   InitProducerIdResponse InitProducerId(const InitProducerIdRequest& request);
-  DescribeConfigsResponse DescribeConfigs(const DescribeConfigsRequest& request);
+  DescribeConfigsResponse DescribeConfigs(const DescribeConfigsRequest& request,
+                                          const Session& session);
   // Creates a raw topic; the error and message Kafka's CreateTopics would answer.
   std::pair<ErrorCode, std::string> CreateRawTopic(const std::string& topic, int32_t partitions);
 
@@ -108,7 +140,9 @@ class Broker {
   uint64_t appends_ = 0;  // guarded by appended_mu_
   std::mutex producers_mu_;
   std::atomic<int64_t> next_producer_id_;
-  std::map<std::tuple<std::string, int32_t, int64_t>, ProducerState> producers_;
+  std::map<std::tuple<std::string, int32_t, int64_t>, ProducerState> producers_;  // producers_mu_
+  bool producers_changed_ = false;                                                // producers_mu_
+  std::chrono::steady_clock::time_point producers_saved_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace oxbow::kafka::internal

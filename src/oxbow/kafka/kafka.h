@@ -9,6 +9,10 @@
 #include "oxbow/common/status.h"
 #include "oxbow/node/node.h"
 
+namespace oxbow::auth {
+class Authenticator;
+}
+
 namespace oxbow::kafka {
 
 struct KafkaOptions {
@@ -26,6 +30,14 @@ struct KafkaOptions {
   // Where consumer group offsets and producer state are kept (required; the server passes
   // <data dir>/kafka).
   std::string state_dir;
+  // Users and grants: every connection must log in with SASL (PLAIN or SCRAM-SHA-256) and
+  // each request needs a grant on the tables it touches. Default (null): no authentication.
+  auth::Authenticator* authenticator = nullptr;
+  // PEM certificate chain and private key: the listener speaks TLS only. Default: plaintext.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // PEM CA bundle: clients must present a certificate signed by it. Default: none asked.
+  std::string tls_client_ca_file;
 };
 
 class KafkaServer {

@@ -1,10 +1,12 @@
 // Fuzzes what a Kafka client controls: a request frame (header, then the body of any API and
-// version served) and the record batches inside Produce.
+// version served), the record batches inside Produce, and an Avro value of a table with a
+// column of every type.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "oxbow/kafka/avro_values_internal.h"
 #include "oxbow/kafka/messages.h"
 #include "oxbow/kafka/records.h"
 
@@ -48,7 +50,31 @@ void DecodeBody(const RequestHeader& h, Reader& r) {
     case ApiKey::kDescribeGroups: return Check(DecodeDescribeGroups(r, v));
     case ApiKey::kListGroups: return Check(DecodeListGroups(r, v));
     case ApiKey::kDescribeConfigs: return Check(DecodeDescribeConfigs(r, v));
+    case ApiKey::kSaslHandshake: return Check(DecodeSaslHandshake(r, v));
+    case ApiKey::kSaslAuthenticate: return Check(DecodeSaslAuthenticate(r, v));
   }
+}
+
+// A value of an Avro table: what decodes must encode and decode again.
+void DecodeAvroValue(std::string_view value) {
+  using oxbow::arrow::DataType;
+  static const auto kSchema = std::make_shared<const oxbow::arrow::Schema>(
+      std::vector<oxbow::arrow::Field>{
+          {"b", DataType::Bool(), true, {}},
+          {"i8", DataType::Int8(), false, {}},
+          {"u16", DataType::UInt16(), true, {}},
+          {"u64", DataType::UInt64(), true, {}},
+          {"f", DataType::Float32(), true, {}},
+          {"s", DataType::String(), true, {}},
+          {"d", DataType::Decimal128(20, 3), true, {}},
+          {"t", DataType::Timestamp(oxbow::arrow::TimeUnit::kMicro, "UTC"), true, {}},
+          {"x", DataType::FixedSizeBinary(2), true, {}}});
+  auto rows = internal::AvroToRows({value}, kSchema);
+  Check(rows);
+  if (!rows.ok()) return;
+  std::string again;
+  if (!internal::AppendAvroRow(**rows, 0, &again).ok()) __builtin_trap();
+  if (!internal::AvroToRows({again}, kSchema).ok()) __builtin_trap();
 }
 
 }  // namespace
@@ -62,6 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       header.api_version <= api->max_version) {
     DecodeBody(header, r);
   }
+  DecodeAvroValue(frame);
   // The same bytes as a record set; a batch that decodes must encode and decode to itself.
   auto batches = DecodeRecordBatches(frame);
   if (batches.ok()) {

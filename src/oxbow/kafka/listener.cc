@@ -1,15 +1,20 @@
 // The TCP side of the Kafka listener: one thread accepts, one thread per connection reads
-// size-prefixed request frames and writes the responses back in order.
+// size-prefixed request frames and writes the responses back in order, over TLS when asked.
+// OpenSSL's errors are translated here.
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <list>
 #include <thread>
@@ -20,28 +25,141 @@
 namespace oxbow::kafka {
 namespace {
 
-// Reads exactly n bytes; false on EOF or error.
-bool ReadFully(int fd, char* out, size_t n) {
-  while (n > 0) {
-    const ssize_t got = ::recv(fd, out, n, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    out += got;
-    n -= static_cast<size_t>(got);
+// Requests of a connection that has not logged in yet are bounded by this (Kafka's
+// sasl.server.max.receive.size), so that no one unauthenticated makes the server allocate much.
+constexpr int32_t kMaxUnauthenticatedRequestBytes = 512 * 1024;
+
+// The last OpenSSL errors as text (and the queue cleared).
+std::string OpenSslErrors() {
+  std::string out;
+  while (unsigned long e = ERR_get_error()) {
+    char text[256];
+    ERR_error_string_n(e, text, sizeof(text));
+    out += out.empty() ? "" : "; ";
+    out += text;
   }
-  return true;
+  return out.empty() ? "unknown TLS error" : out;
 }
 
-bool WriteFully(int fd, const char* data, size_t n) {
-  while (n > 0) {
-    const ssize_t sent = ::send(fd, data, n, MSG_NOSIGNAL);
-    if (sent < 0 && errno == EINTR) continue;
-    if (sent <= 0) return false;
-    data += sent;
-    n -= static_cast<size_t>(sent);
+using SslCtxPtr = std::unique_ptr<SSL_CTX, void (*)(SSL_CTX*)>;
+using SslPtr = std::unique_ptr<SSL, void (*)(SSL*)>;
+
+// The server side TLS context of the PEM files in `options`; null when TLS is off.
+Result<SslCtxPtr> MakeTlsContext(const KafkaOptions& options) {
+  SslCtxPtr none(nullptr, SSL_CTX_free);
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return Status::Invalid("TLS needs both --tls-cert and --tls-key");
   }
-  return true;
+  if (options.tls_cert_file.empty()) {
+    if (!options.tls_client_ca_file.empty()) {
+      return Status::Invalid("--tls-client-ca needs --tls-cert and --tls-key");
+    }
+    return none;
+  }
+  SslCtxPtr ctx(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
+  if (!ctx) return Status::Internal("TLS: " + OpenSslErrors());
+  SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
+  SSL_CTX_set_mode(ctx.get(), SSL_MODE_AUTO_RETRY);
+  if (SSL_CTX_use_certificate_chain_file(ctx.get(), options.tls_cert_file.c_str()) != 1) {
+    return Status::Invalid("TLS certificate " + Quote(options.tls_cert_file) + ": " +
+                           OpenSslErrors());
+  }
+  if (SSL_CTX_use_PrivateKey_file(ctx.get(), options.tls_key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(ctx.get()) != 1) {
+    return Status::Invalid("TLS key " + Quote(options.tls_key_file) +
+                           " (does it match the certificate?): " + OpenSslErrors());
+  }
+  if (!options.tls_client_ca_file.empty()) {
+    if (SSL_CTX_load_verify_locations(ctx.get(), options.tls_client_ca_file.c_str(), nullptr) !=
+        1) {
+      return Status::Invalid("TLS client CA " + Quote(options.tls_client_ca_file) + ": " +
+                             OpenSslErrors());
+    }
+    SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  }
+  return ctx;
 }
+
+// One accepted connection: plain TCP, or TLS over it.
+class Stream {
+ public:
+  Stream(int fd, SSL_CTX* tls) : fd_(fd), ssl_(tls ? SSL_new(tls) : nullptr, SSL_free) {}
+
+  // The TLS handshake (nothing for plain TCP); false when it fails.
+  bool Open() {
+    if (!ssl_) return true;
+    if (SSL_set_fd(ssl_.get(), fd_) != 1 || SSL_accept(ssl_.get()) != 1) {
+      spdlog::warn("kafka: TLS handshake failed: {}", OpenSslErrors());
+      return false;
+    }
+    return true;
+  }
+
+  // Reads exactly n bytes; false on EOF or error.
+  bool ReadFully(char* out, size_t n) {
+    while (n > 0) {
+      size_t got = 0;
+      if (ssl_) {
+        if (SSL_read_ex(ssl_.get(), out, n, &got) != 1) {
+          ERR_clear_error();
+          return false;
+        }
+      } else {
+        const ssize_t r = ::recv(fd_, out, n, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        got = static_cast<size_t>(r);
+      }
+      out += got;
+      n -= got;
+    }
+    return true;
+  }
+
+  bool WriteFully(const char* data, size_t n) {
+    while (n > 0) {
+      size_t sent = 0;
+      if (ssl_) {
+        if (SSL_write_ex(ssl_.get(), data, n, &sent) != 1) {
+          ERR_clear_error();
+          return false;
+        }
+      } else {
+        const ssize_t r = ::send(fd_, data, n, MSG_NOSIGNAL);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        sent = static_cast<size_t>(r);
+      }
+      data += sent;
+      n -= sent;
+    }
+    return true;
+  }
+
+  // Closes after a last response the peer must still read (a failed login): half-closes, then
+  // waits up to half a second for the peer to close, as Kafka delays closing after a failed
+  // authentication (connection.failed.authentication.delay.ms).
+  void Linger() {
+    if (ssl_) (void)SSL_shutdown(ssl_.get());
+    ::shutdown(fd_, SHUT_WR);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+    char discard[512];
+    while (true) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      pollfd p{fd_, POLLIN, 0};
+      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0 ||
+          ::recv(fd_, discard, sizeof(discard), 0) <= 0) {
+        return;
+      }
+    }
+  }
+
+ private:
+  int fd_;
+  SslPtr ssl_;
+};
 
 // "/127.0.0.1", as Kafka reports a client's host.
 std::string PeerHost(int fd) {
@@ -92,12 +210,13 @@ Result<int> Listen(const std::string& address, int* port) {
 
 class TcpKafkaServer : public KafkaServer {
  public:
-  TcpKafkaServer(int listen_fd, int wake_fd, int port, int32_t max_request_bytes,
+  TcpKafkaServer(int listen_fd, int wake_fd, int port, int32_t max_request_bytes, SslCtxPtr tls,
                  std::unique_ptr<internal::Broker> broker)
       : listen_fd_(listen_fd),
         wake_fd_(wake_fd),
         port_(port),
         max_request_bytes_(max_request_bytes),
+        tls_(std::move(tls)),
         broker_(std::move(broker)) {
     accept_thread_ = std::thread([this] { AcceptLoop(); });
   }
@@ -139,6 +258,7 @@ class TcpKafkaServer : public KafkaServer {
       // Wakes once a second at least, to join the threads of closed connections.
       if (::poll(fds, 2, 1000) < 0 && errno != EINTR) break;
       if (fds[1].revents != 0) break;
+      broker_->SaveProducerStateIfDue();
       if ((fds[0].revents & POLLIN) == 0) {
         std::lock_guard lock(mu_);
         ReapFinished();
@@ -177,30 +297,44 @@ class TcpKafkaServer : public KafkaServer {
   }
 
   void Serve(int fd) {
-    const std::string peer = PeerHost(fd);
+    internal::Session session;
+    session.client_host = PeerHost(fd);
+    Stream stream(fd, tls_.get());
+    if (!stream.Open()) {
+      ::shutdown(fd, SHUT_RDWR);
+      return;
+    }
     std::string frame;
     while (true) {
       char size_bytes[4];
-      if (!ReadFully(fd, size_bytes, 4)) break;
+      if (!stream.ReadFully(size_bytes, 4)) break;
       Reader size_reader(std::string_view(size_bytes, 4));
       const int32_t size = size_reader.Int32();
-      if (size < 0 || size > max_request_bytes_) {
+      const int32_t limit = broker_->auth_required() && !session.user
+                                ? std::min(max_request_bytes_, kMaxUnauthenticatedRequestBytes)
+                                : max_request_bytes_;
+      if (size < 0 || size > limit) {
         spdlog::warn("kafka: closing a connection that sent a {} byte request (limit {})", size,
-                     max_request_bytes_);
+                     limit);
         break;
       }
       frame.resize(static_cast<size_t>(size));
-      if (!ReadFully(fd, frame.data(), frame.size())) break;
-      auto response = broker_->Handle(frame, peer);
+      if (!stream.ReadFully(frame.data(), frame.size())) break;
+      auto response = broker_->Handle(frame, session);
       if (!response.ok()) {
-        spdlog::warn("kafka: closing a connection: {}", response.status().message());
+        spdlog::warn("kafka: closing a connection from {}: {}", session.client_host,
+                     response.status().message());
         break;
       }
       if (!response->has_value()) continue;
       Writer prefix;
       prefix.Int32(static_cast<int32_t>((*response)->size()));
-      if (!WriteFully(fd, prefix.buffer().data(), 4) ||
-          !WriteFully(fd, (*response)->data(), (*response)->size())) {
+      if (!stream.WriteFully(prefix.buffer().data(), 4) ||
+          !stream.WriteFully((*response)->data(), (*response)->size())) {
+        break;
+      }
+      if (session.close_after_response) {
+        stream.Linger();
         break;
       }
     }
@@ -211,6 +345,7 @@ class TcpKafkaServer : public KafkaServer {
   const int wake_fd_;
   const int port_;
   const int32_t max_request_bytes_;
+  SslCtxPtr tls_;  // null: plaintext
   std::unique_ptr<internal::Broker> broker_;
   std::thread accept_thread_;
   std::mutex mu_;
@@ -227,6 +362,10 @@ Result<std::unique_ptr<KafkaServer>> KafkaServer::Start(node::Node* node, KafkaO
   if (options.default_partitions <= 0) {
     return Status::Invalid("the default number of Kafka partitions must be positive");
   }
+  ASSIGN_OR_RAISE(SslCtxPtr tls, MakeTlsContext(options));
+  // OpenSSL writes to the socket without MSG_NOSIGNAL: a peer gone mid-write must not kill the
+  // process.
+  if (tls) ::signal(SIGPIPE, SIG_IGN);
   ASSIGN_OR_RAISE(auto groups,
                   internal::GroupCoordinator::Open(PosixFileSystem::Default(), options.state_dir));
   int port = 0;
@@ -244,8 +383,8 @@ Result<std::unique_ptr<KafkaServer>> KafkaServer::Start(node::Node* node, KafkaO
     ::close(wake_fd);
     return st;
   }
-  return std::unique_ptr<KafkaServer>(
-      new TcpKafkaServer(listen_fd, wake_fd, port, max_request_bytes, std::move(broker)));
+  return std::unique_ptr<KafkaServer>(new TcpKafkaServer(
+      listen_fd, wake_fd, port, max_request_bytes, std::move(tls), std::move(broker)));
 }
 
 }  // namespace oxbow::kafka

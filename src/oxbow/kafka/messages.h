@@ -28,11 +28,13 @@ enum class ApiKey : int16_t {
   kSyncGroup = 14,
   kDescribeGroups = 15,
   kListGroups = 16,
+  kSaslHandshake = 17,
   kApiVersions = 18,
   kCreateTopics = 19,
   kDeleteTopics = 20,
   kInitProducerId = 22,
   kDescribeConfigs = 32,
+  kSaslAuthenticate = 36,
 };
 
 // An API this listener serves: the versions advertised and the first flexible one.
@@ -67,6 +69,11 @@ enum class ErrorCode : int16_t {
   kUnknownMemberId = 25,
   kInvalidSessionTimeout = 26,
   kRebalanceInProgress = 27,
+  kTopicAuthorizationFailed = 29,
+  kGroupAuthorizationFailed = 30,
+  kClusterAuthorizationFailed = 31,
+  kUnsupportedSaslMechanism = 33,
+  kIllegalSaslState = 34,
   kUnsupportedVersion = 35,
   kTopicAlreadyExists = 36,
   kInvalidPartitions = 37,
@@ -78,6 +85,7 @@ enum class ErrorCode : int16_t {
   kDuplicateSequenceNumber = 46,
   kInvalidProducerEpoch = 47,
   kTransactionalIdAuthorizationFailed = 53,
+  kSaslAuthenticationFailed = 58,
   kUnknownProducerId = 59,
   kGroupIdNotFound = 69,
   kUnknownTopicId = 100,
@@ -355,6 +363,30 @@ struct SyncGroupResponse {
 };
 Result<SyncGroupRequest> DecodeSyncGroup(Reader& r, int16_t version);
 void Encode(const SyncGroupResponse& m, int16_t version, Writer& w);
+
+// --- SaslHandshake (17) ---
+struct SaslHandshakeRequest {
+  std::string mechanism;
+};
+struct SaslHandshakeResponse {
+  ErrorCode error = ErrorCode::kNone;
+  std::vector<std::string> mechanisms;
+};
+Result<SaslHandshakeRequest> DecodeSaslHandshake(Reader& r, int16_t version);
+void Encode(const SaslHandshakeResponse& m, int16_t version, Writer& w);
+
+// --- SaslAuthenticate (36) ---
+struct SaslAuthenticateRequest {
+  std::string auth_bytes;
+};
+struct SaslAuthenticateResponse {
+  ErrorCode error = ErrorCode::kNone;
+  std::optional<std::string> message;
+  std::string auth_bytes;
+  int64_t session_lifetime_ms = 0;  // v1+
+};
+Result<SaslAuthenticateRequest> DecodeSaslAuthenticate(Reader& r, int16_t version);
+void Encode(const SaslAuthenticateResponse& m, int16_t version, Writer& w);
 
 // --- Heartbeat (12) ---
 struct HeartbeatRequest {

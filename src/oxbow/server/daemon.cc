@@ -18,8 +18,8 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--listen", options->listen, "host:port of the Flight endpoint")
       ->capture_default_str();
   app.add_option("--tls-cert", options->tls_cert_file,
-                 "PEM certificate chain: serve Flight (grpc+tls://) and the REST catalog "
-                 "(https://) over TLS");
+                 "PEM certificate chain: serve Flight (grpc+tls://), the REST catalog "
+                 "(https://) and Kafka (SSL) over TLS");
   app.add_option("--tls-key", options->tls_key_file, "PEM private key of --tls-cert");
   app.add_option("--tls-client-ca", options->tls_client_ca_file,
                  "PEM CA bundle: require client certificates signed by it (mutual TLS on Flight "
@@ -28,7 +28,8 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
                "Serve the metrics listener over HTTPS with --tls-cert and --tls-key");
   app.add_flag("--auth", options->auth,
                "Require a login (Flight handshake, basic auth against the data dir's users.json, "
-               "see `oxbow user`) and a grant on every table a call touches");
+               "see `oxbow user`; Kafka: SASL PLAIN or SCRAM-SHA-256) and a grant on every "
+               "table a call touches");
   app.add_option("--auth-token-lifetime-s", options->token_lifetime_s,
                  "How long a bearer token of the handshake stays valid")
       ->capture_default_str();

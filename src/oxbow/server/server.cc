@@ -67,6 +67,10 @@ Result<std::unique_ptr<auth::Authenticator>> MakeAuthenticator(const ServerOptio
         return RefuseUnauthenticated(options.catalog.listen, "the REST catalog",
                                      "read every table in the lake");
       }
+      if (!options.kafka.listen.empty() && !IsLoopback(options.kafka.listen)) {
+        return RefuseUnauthenticated(options.kafka.listen, "Kafka",
+                                     "read, write and drop every table");
+      }
     }
     return std::unique_ptr<auth::Authenticator>();
   }
@@ -132,6 +136,11 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
                            "key that do not match?)");
   }
   if (!options.kafka.listen.empty()) {
+    // The same users and the same certificate as Flight (docs/security.md#kafka).
+    options.kafka.authenticator = server->authenticator_.get();
+    options.kafka.tls_cert_file = options.tls_cert_file;
+    options.kafka.tls_key_file = options.tls_key_file;
+    options.kafka.tls_client_ca_file = options.tls_client_ca_file;
     auto kafka = kafka::KafkaServer::Start(server->node_.get(), options.kafka);
     if (!kafka.ok()) {
       (void)server->Shutdown();

@@ -1,0 +1,260 @@
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "oxbow/arrow/builder.h"
+#include "oxbow/iceberg/avro.h"
+#include "oxbow/kafka/avro_values_internal.h"
+
+namespace oxbow::kafka::internal {
+namespace {
+
+using arrow::TypeId;
+using nlohmann::json;
+
+bool IsAvroName(const std::string& name) {
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+Result<json> AvroType(const arrow::Field& field) {
+  const arrow::DataType& t = field.type;
+  switch (t.id()) {
+    case TypeId::kBool: return json("boolean");
+    case TypeId::kInt8:
+    case TypeId::kInt16:
+    case TypeId::kInt32:
+    case TypeId::kUInt8:
+    case TypeId::kUInt16: return json("int");
+    case TypeId::kInt64:
+    case TypeId::kUInt32:
+    case TypeId::kUInt64: return json("long");
+    case TypeId::kFloat32: return json("float");
+    case TypeId::kFloat64: return json("double");
+    case TypeId::kString: return json("string");
+    case TypeId::kBinary: return json("bytes");
+    case TypeId::kDate32: return json{{"type", "int"}, {"logicalType", "date"}};
+    case TypeId::kTimestamp: {
+      const bool utc = !t.timezone().empty();
+      switch (t.unit()) {
+        case arrow::TimeUnit::kSecond: return json("long");
+        case arrow::TimeUnit::kMilli:
+          return json{{"type", "long"},
+                      {"logicalType", utc ? "timestamp-millis" : "local-timestamp-millis"}};
+        case arrow::TimeUnit::kMicro:
+          return json{{"type", "long"},
+                      {"logicalType", utc ? "timestamp-micros" : "local-timestamp-micros"}};
+        case arrow::TimeUnit::kNano:
+          return json{{"type", "long"},
+                      {"logicalType", utc ? "timestamp-nanos" : "local-timestamp-nanos"}};
+      }
+      break;
+    }
+    case TypeId::kDecimal128:
+      return json{{"type", "bytes"},
+                  {"logicalType", "decimal"},
+                  {"precision", t.precision()},
+                  {"scale", t.scale()}};
+    case TypeId::kFixedSizeBinary:
+      return json{{"type", "fixed"}, {"name", field.name + "_fixed"}, {"size", t.byte_width()}};
+  }
+  return Status::Invalid("column " + Quote(field.name) + " has no Avro form");
+}
+
+template <typename T>
+Status AppendInteger(arrow::ArrayBuilder& b, int64_t v, const arrow::Field& field) {
+  if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+      v > static_cast<int64_t>(std::numeric_limits<T>::max())) {
+    return Status::Invalid("column " + Quote(field.name) + ": " + std::to_string(v) +
+                           " is out of range for " + field.type.ToString());
+  }
+  return static_cast<arrow::NumericBuilder<T>&>(b).Append(static_cast<T>(v));
+}
+
+Status DecodeColumn(const arrow::Field& field, iceberg::AvroDecoder& d, arrow::ArrayBuilder& b) {
+  if (field.nullable) {
+    ASSIGN_OR_RAISE(int64_t branch, d.ReadLong());
+    if (branch == 0) return b.AppendNull();
+    if (branch != 1) {
+      return Status::Invalid("column " + Quote(field.name) + ": union branch " +
+                             std::to_string(branch) + " of [\"null\", ...]");
+    }
+  }
+  switch (field.type.id()) {
+    case TypeId::kBool: {
+      ASSIGN_OR_RAISE(bool v, d.ReadBoolean());
+      return static_cast<arrow::BooleanBuilder&>(b).Append(v);
+    }
+    case TypeId::kInt8:
+    case TypeId::kInt16:
+    case TypeId::kInt32:
+    case TypeId::kUInt8:
+    case TypeId::kUInt16:
+    case TypeId::kDate32: {
+      ASSIGN_OR_RAISE(int32_t v, d.ReadInt());
+      switch (field.type.id()) {
+        case TypeId::kInt8: return AppendInteger<int8_t>(b, v, field);
+        case TypeId::kInt16: return AppendInteger<int16_t>(b, v, field);
+        case TypeId::kUInt8: return AppendInteger<uint8_t>(b, v, field);
+        case TypeId::kUInt16: return AppendInteger<uint16_t>(b, v, field);
+        default: return AppendInteger<int32_t>(b, v, field);
+      }
+    }
+    case TypeId::kInt64:
+    case TypeId::kUInt32:
+    case TypeId::kUInt64:
+    case TypeId::kTimestamp: {
+      ASSIGN_OR_RAISE(int64_t v, d.ReadLong());
+      if (field.type.id() == TypeId::kUInt32) return AppendInteger<uint32_t>(b, v, field);
+      if (field.type.id() == TypeId::kUInt64) {
+        if (v < 0) {
+          return Status::Invalid("column " + Quote(field.name) + ": " + std::to_string(v) +
+                                 " is negative");
+        }
+        return static_cast<arrow::UInt64Builder&>(b).Append(static_cast<uint64_t>(v));
+      }
+      return static_cast<arrow::Int64Builder&>(b).Append(v);
+    }
+    case TypeId::kFloat32: {
+      ASSIGN_OR_RAISE(float v, d.ReadFloat());
+      return static_cast<arrow::FloatBuilder&>(b).Append(v);
+    }
+    case TypeId::kFloat64: {
+      ASSIGN_OR_RAISE(double v, d.ReadDouble());
+      return static_cast<arrow::DoubleBuilder&>(b).Append(v);
+    }
+    case TypeId::kString:
+    case TypeId::kBinary: {
+      ASSIGN_OR_RAISE(std::string_view v, d.ReadBytes());
+      return static_cast<arrow::BinaryBuilder&>(b).Append(v);
+    }
+    case TypeId::kDecimal128: {
+      // Big-endian two's complement, 1 to 16 bytes.
+      ASSIGN_OR_RAISE(std::string_view v, d.ReadBytes());
+      if (v.empty() || v.size() > 16) {
+        return Status::Invalid("column " + Quote(field.name) + ": a decimal of " +
+                               std::to_string(v.size()) + " bytes (1-16 expected)");
+      }
+      unsigned __int128 u =
+          (static_cast<uint8_t>(v[0]) & 0x80) ? ~static_cast<unsigned __int128>(0) : 0;
+      for (char c : v) u = (u << 8) | static_cast<uint8_t>(c);
+      return static_cast<arrow::FixedSizeBinaryBuilder&>(b).AppendDecimal(static_cast<__int128>(u));
+    }
+    case TypeId::kFixedSizeBinary: {
+      ASSIGN_OR_RAISE(std::string_view v, d.ReadFixed(field.type.byte_width()));
+      return static_cast<arrow::FixedSizeBinaryBuilder&>(b).Append(v);
+    }
+  }
+  return Status::Invalid("column " + Quote(field.name) + " has no Avro form");
+}
+
+Status EncodeColumn(const arrow::Field& field, const arrow::Array& a, int64_t i, std::string* out) {
+  if (field.nullable) {
+    if (a.IsNull(i)) {
+      iceberg::AppendAvroLong(out, 0);
+      return Status::OK();
+    }
+    iceberg::AppendAvroLong(out, 1);
+  }
+  switch (field.type.id()) {
+    case TypeId::kBool: out->push_back(a.BoolValue(i) ? 1 : 0); return Status::OK();
+    case TypeId::kInt8: iceberg::AppendAvroLong(out, a.Value<int8_t>(i)); return Status::OK();
+    case TypeId::kInt16: iceberg::AppendAvroLong(out, a.Value<int16_t>(i)); return Status::OK();
+    case TypeId::kInt32:
+    case TypeId::kDate32: iceberg::AppendAvroLong(out, a.Value<int32_t>(i)); return Status::OK();
+    case TypeId::kUInt8: iceberg::AppendAvroLong(out, a.Value<uint8_t>(i)); return Status::OK();
+    case TypeId::kUInt16: iceberg::AppendAvroLong(out, a.Value<uint16_t>(i)); return Status::OK();
+    case TypeId::kUInt32: iceberg::AppendAvroLong(out, a.Value<uint32_t>(i)); return Status::OK();
+    case TypeId::kInt64:
+    case TypeId::kTimestamp: iceberg::AppendAvroLong(out, a.Value<int64_t>(i)); return Status::OK();
+    case TypeId::kUInt64: {
+      const uint64_t v = a.Value<uint64_t>(i);
+      if (v > static_cast<uint64_t>(INT64_MAX)) {
+        return Status::Invalid("column " + Quote(field.name) + ": " + std::to_string(v) +
+                               " does not fit Avro's long");
+      }
+      iceberg::AppendAvroLong(out, static_cast<int64_t>(v));
+      return Status::OK();
+    }
+    case TypeId::kFloat32: iceberg::AppendAvroFloat(out, a.Value<float>(i)); return Status::OK();
+    case TypeId::kFloat64: iceberg::AppendAvroDouble(out, a.Value<double>(i)); return Status::OK();
+    case TypeId::kString:
+    case TypeId::kBinary: iceberg::AppendAvroBytes(out, a.GetView(i)); return Status::OK();
+    case TypeId::kDecimal128: {
+      __int128 v;
+      std::memcpy(&v, a.GetView(i).data(), sizeof(v));
+      // The shortest big-endian two's complement form.
+      std::string bytes;
+      for (int k = 15; k >= 0; --k) bytes.push_back(static_cast<char>(v >> (8 * k)));
+      size_t skip = 0;
+      while (skip < 15 && ((bytes[skip] == 0 && !(bytes[skip + 1] & 0x80)) ||
+                           (bytes[skip] == '\xff' && (bytes[skip + 1] & 0x80)))) {
+        ++skip;
+      }
+      iceberg::AppendAvroBytes(out, std::string_view(bytes).substr(skip));
+      return Status::OK();
+    }
+    case TypeId::kFixedSizeBinary: out->append(a.GetView(i)); return Status::OK();
+  }
+  return Status::Invalid("column " + Quote(field.name) + " has no Avro form");
+}
+
+}  // namespace
+
+Result<std::string> AvroValueSchema(const arrow::Schema& schema) {
+  json fields = json::array();
+  for (const arrow::Field& f : schema.fields()) {
+    if (!IsAvroName(f.name)) {
+      return Status::Invalid("column " + Quote(f.name) +
+                             " is no Avro name ([A-Za-z_][A-Za-z0-9_]*)");
+    }
+    ASSIGN_OR_RAISE(json type, AvroType(f));
+    fields.push_back({{"name", f.name}, {"type", f.nullable ? json::array({"null", type}) : type}});
+  }
+  return json{{"type", "record"}, {"name", "row"}, {"fields", std::move(fields)}}.dump();
+}
+
+Result<arrow::RecordBatchPtr> AvroToRows(const std::vector<std::string_view>& values,
+                                         const arrow::SchemaPtr& schema) {
+  RETURN_NOT_OK(AvroValueSchema(*schema).status());
+  std::vector<std::unique_ptr<arrow::ArrayBuilder>> builders;
+  for (const arrow::Field& f : schema->fields()) {
+    ASSIGN_OR_RAISE(auto b, arrow::ArrayBuilder::Make(f.type));
+    builders.push_back(std::move(b));
+  }
+  for (size_t r = 0; r < values.size(); ++r) {
+    iceberg::AvroDecoder decoder(values[r]);
+    for (int c = 0; c < schema->num_fields(); ++c) {
+      Status st = DecodeColumn(schema->field(c), decoder, *builders[c]);
+      if (!st.ok()) return st.WithContext("record " + std::to_string(r));
+    }
+    if (decoder.remaining() != 0) {
+      return Status::Invalid("record " + std::to_string(r) + ": " +
+                             std::to_string(decoder.remaining()) +
+                             " bytes after the Avro datum (a Confluent header? values are plain "
+                             "datums)");
+    }
+  }
+  std::vector<arrow::Array> columns;
+  for (auto& b : builders) {
+    ASSIGN_OR_RAISE(auto array, b->Finish());
+    columns.push_back(std::move(array));
+  }
+  return arrow::RecordBatch::Make(schema, static_cast<int64_t>(values.size()), std::move(columns));
+}
+
+Status AppendAvroRow(const arrow::RecordBatch& batch, int64_t row, std::string* out) {
+  const arrow::Schema& schema = *batch.schema();
+  for (int c = 0; c < schema.num_fields(); ++c) {
+    RETURN_NOT_OK(EncodeColumn(schema.field(c), batch.column(c), row, out));
+  }
+  return Status::OK();
+}
+
+}  // namespace oxbow::kafka::internal

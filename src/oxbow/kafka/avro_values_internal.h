@@ -1,0 +1,26 @@
+// Kafka record values in Avro for tables with kafka.value.format=avro (docs/kafka.md): each value
+// is one row as a plain Avro binary datum (no Confluent header) of the record schema that
+// AvroValueSchema derives from the table's Arrow schema.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oxbow/arrow/record_batch.h"
+#include "oxbow/common/status.h"
+
+namespace oxbow::kafka::internal {
+
+// The Avro schema (JSON) of a table's rows; Invalid naming the column when a type or a name has
+// no Avro form.
+Result<std::string> AvroValueSchema(const arrow::Schema& schema);
+
+// Rows from Avro datums, one per value; an error names the record (its index) and the column.
+Result<arrow::RecordBatchPtr> AvroToRows(const std::vector<std::string_view>& values,
+                                         const arrow::SchemaPtr& schema);
+
+// Row `row` of `batch` as an Avro datum, appended to `out`.
+Status AppendAvroRow(const arrow::RecordBatch& batch, int64_t row, std::string* out);
+
+}  // namespace oxbow::kafka::internal

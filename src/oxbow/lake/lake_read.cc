@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <future>
-#include <nlohmann/json.hpp>
 #include <type_traits>
 
 #include "oxbow/arrow/compute.h"
@@ -16,10 +15,6 @@
 namespace oxbow::lake {
 namespace {
 
-using nlohmann::json;
-
-// The property naming the log table a lake belongs to, as tiering writes it (docs/lake.md).
-constexpr char kTableIdProperty[] = "oxbow.table-id";
 // A read of old offsets gathers this many offsets at a time, then sends them in order.
 constexpr int64_t kWindowOffsets = int64_t{1} << 18;
 // Rows of one message of a union read's lake part.
@@ -42,27 +37,15 @@ Result<LakeSnapshot> LoadSnapshot(const LakeAccess& lake, const catalog::TableDe
       lake.fs, lake.catalog, {table.name.substr(0, dot), table.name.substr(dot + 1)});
   if (loaded.status().IsNotFound()) return out;
   ASSIGN_OR_RAISE(auto iceberg_table, std::move(loaded));
-  if (iceberg_table->metadata().Property(kTableIdProperty, "") != std::to_string(table.table_id)) {
+  if (iceberg_table->metadata().Property(internal::kTableIdProperty, "") !=
+      std::to_string(table.table_id)) {
     return out;
   }
   const iceberg::Snapshot* snapshot = iceberg_table->CurrentSnapshot();
   if (snapshot == nullptr) return out;
   out.id = snapshot->snapshot_id;
-  auto it = snapshot->summary.find(internal::kTieredOffsetsKey);
-  if (it != snapshot->summary.end()) {
-    json offsets = json::parse(it->second, nullptr, false);
-    if (!offsets.is_array() || offsets.size() != out.tiered_offsets.size()) {
-      return Status::Corruption(iceberg_table->metadata_file() + ": " +
-                                internal::kTieredOffsetsKey + " is not a list of " +
-                                std::to_string(table.buckets) + " offsets");
-    }
-    for (size_t b = 0; b < offsets.size(); ++b) {
-      if (!offsets[b].is_number_integer()) {
-        return Status::Corruption(iceberg_table->metadata_file() + ": bad tiered offset");
-      }
-      out.tiered_offsets[b] = offsets[b].get<int64_t>();
-    }
-  }
+  ASSIGN_OR_RAISE(out.tiered_offsets,
+                  internal::TieredOffsets(*iceberg_table, out.tiered_offsets.size()));
   ASSIGN_OR_RAISE(auto entries, iceberg_table->LiveEntries());
   for (auto& e : entries) {
     if (e.data_file.content == iceberg::FileContent::kData) {

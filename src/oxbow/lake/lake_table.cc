@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <unordered_map>
 
 #include "oxbow/arrow/builder.h"
@@ -280,6 +281,26 @@ Result<iceberg::DataFile> MakeDataFile(const LakeSchema& schema, std::string pat
     }
   }
   return file;
+}
+
+Result<std::vector<int64_t>> TieredOffsets(const iceberg::IcebergTable& table, size_t buckets) {
+  std::vector<int64_t> offsets(buckets, 0);
+  const auto* snap = table.CurrentSnapshot();
+  if (snap == nullptr) return offsets;
+  auto it = snap->summary.find(kTieredOffsetsKey);
+  if (it == snap->summary.end()) return offsets;
+  nlohmann::json j = nlohmann::json::parse(it->second, nullptr, false);
+  if (!j.is_array() || j.size() != buckets) {
+    return Status::Corruption(table.metadata_file() + ": " + kTieredOffsetsKey +
+                              " is not a list of " + std::to_string(buckets) + " offsets");
+  }
+  for (size_t b = 0; b < buckets; ++b) {
+    if (!j[b].is_number_integer()) {
+      return Status::Corruption(table.metadata_file() + ": bad tiered offset");
+    }
+    offsets[b] = j[b].get<int64_t>();
+  }
+  return offsets;
 }
 
 }  // namespace oxbow::lake::internal

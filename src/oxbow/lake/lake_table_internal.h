@@ -12,6 +12,7 @@
 #include "oxbow/arrow/record_batch.h"
 #include "oxbow/iceberg/manifest.h"
 #include "oxbow/iceberg/partition.h"
+#include "oxbow/iceberg/table.h"
 #include "oxbow/iceberg/types.h"
 #include "oxbow/parquet/writer.h"
 
@@ -24,6 +25,9 @@ inline constexpr char kTimestampColumn[] = "__timestamp";
 // The snapshot summary key under which tiering records its progress: a JSON list of the next
 // offset to tier per bucket (docs/lake.md, "Exactly once").
 inline constexpr char kTieredOffsetsKey[] = "oxbow.tiered-offsets";
+// The table property naming the Oxbow table id a lake table belongs to (a re-created name starts
+// a new lake).
+inline constexpr char kTableIdProperty[] = "oxbow.table-id";
 
 // The lake form of a log table's schema.
 struct LakeSchema {
@@ -66,5 +70,8 @@ Result<std::vector<PartitionGroup>> SplitByPartition(const LakeSchema& schema,
 Result<iceberg::DataFile> MakeDataFile(const LakeSchema& schema, std::string path,
                                        iceberg::PartitionValues partition,
                                        const parquet::FileMetrics& metrics);
+
+// The tiered offsets of the current snapshot (zeros before the first), or Corruption.
+Result<std::vector<int64_t>> TieredOffsets(const iceberg::IcebergTable& table, size_t buckets);
 
 }  // namespace oxbow::lake::internal

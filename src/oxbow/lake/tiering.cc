@@ -28,8 +28,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr char kTableIdProperty[] = "oxbow.table-id";
-
 int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -204,26 +202,6 @@ Status RemoveOrphanDataFiles(FileSystem* fs, const iceberg::IcebergTable& table)
   return Status::OK();
 }
 
-Result<std::vector<int64_t>> TieredOffsets(const iceberg::IcebergTable& table, size_t buckets) {
-  std::vector<int64_t> offsets(buckets, 0);
-  const auto* snap = table.CurrentSnapshot();
-  if (snap == nullptr) return offsets;
-  auto it = snap->summary.find(internal::kTieredOffsetsKey);
-  if (it == snap->summary.end()) return offsets;
-  json j = json::parse(it->second, nullptr, false);
-  if (!j.is_array() || j.size() != buckets) {
-    return Status::Corruption(table.metadata_file() + ": " + internal::kTieredOffsetsKey +
-                              " is not a list of " + std::to_string(buckets) + " offsets");
-  }
-  for (size_t b = 0; b < buckets; ++b) {
-    if (!j[b].is_number_integer()) {
-      return Status::Corruption(table.metadata_file() + ": bad tiered offset");
-    }
-    offsets[b] = j[b].get<int64_t>();
-  }
-  return offsets;
-}
-
 // Opens a new data file under <location>/data/<partition path>/ (its path goes to `written`).
 Result<std::unique_ptr<parquet::FileWriter>> OpenDataFile(FileSystem* fs, const TableTiering& state,
                                                           const std::string& partition_path,
@@ -352,7 +330,7 @@ Result<internal::KeyIndex> LoadKeyIndex(FileSystem* fs, const TableTiering& stat
 // After a commit whose outcome is unknown: the committed snapshot, its offsets and its index.
 Status ReloadPrimaryKeyLake(FileSystem* fs, TableTiering& s) {
   RETURN_NOT_OK(s.table->Refresh());
-  ASSIGN_OR_RAISE(s.tiered, TieredOffsets(*s.table, s.tiered.size()));
+  ASSIGN_OR_RAISE(s.tiered, internal::TieredOffsets(*s.table, s.tiered.size()));
   ASSIGN_OR_RAISE(s.index, LoadKeyIndex(fs, s));
   s.index_stale = false;
   ++s.index_generation;
@@ -607,7 +585,7 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
     const std::string table_id = std::to_string(descriptor.table_id);
     if (loaded.ok()) {
       auto props = (*loaded)->metadata().properties;
-      if (props[kTableIdProperty] != table_id) {
+      if (props[internal::kTableIdProperty] != table_id) {
         // A lake left behind by a dropped table of the same name.
         RETURN_NOT_OK(options_.fs->RemoveAll(state->location));
         loaded = Status::NotFound("replaced");
@@ -621,12 +599,12 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
       ASSIGN_OR_RAISE(state->table,
                       iceberg::IcebergTable::Create(options_.fs, catalog_, lake_id,
                                                     state->schema.iceberg_schema, state->spec,
-                                                    {{kTableIdProperty, table_id}}));
+                                                    {{internal::kTableIdProperty, table_id}}));
     } else {
       return loaded.status();
     }
-    ASSIGN_OR_RAISE(state->tiered,
-                    TieredOffsets(*state->table, static_cast<size_t>(descriptor.buckets)));
+    ASSIGN_OR_RAISE(state->tiered, internal::TieredOffsets(
+                                       *state->table, static_cast<size_t>(descriptor.buckets)));
     if (!descriptor.primary_key.empty()) {
       ASSIGN_OR_RAISE(state->index, LoadKeyIndex(options_.fs.get(), *state));
     }

@@ -3,8 +3,8 @@
 Randomized upserts, partial updates and deletes for every merge engine, checked against the
 Python model of tests/integration/test_primary_keys.py: once the lake catches up, a reader of
 the table's metadata.json returns exactly the model's rows (no key twice, no deleted key), and
-no equality-delete file is ever written. `check_lake_matches` takes (metadata_location,
-expected_rows) so more readers (Spark, DuckDB) can be added beside pyiceberg.
+no equality-delete file is ever written. The readers are pyiceberg, DuckDB's iceberg_scan and
+Spark (tests/lake/readers.py; Spark left out under OXBOW_SKIP_SPARK=1).
 """
 
 from __future__ import annotations
@@ -22,17 +22,10 @@ from test_lake_crash import wait_settled
 from test_primary_keys import (COLUMNS, ENGINES, KEY, SCHEMA, Model, command, create_pk_table,
                                random_write, write)
 from pyiceberg.table import StaticTable
+from readers import check_readers
 
 SYSTEM_COLUMNS = ["__bucket", "__offset", "__timestamp"]
 BUCKETS = 3
-
-
-def pyiceberg_rows(metadata_location: str) -> list[dict]:
-    return StaticTable.from_metadata(metadata_location).scan().to_arrow().to_pylist()
-
-
-# Readers of a lake table: name -> function(metadata_location) -> list of row dicts.
-READERS = {"pyiceberg": pyiceberg_rows}
 
 
 def live_files(metadata_location: str) -> list[dict]:
@@ -56,21 +49,19 @@ def live_files(metadata_location: str) -> list[dict]:
     return out
 
 
-def check_lake_matches(metadata_location: str, expected_rows: dict) -> None:
-    """Every reader returns exactly `expected_rows` (key tuple -> row of COLUMNS); the schema
-    marks the key as identifier fields; no equality delete is live."""
+def check_lake_matches(metadata_location: str, expected_rows: dict, spark=None) -> None:
+    """pyiceberg, DuckDB and Spark (when `spark` is given) each return exactly `expected_rows`
+    (key tuple -> row of COLUMNS), every key once; the schema marks the key as identifier
+    fields; no equality delete is live."""
     metadata = json.loads(local_path(metadata_location).read_text())
     schema = next(s for s in metadata["schemas"] if s["schema-id"] == metadata["current-schema-id"])
     ids = {f["name"]: f["id"] for f in schema["fields"]}
     assert sorted(schema["identifier-field-ids"]) == sorted(ids[k] for k in KEY)
     assert all(f["required"] for f in schema["fields"] if f["name"] in KEY)
     assert not [f for f in live_files(metadata_location) if f["content"] == 2]
-    for name, read in READERS.items():
-        rows = read(metadata_location)
-        keys = [tuple(r[k] for k in KEY) for r in rows]
-        assert len(keys) == len(set(keys)), f"{name}: a key appears twice"
-        got = {tuple(r[k] for k in KEY): {c: r[c] for c in COLUMNS} for r in rows}
-        assert got == expected_rows, f"{name} disagrees with the model"
+    expected = pa.Table.from_pylist(
+        [{c: row[c] for c in COLUMNS} for row in expected_rows.values()], schema=SCHEMA)
+    check_readers(metadata_location, expected, spark, key=list(KEY))
 
 
 def equality_deletes_ever(warehouse) -> int:
@@ -93,7 +84,7 @@ def lake_props(engine: str, **extra) -> dict:
 
 @pytest.mark.parametrize("engine", sorted(ENGINES))
 def test_random_writes_reach_the_lake_as_the_model(make_lake_server, warehouse, table_name,
-                                                   engine):
+                                                   engine, spark_or_none):
     server = make_lake_server()
     create_pk_table(server, table_name, buckets=BUCKETS, properties=lake_props(engine))
     model = Model(engine)
@@ -109,9 +100,9 @@ def test_random_writes_reach_the_lake_as_the_model(make_lake_server, warehouse, 
                 model.upsert(row)
         if step % 8 == 7:  # several rounds, so later ones delete rows of earlier files
             lake = wait_lake(server, table_name)
-            check_lake_matches(lake["metadata_location"], model.rows)
+            check_lake_matches(lake["metadata_location"], model.rows, spark_or_none)
     lake = wait_lake(server, table_name)
-    check_lake_matches(lake["metadata_location"], model.rows)
+    check_lake_matches(lake["metadata_location"], model.rows, spark_or_none)
     deletes = [f for f in live_files(lake["metadata_location"]) if f["content"] == 1]
     assert deletes, "no position delete file was written"
     # A restart rebuilds the key index from the lake: later rounds still delete the right rows.
@@ -122,7 +113,7 @@ def test_random_writes_reach_the_lake_as_the_model(make_lake_server, warehouse, 
         for item in payload:
             model.delete(item) if op == "delete" else model.upsert(item)
     lake = wait_lake(server, table_name)
-    check_lake_matches(lake["metadata_location"], model.rows)
+    check_lake_matches(lake["metadata_location"], model.rows, spark_or_none)
     assert equality_deletes_ever(warehouse) == 0
 
 
@@ -142,7 +133,8 @@ def test_system_columns_trace_each_row_to_its_last_change(make_lake_server, tabl
     assert rows[0]["__timestamp"] is not None
 
 
-def test_deleted_rows_stay_bounded_under_many_rounds(make_lake_server, table_name):
+def test_deleted_rows_stay_bounded_under_many_rounds(make_lake_server, table_name,
+                                                     spark_or_none):
     """Many update rounds to 20 keys: compaction rewrites mostly-deleted files and drops the
     delete files it made obsolete, so live data and delete files stay bounded."""
     server = make_lake_server("--lake-maintenance-interval-ms", "100",
@@ -174,7 +166,7 @@ def test_deleted_rows_stay_bounded_under_many_rounds(make_lake_server, table_nam
         assert time.monotonic() < deadline, (
             f"live files not bounded: {len(data)} data, {len(deletes)} delete files")
         time.sleep(0.2)
-    check_lake_matches(lake["metadata_location"], model.rows)
+    check_lake_matches(lake["metadata_location"], model.rows, spark_or_none)
     assert sum(f["record_count"] for f in data) < 20 * 3
     assert "delete files" in server.log_tail(2000), "compaction never ran"
 

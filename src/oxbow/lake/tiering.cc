@@ -5,6 +5,7 @@
 #include <charconv>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
@@ -634,17 +635,23 @@ parquet::WriterOptions FreshFileOptions(parquet::WriterOptions options) {
   return options;
 }
 
-// Moves everything durable (up to max_round_bytes) from the log into one snapshot.
-Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTiering& s) {
-  const int64_t started_ms = WallMs();
-  const auto round_start = Clock::now();
+// What a round read from the log since the tiered offsets.
+struct RoundInput {
+  std::vector<int64_t> next;  // per bucket, the offset after what was read
+  bool caught_up = true;      // every bucket read to its end
+  Status read_error;          // a bucket whose log cannot be read (damage) stops there
+  int64_t bytes = 0;          // of the batches read
+};
+
+// Reads each bucket from its tiered offset toward its end, up to max_round_bytes in all, handing
+// every decoded batch to `on_batch` (its bucket, the batch).
+Result<RoundInput> ReadSinceTiered(
+    engine::Engine* engine, const LakeOptions& options, const TableTiering& s,
+    const std::function<Status(int32_t, const engine::DecodedBatch&)>& on_batch) {
   ASSIGN_OR_RAISE(auto status, engine->DescribeTable(s.descriptor.name));
-  std::vector<int64_t> next = s.tiered;
-  std::vector<arrow::RecordBatchPtr> batches;
-  int64_t bytes = 0;
-  bool caught_up = true;
-  // A bucket whose log cannot be read (damage) stops there; what was read before is committed.
-  Status read_error;
+  RoundInput input;
+  input.next = s.tiered;
+  std::vector<int64_t>& next = input.next;
   for (const auto& bucket : status.buckets) {
     const int32_t b = bucket.bucket;
     if (next[b] < bucket.earliest_offset) {
@@ -660,23 +667,40 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
     request.from.offset = next[b];
     request.to = bucket.next_offset;
     ASSIGN_OR_RAISE(auto cursor, engine->OpenRead(request));
-    while (bytes < options.max_round_bytes) {
+    while (input.bytes < options.max_round_bytes) {
       auto next_batch = cursor->NextDecoded(Clock::now());
       if (!next_batch.ok()) {
-        if (read_error.ok()) read_error = next_batch.status();
+        if (input.read_error.ok()) input.read_error = next_batch.status();
         break;
       }
       auto& read = *next_batch;
       if (!read) break;
-      ASSIGN_OR_RAISE(auto lake_batch,
-                      internal::ToLakeBatch(s.schema, *read->batch, b, read->base_offset,
-                                            read->append_time_ms));
-      batches.push_back(std::move(lake_batch));
-      bytes += read->body_length;
+      RETURN_NOT_OK(on_batch(b, *read));
+      input.bytes += read->body_length;
       next[b] = read->next_offset;
     }
-    if (next[b] < bucket.next_offset) caught_up = false;
+    if (next[b] < bucket.next_offset) input.caught_up = false;
   }
+  return input;
+}
+
+// Moves everything durable (up to max_round_bytes) from the log into one snapshot.
+Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTiering& s) {
+  const int64_t started_ms = WallMs();
+  const auto round_start = Clock::now();
+  std::vector<arrow::RecordBatchPtr> batches;
+  ASSIGN_OR_RAISE(
+      RoundInput input,
+      ReadSinceTiered(engine, options, s, [&](int32_t b, const engine::DecodedBatch& read) {
+        ASSIGN_OR_RAISE(
+            auto lake_batch,
+            internal::ToLakeBatch(s.schema, *read.batch, b, read.base_offset, read.append_time_ms));
+        batches.push_back(std::move(lake_batch));
+        return Status::OK();
+      }));
+  std::vector<int64_t>& next = input.next;
+  const bool caught_up = input.caught_up;
+  const Status& read_error = input.read_error;
   if (batches.empty() && next == s.tiered) {
     if (caught_up) {
       std::lock_guard<std::mutex> lock(s.status_mu);
@@ -724,7 +748,7 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
     return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
   };
   spdlog::debug("lake: '{}' round: {} log bytes in {} files; read {} ms, write {} ms, commit {} ms",
-                s.descriptor.name, bytes, files.size(), ms(read_done - round_start),
+                s.descriptor.name, input.bytes, files.size(), ms(read_done - round_start),
                 ms(written_at - read_done), ms(Clock::now() - written_at));
   for (int32_t b = 0; b < static_cast<int32_t>(next.size()); ++b) {
     RETURN_NOT_OK(engine->SetRetentionFloor(s.descriptor.name, b, next[b]));
@@ -864,8 +888,6 @@ Result<iceberg::DataFile> WriteDeleteFile(FileSystem* fs, const TableTiering& st
 Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, TableTiering& s) {
   if (s.index_stale) RETURN_NOT_OK(ReloadPrimaryKeyLake(options.fs.get(), s));
   const int64_t started_ms = WallMs();
-  ASSIGN_OR_RAISE(auto status, engine->DescribeTable(s.descriptor.name));
-  std::vector<int64_t> next = s.tiered;
   std::vector<arrow::RecordBatchPtr> batches;  // lake form
   // The last change of each key in the round: batch, row, and whether it removes the key.
   struct Change {
@@ -874,58 +896,34 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
     bool deleted;
   };
   std::unordered_map<std::string, Change> last;
-  int64_t bytes = 0;
-  bool caught_up = true;
-  Status read_error;
   const int n = s.schema.log_schema->num_fields();
-  for (const auto& bucket : status.buckets) {
-    const int32_t b = bucket.bucket;
-    if (next[b] < bucket.earliest_offset) {
-      spdlog::warn("lake: '{}' bucket {}: offsets [{}, {}) left the changelog before the lake",
-                   s.descriptor.name, b, next[b], bucket.earliest_offset);
-      next[b] = bucket.earliest_offset;
+  auto on_batch = [&](int32_t b, const engine::DecodedBatch& read) -> Status {
+    const arrow::RecordBatch& changelog = *read.batch;
+    if (changelog.num_columns() != n + 1) {
+      return Status::Corruption("changelog batch of '" + s.descriptor.name + "' has " +
+                                std::to_string(changelog.num_columns()) + " columns, not " +
+                                std::to_string(n + 1));
     }
-    if (next[b] >= bucket.next_offset) continue;
-    engine::ReadRequest request;
-    request.table = s.descriptor.name;
-    request.bucket = b;
-    request.from.kind = engine::StartPosition::Kind::kOffset;
-    request.from.offset = next[b];
-    request.to = bucket.next_offset;
-    ASSIGN_OR_RAISE(auto cursor, engine->OpenRead(request));
-    while (bytes < options.max_round_bytes) {
-      auto next_batch = cursor->NextDecoded(Clock::now());
-      if (!next_batch.ok()) {
-        if (read_error.ok()) read_error = next_batch.status();
-        break;
-      }
-      auto& read = *next_batch;
-      if (!read) break;
-      const arrow::RecordBatch& changelog = *read->batch;
-      if (changelog.num_columns() != n + 1) {
-        return Status::Corruption("changelog batch of '" + s.descriptor.name + "' has " +
-                                  std::to_string(changelog.num_columns()) + " columns, not " +
-                                  std::to_string(n + 1));
-      }
-      std::vector<arrow::Array> columns;
-      for (int c = 0; c < n; ++c) columns.push_back(changelog.column(c));
-      ASSIGN_OR_RAISE(auto rows, arrow::RecordBatch::Make(s.schema.log_schema, changelog.num_rows(),
-                                                          std::move(columns)));
-      ASSIGN_OR_RAISE(auto lake_batch, internal::ToLakeBatch(s.schema, *rows, b, read->base_offset,
-                                                             read->append_time_ms));
-      const arrow::Array& change_types = changelog.column(n);
-      for (int64_t r = 0; r < changelog.num_rows(); ++r) {
-        const std::string_view change = change_types.GetView(r);
-        if (change == "-U") continue;  // the row before an update: the +U that follows wins
-        last[internal::EncodeLakeKey(*lake_batch, s.schema.key_columns, r)] =
-            Change{batches.size(), r, change == "-D"};
-      }
-      batches.push_back(std::move(lake_batch));
-      bytes += read->body_length;
-      next[b] = read->next_offset;
+    std::vector<arrow::Array> columns;
+    for (int c = 0; c < n; ++c) columns.push_back(changelog.column(c));
+    ASSIGN_OR_RAISE(auto rows, arrow::RecordBatch::Make(s.schema.log_schema, changelog.num_rows(),
+                                                        std::move(columns)));
+    ASSIGN_OR_RAISE(auto lake_batch, internal::ToLakeBatch(s.schema, *rows, b, read.base_offset,
+                                                           read.append_time_ms));
+    const arrow::Array& change_types = changelog.column(n);
+    for (int64_t r = 0; r < changelog.num_rows(); ++r) {
+      const std::string_view change = change_types.GetView(r);
+      if (change == "-U") continue;  // the row before an update: the +U that follows wins
+      last[internal::EncodeLakeKey(*lake_batch, s.schema.key_columns, r)] =
+          Change{batches.size(), r, change == "-D"};
     }
-    if (next[b] < bucket.next_offset) caught_up = false;
-  }
+    batches.push_back(std::move(lake_batch));
+    return Status::OK();
+  };
+  ASSIGN_OR_RAISE(RoundInput input, ReadSinceTiered(engine, options, s, on_batch));
+  std::vector<int64_t>& next = input.next;
+  const bool caught_up = input.caught_up;
+  const Status& read_error = input.read_error;
   if (batches.empty() && next == s.tiered) {
     if (caught_up) {
       std::lock_guard<std::mutex> lock(s.status_mu);

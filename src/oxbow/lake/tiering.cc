@@ -1065,7 +1065,9 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
       }
     }
   }
-  for (auto& [dir, candidates] : by_dir) {
+  for (auto& dir_candidates : by_dir) {
+    const std::string& dir = dir_candidates.first;  // lambdas below capture it (no binding)
+    auto& candidates = dir_candidates.second;
     const int64_t small_files = static_cast<int64_t>(candidates.size());
     std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
       if (a.mostly_deleted != b.mostly_deleted) return a.mostly_deleted;

@@ -16,8 +16,9 @@ Result<RecordBatchPtr> TakeRows(const RecordBatch& batch, const std::vector<int3
 // Casts `column` to `to`. Supported: any type to itself (no copy); integers to a wider integer
 // type that holds every value (int8/16/32 -> int32/int64, uint8/16 -> int32/int64, uint32 ->
 // int64); the reverse, int32/int64 to a narrower integer type (int8/16/32, uint8/16/32),
-// refusing a value that does not fit with Invalid; timestamps between units (to a coarser unit rounds toward negative infinity) and
-// time zones (the instant is kept). Anything else is NotImplemented naming both types.
+// refusing a value that does not fit with Invalid; timestamps between units (to a coarser unit
+// rounds toward negative infinity) and time zones (the instant is kept). Anything else is
+// NotImplemented naming both types.
 Result<Array> Cast(const Array& column, const DataType& to);
 
 }  // namespace oxbow::arrow

@@ -58,8 +58,8 @@ void DecodeBody(const RequestHeader& h, Reader& r) {
 // A value of an Avro table: what decodes must encode and decode again.
 void DecodeAvroValue(std::string_view value) {
   using oxbow::arrow::DataType;
-  static const auto kSchema = std::make_shared<const oxbow::arrow::Schema>(
-      std::vector<oxbow::arrow::Field>{
+  static const auto kSchema =
+      std::make_shared<const oxbow::arrow::Schema>(std::vector<oxbow::arrow::Field>{
           {"b", DataType::Bool(), true, {}},
           {"i8", DataType::Int8(), false, {}},
           {"u16", DataType::UInt16(), true, {}},

@@ -178,3 +178,38 @@ def test_follow_readers_count_open_follows(server, table_name):
     reader.cancel()
     client.close()
     wait_for(lambda: follows() == 0, "the follow to end")
+
+
+def test_kafka_produce_and_fetch_count_like_flight(server):
+    """Records produced and fetched through the Kafka listener move the same per-table counters
+    and latency histograms as Flight puts and reads."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    bootstrap = f"127.0.0.1:{server.kafka_port}"
+    topic = "metrics_" + str(int(time.time() * 1000))
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for i in range(500):
+        producer.produce(topic, value=b"v%d" % i, partition=0)
+    assert producer.flush(30) == 0
+    table = "kafka." + topic
+    produced = scrape(server)
+    assert value(produced, "oxbow_rows_in_total", table=table) == 500
+    assert value(produced, "oxbow_bytes_in_total", table=table) > 500 * 2
+    assert value(produced, "oxbow_produce_latency_seconds_count", table=table) >= 1
+    assert value(produced, "oxbow_rows_out_total", table=table) == 0
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "metrics-" + topic,
+                         "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    got = 0
+    deadline = time.monotonic() + 30
+    while got < 500 and time.monotonic() < deadline:
+        msg = consumer.poll(0.5)
+        if msg is not None:
+            assert msg.error() is None, msg.error()
+            got += 1
+    consumer.close()
+    assert got == 500
+    fetched = scrape(server)
+    assert value(fetched, "oxbow_rows_out_total", table=table) >= 500
+    assert value(fetched, "oxbow_bytes_out_total", table=table) > 500 * 2
+    assert value(fetched, "oxbow_fetch_latency_seconds_count", table=table) >= 1

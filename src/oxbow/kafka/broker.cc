@@ -843,6 +843,7 @@ ProduceResponse Broker::Produce(const ProduceRequest& request, int16_t version,
 
 ProducePartitionResult Broker::ProducePartition(const std::string& topic,
                                                 const kafka::ProducePartition& part) {
+  const auto started = Clock::now();
   ProducePartitionResult result;
   result.index = part.index;
   auto fail = [&](ErrorCode error, std::string message) {
@@ -869,6 +870,7 @@ ProducePartitionResult Broker::ProducePartition(const std::string& topic,
   auto session = node_->StartPutToBucket(*table, desc.schema, part.index);
   if (!session.ok()) return fail(ToErrorCode(session.status()), session.status().message());
   result.log_start_offset = described->table.buckets[part.index].earliest_offset;
+  int64_t rows_appended = 0;
   for (size_t i = 0; i < batches->size(); ++i) {
     const RecordBatch& batch = (*batches)[i];
     if (batch.transactional || batch.control) {
@@ -923,12 +925,18 @@ ProducePartitionResult Broker::ProducePartition(const std::string& topic,
       state->Record(batch.producer_epoch, batch.base_sequence, last_sequence, base_offset);
       producers_changed_ = true;
     }
+    rows_appended += (**rows).num_rows();
+  }
+  if (rows_appended > 0) {
+    node_->metrics().AddPut(*table, rows_appended, static_cast<int64_t>(part.records->size()),
+                            std::chrono::duration<double>(Clock::now() - started).count());
   }
   return result;
 }
 
 FetchPartitionResult Broker::FetchPartition(const std::string& topic,
                                             const kafka::FetchPartition& part, int64_t max_bytes) {
+  const auto started = Clock::now();
   FetchPartitionResult result;
   result.index = part.index;
   auto table = TableForTopic(topic);
@@ -960,6 +968,7 @@ FetchPartitionResult Broker::FetchPartition(const std::string& topic,
   auto cursor = node_->OpenRead(read);
   Status st = cursor.status();
   const int64_t limit = std::min<int64_t>(max_bytes, part.max_bytes);
+  int64_t rows_sent = 0;
   // Always one batch at least, however large, so that consumers make progress (KIP-74).
   while (st.ok() &&
          (result.records.empty() || static_cast<int64_t>(result.records.size()) < limit)) {
@@ -971,6 +980,7 @@ FetchPartitionResult Broker::FetchPartition(const std::string& topic,
     if (!batch->has_value()) break;
     const engine::DecodedBatch& b = **batch;
     const int64_t skip = std::max<int64_t>(0, part.fetch_offset - b.base_offset);
+    rows_sent += std::max<int64_t>(0, b.batch->num_rows() - skip);
     st = kind == TableKind::kRaw ? AppendRecords(*b.batch, b.base_offset, skip, &result.records)
          : kind == TableKind::kJson
              ? AppendJsonRecords(*b.batch, b.base_offset, skip, b.append_time_ms, &result.records)
@@ -979,6 +989,10 @@ FetchPartitionResult Broker::FetchPartition(const std::string& topic,
   if (!st.ok()) {
     spdlog::error("kafka: fetch of '{}' partition {}: {}", topic, part.index, st.message());
     result.error = result.records.empty() ? ToErrorCode(st) : ErrorCode::kNone;
+  }
+  if (rows_sent > 0) {
+    node_->metrics().AddFetch(*table, rows_sent, static_cast<int64_t>(result.records.size()),
+                              std::chrono::duration<double>(Clock::now() - started).count());
   }
   return result;
 }

@@ -188,7 +188,8 @@ def test_lookup_keys_from_files(oxbow, server, filled, tmp_path):
     assert len(want) == 2
     (tmp_path / "keys.jsonl").write_bytes(rows_jsonl(keys))
     (tmp_path / "keys.csv").write_text("tag,id\n\"b,c\",1\nzz,0\na,4\n")
-    # Arrow keys: any column order, extra columns, and a narrower int8 id cast up to int32.
+    # Arrow keys: any column order, extra columns, and a narrower int8 id cast up to int32 (a
+    # wider int64 one is cast down too while its values fit: test_bad_lookups_are_named).
     key_table = pa.Table.from_pylist([{**k, "extra": 1} for k in keys]).select(["extra", "tag", "id"])
     key_table = key_table.set_column(2, "id", key_table.column("id").cast(pa.int8()))
     with pa.ipc.new_file(tmp_path / "keys.arrow", key_table.schema) as w:
@@ -221,14 +222,15 @@ def test_prefix_lookup(oxbow, server, filled):
     (["--key", "id=1,tag=a", "--input", "k.jsonl"], 2, ["--input", "--key"]),
     ([], 1, ["give keys with --key"]),
     (["--input", "/nonexistent/keys.csv"], 1, ["cannot open '/nonexistent/keys.csv'"]),
-    (["--input", "wide.arrow"], 1, ["'wide.arrow': key column 'id' is int64, the table's is int32"]),
+    (["--input", "wide.arrow"], 1, ["'wide.arrow': key column 'id' is int64, the table's is int32",
+                                    "value 1099511627776 of int64 does not fit int32"]),
     (["--input", "notag.arrow"], 1, ["'notag.arrow' has no key column 'tag'"]),
     (["--key", "id=1,tag=a", "--columns", "zzz"], 1, ["'zzz'"]),
     (["--prefix", "--key", "tag=a"], 1, ["'tag=a' is not key_column=value; the key columns are: id\n"]),
 ])
 def test_bad_lookups_are_named(oxbow, server, filled, args, code, words, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    for name, t in (("wide.arrow", pa.table({"id": pa.array([1], pa.int64()), "tag": ["a"]})),
+    for name, t in (("wide.arrow", pa.table({"id": pa.array([1 << 40], pa.int64()), "tag": ["a"]})),
                     ("notag.arrow", pa.table({"id": pa.array([1], pa.int32())}))):
         with pa.ipc.new_stream(name, t.schema) as w:
             w.write_table(t)

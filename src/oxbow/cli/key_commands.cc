@@ -106,7 +106,7 @@ Result<arrow::RecordBatchPtr> KeyColumns(const arrow::RecordBatch& batch,
     if (!cast.ok()) {
       return Status::Invalid(input + ": key column '" + f.name + "' is " +
                              batch.schema()->field(i).type.ToString() + ", the table's is " +
-                             f.type.ToString());
+                             f.type.ToString() + ": " + cast.status().message());
     }
     columns.push_back(std::move(cast).ValueOrDie());
   }

@@ -412,6 +412,12 @@ void LowerThreadPriority(int nice, const char* what) {
   }
 }
 
+// Rounds start every freshness/2, so a row waits at most about freshness for the lake: up to
+// half a period for its round to start, plus the round itself.
+std::chrono::milliseconds RoundPeriod(const TableTiering& state) {
+  return std::chrono::milliseconds(std::max<int64_t>(1, state.freshness_ms / 2));
+}
+
 }  // namespace
 
 std::vector<std::shared_ptr<TableTiering>> TieringService::TieredTables() {
@@ -434,10 +440,7 @@ void TieringService::ScheduleLoop() {
     lock.lock();
     for (auto& state : tables) {
       if (state->queued || now < state->next_round) continue;
-      // Rounds start every freshness/2, so a row waits at most about freshness for the lake:
-      // up to half a period for its round to start, plus the round itself.
-      state->next_round =
-          now + std::chrono::milliseconds(std::max<int64_t>(1, state->freshness_ms / 2));
+      state->next_round = now + RoundPeriod(*state);
       state->queued = true;
       due_.push_back(std::move(state));
       due_cv_.notify_one();
@@ -601,6 +604,9 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
                       iceberg::IcebergTable::Create(options_.fs, catalog_, lake_id,
                                                     state->schema.iceberg_schema, state->spec,
                                                     {{internal::kTableIdProperty, table_id}}));
+      // A new table has nothing to tier yet: its first round comes a period later, like every
+      // later one (a lake loaded at startup starts at once, to catch up).
+      state->next_round = Clock::now() + RoundPeriod(*state);
     } else {
       return loaded.status();
     }

@@ -665,8 +665,14 @@ MetadataResponse Broker::Metadata(const MetadataRequest& request, const Session&
       continue;
     }
     auto found = node_->DescribeTable(*table);
-    if (found.status().IsNotFound() && request.allow_auto_topic_creation &&
-        options_.auto_create_topics && Allows(session, topic, auth::Access::kAdmin)) {
+    const bool create = found.status().IsNotFound() && request.allow_auto_topic_creation &&
+                        options_.auto_create_topics;
+    if (create && !Allows(session, topic, auth::Access::kAdmin)) {
+      // As Kafka answers a missing topic the user may not create.
+      response.topics.push_back({ErrorCode::kTopicAuthorizationFailed, topic, {}, {}});
+      continue;
+    }
+    if (create) {
       const auto [error, message] = CreateRawTopic(topic, options_.default_partitions);
       if (error != ErrorCode::kNone && error != ErrorCode::kTopicAlreadyExists) {
         spdlog::warn("kafka: auto-creating topic '{}': {}", topic, message);

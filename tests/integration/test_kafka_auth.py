@@ -401,9 +401,23 @@ def raw_plain(server, user: str, password: str) -> tuple[int, str]:
         return sasl_plain(call, user, password)
 
 
+def failed_logins(server) -> dict:
+    """oxbow_request_errors_total of failed logins: {(operation, code): count}."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+    with urllib.request.urlopen(server.metrics_url + "/metrics", timeout=10) as response:
+        page = response.read().decode()
+    return {(s.labels["operation"], s.labels["code"]): s.value
+            for f in text_string_to_metric_families(page) for s in f.samples
+            if s.name == "oxbow_request_errors_total"
+            and s.labels["operation"] in ("handshake", "sasl", "rest_login")}
+
+
 def test_wrong_scram_logins_lock_the_name_out_everywhere(secured):
     SASL_AUTHENTICATION_FAILED = 58
     assert raw_scram(secured, "writer", "pw-writer-123") == (0, "")
+    before = failed_logins(secured)
     for _ in range(5):
         code, message = raw_scram(secured, "writer", "not-the-password")
         assert code == SASL_AUTHENTICATION_FAILED and "invalid credentials" in message, message
@@ -432,6 +446,14 @@ def test_wrong_scram_logins_lock_the_name_out_everywhere(secured):
     rest = requests.get(f"https://127.0.0.1:{secured.catalog_port}/v1/config", verify=secured.ca,
                         auth=("writer", "pw-writer-123"), timeout=10)
     assert rest.status_code == 401 and "too many failed logins" in rest.json()["error"]["message"]
+    # Each front end counts its failed logins: five wrong proofs, then refusals of the locked
+    # name (raw SCRAM, PLAIN, and librdkafka's attempts, as many as it made).
+    del admin
+    after = failed_logins(secured)
+    moved = {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
+    assert moved.pop(("sasl", "ResourceExhausted"), 0) >= 3, moved
+    assert moved == {("sasl", "Unauthenticated"): 5, ("handshake", "ResourceExhausted"): 1,
+                     ("rest_login", "ResourceExhausted"): 1}, moved
     # Other names are not locked out.
     assert raw_scram(secured, "reader", "pw-reader-123") == (0, "")
     # Wrong Flight passwords lock out SCRAM the same way.

@@ -576,11 +576,13 @@ SaslAuthenticateResponse Broker::SaslAuthenticate(const SaslAuthenticateRequest&
   if (session.mechanism == kSaslPlain) {
     auto credentials = auth::ParseSaslPlain(request.auth_bytes);
     if (!credentials.ok()) {
+      node_->metrics().AddError("sasl", StatusCodeName(credentials.status().code()));
       return fail(ErrorCode::kSaslAuthenticationFailed, credentials.status().message());
     }
     auto user = options_.authenticator->CheckPassword(credentials->first, credentials->second);
     if (!user.ok()) {
       spdlog::warn("kafka: failed SASL/PLAIN login from {}", session.client_host);
+      node_->metrics().AddError("sasl", StatusCodeName(user.status().code()));
       return fail(ErrorCode::kSaslAuthenticationFailed,
                   LoginFailureMessage(user.status(), "invalid username or password"));
     }
@@ -592,6 +594,7 @@ SaslAuthenticateResponse Broker::SaslAuthenticate(const SaslAuthenticateRequest&
     auto first = session.scram->ClientFirst(request.auth_bytes);
     if (!first.ok()) {
       spdlog::warn("kafka: failed SASL/SCRAM-SHA-256 login from {}", session.client_host);
+      node_->metrics().AddError("sasl", StatusCodeName(first.status().code()));
       return fail(ErrorCode::kSaslAuthenticationFailed,
                   LoginFailureMessage(first.status(), first.status().message()));
     }
@@ -601,6 +604,7 @@ SaslAuthenticateResponse Broker::SaslAuthenticate(const SaslAuthenticateRequest&
   auto final_message = session.scram->ClientFinal(request.auth_bytes);
   if (!final_message.ok()) {
     spdlog::warn("kafka: failed SASL/SCRAM-SHA-256 login from {}", session.client_host);
+    node_->metrics().AddError("sasl", StatusCodeName(final_message.status().code()));
     return fail(ErrorCode::kSaslAuthenticationFailed,
                 LoginFailureMessage(final_message.status(),
                                     "invalid credentials with SASL mechanism SCRAM-SHA-256"));

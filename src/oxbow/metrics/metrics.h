@@ -56,8 +56,9 @@ class Metrics {
                 double seconds);
   // A following reader of `table` started (+1) or ended (-1).
   void AddFollowReaders(const std::string& table, int delta);
-  // A failed call of a front end: `operation` is "put", "fetch", "lookup" or "action", `code`
-  // the status code's name (labels stay bounded: no table, which may not even exist).
+  // A failed call of a front end: `operation` is "put", "fetch", "lookup", "action", or a failed
+  // login: "handshake" (Flight), "sasl" (Kafka), "rest_login"; `code` the status code's name
+  // (labels stay bounded: no table, which may not even exist).
   void AddError(const std::string& operation, std::string_view code);
   // One fsync of a log segment.
   void ObserveFsync(double seconds);

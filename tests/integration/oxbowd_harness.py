@@ -31,11 +31,20 @@ def oxbowd_binary() -> pathlib.Path:
     return build_dir / "tools" / "oxbowd"
 
 
+_ports_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    """A port that was free on 127.0.0.1 a moment ago (oxbowd does not report an ephemeral port)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port that was free on 127.0.0.1 a moment ago (oxbowd does not report an ephemeral port),
+    never one handed out before in this process: the kernel may give the same free port twice
+    in a row, and one server's listeners must not be given one port."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _ports_handed_out:
+            _ports_handed_out.add(port)
+            return port
 
 
 class OxbowServer:

@@ -34,6 +34,19 @@ def pki(tmp_path_factory) -> pathlib.Path:
     return d
 
 
+@pytest.fixture(scope="module")
+def rogue(tmp_path_factory):
+    """A client certificate signed by a CA the server does not trust."""
+    d = tmp_path_factory.mktemp("rogue")
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=rogue-ca",
+            "-keyout", "ca.key", "-out", "ca.pem", cwd=d)
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=client", "-keyout", "client.key",
+            "-out", "client.csr", cwd=d)
+    openssl("x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "-CAcreateserial", "-days", "2", "-out", "client.pem", cwd=d)
+    return d
+
+
 def tls_server(make_server, pki, mutual=False) -> OxbowServer:
     args = ["--tls-cert", str(pki / "server.pem"), "--tls-key", str(pki / "server.key")]
     if mutual:

@@ -5,9 +5,13 @@ endpoint's certificate, and the starts oxbowd refuses."""
 
 from __future__ import annotations
 
+import base64
 import json
+import ssl
 import subprocess
 import time
+import urllib.error
+import urllib.request
 
 import pyarrow as pa
 import pyarrow.flight as fl
@@ -19,7 +23,7 @@ from pyiceberg.exceptions import ForbiddenError, UnauthorizedError
 from oxbowd_harness import schema_json
 from rest_data import SCHEMA, batch, rest_catalog, user_columns, written
 from test_auth import add_user, oxbow  # noqa: F401 (oxbow: the CLI the users are made with)
-from test_tls import pki  # noqa: F401 (a fixture)
+from test_tls import pki, rogue  # noqa: F401 (fixtures)
 
 PASSWORD = {name: f"pw-{name}-123" for name in ("root", "shopper", "stranger")}
 
@@ -136,6 +140,75 @@ def test_repeated_wrong_passwords_lock_out_the_name_on_rest_too(secured):
         secured.new_client().authenticate_basic_token("shopper", PASSWORD["shopper"])
 
 
+# --- every call x every grant level ------------------------------------------------------------
+
+LEVELS = ("none", "read", "write", "admin")  # each user's grant on shop.* ("none": other.*)
+NS, TABLE = "/v1/namespaces/shop", "/v1/namespaces/shop/tables/orders"
+# (call, what it needs, method, path, JSON body): "login" (any user), "read" (a read grant on
+# shop.orders; namespace-level calls hide a namespace holding nothing readable, 404), "never"
+# (the catalog is read-only: refused to everyone, 406, whatever the grant).
+REST_CALLS = [
+    ("get config", "login", "GET", "/v1/config", None),
+    ("list namespaces", "login", "GET", "/v1/namespaces", None),
+    ("load namespace", "read", "GET", NS, None),
+    ("namespace exists", "read", "HEAD", NS, None),
+    ("list tables", "read", "GET", NS + "/tables", None),
+    ("load table", "read", "GET", TABLE, None),
+    ("table exists", "read", "HEAD", TABLE, None),
+    ("report metrics", "read", "POST", TABLE + "/metrics", {"report-type": "scan-report"}),
+    ("create namespace", "never", "POST", "/v1/namespaces", {"namespace": ["x"]}),
+    ("set namespace properties", "never", "POST", NS + "/properties", {"updates": {"a": "b"}}),
+    ("drop namespace", "never", "DELETE", NS, None),
+    ("create table", "never", "POST", NS + "/tables", {"name": "t", "schema": {}}),
+    ("register table", "never", "POST", NS + "/register", {"name": "t", "metadata-location": "x"}),
+    ("commit table", "never", "POST", TABLE, {"requirements": [], "updates": []}),
+    ("drop table", "never", "DELETE", TABLE, None),
+    ("rename table", "never", "POST", "/v1/tables/rename", {"source": {}, "destination": {}}),
+    ("commit transaction", "never", "POST", "/v1/transactions/commit", {"table-changes": []}),
+]
+
+
+def test_every_rest_call_needs_its_grant(secured):
+    """The REST rows of the permission table (docs/security.md), asserted: each call by each
+    grant level, with basic credentials and with a handshake token."""
+    for level in LEVELS:
+        add_user(secured.data_dir, level, "other.*=admin" if level == "none" else f"shop.*={level}")
+    rank = {level: i for i, level in enumerate(LEVELS)}
+
+    def outcome(reply) -> str:
+        return {200: "ok", 204: "ok", 401: "unauthenticated", 403: "denied", 404: "hidden",
+                406: "refused"}.get(reply.status_code, f"status {reply.status_code}")
+
+    def expect(needs, level, method, path) -> str:
+        if needs == "never":
+            return "refused"
+        if needs == "login" or rank[level] >= rank["read"]:
+            return "ok"
+        return "hidden" if path.startswith(NS) and not path.startswith(NS + "/tables/") else "denied"
+
+    got, expected = {}, {}
+    for level in LEVELS:
+        credentials = {"basic": {"auth": (level, f"pw-{level}-123")},
+                       "token": {"headers": {"Authorization": "Bearer " + secured.new_client().authenticate_basic_token(
+                           level, f"pw-{level}-123")[1].decode().split(" ", 1)[1]}}}
+        for how, kwargs in credentials.items():
+            for name, needs, method, path, body in REST_CALLS:
+                reply = requests.request(method, secured.base + path, json=body, timeout=10, **kwargs)
+                got[(name, level, how)] = outcome(reply)
+                expected[(name, level, how)] = expect(needs, level, method, path)
+                if reply.status_code == 403 and method != "HEAD":
+                    assert reply.json()["error"]["message"] == \
+                        f"user '{level}' may not read table 'shop.orders'", reply.text
+    for name, _, method, path, body in REST_CALLS:  # no credentials at all
+        got[(name, "anonymous", "-")] = outcome(requests.request(method, secured.base + path, json=body, timeout=10))
+        expected[(name, "anonymous", "-")] = "unauthenticated"
+    assert got == expected
+    # Listings never fail: they show the namespaces and tables the user may read.
+    for level in LEVELS:
+        listed = requests.get(secured.base + "/v1/namespaces", auth=(level, f"pw-{level}-123"), timeout=10).json()
+        assert listed["namespaces"] == ([] if level == "none" else [["shop"]]), (level, listed)
+
+
 def test_https_with_the_flight_certificate(make_server, tmp_path, pki, monkeypatch):  # noqa: F811
     # requests lets these variables override a session's CA bundle (psf/requests#3829), which
     # is how pyiceberg passes ssl.cabundle on.
@@ -158,7 +231,7 @@ def test_https_with_the_flight_certificate(make_server, tmp_path, pki, monkeypat
         requests.get(base + "/v1/config", timeout=10)
 
 
-def test_mutual_tls_on_the_catalog(make_server, tmp_path, pki):  # noqa: F811
+def test_mutual_tls_on_the_catalog(make_server, tmp_path, pki, rogue):  # noqa: F811
     server = start(make_server, tmp_path, "--tls-cert", str(pki / "server.pem"),
                    "--tls-key", str(pki / "server.key"), "--tls-client-ca", str(pki / "ca.pem"),
                    client_args={"tls_root_certs": (pki / "ca.pem").read_bytes(),
@@ -171,6 +244,20 @@ def test_mutual_tls_on_the_catalog(make_server, tmp_path, pki):  # noqa: F811
     reply = requests.get(base + "/v1/config", verify=ca, auth=("root", PASSWORD["root"]),
                          cert=(str(pki / "client.pem"), str(pki / "client.key")), timeout=10)
     assert reply.status_code == 200
+    # A certificate from another CA is refused like none.
+    with pytest.raises(requests.exceptions.RequestException):
+        requests.get(base + "/v1/config", verify=ca, auth=("root", PASSWORD["root"]),
+                     cert=(str(rogue / "client.pem"), str(rogue / "client.key")), timeout=10)
+    # The same through urllib with an ssl context of its own.
+    login = {"Authorization": "Basic " + base64.b64encode(f"root:{PASSWORD['root']}".encode()).decode()}
+    context = ssl.create_default_context(cafile=ca)
+    with pytest.raises((urllib.error.URLError, ssl.SSLError, ConnectionError)):
+        urllib.request.urlopen(urllib.request.Request(base + "/v1/config", headers=login),
+                               context=context, timeout=10).read()
+    context.load_cert_chain(str(pki / "client.pem"), str(pki / "client.key"))
+    with urllib.request.urlopen(urllib.request.Request(base + "/v1/config", headers=login),
+                                context=context, timeout=10) as answer:
+        assert answer.status == 200 and "endpoints" in json.loads(answer.read())
 
 
 def test_refused_starts(oxbowd_bin, tmp_path):

@@ -331,30 +331,28 @@ Authenticator::Authenticator(std::shared_ptr<FileSystem> fs, std::string users_p
 
 Result<UserStore> Authenticator::Users() { return UserStore::Load(fs_, users_path_); }
 
-Result<User> Authenticator::CheckPassword(std::string_view name, std::string_view password) {
-  const std::string key(name.substr(0, 128));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    const auto now = std::chrono::steady_clock::now();
-    auto it = failures_.find(key);
-    if (it != failures_.end() && it->second.locked_until > now) {
-      const auto wait =
-          std::chrono::ceil<std::chrono::seconds>(it->second.locked_until - now).count();
-      return Status::ResourceExhausted("too many failed logins for this user name; retry in " +
-                                       std::to_string(wait) + " s");
-    }
-  }
-  ASSIGN_OR_RAISE(auto users, Users());
-  const User* user = users.Find(name);
-  // The same work and the same answer whether the user exists or not.
-  const std::string salt = user ? user->salt : std::string(32, '0');
-  ASSIGN_OR_RAISE(std::string hash, Pbkdf2(password, salt, user ? user->iterations : kIterations));
-  const bool right = user && hash.size() == user->hash.size() &&
-                     CRYPTO_memcmp(hash.data(), user->hash.data(), hash.size()) == 0;
+namespace {
+
+// Failures are counted by the first 128 bytes of a name.
+std::string FailureKey(std::string_view name) { return std::string(name.substr(0, 128)); }
+
+}  // namespace
+
+Status Authenticator::CheckNotLockedOut(std::string_view name) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (right) {
-    failures_.erase(key);
-    return *user;
+  const auto now = std::chrono::steady_clock::now();
+  auto it = failures_.find(FailureKey(name));
+  if (it == failures_.end() || it->second.locked_until <= now) return Status::OK();
+  const auto wait = std::chrono::ceil<std::chrono::seconds>(it->second.locked_until - now).count();
+  return Status::ResourceExhausted("too many failed logins for this user name; retry in " +
+                                   std::to_string(wait) + " s");
+}
+
+void Authenticator::RecordLogin(std::string_view name, bool succeeded) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (succeeded) {
+    failures_.erase(FailureKey(name));
+    return;
   }
   const auto now = std::chrono::steady_clock::now();
   // Names tried once and never again must not pile up: at 10,000, forget the unlocked ones.
@@ -363,11 +361,24 @@ Result<User> Authenticator::CheckPassword(std::string_view name, std::string_vie
       it = it->second.locked_until > now ? std::next(it) : failures_.erase(it);
     }
   }
-  Failures& failures = failures_[key];
+  Failures& failures = failures_[FailureKey(name)];
   if (++failures.count >= limit_.max_failures) {
     failures.count = 0;
     failures.locked_until = now + limit_.lockout;
   }
+}
+
+Result<User> Authenticator::CheckPassword(std::string_view name, std::string_view password) {
+  RETURN_NOT_OK(CheckNotLockedOut(name));
+  ASSIGN_OR_RAISE(auto users, Users());
+  const User* user = users.Find(name);
+  // The same work and the same answer whether the user exists or not.
+  const std::string salt = user ? user->salt : std::string(32, '0');
+  ASSIGN_OR_RAISE(std::string hash, Pbkdf2(password, salt, user ? user->iterations : kIterations));
+  const bool right = user && hash.size() == user->hash.size() &&
+                     CRYPTO_memcmp(hash.data(), user->hash.data(), hash.size()) == 0;
+  RecordLogin(name, right);
+  if (right) return *user;
   return Status::Unauthenticated("wrong user name or password");
 }
 
@@ -478,6 +489,8 @@ Result<std::string> ScramSha256Server::ClientFirst(std::string_view message) {
   for (size_t i = 4; i < parts.size(); ++i) {
     if (parts[i] == "tokenauth=true") return ScramError("delegation tokens are not supported");
   }
+  RETURN_NOT_OK(authenticator_->CheckNotLockedOut(*name));
+  name_ = *name;
   ASSIGN_OR_RAISE(user_, authenticator_->FindUser(*name));
   std::string salt;
   int iterations = kIterations;
@@ -499,8 +512,17 @@ Result<std::string> ScramSha256Server::ClientFirst(std::string_view message) {
 }
 
 Result<std::pair<std::string, User>> ScramSha256Server::ClientFinal(std::string_view message) {
-  if (!first_done_ || final_done_) return ScramError("a client-final-message out of turn");
+  // nonce_ is set once a client-first-message was accepted.
+  if (nonce_.empty() || final_done_) return ScramError("a client-final-message out of turn");
   final_done_ = true;
+  // Locked out since the first message (by other connections' failures): no proof is checked.
+  RETURN_NOT_OK(authenticator_->CheckNotLockedOut(name_));
+  auto result = CheckProof(message);
+  authenticator_->RecordLogin(name_, result.ok());
+  return result;
+}
+
+Result<std::pair<std::string, User>> ScramSha256Server::CheckProof(std::string_view message) {
   const size_t proof_at = message.rfind(",p=");
   if (proof_at == std::string_view::npos)
     return ScramError("the client-final-message has no proof");

@@ -106,6 +106,12 @@ class Authenticator {
   // The user as the users file has them now; std::nullopt when there is no such user.
   Result<std::optional<User>> FindUser(std::string_view name);
 
+  // The LoginLimit shared by every way of logging in (the Flight handshake, REST basic
+  // credentials, SASL/PLAIN, SASL/SCRAM): ResourceExhausted while `user` is locked out.
+  Status CheckNotLockedOut(std::string_view user);
+  // Counts a failed login of `user` (locking the name out at the limit), or clears its count.
+  void RecordLogin(std::string_view user, bool succeeded);
+
  private:
   Result<UserStore> Users();
 
@@ -130,6 +136,7 @@ class Authenticator {
 // users.json's `hash` is SCRAM's SaltedPassword: PBKDF2-HMAC-SHA256 of the password, with the
 // salt's hex text as the salt and the user's iterations, so every user can log in this way.
 // Channel binding is not offered; an unknown user gets a made-up salt and fails at the proof.
+// Failed proofs count towards the same lockout as wrong passwords elsewhere (LoginLimit).
 class ScramSha256Server {
  public:
   explicit ScramSha256Server(Authenticator* authenticator) : authenticator_(authenticator) {}
@@ -137,11 +144,15 @@ class ScramSha256Server {
   // client-first-message in, server-first-message out.
   Result<std::string> ClientFirst(std::string_view message);
   // client-final-message in: the server-final-message and the user when the proof is right,
-  // else Unauthenticated.
+  // else Unauthenticated. Both steps refuse a name locked out by the Authenticator's
+  // LoginLimit (ResourceExhausted), and a wrong proof counts as a failed login.
   Result<std::pair<std::string, User>> ClientFinal(std::string_view message);
 
  private:
+  Result<std::pair<std::string, User>> CheckProof(std::string_view message);
+
   Authenticator* authenticator_;
+  std::string name_;
   std::string gs2_header_;
   std::string client_first_bare_;
   std::string server_first_;

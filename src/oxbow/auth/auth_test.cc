@@ -265,5 +265,43 @@ TEST_F(AuthTest, ScramSha256Exchange) {
   }
 }
 
+TEST_F(AuthTest, ScramFailuresShareThePasswordLockout) {
+  auto fs = PosixFileSystem::Default();
+  auto store = UserStore::Load(fs, path_);
+  ASSERT_TRUE(store->Put("alice", "correct horse", {}).ok());
+  ASSERT_TRUE(store->Save().ok());
+  Authenticator auth(fs, path_, std::chrono::hours(1), {3, std::chrono::seconds(1)});
+  const std::string bare = "n=alice,r=abc";
+  auto scram = [&](const std::string& password) -> Status {
+    ScramSha256Server server(&auth);
+    auto first = server.ClientFirst("n,," + bare);
+    if (!first.ok()) return first.status();
+    return server.ClientFinal(ScramClientFinal(password, bare, *first).first).status();
+  };
+  // Two wrong SCRAM proofs and one wrong password: the name is locked out for every way in.
+  EXPECT_EQ(scram("wrong").code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(scram("wrong").code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(auth.Login("alice", "wrong").status().code(), StatusCode::kUnauthenticated);
+  const Status locked = scram("correct horse");
+  EXPECT_EQ(locked.code(), StatusCode::kResourceExhausted) << locked.ToString();
+  EXPECT_NE(locked.message().find("too many failed logins"), std::string::npos);
+  EXPECT_EQ(auth.Login("alice", "correct horse").status().code(), StatusCode::kResourceExhausted);
+  // A lockout that starts between the two messages refuses the proof, right or not.
+  ScramSha256Server pending(&auth);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  auto first = pending.ClientFirst("n,," + bare);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  for (int i = 0; i < 3; ++i) (void)auth.Login("alice", "wrong");
+  EXPECT_EQ(
+      pending.ClientFinal(ScramClientFinal("correct horse", bare, *first).first).status().code(),
+      StatusCode::kResourceExhausted);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  EXPECT_TRUE(scram("correct horse").ok());
+  // A right proof clears the count: two more failures do not lock.
+  EXPECT_EQ(scram("wrong").code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(scram("wrong").code(), StatusCode::kUnauthenticated);
+  EXPECT_TRUE(scram("correct horse").ok());
+}
+
 }  // namespace
 }  // namespace oxbow::auth

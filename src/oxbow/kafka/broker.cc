@@ -10,6 +10,7 @@
 #include "oxbow/arrow/record_batch.h"
 #include "oxbow/kafka/avro_values_internal.h"
 #include "oxbow/kafka/broker_internal.h"
+#include "oxbow/metrics/metrics.h"
 #include "oxbow/text/text.h"
 
 namespace oxbow::kafka::internal {
@@ -518,6 +519,19 @@ bool Broker::Allows(const Session& session, const std::string& topic, auth::Acce
   return !table.ok() || session.user->Allows(*table, access);
 }
 
+namespace {
+
+// What a client is told of a failed login: the lockout says so and when to retry (the
+// Authenticator's message); any other failure gives nothing away.
+std::string LoginFailureMessage(const Status& status, std::string_view otherwise) {
+  if (status.code() == StatusCode::kResourceExhausted) {
+    return "Authentication failed: " + status.message();
+  }
+  return "Authentication failed: " + std::string(otherwise);
+}
+
+}  // namespace
+
 SaslHandshakeResponse Broker::SaslHandshake(const SaslHandshakeRequest& request, Session& session) {
   SaslHandshakeResponse response;
   if (!auth_required()) {
@@ -562,13 +576,15 @@ SaslAuthenticateResponse Broker::SaslAuthenticate(const SaslAuthenticateRequest&
   if (session.mechanism == kSaslPlain) {
     auto credentials = auth::ParseSaslPlain(request.auth_bytes);
     if (!credentials.ok()) {
+      node_->metrics().AddError("sasl", StatusCodeName(credentials.status().code()));
       return fail(ErrorCode::kSaslAuthenticationFailed, credentials.status().message());
     }
     auto user = options_.authenticator->CheckPassword(credentials->first, credentials->second);
     if (!user.ok()) {
       spdlog::warn("kafka: failed SASL/PLAIN login from {}", session.client_host);
+      node_->metrics().AddError("sasl", StatusCodeName(user.status().code()));
       return fail(ErrorCode::kSaslAuthenticationFailed,
-                  "Authentication failed: invalid username or password");
+                  LoginFailureMessage(user.status(), "invalid username or password"));
     }
     login(std::move(user).ValueOrDie());
     return response;
@@ -576,16 +592,22 @@ SaslAuthenticateResponse Broker::SaslAuthenticate(const SaslAuthenticateRequest&
   if (!session.scram) {
     session.scram = std::make_unique<auth::ScramSha256Server>(options_.authenticator);
     auto first = session.scram->ClientFirst(request.auth_bytes);
-    if (!first.ok()) return fail(ErrorCode::kSaslAuthenticationFailed, first.status().message());
+    if (!first.ok()) {
+      spdlog::warn("kafka: failed SASL/SCRAM-SHA-256 login from {}", session.client_host);
+      node_->metrics().AddError("sasl", StatusCodeName(first.status().code()));
+      return fail(ErrorCode::kSaslAuthenticationFailed,
+                  LoginFailureMessage(first.status(), first.status().message()));
+    }
     response.auth_bytes = std::move(first).ValueOrDie();
     return response;
   }
   auto final_message = session.scram->ClientFinal(request.auth_bytes);
   if (!final_message.ok()) {
     spdlog::warn("kafka: failed SASL/SCRAM-SHA-256 login from {}", session.client_host);
+    node_->metrics().AddError("sasl", StatusCodeName(final_message.status().code()));
     return fail(ErrorCode::kSaslAuthenticationFailed,
-                "Authentication failed during authentication due to invalid credentials with "
-                "SASL mechanism SCRAM-SHA-256");
+                LoginFailureMessage(final_message.status(),
+                                    "invalid credentials with SASL mechanism SCRAM-SHA-256"));
   }
   response.auth_bytes = std::move(final_message->first);
   login(std::move(final_message->second));
@@ -647,8 +669,14 @@ MetadataResponse Broker::Metadata(const MetadataRequest& request, const Session&
       continue;
     }
     auto found = node_->DescribeTable(*table);
-    if (found.status().IsNotFound() && request.allow_auto_topic_creation &&
-        options_.auto_create_topics && Allows(session, topic, auth::Access::kAdmin)) {
+    const bool create = found.status().IsNotFound() && request.allow_auto_topic_creation &&
+                        options_.auto_create_topics;
+    if (create && !Allows(session, topic, auth::Access::kAdmin)) {
+      // As Kafka answers a missing topic the user may not create.
+      response.topics.push_back({ErrorCode::kTopicAuthorizationFailed, topic, {}, {}});
+      continue;
+    }
+    if (create) {
       const auto [error, message] = CreateRawTopic(topic, options_.default_partitions);
       if (error != ErrorCode::kNone && error != ErrorCode::kTopicAlreadyExists) {
         spdlog::warn("kafka: auto-creating topic '{}': {}", topic, message);
@@ -870,7 +898,7 @@ ProducePartitionResult Broker::ProducePartition(const std::string& topic,
   auto session = node_->StartPutToBucket(*table, desc.schema, part.index);
   if (!session.ok()) return fail(ToErrorCode(session.status()), session.status().message());
   result.log_start_offset = described->table.buckets[part.index].earliest_offset;
-  int64_t rows_appended = 0;
+  std::vector<metrics::BucketRows> appended_rows;
   for (size_t i = 0; i < batches->size(); ++i) {
     const RecordBatch& batch = (*batches)[i];
     if (batch.transactional || batch.control) {
@@ -925,10 +953,10 @@ ProducePartitionResult Broker::ProducePartition(const std::string& topic,
       state->Record(batch.producer_epoch, batch.base_sequence, last_sequence, base_offset);
       producers_changed_ = true;
     }
-    rows_appended += (**rows).num_rows();
+    for (const auto& range : *appended) appended_rows.push_back({range.bucket, range.rows});
   }
-  if (rows_appended > 0) {
-    node_->metrics().AddPut(*table, rows_appended, static_cast<int64_t>(part.records->size()),
+  if (!appended_rows.empty()) {
+    node_->metrics().AddPut(*table, appended_rows, static_cast<int64_t>(part.records->size()),
                             std::chrono::duration<double>(Clock::now() - started).count());
   }
   return result;
@@ -991,7 +1019,8 @@ FetchPartitionResult Broker::FetchPartition(const std::string& topic,
     result.error = result.records.empty() ? ToErrorCode(st) : ErrorCode::kNone;
   }
   if (rows_sent > 0) {
-    node_->metrics().AddFetch(*table, rows_sent, static_cast<int64_t>(result.records.size()),
+    node_->metrics().AddFetch(*table, part.index, rows_sent,
+                              static_cast<int64_t>(result.records.size()),
                               std::chrono::duration<double>(Clock::now() - started).count());
   }
   return result;

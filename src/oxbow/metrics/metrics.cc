@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 
 namespace oxbow::metrics {
 
@@ -31,26 +32,66 @@ const char* const kCommitKinds[] = {"append", "compaction", "rewrite_manifests",
 }  // namespace
 
 struct Metrics::Impl {
+  explicit Impl(int64_t max_bucket_series) : max_bucket_series(max_bucket_series) {}
+
+  // The bucket label of `bucket` of `table`: its number while (table, bucket) pairs are under
+  // the cap, "other" beyond, "none" for kNoBucket.
+  std::string BucketLabel(const std::string& table, int32_t bucket) {
+    if (bucket == kNoBucket) return AdmitLabel(table, "none", false);
+    return AdmitLabel(table, std::to_string(bucket), true);
+  }
+
+  std::string AdmitLabel(const std::string& table, std::string label, bool counts) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto& labels = bucket_labels[table];
+    if (labels.contains(label)) return label;
+    if (counts && bucket_series >= max_bucket_series) {
+      labels.insert("other");
+      return "other";
+    }
+    if (counts) ++bucket_series;
+    labels.insert(label);
+    return label;
+  }
+
+  // The bucket labels `table` has series under, forgotten.
+  std::set<std::string> TakeBucketLabels(const std::string& table) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = bucket_labels.find(table);
+    if (it == bucket_labels.end()) return {};
+    std::set<std::string> labels = std::move(it->second);
+    bucket_labels.erase(it);
+    for (const auto& label : labels) {
+      if (label != "none" && label != "other") --bucket_series;
+    }
+    return labels;
+  }
+
+  const int64_t max_bucket_series;
+  std::mutex mu;
+  std::map<std::string, std::set<std::string>> bucket_labels;  // by table; guarded by mu
+  int64_t bucket_series = 0;  // numbered bucket labels in bucket_labels; guarded by mu
+
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   prometheus::Family<prometheus::Counter>& rows_in =
       prometheus::BuildCounter()
           .Name("oxbow_rows_in_total")
-          .Help("Rows appended by acknowledged puts (a primary-key table: changelog records)")
+          .Help("Rows appended by acknowledged puts and Kafka produces, by table and bucket")
           .Register(*registry);
   prometheus::Family<prometheus::Counter>& bytes_in =
       prometheus::BuildCounter()
           .Name("oxbow_bytes_in_total")
-          .Help("Arrow IPC body bytes of acknowledged put batches")
+          .Help("Bytes of acknowledged put batches and Kafka record sets, by table and bucket")
           .Register(*registry);
   prometheus::Family<prometheus::Counter>& rows_out =
       prometheus::BuildCounter()
           .Name("oxbow_rows_out_total")
-          .Help("Rows sent by reads (log, changelog, snapshots, lookups)")
+          .Help("Rows sent by reads and Kafka fetches, by table and bucket")
           .Register(*registry);
   prometheus::Family<prometheus::Counter>& bytes_out =
       prometheus::BuildCounter()
           .Name("oxbow_bytes_out_total")
-          .Help("Arrow IPC body bytes sent by reads")
+          .Help("Bytes sent by reads and Kafka fetches, by table and bucket")
           .Register(*registry);
   prometheus::Family<prometheus::Counter>& errors =
       prometheus::BuildCounter()
@@ -105,18 +146,36 @@ struct Metrics::Impl {
           .Register(*registry);
 };
 
-Metrics::Metrics() : impl_(std::make_unique<Impl>()) {}
+Metrics::Metrics(int64_t max_bucket_series) : impl_(std::make_unique<Impl>(max_bucket_series)) {}
 Metrics::~Metrics() = default;
 
-void Metrics::AddPut(const std::string& table, int64_t rows, int64_t bytes, double seconds) {
-  impl_->rows_in.Add({{"table", table}}).Increment(static_cast<double>(rows));
-  impl_->bytes_in.Add({{"table", table}}).Increment(static_cast<double>(bytes));
+void Metrics::AddPut(const std::string& table, const std::vector<BucketRows>& rows, int64_t bytes,
+                     double seconds) {
+  int64_t total_rows = 0;
+  for (const auto& r : rows) total_rows += r.rows;
+  int64_t bytes_left = bytes;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    // Each bucket's share of the bytes by its rows; the last takes the remainder.
+    const int64_t share =
+        i + 1 == rows.size() ? bytes_left
+        : total_rows > 0
+            ? static_cast<int64_t>(static_cast<double>(bytes) * static_cast<double>(rows[i].rows) /
+                                   static_cast<double>(total_rows))
+            : 0;
+    bytes_left -= share;
+    const prometheus::Labels labels{{"table", table},
+                                    {"bucket", impl_->BucketLabel(table, rows[i].bucket)}};
+    impl_->rows_in.Add(labels).Increment(static_cast<double>(rows[i].rows));
+    impl_->bytes_in.Add(labels).Increment(static_cast<double>(share));
+  }
   impl_->put_latency.Add({{"table", table}}, kLatencyBuckets).Observe(seconds);
 }
 
-void Metrics::AddFetch(const std::string& table, int64_t rows, int64_t bytes, double seconds) {
-  impl_->rows_out.Add({{"table", table}}).Increment(static_cast<double>(rows));
-  impl_->bytes_out.Add({{"table", table}}).Increment(static_cast<double>(bytes));
+void Metrics::AddFetch(const std::string& table, int32_t bucket, int64_t rows, int64_t bytes,
+                       double seconds) {
+  const prometheus::Labels labels{{"table", table}, {"bucket", impl_->BucketLabel(table, bucket)}};
+  impl_->rows_out.Add(labels).Increment(static_cast<double>(rows));
+  impl_->bytes_out.Add(labels).Increment(static_cast<double>(bytes));
   impl_->fetch_latency.Add({{"table", table}}, kLatencyBuckets).Observe(seconds);
 }
 
@@ -150,11 +209,13 @@ void Metrics::ForgetTable(const std::string& table) {
   auto forget = [&](auto& family, const prometheus::Labels& labels) {
     if (family.Has(labels)) family.Remove(&family.Add(labels));
   };
+  for (const auto& bucket : impl_->TakeBucketLabels(table)) {
+    const prometheus::Labels labels{{"table", table}, {"bucket", bucket}};
+    for (auto* family : {&impl_->rows_in, &impl_->bytes_in, &impl_->rows_out, &impl_->bytes_out}) {
+      forget(*family, labels);
+    }
+  }
   const prometheus::Labels labels{{"table", table}};
-  forget(impl_->rows_in, labels);
-  forget(impl_->bytes_in, labels);
-  forget(impl_->rows_out, labels);
-  forget(impl_->bytes_out, labels);
   forget(impl_->follow_readers, labels);
   forget(impl_->lake_round_errors, labels);
   forget(impl_->compaction_errors, labels);

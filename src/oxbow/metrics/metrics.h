@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -25,21 +26,39 @@ struct Sample {
   double value = 0;
 };
 
+// The rows a put appended to one bucket.
+struct BucketRows {
+  int32_t bucket = 0;
+  int64_t rows = 0;
+};
+
+// The `bucket` of a read that is not of one bucket's log: lookups, snapshots of every bucket,
+// the lake part of a union read. Labelled bucket="none".
+inline constexpr int32_t kNoBucket = -1;
+
+// How many (table, bucket) pairs get series of their own in the rows and bytes counters, all
+// tables together (docs/metrics.md); the buckets beyond are counted under bucket="other".
+inline constexpr int64_t kMaxBucketSeries = 4096;
+
 class Metrics {
  public:
-  Metrics();
+  explicit Metrics(int64_t max_bucket_series = kMaxBucketSeries);
   ~Metrics();
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
 
-  // One acknowledged put batch of `table`: its rows, bytes and receipt-to-ack time.
-  void AddPut(const std::string& table, int64_t rows, int64_t bytes, double seconds);
-  // One batch a read sent, and how long getting it ready took.
-  void AddFetch(const std::string& table, int64_t rows, int64_t bytes, double seconds);
+  // One acknowledged put batch of `table`: its rows in each bucket, its bytes (shared among the
+  // buckets in proportion to their rows) and its receipt-to-ack time.
+  void AddPut(const std::string& table, const std::vector<BucketRows>& rows, int64_t bytes,
+              double seconds);
+  // One batch a read of `bucket` (or kNoBucket) sent, and how long getting it ready took.
+  void AddFetch(const std::string& table, int32_t bucket, int64_t rows, int64_t bytes,
+                double seconds);
   // A following reader of `table` started (+1) or ended (-1).
   void AddFollowReaders(const std::string& table, int delta);
-  // A failed call of a front end: `operation` is "put", "fetch", "lookup" or "action", `code`
-  // the status code's name (labels stay bounded: no table, which may not even exist).
+  // A failed call of a front end: `operation` is "put", "fetch", "lookup", "action", or a failed
+  // login: "handshake" (Flight), "sasl" (Kafka), "rest_login"; `code` the status code's name
+  // (labels stay bounded: no table, which may not even exist).
   void AddError(const std::string& operation, std::string_view code);
   // One fsync of a log segment.
   void ObserveFsync(double seconds);

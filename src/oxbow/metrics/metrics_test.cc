@@ -10,16 +10,18 @@ namespace {
 
 TEST(MetricsTest, RendersCountersHistogramsAndSamples) {
   Metrics m;
-  m.AddPut("ns.t", 10, 800, 0.002);
-  m.AddPut("ns.t", 5, 400, 0.004);
-  m.AddFetch("ns.t", 15, 1200, 0.001);
+  m.AddPut("ns.t", {{0, 10}}, 800, 0.002);
+  m.AddPut("ns.t", {{0, 5}}, 400, 0.004);
+  m.AddFetch("ns.t", 0, 15, 1200, 0.001);
   m.AddFollowReaders("ns.t", 1);
   m.AddError("put", "Invalid argument");
   m.ObserveFsync(0.0005);
   const std::string page = m.Render(
       {{"oxbow_log_next_offset", "Next offset", false, {{"table", "ns.t"}, {"bucket", "0"}}, 42}});
-  EXPECT_NE(page.find("oxbow_rows_in_total{table=\"ns.t\"} 15"), std::string::npos) << page;
-  EXPECT_NE(page.find("oxbow_bytes_in_total{table=\"ns.t\"} 1200"), std::string::npos);
+  EXPECT_NE(page.find("oxbow_rows_in_total{bucket=\"0\",table=\"ns.t\"} 15"), std::string::npos)
+      << page;
+  EXPECT_NE(page.find("oxbow_bytes_in_total{bucket=\"0\",table=\"ns.t\"} 1200"), std::string::npos);
+  EXPECT_NE(page.find("oxbow_rows_out_total{bucket=\"0\",table=\"ns.t\"} 15"), std::string::npos);
   EXPECT_NE(page.find("oxbow_produce_latency_seconds_count{table=\"ns.t\"} 2"), std::string::npos);
   EXPECT_NE(page.find("oxbow_fsync_latency_seconds_count 1"), std::string::npos);
   EXPECT_NE(page.find("oxbow_follow_readers{table=\"ns.t\"} 1"), std::string::npos);
@@ -46,6 +48,42 @@ TEST(MetricsTest, RendersCountersHistogramsAndSamples) {
   }
   m.ForgetTable("ns.t");
   EXPECT_EQ(m.Render({}).find("ns.t"), std::string::npos);
+}
+
+TEST(MetricsTest, BucketSeriesAreCappedAndSplitByRows) {
+  Metrics m(3);
+  // One batch over two buckets: rows exact, bytes shared by rows (the last takes the rest).
+  m.AddPut("a.t", {{0, 30}, {1, 10}}, 1001, 0.001);
+  m.AddPut("a.t", {{2, 5}}, 50, 0.001);
+  // Past three (table, bucket) pairs, new buckets of any table fold into "other".
+  m.AddPut("b.t", {{0, 7}}, 70, 0.001);
+  m.AddPut("a.t", {{3, 1}, {4, 2}}, 30, 0.001);
+  m.AddFetch("a.t", 1, 4, 40, 0.001);
+  m.AddFetch("b.t", 9, 6, 60, 0.001);
+  m.AddFetch("a.t", kNoBucket, 2, 20, 0.001);  // a lookup: "none", outside the cap
+  std::string page = m.Render({});
+  for (const char* line : {"oxbow_rows_in_total{bucket=\"0\",table=\"a.t\"} 30",
+                           "oxbow_bytes_in_total{bucket=\"0\",table=\"a.t\"} 750",
+                           "oxbow_rows_in_total{bucket=\"1\",table=\"a.t\"} 10",
+                           "oxbow_bytes_in_total{bucket=\"1\",table=\"a.t\"} 251",
+                           "oxbow_rows_in_total{bucket=\"2\",table=\"a.t\"} 5",
+                           "oxbow_rows_in_total{bucket=\"other\",table=\"b.t\"} 7",
+                           "oxbow_rows_in_total{bucket=\"other\",table=\"a.t\"} 3",
+                           "oxbow_bytes_in_total{bucket=\"other\",table=\"a.t\"} 30",
+                           "oxbow_rows_out_total{bucket=\"1\",table=\"a.t\"} 4",
+                           "oxbow_rows_out_total{bucket=\"other\",table=\"b.t\"} 6",
+                           "oxbow_rows_out_total{bucket=\"none\",table=\"a.t\"} 2",
+                           "oxbow_produce_latency_seconds_count{table=\"a.t\"} 3"}) {
+    EXPECT_NE(page.find(line), std::string::npos) << line << "\n" << page;
+  }
+  EXPECT_EQ(page.find("bucket=\"3\""), std::string::npos);
+  // A dropped table frees its pairs for others.
+  m.ForgetTable("a.t");
+  m.AddPut("b.t", {{1, 2}}, 20, 0.001);
+  page = m.Render({});
+  EXPECT_EQ(page.find("a.t"), std::string::npos) << page;
+  EXPECT_NE(page.find("oxbow_rows_in_total{bucket=\"1\",table=\"b.t\"} 2"), std::string::npos)
+      << page;
 }
 
 TEST(MetricsTest, ServerAnswersMetricsHealthAndReadiness) {

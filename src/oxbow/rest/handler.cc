@@ -152,6 +152,7 @@ HttpResponse CatalogHandler::Handle(const HttpRequest& request) const {
           verified.status().code() != StatusCode::kResourceExhausted) {
         return ServerError(verified.status());
       }
+      node_->metrics().AddError("rest_login", StatusCodeName(verified.status().code()));
       return ErrorResponse(401, "NotAuthorizedException", verified.status().message());
     }
     user = std::move(verified).ValueOrDie();

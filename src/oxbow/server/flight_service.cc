@@ -423,8 +423,8 @@ Status FlightService::SendSnapshot(const flight::Ticket& ticket,
       ASSIGN_OR_RAISE(batch, EmptyBatch(reader->schema()));
     }
     ASSIGN_OR_RAISE(auto payload, BatchPayload(*batch, std::move(metadata)));
-    node_->metrics().AddFetch(ticket.table, batch->num_rows(), payload.body_length,
-                              SecondsSince(start));
+    node_->metrics().AddFetch(ticket.table, ticket.has_bucket ? ticket.bucket : metrics::kNoBucket,
+                              batch->num_rows(), payload.body_length, SecondsSince(start));
     metadata.clear();
     sent = true;
     if (!writer->Write(payload)) break;
@@ -447,8 +447,8 @@ Status FlightService::SendLookup(const flight::Ticket& ticket,
       schema_sent = true;
     }
     ASSIGN_OR_RAISE(auto payload, BatchPayload(*rows));
-    node_->metrics().AddFetch(ticket.table, rows->num_rows(), payload.body_length,
-                              SecondsSince(start));
+    node_->metrics().AddFetch(ticket.table, metrics::kNoBucket, rows->num_rows(),
+                              payload.body_length, SecondsSince(start));
     if (!writer->Write(payload)) break;
   }
   return Status::OK();
@@ -491,7 +491,8 @@ Status FlightService::SendUnion(grpc::ServerContext* ctx, const flight::Ticket& 
       ASSIGN_OR_RAISE(payload, BatchPayload(*empty));
     }
     payload.app_metadata = metadata.dump();
-    node_->metrics().AddFetch(ticket.table, next ? next->rows : 0, payload.body_length,
+    const int32_t bucket = next && next->bucket >= 0 ? next->bucket : metrics::kNoBucket;
+    node_->metrics().AddFetch(ticket.table, bucket, next ? next->rows : 0, payload.body_length,
                               SecondsSince(start));
     sent = true;
     if (!writer->Write(payload) || !next) break;
@@ -530,8 +531,8 @@ Status FlightService::Get(grpc::ServerContext* ctx, const proto::Ticket* ticket,
       continue;  // following: nothing new yet
     }
     engine::ReadBatch& batch = *next;
-    metrics.AddFetch(table, batch.next_offset - batch.base_offset, batch.message.body_length,
-                     SecondsSince(start));
+    metrics.AddFetch(table, cursor->bucket(), batch.next_offset - batch.base_offset,
+                     batch.message.body_length, SecondsSince(start));
     FlightPayload payload;
     payload.data_header = batch.message.metadata;
     payload.data_body = std::move(batch.message.body);
@@ -596,8 +597,8 @@ Status FlightService::Put(grpc::ServerContext* ctx,
           "supported)");
     }
     ASSIGN_OR_RAISE(auto appended, session->Append(message));
-    int64_t rows = 0;
-    for (const auto& range : appended) rows += range.rows;
+    std::vector<metrics::BucketRows> rows;
+    for (const auto& range : appended) rows.push_back({range.bucket, range.rows});
     node_->metrics().AddPut(table, rows, message.body->size(), SecondsSince(start));
     proto::PutResult ack;
     ack.set_app_metadata(OffsetsMetadata(appended));
@@ -658,8 +659,8 @@ Status FlightService::ExchangeLookups(
     ASSIGN_OR_RAISE(request.keys, ipc::DecodeRecordBatch(key_schema, message));
     ASSIGN_OR_RAISE(auto rows, node_->Lookup(request));
     ASSIGN_OR_RAISE(auto payload, BatchPayload(*rows));
-    node_->metrics().AddFetch(command.table, rows->num_rows(), payload.body_length,
-                              SecondsSince(start));
+    node_->metrics().AddFetch(command.table, metrics::kNoBucket, rows->num_rows(),
+                              payload.body_length, SecondsSince(start));
     if (!stream->Write(payload)) break;
   }
   return Status::OK();

@@ -694,6 +694,11 @@ Result<ScrubResult> BucketLog::ScrubSealedSegment(int64_t base_offset) {
   return result;
 }
 
+bool BucketLog::closing() const {
+  std::lock_guard lock(mutex_);
+  return closing_;
+}
+
 int64_t BucketLog::earliest_offset() const {
   std::lock_guard lock(mutex_);
   return segments_.begin()->first;
@@ -824,6 +829,8 @@ Status BucketLog::Close() {
     flusher_cv_.notify_all();
   }
   if (flusher_.joinable()) flusher_.join();
+  // Waits for a move to the cold log in progress; later ones see closing_ and do nothing.
+  { std::lock_guard offload_lock(offload_mutex_); }
   {
     std::lock_guard lock(mutex_);
     if (!active_) return Status::OK();  // Open failed before recovery made a segment

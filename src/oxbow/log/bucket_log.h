@@ -272,6 +272,7 @@ class BucketLog {
   BucketLog(std::shared_ptr<FileSystem> fs, std::string dir, LogOptions options);
 
   int64_t Now() const;
+  bool closing() const;
   Status Recover();
   // Validates a batch and returns the checksum table of its payload.
   static Result<std::string> CheckBatch(const BatchInfo& info, std::span<const ByteSpan> metadata,

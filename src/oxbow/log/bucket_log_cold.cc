@@ -79,6 +79,7 @@ Status BucketLog::WriteColdManifest(const std::vector<ColdSegment>& segments) {
 Result<int> BucketLog::OffloadColdSegments() {
   if (!options_.cold.fs || options_.cold.local_retention_ms < 0) return 0;
   std::lock_guard offload_lock(offload_mutex_);
+  if (closing()) return 0;
   int moved = 0;
   Status st = OffloadLocked(&moved);
   if (!st.ok()) sweep_needed_ = true;
@@ -107,6 +108,7 @@ Status BucketLog::OffloadLocked(int* moved) {
   }
   const int64_t now = Now();
   for (const ReadableSegment& r : local) {
+    if (closing()) break;
     RETURN_NOT_OK(r.segment->EnsureIndexed(r.size, r.next_offset));
     if (now - r.segment->state().last_append_ms <= options_.cold.local_retention_ms) break;
     const int64_t base = r.segment->base_offset();

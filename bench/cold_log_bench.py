@@ -5,11 +5,13 @@ Table `cold` has log.local.retention 1ms, so its sealed segments move to S3; tab
 them on disk. Runs alternate a full DoGet of the same offsets (every sealed segment) on each, so
 both see the same machine load.
 
-    python bench/cold_log_bench.py [--mib 64] [--runs 5] [--cache-mib 16]
+    python bench/cold_log_bench.py [--mib 64] [--runs 5] [--cache-mib 16] [--local-warehouse]
 
 --cache-mib (the --cold-log-cache-bytes of oxbowd) is kept below the data so every cold run
 fetches its bytes from S3 again rather than from the cache. Prints MB/s (Arrow buffer bytes
 received) per run, the medians, the ratio cold / local, and oxbowd's peak and current RSS.
+--local-warehouse puts the warehouse (and so the cold segments) in a local directory instead of
+S3: the cold path's own cost without the S3 server's.
 Binaries come from $OXBOW_BUILD_DIR (default <repo>/build/release).
 """
 
@@ -31,7 +33,7 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "s3"))
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 import s3_server  # noqa: E402
-from oxbowd_harness import OxbowServer  # noqa: E402
+from oxbowd_harness import OxbowServer, oxbowd_binary  # noqa: E402
 
 MIB = 1 << 20
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),
@@ -69,15 +71,16 @@ def main() -> None:
     parser.add_argument("--mib", type=int, default=64, help="data per table")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--cache-mib", type=int, default=16)
+    parser.add_argument("--local-warehouse", action="store_true")
     args = parser.parse_args()
-    build = pathlib.Path(os.environ.get("OXBOW_BUILD_DIR", REPO / "build" / "release"))
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         s3 = s3_server.start(tmp / "moto.log")
         os.environ.update(s3.env())
-        server = OxbowServer(build / "src" / "oxbow" / "server" / "oxbowd", tmp / "data",
+        server = OxbowServer(oxbowd_binary(), tmp / "data",
                              tmp / "oxbowd.log",
-                             ("--warehouse", f"s3://{s3.bucket}/bench", "--segment-bytes",
+                             ("--warehouse", str(tmp / "warehouse") if args.local_warehouse
+                              else f"s3://{s3.bucket}/bench", "--segment-bytes",
                               str(8 * MIB), "--cold-log-check-ms", "200",
                               "--cold-log-cache-bytes", str(args.cache_mib * MIB)))
         try:
@@ -104,7 +107,7 @@ def main() -> None:
             cold_status = server.describe("bench.cold")["bucket_offsets"][0]
             pid = server.proc.pid
             print(f"{cold_status['cold']['segments']} cold segments, "
-                  f"{cold_status['cold']['bytes'] / MIB:.1f} MiB in S3; local table "
+                  f"{cold_status['cold']['bytes'] / MIB:.1f} MiB in the cold store; local table "
                   f"{local_status['local_segments']} segments", flush=True)
             # Where the cold offsets end: the base offset of the cold table's one local segment.
             cold_id = server.describe("bench.cold")["table_id"]
@@ -121,7 +124,8 @@ def main() -> None:
             print(f"DoGet of offsets [0, {end}) ({args.mib} MiB a table): cold {med['cold']:.1f} "
                   f"MB/s, local {med['local']:.1f} MB/s, ratio {med['cold'] / med['local']:.2f}")
             print(f"oxbowd RSS {rss['VmRSS'] / 1024:.0f} MiB (peak {rss['VmHWM'] / 1024:.0f} MiB), "
-                  f"cold cache {args.cache_mib} MiB")
+                  f"cold cache {args.cache_mib} MiB, cold store "
+                  f"{'a local directory' if args.local_warehouse else 'S3 (moto_server)'}")
         finally:
             if server.proc is not None:
                 server.stop()

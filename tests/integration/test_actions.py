@@ -215,7 +215,8 @@ def test_describe_table_offsets_per_bucket(server):
     server.action("create_table", {"table": "ns.t", "schema": SIMPLE, "buckets": 3})
     desc = server.describe("ns.t")
     assert desc["bucket_offsets"] == [
-        {"bucket": b, "earliest_offset": 0, "next_offset": 0} for b in range(3)]
+        {"bucket": b, "earliest_offset": 0, "next_offset": 0, "local_segments": 1,
+         "local_bytes": 0, "cold": {"segments": 0, "bytes": 0}} for b in range(3)]
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
     # Without a bucket key each stream sticks to one bucket; count what the acks report.
     expected = [0, 0, 0]

@@ -27,4 +27,22 @@ Result<int64_t> ParseInt64(std::string_view text) { return ParseInteger<int64_t>
 
 Result<int32_t> ParseInt32(std::string_view text) { return ParseInteger<int32_t>(text, "int32"); }
 
+Result<int64_t> ParseDurationMs(std::string_view text) {
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  const std::string_view unit = text.substr(digits);
+  int64_t factor = 0;
+  if (unit.empty() || unit == "ms") factor = 1;
+  if (unit == "s") factor = 1000;
+  if (unit == "m") factor = 60 * 1000;
+  if (unit == "h") factor = 3600 * 1000;
+  if (unit == "d") factor = 24 * 3600 * 1000;
+  auto value = ParseInteger<int64_t>(text.substr(0, digits), "int64");
+  if (digits == 0 || factor == 0 || !value.ok() || *value > INT64_MAX / factor) {
+    return Status::Invalid(Quote(text) +
+                           " is not a duration (a whole number with ms, s, m, h or d)");
+  }
+  return *value * factor;
+}
+
 }  // namespace oxbow

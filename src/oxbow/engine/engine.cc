@@ -12,14 +12,35 @@
 #include <set>
 #include <tuple>
 
+#include "oxbow/common/parse.h"
 #include "oxbow/engine/log_table_internal.h"
 #include "oxbow/engine/pk_table_internal.h"
 
 namespace oxbow::engine {
 
+namespace {
+
+// log.local.retention in ms, or -1 when the table does not set it.
+Result<int64_t> LocalRetentionMs(const catalog::TableDescriptor& table) {
+  auto it = table.properties.find(kLocalRetentionProperty);
+  if (it == table.properties.end()) return -1;
+  auto ms = ParseDurationMs(it->second);
+  if (!ms.ok()) {
+    return Status::Invalid("table property " + std::string(kLocalRetentionProperty) + ": " +
+                           ms.status().message());
+  }
+  return ms;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
   if (!options.fs) options.fs = PosixFileSystem::Default();
   std::unique_ptr<Engine> engine(new Engine(std::move(options)));
+  if (engine->options_.cold_fs) {
+    engine->cold_cache_ = std::make_shared<log::ColdReadCache>(
+        engine->options_.cold_cache_bytes, engine->options_.cold_cache_block_bytes);
+  }
   RETURN_NOT_OK(engine->options_.fs->CreateDirs(engine->options_.data_dir));
   RETURN_NOT_OK(engine->LockDataDir());
   ASSIGN_OR_RAISE(engine->catalog_,
@@ -35,6 +56,9 @@ Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
   }
   if (engine->options_.kv_checkpoint_interval_ms > 0) {
     engine->checkpoint_thread_ = std::thread([e = engine.get()] { e->CheckpointLoop(); });
+  }
+  if (engine->cold_cache_ && engine->options_.cold_check_ms > 0) {
+    engine->cold_thread_ = std::thread([e = engine.get()] { e->ColdLoop(); });
   }
   if (engine->options_.retention_check_ms > 0) {
     engine->retention_thread_ = std::thread([e = engine.get()] { e->RetentionLoop(); });
@@ -99,6 +123,12 @@ Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor&
     options.log.retention_floor = 0;
   }
   if (options_.make_batch_check) options.batch_check = options_.make_batch_check(descriptor);
+  if (cold_cache_) {
+    ASSIGN_OR_RAISE(int64_t local_retention_ms, LocalRetentionMs(descriptor));
+    options.log.cold = {options_.cold_fs,
+                        JoinPath(options_.cold_root, std::to_string(descriptor.table_id)),
+                        local_retention_ms, cold_cache_};
+  }
   if (descriptor.primary_key.empty()) {
     ASSIGN_OR_RAISE(auto table, internal::OpenLogTable(descriptor, std::move(options)));
     return std::shared_ptr<Table>(std::move(table));
@@ -133,6 +163,11 @@ Result<catalog::TableDescriptor> Engine::CreateTable(const catalog::CreateTableR
       }
     }
   }
+  ASSIGN_OR_RAISE(int64_t local_retention_ms, LocalRetentionMs(request.table));
+  if (local_retention_ms >= 0 && !cold_cache_) {
+    return Status::Invalid("table property " + std::string(kLocalRetentionProperty) +
+                           " needs a cold store (the warehouse), and this engine has none");
+  }
   ASSIGN_OR_RAISE(auto descriptor, catalog_->Create(request.table, request.if_not_exists));
   auto table = OpenTable(descriptor);
   if (!table.ok()) {
@@ -158,6 +193,14 @@ Status Engine::DropTable(const std::string& name) {
     // A failure leaves an orphan column family that the next open drops.
     if (Status st = kv_->DropTable(table->descriptor().table_id); !st.ok()) {
       spdlog::warn("dropping the rows of table '{}': {}", name, st.message());
+    }
+  }
+  if (cold_cache_) {
+    const std::string cold_dir =
+        JoinPath(options_.cold_root, std::to_string(table->descriptor().table_id));
+    if (Status st = options_.cold_fs->RemoveAll(cold_dir); !st.ok()) {
+      spdlog::warn("dropping the cold segments of table '{}' in {}: {}", name, cold_dir,
+                   st.message());
     }
   }
   Status removed = options_.fs->RemoveAll(TableDir(table->descriptor().table_id));
@@ -266,6 +309,29 @@ void Engine::RetentionLoop() {
   }
 }
 
+void Engine::ColdLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!closing_cv_.wait_for(lock, std::chrono::milliseconds(options_.cold_check_ms),
+                               [this] { return closing_; })) {
+    lock.unlock();
+    for (const auto& table : Tables()) {
+      for (size_t b = 0; b < table->logs().size(); ++b) {
+        auto moved = table->logs()[b]->OffloadColdSegments();
+        if (!moved.ok()) {
+          spdlog::warn(
+              "table '{}' bucket {}: moving old segments to the cold store failed (they "
+              "stay local; retried in {} ms): {}",
+              table->descriptor().name, b, options_.cold_check_ms, moved.status().message());
+        } else if (*moved > 0) {
+          spdlog::info("table '{}' bucket {}: moved {} segments to the cold store",
+                       table->descriptor().name, b, *moved);
+        }
+      }
+    }
+    lock.lock();
+  }
+}
+
 std::vector<std::shared_ptr<Table>> Engine::Tables() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::shared_ptr<Table>> tables;
@@ -349,6 +415,7 @@ Status Engine::Close() {
   }
   closing_cv_.notify_all();
   if (retention_thread_.joinable()) retention_thread_.join();
+  if (cold_thread_.joinable()) cold_thread_.join();
   if (scrub_thread_.joinable()) scrub_thread_.join();
   if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
   Status first;

@@ -49,7 +49,22 @@ struct EngineOptions {
   // How often the key-value store is checkpointed (then a primary-key table's changelog may be
   // deleted by retention up to what the checkpoint covers). Default: 10 min; 0: only at open.
   int64_t kv_checkpoint_interval_ms = int64_t{10} * 60 * 1000;
+  // The cold log (docs/storage.md#cold-log): the object store and the root under which bucket b
+  // of the table with id i keeps its cold segments, <cold_root>/<i>/<b>. Default (null): no
+  // table may set log.local.retention.
+  std::shared_ptr<FileSystem> cold_fs;
+  std::string cold_root;
+  // The in-memory cache every cold read goes through, and its block size. Defaults: 256 MiB,
+  // 1 MiB.
+  int64_t cold_cache_bytes = int64_t{256} << 20;
+  int64_t cold_cache_block_bytes = int64_t{1} << 20;
+  // How often each log moves its segments older than log.local.retention to the cold store.
+  // Default: 30 s; 0 disables it.
+  int64_t cold_check_ms = 30'000;
 };
+
+// The table property that moves sealed log segments to the cold store once they are older.
+inline constexpr char kLocalRetentionProperty[] = "log.local.retention";
 
 struct TableStatus {
   catalog::TableDescriptor table;
@@ -104,6 +119,8 @@ class Engine {
   Status LockDataDir();
   // Runs EnforceRetention on every log every retention_check_ms until Close().
   void RetentionLoop();
+  // Moves old segments of every log to the cold store every cold_check_ms until Close().
+  void ColdLoop();
   // Verifies sealed segments, one at a time within scrub_bytes_per_second, each once per
   // scrub_interval_ms, until Close(); damage found is logged and kept in each log.
   void ScrubLoop();
@@ -123,6 +140,8 @@ class Engine {
   std::thread retention_thread_;
   std::thread scrub_thread_;
   std::thread checkpoint_thread_;
+  std::thread cold_thread_;
+  std::shared_ptr<log::ColdReadCache> cold_cache_;
   std::unique_ptr<kv::Store> kv_;  // null until a primary-key table exists
   std::mutex checkpoint_mu_;       // one checkpoint at a time
   // A primary-key changelog's two floors: what the newest checkpoint covers, and what its

@@ -78,9 +78,13 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
 
   Status OpenLogs() {
     for (int32_t b = 0; b < descriptor_.buckets; ++b) {
+      log::LogOptions log_options = options_.log;
+      if (log_options.cold.fs) {
+        log_options.cold.dir = JoinPath(log_options.cold.dir, std::to_string(b));
+      }
       ASSIGN_OR_RAISE(auto log,
                       log::BucketLog::Open(options_.fs, JoinPath(options_.dir, std::to_string(b)),
-                                           options_.log));
+                                           std::move(log_options)));
       WarnAboutRecovery(descriptor_.name, b, log->recovery_info());
       logs_.push_back(std::move(log));
     }
@@ -115,7 +119,8 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
     for (int32_t b = 0; b < static_cast<int32_t>(logs_.size()); ++b) {
       const log::BucketLog& log = *logs_[b];
       buckets.push_back({b, log.earliest_offset(), log.durable_offset(), log.size_bytes(),
-                         log.segment_count(), log.damaged_ranges(), log.recovery_info()});
+                         log.segment_count(), log.damaged_ranges(), log.recovery_info(),
+                         log.cold_status()});
     }
     return buckets;
   }

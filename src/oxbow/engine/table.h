@@ -70,6 +70,8 @@ struct BucketStatus {
   std::vector<log::DamagedRange> damaged;
   // What opening the log found (a torn tail it cut, damage it kept).
   log::RecoveryInfo recovery;
+  // Its segments in the cold store (docs/storage.md#cold-log).
+  log::ColdStatus cold;
 };
 
 // A check of each batch put into a table beyond its schema (e.g. values its lake cannot hold):

@@ -5,6 +5,7 @@
 
 #include "oxbow/common/crc32c.h"
 #include "oxbow/log/byte_order_internal.h"
+#include "oxbow/log/cold_manifest_internal.h"
 #include "oxbow/log/segment_internal.h"
 
 namespace oxbow::log {
@@ -143,6 +144,9 @@ Result<std::unique_ptr<BucketLog>> BucketLog::Open(std::shared_ptr<FileSystem> f
       (options.flush_interval_ms <= 0 || options.flush_bytes <= 0)) {
     return Status::Invalid("flush_interval_ms and flush_bytes must be positive");
   }
+  if (options.cold.fs && !options.cold.cache) {
+    return Status::Invalid("a cold log needs a read cache");
+  }
   std::unique_ptr<BucketLog> log(new BucketLog(std::move(fs), std::move(dir), std::move(options)));
   RETURN_NOT_OK(log->Recover().WithContext("open bucket log " + log->dir_));
   if (log->options_.flush_policy == FlushPolicy::kInterval) {
@@ -169,7 +173,8 @@ Status BucketLog::Recover() {
     }
   }
   std::sort(bases.begin(), bases.end());
-  // Index files whose segment retention already removed.
+  RETURN_NOT_OK(LoadColdManifest(&bases));
+  // Index files whose segment retention (or the cold log) already removed.
   for (const auto& [base, name] : index_files) {
     if (!std::binary_search(bases.begin(), bases.end(), base)) {
       RETURN_NOT_OK(fs_->Remove(JoinPath(dir_, name)));
@@ -177,9 +182,11 @@ Status BucketLog::Recover() {
   }
   recovery_.segments = static_cast<int64_t>(bases.size());
   if (bases.empty()) {
-    ASSIGN_OR_RAISE(active_, CreateSegment(0));
-    segments_[0] = {active_, 0};
+    const int64_t base = cold_manifest_.empty() ? 0 : cold_manifest_.back().next_offset;
+    ASSIGN_OR_RAISE(active_, CreateSegment(base));
+    segments_[base] = {active_, 0};
     recovery_.segments = 1;
+    next_offset_ = durable_offset_ = base;
     return Status::OK();
   }
   // Every segment but the last was fsynced before its successor was created: trust it.
@@ -484,6 +491,8 @@ std::vector<BucketLog::ReadableSegment> BucketLog::ReadableSegments(int64_t from
       r.size = r.durable_end = it->second.size;
       r.next_offset = next->first;
       r.sealed = true;
+      r.cold = it->second.cold;
+      r.last_append_ms = it->second.last_append_ms;
     }
     out.push_back(std::move(r));
   }
@@ -645,7 +654,7 @@ std::vector<int64_t> BucketLog::SealedSegments() const {
   std::lock_guard lock(mutex_);
   std::vector<int64_t> bases;
   for (const auto& [base, entry] : segments_) {
-    if (entry.segment != active_) bases.push_back(base);
+    if (entry.segment != active_ && !entry.cold) bases.push_back(base);
   }
   return bases;
 }
@@ -655,7 +664,7 @@ Result<ScrubResult> BucketLog::ScrubSealedSegment(int64_t base_offset) {
   {
     std::lock_guard lock(mutex_);
     for (const ReadableSegment& r : ReadableSegments(base_offset)) {
-      if (r.sealed && r.segment->base_offset() == base_offset) target = r;
+      if (r.sealed && !r.cold && r.segment->base_offset() == base_offset) target = r;
       break;
     }
   }
@@ -685,6 +694,11 @@ Result<ScrubResult> BucketLog::ScrubSealedSegment(int64_t base_offset) {
   return result;
 }
 
+bool BucketLog::closing() const {
+  std::lock_guard lock(mutex_);
+  return closing_;
+}
+
 int64_t BucketLog::earliest_offset() const {
   std::lock_guard lock(mutex_);
   return segments_.begin()->first;
@@ -707,7 +721,12 @@ int64_t BucketLog::size_bytes() const {
 
 int64_t BucketLog::segment_count() const {
   std::lock_guard lock(mutex_);
-  return static_cast<int64_t>(segments_.size());
+  return static_cast<int64_t>(segments_.size()) - cold_count_;
+}
+
+ColdStatus BucketLog::cold_status() const {
+  std::lock_guard lock(mutex_);
+  return {cold_count_, cold_bytes_, cold_error_};
 }
 
 void BucketLog::SetRetentionFloor(int64_t offset) {
@@ -722,7 +741,7 @@ Result<int> BucketLog::EnforceRetention() {
   int64_t total, floor;
   {
     std::lock_guard lock(mutex_);
-    total = sealed_bytes_ + write_position_;
+    total = sealed_bytes_ + write_position_ + cold_bytes_;
     floor = retention_floor_;
     for (const ReadableSegment& r : ReadableSegments(segments_.begin()->first)) {
       if (r.sealed) sealed.push_back(r);
@@ -735,24 +754,47 @@ Result<int> BucketLog::EnforceRetention() {
     bool by_size = options_.retention_bytes >= 0 && total - r.size >= options_.retention_bytes;
     bool by_age = false;
     if (!by_size && options_.retention_ms >= 0) {
-      RETURN_NOT_OK(r.segment->EnsureIndexed(r.size, r.next_offset));
-      by_age = now - r.segment->state().last_append_ms > options_.retention_ms;
+      int64_t last_append_ms = r.last_append_ms;
+      if (!r.cold) {
+        RETURN_NOT_OK(r.segment->EnsureIndexed(r.size, r.next_offset));
+        last_append_ms = r.segment->state().last_append_ms;
+      }
+      by_age = now - last_append_ms > options_.retention_ms;
     }
     if (!by_size && !by_age) break;
     doomed.push_back(r);
     total -= r.size;
   }
   if (doomed.empty()) return 0;
+  // Cold segments leave the manifest first: a crash then leaves only unreferenced objects.
+  int64_t cold_doomed = 0;
+  for (const ReadableSegment& r : doomed) cold_doomed += r.cold ? 1 : 0;
+  if (cold_doomed > 0) {
+    RETURN_NOT_OK(WriteColdManifest(std::vector<internal::ColdSegment>(
+        cold_manifest_.begin() + cold_doomed, cold_manifest_.end())));
+  }
   {
     std::lock_guard lock(mutex_);
     for (const ReadableSegment& r : doomed) {
       segments_.erase(r.segment->base_offset());
-      sealed_bytes_ -= r.size;
+      if (r.cold) {
+        cold_bytes_ -= r.size;
+        cold_count_--;
+      } else {
+        sealed_bytes_ -= r.size;
+      }
     }
+  }
+  Status cold_removed;
+  for (const ReadableSegment& r : doomed) {
+    if (!r.cold) continue;
+    Status st = RemoveColdObjects(r.segment->base_offset());
+    if (cold_removed.ok()) cold_removed = st;
   }
   // Oldest first, the log file before its indexes: a crash leaves no gap, at most orphan
   // index files that the next open removes.
   for (const ReadableSegment& r : doomed) {
+    if (r.cold) continue;
     RETURN_NOT_OK(fs_->Remove(r.segment->log_path()));
     for (const std::string& path : {r.segment->index_path(), r.segment->time_index_path()}) {
       Status removed = fs_->Remove(path);
@@ -760,6 +802,7 @@ Result<int> BucketLog::EnforceRetention() {
     }
   }
   RETURN_NOT_OK(fs_->SyncDir(dir_));
+  RETURN_NOT_OK(cold_removed);
   return static_cast<int>(doomed.size());
 }
 
@@ -786,6 +829,8 @@ Status BucketLog::Close() {
     flusher_cv_.notify_all();
   }
   if (flusher_.joinable()) flusher_.join();
+  // Waits for a move to the cold log in progress; later ones see closing_ and do nothing.
+  { std::lock_guard offload_lock(offload_mutex_); }
   {
     std::lock_guard lock(mutex_);
     if (!active_) return Status::OK();  // Open failed before recovery made a segment

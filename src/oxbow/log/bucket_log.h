@@ -9,6 +9,7 @@
 // run concurrently with appends and with each other.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -24,12 +25,14 @@
 #include "oxbow/common/buffer.h"
 #include "oxbow/common/file_system.h"
 #include "oxbow/common/status.h"
+#include "oxbow/log/cold_cache.h"
 
 namespace oxbow::log {
 
 namespace internal {
 class Segment;
 struct StoredFrame;
+struct ColdSegment;
 }  // namespace internal
 
 enum class FlushPolicy {
@@ -40,6 +43,19 @@ enum class FlushPolicy {
   // flush_interval_ms, and an appender fsyncs inline once flush_bytes are unsynced. A crash
   // loses at most the unsynced tail. Readers still see only fsynced data.
   kInterval,
+};
+
+// Where a log moves its cold segments: the cold log (docs/storage.md#cold-log).
+struct ColdLogOptions {
+  // The object store (an S3FileSystem, or a local directory). Default (null): no cold log.
+  std::shared_ptr<FileSystem> fs;
+  // This bucket's directory in it, e.g. "s3://bucket/warehouse/_log/7/0".
+  std::string dir;
+  // Sealed segments whose newest batch was appended longer ago than this move to the cold
+  // store (OffloadColdSegments). Default: -1, never.
+  int64_t local_retention_ms = -1;
+  // The cache reads of cold segments go through; required with `fs`.
+  std::shared_ptr<ColdReadCache> cache;
 };
 
 struct LogOptions {
@@ -73,6 +89,8 @@ struct LogOptions {
   std::function<int64_t()> clock;
   // Called with the duration in seconds of each fsync of a segment (metrics). Default: none.
   std::function<void(double)> on_fsync;
+  // The cold log. Default: none.
+  ColdLogOptions cold;
 };
 
 // Facts about a batch, given by the appender.
@@ -149,6 +167,14 @@ struct ScrubResult {
   std::vector<DamagedRange> damaged;  // damage it found (new or already known)
 };
 
+// The log's segments in the cold store.
+struct ColdStatus {
+  int64_t segments = 0;
+  int64_t bytes = 0;
+  // Why the last OffloadColdSegments failed; empty after one that succeeded.
+  std::string error;
+};
+
 class BucketLog {
  public:
   // Opens (creating when absent) the log in directory `dir`, recovering after a crash.
@@ -192,13 +218,14 @@ class BucketLog {
   int64_t earliest_offset() const;
   int64_t next_offset() const;     // the offset the next append gets
   int64_t durable_offset() const;  // high watermark: batches below it are fsynced
-  int64_t size_bytes() const;      // total bytes of all segments
-  int64_t segment_count() const;
+  int64_t size_bytes() const;      // total bytes of the local segments
+  int64_t segment_count() const;   // local segments
+  ColdStatus cold_status() const;
   const RecoveryInfo& recovery_info() const { return recovery_; }
   // Damage known so far (found at open, by reads, or by scrubbing), oldest offset first.
   std::vector<DamagedRange> damaged_ranges() const;
 
-  // Base offsets of the sealed segments, oldest first.
+  // Base offsets of the local sealed segments, oldest first.
   std::vector<int64_t> SealedSegments() const;
   // Verifies every checksum of the sealed segment at `base_offset` (a segment retention has
   // deleted meanwhile verifies nothing). Damage found is also kept in damaged_ranges().
@@ -207,10 +234,18 @@ class BucketLog {
   // Retention never deletes a segment holding an offset >= `offset` (e.g. not yet tiered).
   // Default: no floor.
   void SetRetentionFloor(int64_t offset);
-  // Deletes whole old segments past retention_bytes / retention_ms (never the active one).
-  // Runs after each segment roll; call it periodically for age-based retention.
-  // Returns the number of segments deleted.
+  // Deletes whole old segments past retention_bytes / retention_ms (never the active one), cold
+  // ones included (their objects after the manifest no longer lists them). Runs after each
+  // segment roll; call it periodically for age-based retention. Returns the number of segments
+  // deleted.
   Result<int> EnforceRetention();
+
+  // Moves the local sealed segments older than cold.local_retention_ms to the cold store, oldest
+  // first: upload, verify by reading back (size and CRC32C), record in the cold-segment
+  // manifest, and only then delete the local files. Reads of their offsets then go to the cold
+  // store. A failure leaves the segment local (retried at the next call) and its partial
+  // objects unreferenced (deleted by the next call). Returns how many segments moved.
+  Result<int> OffloadColdSegments();
 
   // Makes everything durable, writes the recovery checkpoint, and stops. Idempotent.
   Status Close();
@@ -221,6 +256,8 @@ class BucketLog {
   struct SegmentEntry {
     SegmentPtr segment;
     int64_t size = 0;  // sealed segments only; the active one's is write_position_
+    bool cold = false;
+    int64_t last_append_ms = -1;  // cold segments only (from the manifest)
   };
   struct ReadableSegment {
     SegmentPtr segment;
@@ -228,11 +265,14 @@ class BucketLog {
     int64_t durable_end = 0;  // readers stop here
     int64_t next_offset = 0;  // offset after the segment's last batch
     bool sealed = false;
+    bool cold = false;
+    int64_t last_append_ms = -1;  // cold segments only
   };
 
   BucketLog(std::shared_ptr<FileSystem> fs, std::string dir, LogOptions options);
 
   int64_t Now() const;
+  bool closing() const;
   Status Recover();
   // Validates a batch and returns the checksum table of its payload.
   static Result<std::string> CheckBatch(const BatchInfo& info, std::span<const ByteSpan> metadata,
@@ -249,6 +289,14 @@ class BucketLog {
   void FlusherLoop();
   // The segment holding `from_offset` and all later ones, as readers may see them.
   std::vector<ReadableSegment> ReadableSegments(int64_t from_offset) const;
+  // Cold log internals (bucket_log_cold.cc).
+  Status LoadColdManifest(std::vector<int64_t>* local_bases);
+  SegmentPtr OpenColdSegment(const internal::ColdSegment& entry) const;
+  Status WriteColdManifest(const std::vector<internal::ColdSegment>& segments);
+  Status OffloadLocked(int* moved);
+  Result<internal::ColdSegment> UploadSegment(const ReadableSegment& r);
+  Status SweepColdOrphans();
+  Status RemoveColdObjects(int64_t base_offset);
 
   const std::shared_ptr<FileSystem> fs_;
   const std::string dir_;
@@ -276,7 +324,14 @@ class BucketLog {
   int64_t checkpoint_segment_ = -1;  // (segment, size) of the newest checkpoint written
   int64_t checkpoint_size_ = -1;
 
+  // Held while segments leave the log or the manifest changes (retention, offload's switch).
   std::mutex retention_mutex_;
+  std::vector<internal::ColdSegment> cold_manifest_;  // guarded by retention_mutex_
+  int64_t cold_bytes_ = 0;                            // guarded by mutex_
+  int64_t cold_count_ = 0;                            // guarded by mutex_
+  std::string cold_error_;                            // guarded by mutex_
+  std::mutex offload_mutex_;                          // one offload at a time
+  std::atomic<bool> sweep_needed_{true};  // orphan objects may exist: list and delete them
   std::mutex close_mutex_;
   bool closed_ = false;
   std::thread flusher_;

@@ -904,5 +904,158 @@ TEST_F(LogTest, RejectsBadBatches) {
   EXPECT_TRUE(BucketLog::Open(fs_, dir_, bad).status().IsInvalid());
 }
 
+// The cold log, with a second local directory as the object store (the S3 suite runs it on S3).
+class ColdLogTest : public LogTest {
+ protected:
+  void SetUp() override {
+    LogTest::SetUp();
+    cold_fs_ = std::make_shared<FaultInjectionFileSystem>(PosixFileSystem::Default());
+    cold_dir_ = JoinPath(tmp_.path(), "cold/7/0");
+    options_.retention_ms = -1;
+    options_.cold = {cold_fs_, cold_dir_, 60'000, std::make_shared<ColdReadCache>(8192, 512)};
+  }
+  std::set<std::string> Names(const std::string& dir) {
+    std::set<std::string> names;
+    if (!std::filesystem::exists(dir)) return names;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      names.insert(e.path().filename().string());
+    }
+    return names;
+  }
+  std::set<std::string> SegmentNames(const std::string& dir, const char* suffix) {
+    std::set<std::string> out;
+    for (const auto& n : Names(dir)) {
+      if (n.ends_with(suffix)) out.insert(n);
+    }
+    return out;
+  }
+  std::shared_ptr<FaultInjectionFileSystem> cold_fs_;
+  std::string cold_dir_;
+};
+
+TEST_F(ColdLogTest, OldSegmentsMoveToTheColdStoreAndReadBackExactly) {
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 120);
+  const auto sealed = log->SealedSegments();
+  ASSERT_GE(sealed.size(), 3u);
+  EXPECT_EQ(log->OffloadColdSegments().ValueOrDie(), 0);  // not old enough yet
+  now_ += 60'001;
+  AppendMany(log.get(), 120, 1);
+  auto moved = log->OffloadColdSegments();
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  EXPECT_EQ(*moved, static_cast<int>(sealed.size()));
+  EXPECT_TRUE(log->SealedSegments().empty() || log->SealedSegments().front() > sealed.back());
+  for (int64_t base : sealed) {
+    for (const char* suffix : {".log", ".index", ".timeindex"}) {
+      const std::string name = internal::SegmentFileName(base, suffix);
+      EXPECT_FALSE(std::filesystem::exists(JoinPath(dir_, name))) << name;
+      EXPECT_TRUE(std::filesystem::exists(JoinPath(cold_dir_, name))) << name;
+    }
+  }
+  const ColdStatus cold = log->cold_status();
+  EXPECT_EQ(cold.segments, static_cast<int64_t>(sealed.size()));
+  EXPECT_GT(cold.bytes, 0);
+  EXPECT_EQ(cold.error, "");
+  EXPECT_EQ(log->earliest_offset(), 0);
+  CheckReadAll(log.get(), 0);
+  CheckReadAll(log.get(), expected_[37].base_offset + 1, 700);  // mid-batch, small reads
+  EXPECT_EQ(log->LookupOffsetByTime(1000 + 50).ValueOrDie(), expected_[50].base_offset);
+  // A restart serves the cold segments from the manifest.
+  log.reset();
+  log = OpenLog();
+  EXPECT_EQ(log->cold_status().segments, static_cast<int64_t>(sealed.size()));
+  CheckReadAll(log.get(), 0);
+}
+
+TEST_F(ColdLogTest, ChecksumsGuardColdBytes) {
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 40);
+  now_ += 60'001;
+  AppendMany(log.get(), 40, 1);
+  ASSERT_GT(log->OffloadColdSegments().ValueOrDie(), 0);
+  log.reset();
+  FlipByte(JoinPath(cold_dir_, internal::SegmentFileName(0, ".log")), FramePosition(3) + 80);
+  log = OpenLog();
+  auto refused = log->Read(expected_[3].base_offset, 1 << 20);
+  ASSERT_TRUE(refused.status().IsCorruption()) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find(cold_dir_), std::string::npos);
+}
+
+TEST_F(ColdLogTest, AFailedUploadKeepsTheSegmentAndLeavesNoReferencedObject) {
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 60);
+  const auto sealed = log->SealedSegments();
+  now_ += 60'001;
+  AppendMany(log.get(), 60, 1);
+  // The second object of the first segment fails half-way.
+  cold_fs_->FailWrites(Status::IOError("injected: service unavailable"), 10, 1, ".index");
+  auto moved = log->OffloadColdSegments();
+  ASSERT_FALSE(moved.ok());
+  EXPECT_NE(log->cold_status().error.find("service unavailable"), std::string::npos);
+  EXPECT_EQ(log->cold_status().segments, 0);
+  EXPECT_EQ(log->SealedSegments(), sealed);
+  EXPECT_TRUE(std::filesystem::exists(JoinPath(dir_, internal::SegmentFileName(0, ".log"))));
+  EXPECT_FALSE(SegmentNames(cold_dir_, ".log").empty());  // the orphan of the failed attempt
+  CheckReadAll(log.get(), 0);
+  // The next pass deletes the orphans, then moves everything.
+  cold_fs_->ClearFaults();
+  ASSERT_EQ(log->OffloadColdSegments().ValueOrDie(), static_cast<int>(sealed.size()));
+  EXPECT_EQ(log->cold_status().error, "");
+  EXPECT_EQ(SegmentNames(cold_dir_, ".log").size(), sealed.size());
+  CheckReadAll(log.get(), 0);
+}
+
+TEST_F(ColdLogTest, OrphansFromACrashBeforeTheManifestAreDeleted) {
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 60);
+  now_ += 60'001;
+  AppendMany(log.get(), 60, 1);
+  log.reset();
+  ASSERT_TRUE(cold_fs_->CreateDirs(cold_dir_).ok());
+  const std::string stray = JoinPath(cold_dir_, internal::SegmentFileName(0, ".log"));
+  ASSERT_TRUE(WriteFileAtomically(*cold_fs_, cold_dir_, internal::SegmentFileName(0, ".log"),
+                                  "half an upload")
+                  .ok());
+  log = OpenLog();
+  ASSERT_GT(log->OffloadColdSegments().ValueOrDie(), 0);
+  CheckReadAll(log.get(), 0);  // the stray object was replaced, not served
+}
+
+TEST_F(ColdLogTest, RetentionDeletesColdSegmentsAfterTheManifestDropsThem) {
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 120);
+  now_ += 60'001;
+  AppendMany(log.get(), 120, 1);
+  const int moved = log->OffloadColdSegments().ValueOrDie();
+  ASSERT_GE(moved, 3);
+  log.reset();
+  options_.retention_ms = 50'000;
+  now_ += 1;
+  log = OpenLog();  // Open enforces retention
+  EXPECT_EQ(log->cold_status().segments, 0);
+  EXPECT_EQ(log->cold_status().bytes, 0);
+  EXPECT_TRUE(SegmentNames(cold_dir_, ".log").empty());
+  EXPECT_GT(log->earliest_offset(), 0);
+  CheckReadAll(log.get(), log->earliest_offset());
+}
+
+TEST_F(ColdLogTest, TheCacheStaysWithinItsCapacity) {
+  auto cache = std::make_shared<ColdReadCache>(4096, 512);
+  options_.cold.cache = cache;
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 120);
+  now_ += 60'001;
+  AppendMany(log.get(), 120, 1);
+  ASSERT_GT(log->OffloadColdSegments().ValueOrDie(), 0);
+  CheckReadAll(log.get(), 0);
+  EXPECT_LE(cache->figures().bytes, 4096);
+  EXPECT_GT(cache->figures().misses, 0);
+  ASSERT_TRUE(log->Read(0, 100).ok());
+  const auto before = cache->figures();
+  ASSERT_TRUE(log->Read(0, 100).ok());  // the same blocks again: served from the cache
+  EXPECT_GT(cache->figures().hits, before.hits);
+  EXPECT_EQ(cache->figures().misses, before.misses);
+}
+
 }  // namespace
 }  // namespace oxbow::log

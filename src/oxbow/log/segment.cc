@@ -345,14 +345,15 @@ Status ParseTimeIndex(const Buffer& bytes, int64_t limit, int64_t max_relative_o
 }  // namespace
 
 Segment::Segment(FileSystem* fs, const std::string& dir, int64_t base_offset,
-                 std::unique_ptr<File> file, int64_t index_interval_bytes)
+                 std::unique_ptr<File> file, int64_t index_interval_bytes, bool cold)
     : fs_(fs),
       base_offset_(base_offset),
       log_path_(JoinPath(dir, SegmentFileName(base_offset, ".log"))),
       index_path_(JoinPath(dir, SegmentFileName(base_offset, ".index"))),
       time_index_path_(JoinPath(dir, SegmentFileName(base_offset, ".timeindex"))),
       file_(std::move(file)),
-      index_interval_bytes_(index_interval_bytes) {
+      index_interval_bytes_(index_interval_bytes),
+      cold_(cold) {
   state_.next_offset = base_offset;
 }
 
@@ -389,7 +390,15 @@ SegmentState Segment::state() const {
 Status Segment::EnsureIndexed(int64_t size, int64_t next_offset) {
   std::lock_guard lock(mutex_);
   if (indexed_) return Status::OK();
-  if (!LoadIndexFiles(size, next_offset).ok()) RETURN_NOT_OK(RebuildLocked(size, next_offset));
+  Status loaded = LoadIndexFiles(size, next_offset);
+  if (!loaded.ok()) {
+    if (cold_ && loaded.code() != StatusCode::kCorruption) {
+      offset_index_.clear();
+      time_index_.clear();
+      return loaded;
+    }
+    RETURN_NOT_OK(RebuildLocked(size, next_offset));
+  }
   indexed_ = true;
   return Status::OK();
 }
@@ -469,6 +478,7 @@ Status Segment::RebuildLocked(int64_t size, int64_t next_offset) {
         {state_.max_timestamp_ms, static_cast<uint32_t>(state_.last_base_offset - base_offset_)});
     state_.time_entries++;
   }
+  if (cold_) return Status::OK();
   // Rewrite the index files so the next open finds them; a failure only costs a rebuild.
   std::string offsets = EncodeOffsetEntries(offset_index_, 0, state_.offset_entries);
   std::string times = EncodeTimeEntries(time_index_, 0, state_.time_entries);

@@ -181,8 +181,11 @@ struct SegmentRecovery {
 // damage found in it. Index methods are thread-safe; the bucket log serializes appends.
 class Segment {
  public:
+  // A `cold` segment lives in the cold store: it is never written, an index it cannot read
+  // for a reason other than corruption is an error (retried at the next use), and an index it
+  // rebuilds stays in memory.
   Segment(FileSystem* fs, const std::string& dir, int64_t base_offset, std::unique_ptr<File> file,
-          int64_t index_interval_bytes);
+          int64_t index_interval_bytes, bool cold = false);
 
   int64_t base_offset() const { return base_offset_; }
   File* file() const { return file_.get(); }
@@ -241,6 +244,7 @@ class Segment {
   const std::string time_index_path_;
   std::unique_ptr<File> file_;
   const int64_t index_interval_bytes_;
+  const bool cold_;
 
   mutable std::mutex mutex_;
   bool indexed_ = false;

@@ -31,6 +31,12 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
   options.engine.make_batch_check = lake::MakeBatchCheck;
   options.engine.log.on_fsync = [m = node->metrics_.get()](double s) { m->ObserveFsync(s); };
   const std::string data_dir = options.engine.data_dir;
+  if (storage::IsS3Uri(options.lake.warehouse) && !options.lake.fs) {
+    RETURN_NOT_OK(UseS3Warehouse(data_dir, options.s3, &options.lake, &node->lake_reader_config_));
+  }
+  // The cold log lives in the warehouse too (docs/storage.md#cold-log).
+  options.engine.cold_fs = options.lake.fs ? options.lake.fs : PosixFileSystem::Default();
+  options.engine.cold_root = JoinPath(options.lake.warehouse, "_log");
   ASSIGN_OR_RAISE(node->engine_, engine::Engine::Open(std::move(options.engine)));
   metrics::Metrics* m = node->metrics_.get();
   options.lake.observer.on_round = [m](const std::string& t, double s, bool ok) {
@@ -42,13 +48,6 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
   options.lake.observer.on_commit = [m](const std::string& t, const char* kind) {
     m->AddLakeCommit(t, kind);
   };
-  if (storage::IsS3Uri(options.lake.warehouse) && !options.lake.fs) {
-    Status st = UseS3Warehouse(data_dir, options.s3, &options.lake, &node->lake_reader_config_);
-    if (!st.ok()) {
-      (void)node->engine_->Close();
-      return st;
-    }
-  }
   auto tiering = lake::TieringService::Start(node->engine_.get(), std::move(options.lake));
   if (!tiering.ok()) {
     (void)node->engine_->Close();
@@ -128,10 +127,14 @@ std::string Node::MetricsPage() const {
           static_cast<double>(b.next_offset));
       add("oxbow_log_earliest_offset", "The first offset retention kept", labels,
           static_cast<double>(b.earliest_offset));
-      add("oxbow_log_size_bytes", "Bytes of the bucket's log segments", labels,
+      add("oxbow_log_size_bytes", "Bytes of the bucket's log segments on local disk", labels,
           static_cast<double>(b.size_bytes));
-      add("oxbow_log_segments", "Segments of the bucket's log", labels,
+      add("oxbow_log_segments", "Segments of the bucket's log on local disk", labels,
           static_cast<double>(b.segments));
+      add("oxbow_log_cold_bytes", "Bytes of the bucket's segments in the cold log", labels,
+          static_cast<double>(b.cold.bytes));
+      add("oxbow_log_cold_segments", "Segments of the bucket's log in the cold log", labels,
+          static_cast<double>(b.cold.segments));
     }
     const lake::LakeTableStatus& lake = description->lake;
     if (!lake.enabled) continue;

@@ -99,6 +99,13 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--warehouse", options->node.lake.warehouse,
                  "Directory of the Iceberg tables every log table is tiered into")
       ->capture_default_str();
+  app.add_option("--cold-log-cache-bytes", options->node.engine.cold_cache_bytes,
+                 "Memory cache in front of the cold log's segments (table property "
+                 "log.local.retention moves old segments to the warehouse)")
+      ->capture_default_str();
+  app.add_option("--cold-log-check-ms", options->node.engine.cold_check_ms,
+                 "How often old log segments are moved to the cold log (0: never)")
+      ->capture_default_str();
   app.add_option("--s3-endpoint", options->node.s3.endpoint,
                  "S3 endpoint of an s3:// warehouse (default: AWS_ENDPOINT_URL, else AWS itself); "
                  "credentials come only from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/"

@@ -156,7 +156,11 @@ json BucketStatusJson(const engine::TableStatus& status) {
   for (const auto& b : status.buckets) {
     json bucket = {{"bucket", b.bucket},
                    {"earliest_offset", b.earliest_offset},
-                   {"next_offset", b.next_offset}};
+                   {"next_offset", b.next_offset},
+                   {"local_segments", b.segments},
+                   {"local_bytes", b.size_bytes},
+                   {"cold", {{"segments", b.cold.segments}, {"bytes", b.cold.bytes}}}};
+    if (!b.cold.error.empty()) bucket["cold"]["error"] = b.cold.error;
     for (const auto& d : b.damaged) {
       bucket["damaged"].push_back({{"from_offset", d.from_offset},
                                    {"to_offset", d.to_offset},

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Cold-log DoGet beside local-log DoGet: one oxbowd whose warehouse is in the bucket of the test
+S3 server (moto_server on 127.0.0.1, tests/s3/s3_server.py) holds two tables with the same rows.
+Table `cold` has log.local.retention 1ms, so its sealed segments move to S3; table `local` keeps
+them on disk. Runs alternate a full DoGet of the same offsets (every sealed segment) on each, so
+both see the same machine load.
+
+    python bench/cold_log_bench.py [--mib 64] [--runs 5] [--cache-mib 16] [--local-warehouse]
+
+--cache-mib (the --cold-log-cache-bytes of oxbowd) is kept below the data so every cold run
+fetches its bytes from S3 again rather than from the cache. Prints MB/s (Arrow buffer bytes
+received) per run, the medians, the ratio cold / local, and oxbowd's peak and current RSS.
+--local-warehouse puts the warehouse (and so the cold segments) in a local directory instead of
+S3: the cold path's own cost without the S3 server's.
+Binaries come from $OXBOW_BUILD_DIR (default <repo>/build/release).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+
+import pyarrow as pa
+import pyarrow.flight as fl
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "s3"))
+sys.path.insert(0, str(REPO / "tests" / "integration"))
+import s3_server  # noqa: E402
+from oxbowd_harness import OxbowServer, oxbowd_binary  # noqa: E402
+
+MIB = 1 << 20
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),
+                    pa.field("v", pa.float64()), pa.field("w", pa.int64())])
+BATCH_ROWS = 8192
+
+
+def batch(first: int) -> pa.RecordBatch:
+    ids = pa.array(range(first, first + BATCH_ROWS), pa.int64())
+    return pa.record_batch([ids, pa.array([f"name-{i:012d}" for i in range(first, first + BATCH_ROWS)]),
+                            pa.array([i * 0.5 for i in range(BATCH_ROWS)]), ids], schema=SCHEMA)
+
+
+def rss_kib(pid: int) -> dict[str, int]:
+    status = pathlib.Path(f"/proc/{pid}/status").read_text()
+    return {k: int(line.split()[1]) for line in status.splitlines()
+            for k in ("VmRSS", "VmHWM") if line.startswith(k + ":")}
+
+
+def timed_read(client, table: str, end: int) -> float:
+    ticket = fl.Ticket(json.dumps({"table": table, "bucket": 0, "from": 0, "to": end}).encode())
+    start = time.perf_counter()
+    nbytes = rows = 0
+    for chunk in client.do_get(ticket):
+        nbytes += chunk.data.nbytes
+        rows += chunk.data.num_rows
+    elapsed = time.perf_counter() - start
+    if rows != end:
+        raise SystemExit(f"{table}: read {rows} rows, expected {end}")
+    return nbytes / elapsed / 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mib", type=int, default=64, help="data per table")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--cache-mib", type=int, default=16)
+    parser.add_argument("--local-warehouse", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        s3 = s3_server.start(tmp / "moto.log")
+        os.environ.update(s3.env())
+        server = OxbowServer(oxbowd_binary(), tmp / "data",
+                             tmp / "oxbowd.log",
+                             ("--warehouse", str(tmp / "warehouse") if args.local_warehouse
+                              else f"s3://{s3.bucket}/bench", "--segment-bytes",
+                              str(8 * MIB), "--cold-log-check-ms", "200",
+                              "--cold-log-cache-bytes", str(args.cache_mib * MIB)))
+        try:
+            server.start()
+            client = server.client
+            for name, props in (("cold", {"log.local.retention": "1ms"}), ("local", {})):
+                server.create_table(f"bench.{name}", SCHEMA, buckets=1,
+                                    properties={"lake.enabled": "false", **props})
+            batches = [batch(i * BATCH_ROWS)
+                       for i in range(max(1, args.mib * MIB // batch(0).nbytes))]
+            for name in ("cold", "local"):
+                for i in range(0, len(batches), 16):
+                    server.put(f"bench.{name}", batches[i:i + 16])
+            deadline = time.monotonic() + 600
+            while True:
+                b = server.describe("bench.cold")["bucket_offsets"][0]
+                if b["local_segments"] == 1 and b["cold"]["segments"] > 0:
+                    break
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"segments never went cold: {b}")
+                time.sleep(0.2)
+            # The offsets both tables hold in sealed segments: the cold ones of `cold`.
+            local_status = server.describe("bench.local")["bucket_offsets"][0]
+            cold_status = server.describe("bench.cold")["bucket_offsets"][0]
+            pid = server.proc.pid
+            print(f"{cold_status['cold']['segments']} cold segments, "
+                  f"{cold_status['cold']['bytes'] / MIB:.1f} MiB in the cold store; local table "
+                  f"{local_status['local_segments']} segments", flush=True)
+            # Where the cold offsets end: the base offset of the cold table's one local segment.
+            cold_id = server.describe("bench.cold")["table_id"]
+            end = min(int(p.stem) for p in
+                      (tmp / "data" / "tables" / str(cold_id) / "0").glob("*.log"))
+            runs = {"cold": [], "local": []}
+            for run in range(args.runs):
+                for name in ("cold", "local"):
+                    runs[name].append(timed_read(client, f"bench.{name}", end))
+                print(f"run {run}: cold {runs['cold'][-1]:.1f} MB/s, "
+                      f"local {runs['local'][-1]:.1f} MB/s", flush=True)
+            med = {k: statistics.median(v) for k, v in runs.items()}
+            rss = rss_kib(pid)
+            print(f"DoGet of offsets [0, {end}) ({args.mib} MiB a table): cold {med['cold']:.1f} "
+                  f"MB/s, local {med['local']:.1f} MB/s, ratio {med['cold'] / med['local']:.2f}")
+            print(f"oxbowd RSS {rss['VmRSS'] / 1024:.0f} MiB (peak {rss['VmHWM'] / 1024:.0f} MiB), "
+                  f"cold cache {args.cache_mib} MiB, cold store "
+                  f"{'a local directory' if args.local_warehouse else 'S3 (moto_server)'}")
+        finally:
+            if server.proc is not None:
+                server.stop()
+            s3.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -34,7 +34,7 @@ Result<int64_t> ParseDurationMs(std::string_view text) {
   int64_t factor = 0;
   if (unit.empty() || unit == "ms") factor = 1;
   if (unit == "s") factor = 1000;
-  if (unit == "m") factor = 60 * 1000;
+  if (unit == "m" || unit == "min") factor = 60 * 1000;
   if (unit == "h") factor = 3600 * 1000;
   if (unit == "d") factor = 24 * 3600 * 1000;
   auto value = ParseInteger<int64_t>(text.substr(0, digits), "int64");

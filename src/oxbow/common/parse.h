@@ -17,8 +17,8 @@ Result<int64_t> ParseInt64(std::string_view text);
 // As ParseInt64, for int32_t.
 Result<int32_t> ParseInt32(std::string_view text);
 // A duration in milliseconds: a non-negative integer with an optional unit, "ms" (the default),
-// "s", "m", "h" or "d" ("90s", "10m", "1h", "5000"). Invalid naming the text otherwise, or when
-// it overflows.
+// "s", "m" (or "min"), "h" or "d" ("90s", "10m", "1h", "5000"). Invalid naming the text otherwise,
+// or when it overflows.
 Result<int64_t> ParseDurationMs(std::string_view text);
 
 }  // namespace oxbow

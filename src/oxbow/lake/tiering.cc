@@ -43,21 +43,15 @@ std::string RandomName() {
   return buf;
 }
 
-// "1s", "500ms", "2m" or a plain number of milliseconds.
-Result<int64_t> ParseDurationMs(std::string_view text) {
-  int64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  const std::string_view unit = error == std::errc() ? text.substr(end - text.data()) : "?";
-  int64_t factor = -1;
-  if (unit.empty() || unit == "ms") factor = 1;
-  if (unit == "s") factor = 1000;
-  if (unit == "m" || unit == "min") factor = 60 * 1000;
-  if (factor < 0 || value <= 0 || value > INT64_MAX / factor) {
+// lake.freshness: a positive duration ("1s", "500ms", "2m" or a plain number of milliseconds).
+Result<int64_t> ParseFreshnessMs(std::string_view text) {
+  auto ms = ParseDurationMs(text);
+  if (!ms.ok() || *ms <= 0) {
     return Status::Invalid(std::string(kFreshnessProperty) +
                            " must be a positive duration such as \"1s\" or \"500ms\", got " +
                            Quote(text));
   }
-  return value * factor;
+  return ms;
 }
 
 // What tiering takes from a table's schema and properties. Building it runs every check of
@@ -86,7 +80,7 @@ Result<LakeForm> MakeLakeForm(const catalog::TableDescriptor& table) {
   };
   LakeForm form;
   if (!property(kFreshnessProperty).empty()) {
-    ASSIGN_OR_RAISE(form.freshness_ms, ParseDurationMs(property(kFreshnessProperty)));
+    ASSIGN_OR_RAISE(form.freshness_ms, ParseFreshnessMs(property(kFreshnessProperty)));
   }
   if (!property(kDeleteRatioProperty).empty()) {
     ASSIGN_OR_RAISE(form.delete_ratio, ParseDeleteRatio(property(kDeleteRatioProperty)));

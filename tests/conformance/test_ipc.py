@@ -294,6 +294,15 @@ def test_cat_jsonl_each_nested_type(oxbow, tmp_path, name):
         expected_nested_json(arr, i) for i in range(len(arr))]
 
 
+def test_schema_of_nested_types_matches_pyarrow(oxbow, tmp_path):
+    arrays = [nested_table(n).column(0).combine_chunks() for n in NESTED]
+    schema = pa.schema([pa.field(n, a.type, metadata={"k": n}) for n, a in zip(NESTED, arrays)])
+    path = tmp_path / "in.arrow"
+    write_ipc(path, schema, [pa.RecordBatch.from_arrays(arrays, schema=schema)], "file")
+    out = oxbow.ok("ipc", "schema", path).stdout.decode()
+    assert out.rstrip("\n") == str(schema)
+
+
 # ---- schema ----
 
 

@@ -203,6 +203,106 @@ def test_copy_projected(oxbow, tmp_path, columns, fmt):
     assert_batches_equal(got_schema, got, schema.empty_table().select(columns).schema, want)
 
 
+# ---- nested types: pyarrow -> oxbow -> pyarrow, and their JSON text ----
+
+
+POINT = pa.struct([("x", pa.float64()), pa.field("tag", pa.string(), nullable=False)])
+# name -> (type, values): nulls at every level, empty containers, sliced children.
+NESTED = {
+    "list_int64": (pa.list_(pa.int64()), [[1, None, -(2**63)], None, [], [None], [2**63 - 1]]),
+    "list_list_string": (pa.list_(pa.list_(pa.string())),
+                         [[["a", None], [], None], None, [[]], [["✓ 🌊", ""]]]),
+    "list_item_not_null": (pa.list_(pa.field("v", pa.int32(), nullable=False)), [[1, 2], None, []]),
+    "struct": (pa.struct([("a", pa.int32()), ("b", pa.string()), ("pts", pa.list_(POINT))]),
+               [{"a": 1, "b": "x", "pts": [{"x": 0.5, "tag": "t"}, None]}, None,
+                {"a": None, "b": None, "pts": None}, {"a": -1, "b": "", "pts": []}]),
+    "map_string_list": (pa.map_(pa.string(), pa.list_(pa.int64())),
+                        [[("a", [1, None]), ("b", None)], None, [], [("", [])]]),
+    "map_int_struct": (pa.map_(pa.int32(), pa.struct([("d", pa.decimal128(10, 2))])),
+                       [[(1, {"d": D("1.25")}), (-2, None)], None, [(0, {"d": None})]]),
+    "fixed_size_list": (pa.list_(pa.int32(), 3), [[1, 2, 3], None, [None, None, 7], [0, -1, 2**31 - 1]]),
+    "list_timestamp_tz": (pa.list_(pa.timestamp("us", tz="UTC")), [[0, None, 1700000000123456], None]),
+}
+
+
+def nested_table(name: str, rows: int = 23) -> pa.Table:
+    typ, values = NESTED[name]
+    field = pa.field(name, typ, metadata={"PARQUET:field_id": "1"})
+    return pa.Table.from_arrays([pa.array([values[i % len(values)] for i in range(rows)], typ)],
+                                schema=pa.schema([field]))
+
+
+@pytest.mark.parametrize("codec", CODECS, ids=lambda c: c or "none")
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("name", list(NESTED))
+def test_copy_each_nested_type(oxbow, tmp_path, name, fmt, codec):
+    table = nested_table(name)
+    batches = [table.to_batches()[0].slice(0, 5), table.to_batches()[0].slice(5, 0),
+               table.to_batches()[0].slice(7, 16)]
+    src, dst = tmp_path / "in.arrow", tmp_path / "out.arrow"
+    write_ipc(src, table.schema, batches, fmt, codec)
+    oxbow.ok("ipc", "copy", src, dst, "--compression", codec or "none")
+    schema, got = read_ipc(dst, fmt)
+    assert_batches_equal(schema, got, table.schema, batches)
+    for b in got:
+        b.validate(full=True)
+
+
+def test_copy_nested_projected(oxbow, tmp_path):
+    arrays = [nested_table(n).column(0).combine_chunks() for n in NESTED]
+    batch = pa.RecordBatch.from_arrays(arrays, names=list(NESTED))
+    src, dst = tmp_path / "in.arrow", tmp_path / "out.arrow"
+    write_ipc(src, batch.schema, [batch, batch.slice(3, 11)], "stream", "zstd")
+    columns = ["map_int_struct", "list_int64", "struct"]
+    oxbow.ok("ipc", "copy", src, dst, "--columns", ",".join(columns))
+    schema, got = read_ipc(dst, "stream")
+    want = [batch.select(columns), batch.slice(3, 11).select(columns)]
+    assert_batches_equal(schema, got, want[0].schema, want)
+
+
+def expected_nested_json(arr: pa.Array, i: int):
+    """docs/text-formats.md: lists as arrays, structs as objects, maps as objects keyed by the
+    key's text; leaves as expected_json."""
+    typ = arr.type
+    if not arr[i].is_valid:
+        return None
+    if pa.types.is_map(typ):
+        entries = arr[i].values
+        keys, items = entries.field(0), entries.field(1)
+        out = {}
+        for k in range(len(entries)):
+            key = expected_nested_json(keys, k)
+            out[key if isinstance(key, str) else json.dumps(key)] = expected_nested_json(items, k)
+        return out
+    if pa.types.is_list(typ) or pa.types.is_fixed_size_list(typ):
+        values = arr[i].values
+        return [expected_nested_json(values, k) for k in range(len(values))]
+    if pa.types.is_struct(typ):
+        return {typ.field(j).name: expected_nested_json(arr.field(j), i)
+                for j in range(typ.num_fields)}
+    return expected_json(arr, i)
+
+
+@pytest.mark.parametrize("name", list(NESTED))
+def test_cat_jsonl_each_nested_type(oxbow, tmp_path, name):
+    table = nested_table(name)
+    path = tmp_path / "in.arrow"
+    write_ipc(path, table.schema, [table.to_batches()[0].slice(2, 19)], "file")
+    lines = oxbow.ok("ipc", "cat", path, "--format", "jsonl").stdout.decode().splitlines()
+    arr = table.column(0).combine_chunks().slice(2, 19)
+    assert [json.loads(line)[name] for line in lines] == [
+        expected_nested_json(arr, i) for i in range(len(arr))]
+
+
+def test_schema_of_nested_types_matches_pyarrow(oxbow, tmp_path):
+    arrays = [nested_table(n).column(0).combine_chunks() for n in NESTED]
+    schema = pa.schema([pa.field(n, a.type, metadata={"k": n}) for n, a in zip(NESTED, arrays)])
+    path = tmp_path / "in.arrow"
+    write_ipc(path, schema, [pa.RecordBatch.from_arrays(arrays, schema=schema)], "file")
+    out = oxbow.ok("ipc", "schema", path).stdout.decode()
+    assert out.rstrip("\n") == str(schema)
+
+
 # ---- schema ----
 
 

@@ -20,6 +20,14 @@ Array Array::Make(DataType type, int64_t length, std::vector<std::shared_ptr<Buf
   return Array(std::move(data));
 }
 
+Array Array::MakeNested(DataType type, int64_t length, std::vector<std::shared_ptr<Buffer>> buffers,
+                        std::vector<Array> children, int64_t null_count, int64_t offset) {
+  Array parent = Make(std::move(type), length, std::move(buffers), null_count, offset);
+  auto data = std::const_pointer_cast<ArrayData>(parent.data_);
+  for (auto& c : children) data->children.push_back(c.data());
+  return parent;
+}
+
 std::string_view Array::GetView(int64_t i) const {
   const auto* base = reinterpret_cast<const char*>(data_->buffers[1]->data());
   if (type().is_variable_length()) {
@@ -34,8 +42,74 @@ std::string_view Array::GetView(int64_t i) const {
 Array Array::Slice(int64_t offset, int64_t length) const {
   offset = std::clamp<int64_t>(offset, 0, data_->length);
   length = std::clamp<int64_t>(length, 0, data_->length - offset);
-  return Make(data_->type, length, data_->buffers, -1, data_->offset + offset);
+  auto data = std::make_shared<ArrayData>(*data_);
+  data->offset = data_->offset + offset;
+  data->length = length;
+  const auto& validity = data->buffers.empty() ? nullptr : data->buffers[0];
+  data->null_count =
+      validity ? length - bit_util::CountSetBits(validity->data(), data->offset, length) : 0;
+  return Array(std::move(data));
 }
+
+namespace {
+
+std::string Num(int64_t v) { return std::to_string(v); }
+
+// Checks the children of a valid nested parent [offset, offset + length).
+Status ValidateChildren(const Array& a, const std::string& what) {
+  const ArrayData& d = *a.data();
+  const DataType& t = d.type;
+  if (static_cast<int>(d.children.size()) != t.num_children()) {
+    return Status::Invalid(what + ": expected " + Num(t.num_children()) + " child arrays, got " +
+                           Num(d.children.size()));
+  }
+  const int64_t end = d.offset + d.length;
+  int64_t needed = 0;  // child elements the parent can reach
+  if (t.id() == TypeId::kStruct) {
+    needed = end;
+  } else if (t.id() == TypeId::kFixedSizeList) {
+    if (__builtin_mul_overflow(end, int64_t{t.list_size()}, &needed)) {
+      return Status::Invalid(what + ": length overflows");
+    }
+  } else {  // list, map
+    if (d.length == 0 && (!d.buffers[1] || d.buffers[1]->size() == 0)) {
+      needed = 0;
+    } else {
+      if (!d.buffers[1]) return Status::Invalid(what + ": missing offsets buffer");
+      if (end > INT64_MAX / 4 - 1 || d.buffers[1]->size() < (end + 1) * 4) {
+        return Status::Invalid(what + ": offsets buffer has " + Num(d.buffers[1]->size()) +
+                               " bytes, needs " + Num((end + 1) * 4));
+      }
+      const int32_t* offsets = a.raw_offsets();
+      if (offsets[0] < 0) return Status::Invalid(what + ": negative first offset");
+      for (int64_t i = 0; i < d.length; ++i) {
+        if (offsets[i + 1] < offsets[i]) {
+          return Status::Invalid(what + ": offsets decrease at index " + Num(i));
+        }
+      }
+      needed = offsets[d.length];
+    }
+  }
+  for (int k = 0; k < t.num_children(); ++k) {
+    const Field& f = t.child(k);
+    const Array child = a.child(k);
+    const std::string child_what = what + " child " + Quote(f.name);
+    if (!child.data() || child.type() != f.type) {
+      return Status::Invalid(child_what + ": child array does not have type " + f.type.ToString());
+    }
+    if (child.length() < needed) {
+      return Status::Invalid(child_what + " has " + Num(child.length()) + " values, needs " +
+                             Num(needed));
+    }
+    RETURN_NOT_OK(child.Validate().WithContext(child_what));
+    if (t.id() == TypeId::kMap && (child.null_count() > 0 || child.child(0).null_count() > 0)) {
+      return Status::Invalid(child_what + ": map entries and keys must not be null");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
 
 Status Array::Validate() const {
   const auto& d = *data_;
@@ -65,6 +139,7 @@ Status Array::Validate() const {
   } else if (d.null_count != 0) {
     return Status::Invalid(what + ": nulls claimed but no validity bitmap");
   }
+  if (d.type.is_nested()) return ValidateChildren(*this, what);
   if (d.length == 0 && !d.type.is_variable_length() && !d.buffers[1]) return Status::OK();
   if (!d.buffers[1]) return Status::Invalid(what + ": missing values buffer");
   if (!d.type.is_variable_length()) {
@@ -114,24 +189,58 @@ bool Array::Equals(const Array& other) const {
   if (type() != other.type() || length() != other.length() || null_count() != other.null_count()) {
     return false;
   }
-  const int bits = type().bit_width();
   for (int64_t i = 0; i < length(); ++i) {
-    if (IsValid(i) != other.IsValid(i)) return false;
-    if (!IsValid(i)) continue;
-    if (bits == 1) {
-      if (BoolValue(i) != other.BoolValue(i)) return false;
-    } else if (type().is_variable_length() || type().id() == TypeId::kFixedSizeBinary ||
-               type().id() == TypeId::kDecimal128) {
-      if (GetView(i) != other.GetView(i)) return false;
-    } else {
-      const int64_t w = bits / 8;
-      if (std::memcmp(buffer(1)->data() + (offset() + i) * w,
-                      other.buffer(1)->data() + (other.offset() + i) * w, w) != 0) {
-        return false;
-      }
-    }
+    if (!ElementEquals(i, other, i)) return false;
   }
   return true;
+}
+
+bool Array::ElementEquals(int64_t i, const Array& other, int64_t j) const {
+  if (IsValid(i) != other.IsValid(j)) return false;
+  if (!IsValid(i)) return true;
+  const DataType& t = type();
+  switch (t.id()) {
+    case TypeId::kBool: return BoolValue(i) == other.BoolValue(j);
+    case TypeId::kString:
+    case TypeId::kBinary:
+    case TypeId::kFixedSizeBinary:
+    case TypeId::kDecimal128: return GetView(i) == other.GetView(j);
+    case TypeId::kStruct:
+      for (int k = 0; k < num_children(); ++k) {
+        if (!child(k).ElementEquals(offset() + i, other.child(k), other.offset() + j)) {
+          return false;
+        }
+      }
+      return true;
+    case TypeId::kList:
+    case TypeId::kMap:
+    case TypeId::kFixedSizeList: {
+      int64_t a_start, a_end, b_start, b_end;
+      if (t.id() == TypeId::kFixedSizeList) {
+        a_start = (offset() + i) * t.list_size();
+        b_start = (other.offset() + j) * t.list_size();
+        a_end = a_start + t.list_size();
+        b_end = b_start + t.list_size();
+      } else {
+        a_start = raw_offsets()[i];
+        a_end = raw_offsets()[i + 1];
+        b_start = other.raw_offsets()[j];
+        b_end = other.raw_offsets()[j + 1];
+      }
+      if (a_end - a_start != b_end - b_start) return false;
+      const Array a_child = child(0);
+      const Array b_child = other.child(0);
+      for (int64_t k = 0; k < a_end - a_start; ++k) {
+        if (!a_child.ElementEquals(a_start + k, b_child, b_start + k)) return false;
+      }
+      return true;
+    }
+    default: {
+      const int64_t w = t.bit_width() / 8;
+      return std::memcmp(buffer(1)->data() + (offset() + i) * w,
+                         other.buffer(1)->data() + (other.offset() + j) * w, w) == 0;
+    }
+  }
 }
 
 }  // namespace oxbow::arrow

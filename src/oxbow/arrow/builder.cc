@@ -26,6 +26,10 @@ Result<std::unique_ptr<ArrayBuilder>> ArrayBuilder::Make(const DataType& type) {
     case TypeId::kDecimal128:
     case TypeId::kFixedSizeBinary:
       return std::unique_ptr<ArrayBuilder>(new FixedSizeBinaryBuilder(type));
+    case TypeId::kList:
+    case TypeId::kStruct:
+    case TypeId::kMap:
+    case TypeId::kFixedSizeList: break;
   }
   return Status::NotImplemented("no builder for " + type.ToString());
 }

@@ -187,6 +187,11 @@ std::pair<fb::Type, Offset<void>> WriteType(FlatBufferBuilder* fbb, const DataTy
     case TypeId::kFixedSizeBinary:
       return {fb::Type::FixedSizeBinary,
               fb::CreateFixedSizeBinary(*fbb, type.byte_width()).Union()};
+    case TypeId::kList: return {fb::Type::List, fb::CreateList(*fbb).Union()};
+    case TypeId::kStruct: return {fb::Type::Struct_, fb::CreateStruct_(*fbb).Union()};
+    case TypeId::kMap: return {fb::Type::Map, fb::CreateMap(*fbb, false).Union()};
+    case TypeId::kFixedSizeList:
+      return {fb::Type::FixedSizeList, fb::CreateFixedSizeList(*fbb, type.list_size()).Union()};
   }
   return {fb::Type::NONE, 0};
 }
@@ -202,7 +207,24 @@ Status Unsupported(const std::string& field, const std::string& what) {
                                 ", which Oxbow does not support");
 }
 
-Result<DataType> ReadType(const fb::Field* field, const std::string& name) {
+// Nesting accepted in a schema message (DataType::Validate allows 32 levels below a column).
+constexpr int kMaxFieldDepth = 33;
+
+Result<Field> ReadField(const fb::Field* f, const std::string& path, int depth);
+
+Result<std::vector<Field>> ReadChildren(const fb::Field* field, const std::string& name,
+                                        int depth) {
+  std::vector<Field> children;
+  if (field->children() == nullptr) return children;
+  for (const fb::Field* c : *field->children()) {
+    if (c == nullptr) return Status::Invalid("field " + Quote(name) + " has a null child");
+    ASSIGN_OR_RAISE(Field child, ReadField(c, name, depth + 1));
+    children.push_back(std::move(child));
+  }
+  return children;
+}
+
+Result<DataType> ReadType(const fb::Field* field, const std::string& name, int depth) {
   const fb::Type type = field->type_type();
   if (type == fb::Type::NONE) return Status::Invalid("field " + Quote(name) + " has no type");
   if (field->type() == nullptr) {
@@ -273,8 +295,56 @@ Result<DataType> ReadType(const fb::Field* field, const std::string& name) {
       if (!st.ok()) return st.WithContext("field " + Quote(name));
       return d;
     }
+    case fb::Type::List:
+    case fb::Type::Struct_:
+    case fb::Type::Map:
+    case fb::Type::FixedSizeList: {
+      ASSIGN_OR_RAISE(auto children, ReadChildren(field, name, depth));
+      const TypeId id = type == fb::Type::List      ? TypeId::kList
+                        : type == fb::Type::Struct_ ? TypeId::kStruct
+                        : type == fb::Type::Map     ? TypeId::kMap
+                                                    : TypeId::kFixedSizeList;
+      const int32_t size =
+          id == TypeId::kFixedSizeList ? field->type_as_FixedSizeList()->list_size() : 0;
+      DataType d = DataType::Nested(id, std::move(children), size);
+      Status st = d.Validate();
+      if (!st.ok()) return st.WithContext("field " + Quote(name));
+      return d;
+    }
     default: return Unsupported(name, FlatbufferTypeName(type));
   }
+}
+
+Offset<fb::Field> WriteField(FlatBufferBuilder* fbb, const Field& f) {
+  std::vector<Offset<fb::Field>> children;
+  for (const Field& c : f.type.children()) children.push_back(WriteField(fbb, c));
+  auto child_vector = fbb->CreateVector(children);
+  auto name = fbb->CreateString(f.name);
+  auto [type_type, type] = WriteType(fbb, f.type);
+  auto metadata = WriteMetadata(fbb, f.metadata);
+  return fb::CreateField(*fbb, name, f.nullable, type_type, type, 0, child_vector, metadata);
+}
+
+Result<Field> ReadField(const fb::Field* f, const std::string& parent, int depth) {
+  if (depth > kMaxFieldDepth) {
+    return Status::Invalid("schema fields nest deeper than " + std::to_string(kMaxFieldDepth) +
+                           " levels");
+  }
+  Field field;
+  field.name = f->name() ? f->name()->str() : std::string();
+  const std::string path = parent.empty() ? field.name : parent + "." + field.name;
+  field.nullable = f->nullable();
+  if (f->dictionary() != nullptr) {
+    return Status::NotImplemented("field " + Quote(path) +
+                                  " is dictionary-encoded, which Oxbow does not support");
+  }
+  ASSIGN_OR_RAISE(field.type, ReadType(f, path, depth));
+  if (!field.type.is_nested() && f->children() != nullptr && f->children()->size() != 0) {
+    return Status::Invalid("field " + Quote(path) + " of type " + field.type.ToString() + " has " +
+                           std::to_string(f->children()->size()) + " children");
+  }
+  field.metadata = ReadMetadata(f->custom_metadata());
+  return field;
 }
 
 }  // namespace
@@ -282,14 +352,7 @@ Result<DataType> ReadType(const fb::Field* field, const std::string& name) {
 Offset<fb::Schema> WriteSchema(FlatBufferBuilder* fbb, const Schema& schema) {
   std::vector<Offset<fb::Field>> fields;
   fields.reserve(schema.fields().size());
-  const auto no_children = fbb->CreateVector(std::vector<Offset<fb::Field>>{});
-  for (const Field& f : schema.fields()) {
-    auto name = fbb->CreateString(f.name);
-    auto [type_type, type] = WriteType(fbb, f.type);
-    auto metadata = WriteMetadata(fbb, f.metadata);
-    fields.push_back(
-        fb::CreateField(*fbb, name, f.nullable, type_type, type, 0, no_children, metadata));
-  }
+  for (const Field& f : schema.fields()) fields.push_back(WriteField(fbb, f));
   auto field_vector = fbb->CreateVector(fields);
   auto metadata = WriteMetadata(fbb, schema.metadata());
   return fb::CreateSchema(*fbb, fb::Endianness::Little, field_vector, metadata);
@@ -307,19 +370,7 @@ Result<SchemaPtr> ReadSchema(const fb::Schema* schema) {
     for (const fb::Field* f : *schema->fields()) {
       if (f == nullptr)
         return Status::Invalid("schema field " + std::to_string(index) + " is null");
-      Field field;
-      field.name = f->name() ? f->name()->str() : std::string();
-      field.nullable = f->nullable();
-      if (f->dictionary() != nullptr) {
-        return Status::NotImplemented("field " + Quote(field.name) +
-                                      " is dictionary-encoded, which Oxbow does not support");
-      }
-      ASSIGN_OR_RAISE(field.type, ReadType(f, field.name));
-      if (f->children() != nullptr && f->children()->size() != 0) {
-        return Status::Invalid("field " + Quote(field.name) + " of type " + field.type.ToString() +
-                               " has " + std::to_string(f->children()->size()) + " children");
-      }
-      field.metadata = ReadMetadata(f->custom_metadata());
+      ASSIGN_OR_RAISE(Field field, ReadField(f, std::string(), 1));
       fields.push_back(std::move(field));
       ++index;
     }

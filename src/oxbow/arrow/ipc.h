@@ -149,8 +149,9 @@ class RecordBatchProjector {
   SchemaPtr schema_;
   SchemaPtr projected_schema_;
   std::vector<int> columns_;
-  std::vector<int> first_node_;    // per schema field: index of its FieldNode
+  std::vector<int> first_node_;    // per schema field: index of its first FieldNode
   std::vector<int> first_buffer_;  // per schema field: index of its first Buffer
+  int total_nodes_ = 0;
   int total_buffers_ = 0;
 };
 

@@ -23,9 +23,10 @@ Result<RecordBatchProjector> RecordBatchProjector::Make(SchemaPtr schema,
   p.first_node_.reserve(static_cast<size_t>(schema->num_fields()));
   p.first_buffer_.reserve(static_cast<size_t>(schema->num_fields()));
   for (int i = 0; i < schema->num_fields(); ++i) {
-    p.first_node_.push_back(i);
+    p.first_node_.push_back(p.total_nodes_);
     p.first_buffer_.push_back(p.total_buffers_);
-    p.total_buffers_ += schema->field(i).type.num_buffers();
+    p.total_nodes_ += schema->field(i).type.num_nodes_in_tree();
+    p.total_buffers_ += schema->field(i).type.num_buffers_in_tree();
   }
   p.schema_ = std::move(schema);
   p.columns_ = std::move(columns);
@@ -110,31 +111,37 @@ Result<EncodedMessage> RecordBatchProjector::Project(const Buffer& metadata,
   const auto* buffers = batch->buffers();
   const int64_t num_nodes = nodes ? nodes->size() : 0;
   const int64_t num_buffers = buffers ? buffers->size() : 0;
-  if (num_nodes != schema_->num_fields() || num_buffers != total_buffers_) {
+  if (num_nodes != total_nodes_ || num_buffers != total_buffers_) {
     return Status::Invalid("RecordBatch has " + std::to_string(num_nodes) + " field nodes and " +
                            std::to_string(num_buffers) + " buffers; the schema needs " +
-                           std::to_string(schema_->num_fields()) + " and " +
-                           std::to_string(total_buffers_));
+                           std::to_string(total_nodes_) + " and " + std::to_string(total_buffers_));
   }
   if (batch->variadic_buffer_counts() != nullptr && batch->variadic_buffer_counts()->size() != 0) {
     return Status::Invalid("RecordBatch has variadic buffer counts but no field uses them");
   }
   ASSIGN_OR_RAISE(Codec codec, internal::CodecFromFlatbuffer(batch->compression()));
 
-  flatbuffers::FlatBufferBuilder fbb(256 + 16 * 4 * columns_.size());
-  fb::FieldNode* new_nodes = nullptr;
-  auto nodes_offset = fbb.CreateUninitializedVectorOfStructs(columns_.size(), &new_nodes);
+  size_t selected_nodes = 0;
   size_t total_selected = 0;
-  for (int c : columns_)
-    total_selected += static_cast<size_t>(schema_->field(c).type.num_buffers());
+  for (int c : columns_) {
+    selected_nodes += static_cast<size_t>(schema_->field(c).type.num_nodes_in_tree());
+    total_selected += static_cast<size_t>(schema_->field(c).type.num_buffers_in_tree());
+  }
+  flatbuffers::FlatBufferBuilder fbb(256 + 16 * (selected_nodes + total_selected));
+  fb::FieldNode* new_nodes = nullptr;
+  auto nodes_offset = fbb.CreateUninitializedVectorOfStructs(selected_nodes, &new_nodes);
   std::vector<fb::Buffer> new_buffers;
   new_buffers.reserve(total_selected);
   ProjectedBody out_body(body_ref);
+  size_t node_out = 0;
   for (size_t k = 0; k < columns_.size(); ++k) {
     const int c = columns_[k];
-    new_nodes[k] = *nodes->Get(static_cast<flatbuffers::uoffset_t>(first_node_[c]));
+    const int tree_nodes = schema_->field(c).type.num_nodes_in_tree();
+    for (int n = first_node_[c]; n < first_node_[c] + tree_nodes; ++n) {
+      new_nodes[node_out++] = *nodes->Get(static_cast<flatbuffers::uoffset_t>(n));
+    }
     const int first = first_buffer_[c];
-    const int count = schema_->field(c).type.num_buffers();
+    const int count = schema_->field(c).type.num_buffers_in_tree();
     for (int j = first; j < first + count; ++j) {
       const fb::Buffer* b = buffers->Get(static_cast<flatbuffers::uoffset_t>(j));
       const int64_t offset = b->offset();

@@ -110,6 +110,22 @@ Status CheckBufferSizes(const ArrayData& d, const std::string& where) {
     return Status::Invalid(where + ": validity bitmap has " + Num(d.buffers[0]->size()) +
                            " bytes, needs " + Num(bit_util::BytesForBits(n)));
   }
+  if (d.type.id() == TypeId::kStruct || d.type.id() == TypeId::kFixedSizeList) {
+    return Status::OK();
+  }
+  if (d.type.id() == TypeId::kList || d.type.id() == TypeId::kMap) {
+    const int64_t needed = CheckedBytes(n + 1, 4);
+    if (needed < 0 || d.buffers[1]->size() < needed) {
+      return Status::Invalid(where + ": offsets buffer has " + Num(d.buffers[1]->size()) +
+                             " bytes, needs " + Num(needed));
+    }
+    const auto* offsets = reinterpret_cast<const int32_t*>(d.buffers[1]->data());
+    if (offsets[0] < 0 || offsets[n] < offsets[0]) {
+      return Status::Invalid(where + ": offsets run from " + Num(offsets[0]) + " to " +
+                             Num(offsets[n]));
+    }
+    return Status::OK();
+  }
   if (d.type.is_variable_length()) {
     const int64_t needed = CheckedBytes(n + 1, 4);
     if (needed < 0 || d.buffers[1]->size() < needed) {
@@ -133,6 +149,93 @@ Status CheckBufferSizes(const ArrayData& d, const std::string& where) {
   return Status::OK();
 }
 
+// Walks the field nodes and buffers in depth-first order, building one column at a time.
+class NodeDecoder {
+ public:
+  NodeDecoder(const flatbuffers::Vector<const fb::FieldNode*>* nodes, BatchDecoder* buffers)
+      : nodes_(nodes), buffers_(buffers) {}
+
+  // The array of `field` from the next node. Its length must equal `length` when `exact`, else
+  // be at least `length` (a child must hold every value its parent reaches).
+  Result<std::shared_ptr<ArrayData>> Decode(const Field& field, int64_t length, bool exact,
+                                            const std::string& where) {
+    const fb::FieldNode* node = nodes_->Get(static_cast<flatbuffers::uoffset_t>(node_index_++));
+    const int64_t node_length = node->length();
+    const int64_t null_count = node->null_count();
+    if (exact ? node_length != length : node_length < length) {
+      return Status::Invalid(where + " has " + Num(node_length) + " values but " +
+                             (exact ? "the batch has " : "its parent needs ") + Num(length));
+    }
+    if (null_count < 0 || null_count > node_length) {
+      return Status::Invalid(where + " has a bad null count " + Num(null_count) + " for " +
+                             Num(node_length) + " values");
+    }
+    const DataType& type = field.type;
+    auto data = std::make_shared<ArrayData>();
+    data->type = type;
+    data->length = node_length;
+    data->null_count = null_count;
+    data->buffers.resize(static_cast<size_t>(type.num_buffers()));
+    const int64_t bitmap_bytes = bit_util::BytesForBits(node_length);
+    if (null_count > 0) {
+      ASSIGN_OR_RAISE(data->buffers[0], buffers_->GetBuffer(buffer_index_, bitmap_bytes, where));
+      if (data->buffers[0]->size() == 0) {
+        return Status::Invalid(where + " has " + Num(null_count) + " nulls but no validity bitmap");
+      }
+    } else {
+      RETURN_NOT_OK(buffers_->CheckRange(buffer_index_, where));  // present but never read
+    }
+    ++buffer_index_;
+    if (type.is_nested()) {
+      int64_t child_length = node_length;
+      if (type.id() == TypeId::kList || type.id() == TypeId::kMap) {
+        ASSIGN_OR_RAISE(child_length, ReadOffsets(data.get(), where));
+      } else if (type.id() == TypeId::kFixedSizeList) {
+        child_length = CheckedBytes(node_length, type.list_size());
+        if (child_length < 0) return Status::Invalid(where + ": length overflows");
+      }
+      RETURN_NOT_OK(CheckBufferSizes(*data, where));
+      for (const Field& child : type.children()) {
+        const std::string child_where = where + " child " + Quote(child.name);
+        ASSIGN_OR_RAISE(auto child_data, Decode(child, child_length, false, child_where));
+        data->children.push_back(std::move(child_data));
+      }
+      return data;
+    }
+    if (type.is_variable_length()) {
+      ASSIGN_OR_RAISE(int64_t data_needed, ReadOffsets(data.get(), where));
+      ASSIGN_OR_RAISE(data->buffers[2], buffers_->GetBuffer(buffer_index_++, data_needed, where));
+    } else {
+      const int bits = type.bit_width();
+      const int64_t needed = bits == 1 ? bitmap_bytes : CheckedBytes(node_length, bits / 8);
+      ASSIGN_OR_RAISE(data->buffers[1], buffers_->GetBuffer(buffer_index_++, needed, where));
+    }
+    RETURN_NOT_OK(CheckBufferSizes(*data, where));
+    return data;
+  }
+
+ private:
+  // Reads the offsets buffer into buffers[1]; returns the last offset (-1 when too short, which
+  // CheckBufferSizes then reports).
+  Result<int64_t> ReadOffsets(ArrayData* data, const std::string& where) {
+    const int64_t length = data->length;
+    ASSIGN_OR_RAISE(auto offsets,
+                    buffers_->GetBuffer(buffer_index_++, CheckedBytes(length + 1, 4), where));
+    if (offsets->size() == 0 && length == 0) offsets = internal::ZeroPadding(4);
+    int64_t last = -1;
+    if (offsets->size() >= CheckedBytes(length + 1, 4) && CheckedBytes(length + 1, 4) > 0) {
+      last = std::max(0, reinterpret_cast<const int32_t*>(offsets->data())[length]);
+    }
+    data->buffers[1] = std::move(offsets);
+    return last;
+  }
+
+  const flatbuffers::Vector<const fb::FieldNode*>* nodes_;
+  BatchDecoder* buffers_;
+  int node_index_ = 0;
+  int buffer_index_ = 0;
+};
+
 }  // namespace
 
 Result<RecordBatchPtr> DecodeRecordBatch(const SchemaPtr& schema, const Buffer& metadata,
@@ -153,12 +256,16 @@ Result<RecordBatchPtr> DecodeRecordBatch(const SchemaPtr& schema, const Buffer& 
   const int64_t num_rows = batch->length();
   const auto* nodes = batch->nodes();
   const int64_t num_nodes = nodes ? nodes->size() : 0;
-  if (num_nodes != num_fields) {
-    return Status::Invalid("RecordBatch has " + Num(num_nodes) +
-                           " field nodes but the schema has " + Num(num_fields) + " fields");
-  }
+  int64_t expected_nodes = 0;
   int64_t expected_buffers = 0;
-  for (const Field& f : schema->fields()) expected_buffers += f.type.num_buffers();
+  for (const Field& f : schema->fields()) {
+    expected_nodes += f.type.num_nodes_in_tree();
+    expected_buffers += f.type.num_buffers_in_tree();
+  }
+  if (num_nodes != expected_nodes) {
+    return Status::Invalid("RecordBatch has " + Num(num_nodes) +
+                           " field nodes but the schema needs " + Num(expected_nodes));
+  }
   const int64_t num_buffers = batch->buffers() ? batch->buffers()->size() : 0;
   if (num_buffers != expected_buffers) {
     return Status::Invalid("RecordBatch has " + Num(num_buffers) +
@@ -168,54 +275,13 @@ Result<RecordBatchPtr> DecodeRecordBatch(const SchemaPtr& schema, const Buffer& 
     return Status::Invalid("RecordBatch has variadic buffer counts but no field uses them");
   }
   BatchDecoder decoder(batch, body_ref, body_length, codec, options);
+  NodeDecoder node_decoder(nodes, &decoder);
   std::vector<Array> columns;
   columns.reserve(static_cast<size_t>(num_fields));
-  int buffer_index = 0;
   for (int i = 0; i < num_fields; ++i) {
     const Field& field = schema->field(i);
     const std::string where = "column " + Quote(field.name) + " (" + field.type.ToString() + ")";
-    const fb::FieldNode* node = nodes->Get(static_cast<flatbuffers::uoffset_t>(i));
-    const int64_t length = node->length();
-    const int64_t null_count = node->null_count();
-    if (length != num_rows) {
-      return Status::Invalid(where + " has " + Num(length) + " rows but the batch has " +
-                             Num(num_rows));
-    }
-    if (null_count < 0 || null_count > length) {
-      return Status::Invalid(where + " has a bad null count " + Num(null_count) + " for " +
-                             Num(length) + " rows");
-    }
-    auto data = std::make_shared<ArrayData>();
-    data->type = field.type;
-    data->length = length;
-    data->null_count = null_count;
-    data->buffers.resize(static_cast<size_t>(field.type.num_buffers()));
-    const int64_t bitmap_bytes = bit_util::BytesForBits(length);
-    if (null_count > 0) {
-      ASSIGN_OR_RAISE(data->buffers[0], decoder.GetBuffer(buffer_index, bitmap_bytes, where));
-      if (data->buffers[0]->size() == 0) {
-        return Status::Invalid(where + " has " + Num(null_count) + " nulls but no validity bitmap");
-      }
-    } else {
-      RETURN_NOT_OK(decoder.CheckRange(buffer_index, where));  // present but never read
-    }
-    ++buffer_index;
-    if (field.type.is_variable_length()) {
-      ASSIGN_OR_RAISE(auto offsets,
-                      decoder.GetBuffer(buffer_index++, CheckedBytes(length + 1, 4), where));
-      if (offsets->size() == 0 && length == 0) offsets = internal::ZeroPadding(4);
-      int64_t data_needed = -1;
-      if (offsets->size() >= CheckedBytes(length + 1, 4) && CheckedBytes(length + 1, 4) > 0) {
-        data_needed = std::max(0, reinterpret_cast<const int32_t*>(offsets->data())[length]);
-      }
-      data->buffers[1] = std::move(offsets);
-      ASSIGN_OR_RAISE(data->buffers[2], decoder.GetBuffer(buffer_index++, data_needed, where));
-    } else {
-      const int bits = field.type.bit_width();
-      const int64_t needed = bits == 1 ? bitmap_bytes : CheckedBytes(length, bits / 8);
-      ASSIGN_OR_RAISE(data->buffers[1], decoder.GetBuffer(buffer_index++, needed, where));
-    }
-    RETURN_NOT_OK(CheckBufferSizes(*data, where));
+    ASSIGN_OR_RAISE(auto data, node_decoder.Decode(field, num_rows, /*exact=*/true, where));
     Array array(std::move(data));
     if (options.validate) {
       Status st = array.Validate();

@@ -1,6 +1,6 @@
-// Feeds arbitrary bytes to the IPC stream reader, file reader, single-message decoder and
-// projector, and decoded string columns to the UTF-8 validator. Nothing may crash, leak or read
-// out of bounds.
+// Feeds arbitrary bytes to the IPC stream reader, file reader, single-message decoder (flat and
+// nested schemas) and projector, and decoded string columns to the UTF-8 validator. Nothing may
+// crash, leak or read out of bounds.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -26,6 +26,10 @@ void Touch(const RecordBatchPtr& batch) {
     if (column.length() > 0 && column.length() < 4096) {
       volatile bool sink = column.IsNull(column.length() - 1);
       (void)sink;
+      // Walks the last element's children, offsets and values.
+      if (column.type().is_nested()) {
+        sink = column.ElementEquals(column.length() - 1, column, column.length() - 1);
+      }
     }
   }
 }
@@ -92,6 +96,15 @@ void DecodeSingle(const uint8_t* data, size_t size) {
       {"d", DataType::Decimal128(10, 2)},
   });
   auto batch = DecodeRecordBatch(schema, *message, FuzzOptions());
+  if (batch.ok()) Touch(*batch);
+  // And one of nested types (seed single_nested).
+  static const SchemaPtr nested = std::make_shared<const Schema>(std::vector<Field>{
+      {"l", DataType::List({"item", DataType::Int32()})},
+      {"s", DataType::Struct({{"a", DataType::Int32()}, {"b", DataType::String()}})},
+      {"m", DataType::Map(DataType::String(), DataType::Int32())},
+      {"f", DataType::FixedSizeList({"item", DataType::Int32()}, 2)},
+  });
+  batch = DecodeRecordBatch(nested, *message, FuzzOptions());
   if (batch.ok()) Touch(*batch);
 }
 

@@ -105,6 +105,49 @@ Result<std::shared_ptr<Buffer>> BitmapForIpc(const std::shared_ptr<Buffer>& bitm
   return std::shared_ptr<Buffer>(std::move(copy));
 }
 
+Status AddColumn(const Array& array, BodyBuilder* body);
+
+// After the validity bitmap of a nested array: its offsets (list, map) and its children, sliced
+// to the values the parent's [offset, offset + length) reaches.
+Status AddNestedChildren(const Array& array, BodyBuilder* body) {
+  const ArrayData& d = *array.data();
+  const DataType& type = d.type;
+  if (static_cast<int>(d.children.size()) != type.num_children()) {
+    return Status::Invalid("a " + type.ToString() + " array has " +
+                           std::to_string(d.children.size()) + " children");
+  }
+  int64_t child_offset = d.offset;
+  int64_t child_length = d.length;
+  if (type.id() == TypeId::kFixedSizeList) {
+    child_offset = d.offset * type.list_size();
+    child_length = d.length * type.list_size();
+  } else if (type.id() == TypeId::kList || type.id() == TypeId::kMap) {
+    if (d.buffers[1] == nullptr) {
+      RETURN_NOT_OK(body->AddBuffer(nullptr));
+      child_offset = 0;
+      child_length = 0;
+    } else {
+      const int32_t* offsets = array.raw_offsets();
+      const int32_t first = offsets[0];
+      child_offset = first;
+      child_length = offsets[d.length] - first;
+      if (first == 0) {
+        RETURN_NOT_OK(
+            body->AddBuffer(Buffer::Slice(d.buffers[1], d.offset * 4, (d.length + 1) * 4)));
+      } else {
+        ASSIGN_OR_RAISE(auto rebased, MutableBuffer::Allocate((d.length + 1) * 4));
+        auto* out = reinterpret_cast<int32_t*>(rebased->mutable_data());
+        for (int64_t i = 0; i <= d.length; ++i) out[i] = offsets[i] - first;
+        RETURN_NOT_OK(body->AddBuffer(std::move(rebased)));
+      }
+    }
+  }
+  for (int k = 0; k < type.num_children(); ++k) {
+    RETURN_NOT_OK(AddColumn(array.child(k).Slice(child_offset, child_length), body));
+  }
+  return Status::OK();
+}
+
 Status AddColumn(const Array& array, BodyBuilder* body) {
   const ArrayData& d = *array.data();
   const int64_t offset = d.offset;
@@ -117,6 +160,7 @@ Status AddColumn(const Array& array, BodyBuilder* body) {
     RETURN_NOT_OK(body->AddBuffer(nullptr));
   }
   const DataType& type = d.type;
+  if (type.is_nested()) return AddNestedChildren(array, body);
   if (type.id() == TypeId::kBool) {
     ASSIGN_OR_RAISE(auto values, BitmapForIpc(d.buffers[1], offset, length));
     return body->AddBuffer(std::move(values));

@@ -2,9 +2,19 @@
 
 #include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
+
+#include "oxbow/arrow/schema.h"
 
 namespace oxbow::arrow {
+
+namespace {
+// Deepest nesting Parse and Validate accept (IPC's flatbuffer verifier stops well before).
+constexpr int kMaxNestingDepth = 32;
+const std::vector<Field> kNoChildren;
+}  // namespace
 
 std::string_view TimeUnitName(TimeUnit unit) {
   switch (unit) {
@@ -47,6 +57,62 @@ DataType DataType::FixedSizeBinary(int32_t byte_width) {
   return t;
 }
 
+DataType DataType::List(Field item) { return Nested(TypeId::kList, {std::move(item)}); }
+
+DataType DataType::Struct(std::vector<Field> fields) {
+  return Nested(TypeId::kStruct, std::move(fields));
+}
+
+DataType DataType::Map(DataType key, DataType value, bool value_nullable) {
+  Field entries{"entries",
+                Struct({Field{"key", std::move(key), false, {}},
+                        Field{"value", std::move(value), value_nullable, {}}}),
+                false,
+                {}};
+  return Nested(TypeId::kMap, {std::move(entries)});
+}
+
+DataType DataType::FixedSizeList(Field item, int32_t list_size) {
+  return Nested(TypeId::kFixedSizeList, {std::move(item)}, list_size);
+}
+
+DataType DataType::Nested(TypeId id, std::vector<Field> children, int32_t list_size) {
+  DataType t(id);
+  t.byte_width_ = id == TypeId::kFixedSizeList ? list_size : 0;
+  t.children_ = std::make_shared<const std::vector<Field>>(std::move(children));
+  return t;
+}
+
+const std::vector<Field>& DataType::children() const {
+  return children_ ? *children_ : kNoChildren;
+}
+
+int DataType::num_children() const { return static_cast<int>(children().size()); }
+
+const Field& DataType::child(int i) const { return children()[static_cast<size_t>(i)]; }
+
+int DataType::num_buffers() const {
+  switch (id_) {
+    case TypeId::kString:
+    case TypeId::kBinary: return 3;
+    case TypeId::kStruct:
+    case TypeId::kFixedSizeList: return 1;
+    default: return 2;  // list and map: validity, offsets; fixed width: validity, values
+  }
+}
+
+int DataType::num_nodes_in_tree() const {
+  int n = 1;
+  for (const Field& f : children()) n += f.type.num_nodes_in_tree();
+  return n;
+}
+
+int DataType::num_buffers_in_tree() const {
+  int n = num_buffers();
+  for (const Field& f : children()) n += f.type.num_buffers_in_tree();
+  return n;
+}
+
 int DataType::bit_width() const {
   switch (id_) {
     case TypeId::kBool: return 1;
@@ -65,7 +131,11 @@ int DataType::bit_width() const {
     case TypeId::kDecimal128:
     case TypeId::kFixedSizeBinary: return byte_width_ * 8;
     case TypeId::kString:
-    case TypeId::kBinary: return 0;
+    case TypeId::kBinary:
+    case TypeId::kList:
+    case TypeId::kStruct:
+    case TypeId::kMap:
+    case TypeId::kFixedSizeList: return 0;
   }
   return 0;
 }
@@ -94,11 +164,92 @@ std::string DataType::ToString() const {
     case TypeId::kDecimal128:
       return "decimal128(" + std::to_string(precision_) + ", " + std::to_string(scale_) + ")";
     case TypeId::kFixedSizeBinary: return "fixed_size_binary[" + std::to_string(byte_width_) + "]";
+    case TypeId::kList:
+      return num_children() == 1 ? "list<" + child(0).ToString() + ">" : "list<?>";
+    case TypeId::kFixedSizeList:
+      return (num_children() == 1 ? "fixed_size_list<" + child(0).ToString() + ">"
+                                  : std::string("fixed_size_list<?>")) +
+             "[" + std::to_string(byte_width_) + "]";
+    case TypeId::kStruct: {
+      std::string s = "struct<";
+      for (int i = 0; i < num_children(); ++i) {
+        if (i > 0) s += ", ";
+        s += child(i).ToString();
+      }
+      return s + ">";
+    }
+    case TypeId::kMap: {
+      if (num_children() != 1 || child(0).type.num_children() != 2) return "map<?>";
+      const Field& key = child(0).type.child(0);
+      const Field& value = child(0).type.child(1);
+      return "map<" + key.type.ToString() + ", " + value.type.ToString() +
+             (value.nullable ? "" : " not null") + ">";
+    }
   }
   return "unknown";
 }
 
+namespace {
+
+std::string NestedName(TypeId id) {
+  switch (id) {
+    case TypeId::kList: return "list";
+    case TypeId::kMap: return "map";
+    case TypeId::kFixedSizeList: return "fixed_size_list";
+    default: return "struct";
+  }
+}
+
+Status ValidateNested(const DataType& t, int depth) {
+  if (depth > kMaxNestingDepth) {
+    return Status::Invalid("types nest deeper than " + std::to_string(kMaxNestingDepth) +
+                           " levels");
+  }
+  const std::string what = NestedName(t.id());
+  switch (t.id()) {
+    case TypeId::kList:
+    case TypeId::kFixedSizeList:
+    case TypeId::kMap:
+      if (t.num_children() != 1) {
+        return Status::Invalid(what + " needs exactly one child field, got " +
+                               std::to_string(t.num_children()));
+      }
+      break;
+    default: break;
+  }
+  if (t.id() == TypeId::kFixedSizeList && t.list_size() < 0) {
+    return Status::Invalid("fixed_size_list size must not be negative, got " +
+                           std::to_string(t.list_size()));
+  }
+  if (t.id() == TypeId::kMap) {
+    const Field& entries = t.child(0);
+    if (entries.type.id() != TypeId::kStruct || entries.type.num_children() != 2 ||
+        entries.nullable) {
+      return Status::Invalid("map needs one non-null child struct<key, value>, got " +
+                             entries.ToString());
+    }
+    if (entries.type.child(0).nullable) return Status::Invalid("map keys must not be nullable");
+  }
+  if (t.id() == TypeId::kStruct) {
+    for (size_t i = 0; i < t.children().size(); ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        if (t.children()[i].name == t.children()[j].name) {
+          return Status::Invalid("struct has two fields named " + Quote(t.children()[i].name));
+        }
+      }
+    }
+  }
+  for (const Field& f : t.children()) {
+    Status st = f.type.is_nested() ? ValidateNested(f.type, depth + 1) : f.type.Validate();
+    if (!st.ok()) return st.WithContext(what + " field " + Quote(f.name));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status DataType::Validate() const {
+  if (is_nested()) return ValidateNested(*this, 1);
   if (id_ == TypeId::kDecimal128 &&
       (precision_ < 1 || precision_ > 38 || scale_ < -precision_ || scale_ > precision_)) {
     return Status::Invalid(
@@ -122,6 +273,37 @@ bool DataType::operator==(const DataType& other) const {
     case TypeId::kTimestamp: return unit_ == other.unit_ && timezone_ == other.timezone_;
     case TypeId::kDecimal128: return precision_ == other.precision_ && scale_ == other.scale_;
     case TypeId::kFixedSizeBinary: return byte_width_ == other.byte_width_;
+    case TypeId::kList:
+    case TypeId::kMap:
+    case TypeId::kFixedSizeList: {
+      // As in pyarrow, the names of list items and map entries do not matter.
+      if (byte_width_ != other.byte_width_ || num_children() != other.num_children()) return false;
+      for (int i = 0; i < num_children(); ++i) {
+        const Field& a = child(i);
+        const Field& b = other.child(i);
+        if (a.nullable != b.nullable) return false;
+        if (id_ == TypeId::kMap) {
+          // Compare key and value without their names either.
+          if (a.type.num_children() != b.type.num_children()) return false;
+          for (int k = 0; k < a.type.num_children(); ++k) {
+            if (a.type.child(k).type != b.type.child(k).type ||
+                a.type.child(k).nullable != b.type.child(k).nullable) {
+              return false;
+            }
+          }
+        } else if (a.type != b.type) {
+          return false;
+        }
+      }
+      return true;
+    }
+    case TypeId::kStruct: {
+      if (num_children() != other.num_children()) return false;
+      for (int i = 0; i < num_children(); ++i) {
+        if (!child(i).Equals(other.child(i))) return false;
+      }
+      return true;
+    }
     default: return true;
   }
 }
@@ -158,10 +340,137 @@ Result<TimeUnit> ParseTimeUnit(std::string_view s) {
   return Status::Invalid("unknown time unit " + Quote(s) + " (expected s, ms, us or ns)");
 }
 
+// Splits at commas outside <>, [] and ().
+std::vector<std::string_view> SplitTopLevel(std::string_view text) {
+  std::vector<std::string_view> parts;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '<' || c == '[' || c == '(') ++depth;
+    if (c == '>' || c == ']' || c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      parts.push_back(Trim(text.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  parts.push_back(Trim(text.substr(start)));
+  return parts;
+}
+
+// Strips a trailing " not null"; returns whether it was there.
+bool StripNotNull(std::string_view* text) {
+  constexpr std::string_view kNotNull = " not null";
+  if (text->size() > kNotNull.size() && text->substr(text->size() - kNotNull.size()) == kNotNull) {
+    text->remove_suffix(kNotNull.size());
+    *text = Trim(*text);
+    return true;
+  }
+  return false;
+}
+
+// Position of the first ':' outside brackets, or npos.
+size_t TopLevelColon(std::string_view text) {
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '<' || c == '[' || c == '(') ++depth;
+    if (c == '>' || c == ']' || c == ')') --depth;
+    if (c == ':' && depth == 0) return i;
+  }
+  return std::string_view::npos;
+}
+
+// "name: type [not null]", or just "type" when `default_name` is given (short forms).
+Result<Field> ParseFieldSpec(std::string_view spec, const char* default_name) {
+  Field f;
+  f.nullable = !StripNotNull(&spec);
+  const size_t colon = TopLevelColon(spec);
+  if (colon == std::string_view::npos) {
+    if (default_name == nullptr) {
+      return Status::Invalid("struct field " + Quote(spec) + " needs a name: \"name: type\"");
+    }
+    f.name = default_name;
+    ASSIGN_OR_RAISE(f.type, DataType::Parse(spec));
+    return f;
+  }
+  f.name = std::string(Trim(spec.substr(0, colon)));
+  if (f.name.empty()) return Status::Invalid("field " + Quote(spec) + " has an empty name");
+  ASSIGN_OR_RAISE(f.type, DataType::Parse(spec.substr(colon + 1)));
+  return f;
+}
+
+bool StartsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+// Parses list<...>, struct<...>, map<...> and fixed_size_list<...>[n]; nullopt for other text.
+Result<std::optional<DataType>> ParseNested(std::string_view text) {
+  const auto bad = [&](const std::string& expected) {
+    return Status::Invalid("cannot parse type " + Quote(text) + ": expected " + expected);
+  };
+  if (StartsWith(text, "list<")) {
+    if (text.back() != '>') return bad("list<item: type>");
+    ASSIGN_OR_RAISE(Field item, ParseFieldSpec(text.substr(5, text.size() - 6), "item"));
+    return std::optional<DataType>(DataType::List(std::move(item)));
+  }
+  if (StartsWith(text, "fixed_size_list<")) {
+    const size_t open = text.rfind('[');
+    int32_t size = 0;
+    if (text.back() != ']' || open == std::string_view::npos || open < 17 ||
+        text[open - 1] != '>' || !ParseInt(text.substr(open + 1, text.size() - open - 2), &size) ||
+        size < 0) {
+      return bad("fixed_size_list<item: type>[size]");
+    }
+    ASSIGN_OR_RAISE(Field item, ParseFieldSpec(text.substr(16, open - 17), "item"));
+    return std::optional<DataType>(DataType::FixedSizeList(std::move(item), size));
+  }
+  if (StartsWith(text, "struct<")) {
+    if (text.back() != '>') return bad("struct<name: type, ...>");
+    std::vector<Field> fields;
+    std::string_view inner = Trim(text.substr(7, text.size() - 8));
+    if (!inner.empty()) {
+      for (std::string_view part : SplitTopLevel(inner)) {
+        ASSIGN_OR_RAISE(Field f, ParseFieldSpec(part, nullptr));
+        fields.push_back(std::move(f));
+      }
+    }
+    DataType t = DataType::Struct(std::move(fields));
+    RETURN_NOT_OK(t.Validate());
+    return std::optional<DataType>(std::move(t));
+  }
+  if (StartsWith(text, "map<")) {
+    if (text.back() != '>') return bad("map<key type, value type>");
+    auto parts = SplitTopLevel(text.substr(4, text.size() - 5));
+    if (parts.size() != 2) return bad("map<key type, value type>");
+    std::string_view value = parts[1];
+    const bool value_nullable = !StripNotNull(&value);
+    ASSIGN_OR_RAISE(DataType key_type, DataType::Parse(parts[0]));
+    ASSIGN_OR_RAISE(DataType value_type, DataType::Parse(value));
+    return std::optional<DataType>(
+        DataType::Map(std::move(key_type), std::move(value_type), value_nullable));
+  }
+  return std::optional<DataType>();
+}
+
+// Bounds the recursion of DataType::Parse.
+thread_local int parse_depth = 0;
+
 }  // namespace
 
 Result<DataType> DataType::Parse(std::string_view raw) {
   std::string_view text = Trim(raw);
+  if (text.find('<') != std::string_view::npos) {
+    if (parse_depth >= kMaxNestingDepth) {
+      return Status::Invalid("types nest deeper than " + std::to_string(kMaxNestingDepth) +
+                             " levels");
+    }
+    ++parse_depth;
+    auto nested = ParseNested(text);
+    --parse_depth;
+    if (!nested.ok()) return nested.status();
+    if (nested->has_value()) return std::move(**nested);
+  }
   struct Simple {
     std::string_view name;
     TypeId id;

@@ -112,4 +112,13 @@ Status ValidateUtf8(const Array& strings) {
   return Status::OK();
 }
 
+Status ValidateUtf8Tree(const Array& array) {
+  if (array.type().id() == TypeId::kString) return ValidateUtf8(array);
+  for (int k = 0; k < array.num_children(); ++k) {
+    Status st = ValidateUtf8Tree(array.child(k));
+    if (!st.ok()) return st.WithContext("child " + Quote(array.type().child(k).name));
+  }
+  return Status::OK();
+}
+
 }  // namespace oxbow::arrow

@@ -26,4 +26,8 @@ inline bool IsValidUtf8(std::string_view text) { return ValidUtf8Prefix(text) ==
 // value by value only when that fails.
 Status ValidateUtf8(const Array& strings);
 
+// ValidateUtf8 on a string array, or on every string array under a nested one (its child arrays
+// whole); OK for other types. The error names the child that holds the bad value.
+Status ValidateUtf8Tree(const Array& array);
+
 }  // namespace oxbow::arrow

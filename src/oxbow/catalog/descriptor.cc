@@ -127,6 +127,11 @@ Result<TableDescriptor> DescriptorFrom(const nlohmann::json& j) {
       if (t.schema->GetFieldIndex(col) < 0) {
         return Status::Invalid("key column " + Quote(col) + " is not in the schema");
       }
+      const arrow::DataType& type = t.schema->field(t.schema->GetFieldIndex(col)).type;
+      if (type.is_nested()) {
+        return Status::Invalid("key column " + Quote(col) + " has type " + type.ToString() +
+                               ": a nested column cannot be a key");
+      }
     }
   }
   if (!t.primary_key.empty()) {

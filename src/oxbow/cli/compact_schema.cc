@@ -12,8 +12,8 @@ Result<arrow::SchemaPtr> ParseCompactSchema(std::string_view text) {
   size_t start = 0;
   for (size_t i = 0; i <= text.size(); ++i) {
     const char c = i < text.size() ? text[i] : ',';
-    if (c == '[' || c == '(') ++depth;
-    if (c == ']' || c == ')') --depth;
+    if (c == '[' || c == '(' || c == '<') ++depth;
+    if (c == ']' || c == ')' || c == '>') --depth;
     if (c == ',' && depth == 0) {
       items.push_back(text.substr(start, i - start));
       start = i + 1;

@@ -445,8 +445,9 @@ Status CheckNulls(const std::string& table, const arrow::Schema& expected,
 Status CheckUtf8(const std::string& table, const arrow::Schema& schema,
                  const arrow::RecordBatch& batch) {
   for (int i = 0; i < schema.num_fields(); ++i) {
-    if (schema.field(i).type.id() != arrow::TypeId::kString) continue;
-    if (Status st = arrow::ValidateUtf8(batch.column(i)); !st.ok()) {
+    const arrow::DataType& type = schema.field(i).type;
+    if (type.id() != arrow::TypeId::kString && !type.is_nested()) continue;
+    if (Status st = arrow::ValidateUtf8Tree(batch.column(i)); !st.ok()) {
       return st.WithContext("field " + Quote(schema.field(i).name) + " of table " + Quote(table));
     }
   }

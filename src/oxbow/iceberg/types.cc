@@ -231,6 +231,12 @@ Result<Type> TypeFromArrow(const arrow::DataType& type) {
                                "FIXED_LEN_BYTE_ARRAY, whose length must be at least 1");
       }
       return Type::Fixed(type.byte_width());
+    case TypeId::kList:
+    case TypeId::kStruct:
+    case TypeId::kMap:
+    case TypeId::kFixedSizeList:
+      return Status::NotImplemented(type.ToString() +
+                                    ": nested types are not tiered to the lake yet");
   }
   return Status::NotImplemented("Arrow type " + type.ToString() + " has no Iceberg mapping");
 }

@@ -83,6 +83,10 @@ Status AppendToBuilder(arrow::ArrayBuilder* builder, std::optional<std::string_v
     case TypeId::kDecimal128:
     case TypeId::kFixedSizeBinary:
       return static_cast<arrow::FixedSizeBinaryBuilder*>(builder)->Append(bytes);
+    case TypeId::kList:
+    case TypeId::kStruct:
+    case TypeId::kMap:
+    case TypeId::kFixedSizeList: break;  // refused in primary-key tables (CheckPrimaryKeyTable)
   }
   return Status::Internal("no builder for " + builder->type().ToString());
 }
@@ -155,6 +159,10 @@ Cell CellAt(const arrow::Array& column, int64_t row) {
 }
 
 Status CheckKeyColumnType(const arrow::Field& field) {
+  if (field.type.is_nested()) {
+    return Status::Invalid("primary-key column " + Quote(field.name) + " has type " +
+                           field.type.ToString() + ", which cannot be a key");
+  }
   if (field.type.is_floating()) {
     return Status::Invalid("primary-key column " + Quote(field.name) + " has type " +
                            field.type.ToString() +
@@ -219,7 +227,11 @@ void AppendKeyPart(const arrow::Array& column, int64_t row, std::string* out) {
       out->push_back(1);
       return;
     case TypeId::kFloat32:
-    case TypeId::kFloat64: break;  // refused by CheckKeyColumnType
+    case TypeId::kFloat64:
+    case TypeId::kList:
+    case TypeId::kStruct:
+    case TypeId::kMap:
+    case TypeId::kFixedSizeList: break;  // refused by CheckKeyColumnType
   }
 }
 

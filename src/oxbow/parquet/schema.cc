@@ -115,6 +115,12 @@ Result<SchemaElement> FieldToSchemaElement(const arrow::Field& field) {
       e.type = PhysicalType::kFixedLenByteArray;
       e.type_length = type.byte_width();
       break;
+    case TypeId::kList:
+    case TypeId::kStruct:
+    case TypeId::kMap:
+    case TypeId::kFixedSizeList:
+      return Status::NotImplemented("field " + Quote(field.name) + " has type " + type.ToString() +
+                                    ": nested types are not written to Parquet yet");
   }
   return e;
 }

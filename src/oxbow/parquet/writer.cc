@@ -717,6 +717,10 @@ std::unique_ptr<ColumnWriter> MakeColumnWriter(const arrow::Field& field,
         return MakeTyped<int64_t, Order::kSigned>(c, DecimalToInt<int64_t>);
       }
       return MakeTyped<SV, Order::kDecimalBytes>(c, DecimalToFixed);
+    case TypeId::kList:
+    case TypeId::kStruct:
+    case TypeId::kMap:
+    case TypeId::kFixedSizeList: break;  // FieldToSchemaElement refuses them first
   }
   return nullptr;
 }

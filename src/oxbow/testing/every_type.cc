@@ -120,6 +120,10 @@ arrow::RecordBatchPtr RandomBatch(const arrow::SchemaPtr& schema, int64_t rows, 
           st = static_cast<arrow::FixedSizeBinaryBuilder*>(builder.get())->Append(s);
           break;
         }
+        case TypeId::kList:
+        case TypeId::kStruct:
+        case TypeId::kMap:
+        case TypeId::kFixedSizeList: break;  // no builder: ArrayBuilder::Make refused above
       }
       (void)st;
     }

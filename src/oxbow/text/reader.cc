@@ -140,6 +140,10 @@ class ColumnBuilder {
         ASSIGN_OR_RAISE(__int128 v, internal::ParseDecimal(cell.text, t.precision(), t.scale()));
         return As<arrow::FixedSizeBinaryBuilder>()->AppendDecimal(v);
       }
+      case TypeId::kList:
+      case TypeId::kStruct:
+      case TypeId::kMap:
+      case TypeId::kFixedSizeList: break;  // MakeBuilders refuses them
     }
     return Status::NotImplemented("cannot parse " + t.ToString());
   }
@@ -184,9 +188,15 @@ class ColumnBuilder {
   std::unique_ptr<ArrayBuilder> builder_;
 };
 
+Status NestedRefused(const Field& f) {
+  return Status::NotImplemented("column " + Quote(f.name) + " has type " + f.type.ToString() +
+                                ": the text formats do not read nested types yet");
+}
+
 Result<std::vector<ColumnBuilder>> MakeBuilders(const Schema& schema) {
   std::vector<ColumnBuilder> out;
   for (const auto& f : schema.fields()) {
+    if (f.type.is_nested()) return NestedRefused(f);
     ASSIGN_OR_RAISE(auto b, ColumnBuilder::Make(f));
     out.push_back(std::move(b));
   }

@@ -26,6 +26,18 @@ void AppendMetadata(const arrow::KeyValueMetadata& metadata, std::string_view in
   }
 }
 
+// pyarrow's lines for the children of a nested field: "child i, name: type", indented by 2 at
+// the first level and 4 more at each deeper one.
+void AppendChildren(const arrow::DataType& type, int depth, std::string* out) {
+  for (int k = 0; k < type.num_children(); ++k) {
+    const arrow::Field& child = type.child(k);
+    out->push_back('\n');
+    out->append(static_cast<size_t>(2 + 4 * (depth - 1)), ' ');
+    out->append("child " + std::to_string(k) + ", " + child.ToString());
+    AppendChildren(child.type, depth + 1, out);
+  }
+}
+
 }  // namespace
 
 std::string FormatSchema(const arrow::Schema& schema) {
@@ -34,6 +46,7 @@ std::string FormatSchema(const arrow::Schema& schema) {
     const auto& field = schema.field(i);
     if (i > 0) out.push_back('\n');
     out.append(field.ToString());
+    AppendChildren(field.type, 1, &out);
     if (!field.metadata.empty()) {
       out.append("\n  -- field metadata --");
       AppendMetadata(field.metadata, "  ", &out);

@@ -40,7 +40,10 @@ void AppendHex(std::string_view bytes, std::string* out) {
   }
 }
 
-// The text of a non-null value without JSON quoting (CSV and table cells).
+void AppendNestedJson(const Array& a, int64_t i, std::string* out);
+
+// The text of a non-null value without JSON quoting (CSV and table cells); a nested value's
+// text is its JSON form.
 void AppendPlain(const Array& a, int64_t i, std::string* out) {
   const DataType& t = a.type();
   switch (t.id()) {
@@ -63,7 +66,93 @@ void AppendPlain(const Array& a, int64_t i, std::string* out) {
       internal::AppendTimestamp(a.Value<int64_t>(i), t.unit(), t.timezone(), out);
       break;
     case TypeId::kDecimal128: internal::AppendDecimal(DecimalValue(a, i), t.scale(), out); break;
+    case TypeId::kList:
+    case TypeId::kStruct:
+    case TypeId::kMap:
+    case TypeId::kFixedSizeList: AppendNestedJson(a, i, out); break;
   }
+}
+
+// The JSON form of value i, null included.
+void AppendJsonValue(const Array& a, int64_t i, std::string* out) {
+  if (a.IsNull(i)) {
+    out->append("null");
+    return;
+  }
+  const DataType& t = a.type();
+  if (t.id() == TypeId::kString) {
+    internal::AppendJsonString(a.GetView(i), out);
+    return;
+  }
+  if (t.id() == TypeId::kBool || t.is_integer() || t.is_nested()) {
+    AppendPlain(a, i, out);
+    return;
+  }
+  if (t.is_floating()) {
+    double v = t.id() == TypeId::kFloat32 ? a.Value<float>(i) : a.Value<double>(i);
+    if (std::isfinite(v)) {
+      AppendPlain(a, i, out);
+      return;
+    }
+  }
+  // Non-finite floats, decimals, dates, timestamps and base64 are JSON strings of ASCII text
+  // that needs no escaping.
+  out->push_back('"');
+  AppendPlain(a, i, out);
+  out->push_back('"');
+}
+
+// A list or fixed_size_list as a JSON array, a struct as an object, a map as an object whose
+// keys are the text of the map's keys.
+void AppendNestedJson(const Array& a, int64_t i, std::string* out) {
+  const DataType& t = a.type();
+  if (t.id() == TypeId::kStruct) {
+    out->push_back('{');
+    for (int k = 0; k < a.num_children(); ++k) {
+      if (k > 0) out->push_back(',');
+      internal::AppendJsonString(t.child(k).name, out);
+      out->push_back(':');
+      AppendJsonValue(a.child(k), a.offset() + i, out);
+    }
+    out->push_back('}');
+    return;
+  }
+  int64_t start = 0;
+  int64_t end = 0;
+  if (t.id() == TypeId::kFixedSizeList) {
+    start = (a.offset() + i) * t.list_size();
+    end = start + t.list_size();
+  } else {
+    start = a.raw_offsets()[i];
+    end = a.raw_offsets()[i + 1];
+  }
+  const Array child = a.child(0);
+  if (t.id() != TypeId::kMap) {
+    out->push_back('[');
+    for (int64_t k = start; k < end; ++k) {
+      if (k > start) out->push_back(',');
+      AppendJsonValue(child, k, out);
+    }
+    out->push_back(']');
+    return;
+  }
+  const Array keys = child.child(0);
+  const Array values = child.child(1);
+  out->push_back('{');
+  std::string key;
+  for (int64_t k = start; k < end; ++k) {
+    if (k > start) out->push_back(',');
+    key.clear();
+    AppendJsonValue(keys, child.offset() + k, &key);
+    if (key.empty() || key[0] != '"') {
+      internal::AppendJsonString(key, out);  // a number, bool or nested key as a string
+    } else {
+      out->append(key);
+    }
+    out->push_back(':');
+    AppendJsonValue(values, child.offset() + k, out);
+  }
+  out->push_back('}');
 }
 
 bool IsNumeric(const DataType& t) {
@@ -113,34 +202,6 @@ class JsonLinesWriter : public TextWriter {
   Status Finish(std::string*) override { return Status::OK(); }
 
  private:
-  static void AppendJsonValue(const Array& a, int64_t i, std::string* out) {
-    if (a.IsNull(i)) {
-      out->append("null");
-      return;
-    }
-    const DataType& t = a.type();
-    if (t.id() == TypeId::kString) {
-      internal::AppendJsonString(a.GetView(i), out);
-      return;
-    }
-    if (t.id() == TypeId::kBool || t.is_integer()) {
-      AppendPlain(a, i, out);
-      return;
-    }
-    if (t.is_floating()) {
-      double v = t.id() == TypeId::kFloat32 ? a.Value<float>(i) : a.Value<double>(i);
-      if (std::isfinite(v)) {
-        AppendPlain(a, i, out);
-        return;
-      }
-    }
-    // Non-finite floats, decimals, dates, timestamps and base64 are JSON strings of ASCII text
-    // that needs no escaping.
-    out->push_back('"');
-    AppendPlain(a, i, out);
-    out->push_back('"');
-  }
-
   SchemaPtr schema_;
   std::vector<std::string> keys_;
 };

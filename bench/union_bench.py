@@ -8,6 +8,9 @@ plus a pure log read of the same rows. Full rows and 2 of 20 columns.
 A table of 20 columns (ints, doubles, timestamps, strings) gets --rows rows; once the lake holds
 them all (no log tail: the union read is the lake snapshot only) each reader runs --runs times,
 interleaved, every run in a fresh child process that reports its wall time and peak RSS (VmHWM).
+Then a filtered read of the last 1% of ids (all columns): the union read's "filter" (lake files
+and row groups pruned by their bounds) against pyiceberg's row_filter and a log read filtered by
+pyarrow.compute in the client.
 oxbowd's RSS is sampled during its reads. Ratio = pyiceberg's best time / the union read's best
 (above 1: the union read is faster); medians are printed too. --quick: 20,000 rows, 1 run. Binaries come from $OXBOW_BUILD_DIR (default
 <repo>/build/release).
@@ -20,13 +23,16 @@ import json
 import multiprocessing
 import os
 import pathlib
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.flight as fl
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -64,28 +70,31 @@ def make_batch(schema: pa.Schema, first: int, rows: int) -> pa.RecordBatch:
     return pa.record_batch(columns, schema=schema)
 
 
-def run_union(location: str, columns, out):
+def run_union(location: str, columns, min_id, out):
     client = fl.FlightClient(location)
     ticket = {"table": TABLE, "union": True}
     if columns:
         ticket["columns"] = columns
+    if min_id is not None:
+        ticket["filter"] = [{"column": "id", "op": ">=", "value": min_id}]
     start = time.perf_counter()
     table = client.do_get(fl.Ticket(json.dumps(ticket).encode())).read_all()
     seconds = time.perf_counter() - start
     out.put((seconds, table.num_rows, table.nbytes, proc_status(os.getpid(), "VmHWM")))
 
 
-def run_pyiceberg(metadata_location: str, columns, out):
+def run_pyiceberg(metadata_location: str, columns, min_id, out):
     from pyiceberg.table import StaticTable
     start = time.perf_counter()
     scan = StaticTable.from_metadata(metadata_location).scan(
-        selected_fields=tuple(columns) if columns else ("*",))
+        selected_fields=tuple(columns) if columns else ("*",),
+        row_filter=f"id >= {min_id}" if min_id is not None else "True")
     table = scan.to_arrow()
     seconds = time.perf_counter() - start
     out.put((seconds, table.num_rows, table.nbytes, proc_status(os.getpid(), "VmHWM")))
 
 
-def run_log(location: str, columns, out):
+def run_log(location: str, columns, min_id, out):
     client = fl.FlightClient(location)
     start = time.perf_counter()
     info = client.get_flight_info(fl.FlightDescriptor.for_path(*TABLE.split(".")))
@@ -96,8 +105,19 @@ def run_log(location: str, columns, out):
             ticket["columns"] = columns
         parts.append(client.do_get(fl.Ticket(json.dumps(ticket).encode())).read_all())
     table = pa.concat_tables(parts)
+    if min_id is not None:
+        table = table.filter(pc.greater_equal(table["id"], min_id))
     seconds = time.perf_counter() - start
     out.put((seconds, table.num_rows, table.nbytes, proc_status(os.getpid(), "VmHWM")))
+
+
+def pruned(log_path: pathlib.Path) -> str:
+    """oxbow_union_read_pruned_total of the bench table, from oxbowd's metrics listener."""
+    port = re.findall(r"serving metrics on \S+ \(port (\d+)\)", log_path.read_text())[-1]
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    found = dict(re.findall(r'oxbow_union_read_pruned_total\{table="' + re.escape(TABLE) +
+                            r'",unit="(\w+)"\} (\S+)', text))
+    return f"{found.get('file', '0')} data files, {found.get('row_group', '0')} row groups"
 
 
 def in_child(target, *args):
@@ -143,15 +163,29 @@ def main() -> None:
                 if time.monotonic() > deadline:
                     sys.exit(f"the lake did not catch up: {described['lake']}")
                 time.sleep(0.2)
-            time.sleep(2)  # let a last compaction pass settle; nothing is written from here on
+            # Compaction (every 10 s) must be done before the reads: pyiceberg reads the snapshot
+            # pinned here, the union read the current one, and a compaction in between would
+            # make them read different files. Settled: no new metadata over a whole interval.
             described = server.action("describe_table", {"table": TABLE})
+            while True:
+                time.sleep(11)
+                again = server.action("describe_table", {"table": TABLE})
+                if again["lake"]["metadata_location"] == described["lake"]["metadata_location"]:
+                    break
+                if time.monotonic() > deadline:
+                    sys.exit("the lake's maintenance did not settle")
+                described = again
             metadata = described["lake"]["metadata_location"]
             print(f"{args.rows} rows, {args.buckets} buckets, {described['lake']['data_files']} "
                   f"data files, lake snapshot {metadata}")
             location = f"grpc://{server.address}"
             print(f"oxbowd RSS before the reads {proc_status(server.proc.pid, 'VmRSS')/2**20:.0f} MiB "
                   f"(after ingest and tiering)")
-            for label, columns in (("all 20 columns", None), ("2 of 20 columns", PROJECTION)):
+            min_id = args.rows - args.rows // 100
+            cases = (("all 20 columns", None, None), ("2 of 20 columns", PROJECTION, None),
+                     (f"id >= {min_id} (1% of rows), all columns", None, min_id))
+            for label, columns, filter_min in cases:
+                want_rows = args.rows if filter_min is None else args.rows - filter_min
                 times = {"union": [], "pyiceberg": [], "log": []}
                 rss = {"union": 0, "pyiceberg": 0, "log": 0}
                 server_rss = 0
@@ -160,16 +194,16 @@ def main() -> None:
                     for name in ("union", "pyiceberg", "log"):
                         sampler = RssSampler(server.proc.pid)
                         if name == "union":
-                            result = in_child(run_union, location, columns)
+                            result = in_child(run_union, location, columns, filter_min)
                         elif name == "pyiceberg":
-                            result = in_child(run_pyiceberg, metadata, columns)
+                            result = in_child(run_pyiceberg, metadata, columns, filter_min)
                         else:
-                            result = in_child(run_log, location, columns)
+                            result = in_child(run_log, location, columns, filter_min)
                         peak = sampler.stop()
                         if name == "union":
                             server_rss = max(server_rss, peak)
                         seconds, rows, nbytes, hwm = result
-                        assert rows == args.rows, f"{name} read {rows} rows"
+                        assert rows == want_rows, f"{name} read {rows} rows, not {want_rows}"
                         shape[name] = nbytes
                         times[name].append(seconds)
                         rss[name] = max(rss[name], hwm)
@@ -179,13 +213,20 @@ def main() -> None:
                 print(f"\n{label} ({mb:.0f} MB of Arrow data), best (median) of {args.runs}:")
                 for name in ("union", "pyiceberg", "log"):
                     print(f"  {name:10s} {best[name]*1000:7.0f} ms ({med[name]*1000:5.0f})  "
-                          f"{args.rows/best[name]/1e6:6.2f} M rows/s  "
+                          f"{want_rows/best[name]/1e6:6.2f} M rows/s  "
                           f"{shape[name]/1e6/best[name]:6.0f} MB/s  client peak RSS "
                           f"{rss[name]/2**20:5.0f} MiB")
                 print(f"  oxbowd peak RSS during the union reads {server_rss/2**20:.0f} MiB")
                 print(f"ratio union/pyiceberg {label}: {best['pyiceberg']/best['union']:.2f} "
                       f"(medians {med['pyiceberg']/med['union']:.2f})")
                 print(f"ratio union/log {label}: {best['log']/best['union']:.2f}")
+                if filter_min is not None:
+                    from pyiceberg.table import StaticTable
+                    planned = len(list(StaticTable.from_metadata(metadata).scan(
+                        row_filter=f"id >= {filter_min}").plan_files()))
+                    print(f"  the {args.runs} filtered union reads skipped "
+                          f"{pruned(base / 'oxbowd.log')}; pyiceberg plans {planned} of "
+                          f"{described['lake']['data_files']} data files")
         finally:
             server.stop()
     print("\nload:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())

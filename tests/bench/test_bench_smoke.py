@@ -1,5 +1,5 @@
 """Keeps the side-by-side benchmarks working: each runs in --quick mode (a few MB, seconds;
-bench/pk_bench.py under a minute, bench/union_bench.py about 20 s, bench/vs_kafka and bench/kafka_perf.py about a minute each, plus
+bench/pk_bench.py under a minute, bench/union_bench.py about 35 s, bench/vs_kafka and bench/kafka_perf.py about a minute each, plus
 the Maven fetch of Kafka the first time), exits 0 and prints its ratio lines. Binaries come from
 $OXBOW_BUILD_DIR (default <repo>/build/release): bench/ipc_bench, bench/server_bench,
 bench/parquet_bench, bench/kv_bench, tools/oxbowd.

@@ -169,6 +169,24 @@ BAD_TICKETS = {
     "columns-not-list": (b'{"table": "ns.t", "columns": "id"}', "columns"),
     "columns-not-strings": (b'{"table": "ns.t", "columns": [1]}', "columns"),
     "follow-not-bool": (b'{"table": "ns.t", "follow": "yes"}', "follow"),
+    "union-follow-not-bool": (b'{"table": "ns.t", "union": true, "follow": 1}', "follow"),
+    "filter-on-log-read": (b'{"table": "ns.t", "filter": []}',
+                           '"filter" applies to union reads'),
+    "filter-not-list": (b'{"table": "ns.t", "union": true, "filter": {"column": "id"}}',
+                        '"filter" must be a list'),
+    "filter-entry-keys": (b'{"table": "ns.t", "union": true, "filter": [{"column": "id"}]}',
+                          'entry 0 must be {"column"'),
+    "filter-bad-op": (b'{"table": "ns.t", "union": true, "filter": '
+                      b'[{"column": "id", "op": "like", "value": 1}]}', 'unknown op "like"'),
+    "filter-value-list": (b'{"table": "ns.t", "union": true, "filter": '
+                          b'[{"column": "id", "op": "<", "value": [1]}]}',
+                          '"value" must be a number'),
+    "filter-unknown-column": (b'{"table": "ns.t", "union": true, "filter": '
+                              b'[{"column": "nope", "op": "<", "value": 1}]}',
+                              "filter column 'nope' is not a column of table 'ns.t'"),
+    "filter-wrong-value-type": (b'{"table": "ns.t", "union": true, "filter": '
+                                b'[{"column": "id", "op": "==", "value": "7"}]}',
+                                "column 'id' of type int64 needs an integer value"),
 }
 
 

@@ -303,15 +303,15 @@ def test_union_read_errors(make_lake_server, table_name):
         union(server, table_name, columns=["id", "nope"])
     with expect_error("INVALID_ARGUMENT", "\"from\" applies to log reads"):
         server.get({"table": table_name, "union": True, "from": 0})
-    with expect_error("INVALID_ARGUMENT", "does not follow"):
-        server.get({"table": table_name, "union": True, "follow": True})
+    with expect_error("INVALID_ARGUMENT", "\"follow\" must be true or false"):
+        server.get({"table": table_name, "union": True, "follow": 1})
     with expect_error("INVALID_ARGUMENT", "\"limit\" must be a non-negative number"):
         union(server, table_name, limit=-1)
     with expect_error("INVALID_ARGUMENT", "\"union\" must be true or false"):
         server.get({"table": table_name, "union": "yes"})
     pk = table_name + "_pk"
-    server.create_table(pk, SCHEMA, primary_key=["id"])
-    with expect_error("INVALID_ARGUMENT", "primary key", "union reads serve log tables"):
+    server.create_table(pk, SCHEMA, primary_key=["id"])  # out of the lake (the default)
+    with expect_error("INVALID_ARGUMENT", "primary key", "needs lake.enabled \"true\""):
         union(server, pk)
 
 
@@ -383,6 +383,7 @@ def test_offsets_in_neither_the_log_nor_the_lake(make_lake_server, warehouse, ta
     shutil.rmtree(warehouse / namespace / name)
     server.start()
     wait_lake(server, table_name)  # the new lake holds [earliest, end)
+    assert server.describe(table_name)["lake"]["earliest_offsets"] == [earliest]
     with expect_error("OUT_OF_RANGE", f"offsets [0, {earliest}) of bucket 0",
                       "in neither the log", f"the earliest offset readable after them is {earliest}"):
         server.get({"table": table_name, "from": 0})

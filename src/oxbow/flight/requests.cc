@@ -1,5 +1,7 @@
 #include "oxbow/flight/requests.h"
 
+#include <algorithm>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 namespace oxbow::flight {
@@ -78,6 +80,56 @@ Result<std::string> LookupKeys(const json& lookup) {
   return out;
 }
 
+constexpr std::pair<const char*, ColumnPredicate::Op> kOps[] = {
+    {"<", ColumnPredicate::Op::kLess},    {"<=", ColumnPredicate::Op::kLessEqual},
+    {">", ColumnPredicate::Op::kGreater}, {">=", ColumnPredicate::Op::kGreaterEqual},
+    {"==", ColumnPredicate::Op::kEqual},  {"!=", ColumnPredicate::Op::kNotEqual}};
+
+// "filter": [{"column": "x", "op": ">=", "value": 5}, ...], all of which must hold.
+Result<std::vector<ColumnPredicate>> Filter(const json& j) {
+  std::vector<ColumnPredicate> out;
+  if (!j.contains("filter") || j["filter"].is_null()) return out;
+  const json& list = j["filter"];
+  if (!list.is_array()) {
+    return Status::Invalid(
+        "ticket \"filter\" must be a list of {\"column\", \"op\", \"value\"} objects");
+  }
+  for (const json& p : list) {
+    const std::string at = "ticket \"filter\" entry " + std::to_string(out.size());
+    if (!p.is_object() || p.size() != 3 || !p.contains("column") || !p.contains("op") ||
+        !p.contains("value")) {
+      return Status::Invalid(
+          at + " must be {\"column\": name, \"op\": op, \"value\": value}, got " + p.dump());
+    }
+    ColumnPredicate predicate;
+    if (!p["column"].is_string()) return Status::Invalid(at + ": \"column\" must be a name");
+    predicate.column = p["column"].get<std::string>();
+    const json& op = p["op"];
+    auto found = std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& o) {
+      return op.is_string() && op.get<std::string>() == o.first;
+    });
+    if (found == std::end(kOps)) {
+      return Status::Invalid(at + ": unknown op " + op.dump() + " (ops are <, <=, >, >=, ==, !=)");
+    }
+    predicate.op = found->second;
+    const json& v = p["value"];
+    if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX)) {
+      predicate.value = v.get<int64_t>();
+    } else if (v.is_number_float()) {
+      predicate.value = v.get<double>();
+    } else if (v.is_string()) {
+      predicate.value = v.get<std::string>();
+    } else {
+      return Status::Invalid(at +
+                             ": \"value\" must be a number (a 64-bit integer or a float) or "
+                             "a string, got " +
+                             v.dump());
+    }
+    out.push_back(std::move(predicate));
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<Ticket> ParseTicket(std::string_view text) {
@@ -111,13 +163,9 @@ Result<Ticket> ParseTicket(std::string_view text) {
                                "the lake's first row to the log's end");
       }
     }
-    ASSIGN_OR_RAISE(bool follow, Flag(j, "follow", "ticket"));
-    if (follow) {
-      return Status::Invalid(
-          "a union read does not follow: follow each bucket from the \"next_offset\" its first "
-          "message's \"offsets\" give");
-    }
+    ASSIGN_OR_RAISE(r.follow, Flag(j, "follow", "ticket"));
     r.kind = Ticket::Kind::kUnion;
+    ASSIGN_OR_RAISE(r.filter, Filter(j));
     ASSIGN_OR_RAISE(r.columns, ColumnList(j, "ticket"));
     if (j.contains("limit") && !j["limit"].is_null()) {
       if (!j["limit"].is_number_integer() || j["limit"].get<int64_t>() < 0) {
@@ -127,8 +175,11 @@ Result<Ticket> ParseTicket(std::string_view text) {
     }
     return r;
   }
-  if (j.contains("limit")) {
-    return Status::Invalid("ticket \"limit\" applies to union reads (\"union\": true)");
+  for (const char* key : {"limit", "filter"}) {
+    if (j.contains(key)) {
+      return Status::Invalid(std::string("ticket \"") + key +
+                             "\" applies to union reads (\"union\": true)");
+    }
   }
   if (j.contains("lookup")) {
     if (snapshot) return Status::Invalid("a ticket is a \"snapshot\" or a \"lookup\", not both");
@@ -180,6 +231,19 @@ std::string TicketToJson(const Ticket& r) {
     json j = {{"table", r.table}, {"union", true}};
     if (r.columns) j["columns"] = *r.columns;
     if (r.limit) j["limit"] = *r.limit;
+    if (r.follow) j["follow"] = true;
+    if (!r.filter.empty()) {
+      json filter = json::array();
+      for (const auto& p : r.filter) {
+        json entry = {{"column", p.column}};
+        for (const auto& [name, op] : kOps) {
+          if (op == p.op) entry["op"] = name;
+        }
+        std::visit([&](const auto& v) { entry["value"] = v; }, p.value);
+        filter.push_back(std::move(entry));
+      }
+      j["filter"] = std::move(filter);
+    }
     return j.dump();
   }
   if (r.kind != Ticket::Kind::kLog) {

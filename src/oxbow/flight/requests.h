@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "oxbow/common/predicate.h"
 #include "oxbow/common/status.h"
 
 namespace oxbow::flight {
@@ -29,7 +30,8 @@ struct StartPosition {
 // A batch lookup: {"table":"ns.t","lookup":{"<col>":[values...],...},"prefix":false,
 // "columns":[...]}.
 // A union read of a log table's whole contents (lake snapshot plus the log after it):
-// {"table":"ns.t","union":true,"columns":[...],"limit":n}.
+// {"table":"ns.t","union":true,"columns":[...],"limit":n,"follow":false,
+// "filter":[{"column":"x","op":">=","value":5},...]}.
 struct Ticket {
   enum class Kind { kLog, kSnapshot, kLookup, kUnion };
   Kind kind = Kind::kLog;
@@ -40,7 +42,8 @@ struct Ticket {
   std::optional<int64_t> to;                        // exclusive end offset
   std::optional<std::vector<std::string>> columns;  // projection, in output order
   bool follow = false;
-  std::optional<int64_t> limit;  // kUnion: stop after this many rows
+  std::optional<int64_t> limit;         // kUnion: stop after this many rows
+  std::vector<ColumnPredicate> filter;  // kUnion: rows must match all of them
   // kLookup: the keys as JSON Lines, one object per key ({"<col>": value, ...}), and whether
   // they are bucket-key prefixes.
   std::string lookup_keys;

@@ -86,9 +86,49 @@ TEST(TicketTest, UnionReads) {
   EXPECT_EQ(ParseTicket(R"({"table":"a.b","union":true,"from":3})").status().message(),
             "ticket \"from\" applies to log reads: a union read covers every bucket from the "
             "lake's first row to the log's end");
-  EXPECT_TRUE(ParseTicket(R"({"table":"a.b","union":true,"follow":true})").status().IsInvalid());
+  auto follow = ParseTicket(R"({"table":"a.b","union":true,"follow":true})");
+  ASSERT_TRUE(follow.ok()) << follow.status().ToString();
+  EXPECT_TRUE(follow->follow);
+  EXPECT_TRUE(ParseTicket(TicketToJson(*follow))->follow);
   EXPECT_TRUE(ParseTicket(R"({"table":"a.b","union":true,"snapshot":true})").status().IsInvalid());
   EXPECT_TRUE(ParseTicket(R"({"table":"a.b","union":1})").status().IsInvalid());
+}
+
+TEST(TicketTest, UnionFilters) {
+  auto r =
+      ParseTicket(R"({"table":"a.b","union":true,"filter":[{"column":"x","op":">=","value":5},)"
+                  R"({"column":"s","op":"!=","value":"q"},{"column":"f","op":"<","value":1.5}]})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->filter.size(), 3u);
+  EXPECT_EQ(r->filter[0].column, "x");
+  EXPECT_EQ(r->filter[0].op, ColumnPredicate::Op::kGreaterEqual);
+  EXPECT_EQ(std::get<int64_t>(r->filter[0].value), 5);
+  EXPECT_EQ(r->filter[1].op, ColumnPredicate::Op::kNotEqual);
+  EXPECT_EQ(std::get<std::string>(r->filter[1].value), "q");
+  EXPECT_EQ(std::get<double>(r->filter[2].value), 1.5);
+  auto again = ParseTicket(TicketToJson(*r));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ASSERT_EQ(again->filter.size(), 3u);
+  EXPECT_EQ(again->filter[2].op, ColumnPredicate::Op::kLess);
+  EXPECT_EQ(std::get<double>(again->filter[2].value), 1.5);
+  EXPECT_EQ(
+      ParseTicket(R"({"table":"a.b","union":true,"filter":[{"column":"x","op":"=~","value":1}]})")
+          .status()
+          .message(),
+      "ticket \"filter\" entry 0: unknown op \"=~\" (ops are <, <=, >, >=, ==, !=)");
+  EXPECT_EQ(
+      ParseTicket(R"({"table":"a.b","union":true,"filter":[{"column":"x","op":"<","value":[1]}]})")
+          .status()
+          .message(),
+      "ticket \"filter\" entry 0: \"value\" must be a number (a 64-bit integer or a float) or a "
+      "string, got [1]");
+  EXPECT_TRUE(
+      ParseTicket(R"({"table":"a.b","union":true,"filter":{"column":"x"}})").status().IsInvalid());
+  EXPECT_TRUE(ParseTicket(R"({"table":"a.b","union":true,"filter":[{"column":"x","op":"<"}]})")
+                  .status()
+                  .IsInvalid());
+  EXPECT_EQ(ParseTicket(R"({"table":"a.b","filter":[]})").status().message(),
+            "ticket \"filter\" applies to union reads (\"union\": true)");
 }
 
 TEST(TableNameBodyTest, AcceptsObjectStringOrBareName) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -116,8 +117,11 @@ struct LakeTableStatus {
   bool enabled = false;
   std::string metadata_location;        // the current vN.metadata.json (empty before the first)
   std::vector<int64_t> tiered_offsets;  // per bucket: offsets below are in the lake
-  int64_t lag_rows = 0;                 // durable rows not yet in the lake
-  int64_t lag_ms = 0;                   // how far the lake's view trails the log
+  // Log tables: per bucket, the first offset the lake holds (none: no row of it yet). Empty for
+  // primary-key tables and before the first commit (node::Node::DescribeTable fills it).
+  std::vector<std::optional<int64_t>> earliest_offsets;
+  int64_t lag_rows = 0;  // durable rows not yet in the lake
+  int64_t lag_ms = 0;    // how far the lake's view trails the log
   int64_t snapshots = 0;
   int64_t data_files = 0;
   int64_t last_tiered_ms = 0;  // wall time of the newest snapshot tiering appended (0: none)

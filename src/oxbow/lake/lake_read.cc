@@ -1,13 +1,18 @@
 #include "oxbow/lake/lake_read.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <future>
 #include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
+#include <variant>
 
 #include "oxbow/arrow/compute.h"
 #include "oxbow/common/civil_time.h"
 #include "oxbow/iceberg/table.h"
+#include "oxbow/kv/row.h"
 #include "oxbow/lake/lake.h"
 #include "oxbow/lake/lake_table_internal.h"
 #include "oxbow/parquet/reader.h"
@@ -25,6 +30,7 @@ struct LakeSnapshot {
   std::optional<int64_t> id;            // none: the lake holds nothing yet
   std::vector<int64_t> tiered_offsets;  // per bucket: the snapshot holds the offsets below
   std::vector<iceberg::DataFile> files;
+  std::vector<iceberg::DataFile> delete_files;  // position deletes (primary-key tables)
 };
 
 // The current snapshot of `table`'s lake. A lake without metadata, or one left behind by a
@@ -50,6 +56,8 @@ Result<LakeSnapshot> LoadSnapshot(const LakeAccess& lake, const catalog::TableDe
   for (auto& e : entries) {
     if (e.data_file.content == iceberg::FileContent::kData) {
       out.files.push_back(std::move(e.data_file));
+    } else if (e.data_file.content == iceberg::FileContent::kPositionDeletes) {
+      out.delete_files.push_back(std::move(e.data_file));
     }
   }
   return out;
@@ -105,20 +113,23 @@ LakeColumns MakeLakeColumns(const catalog::TableDescriptor& table, arrow::Schema
 
 // One row group of a data file read back.
 struct LakeRows {
-  arrow::RecordBatchPtr batch;  // the output columns, in the table's types
-  // __bucket, __offset and __timestamp, when asked for.
-  arrow::Array buckets;
-  arrow::Array offsets;
-  arrow::Array timestamps;
+  arrow::RecordBatchPtr batch;    // the output columns, in the table's types
+  std::vector<arrow::Array> raw;  // the lake columns asked for as they are
 };
 
+// Reads row group `g`: the columns of `columns` cast to the table's types, plus the lake columns
+// at `raw` uncast.
 Result<LakeRows> ReadRowGroup(const parquet::FileReader& file, int g, const LakeColumns& columns,
-                              bool with_offsets) {
+                              const std::vector<int>& raw) {
   std::vector<int> read = columns.lake_indices;
   const int k = static_cast<int>(read.size());
-  if (with_offsets || read.empty()) {  // an empty projection still needs the row count
-    for (int i = 0; i < 3; ++i) read.push_back(columns.bucket_index + i);
+  std::vector<int> raw_at;  // where each raw column is in `read` (each lake column read once)
+  for (int index : raw) {
+    auto found = std::find(read.begin(), read.end(), index);
+    raw_at.push_back(static_cast<int>(found - read.begin()));
+    if (found == read.end()) read.push_back(index);
   }
+  if (read.empty()) read.push_back(columns.bucket_index);  // still needs the row count
   ASSIGN_OR_RAISE(auto batch, file.ReadRowGroup(g, read));
   const auto& fields = columns.schema->fields();
   std::vector<arrow::Array> arrays;
@@ -130,11 +141,7 @@ Result<LakeRows> ReadRowGroup(const parquet::FileReader& file, int g, const Lake
   LakeRows out;
   ASSIGN_OR_RAISE(out.batch,
                   arrow::RecordBatch::Make(columns.schema, batch->num_rows(), std::move(arrays)));
-  if (with_offsets) {
-    out.buckets = batch->column(k);
-    out.offsets = batch->column(k + 1);
-    out.timestamps = batch->column(k + 2);
-  }
+  for (int at : raw_at) out.raw.push_back(batch->column(at));
   return out;
 }
 
@@ -207,7 +214,8 @@ class LakeRangeReader {
       ASSIGN_OR_RAISE(auto file, OpenDataFile(*fs_, f));
       for (int g = 0; g < file->num_row_groups(); ++g) {
         if (!RowGroupMayHold(file->metadata().row_groups[g], from, to)) continue;
-        ASSIGN_OR_RAISE(auto rows, ReadRowGroup(*file, g, columns_, /*with_offsets=*/true));
+        const int b = columns_.bucket_index;
+        ASSIGN_OR_RAISE(auto rows, ReadRowGroup(*file, g, columns_, {b, b + 1, b + 2}));
         RETURN_NOT_OK(CollectRuns(rows, from, to));
       }
     }
@@ -225,9 +233,9 @@ class LakeRangeReader {
   // Splits the rows of this bucket in [from, to) into runs of consecutive offsets appended
   // at the same time (so, mostly, the log's own batches).
   Status CollectRuns(const LakeRows& rows, int64_t from, int64_t to) {
-    const int32_t* buckets = rows.buckets.values<int32_t>();
-    const int64_t* offsets = rows.offsets.values<int64_t>();
-    const int64_t* micros = rows.timestamps.values<int64_t>();
+    const int32_t* buckets = rows.raw[0].values<int32_t>();
+    const int64_t* offsets = rows.raw[1].values<int64_t>();
+    const int64_t* micros = rows.raw[2].values<int64_t>();
     auto selected = [&](int64_t row) {
       return buckets[row] == bucket_ && offsets[row] >= from && offsets[row] < to;
     };
@@ -430,45 +438,396 @@ class LakeBackedCursor : public engine::ReadCursor {
   bool done_ = false;
 };
 
+// A filter predicate bound to the table: its column and a value of that column's kind.
+struct BoundPredicate {
+  ColumnPredicate::Op op;
+  int table_index = 0;  // in the table's schema, so also the lake column and Parquet leaf
+  int read_index = 0;   // in the batches the read decodes
+  arrow::TypeId type;   // the table's type
+  std::variant<int64_t, double, std::string> value;  // int64: integers and date32
+};
+
+bool IsIntegerLike(arrow::TypeId id) {
+  return (id >= arrow::TypeId::kInt8 && id <= arrow::TypeId::kUInt32) ||
+         id == arrow::TypeId::kDate32;
+}
+
+Result<BoundPredicate> BindPredicate(const catalog::TableDescriptor& table,
+                                     const ColumnPredicate& p) {
+  const int index = table.schema->GetFieldIndex(p.column);
+  if (index < 0) {
+    std::string names;
+    for (const auto& f : table.schema->fields()) names += (names.empty() ? "" : ", ") + f.name;
+    return Status::Invalid("filter column " + Quote(p.column) + " is not a column of table " +
+                           Quote(table.name) + " (columns: " + names + ")");
+  }
+  const arrow::DataType& type = table.schema->field(index).type;
+  BoundPredicate out{p.op, index, 0, type.id(), p.value};
+  auto wrong_value = [&](const char* wanted) {
+    return Status::Invalid("filter on column " + Quote(p.column) + " of type " + type.ToString() +
+                           " needs " + wanted + " value");
+  };
+  if (IsIntegerLike(type.id())) {
+    if (!std::holds_alternative<int64_t>(p.value)) return wrong_value("an integer");
+  } else if (type.is_floating()) {
+    if (const int64_t* i = std::get_if<int64_t>(&p.value)) out.value = static_cast<double>(*i);
+    if (!std::holds_alternative<double>(out.value)) return wrong_value("a number");
+  } else if (type.id() == arrow::TypeId::kString) {
+    if (!std::holds_alternative<std::string>(p.value)) return wrong_value("a string");
+  } else {
+    return Status::Invalid("filter on column " + Quote(p.column) + " of type " + type.ToString() +
+                           " is not supported: filters compare integer, floating-point, date32 "
+                           "and string columns");
+  }
+  return out;
+}
+
+// `a op b`.
+template <typename T>
+bool Compare(ColumnPredicate::Op op, const T& a, const T& b) {
+  switch (op) {
+    case ColumnPredicate::Op::kLess: return a < b;
+    case ColumnPredicate::Op::kLessEqual: return a <= b;
+    case ColumnPredicate::Op::kGreater: return a > b;
+    case ColumnPredicate::Op::kGreaterEqual: return a >= b;
+    case ColumnPredicate::Op::kEqual: return a == b;
+    case ColumnPredicate::Op::kNotEqual: return a != b;
+  }
+  return false;
+}
+
+int64_t IntegerAt(const arrow::Array& a, arrow::TypeId id, int64_t row) {
+  switch (id) {
+    case arrow::TypeId::kInt8: return a.Value<int8_t>(row);
+    case arrow::TypeId::kInt16: return a.Value<int16_t>(row);
+    case arrow::TypeId::kUInt8: return a.Value<uint8_t>(row);
+    case arrow::TypeId::kUInt16: return a.Value<uint16_t>(row);
+    case arrow::TypeId::kUInt32: return a.Value<uint32_t>(row);
+    case arrow::TypeId::kInt64: return a.Value<int64_t>(row);
+    default: return a.Value<int32_t>(row);  // int32, date32
+  }
+}
+
+// Whether `row` of `batch` matches `p` (a null never does).
+bool RowMatches(const arrow::RecordBatch& batch, const BoundPredicate& p, int64_t row) {
+  const arrow::Array& a = batch.column(p.read_index);
+  if (a.IsNull(row)) return false;
+  if (const int64_t* v = std::get_if<int64_t>(&p.value)) {
+    return Compare(p.op, IntegerAt(a, p.type, row), *v);
+  }
+  if (const double* v = std::get_if<double>(&p.value)) {
+    const double x =
+        p.type == arrow::TypeId::kFloat32 ? double{a.Value<float>(row)} : a.Value<double>(row);
+    return Compare(p.op, x, *v);
+  }
+  return Compare(p.op, a.GetView(row), std::string_view(std::get<std::string>(p.value)));
+}
+
+// A lake bound (Iceberg single-value bytes or Parquet PLAIN statistics) as `p`'s value kind.
+std::optional<std::variant<int64_t, double, std::string>> DecodeBound(
+    const BoundPredicate& p, const std::optional<std::string>& bytes) {
+  if (!bytes) return std::nullopt;
+  if (std::holds_alternative<std::string>(p.value)) return *bytes;
+  const bool wide = p.type == arrow::TypeId::kInt64 || p.type == arrow::TypeId::kUInt32 ||
+                    p.type == arrow::TypeId::kFloat64;
+  if (bytes->size() != (wide ? 8u : 4u)) return std::nullopt;
+  if (std::holds_alternative<int64_t>(p.value)) return *IntBound(bytes, bytes->size());
+  if (wide) {
+    double d;
+    std::memcpy(&d, bytes->data(), 8);
+    return d;
+  }
+  float f;
+  std::memcpy(&f, bytes->data(), 4);
+  return double{f};
+}
+
+// Whether values within [lo, hi] (either unknown: unbounded) may match `p`.
+bool MayMatch(const BoundPredicate& p, const std::optional<std::string>& lo_bytes,
+              const std::optional<std::string>& hi_bytes) {
+  const auto lo = DecodeBound(p, lo_bytes);
+  const auto hi = DecodeBound(p, hi_bytes);
+  const auto& v = p.value;
+  switch (p.op) {
+    case ColumnPredicate::Op::kLess: return !lo || *lo < v;
+    case ColumnPredicate::Op::kLessEqual: return !lo || *lo <= v;
+    case ColumnPredicate::Op::kGreater: return !hi || *hi > v;
+    case ColumnPredicate::Op::kGreaterEqual: return !hi || *hi >= v;
+    case ColumnPredicate::Op::kEqual: return (!lo || *lo <= v) && (!hi || v <= *hi);
+    case ColumnPredicate::Op::kNotEqual:
+      // Bounds leave out NaN, which != matches.
+      return std::holds_alternative<double>(v) || !lo || !hi || *lo != v || *hi != v;
+  }
+  return true;
+}
+
+// Which rows of a union read pass, and how they are sent: the batches a read decodes hold the
+// output columns followed by the other columns the filter (or a primary key) needs.
+class RowShaper {
+ public:
+  RowShaper() = default;
+  RowShaper(arrow::SchemaPtr output, arrow::SchemaPtr read, std::vector<BoundPredicate> filter)
+      : output_(std::move(output)), read_(std::move(read)), filter_(std::move(filter)) {}
+
+  bool passthrough() const { return filter_.empty() && read_ == output_; }
+  const arrow::SchemaPtr& read_schema() const { return read_; }
+  const std::vector<BoundPredicate>& filter() const { return filter_; }
+
+  // Rows of `candidates` (all rows when null) that match the filter.
+  std::vector<int32_t> Select(const arrow::RecordBatch& batch,
+                              const std::vector<int32_t>* candidates) const {
+    std::vector<int32_t> out;
+    auto consider = [&](int32_t r) {
+      for (const auto& p : filter_) {
+        if (!RowMatches(batch, p, r)) return;
+      }
+      out.push_back(r);
+    };
+    if (candidates) {
+      for (int32_t r : *candidates) consider(r);
+    } else {
+      for (int64_t r = 0; r < batch.num_rows(); ++r) consider(static_cast<int32_t>(r));
+    }
+    return out;
+  }
+
+  // The output columns of `rows` of `batch`.
+  Result<arrow::RecordBatchPtr> Shape(const arrow::RecordBatch& batch,
+                                      const std::vector<int32_t>& rows) const {
+    std::vector<arrow::Array> columns;
+    for (int i = 0; i < output_->num_fields(); ++i) {
+      if (static_cast<int64_t>(rows.size()) == batch.num_rows()) {
+        columns.push_back(batch.column(i));
+      } else {
+        ASSIGN_OR_RAISE(auto taken, arrow::TakeRows(batch.column(i), rows));
+        columns.push_back(std::move(taken));
+      }
+    }
+    return arrow::RecordBatch::Make(output_, static_cast<int64_t>(rows.size()), std::move(columns));
+  }
+
+ private:
+  arrow::SchemaPtr output_;
+  arrow::SchemaPtr read_;
+  std::vector<BoundPredicate> filter_;
+};
+
+// The columns of `table` named by `names`, in order (the log read's unknown-column error).
+Result<arrow::SchemaPtr> SelectColumns(const catalog::TableDescriptor& table,
+                                       const std::vector<std::string>& names) {
+  std::vector<arrow::Field> fields;
+  for (const auto& name : names) {
+    const int i = table.schema->GetFieldIndex(name);
+    if (i < 0) {
+      std::string all;
+      for (const auto& f : table.schema->fields()) all += (all.empty() ? "" : ", ") + f.name;
+      return Status::Invalid("unknown column " + Quote(name) + " in table " + Quote(table.name) +
+                             " (columns: " + all + ")");
+    }
+    fields.push_back(table.schema->field(i));
+  }
+  return std::make_shared<const arrow::Schema>(std::move(fields));
+}
+
+Result<arrow::RecordBatchPtr> Decode(const arrow::SchemaPtr& schema,
+                                     const arrow::ipc::EncodedMessage& message) {
+  ASSIGN_OR_RAISE(auto body, message.BodyAsBuffer());
+  ASSIGN_OR_RAISE(auto raw, arrow::ipc::ParseMessage(message.metadata, body));
+  return arrow::ipc::DecodeRecordBatch(schema, raw);
+}
+
 class UnionReaderImpl : public UnionReader {
  public:
   UnionReaderImpl(engine::Engine* engine, LakeAccess lake, catalog::TableDescriptor table,
-                  std::optional<std::vector<std::string>> columns, std::optional<int64_t> limit)
+                  UnionReadRequest request)
       : engine_(engine),
         lake_(std::move(lake)),
         table_(std::move(table)),
-        columns_(std::move(columns)),
-        remaining_(limit.value_or(INT64_MAX)) {}
+        request_(std::move(request)),
+        remaining_(request_.limit.value_or(INT64_MAX)),
+        primary_key_(!table_.primary_key.empty()) {}
 
   Status Open() {
-    const bool in_lake = IsLakeEnabled(table_);
-    if (in_lake) {
-      ASSIGN_OR_RAISE(snapshot_, LoadSnapshot(lake_, table_));
+    RETURN_NOT_OK(MakeShapes());
+    // A primary-key changelog may lose offsets a newer snapshot holds while it is read: then
+    // the read starts again from that snapshot.
+    for (int attempt = 0;; ++attempt) {
+      Status st = OpenAt();
+      if (st.ok() || !primary_key_ || !st.IsOutOfRange() || attempt == 2) return st;
     }
-    // The log's ends are taken after the snapshot: its tiered offsets are at or below them.
-    ASSIGN_OR_RAISE(auto status, engine_->DescribeTable(table_.name));
-    for (const auto& b : status.buckets) {
-      const int64_t from = in_lake ? snapshot_.tiered_offsets[b.bucket] : b.earliest_offset;
-      buckets_.push_back({b.bucket, from, std::max(from, b.next_offset)});
-    }
-    ASSIGN_OR_RAISE(schema_, ReadSchema(engine_, table_.name, columns_));
-    lake_columns_ = MakeLakeColumns(table_, schema_);
-    return Status::OK();
   }
 
   const arrow::SchemaPtr& schema() const override { return schema_; }
   std::optional<int64_t> snapshot_id() const override { return snapshot_.id; }
   const std::vector<UnionBucket>& buckets() const override { return buckets_; }
+  bool done() const override { return done_; }
+  UnionPruning pruning() const override {
+    return {files_skipped_.load(), row_groups_skipped_.load()};
+  }
 
-  Result<std::optional<UnionBatch>> Next() override {
-    if (remaining_ == 0) return std::optional<UnionBatch>();
-    ASSIGN_OR_RAISE(auto next, NextUnlimited());
+  Result<std::optional<UnionBatch>> Next(std::chrono::steady_clock::time_point deadline) override {
+    if (remaining_ == 0) {
+      done_ = true;
+      return std::optional<UnionBatch>();
+    }
+    ASSIGN_OR_RAISE(auto next, NextUnlimited(deadline));
     if (next) remaining_ -= next->rows;
     return next;
   }
 
  private:
-  Result<std::optional<UnionBatch>> NextUnlimited() {
+  // The output schema, and what the read decodes: the output columns, then the filter's (and,
+  // for a primary-key table, every) other column.
+  Status MakeShapes() {
+    std::vector<std::string> names;
+    if (request_.columns) {
+      names = *request_.columns;
+    } else {
+      for (const auto& f : table_.schema->fields()) names.push_back(f.name);
+    }
+    if (primary_key_) {
+      ASSIGN_OR_RAISE(schema_, SelectColumns(table_, names));
+    } else {
+      ASSIGN_OR_RAISE(schema_, ReadSchema(engine_, table_.name, request_.columns));
+    }
+    std::vector<std::string> read_names = names;
+    auto add = [&](const std::string& name) {
+      if (std::find(read_names.begin(), read_names.end(), name) == read_names.end()) {
+        read_names.push_back(name);
+      }
+    };
+    if (primary_key_) {
+      for (const auto& f : table_.schema->fields()) add(f.name);
+    }
+    std::vector<BoundPredicate> filter;
+    for (const auto& p : request_.filter) {
+      ASSIGN_OR_RAISE(auto bound, BindPredicate(table_, p));
+      add(p.column);
+      filter.push_back(std::move(bound));
+    }
+    for (auto& p : filter) {
+      p.read_index = static_cast<int>(std::find(read_names.begin(), read_names.end(),
+                                                table_.schema->field(p.table_index).name) -
+                                      read_names.begin());
+    }
+    arrow::SchemaPtr read_schema = schema_;
+    if (read_names.size() != names.size()) {
+      ASSIGN_OR_RAISE(read_schema, SelectColumns(table_, read_names));
+      read_columns_ = read_names;
+    } else {
+      read_columns_ = request_.columns;
+    }
+    shaper_ = RowShaper(schema_, read_schema, std::move(filter));
+    lake_columns_ = MakeLakeColumns(table_, read_schema);
+    return Status::OK();
+  }
+
+  Status OpenAt() {
+    const bool in_lake = IsLakeEnabled(table_);
+    if (primary_key_ && (!in_lake || request_.follow)) {
+      return Status::Invalid(
+          "table " + Quote(table_.name) + " has a primary key: " +
+          (in_lake ? std::string("its union read does not follow (follow its changelog from the "
+                                 "\"next_offset\" of each bucket the first message gives)")
+                   : std::string("its union read needs lake.enabled \"true\" (read its current "
+                                 "rows with a \"snapshot\" ticket)")));
+    }
+    if (in_lake) {
+      ASSIGN_OR_RAISE(snapshot_, LoadSnapshot(lake_, table_));
+    }
+    // The log's ends are taken after the snapshot: its tiered offsets are at or below them.
+    ASSIGN_OR_RAISE(auto status, engine_->DescribeTable(table_.name));
+    buckets_.clear();
+    for (const auto& b : status.buckets) {
+      const int64_t from = in_lake ? snapshot_.tiered_offsets[b.bucket] : b.earliest_offset;
+      buckets_.push_back({b.bucket, from, std::max(from, b.next_offset)});
+    }
+    if (primary_key_) {
+      ASSIGN_OR_RAISE(lake_schema_, internal::MakeLakeSchema(table_.schema, table_.primary_key));
+      RETURN_NOT_OK(ReadChanges());
+      RETURN_NOT_OK(ReadDeletes());
+    }
+    return Status::OK();
+  }
+
+  // The lake form's encoding of the key of `row` (key columns already in lake types).
+  static std::string KeyOf(const std::vector<arrow::Array>& keys, int64_t row) {
+    std::string key;
+    for (const auto& k : keys) kv::AppendKeyPart(k, row, &key);
+    return key;
+  }
+
+  // Primary-key tables: the changelog after the snapshot, and each changed key's last change.
+  Status ReadChanges() {
+    changes_.clear();
+    change_batches_.clear();
+    const int n = table_.schema->num_fields();
+    std::unordered_map<std::string, std::pair<size_t, int32_t>> last;  // key -> (batch, row)
+    std::vector<std::string> deleted;
+    for (const auto& b : buckets_) {
+      if (b.lake_offset >= b.next_offset) continue;
+      engine::ReadRequest request;
+      request.table = table_.name;
+      request.bucket = b.bucket;
+      request.from.kind = engine::StartPosition::Kind::kOffset;
+      request.from.offset = b.lake_offset;
+      request.to = b.next_offset;
+      ASSIGN_OR_RAISE(auto cursor, engine_->OpenRead(request));
+      while (true) {
+        ASSIGN_OR_RAISE(auto read, cursor->NextDecoded(std::chrono::steady_clock::now()));
+        if (!read) break;
+        const arrow::RecordBatch& changelog = *read->batch;
+        if (changelog.num_columns() != n + 1) {
+          return Status::Corruption("changelog batch of " + Quote(table_.name) + " has " +
+                                    std::to_string(changelog.num_columns()) + " columns, not " +
+                                    std::to_string(n + 1));
+        }
+        std::vector<arrow::Array> columns, keys;  // columns: in the read's order
+        for (const auto& f : shaper_.read_schema()->fields()) {
+          columns.push_back(changelog.column(table_.schema->GetFieldIndex(f.name)));
+        }
+        for (int c : lake_schema_.key_columns) {
+          ASSIGN_OR_RAISE(
+              auto key, arrow::Cast(changelog.column(c), lake_schema_.arrow_schema->field(c).type));
+          keys.push_back(std::move(key));
+        }
+        ASSIGN_OR_RAISE(auto rows,
+                        arrow::RecordBatch::Make(shaper_.read_schema(), changelog.num_rows(),
+                                                 std::move(columns)));
+        const arrow::Array& change_types = changelog.column(n);
+        for (int64_t r = 0; r < changelog.num_rows(); ++r) {
+          const std::string_view change = change_types.GetView(r);
+          if (change == "-U") continue;  // the row before an update: the +U that follows wins
+          auto& at = last[KeyOf(keys, r)];
+          at = {change == "-D" ? SIZE_MAX : change_batches_.size(), static_cast<int32_t>(r)};
+        }
+        change_batches_.push_back({b.bucket, std::move(rows), {}});
+      }
+    }
+    for (auto& [key, at] : last) {
+      if (at.first != SIZE_MAX) change_batches_[at.first].rows.push_back(at.second);
+      changes_.insert(key);
+    }
+    for (auto& c : change_batches_) std::sort(c.rows.begin(), c.rows.end());
+    return Status::OK();
+  }
+
+  // Primary-key tables: the rows the snapshot's position delete files remove.
+  Status ReadDeletes() {
+    deleted_.clear();
+    for (const auto& f : snapshot_.delete_files) {
+      ASSIGN_OR_RAISE(auto file, OpenDataFile(*lake_.fs, f));
+      for (int g = 0; g < file->num_row_groups(); ++g) {
+        ASSIGN_OR_RAISE(auto b, file->ReadRowGroup(g, {0, 1}));
+        for (int64_t r = 0; r < b->num_rows(); ++r) {
+          deleted_[std::string(b->column(0).GetView(r))].insert(b->column(1).Value<int64_t>(r));
+        }
+      }
+    }
+    return Status::OK();
+  }
+
+  Result<std::optional<UnionBatch>> NextUnlimited(std::chrono::steady_clock::time_point deadline) {
     // The lake snapshot, file by file, row group by row group.
     while (!lake_done_) {
       if (row_group_batch_ && sent_rows_ < row_group_batch_->num_rows()) {
@@ -491,6 +850,7 @@ class UnionReaderImpl : public UnionReader {
         lake_done_ = true;
       }
     }
+    if (primary_key_) return NextChanges();
     // Then each bucket's offsets after the snapshot.
     while (bucket_index_ < buckets_.size()) {
       const UnionBucket& b = buckets_[bucket_index_];
@@ -499,18 +859,7 @@ class UnionReaderImpl : public UnionReader {
           ++bucket_index_;
           continue;
         }
-        engine::ReadRequest request;
-        request.table = table_.name;
-        request.bucket = b.bucket;
-        request.from.kind = engine::StartPosition::Kind::kOffset;
-        request.from.offset = b.lake_offset;
-        request.to = b.next_offset;
-        request.columns = columns_;
-        if (IsLakeEnabled(table_)) {  // retention may overtake the read: the lake has the rest
-          ASSIGN_OR_RAISE(tail_, LakeBackedCursor::Make(engine_, lake_, table_, request));
-        } else {
-          ASSIGN_OR_RAISE(tail_, engine_->OpenRead(request));
-        }
+        ASSIGN_OR_RAISE(tail_, OpenTail(b.bucket, b.lake_offset, b.next_offset));
       }
       ASSIGN_OR_RAISE(auto next, tail_->Next(std::chrono::steady_clock::now()));
       if (!next) {
@@ -518,64 +867,219 @@ class UnionReaderImpl : public UnionReader {
         ++bucket_index_;
         continue;
       }
-      UnionBatch out;
-      out.rows = next->next_offset - next->base_offset;
-      out.message = std::move(next->message);
-      out.bucket = b.bucket;
-      out.base_offset = next->base_offset;
-      out.next_offset = next->next_offset;
-      if (out.rows > remaining_) {  // the limit ends inside this batch: send its first rows
-        ASSIGN_OR_RAISE(auto body, out.message.BodyAsBuffer());
-        ASSIGN_OR_RAISE(auto raw, arrow::ipc::ParseMessage(out.message.metadata, body));
-        ASSIGN_OR_RAISE(auto batch, arrow::ipc::DecodeRecordBatch(schema_, raw));
-        ASSIGN_OR_RAISE(out.message, Encode(*batch->Slice(0, remaining_)));
-        out.rows = remaining_;
-        out.next_offset = out.base_offset + remaining_;
+      ASSIGN_OR_RAISE(auto out, LogBatch(b.bucket, tail_->schema(), std::move(*next)));
+      if (out) return out;
+    }
+    if (!request_.follow) {
+      done_ = true;
+      return std::optional<UnionBatch>();
+    }
+    return NextFollowing(deadline);
+  }
+
+  // A read of `bucket`'s log from `from` to `to` (none: following), going to the lake for
+  // offsets retention deletes meanwhile.
+  Result<std::unique_ptr<engine::ReadCursor>> OpenTail(int32_t bucket, int64_t from,
+                                                       std::optional<int64_t> to) {
+    engine::ReadRequest request;
+    request.table = table_.name;
+    request.bucket = bucket;
+    request.from.kind = engine::StartPosition::Kind::kOffset;
+    request.from.offset = from;
+    request.to = to;
+    request.follow = !to;
+    request.columns = read_columns_;
+    if (IsLakeEnabled(table_)) return LakeBackedCursor::Make(engine_, lake_, table_, request);
+    return engine_->OpenRead(request);
+  }
+
+  // Each bucket's new rows, taken in turn; none when `deadline` passes first.
+  Result<std::optional<UnionBatch>> NextFollowing(std::chrono::steady_clock::time_point deadline) {
+    using Clock = std::chrono::steady_clock;
+    if (follow_.empty()) {
+      for (const auto& b : buckets_) {
+        ASSIGN_OR_RAISE(auto cursor, OpenTail(b.bucket, b.next_offset, std::nullopt));
+        follow_.push_back(std::move(cursor));
       }
+    }
+    if (follow_.empty()) return std::optional<UnionBatch>();
+    while (true) {
+      // A look at every bucket, then a short wait on the next one, so no bucket waits long.
+      for (size_t i = 0; i <= follow_.size(); ++i) {
+        const size_t k = follow_turn_++ % follow_.size();
+        const auto wait = i < follow_.size()
+                              ? Clock::now()
+                              : std::min(deadline, Clock::now() + std::chrono::milliseconds(5));
+        ASSIGN_OR_RAISE(auto next, follow_[k]->Next(wait));
+        if (!next) continue;
+        ASSIGN_OR_RAISE(auto out,
+                        LogBatch(follow_[k]->bucket(), follow_[k]->schema(), std::move(*next)));
+        if (out) return out;
+      }
+      if (Clock::now() >= deadline) return std::optional<UnionBatch>();
+    }
+  }
+
+  // A log batch as sent: filtered and projected, cut at the limit; none when no row passes.
+  Result<std::optional<UnionBatch>> LogBatch(int32_t bucket, const arrow::SchemaPtr& schema,
+                                             engine::ReadBatch read) {
+    UnionBatch out;
+    out.part = UnionBatch::Part::kLog;
+    out.bucket = bucket;
+    out.base_offset = read.base_offset;
+    out.next_offset = read.next_offset;
+    if (shaper_.passthrough() && read.next_offset - read.base_offset <= remaining_) {
+      out.rows = read.next_offset - read.base_offset;
+      out.message = std::move(read.message);
       return std::optional<UnionBatch>(std::move(out));
     }
+    ASSIGN_OR_RAISE(auto batch, Decode(schema, read.message));
+    std::vector<int32_t> rows = shaper_.Select(*batch, nullptr);
+    if (rows.empty()) return std::optional<UnionBatch>();
+    if (static_cast<int64_t>(rows.size()) > remaining_) {  // the limit ends inside this batch
+      rows.resize(static_cast<size_t>(remaining_));
+      out.next_offset = out.base_offset + rows.back() + 1;
+    }
+    ASSIGN_OR_RAISE(auto shaped, shaper_.Shape(*batch, rows));
+    ASSIGN_OR_RAISE(out.message, Encode(*shaped));
+    out.rows = shaped->num_rows();
+    return std::optional<UnionBatch>(std::move(out));
+  }
+
+  // Primary-key tables, after the lake: the current rows of the keys changed after it.
+  Result<std::optional<UnionBatch>> NextChanges() {
+    while (change_index_ < change_batches_.size()) {
+      const ChangeBatch& c = change_batches_[change_index_++];
+      std::vector<int32_t> rows = shaper_.Select(*c.batch, &c.rows);
+      if (rows.empty()) continue;
+      if (static_cast<int64_t>(rows.size()) > remaining_) rows.resize(remaining_);
+      ASSIGN_OR_RAISE(auto shaped, shaper_.Shape(*c.batch, rows));
+      UnionBatch out;
+      out.part = UnionBatch::Part::kChanges;
+      out.bucket = c.bucket;
+      out.base_offset = buckets_[c.bucket].lake_offset;
+      out.next_offset = buckets_[c.bucket].next_offset;
+      out.rows = shaped->num_rows();
+      ASSIGN_OR_RAISE(out.message, Encode(*shaped));
+      return std::optional<UnionBatch>(std::move(out));
+    }
+    done_ = true;
     return std::optional<UnionBatch>();
   }
 
+  bool FileMayMatch(const iceberg::DataFile& f) const {
+    for (const auto& p : shaper_.filter()) {
+      const int32_t id = p.table_index + 1;
+      if (!MayMatch(p, MapBound(f.lower_bounds, id), MapBound(f.upper_bounds, id))) return false;
+    }
+    return true;
+  }
+
+  bool RowGroupMayMatch(const parquet::RowGroup& rg) const {
+    for (const auto& p : shaper_.filter()) {
+      if (static_cast<size_t>(p.table_index) >= rg.columns.size()) continue;
+      const auto& meta = rg.columns[p.table_index].meta_data;
+      if (!meta || !meta->statistics) continue;
+      if (!MayMatch(p, meta->statistics->min_value, meta->statistics->max_value)) return false;
+    }
+    return true;
+  }
+
+  // The output rows of row group `g` of the open file, which starts at row `first_row`.
+  Result<arrow::RecordBatchPtr> LakeRowGroup(int g, int64_t first_row) {
+    ASSIGN_OR_RAISE(auto rows,
+                    ReadRowGroup(*file_, g, lake_columns_,
+                                 primary_key_ ? lake_schema_.key_columns : std::vector<int>{}));
+    if (shaper_.passthrough() && !primary_key_) return rows.batch;
+    std::vector<int32_t> live;
+    const std::vector<int32_t>* candidates = nullptr;
+    if (primary_key_) {
+      auto gone = deleted_.find(snapshot_.files[file_index_].file_path);
+      for (int64_t r = 0; r < rows.batch->num_rows(); ++r) {
+        if (gone != deleted_.end() && gone->second.count(first_row + r)) continue;
+        if (changes_.count(KeyOf(rows.raw, r))) continue;  // changed after the snapshot
+        live.push_back(static_cast<int32_t>(r));
+      }
+      candidates = &live;
+    }
+    return shaper_.Shape(*rows.batch, shaper_.Select(*rows.batch, candidates));
+  }
+
   // The lake part's next non-empty row group (null at the end), read on its own thread. Only
-  // that thread touches file_index_, file_ and row_group_ while it runs.
+  // that thread touches file_index_, file_, row_group_ and first_row_ while it runs.
   std::future<Result<arrow::RecordBatchPtr>> ReadAhead() {
     return std::async(std::launch::async, [this]() -> Result<arrow::RecordBatchPtr> {
       while (file_index_ < snapshot_.files.size()) {
         if (!file_) {
+          if (!FileMayMatch(snapshot_.files[file_index_])) {
+            ++files_skipped_;
+            ++file_index_;
+            continue;
+          }
           ASSIGN_OR_RAISE(file_, OpenDataFile(*lake_.fs, snapshot_.files[file_index_]));
           row_group_ = 0;
+          first_row_ = 0;
         }
         if (row_group_ >= file_->num_row_groups()) {
           file_.reset();
           ++file_index_;
           continue;
         }
-        ASSIGN_OR_RAISE(auto rows, ReadRowGroup(*file_, row_group_++, lake_columns_,
-                                                /*with_offsets=*/false));
-        if (rows.batch->num_rows() > 0) return rows.batch;
+        const int g = row_group_++;
+        const int64_t first_row = first_row_;
+        first_row_ += file_->metadata().row_groups[g].num_rows;
+        if (!RowGroupMayMatch(file_->metadata().row_groups[g])) {
+          ++row_groups_skipped_;
+          continue;
+        }
+        ASSIGN_OR_RAISE(auto batch, LakeRowGroup(g, first_row));
+        if (batch->num_rows() > 0) return batch;
       }
       return arrow::RecordBatchPtr();
     });
   }
 
+  // A changelog batch of a primary-key table and its rows that are their key's current row.
+  struct ChangeBatch {
+    int32_t bucket;
+    arrow::RecordBatchPtr batch;  // the read's columns
+    std::vector<int32_t> rows;
+  };
+
   engine::Engine* engine_;
   LakeAccess lake_;
   catalog::TableDescriptor table_;
-  std::optional<std::vector<std::string>> columns_;
+  UnionReadRequest request_;
   int64_t remaining_;  // rows the limit still allows
+  const bool primary_key_;
+  arrow::SchemaPtr schema_;
+  std::optional<std::vector<std::string>> read_columns_;  // what log reads project
+  RowShaper shaper_;
   LakeSnapshot snapshot_;
   std::vector<UnionBucket> buckets_;
-  arrow::SchemaPtr schema_;
   LakeColumns lake_columns_;
+  // Primary-key tables.
+  internal::LakeSchema lake_schema_;
+  std::unordered_set<std::string> changes_;  // keys the changelog changed after the snapshot
+  std::vector<ChangeBatch> change_batches_;
+  size_t change_index_ = 0;
+  std::unordered_map<std::string, std::unordered_set<int64_t>> deleted_;  // by data file path
+  // The lake part.
   size_t file_index_ = 0;
   std::unique_ptr<parquet::FileReader> file_;
   int row_group_ = 0;
+  int64_t first_row_ = 0;  // of row_group_ in its file
+  std::atomic<int64_t> files_skipped_{0};
+  std::atomic<int64_t> row_groups_skipped_{0};
   arrow::RecordBatchPtr row_group_batch_;  // being sent, kSendRows at a time
   int64_t sent_rows_ = 0;
   bool lake_done_ = false;
+  // The log part.
   size_t bucket_index_ = 0;
   std::unique_ptr<engine::ReadCursor> tail_;
+  std::vector<std::unique_ptr<engine::ReadCursor>> follow_;
+  size_t follow_turn_ = 0;
+  bool done_ = false;
   // Declared last, so destroyed (waited for) before what its thread uses.
   std::future<Result<arrow::RecordBatchPtr>> next_row_group_;
 };
@@ -599,16 +1103,36 @@ Result<std::unique_ptr<engine::ReadCursor>> OpenLogRead(engine::Engine* engine,
   return LakeBackedCursor::Make(engine, lake, table, request);
 }
 
+Result<std::vector<std::optional<int64_t>>> EarliestLakeOffsets(
+    const LakeAccess& lake, const catalog::TableDescriptor& table) {
+  ASSIGN_OR_RAISE(auto snapshot, LoadSnapshot(lake, table));
+  const LakeColumns columns =
+      MakeLakeColumns(table, std::make_shared<const arrow::Schema>(std::vector<arrow::Field>{}));
+  std::vector<std::optional<int64_t>> out(static_cast<size_t>(table.buckets));
+  for (int32_t b = 0; b < table.buckets; ++b) {
+    // The lowest offset bound of the files that may hold the bucket: the search starts there.
+    std::optional<int64_t> from;
+    for (const auto& f : snapshot.files) {
+      if (!MayOverlap(IntBound(MapBound(f.lower_bounds, columns.bucket_field_id), 4),
+                      IntBound(MapBound(f.upper_bounds, columns.bucket_field_id), 4), b,
+                      int64_t{b} + 1)) {
+        continue;
+      }
+      const int64_t lo = IntBound(MapBound(f.lower_bounds, columns.offset_field_id), 8).value_or(0);
+      from = from ? std::min(*from, lo) : lo;
+    }
+    if (!from) continue;
+    LakeRangeReader reader(lake.fs, snapshot, columns, b, *from, INT64_MAX);
+    ASSIGN_OR_RAISE(auto run, reader.Next());
+    if (run) out[b] = run->base_offset;
+  }
+  return out;
+}
+
 Result<std::unique_ptr<UnionReader>> OpenUnionRead(engine::Engine* engine, const LakeAccess& lake,
                                                    const UnionReadRequest& request) {
   ASSIGN_OR_RAISE(auto status, engine->DescribeTable(request.table));
-  if (!status.table.primary_key.empty()) {
-    return Status::Invalid("table " + Quote(request.table) +
-                           " has a primary key: union reads serve log tables (read a "
-                           "primary-key table's current rows with a \"snapshot\" ticket)");
-  }
-  auto reader = std::make_unique<UnionReaderImpl>(engine, lake, std::move(status.table),
-                                                  request.columns, request.limit);
+  auto reader = std::make_unique<UnionReaderImpl>(engine, lake, std::move(status.table), request);
   RETURN_NOT_OK(reader->Open());
   return std::unique_ptr<UnionReader>(std::move(reader));
 }

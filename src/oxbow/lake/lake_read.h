@@ -3,6 +3,7 @@
 // offsets retention already deleted, served from the lake's Parquet files (docs/catalog.md).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "oxbow/common/file_system.h"
+#include "oxbow/common/predicate.h"
 #include "oxbow/engine/engine.h"
 #include "oxbow/iceberg/catalog.h"
 
@@ -31,10 +33,26 @@ Result<std::unique_ptr<engine::ReadCursor>> OpenLogRead(engine::Engine* engine,
                                                         const LakeAccess& lake,
                                                         const engine::ReadRequest& request);
 
+// Per bucket, the first offset of a log table's current lake snapshot (none: no row of that
+// bucket), found by reading the __bucket and __offset columns of the files that may hold it.
+Result<std::vector<std::optional<int64_t>>> EarliestLakeOffsets(
+    const LakeAccess& lake, const catalog::TableDescriptor& table);
+
 struct UnionReadRequest {
   std::string table;
   std::optional<std::vector<std::string>> columns;  // projection, in output order
   std::optional<int64_t> limit;                     // stop after this many rows
+  // Log tables: after the log's ends, go on with each bucket's new rows until cancelled.
+  bool follow = false;
+  // Only rows matching every predicate (columns of integer, floating-point, date32 or string
+  // type); lake files and row groups whose bounds exclude a match are not read.
+  std::vector<ColumnPredicate> filter;
+};
+
+// What a filtered union read skipped in the lake, by Iceberg bounds and Parquet statistics.
+struct UnionPruning {
+  int64_t files_skipped = 0;
+  int64_t row_groups_skipped = 0;
 };
 
 // Where a union read stands in one bucket: the lake snapshot holds the offsets below
@@ -47,19 +65,24 @@ struct UnionBucket {
 
 // One batch of a union read, encoded for sending.
 struct UnionBatch {
+  // kLake: rows of the lake snapshot. kLog: rows of `bucket`'s offsets [base_offset,
+  // next_offset) (with a filter, those that match). kChanges (primary-key tables): current rows
+  // of keys the changelog of `bucket` changed after the snapshot, as of next_offset.
+  enum class Part { kLake, kLog, kChanges };
+  Part part = Part::kLake;
   arrow::ipc::EncodedMessage message;
   int64_t rows = 0;
-  // -1: rows of the lake snapshot (one row group of a data file). Otherwise rows of this
-  // bucket's offsets [base_offset, next_offset).
   int32_t bucket = -1;
   int64_t base_offset = 0;
   int64_t next_offset = 0;
 };
 
-// A log table's whole contents as of the moment it was opened: the rows of its current lake
-// snapshot, then, bucket by bucket, the offsets after that snapshot's tiered offsets up to the
-// log's end. The snapshot is loaded before the log's ends are taken, so every offset below the
-// ends comes exactly once.
+// A table's whole contents as of the moment it was opened. Log tables: the rows of the current
+// lake snapshot, then, bucket by bucket, the offsets after that snapshot's tiered offsets up to
+// the log's end (then, when following, each bucket's new offsets). The snapshot is loaded before
+// the log's ends are taken, so every offset below the ends comes exactly once. Primary-key
+// tables: each key once with its current row, the lake's rows (less position deletes and keys
+// the changelog changed after the snapshot) then the changed keys' last rows.
 class UnionReader {
  public:
   virtual ~UnionReader() = default;
@@ -67,12 +90,17 @@ class UnionReader {
   // The lake snapshot read; none when the lake is empty or the table is not in the lake.
   virtual std::optional<int64_t> snapshot_id() const = 0;
   virtual const std::vector<UnionBucket>& buckets() const = 0;
-  // The next batch; std::nullopt at the end.
-  virtual Result<std::optional<UnionBatch>> Next() = 0;
+  // The next batch; std::nullopt at the end or, when following, when `deadline` passes
+  // without new rows.
+  virtual Result<std::optional<UnionBatch>> Next(
+      std::chrono::steady_clock::time_point deadline) = 0;
+  // True once everything was delivered (never when following).
+  virtual bool done() const = 0;
+  virtual UnionPruning pruning() const = 0;
 };
 
-// Log tables only (InvalidArgument for a primary-key table). A table outside the lake reads
-// its log from each bucket's earliest offset.
+// A log table outside the lake reads its log from each bucket's earliest offset. A primary-key
+// table must be in the lake and cannot be followed (InvalidArgument).
 Result<std::unique_ptr<UnionReader>> OpenUnionRead(engine::Engine* engine, const LakeAccess& lake,
                                                    const UnionReadRequest& request);
 

@@ -144,6 +144,13 @@ struct Metrics::Impl {
           .Name("oxbow_lake_commits_total")
           .Help("Commits of new Iceberg metadata, by kind")
           .Register(*registry);
+  prometheus::Family<prometheus::Counter>& union_pruned =
+      prometheus::BuildCounter()
+          .Name("oxbow_union_read_pruned_total")
+          .Help(
+              "Lake data files (unit=file) and row groups (unit=row_group) filtered union reads "
+              "skipped by their min/max bounds")
+          .Register(*registry);
 };
 
 Metrics::Metrics(int64_t max_bucket_series) : impl_(std::make_unique<Impl>(max_bucket_series)) {}
@@ -205,6 +212,17 @@ void Metrics::AddLakeCommit(const std::string& table, const std::string& kind) {
   impl_->lake_commits.Add({{"table", table}, {"kind", kind}}).Increment();
 }
 
+void Metrics::AddUnionPruning(const std::string& table, int64_t files, int64_t row_groups) {
+  if (files > 0) {
+    impl_->union_pruned.Add({{"table", table}, {"unit", "file"}})
+        .Increment(static_cast<double>(files));
+  }
+  if (row_groups > 0) {
+    impl_->union_pruned.Add({{"table", table}, {"unit", "row_group"}})
+        .Increment(static_cast<double>(row_groups));
+  }
+}
+
 void Metrics::ForgetTable(const std::string& table) {
   auto forget = [&](auto& family, const prometheus::Labels& labels) {
     if (family.Has(labels)) family.Remove(&family.Add(labels));
@@ -221,6 +239,9 @@ void Metrics::ForgetTable(const std::string& table) {
   forget(impl_->compaction_errors, labels);
   for (const char* kind : kCommitKinds) {
     forget(impl_->lake_commits, {{"table", table}, {"kind", kind}});
+  }
+  for (const char* unit : {"file", "row_group"}) {
+    forget(impl_->union_pruned, {{"table", table}, {"unit", unit}});
   }
   for (auto* family : {&impl_->put_latency, &impl_->fetch_latency}) {
     if (family->Has(labels)) family->Remove(&family->Add(labels, kLatencyBuckets));

@@ -68,6 +68,8 @@ class Metrics {
   void ObserveCompaction(const std::string& table, double seconds, bool ok);
   // A commit to `table`'s Iceberg copy; `kind` is one of the four of lake::LakeObserver.
   void AddLakeCommit(const std::string& table, const std::string& kind);
+  // A filtered union read of `table` skipped these lake data files and row groups.
+  void AddUnionPruning(const std::string& table, int64_t files, int64_t row_groups);
   // Drops every series labelled with `table` (a dropped table).
   void ForgetTable(const std::string& table);
 

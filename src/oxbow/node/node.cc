@@ -1,5 +1,7 @@
 #include "oxbow/node/node.h"
 
+#include <algorithm>
+
 namespace oxbow::node {
 
 namespace {
@@ -68,6 +70,10 @@ Status Node::DropTable(const std::string& name) {
   ASSIGN_OR_RAISE(auto table, engine_->DescribeTable(name));
   RETURN_NOT_OK(engine_->DropTable(name));
   metrics_->ForgetTable(name);
+  {
+    std::lock_guard<std::mutex> lock(lake_starts_mu_);
+    lake_starts_.erase(name);
+  }
   return tiering_->DropTable(table.table);
 }
 
@@ -77,6 +83,24 @@ Result<TableDescription> Node::DescribeTable(const std::string& name) const {
   TableDescription description;
   ASSIGN_OR_RAISE(description.table, engine_->DescribeTable(name));
   ASSIGN_OR_RAISE(description.lake, tiering_->Describe(name));
+  const catalog::TableDescriptor& table = description.table.table;
+  if (description.lake.enabled && table.primary_key.empty() &&
+      !description.lake.metadata_location.empty()) {
+    std::lock_guard<std::mutex> lock(lake_starts_mu_);
+    LakeStart& start = lake_starts_[name];
+    const bool all_known =
+        std::all_of(start.earliest.begin(), start.earliest.end(), [](const auto& e) { return e; });
+    if (start.earliest.empty() || start.table_id != table.table_id ||
+        (start.metadata_location != description.lake.metadata_location && !all_known)) {
+      // A lake that cannot be read now leaves the field out; describe_table still answers.
+      auto earliest =
+          lake::EarliestLakeOffsets({tiering_->catalog(), tiering_->file_system()}, table);
+      start = earliest.ok() ? LakeStart{table.table_id, description.lake.metadata_location,
+                                        std::move(earliest).ValueOrDie()}
+                            : LakeStart{};
+    }
+    description.lake.earliest_offsets = start.earliest;
+  }
   return description;
 }
 

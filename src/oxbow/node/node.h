@@ -7,6 +7,8 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,6 +94,15 @@ class Node {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<lake::TieringService> tiering_;
   std::map<std::string, std::string> lake_reader_config_;
+  // The lake's first offsets per log table (lake::EarliestLakeOffsets), by table name: found
+  // once per metadata location, and kept for buckets once known (the lake never drops a row).
+  struct LakeStart {
+    int64_t table_id = 0;
+    std::string metadata_location;
+    std::vector<std::optional<int64_t>> earliest;
+  };
+  mutable std::mutex lake_starts_mu_;
+  mutable std::map<std::string, LakeStart> lake_starts_;
   bool closed_ = false;
 };
 

@@ -187,6 +187,11 @@ json LakeStatusJson(const lake::LakeTableStatus& lake) {
   j["metadata_location"] =
       lake.metadata_location.empty() ? json(nullptr) : json(lake.metadata_location);
   j["tiered_offsets"] = lake.tiered_offsets;
+  if (!lake.earliest_offsets.empty()) {
+    json earliest = json::array();
+    for (const auto& e : lake.earliest_offsets) earliest.push_back(e ? json(*e) : json());
+    j["earliest_offsets"] = std::move(earliest);
+  }
   j["lag_rows"] = lake.lag_rows;
   j["lag_ms"] = lake.lag_ms;
   j["snapshots"] = lake.snapshots;
@@ -460,10 +465,28 @@ Status FlightService::SendLookup(const flight::Ticket& ticket,
 
 Status FlightService::SendUnion(grpc::ServerContext* ctx, const flight::Ticket& ticket,
                                 grpc::ServerWriter<FlightPayload>* writer) {
-  ASSIGN_OR_RAISE(auto reader, node_->OpenUnionRead({ticket.table, ticket.columns, ticket.limit}));
+  lake::UnionReadRequest request;
+  request.table = ticket.table;
+  request.columns = ticket.columns;
+  request.limit = ticket.limit;
+  request.follow = ticket.follow;
+  request.filter = ticket.filter;
+  ASSIGN_OR_RAISE(auto reader, node_->OpenUnionRead(request));
   ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*reader->schema()));
   if (!writer->Write(SchemaPayload(schema))) return Status::OK();
-  // The first message (an empty batch when the table is empty) says what the read covers.
+  metrics::Metrics& metrics = node_->metrics();
+  if (ticket.follow) metrics.AddFollowReaders(ticket.table, 1);
+  struct ReadEnd {  // counts what the read pruned and that it no longer follows
+    metrics::Metrics* metrics;
+    const flight::Ticket* ticket;
+    const lake::UnionReader* reader;
+    ~ReadEnd() {
+      if (ticket->follow) metrics->AddFollowReaders(ticket->table, -1);
+      const lake::UnionPruning pruned = reader->pruning();
+      metrics->AddUnionPruning(ticket->table, pruned.files_skipped, pruned.row_groups_skipped);
+    }
+  } read_end{&metrics, &ticket, reader.get()};
+  // The first message (an empty batch when nothing comes at once) says what the read covers.
   json offsets = json::array();
   for (const auto& b : reader->buckets()) {
     offsets.push_back(
@@ -474,14 +497,20 @@ Status FlightService::SendUnion(grpc::ServerContext* ctx, const flight::Ticket& 
   bool sent = false;
   while (!ctx->IsCancelled() && !stopping_) {
     const auto start = std::chrono::steady_clock::now();
-    ASSIGN_OR_RAISE(auto next, reader->Next());
+    ASSIGN_OR_RAISE(auto next, reader->Next(start + kFollowPoll));
+    if (!next && sent) {
+      if (reader->done()) break;
+      continue;  // following: nothing new yet
+    }
     json metadata = sent ? json::object() : first;
     FlightPayload payload;
     if (next) {
-      if (next->bucket < 0) {
-        metadata["part"] = "lake";
-      } else {
-        metadata["part"] = "log";
+      switch (next->part) {
+        case lake::UnionBatch::Part::kLake: metadata["part"] = "lake"; break;
+        case lake::UnionBatch::Part::kLog: metadata["part"] = "log"; break;
+        case lake::UnionBatch::Part::kChanges: metadata["part"] = "changes"; break;
+      }
+      if (next->part != lake::UnionBatch::Part::kLake) {
         metadata["bucket"] = next->bucket;
         metadata["base_offset"] = next->base_offset;
         metadata["next_offset"] = next->next_offset;
@@ -490,16 +519,16 @@ Status FlightService::SendUnion(grpc::ServerContext* ctx, const flight::Ticket& 
       payload.data_body = std::move(next->message.body);
       payload.body_length = next->message.body_length;
     } else {
-      if (sent) break;
       ASSIGN_OR_RAISE(auto empty, EmptyBatch(reader->schema()));
       ASSIGN_OR_RAISE(payload, BatchPayload(*empty));
     }
     payload.app_metadata = metadata.dump();
-    const int32_t bucket = next && next->bucket >= 0 ? next->bucket : metrics::kNoBucket;
-    node_->metrics().AddFetch(ticket.table, bucket, next ? next->rows : 0, payload.body_length,
-                              SecondsSince(start));
+    const int32_t bucket =
+        next && next->part != lake::UnionBatch::Part::kLake ? next->bucket : metrics::kNoBucket;
+    metrics.AddFetch(ticket.table, bucket, next ? next->rows : 0, payload.body_length,
+                     SecondsSince(start));
     sent = true;
-    if (!writer->Write(payload) || !next) break;
+    if (!writer->Write(payload) || (!next && reader->done())) break;
   }
   return Status::OK();
 }

@@ -580,7 +580,11 @@ TEST(TierabilityTest, LakePropertiesAreChecked) {
             R"(lake.enabled must be "true" or "false", got 'no')");
   EXPECT_EQ(TierabilityError(fields, {{"lake.partiton", "day(ts)"}}),
             "unknown table property 'lake.partiton' (the lake's are lake.enabled, "
-            "lake.freshness, lake.partition and lake.compaction.delete-ratio)");
+            "lake.freshness, lake.partition, lake.compaction.delete-ratio and lake.changelog)");
+  EXPECT_EQ(TierabilityError(fields, {{kChangelogProperty, "yes"}}),
+            R"(lake.changelog must be "true" or "false", got 'yes')");
+  EXPECT_NE(TierabilityError(fields, {{kChangelogProperty, "true"}}).find("for primary-key tables"),
+            std::string::npos);
   EXPECT_EQ(TierabilityError(fields, {{"owner", "me"}, {kEnabledProperty, "true"}}), "");
 }
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 import uuid
 
 import pyarrow as pa
@@ -61,6 +62,20 @@ def changelog_location(server, table: str) -> str:
                          lambda lake: lake.get("changelog", {}).get("tiered_offsets") == ends,
                          "the changelog lake table catching up")
     return lake["changelog"]["metadata_location"]
+
+
+def wait_changelog_settled(server, table: str, quiet_s: float = 0.6, timeout_s: float = 30) -> str:
+    """changelog_location, once that metadata file stayed current for `quiet_s` (maintenance
+    that expires snapshots at once may delete files a reader of a replaced one would open)."""
+    deadline = time.monotonic() + timeout_s
+    location, since = changelog_location(server, table), time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        assert time.monotonic() < deadline, f"{table}: the changelog table kept changing"
+        time.sleep(0.05)
+        now = changelog_location(server, table)
+        if now != location:
+            location, since = now, time.monotonic()
+    return location
 
 
 def check_changelog(server, table: str, model: ChangelogModel, spark) -> str:

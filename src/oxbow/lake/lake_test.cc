@@ -220,10 +220,24 @@ TEST_F(LakeTest, UncommittedFilesAreOrphansAndRemoved) {
   ASSERT_TRUE(Service().RunOnce().ok());
   const std::string orphan = options_.warehouse + "/ns/t/data/left-by-a-crash.parquet";
   { std::ofstream(orphan) << "partial"; }
+  // What a SIGKILL in the middle of a commit leaves under metadata/: a torn manifest, a
+  // manifest list, the catalog's temporary file and a metadata file never made current.
+  const std::string metadata = options_.warehouse + "/ns/t/metadata/";
+  const std::vector<std::string> torn = {metadata + "0123-m0.avro", metadata + "snap-1-1-0123.avro",
+                                         metadata + ".v9.metadata.json.0123.tmp",
+                                         metadata + "v99.metadata.json"};
+  for (const auto& path : torn) std::ofstream(path) << "Obj\x01";
+  const std::string current = Lake()->metadata_file();
   Open();
   ASSERT_TRUE(Service().RunOnce().ok());
   EXPECT_FALSE(std::filesystem::exists(orphan));
+  for (const auto& path : torn) EXPECT_FALSE(std::filesystem::exists(path)) << path;
+  EXPECT_TRUE(std::filesystem::exists(iceberg::LocalPath(current)));
+  EXPECT_TRUE(std::filesystem::exists(metadata + "version-hint.text"));
   EXPECT_EQ(LakeRows().size(), 10u);
+  Put(10, 5);  // the table still takes commits
+  ASSERT_TRUE(Service().RunOnce().ok());
+  EXPECT_EQ(LakeRows().size(), 15u);
 }
 
 TEST_F(LakeTest, CompactsAndMergesManifestsWithoutChangingRows) {

@@ -241,6 +241,8 @@ def test_lake_changelog_property_is_checked(lake_server, table_name):
     with pytest.raises(pa.ArrowInvalid, match="lake.changelog must be"):
         create_pk_table(lake_server, table_name,
                         properties={"lake.enabled": "true", "lake.changelog": "yes"})
+    with pytest.raises(pa.ArrowInvalid, match='needs lake.enabled "true"'):
+        create_pk_table(lake_server, table_name, properties={"lake.changelog": "true"})
     with pytest.raises(pa.ArrowInvalid, match="for primary-key tables"):
         lake_server.action("create_table", {
             "table": table_name, "properties": {"lake.changelog": "true"},

@@ -599,6 +599,8 @@ TEST(TierabilityTest, LakePropertiesAreChecked) {
             R"(lake.changelog must be "true" or "false", got 'yes')");
   EXPECT_NE(TierabilityError(fields, {{kChangelogProperty, "true"}}).find("for primary-key tables"),
             std::string::npos);
+  EXPECT_EQ(TierabilityError(fields, {{kChangelogProperty, "true"}, {kEnabledProperty, "false"}}),
+            R"(lake.changelog "true" needs lake.enabled "true")");
   EXPECT_EQ(TierabilityError(fields, {{"owner", "me"}, {kEnabledProperty, "true"}}), "");
 }
 

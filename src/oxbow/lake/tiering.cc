@@ -424,6 +424,11 @@ Status CheckTableIsTierable(const catalog::TableDescriptor& table) {
       return Status::Invalid(key + R"( must be "true" or "false", got )" + Quote(value));
     }
   }
+  auto changelog = table.properties.find(kChangelogProperty);
+  if (changelog != table.properties.end() && changelog->second == "true" && !IsLakeEnabled(table)) {
+    return Status::Invalid(std::string(kChangelogProperty) + R"( "true" needs )" +
+                           kEnabledProperty + R"( "true")");
+  }
   if (!IsLakeEnabled(table)) return Status::OK();
   Status st = MakeLakeForm(table).status();
   if (!st.ok()) return st.WithContext("table " + Quote(table.name) + " cannot go to the lake");

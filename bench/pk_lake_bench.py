@@ -234,6 +234,8 @@ def main() -> None:
     parser.add_argument("--skew", choices=["uniform", "90/10"], default="uniform")
     parser.add_argument("--freshness-ms", type=int, default=1000)
     parser.add_argument("--index-memory", action="store_true")
+    parser.add_argument("--round-nice", type=int, default=10,
+                        help="oxbowd --lake-round-nice (the nice level of the round workers)")
     args = parser.parse_args()
     if args.index_memory:
         index_memory(args)
@@ -241,7 +243,8 @@ def main() -> None:
     rng = random.Random(1)
     with tempfile.TemporaryDirectory(prefix="pk_lake_bench_") as tmp:
         server = Oxbowd(pathlib.Path(tmp) / "data", pathlib.Path(tmp) / "oxbowd.log",
-                        ("--lake-freshness-ms", str(args.freshness_ms)))
+                        ("--lake-freshness-ms", str(args.freshness_ms),
+                         "--lake-round-nice", str(args.round_nice)))
         try:
             server.action("create_table", {"table": "bench.pk", "schema": schema_json(),
                                            "primary_key": ["id"], "buckets": BUCKETS,

@@ -96,6 +96,9 @@ struct LakeOptions {
   // empty table holds up at most one of them. Maintenance runs on one more thread at nice 19
   // and holds a table's lock only to commit. Default: 2 (the CPU budget of docs/lake.md).
   int tiering_threads = 2;
+  // The nice level of the round workers: 10 lets the lake lag rather than the produce path when
+  // the machine is saturated; 0 gives rounds the producers' share, for freshness. Default: 10.
+  int round_nice = 10;
   // File system of the warehouse. Default (null): the real one.
   std::shared_ptr<FileSystem> fs;
   // Catalog holding each lake table's current metadata. Default (null): a FileCatalog over

@@ -525,7 +525,7 @@ void TieringService::ScheduleLoop() {
 }
 
 void TieringService::RoundWorker() {
-  LowerThreadPriority(10, "tiering threads");
+  if (options_.round_nice != 0) LowerThreadPriority(options_.round_nice, "tiering threads");
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     due_cv_.wait(lock, [this] { return stopping_ || !due_.empty(); });

@@ -11,11 +11,20 @@ Phase 2 upserts --rate rows/s for --seconds, in batches of --batch-rows, keys dr
 offsets the ack gives. A poller loops describe_table -> metadata_location ->
 StaticTable.from_metadata(...) and reads the current snapshot's oxbow.tiered-offsets: a batch is
 visible once every bucket's tiered offset passed its records (the snapshot is what a fresh
-pyiceberg scan reads). Latency = visible - ack; p50/p99. Every 5 s it records the live data and
-delete files and bytes. The peer, side by side: the same batches at the same rate into a log
+pyiceberg scan reads). Latency = visible - ack; p50/p99. Every 5 s it records the lake's size: live
+data and delete files, their bytes, the current snapshot's manifests, the bytes of everything
+under the table's metadata/ (metadata.json files, manifest lists, manifests), and oxbowd's RSS. The peer, side by side: the same batches at the same rate into a log
 table (append-only lake), same poller, so the ratio PK/log says what merge-on-read costs the
 freshness. Last: a full pyiceberg scan of the PK lake (its rows = the keys) against a scan of an
 append table holding the same rows (the log table after phase 1 only, same row count).
+
+    python bench/pk_lake_bench.py --index-memory [--keys 1000000]
+
+measures the key-location index instead: two oxbowd side by side load the same --keys rows into a
+primary-key table, one with lake.enabled true (its lake holds the keys, so the restarted server
+rebuilds the index of every key) and one with false; both are restarted and, once the lake's
+index is rebuilt, their RSS (VmRSS) is read. (lake RSS - no-lake RSS) / keys estimates the index's
+bytes per key (an upper bound: it also counts the tiering state and allocator slack).
 Binaries come from $OXBOW_BUILD_DIR (default <repo>/build/release).
 """
 
@@ -91,6 +100,31 @@ def wait_caught_up(server: Oxbowd, table: str, timeout_s: float = 600) -> None:
         time.sleep(0.1)
 
 
+def rss_mb(pid: int) -> float:
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def lake_size(server: Oxbowd, location: str | None, summary: dict) -> dict:
+    """The lake table's size now: live files and bytes (snapshot summary), the current snapshot's
+    manifests, the bytes under metadata/, and oxbowd's RSS."""
+    size = {"data_files": summary.get("total-data-files"),
+            "delete_files": summary.get("total-delete-files"),
+            "file_bytes": summary.get("total-files-size"),
+            "records": summary.get("total-records"), "manifests": None, "metadata_bytes": None,
+            "rss_mb": round(rss_mb(server.proc.pid))}
+    if location:
+        table = StaticTable.from_metadata(location)
+        snap = table.metadata.current_snapshot()
+        size["manifests"] = len(snap.manifests(table.io)) if snap else 0
+        metadata_dir = pathlib.Path(location).parent
+        size["metadata_bytes"] = sum(p.stat().st_size for p in metadata_dir.iterdir()
+                                     if p.is_file())
+    return size
+
+
 def steady(server: Oxbowd, table: str, args, rng: random.Random) -> dict:
     """--rate rows/s for --seconds; returns latency percentiles and size samples."""
     acked: list[tuple[float, dict]] = []
@@ -116,8 +150,7 @@ def steady(server: Oxbowd, table: str, args, rng: random.Random) -> dict:
                         pending += 1
             if now - last_size >= 5:
                 last_size = now
-                sizes.append((summary.get("total-data-files"), summary.get("total-delete-files"),
-                              summary.get("total-files-size"), summary.get("total-records")))
+                sizes.append(lake_size(server, location, summary))
             with lock:
                 if finished and pending == len(acked):
                     return
@@ -161,6 +194,37 @@ def scan_seconds(location: str, runs: int = 3) -> tuple[float, int]:
     return best, rows
 
 
+def index_memory(args) -> None:
+    load = [batch_of(list(range(i, min(i + 50_000, args.keys))), 0)
+            for i in range(0, args.keys, 50_000)]
+    rss = {}
+    with tempfile.TemporaryDirectory(prefix="pk_lake_bench_") as tmp:
+        for lake in ("true", "false"):
+            data = pathlib.Path(tmp) / f"data-{lake}"
+            log = pathlib.Path(tmp) / f"oxbowd-{lake}.log"
+            server = Oxbowd(data, log)
+            try:
+                server.action("create_table", {"table": "bench.pk", "schema": schema_json(),
+                                               "primary_key": ["id"], "buckets": BUCKETS,
+                                               "properties": {"lake.enabled": lake}})
+                put(server, "bench.pk", load)
+                if lake == "true":
+                    wait_caught_up(server, "bench.pk")
+            finally:
+                server.stop()
+            server = Oxbowd(data, log)  # the restart rebuilds the index from the lake
+            try:
+                if lake == "true":
+                    wait_caught_up(server, "bench.pk")
+                time.sleep(3)  # the index is built when tiering opens the table, at startup
+                rss[lake] = rss_mb(server.proc.pid)
+            finally:
+                server.stop()
+    per_key = (rss["true"] - rss["false"]) * 1024 * 1024 / args.keys
+    print(f"{args.keys:,} keys, RSS after a restart: lake.enabled true {rss['true']:,.0f} MB, "
+          f"false {rss['false']:,.0f} MB; the key-location index about {per_key:,.0f} bytes/key")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--keys", type=int, default=1_000_000)
@@ -169,11 +233,18 @@ def main() -> None:
     parser.add_argument("--batch-rows", type=int, default=2000)
     parser.add_argument("--skew", choices=["uniform", "90/10"], default="uniform")
     parser.add_argument("--freshness-ms", type=int, default=1000)
+    parser.add_argument("--index-memory", action="store_true")
+    parser.add_argument("--round-nice", type=int, default=10,
+                        help="oxbowd --lake-round-nice (the nice level of the round workers)")
     args = parser.parse_args()
+    if args.index_memory:
+        index_memory(args)
+        return
     rng = random.Random(1)
     with tempfile.TemporaryDirectory(prefix="pk_lake_bench_") as tmp:
         server = Oxbowd(pathlib.Path(tmp) / "data", pathlib.Path(tmp) / "oxbowd.log",
-                        ("--lake-freshness-ms", str(args.freshness_ms)))
+                        ("--lake-freshness-ms", str(args.freshness_ms),
+                         "--lake-round-nice", str(args.round_nice)))
         try:
             server.action("create_table", {"table": "bench.pk", "schema": schema_json(),
                                            "primary_key": ["id"], "buckets": BUCKETS,
@@ -206,9 +277,13 @@ def main() -> None:
         print(f"| {name} | {r['rows_per_s']:,.0f} | {r['batches']} | {r['p50_ms']:,.0f} ms | "
               f"{r['p99_ms']:,.0f} ms | {r['max_ms']:,.0f} ms |")
     print(f"ratio PK/log: p50 {pk['p50_ms'] / log['p50_ms']:.2f}, p99 {pk['p99_ms'] / log['p99_ms']:.2f}")
-    print("\nPK lake every 5 s (data files, delete files, bytes, records incl. deleted):")
-    for s in pk["sizes"]:
-        print("  ", s)
+    print("\nPK lake every 5 s (records incl. deleted; metadata bytes: all of metadata/):")
+    print("| t | data files | delete files | file bytes | records | manifests | metadata bytes "
+          "| oxbowd RSS MB |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for i, s in enumerate(pk["sizes"]):
+        print(f"| {i * 5} s | {s['data_files']} | {s['delete_files']} | {s['file_bytes']} | "
+              f"{s['records']} | {s['manifests']} | {s['metadata_bytes']} | {s['rss_mb']} |")
     print(f"\npyiceberg full scan: PK lake {pk_rows:,} rows in {pk_scan * 1000:,.0f} ms; "
           f"append lake {log_rows:,} rows in {log_scan * 1000:,.0f} ms; "
           f"ratio {pk_scan / log_scan:.2f}")

@@ -3,6 +3,7 @@ clashes, bucket-keyed tables."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -133,3 +134,39 @@ def test_bucket_keyed_table(lake_server, table_name):
     lake = assert_lake_equals_log(lake_server, table_name, location)
     assert sorted(lake["id"].to_pylist()) == list(range(300))
     assert len(set(lake["__bucket"].to_pylist())) == 5
+
+
+def _nice_levels(pid: int) -> list[int]:
+    """The nice level of each thread of `pid` (field 19 of /proc/<pid>/task/<tid>/stat)."""
+    import pathlib
+
+    levels = []
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except FileNotFoundError:
+            continue  # the thread ended meanwhile
+        levels.append(int(stat.rsplit(")", 1)[1].split()[16]))
+    return levels
+
+
+@pytest.mark.parametrize("round_nice", [None, "0", "5"])
+def test_lake_round_nice_sets_the_round_workers_priority(make_lake_server, round_nice):
+    """The two round workers and the maintenance thread run at nice 10 by default;
+    --lake-round-nice moves the round workers only (docs/lake.md, "Threads and CPU budget").
+    A thread can only lower its priority, so this needs an oxbowd started below nice 5."""
+    args = () if round_nice is None else ("--lake-round-nice", round_nice)
+    server = make_lake_server(*args)
+    base = os.getpriority(os.PRIO_PROCESS, server.proc.pid)
+    if base >= 5:
+        pytest.skip(f"oxbowd runs at nice {base}: its threads cannot show lower levels")
+    rounds = 10 if round_nice is None else max(base, int(round_nice))
+    want = {10: 1}  # the maintenance thread
+    want[rounds] = want.get(rounds, 0) + 2
+    deadline = time.monotonic() + 10
+    while True:
+        levels = _nice_levels(server.proc.pid)
+        if all(levels.count(level) == n for level, n in want.items() if level != base):
+            break
+        assert time.monotonic() < deadline, f"thread nice levels {sorted(levels)}, want {want}"
+        time.sleep(0.05)

@@ -1,11 +1,13 @@
 """Crash test of a primary-key table's lake: SIGKILL oxbowd while writers upsert and delete and
 tiering and compaction run, restart, and check that the Iceberg table (read by pyiceberg) equals
-the model of acknowledged writes.
+the model of acknowledged writes, and that its changelog lake table (`lake.changelog` "true")
+holds exactly the records of the server's changelog, each once (pyiceberg and DuckDB).
 
 Each writer owns its keys and waits for each ack, so at most one of its batches is in flight when
 the server dies; a key of that batch may hold either its old or its new row (the table's own
 snapshot says which, and the model takes it). After every restart, once the lake caught up:
   - the lake holds each key once, exactly the model's rows (and the server's snapshot);
+  - the changelog lake table holds exactly the log's records (offsets included);
   - no equality-delete file was ever written.
 
 OXBOW_LAKE_CRASH_ITERATIONS (default 20); OXBOW_LAKE_CRASH_SEED replays a run (printed).
@@ -23,8 +25,11 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
+from lake_harness import read_log
 from oxbowd_harness import schema_json
+from readers import check_readers
 from test_lake_crash import wait_settled
+from test_pk_changelog_lake import wait_changelog_settled
 from test_pk_lake import check_lake_matches, equality_deletes_ever
 
 ITERATIONS = int(os.environ.get("OXBOW_LAKE_CRASH_ITERATIONS", "20"))
@@ -106,7 +111,8 @@ def test_sigkill_across_tiering_leaves_the_lake_equal_to_the_model(make_lake_ser
     server = make_lake_server(*SERVER_FLAGS, data_dir=tmp_path / "pklake", freshness_ms=50)
     server.action("create_table", {"table": TABLE, "schema": schema_json(SCHEMA),
                                    "primary_key": ["id", "tag"], "buckets": BUCKETS,
-                                   "properties": {"lake.enabled": "true"}})
+                                   "properties": {"lake.enabled": "true",
+                                                  "lake.changelog": "true"}})
     writers = [Writer(i, seed) for i in range(WRITERS)]
     for _ in range(ITERATIONS):
         stop = threading.Event()
@@ -134,5 +140,6 @@ def test_sigkill_across_tiering_leaves_the_lake_equal_to_the_model(make_lake_ser
         # the metadata.json it just replaced would still open.
         lake = wait_settled(server, TABLE)
         check_lake_matches(lake["metadata_location"], model)
+        check_readers(wait_changelog_settled(server, TABLE), read_log(server, TABLE), None)
     assert sum(len(w.state) for w in writers) > 0
     assert equality_deletes_ever(warehouse) == 0

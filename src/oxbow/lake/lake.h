@@ -30,6 +30,10 @@ inline constexpr char kPartitionProperty[] = "lake.partition";  // "day(ts), buc
 // Primary-key tables: compaction rewrites a data file once this fraction of its rows is deleted.
 inline constexpr char kDeleteRatioProperty[] = "lake.compaction.delete-ratio";  // "0.5"
 inline constexpr double kDefaultDeleteRatio = 0.5;
+// Primary-key tables: "true" also tiers the raw changelog into the append-only lake table
+// <table>$changelog (kChangelogSuffix), in the same rounds. Default "false".
+inline constexpr char kChangelogProperty[] = "lake.changelog";
+inline constexpr char kChangelogSuffix[] = "$changelog";
 
 // Whether `table` is copied into the lake: a log table unless its lake.enabled is "false", a
 // primary-key table when its lake.enabled is "true".
@@ -93,6 +97,9 @@ struct LakeOptions {
   // empty table holds up at most one of them. Maintenance runs on one more thread at nice 19
   // and holds a table's lock only to commit. Default: 2 (the CPU budget of docs/lake.md).
   int tiering_threads = 2;
+  // The nice level of the round workers: 10 lets the lake lag rather than the produce path when
+  // the machine is saturated; 0 gives rounds the producers' share, for freshness. Default: 10.
+  int round_nice = 10;
   // File system of the warehouse. Default (null): the real one.
   std::shared_ptr<FileSystem> fs;
   // Catalog holding each lake table's current metadata. Default (null): a FileCatalog over
@@ -128,6 +135,11 @@ struct LakeTableStatus {
   std::string error;           // the last round's error, if any
   // Live data files the scrubber found damaged (until they leave the table).
   std::vector<DamagedDataFile> damaged_files;
+  // With lake.changelog "true": the changelog lake table's current metadata file (empty before
+  // its first commit) and its tiered offsets.
+  bool changelog = false;
+  std::string changelog_metadata_location;
+  std::vector<int64_t> changelog_tiered_offsets;
 };
 
 class TableTiering;
@@ -171,6 +183,10 @@ class TieringService {
   Result<std::shared_ptr<TableTiering>> StateFor(const catalog::TableDescriptor& descriptor);
   // The tables whose lake is set up (dropped, disabled and broken ones left out).
   std::vector<std::shared_ptr<TableTiering>> TieredTables();
+  // Loads the lake table `lake_id` into `state` (whose descriptor, schema and spec are set),
+  // removing its orphan files, or creates it (true) when it is missing or belongs to a dropped
+  // table of the same name; then reads its tiered offsets.
+  Result<bool> OpenLakeTable(TableTiering& state, const iceberg::TableIdentifier& lake_id);
   Status Round(TableTiering& state);
   Status Maintenance(TableTiering& state);
 

@@ -21,6 +21,8 @@ namespace oxbow::lake::internal {
 inline constexpr char kBucketColumn[] = "__bucket";
 inline constexpr char kOffsetColumn[] = "__offset";
 inline constexpr char kTimestampColumn[] = "__timestamp";
+// The changelog lake table's column of the change: "+I", "-U", "+U" or "-D" (docs/lake.md).
+inline constexpr char kChangeTypeColumn[] = "_change_type";
 
 // The snapshot summary key under which tiering records its progress: a JSON list of the next
 // offset to tier per bucket (docs/lake.md, "Exactly once").

@@ -220,10 +220,24 @@ TEST_F(LakeTest, UncommittedFilesAreOrphansAndRemoved) {
   ASSERT_TRUE(Service().RunOnce().ok());
   const std::string orphan = options_.warehouse + "/ns/t/data/left-by-a-crash.parquet";
   { std::ofstream(orphan) << "partial"; }
+  // What a SIGKILL in the middle of a commit leaves under metadata/: a torn manifest, a
+  // manifest list, the catalog's temporary file and a metadata file never made current.
+  const std::string metadata = options_.warehouse + "/ns/t/metadata/";
+  const std::vector<std::string> torn = {metadata + "0123-m0.avro", metadata + "snap-1-1-0123.avro",
+                                         metadata + ".v9.metadata.json.0123.tmp",
+                                         metadata + "v99.metadata.json"};
+  for (const auto& path : torn) std::ofstream(path) << "Obj\x01";
+  const std::string current = Lake()->metadata_file();
   Open();
   ASSERT_TRUE(Service().RunOnce().ok());
   EXPECT_FALSE(std::filesystem::exists(orphan));
+  for (const auto& path : torn) EXPECT_FALSE(std::filesystem::exists(path)) << path;
+  EXPECT_TRUE(std::filesystem::exists(iceberg::LocalPath(current)));
+  EXPECT_TRUE(std::filesystem::exists(metadata + "version-hint.text"));
   EXPECT_EQ(LakeRows().size(), 10u);
+  Put(10, 5);  // the table still takes commits
+  ASSERT_TRUE(Service().RunOnce().ok());
+  EXPECT_EQ(LakeRows().size(), 15u);
 }
 
 TEST_F(LakeTest, CompactsAndMergesManifestsWithoutChangingRows) {
@@ -630,7 +644,13 @@ TEST(TierabilityTest, LakePropertiesAreChecked) {
             R"(lake.enabled must be "true" or "false", got 'no')");
   EXPECT_EQ(TierabilityError(fields, {{"lake.partiton", "day(ts)"}}),
             "unknown table property 'lake.partiton' (the lake's are lake.enabled, "
-            "lake.freshness, lake.partition and lake.compaction.delete-ratio)");
+            "lake.freshness, lake.partition, lake.compaction.delete-ratio and lake.changelog)");
+  EXPECT_EQ(TierabilityError(fields, {{kChangelogProperty, "yes"}}),
+            R"(lake.changelog must be "true" or "false", got 'yes')");
+  EXPECT_NE(TierabilityError(fields, {{kChangelogProperty, "true"}}).find("for primary-key tables"),
+            std::string::npos);
+  EXPECT_EQ(TierabilityError(fields, {{kChangelogProperty, "true"}, {kEnabledProperty, "false"}}),
+            R"(lake.changelog "true" needs lake.enabled "true")");
   EXPECT_EQ(TierabilityError(fields, {{"owner", "me"}, {kEnabledProperty, "true"}}), "");
 }
 

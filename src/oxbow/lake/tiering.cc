@@ -61,6 +61,10 @@ struct LakeForm {
   iceberg::PartitionSpec spec;
   std::optional<int64_t> freshness_ms;        // lake.freshness, when set
   double delete_ratio = kDefaultDeleteRatio;  // lake.compaction.delete-ratio
+  // lake.changelog "true": the changelog lake table's schema (the table's columns, _change_type,
+  // the system columns) and partition spec.
+  std::optional<internal::LakeSchema> changelog_schema;
+  iceberg::PartitionSpec changelog_spec;
 };
 
 Result<double> ParseDeleteRatio(const std::string& text) {
@@ -100,6 +104,22 @@ Result<LakeForm> MakeLakeForm(const catalog::TableDescriptor& table) {
   ASSIGN_OR_RAISE(form.schema, internal::MakeLakeSchema(table.schema, table.primary_key));
   ASSIGN_OR_RAISE(form.spec, internal::ParsePartitionSpec(property(kPartitionProperty),
                                                           form.schema.iceberg_schema));
+  if (property(kChangelogProperty) == "true") {
+    if (table.primary_key.empty()) {
+      return Status::Invalid(std::string(kChangelogProperty) +
+                             " is for primary-key tables (a log table's lake holds every row)");
+    }
+    // The changelog's own columns: the table's, then _change_type (the engine refuses a column
+    // of that name in a primary-key table). No identifier fields: a key repeats.
+    std::vector<arrow::Field> fields = table.schema->fields();
+    fields.push_back(
+        arrow::Field{internal::kChangeTypeColumn, arrow::DataType::String(), false, {}});
+    ASSIGN_OR_RAISE(form.changelog_schema,
+                    internal::MakeLakeSchema(std::make_shared<const arrow::Schema>(fields)));
+    ASSIGN_OR_RAISE(form.changelog_spec,
+                    internal::ParsePartitionSpec(property(kPartitionProperty),
+                                                 form.changelog_schema->iceberg_schema));
+  }
   return form;
 }
 
@@ -125,6 +145,11 @@ class TableTiering {
   // after a commit whose outcome is unknown (the next round rebuilds it from the lake).
   std::optional<internal::KeyIndex> index;
   bool index_stale = false;
+  // lake.changelog "true": the append-only lake table of the raw changelog (<name>$changelog),
+  // tiered by this table's rounds on its own offsets. Its `work` is taken after this table's.
+  std::unique_ptr<TableTiering> changelog;
+  // After a commit whose outcome is unknown, the table and its offsets are read again.
+  bool offsets_stale = false;
   uint64_t index_generation = 0;   // bumped by every rebuild (file ids change)
   Clock::time_point next_round{};  // the scheduler's, under TieringService::mu_
   bool queued = false;             // waiting for or running a round; under TieringService::mu_
@@ -147,7 +172,26 @@ class TableTiering {
   std::map<std::string, std::string> Summary() const {
     return {{internal::kTieredOffsetsKey, OffsetsJson(tiered)}};
   }
+  // The offsets below which both lake tables hold the log: the retention floors.
+  std::vector<int64_t> FloorOffsets() const {
+    std::vector<int64_t> floor = tiered;
+    if (changelog) {
+      for (size_t b = 0; b < floor.size() && b < changelog->tiered.size(); ++b) {
+        floor[b] = std::min(floor[b], changelog->tiered[b]);
+      }
+    }
+    return floor;
+  }
+  // Called with `work` held (or before the state is shared).
   void Publish(const std::string& error) {
+    std::vector<int64_t> changelog_tiered;
+    std::string changelog_location;
+    if (changelog) {
+      std::lock_guard<std::mutex> changelog_work(changelog->work);
+      changelog_tiered = changelog->tiered;
+      const iceberg::IcebergTable* t = changelog->table.get();
+      if (t && t->CurrentSnapshot()) changelog_location = t->metadata_file();
+    }
     std::lock_guard<std::mutex> lock(status_mu);
     published.enabled = enabled;
     published.tiered_offsets = tiered;
@@ -171,28 +215,44 @@ class TableTiering {
         }
       }
     }
+    published.changelog = changelog != nullptr;
+    published.changelog_tiered_offsets = std::move(changelog_tiered);
+    published.changelog_metadata_location = std::move(changelog_location);
   }
 };
 
 namespace {
 
-Status RemoveOrphanDataFiles(FileSystem* fs, const iceberg::IcebergTable& table) {
-  std::set<std::string> referenced;
+// Removes the files of the table's directory that no retained snapshot references: data and
+// delete files under data/, and under metadata/ the manifests, manifest lists and metadata files
+// of commits that never became current (a crash between writing and publishing them), and the
+// catalog's temporary files. Kept under metadata/: the current metadata file, those of
+// metadata-log, version-hint.text and what the snapshots reference. Run when a table's tiering
+// starts (the tiering service is its only writer, and no commit of it is under way).
+Status RemoveOrphanFiles(FileSystem* fs, const iceberg::IcebergTable& table) {
+  std::set<std::string> referenced = {iceberg::LocalPath(table.metadata_file())};
+  for (const auto& entry : table.metadata().metadata_log) {
+    referenced.insert(iceberg::LocalPath(entry.metadata_file));
+  }
   for (const auto& snapshot : table.metadata().snapshots) {
+    referenced.insert(iceberg::LocalPath(snapshot.manifest_list));
     ASSIGN_OR_RAISE(auto manifests, iceberg::ReadManifestList(fs, snapshot.manifest_list));
     for (const auto& m : manifests) {
+      referenced.insert(iceberg::LocalPath(m.manifest_path));
       ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifest(fs, m, table.schema(), table.spec()));
       for (const auto& e : entries) referenced.insert(iceberg::LocalPath(e.data_file.file_path));
     }
   }
-  const std::string data_dir = iceberg::LocalPath(table.location()) + "/data";
-  auto files = fs->ListFilesRecursively(data_dir);
-  if (files.status().IsNotFound()) return Status::OK();  // nothing written yet
-  ASSIGN_OR_RAISE(auto paths, std::move(files));
-  for (const auto& path : paths) {
-    if (referenced.count(path)) continue;
-    spdlog::info("lake: removing orphan data file {}", path);
-    RETURN_NOT_OK(fs->Remove(path));
+  const std::string root = iceberg::LocalPath(table.location());
+  for (const char* dir : {"/data", "/metadata"}) {
+    auto files = fs->ListFilesRecursively(root + dir);
+    if (files.status().IsNotFound()) continue;  // nothing written yet
+    ASSIGN_OR_RAISE(auto paths, std::move(files));
+    for (const auto& path : paths) {
+      if (referenced.count(path) || path == root + "/metadata/version-hint.text") continue;
+      spdlog::info("lake: removing orphan file {}", path);
+      RETURN_NOT_OK(fs->Remove(path));
+    }
   }
   return Status::OK();
 }
@@ -332,21 +392,36 @@ Status ReloadPrimaryKeyLake(FileSystem* fs, TableTiering& s) {
   return Status::OK();
 }
 
+// After a commit of a table without a key index whose outcome is unknown: the committed snapshot
+// and its offsets.
+Status ReloadOffsets(TableTiering& s) {
+  RETURN_NOT_OK(s.table->Refresh());
+  ASSIGN_OR_RAISE(s.tiered, internal::TieredOffsets(*s.table, s.tiered.size()));
+  s.offsets_stale = false;
+  return Status::OK();
+}
+
 }  // namespace
 
 Status CheckTableIsTierable(const catalog::TableDescriptor& table) {
   for (const auto& [key, value] : table.properties) {
     if (key.rfind("lake.", 0) != 0) continue;
     if (key != kEnabledProperty && key != kFreshnessProperty && key != kPartitionProperty &&
-        key != kDeleteRatioProperty) {
+        key != kDeleteRatioProperty && key != kChangelogProperty) {
       return Status::Invalid("unknown table property " + Quote(key) + " (the lake's are " +
                              kEnabledProperty + ", " + kFreshnessProperty + ", " +
-                             kPartitionProperty + " and " + kDeleteRatioProperty + ")");
+                             kPartitionProperty + ", " + kDeleteRatioProperty + " and " +
+                             kChangelogProperty + ")");
     }
-    if (key == kEnabledProperty && value != "true" && value != "false") {
-      return Status::Invalid(std::string(kEnabledProperty) + R"( must be "true" or "false", got )" +
-                             Quote(value));
+    if ((key == kEnabledProperty || key == kChangelogProperty) && value != "true" &&
+        value != "false") {
+      return Status::Invalid(key + R"( must be "true" or "false", got )" + Quote(value));
     }
+  }
+  auto changelog = table.properties.find(kChangelogProperty);
+  if (changelog != table.properties.end() && changelog->second == "true" && !IsLakeEnabled(table)) {
+    return Status::Invalid(std::string(kChangelogProperty) + R"( "true" needs )" +
+                           kEnabledProperty + R"( "true")");
   }
   if (!IsLakeEnabled(table)) return Status::OK();
   Status st = MakeLakeForm(table).status();
@@ -444,7 +519,7 @@ void TieringService::ScheduleLoop() {
 }
 
 void TieringService::RoundWorker() {
-  LowerThreadPriority(10, "tiering threads");
+  if (options_.round_nice != 0) LowerThreadPriority(options_.round_nice, "tiering threads");
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     due_cv_.wait(lock, [this] { return stopping_ || !due_.empty(); });
@@ -550,6 +625,38 @@ void TieringService::ScrubLoop() {
   }
 }
 
+Result<bool> TieringService::OpenLakeTable(TableTiering& state,
+                                           const iceberg::TableIdentifier& lake_id) {
+  const catalog::TableDescriptor& descriptor = state.descriptor;
+  state.location = catalog_->TableLocation(lake_id);
+  auto loaded = iceberg::IcebergTable::Load(options_.fs, catalog_, lake_id);
+  const std::string table_id = std::to_string(descriptor.table_id);
+  if (loaded.ok()) {
+    auto props = (*loaded)->metadata().properties;
+    if (props[internal::kTableIdProperty] != table_id) {
+      // A lake left behind by a dropped table of the same name.
+      RETURN_NOT_OK(options_.fs->RemoveAll(state.location));
+      loaded = Status::NotFound("replaced");
+    }
+  }
+  bool created = false;
+  if (loaded.ok()) {
+    state.table = std::move(loaded).ValueOrDie();
+    RETURN_NOT_OK(RemoveOrphanFiles(options_.fs.get(), *state.table));
+  } else if (loaded.status().IsNotFound()) {
+    RETURN_NOT_OK(options_.fs->RemoveAll(state.location));  // files never committed
+    ASSIGN_OR_RAISE(state.table, iceberg::IcebergTable::Create(
+                                     options_.fs, catalog_, lake_id, state.schema.iceberg_schema,
+                                     state.spec, {{internal::kTableIdProperty, table_id}}));
+    created = true;
+  } else {
+    return loaded.status();
+  }
+  ASSIGN_OR_RAISE(state.tiered,
+                  internal::TieredOffsets(*state.table, static_cast<size_t>(descriptor.buckets)));
+  return created;
+}
+
 Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
     const catalog::TableDescriptor& descriptor) {
   std::lock_guard<std::mutex> creating(init_mu_);  // one thread creates a table's state
@@ -578,39 +685,28 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
     const auto dot = descriptor.name.find('.');
     const iceberg::TableIdentifier lake_id{descriptor.name.substr(0, dot),
                                            descriptor.name.substr(dot + 1)};
-    state->location = catalog_->TableLocation(lake_id);
-    auto loaded = iceberg::IcebergTable::Load(options_.fs, catalog_, lake_id);
-    const std::string table_id = std::to_string(descriptor.table_id);
-    if (loaded.ok()) {
-      auto props = (*loaded)->metadata().properties;
-      if (props[internal::kTableIdProperty] != table_id) {
-        // A lake left behind by a dropped table of the same name.
-        RETURN_NOT_OK(options_.fs->RemoveAll(state->location));
-        loaded = Status::NotFound("replaced");
-      }
+    ASSIGN_OR_RAISE(const bool created, OpenLakeTable(*state, lake_id));
+    // A new table has nothing to tier yet: its first round comes a period later, like every
+    // later one (a lake loaded at startup starts at once, to catch up).
+    if (created) state->next_round = Clock::now() + RoundPeriod(*state);
+    if (form.changelog_schema) {
+      auto changelog = std::make_unique<TableTiering>();
+      changelog->descriptor = descriptor;
+      changelog->descriptor.name += kChangelogSuffix;
+      changelog->schema = std::move(*form.changelog_schema);
+      changelog->spec = std::move(form.changelog_spec);
+      changelog->freshness_ms = state->freshness_ms;
+      RETURN_NOT_OK(
+          OpenLakeTable(*changelog, {lake_id.namespace_name, lake_id.name + kChangelogSuffix})
+              .status());
+      state->changelog = std::move(changelog);
     }
-    if (loaded.ok()) {
-      state->table = std::move(loaded).ValueOrDie();
-      RETURN_NOT_OK(RemoveOrphanDataFiles(options_.fs.get(), *state->table));
-    } else if (loaded.status().IsNotFound()) {
-      RETURN_NOT_OK(options_.fs->RemoveAll(state->location));  // files never committed
-      ASSIGN_OR_RAISE(state->table,
-                      iceberg::IcebergTable::Create(options_.fs, catalog_, lake_id,
-                                                    state->schema.iceberg_schema, state->spec,
-                                                    {{internal::kTableIdProperty, table_id}}));
-      // A new table has nothing to tier yet: its first round comes a period later, like every
-      // later one (a lake loaded at startup starts at once, to catch up).
-      state->next_round = Clock::now() + RoundPeriod(*state);
-    } else {
-      return loaded.status();
-    }
-    ASSIGN_OR_RAISE(state->tiered, internal::TieredOffsets(
-                                       *state->table, static_cast<size_t>(descriptor.buckets)));
     if (!descriptor.primary_key.empty()) {
       ASSIGN_OR_RAISE(state->index, LoadKeyIndex(options_.fs.get(), *state));
     }
+    const std::vector<int64_t> floor = state->FloorOffsets();
     for (int32_t b = 0; b < descriptor.buckets; ++b) {
-      RETURN_NOT_OK(engine_->SetRetentionFloor(descriptor.name, b, state->tiered[b]));
+      RETURN_NOT_OK(engine_->SetRetentionFloor(descriptor.name, b, floor[b]));
     }
     return Status::OK();
   };
@@ -643,14 +739,15 @@ struct RoundInput {
   int64_t bytes = 0;          // of the batches read
 };
 
-// Reads each bucket from its tiered offset toward its end, up to max_round_bytes in all, handing
-// every decoded batch to `on_batch` (its bucket, the batch).
+// Reads each bucket from `from` (its tiered offset) toward its end, up to max_round_bytes in all,
+// handing every decoded batch to `on_batch` (its bucket, the batch).
 Result<RoundInput> ReadSinceTiered(
     engine::Engine* engine, const LakeOptions& options, const TableTiering& s,
+    const std::vector<int64_t>& from,
     const std::function<Status(int32_t, const engine::DecodedBatch&)>& on_batch) {
   ASSIGN_OR_RAISE(auto status, engine->DescribeTable(s.descriptor.name));
   RoundInput input;
-  input.next = s.tiered;
+  input.next = from;
   std::vector<int64_t>& next = input.next;
   for (const auto& bucket : status.buckets) {
     const int32_t b = bucket.bucket;
@@ -684,30 +781,13 @@ Result<RoundInput> ReadSinceTiered(
   return input;
 }
 
-// Moves everything durable (up to max_round_bytes) from the log into one snapshot.
-Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTiering& s) {
-  const int64_t started_ms = WallMs();
-  const auto round_start = Clock::now();
-  std::vector<arrow::RecordBatchPtr> batches;
-  ASSIGN_OR_RAISE(
-      RoundInput input,
-      ReadSinceTiered(engine, options, s, [&](int32_t b, const engine::DecodedBatch& read) {
-        ASSIGN_OR_RAISE(
-            auto lake_batch,
-            internal::ToLakeBatch(s.schema, *read.batch, b, read.base_offset, read.append_time_ms));
-        batches.push_back(std::move(lake_batch));
-        return Status::OK();
-      }));
-  std::vector<int64_t>& next = input.next;
-  const bool caught_up = input.caught_up;
-  const Status& read_error = input.read_error;
-  if (batches.empty() && next == s.tiered) {
-    if (caught_up) {
-      std::lock_guard<std::mutex> lock(s.status_mu);
-      s.caught_up_ms = started_ms;
-    }
-    return read_error;
-  }
+// Writes `batches` (lake form) as one data file per partition and appends them in one snapshot
+// recording `next` as the tiered offsets, which `s.tiered` becomes. When that fails the written
+// files are removed and `s.tiered` stays; `*committing` (if given) tells whether the commit was
+// tried, whose outcome may then be unknown. Returns the number of files.
+Result<size_t> AppendRound(const LakeOptions& options, TableTiering& s,
+                           const std::vector<arrow::RecordBatchPtr>& batches,
+                           const std::vector<int64_t>& next, bool* committing) {
   struct Group {
     iceberg::PartitionValues values;
     std::vector<arrow::RecordBatchPtr> batches;
@@ -723,8 +803,6 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
   }
   std::vector<iceberg::DataFile> files;
   std::vector<std::string> written;
-  const auto read_done = Clock::now();
-  auto written_at = read_done;
   auto commit = [&]() -> Status {
     for (auto& [path, group] : groups) {
       ASSIGN_OR_RAISE(auto file,
@@ -732,9 +810,9 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
                                     FreshFileOptions(options.parquet), &written));
       files.push_back(std::move(file));
     }
-    written_at = Clock::now();
     std::vector<int64_t> previous = s.tiered;
     s.tiered = next;
+    if (committing) *committing = true;
     auto committed = s.table->AppendFiles(files, s.Summary());
     if (!committed.ok()) s.tiered = previous;
     return committed.status();
@@ -744,12 +822,42 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
     for (const auto& path : written) (void)options.fs->Remove(path);
     return st;
   }
+  return files.size();
+}
+
+// Moves everything durable (up to max_round_bytes) from the log into one snapshot.
+Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTiering& s) {
+  const int64_t started_ms = WallMs();
+  const auto round_start = Clock::now();
+  std::vector<arrow::RecordBatchPtr> batches;
+  ASSIGN_OR_RAISE(
+      RoundInput input,
+      ReadSinceTiered(
+          engine, options, s, s.tiered, [&](int32_t b, const engine::DecodedBatch& read) {
+            ASSIGN_OR_RAISE(auto lake_batch,
+                            internal::ToLakeBatch(s.schema, *read.batch, b, read.base_offset,
+                                                  read.append_time_ms));
+            batches.push_back(std::move(lake_batch));
+            return Status::OK();
+          }));
+  std::vector<int64_t>& next = input.next;
+  const bool caught_up = input.caught_up;
+  const Status& read_error = input.read_error;
+  if (batches.empty() && next == s.tiered) {
+    if (caught_up) {
+      std::lock_guard<std::mutex> lock(s.status_mu);
+      s.caught_up_ms = started_ms;
+    }
+    return read_error;
+  }
+  const auto read_done = Clock::now();
+  ASSIGN_OR_RAISE(const size_t files, AppendRound(options, s, batches, next, nullptr));
   auto ms = [](Clock::duration d) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
   };
-  spdlog::debug("lake: '{}' round: {} log bytes in {} files; read {} ms, write {} ms, commit {} ms",
-                s.descriptor.name, input.bytes, files.size(), ms(read_done - round_start),
-                ms(written_at - read_done), ms(Clock::now() - written_at));
+  spdlog::debug("lake: '{}' round: {} log bytes in {} files; read {} ms, write and commit {} ms",
+                s.descriptor.name, input.bytes, files, ms(read_done - round_start),
+                ms(Clock::now() - read_done));
   for (int32_t b = 0; b < static_cast<int32_t>(next.size()); ++b) {
     RETURN_NOT_OK(engine->SetRetentionFloor(s.descriptor.name, b, next[b]));
   }
@@ -882,11 +990,40 @@ Result<iceberg::DataFile> WriteDeleteFile(FileSystem* fs, const TableTiering& st
   return internal::MakeDeleteFile(path, std::move(partition), metrics);
 }
 
+// Appends a round's changelog records (lake form, with _change_type) to the changelog lake table
+// `c` as one data file per partition, its snapshot recording `next` as its own tiered offsets.
+// The caller holds c.work.
+Status TierChangelog(const LakeOptions& options, TableTiering& c,
+                     const std::vector<arrow::RecordBatchPtr>& batches,
+                     const std::vector<int64_t>& next) {
+  if (batches.empty() && next == c.tiered) return Status::OK();
+  bool committing = false;
+  auto appended = AppendRound(options, c, batches, next, &committing);
+  if (!appended.ok()) {
+    // Whether the snapshot landed is not known for every failure: read the offsets again.
+    if (committing) c.offsets_stale = true;
+    return appended.status().WithContext("changelog table");
+  }
+  if (options.observer.on_commit) options.observer.on_commit(c.descriptor.name, "append");
+  return Status::OK();
+}
+
 // A primary-key table's round: the changelog since the tiered offsets becomes data files of the
 // rows current after it (the last change of each key; -D leaves none) plus position delete files
 // removing the rows those keys had in earlier data files, in one snapshot (docs/lake.md).
 Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, TableTiering& s) {
   if (s.index_stale) RETURN_NOT_OK(ReloadPrimaryKeyLake(options.fs.get(), s));
+  // With lake.changelog, the round reads from the lower of the two tables' offsets and hands
+  // each table the rows past its own (they differ only after a crash between the two commits).
+  TableTiering* changelog = s.changelog.get();
+  std::unique_lock<std::mutex> changelog_work;
+  std::vector<int64_t> from = s.tiered;
+  std::vector<arrow::RecordBatchPtr> changelog_batches;  // lake form
+  if (changelog) {
+    changelog_work = std::unique_lock<std::mutex>(changelog->work);
+    if (changelog->offsets_stale) RETURN_NOT_OK(ReloadOffsets(*changelog));
+    from = s.FloorOffsets();
+  }
   const int64_t started_ms = WallMs();
   std::vector<arrow::RecordBatchPtr> batches;  // lake form
   // The last change of each key in the round: batch, row, and whether it removes the key.
@@ -898,18 +1035,35 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
   std::unordered_map<std::string, Change> last;
   const int n = s.schema.log_schema->num_fields();
   auto on_batch = [&](int32_t b, const engine::DecodedBatch& read) -> Status {
-    const arrow::RecordBatch& changelog = *read.batch;
-    if (changelog.num_columns() != n + 1) {
+    if (read.batch->num_columns() != n + 1) {
       return Status::Corruption("changelog batch of '" + s.descriptor.name + "' has " +
-                                std::to_string(changelog.num_columns()) + " columns, not " +
+                                std::to_string(read.batch->num_columns()) + " columns, not " +
                                 std::to_string(n + 1));
     }
+    // The rows of the batch at or past `tiered`, and the offset of the first.
+    const int64_t num_rows = read.batch->num_rows();
+    auto rows_from = [&](int64_t tiered) -> std::pair<arrow::RecordBatchPtr, int64_t> {
+      const int64_t skip = std::clamp<int64_t>(tiered - read.base_offset, 0, num_rows);
+      if (skip == 0) return {read.batch, read.base_offset};
+      return {read.batch->Slice(skip, num_rows - skip), read.base_offset + skip};
+    };
+    if (changelog) {
+      auto [rows, base] = rows_from(changelog->tiered[b]);
+      if (rows->num_rows() > 0) {
+        ASSIGN_OR_RAISE(auto lake_batch, internal::ToLakeBatch(changelog->schema, *rows, b, base,
+                                                               read.append_time_ms));
+        changelog_batches.push_back(std::move(lake_batch));
+      }
+    }
+    auto [changelog_rows, base] = rows_from(s.tiered[b]);
+    const arrow::RecordBatch& changelog = *changelog_rows;
+    if (changelog.num_rows() == 0) return Status::OK();
     std::vector<arrow::Array> columns;
     for (int c = 0; c < n; ++c) columns.push_back(changelog.column(c));
     ASSIGN_OR_RAISE(auto rows, arrow::RecordBatch::Make(s.schema.log_schema, changelog.num_rows(),
                                                         std::move(columns)));
-    ASSIGN_OR_RAISE(auto lake_batch, internal::ToLakeBatch(s.schema, *rows, b, read.base_offset,
-                                                           read.append_time_ms));
+    ASSIGN_OR_RAISE(auto lake_batch,
+                    internal::ToLakeBatch(s.schema, *rows, b, base, read.append_time_ms));
     const arrow::Array& change_types = changelog.column(n);
     for (int64_t r = 0; r < changelog.num_rows(); ++r) {
       const std::string_view change = change_types.GetView(r);
@@ -920,10 +1074,23 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
     batches.push_back(std::move(lake_batch));
     return Status::OK();
   };
-  ASSIGN_OR_RAISE(RoundInput input, ReadSinceTiered(engine, options, s, on_batch));
-  std::vector<int64_t>& next = input.next;
+  ASSIGN_OR_RAISE(RoundInput input, ReadSinceTiered(engine, options, s, from, on_batch));
+  // A table ahead of `from` keeps its offsets where the read stopped short of them.
+  auto past = [&](const std::vector<int64_t>& tiered) {
+    std::vector<int64_t> out = input.next;
+    for (size_t b = 0; b < out.size(); ++b) out[b] = std::max(out[b], tiered[b]);
+    return out;
+  };
+  Status changelog_error;
+  if (changelog) {
+    changelog_error =
+        TierChangelog(options, *changelog, changelog_batches, past(changelog->tiered));
+    changelog_batches.clear();
+    changelog_work.unlock();
+  }
+  std::vector<int64_t> next = past(s.tiered);
   const bool caught_up = input.caught_up;
-  const Status& read_error = input.read_error;
+  const Status read_error = input.read_error.ok() ? changelog_error : input.read_error;
   if (batches.empty() && next == s.tiered) {
     if (caught_up) {
       std::lock_guard<std::mutex> lock(s.status_mu);
@@ -1018,8 +1185,9 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
   for (auto& [path, group] : deletes) {
     index.AddDeleteFile(delete_files[d++].file_path, std::move(group.targets));
   }
-  for (int32_t b = 0; b < static_cast<int32_t>(next.size()); ++b) {
-    RETURN_NOT_OK(engine->SetRetentionFloor(s.descriptor.name, b, next[b]));
+  const std::vector<int64_t> floor = s.FloorOffsets();
+  for (int32_t b = 0; b < static_cast<int32_t>(floor.size()); ++b) {
+    RETURN_NOT_OK(engine->SetRetentionFloor(s.descriptor.name, b, floor[b]));
   }
   if (caught_up) {
     std::lock_guard<std::mutex> lock(s.status_mu);
@@ -1232,7 +1400,8 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
   return Status::OK();
 }
 
-Status Maintain(const LakeOptions& options, TableTiering& s) {
+// Compaction, manifest merging and snapshot expiry of one lake table.
+Status MaintainTable(const LakeOptions& options, TableTiering& s) {
   RETURN_NOT_OK(s.index ? CompactPrimaryKey(options, s) : Compact(options, s));
   std::lock_guard<std::mutex> work(s.work);
   if (s.dropped || s.table->CurrentSnapshot() == nullptr) return Status::OK();
@@ -1247,6 +1416,16 @@ Status Maintain(const LakeOptions& options, TableTiering& s) {
     observer.on_commit(s.descriptor.name, "expire_snapshots");
   }
   return Status::OK();
+}
+
+// The table's maintenance, then its changelog lake table's.
+Status Maintain(const LakeOptions& options, TableTiering& s) {
+  Status st = MaintainTable(options, s);
+  if (s.changelog) {
+    Status changelog = MaintainTable(options, *s.changelog);
+    if (st.ok() && !changelog.ok()) st = changelog.WithContext("changelog table");
+  }
+  return st;
 }
 
 }  // namespace
@@ -1309,10 +1488,15 @@ Result<LakeTableStatus> TieringService::Describe(const std::string& table) {
   }
   if (!out.enabled) return out;
   for (const auto& b : status.buckets) {
-    // A lake that could not be set up has tiered nothing: all of the log is lag.
-    const int64_t tiered = static_cast<size_t>(b.bucket) < out.tiered_offsets.size()
-                               ? out.tiered_offsets[b.bucket]
-                               : b.earliest_offset;
+    // A lake that could not be set up has tiered nothing: all of the log is lag. With a
+    // changelog lake table, the lag is the larger of the two tables'.
+    const size_t i = static_cast<size_t>(b.bucket);
+    int64_t tiered = i < out.tiered_offsets.size() ? out.tiered_offsets[i] : b.earliest_offset;
+    if (out.changelog) {
+      tiered =
+          std::min(tiered, i < out.changelog_tiered_offsets.size() ? out.changelog_tiered_offsets[i]
+                                                                   : b.earliest_offset);
+    }
     out.lag_rows += std::max<int64_t>(0, b.next_offset - tiered);
   }
   out.lag_ms = out.lag_rows == 0 ? 0 : std::max<int64_t>(0, WallMs() - caught_up_ms);
@@ -1334,6 +1518,12 @@ Status TieringService::DropTable(const catalog::TableDescriptor& table) {
   if (!state) return Status::OK();
   std::lock_guard<std::mutex> work(state->work);  // waits for a round in progress
   state->dropped = true;
+  if (state->changelog) {
+    std::lock_guard<std::mutex> changelog_work(state->changelog->work);
+    state->changelog->dropped = true;
+    RETURN_NOT_OK(options_.fs->RemoveAll(state->changelog->location)
+                      .WithContext("cannot remove changelog lake table"));
+  }
   if (state->location.empty()) return Status::OK();
   return options_.fs->RemoveAll(state->location).WithContext("cannot remove lake table");
 }

@@ -127,6 +127,10 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--lake-max-manifests", options->node.lake.max_manifests,
                  "Manifests in a snapshot before they are merged into one")
       ->capture_default_str();
+  app.add_option("--lake-round-nice", options->node.lake.round_nice,
+                 "Nice level of the lake's round workers (0: the producers' priority)")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
   app.add_option("--lake-retain-snapshots", options->node.lake.retain_snapshots,
                  "Newest snapshots always kept")
       ->capture_default_str();

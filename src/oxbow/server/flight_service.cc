@@ -196,6 +196,12 @@ json LakeStatusJson(const lake::LakeTableStatus& lake) {
   j["lag_ms"] = lake.lag_ms;
   j["snapshots"] = lake.snapshots;
   j["data_files"] = lake.data_files;
+  if (lake.changelog) {
+    j["changelog"] = {{"metadata_location", lake.changelog_metadata_location.empty()
+                                                ? json(nullptr)
+                                                : json(lake.changelog_metadata_location)},
+                      {"tiered_offsets", lake.changelog_tiered_offsets}};
+  }
   if (!lake.error.empty()) j["error"] = lake.error;
   for (const auto& d : lake.damaged_files) {
     j["damaged_files"].push_back({{"path", d.path}, {"problem", d.problem}});

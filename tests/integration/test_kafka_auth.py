@@ -28,20 +28,25 @@ from test_tls import pki, rogue  # noqa: F401 (fixtures: a CA with server and cl
 MECHANISMS = ["PLAIN", "SCRAM-SHA-256"]
 
 
-@pytest.fixture
-def secured(make_server, tmp_path, pki):  # noqa: F811
-    data = tmp_path / "secured"
+def tls_auth_server(make_server, data, pki, users: dict[str, str], *extra_args: str):
+    """oxbowd with --auth and TLS from `pki`, its users (name -> grants) added first."""
     data.mkdir()
-    add_user(data, "root", "*=admin")
-    add_user(data, "writer", "kafka.*=write")
-    add_user(data, "reader", "kafka.orders=read")
+    for user, grants in users.items():
+        add_user(data, user, grants)
     server = make_server(
         data_dir=data,
-        extra_args=("--auth", "--tls-cert", str(pki / "server.pem"), "--tls-key",
+        extra_args=("--auth", *extra_args, "--tls-cert", str(pki / "server.pem"), "--tls-key",
                     str(pki / "server.key")),
         client_args={"tls_root_certs": (pki / "ca.pem").read_bytes()})
     server.ca = str(pki / "ca.pem")
     return server
+
+
+@pytest.fixture
+def secured(make_server, tmp_path, pki):  # noqa: F811
+    return tls_auth_server(make_server, tmp_path / "secured", pki,
+                           {"root": "*=admin", "writer": "kafka.*=write",
+                            "reader": "kafka.orders=read"})
 
 
 def confluent(server, user: str, mechanism: str, password: str | None = None) -> dict:
@@ -311,18 +316,9 @@ def kafka_calls():
 
 @pytest.fixture
 def graded(make_server, tmp_path, pki):  # noqa: F811
-    data = tmp_path / "graded"
-    data.mkdir()
-    add_user(data, "root", "*=admin")
-    add_user(data, "none", "other.*=admin")
-    for level in LEVELS[1:]:
-        add_user(data, level, f"kafka.*={level}")
-    server = make_server(
-        data_dir=data,
-        extra_args=("--auth", "--log-level", "debug", "--tls-cert", str(pki / "server.pem"),
-                    "--tls-key", str(pki / "server.key")),
-        client_args={"tls_root_certs": (pki / "ca.pem").read_bytes()})
-    server.ca = str(pki / "ca.pem")
+    users = {"root": "*=admin", "none": "other.*=admin"}
+    users.update({level: f"kafka.*={level}" for level in LEVELS[1:]})
+    server = tls_auth_server(make_server, tmp_path / "graded", pki, users, "--log-level", "debug")
     create_topic(server, "PLAIN")
     for level in LEVELS:
         create_topic(server, "PLAIN", "victim_" + level)

@@ -49,6 +49,20 @@ def secured(make_server, tmp_path, pki):  # noqa: F811
                             "reader": "kafka.orders=read"})
 
 
+def refused_connection_errors(config: dict) -> list:
+    """The errors librdkafka reports when a client with `config` cannot get metadata; the client
+    is gone when this returns, so it makes no more attempts."""
+    errors = []
+    admin = AdminClient({**config, "error_cb": errors.append})
+    with pytest.raises(KafkaException):
+        admin.list_topics(timeout=5)
+    for _ in range(10):
+        if errors:
+            break
+        admin.poll(0.5)
+    return errors
+
+
 def confluent(server, user: str, mechanism: str, password: str | None = None) -> dict:
     return {"bootstrap.servers": f"127.0.0.1:{server.kafka_port}", "security.protocol": "SASL_SSL",
             "ssl.ca.location": server.ca, "sasl.mechanism": mechanism, "sasl.username": user,
@@ -422,14 +436,7 @@ def test_wrong_scram_logins_lock_the_name_out_everywhere(secured):
     assert code == SASL_AUTHENTICATION_FAILED
     assert "too many failed logins for this user name; retry in" in message, message
     # librdkafka shows the reason to its user.
-    errors = []
-    admin = AdminClient({**confluent(secured, "writer", "SCRAM-SHA-256"), "error_cb": errors.append})
-    with pytest.raises(KafkaException):
-        admin.list_topics(timeout=5)
-    for _ in range(10):
-        if errors:
-            break
-        admin.poll(0.5)
+    errors = refused_connection_errors(confluent(secured, "writer", "SCRAM-SHA-256"))
     assert any(e.code() == KafkaError._AUTHENTICATION and "too many failed logins" in e.str()
                for e in errors), errors
     # One limiter per name, shared by every front end: PLAIN, the Flight handshake and the
@@ -444,7 +451,6 @@ def test_wrong_scram_logins_lock_the_name_out_everywhere(secured):
     assert rest.status_code == 401 and "too many failed logins" in rest.json()["error"]["message"]
     # Each front end counts its failed logins: five wrong proofs, then refusals of the locked
     # name (raw SCRAM, PLAIN, and librdkafka's attempts, as many as it made).
-    del admin
     after = failed_logins(secured)
     moved = {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
     assert moved.pop(("sasl", "ResourceExhausted"), 0) >= 3, moved
@@ -492,14 +498,7 @@ def test_mutual_tls_on_the_kafka_listener(make_server, pki, rogue):  # noqa: F81
     # Without a certificate, or with one from another CA, the handshake fails.
     for config in (ssl_config, {**ssl_config, "ssl.certificate.location": str(rogue / "client.pem"),
                                 "ssl.key.location": str(rogue / "client.key")}):
-        errors = []
-        admin = AdminClient({**config, "error_cb": errors.append})
-        with pytest.raises(KafkaException):
-            admin.list_topics(timeout=5)
-        for _ in range(10):
-            if errors:
-                break
-            admin.poll(0.5)
+        errors = refused_connection_errors(config)
         assert errors and all(e.code() in (KafkaError._SSL, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
                               for e in errors), errors
     # The same for a plain Python TLS client: no certificate, no Kafka answer.

@@ -29,6 +29,7 @@ import json
 import multiprocessing
 import os
 import pathlib
+import re
 import shutil
 import statistics
 import subprocess
@@ -326,29 +327,72 @@ def metadata_footprint(location: str) -> dict:
             "metadata_dir_files": sum(1 for _ in metadata_dir.iterdir())}
 
 
-def soak(workdir: pathlib.Path, commits: int, producers: int) -> dict:
+def round_write_ms(log_path: pathlib.Path, skip_lines: int) -> tuple[list[float], int]:
+    """The "write and commit" milliseconds of the rounds oxbowd logged (at --log-level debug)
+    after its first `skip_lines` lines; and the lines read so far."""
+    lines = log_path.read_text(errors="replace").splitlines()
+    found = [float(m.group(1)) for line in lines[skip_lines:]
+             if (m := re.search(r"round: .* write and commit (\d+) ms", line))]
+    return found, len(lines)
+
+
+def soak(workdir: pathlib.Path, args) -> dict:
+    """Commits at --soak-freshness-ms with maintenance every second until --soak-commits
+    metadata versions exist or --soak-seconds passed; prints the lake's footprint every
+    --soak-sample-seconds."""
     data = pathlib.Path(tempfile.mkdtemp(prefix="oxbow-lake-soak-", dir=workdir))
-    server = Oxbowd(data / "data", data / "oxbowd.log",
-                    extra_args=["--warehouse", str(data / "warehouse"), "--lake-freshness-ms", "100",
-                                "--lake-maintenance-interval-ms", "1000",
-                                "--lake-snapshot-max-age-ms", "5000"])
+    log_path = data / "oxbowd.log"
+    expiry = (["--lake-snapshot-max-age-ms", str(args.soak_snapshot_max_age_ms)]
+              if args.soak_snapshot_max_age_ms > 0 else [])
+    server = Oxbowd(data / "data", log_path,
+                    extra_args=["--warehouse", str(data / "warehouse"),
+                                "--lake-freshness-ms", str(args.soak_freshness_ms),
+                                "--lake-maintenance-interval-ms", "1000", "--log-level", "debug",
+                                *expiry])
     try:
         schema = make_schema()
         table = f"{TABLE}_soak"
         create(server, table, schema, lake=True)
-        workers = [Producer(server.address, table, schema, 2.0 / producers, i, producers)
-                   for i in range(producers)]
+        workers = [Producer(server.address, table, schema, 2.0 / args.producers, i, args.producers)
+                   for i in range(args.producers)]
         start = time.time()
-        while metadata_version(lake_state(server, table)) < commits:
+        next_sample, log_lines = start + args.soak_sample_seconds, 0
+
+        def done() -> bool:
+            if args.soak_seconds > 0:
+                return time.time() - start >= args.soak_seconds
+            return metadata_version(lake_state(server, table)) >= args.soak_commits
+
+        if args.soak_sample_seconds > 0:
+            print("  soak: minutes, metadata version, live data files, data files on disk, "
+                  "manifests, snapshots, metadata.json KB, files in metadata/, one pyiceberg load "
+                  "ms, rounds' write+commit median/max ms since the last line, RSS MB, load average")
+        while not done():
             time.sleep(0.5)
+            if args.soak_sample_seconds > 0 and time.time() >= next_sample:
+                next_sample += args.soak_sample_seconds
+                location = lake_state(server, table)["metadata_location"]
+                load_start = time.time()
+                f = metadata_footprint(location)
+                load_ms = 1000 * (time.time() - load_start)
+                rounds, log_lines = round_write_ms(log_path, log_lines)
+                rounds_text = (f"{statistics.median(rounds):.0f}/{max(rounds):.0f}" if rounds
+                               else "-")
+                print(f"  soak: {(time.time() - start) / 60:5.1f} min  v{metadata_version({'metadata_location': location})}"
+                      f"  {f['data_files_live']}  {f['data_files_on_disk']}  {f['manifests']}"
+                      f"  {f['snapshots']}  {f['metadata_json_bytes'] / 1e3:.1f}"
+                      f"  {f['metadata_dir_files']}  {load_ms:.0f}  {rounds_text}"
+                      f"  {proc_status(server.proc.pid, 'VmRSS') / 1e6:.0f}"
+                      f"  {os.getloadavg()[0]:.1f}", flush=True)
         for w in workers:
             w.stop()
         elapsed = time.time() - start
         deadline = time.time() + 30
         while lake_state(server, table)["lag_rows"] and time.time() < deadline:
             time.sleep(0.1)
-        footprint = metadata_footprint(lake_state(server, table)["metadata_location"])
-        footprint.update({"commits": commits, "seconds": elapsed,
+        state = lake_state(server, table)
+        footprint = metadata_footprint(state["metadata_location"])
+        footprint.update({"commits": metadata_version(state), "seconds": elapsed,
                           "rss_mb": proc_status(server.proc.pid, "VmRSS") / 1e6,
                           "anon_mb": proc_status(server.proc.pid, "RssAnon") / 1e6})
         return footprint
@@ -369,6 +413,14 @@ def main() -> int:
                         help="tables of the mixed run: one hot, the rest trickling (0: skip)")
     parser.add_argument("--mixed-hot-rate", type=float, default=80, help="MB/s into the hot table")
     parser.add_argument("--soak-commits", type=int, default=3600)
+    parser.add_argument("--soak-seconds", type=float, default=0,
+                        help="soak for this long instead of --soak-commits commits")
+    parser.add_argument("--soak-freshness-ms", type=int, default=100)
+    parser.add_argument("--soak-snapshot-max-age-ms", type=int, default=5000,
+                        help="snapshot expiry in the soak (0: oxbowd's default)")
+    parser.add_argument("--soak-sample-seconds", type=float, default=0,
+                        help="print the lake's footprint this often during the soak")
+    parser.add_argument("--soak-only", action="store_true", help="skip all but the soak")
     parser.add_argument("--workdir", default=str(REPO_ROOT / "build"))
     parser.add_argument("--profile", default="",
                         help="perf-record oxbowd during the last --rates run into this file and "
@@ -381,7 +433,20 @@ def main() -> int:
         args.ratio_runs, args.mixed_tables, args.mixed_hot_rate = 1, 3, 5
     workdir = pathlib.Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
+    if not args.soak_only and run_freshness_and_throughput(workdir, args) != 0:
+        return 1
+    s = soak(workdir, args)
+    print(f"lake_bench: after {s['commits']} commits at {args.soak_freshness_ms} ms freshness "
+          f"({s['seconds']:.0f} s): "
+          f"{s['data_files_live']} live data files ({s['data_files_on_disk']} on disk), "
+          f"{s['manifests']} manifests, {s['snapshots']} snapshots, metadata.json "
+          f"{s['metadata_json_bytes']} bytes, {s['metadata_json_files']} metadata versions kept, "
+          f"{s['metadata_dir_files']} files in metadata/, RSS {s['rss_mb']:.0f} MB "
+          f"({s['anon_mb']:.0f} MB anonymous)")
+    return 0
 
+
+def run_freshness_and_throughput(workdir: pathlib.Path, args) -> int:
     data = pathlib.Path(tempfile.mkdtemp(prefix="oxbow-lake-", dir=workdir))
     server = Oxbowd(data / "data", data / "oxbowd.log",
                     extra_args=["--warehouse", str(data / "warehouse"), *args.oxbowd_arg])
@@ -427,13 +492,6 @@ def main() -> int:
     if code != 0:
         print(f"lake_bench: oxbowd exited {code}")
         return 1
-    s = soak(workdir, args.soak_commits, args.producers)
-    print(f"lake_bench: after {s['commits']} commits at 100 ms freshness ({s['seconds']:.0f} s): "
-          f"{s['data_files_live']} live data files ({s['data_files_on_disk']} on disk), "
-          f"{s['manifests']} manifests, {s['snapshots']} snapshots, metadata.json "
-          f"{s['metadata_json_bytes']} bytes, {s['metadata_json_files']} metadata versions kept, "
-          f"{s['metadata_dir_files']} files in metadata/, RSS {s['rss_mb']:.0f} MB "
-          f"({s['anon_mb']:.0f} MB anonymous)")
     return 0
 
 

@@ -236,13 +236,15 @@ def main() -> None:
     parser.add_argument("--index-memory", action="store_true")
     parser.add_argument("--round-nice", type=int, default=10,
                         help="oxbowd --lake-round-nice (the nice level of the round workers)")
+    parser.add_argument("--server-log", type=pathlib.Path,
+                        help="keep oxbowd's log here (it names slow rounds and lock holds)")
     args = parser.parse_args()
     if args.index_memory:
         index_memory(args)
         return
     rng = random.Random(1)
     with tempfile.TemporaryDirectory(prefix="pk_lake_bench_") as tmp:
-        server = Oxbowd(pathlib.Path(tmp) / "data", pathlib.Path(tmp) / "oxbowd.log",
+        server = Oxbowd(pathlib.Path(tmp) / "data", args.server_log or pathlib.Path(tmp) / "oxbowd.log",
                         ("--lake-freshness-ms", str(args.freshness_ms),
                          "--lake-round-nice", str(args.round_nice)))
         try:

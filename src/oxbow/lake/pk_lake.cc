@@ -7,13 +7,15 @@
 namespace oxbow::lake::internal {
 
 int32_t KeyIndex::AddFile(std::string path, iceberg::PartitionValues partition,
-                          std::string partition_path, const std::vector<std::string>& keys) {
+                          std::string partition_path, std::vector<std::string> keys) {
   const int32_t id = next_id_++;
   for (size_t pos = 0; pos < keys.size(); ++pos) {
     const RowLocation at{id, static_cast<int64_t>(pos)};
-    auto [it, inserted] = keys_.try_emplace(keys[pos], at);
+    // One lookup per key, and no node freed and made again for a key that moves.
+    auto [it, inserted] = keys_.try_emplace(std::move(keys[pos]), at);
     if (!inserted) {
       Unlink(it->second);
+      ++files_.at(Resolve(it->second).file).deleted;
       it->second = at;
     }
   }

@@ -40,10 +40,11 @@ class KeyIndex {
     int64_t deleted = 0;  // rows of it a delete file removed
   };
 
-  // Registers a live data file whose rows have `keys`, in position order, all of them live
-  // (the rows those keys had elsewhere must have been removed first). Returns its id.
+  // Registers a live data file whose rows have `keys`, in position order, all of them live: they
+  // become the keys' locations, and a row a key had elsewhere counts as deleted there (a delete
+  // file of the same commit removes it). Returns its id.
   int32_t AddFile(std::string path, iceberg::PartitionValues partition, std::string partition_path,
-                  const std::vector<std::string>& keys);
+                  std::vector<std::string> keys);
   // The same for a file read back from the lake, whose row at `deleted` positions is gone:
   // its other rows become the keys' locations. Corruption when a key is live twice.
   Result<int32_t> AddCommittedFile(std::string path, iceberg::PartitionValues partition,

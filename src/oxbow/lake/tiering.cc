@@ -610,6 +610,18 @@ void TieringService::ScrubLoop() {
         auto entries = state->table->LiveEntries();
         if (!entries.ok()) continue;
         for (const auto& e : *entries) paths.push_back(iceberg::LocalPath(e.data_file.file_path));
+        // The changelog lake table's files are listed with the table's.
+        if (TableTiering* changelog = state->changelog.get()) {
+          std::lock_guard<std::mutex> changelog_work(changelog->work);
+          if (changelog->table) {
+            auto changelog_entries = changelog->table->LiveEntries();
+            if (changelog_entries.ok()) {
+              for (const auto& e : *changelog_entries) {
+                paths.push_back(iceberg::LocalPath(e.data_file.file_path));
+              }
+            }
+          }
+        }
       }
       std::vector<DamagedDataFile> damaged;
       for (const std::string& path : paths) {
@@ -1124,7 +1136,7 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
   }
   internal::KeyIndex& index = *s.index;
   std::vector<std::vector<int32_t>> keep(batches.size());
-  std::vector<std::string> replaced;  // keys whose earlier lake row a delete file removes
+  std::vector<std::string> removed;  // keys a -D removes from the lake (a delete file does)
   struct Deletes {
     iceberg::PartitionValues partition;
     std::vector<std::pair<std::string, int64_t>> rows;
@@ -1138,7 +1150,7 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
       d.partition = file.partition;
       d.rows.emplace_back(file.path, at->pos);
       d.targets.insert(file.path);
-      replaced.push_back(key);
+      if (change.deleted) removed.push_back(key);
     }
     if (!change.deleted) keep[change.batch].push_back(static_cast<int32_t>(change.row));
   }
@@ -1196,8 +1208,8 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
     if (committing) s.index_stale = true;
     return st;
   }
-  // The snapshot is committed: the index follows it.
-  for (const auto& key : replaced) index.Remove(key);
+  // The snapshot is committed: the index follows it (AddFile moves the updated keys).
+  for (const auto& key : removed) index.Remove(key);
   size_t f = 0;
   for (auto& [path, group] : groups) {
     std::vector<std::string> keys;
@@ -1206,7 +1218,7 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
         keys.push_back(internal::EncodeLakeKey(*batch, s.schema.key_columns, r));
       }
     }
-    index.AddFile(files[f].file_path, files[f].partition, file_partition_paths[f], keys);
+    index.AddFile(files[f].file_path, files[f].partition, file_partition_paths[f], std::move(keys));
     ++f;
   }
   size_t d = 0;
@@ -1240,9 +1252,10 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
 // them gather, are rewritten with their live rows only (the key index says which are live), and
 // the delete files that named only removed files are dropped, in one "replace" snapshot. Reading
 // and writing the files happens without the table's lock, so rounds go on meanwhile; the lock is
-// taken to plan, to pick the live rows, and to commit. A row a round deleted or replaced after
-// it was picked is deleted in the output by a position delete file of the same snapshot, so no
-// round's delete is lost with the inputs.
+// taken to plan, to commit, and a slice of keys at a time to pick the live rows and to settle
+// the keys on the output. A row a round deleted or replaced after it was picked is deleted in
+// the output by a position delete file of the same snapshot, so no round's delete is lost with
+// the inputs.
 Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
   // Keys looked up per hold of the table's lock, so rounds wait for a slice, not a file.
   constexpr size_t kIndexSlice = 16384;
@@ -1398,7 +1411,7 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
     // Phase 4, locked: delete the copied rows that rounds changed meanwhile, then commit.
     std::unique_lock<std::mutex> work(s.work);
     std::optional<HoldTimer> held(std::in_place, s, "committing compaction");
-    if (st.ok() && (s.dropped || s.index_generation != generation)) {
+    if (st.ok() && (s.dropped || s.index_stale || s.index_generation != generation)) {
       st = Status::Cancelled("the table changed under compaction");
     }
     std::vector<std::pair<std::string, int64_t>> stale;  // output rows changed since phase 2

@@ -4,6 +4,8 @@ size over time, and the pyiceberg scan of the PK lake against the same rows as a
 
     python bench/pk_lake_bench.py [--keys 1000000] [--rate 20000] [--seconds 30]
                                   [--skew uniform|90/10] [--batch-rows 2000]
+                                  [--server-log oxbowd.log]   # keep oxbowd's log: it names
+                                  # slow rounds and long holds of a table's lock
 
 Phase 1 loads --keys rows into a primary-key table (lake.enabled true) and waits for the lake.
 Phase 2 upserts --rate rows/s for --seconds, in batches of --batch-rows, keys drawn uniformly or

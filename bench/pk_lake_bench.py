@@ -4,6 +4,8 @@ size over time, and the pyiceberg scan of the PK lake against the same rows as a
 
     python bench/pk_lake_bench.py [--keys 1000000] [--rate 20000] [--seconds 30]
                                   [--skew uniform|90/10] [--batch-rows 2000]
+                                  [--server-log oxbowd.log]   # keep oxbowd's log: it names
+                                  # slow rounds and long holds of a table's lock
 
 Phase 1 loads --keys rows into a primary-key table (lake.enabled true) and waits for the lake.
 Phase 2 upserts --rate rows/s for --seconds, in batches of --batch-rows, keys drawn uniformly or
@@ -236,13 +238,15 @@ def main() -> None:
     parser.add_argument("--index-memory", action="store_true")
     parser.add_argument("--round-nice", type=int, default=10,
                         help="oxbowd --lake-round-nice (the nice level of the round workers)")
+    parser.add_argument("--server-log", type=pathlib.Path,
+                        help="keep oxbowd's log here (it names slow rounds and lock holds)")
     args = parser.parse_args()
     if args.index_memory:
         index_memory(args)
         return
     rng = random.Random(1)
     with tempfile.TemporaryDirectory(prefix="pk_lake_bench_") as tmp:
-        server = Oxbowd(pathlib.Path(tmp) / "data", pathlib.Path(tmp) / "oxbowd.log",
+        server = Oxbowd(pathlib.Path(tmp) / "data", args.server_log or pathlib.Path(tmp) / "oxbowd.log",
                         ("--lake-freshness-ms", str(args.freshness_ms),
                          "--lake-round-nice", str(args.round_nice)))
         try:

@@ -279,3 +279,34 @@ def test_scrubber_finds_a_damaged_lake_data_file(make_server):
     assert [f["path"] for f in files] == [str(damaged)]
     assert files[0]["problem"], files  # a page checksum, or the page layout around it
     assert f"the scrubber found damage in data file {damaged}" in warnings(server)
+
+
+def test_scrubber_finds_a_damaged_file_of_the_changelog_lake_table(make_server):
+    """The scrubber verifies the changelog lake table's files (lake.changelog) too, and lists
+    damage there in the primary-key table's damaged_files."""
+    table = "integrity.pk"
+    args = ("--lake-freshness-ms", "200")
+    server = make_server(args + ("--scrub-interval-ms", "0"))
+    server.create_table(table, SCHEMA, buckets=1, primary_key=["id"],
+                        properties={"lake.enabled": "true", "lake.changelog": "true"})
+    server.put(table, [batch(i) for i in range(5)])
+    deadline = time.monotonic() + 30
+    while server.describe(table)["lake"].get("changelog", {}).get("tiered_offsets") != [5 * ROWS]:
+        assert time.monotonic() < deadline, server.log_tail()
+        time.sleep(0.1)
+    server.stop()
+    warehouse = server.data_dir.with_name(server.data_dir.name + "-warehouse")
+    changelog_files = sorted((warehouse / "integrity" / "pk$changelog").rglob("*.parquet"))
+    assert changelog_files and sorted((warehouse / "integrity" / "pk").rglob("*.parquet"))
+    damaged = changelog_files[0]
+    flip(damaged, damaged.stat().st_size // 3)  # inside a page, well before the footer
+    server.extra_args = args + ("--scrub-interval-ms", "3600000")
+    server.start()
+    deadline = time.monotonic() + 20
+    while not server.describe(table)["lake"].get("damaged_files"):
+        assert time.monotonic() < deadline, "the scrubber found nothing\n" + server.log_tail()
+        time.sleep(0.1)
+    files = server.describe(table)["lake"]["damaged_files"]
+    assert [f["path"] for f in files] == [str(damaged)]  # the table's own files are intact
+    assert files[0]["problem"], files
+    assert f"the scrubber found damage in data file {damaged}" in warnings(server)

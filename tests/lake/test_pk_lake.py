@@ -171,6 +171,36 @@ def test_deleted_rows_stay_bounded_under_many_rounds(make_lake_server, table_nam
     assert "delete files" in server.log_tail(2000), "compaction never ran"
 
 
+def test_updates_racing_compaction_of_a_large_file_reach_the_lake(make_lake_server, table_name):
+    """Updates keep coming while compaction rewrites a file of more keys than one slice of its
+    lock holds: the rows rounds change while it copies them (its watch) and the keys it settles
+    on the output afterwards leave the lake equal to the model, every key once (docs/lake.md,
+    "Compaction")."""
+    server = make_lake_server("--lake-maintenance-interval-ms", "50",
+                              "--lake-compaction-min-files", "2", freshness_ms=50)
+    create_pk_table(server, table_name, buckets=1,
+                    properties=lake_props("last_row", **{"lake.compaction.delete-ratio": "0.05"}))
+    model = Model("last_row")
+    rng = random.Random(11)
+
+    def upsert(ids, step):
+        rows = [{"id": i, "tag": "a", "v": step, "s": None, "flag": None, "ver": step}
+                for i in ids]
+        write(server.client, command(table_name, "upsert"),
+              [pa.Table.from_pylist(rows, schema=SCHEMA).to_batches()[0]])
+        for r in rows:
+            model.upsert(r)
+
+    upsert(range(20_000), 0)
+    wait_lake(server, table_name)
+    for step in range(1, 26):
+        upsert(rng.sample(range(20_000), 1000), step)
+        time.sleep(0.02)
+    lake = wait_settled(server, table_name)
+    check_lake_matches(lake["metadata_location"], model.rows)
+    assert "compacted" in server.log_tail(5000), "compaction never ran"
+
+
 def test_a_primary_key_table_with_coarse_timestamps_is_refused(lake_server, table_name):
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("t", pa.timestamp("s"))])
     with pytest.raises(pa.ArrowInvalid, match="microseconds or nanoseconds"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import subprocess
 
 import pytest
@@ -15,7 +16,7 @@ from pyiceberg.exceptions import (NoSuchNamespaceError, NoSuchTableError, RESTEr
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
-from lake_harness import wait_lake
+from lake_harness import wait_describe, wait_lake
 from rest_data import SCHEMA, batch, rest_catalog, user_columns, written
 
 
@@ -73,6 +74,37 @@ def test_unknown_names_are_spec_404s(shop):
         assert error["message"], path
     assert requests.head(base + "/namespaces/shop/tables/nope", timeout=10).status_code == 404
     assert requests.head(base + "/namespaces/shop/tables/orders", timeout=10).status_code == 204
+
+
+def test_changelog_lake_table_is_listed_loaded_and_scanned(shop):
+    """A primary-key table with lake.changelog true: its `t$changelog` lake table is served like
+    the table's own lake (docs/lake.md, "The changelog lake table")."""
+    shop.create_table("shop.baskets", SCHEMA, primary_key=["id"], buckets=1,
+                      properties={"lake.enabled": "true", "lake.changelog": "true"})
+    shop.put("shop.baskets", [batch(0, 4)])
+    shop.put("shop.baskets", [batch(1, 2)])  # updates keys 1 and 2
+    ends = [o["next_offset"] for o in shop.describe("shop.baskets")["bucket_offsets"]]
+    lake = wait_describe(shop, "shop.baskets",
+                         lambda lake: lake.get("changelog", {}).get("tiered_offsets") == ends
+                         and lake.get("tiered_offsets") == ends, "both lake tables catching up")
+    catalog = rest_catalog(shop)
+    assert catalog.list_tables("shop") == [("shop", "baskets"), ("shop", "baskets$changelog"),
+                                           ("shop", "orders"), ("shop", "returns")]
+    assert catalog.table_exists("shop.baskets$changelog")
+    changelog = catalog.load_table("shop.baskets$changelog")
+    assert changelog.metadata_location == lake["changelog"]["metadata_location"]
+    rows = changelog.scan().to_arrow().sort_by([("__offset", "ascending")])
+    assert rows.column("_change_type").to_pylist() == ["+I"] * 4 + ["-U", "+U"] * 2
+    assert rows.column("id").to_pylist() == [0, 1, 2, 3, 1, 1, 2, 2]
+    # The table's own lake holds each key once.
+    own = catalog.load_table("shop.baskets").scan().to_arrow()
+    assert sorted(own.column("id").to_pylist()) == [0, 1, 2, 3]
+    # Only a primary-key table with lake.changelog true has one.
+    for name, says in (("shop.orders$changelog", "'shop.orders' has no changelog lake table"),
+                       ("shop.carts$changelog", "'shop.carts' has no changelog lake table"),
+                       ("shop.nope$changelog", "'shop.nope$changelog' does not exist")):
+        with pytest.raises(NoSuchTableError, match=re.escape(says)):
+            catalog.load_table(name)
 
 
 def raw_request(port: int, method: str, target: str, body: bytes | None = None):

@@ -38,6 +38,9 @@ inline constexpr char kChangelogSuffix[] = "$changelog";
 // Whether `table` is copied into the lake: a log table unless its lake.enabled is "false", a
 // primary-key table when its lake.enabled is "true".
 bool IsLakeEnabled(const catalog::TableDescriptor& table);
+// Whether `table` also has the changelog lake table <table>$changelog: a primary-key table in
+// the lake whose lake.changelog is "true".
+bool HasChangelogLake(const catalog::TableDescriptor& table);
 
 // The check of every batch put into a lake table: second and millisecond timestamps beyond
 // the 64-bit microseconds the lake stores are refused, naming field and row, rather than

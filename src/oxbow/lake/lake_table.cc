@@ -314,6 +314,12 @@ bool IsLakeEnabled(const catalog::TableDescriptor& table) {
   return it == table.properties.end() || it->second != "false";
 }
 
+bool HasChangelogLake(const catalog::TableDescriptor& table) {
+  auto it = table.properties.find(kChangelogProperty);
+  return !table.primary_key.empty() && IsLakeEnabled(table) && it != table.properties.end() &&
+         it->second == "true";
+}
+
 engine::BatchCheck MakeBatchCheck(const catalog::TableDescriptor& table) {
   // A primary-key table's lake refuses coarse timestamp columns when it is created instead.
   if (!IsLakeEnabled(table) || !table.primary_key.empty()) return {};

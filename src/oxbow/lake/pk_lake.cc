@@ -7,10 +7,17 @@
 namespace oxbow::lake::internal {
 
 int32_t KeyIndex::AddFile(std::string path, iceberg::PartitionValues partition,
-                          std::string partition_path, const std::vector<std::string>& keys) {
+                          std::string partition_path, std::vector<std::string> keys) {
   const int32_t id = next_id_++;
   for (size_t pos = 0; pos < keys.size(); ++pos) {
-    keys_[keys[pos]] = RowLocation{id, static_cast<int64_t>(pos)};
+    const RowLocation at{id, static_cast<int64_t>(pos)};
+    // One lookup per key, and no node freed and made again for a key that moves.
+    auto [it, inserted] = keys_.try_emplace(std::move(keys[pos]), at);
+    if (!inserted) {
+      Unlink(it->second);
+      ++files_.at(Resolve(it->second).file).deleted;
+      it->second = at;
+    }
   }
   ids_[path] = id;
   files_[id] = DataFileInfo{std::move(path), std::move(partition), std::move(partition_path),
@@ -45,23 +52,28 @@ Result<int32_t> KeyIndex::AddCommittedFile(std::string path, iceberg::PartitionV
 std::optional<RowLocation> KeyIndex::Find(const std::string& key) const {
   auto it = keys_.find(key);
   if (it == keys_.end()) return std::nullopt;
-  return it->second;
+  return Resolve(it->second);
+}
+
+RowLocation KeyIndex::Resolve(RowLocation at) const {
+  if (moves_.empty()) return at;
+  auto m = moves_.find(at.file);
+  if (m == moves_.end()) return at;
+  return RowLocation{m->second.to, m->second.positions.at(static_cast<size_t>(at.pos))};
+}
+
+void KeyIndex::Unlink(RowLocation at) {
+  if (watched_.empty()) return;
+  auto w = watched_.find(at.file);
+  if (w != watched_.end()) w->second.push_back(at.pos);
 }
 
 void KeyIndex::Remove(const std::string& key) {
   auto it = keys_.find(key);
   if (it == keys_.end()) return;
-  ++files_.at(it->second.file).deleted;
+  Unlink(it->second);
+  ++files_.at(Resolve(it->second).file).deleted;
   keys_.erase(it);
-}
-
-void KeyIndex::Restore(const std::string& key, std::optional<RowLocation> location, int32_t file) {
-  if (location) {
-    keys_[key] = *location;
-  } else {
-    keys_.erase(key);
-  }
-  ++files_.at(file).deleted;
 }
 
 void KeyIndex::RemoveFile(int32_t file) {
@@ -69,6 +81,36 @@ void KeyIndex::RemoveFile(int32_t file) {
   if (it == files_.end()) return;
   ids_.erase(it->second.path);
   files_.erase(it);
+}
+
+void KeyIndex::Watch(int32_t file) { watched_[file]; }
+
+std::vector<int64_t> KeyIndex::Unwatch(int32_t file) {
+  auto node = watched_.extract(file);
+  return node.empty() ? std::vector<int64_t>{} : std::move(node.mapped());
+}
+
+int32_t KeyIndex::AddMovedFile(std::string path, iceberg::PartitionValues partition,
+                               std::string partition_path, int64_t rows, int64_t deleted) {
+  const int32_t id = next_id_++;
+  ids_[path] = id;
+  files_[id] =
+      DataFileInfo{std::move(path), std::move(partition), std::move(partition_path), rows, deleted};
+  return id;
+}
+
+void KeyIndex::Move(int32_t from, int32_t to, std::vector<int64_t> moved) {
+  moves_[from] = Moved{to, std::move(moved)};
+}
+
+void KeyIndex::Settle(const std::string& key) {
+  auto it = keys_.find(key);
+  if (it != keys_.end()) it->second = Resolve(it->second);
+}
+
+void KeyIndex::EndMove(int32_t from) {
+  moves_.erase(from);
+  RemoveFile(from);
 }
 
 std::optional<int32_t> KeyIndex::FileId(const std::string& path) const {

@@ -40,10 +40,11 @@ class KeyIndex {
     int64_t deleted = 0;  // rows of it a delete file removed
   };
 
-  // Registers a live data file whose rows have `keys`, in position order, all of them live
-  // (the rows those keys had elsewhere must have been removed first). Returns its id.
+  // Registers a live data file whose rows have `keys`, in position order, all of them live: they
+  // become the keys' locations, and a row a key had elsewhere counts as deleted there (a delete
+  // file of the same commit removes it). Returns its id.
   int32_t AddFile(std::string path, iceberg::PartitionValues partition, std::string partition_path,
-                  const std::vector<std::string>& keys);
+                  std::vector<std::string> keys);
   // The same for a file read back from the lake, whose row at `deleted` positions is gone:
   // its other rows become the keys' locations. Corruption when a key is live twice.
   Result<int32_t> AddCommittedFile(std::string path, iceberg::PartitionValues partition,
@@ -53,11 +54,24 @@ class KeyIndex {
   std::optional<RowLocation> Find(const std::string& key) const;
   // Forgets `key`'s row (a delete file now removes it); counts it in its file's `deleted`.
   void Remove(const std::string& key);
-  // Puts `key` back where it was (`location`, or nowhere) after AddFile claimed it for `file`,
-  // whose row of it a delete file removes (a row compaction copied that a round changed).
-  void Restore(const std::string& key, std::optional<RowLocation> location, int32_t file);
   // Forgets a data file (compaction removed it); its keys must have moved or been removed.
   void RemoveFile(int32_t file);
+
+  // Compaction rewrites files while rounds go on. From Watch(file) on, the positions of the
+  // file's rows whose key moves or is removed are recorded; Unwatch returns them, so the rows
+  // compaction copied that changed meanwhile are found without looking up every copied key.
+  void Watch(int32_t file);
+  std::vector<int64_t> Unwatch(int32_t file);
+  // Registers compaction's output, `rows` rows of which `deleted` a delete file removes; its
+  // keys still point into the inputs until Move and Settle.
+  int32_t AddMovedFile(std::string path, iceberg::PartitionValues partition,
+                       std::string partition_path, int64_t rows, int64_t deleted);
+  // After the commit that replaced `from` by `to`: `from`'s row at pos is now `to`'s row at
+  // moved[pos] (-1: not copied). Find and Remove follow the move until EndMove, so the keys can
+  // be settled a slice at a time (Settle) without holding the table's lock throughout.
+  void Move(int32_t from, int32_t to, std::vector<int64_t> moved);
+  void Settle(const std::string& key);
+  void EndMove(int32_t from);  // forgets `from` (its keys settled)
 
   const DataFileInfo& file(int32_t id) const { return files_.at(id); }
   const std::unordered_map<int32_t, DataFileInfo>& files() const { return files_; }
@@ -77,6 +91,15 @@ class KeyIndex {
   std::unordered_map<std::string, int32_t> ids_;
   std::unordered_map<std::string, RowLocation> keys_;
   std::unordered_map<std::string, std::set<std::string>> delete_files_;
+  struct Moved {
+    int32_t to;
+    std::vector<int64_t> positions;
+  };
+  std::unordered_map<int32_t, Moved> moves_;
+  std::unordered_map<int32_t, std::vector<int64_t>> watched_;
+
+  RowLocation Resolve(RowLocation at) const;
+  void Unlink(RowLocation at);  // `at` loses its key: recorded when watched
 };
 
 // The key of `batch`'s row (a lake batch: the columns of MakeLakeSchema) from the columns at

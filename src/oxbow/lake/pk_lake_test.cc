@@ -47,21 +47,39 @@ TEST(KeyIndexTest, RebuildsFromCommittedFilesAndRefusesAKeyLiveTwice) {
   EXPECT_TRUE(twice.status().IsCorruption()) << twice.status().message();
 }
 
-TEST(KeyIndexTest, RestoreGivesBackAKeyARoundMovedWhileCompactionCopiedIt) {
+TEST(KeyIndexTest, AWatchRecordsTheRowsARoundChangesWhileCompactionCopiesThem) {
   KeyIndex index;
-  const int32_t a = index.AddFile("a", {}, "", {"k1", "k2"});
-  // A round moves k1 to b and deletes k2 while compaction copies a's rows to c.
+  const int32_t a = index.AddFile("a", {}, "", {"k1", "k2", "k3"});
+  index.Remove("k3");  // before the watch: not recorded
+  index.Watch(a);
+  // A round moves k1 to b and deletes k2 while compaction copies a's rows.
   index.Remove("k1");
-  const int32_t b = index.AddFile("b", {}, "", {"k1"});
+  index.AddFile("b", {}, "", {"k1"});
   index.Remove("k2");
-  const auto k1_now = index.Find("k1");
-  index.RemoveFile(a);
-  const int32_t c = index.AddFile("c", {}, "", {"k1", "k2"});
-  index.Restore("k1", k1_now, c);
-  index.Restore("k2", std::nullopt, c);
-  EXPECT_EQ(index.Find("k1"), (RowLocation{b, 0}));
-  EXPECT_FALSE(index.Find("k2").has_value());
-  EXPECT_EQ(index.file(c).deleted, 2);
+  EXPECT_EQ(index.Unwatch(a), (std::vector<int64_t>{0, 1}));
+  EXPECT_TRUE(index.Unwatch(a).empty());
+  // A key re-added without a Remove first is recorded too.
+  const int32_t c = index.AddFile("c", {}, "", {"k4"});
+  index.Watch(c);
+  index.AddFile("d", {}, "", {"k4"});
+  EXPECT_EQ(index.Unwatch(c), (std::vector<int64_t>{0}));
+}
+
+TEST(KeyIndexTest, AMovedFilesKeysResolveToTheOutputUntilSettled) {
+  KeyIndex index;
+  const int32_t a = index.AddFile("a", {}, "", {"k1", "k2", "k3"});
+  index.Remove("k2");
+  // Compaction copied k1 and k3 to c at 0 and 1.
+  const int32_t c = index.AddMovedFile("c", {}, "", 2, 0);
+  index.Move(a, c, {0, -1, 1});
+  EXPECT_EQ(index.Find("k3"), (RowLocation{c, 1}));
+  index.Remove("k3");  // a round deletes k3 before it is settled: c's row is the one deleted
+  EXPECT_EQ(index.file(c).deleted, 1);
+  index.Settle("k1");
+  index.EndMove(a);
+  EXPECT_EQ(index.Find("k1"), (RowLocation{c, 0}));
+  EXPECT_FALSE(index.FileId("a").has_value());
+  EXPECT_EQ(index.keys(), 1u);
 }
 
 TEST(PositionDeletesTest, RowsAreSortedByPathThenPosition) {

@@ -223,6 +223,28 @@ class TableTiering {
 
 namespace {
 
+// Logs a hold of a table's lock long enough to delay its rounds (ack → visible): declared right
+// after the lock, so it ends first.
+class HoldTimer {
+ public:
+  HoldTimer(const TableTiering& s, const char* what)
+      : table_(s.descriptor.name), what_(what), since_(Clock::now()) {}
+  ~HoldTimer() {
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - since_).count();
+    if (ms >= kSlowHoldMs)
+      spdlog::info("lake: '{}' held its table {} ms for {}", table_, ms, what_);
+  }
+  HoldTimer(const HoldTimer&) = delete;
+  HoldTimer& operator=(const HoldTimer&) = delete;
+
+ private:
+  static constexpr int64_t kSlowHoldMs = 100;
+  const std::string& table_;
+  const char* what_;
+  Clock::time_point since_;
+};
+
 // Removes the files of the table's directory that no retained snapshot references: data and
 // delete files under data/, and under metadata/ the manifests, manifest lists and metadata files
 // of commits that never became current (a crash between writing and publishing them), and the
@@ -588,6 +610,18 @@ void TieringService::ScrubLoop() {
         auto entries = state->table->LiveEntries();
         if (!entries.ok()) continue;
         for (const auto& e : *entries) paths.push_back(iceberg::LocalPath(e.data_file.file_path));
+        // The changelog lake table's files are listed with the table's.
+        if (TableTiering* changelog = state->changelog.get()) {
+          std::lock_guard<std::mutex> changelog_work(changelog->work);
+          if (changelog->table) {
+            auto changelog_entries = changelog->table->LiveEntries();
+            if (changelog_entries.ok()) {
+              for (const auto& e : *changelog_entries) {
+                paths.push_back(iceberg::LocalPath(e.data_file.file_path));
+              }
+            }
+          }
+        }
       }
       std::vector<DamagedDataFile> damaged;
       for (const std::string& path : paths) {
@@ -1074,7 +1108,9 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
     batches.push_back(std::move(lake_batch));
     return Status::OK();
   };
+  const auto t0 = Clock::now();
   ASSIGN_OR_RAISE(RoundInput input, ReadSinceTiered(engine, options, s, from, on_batch));
+  const auto t_read = Clock::now();
   // A table ahead of `from` keeps its offsets where the read stopped short of them.
   auto past = [&](const std::vector<int64_t>& tiered) {
     std::vector<int64_t> out = input.next;
@@ -1100,7 +1136,7 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
   }
   internal::KeyIndex& index = *s.index;
   std::vector<std::vector<int32_t>> keep(batches.size());
-  std::vector<std::string> replaced;  // keys whose earlier lake row a delete file removes
+  std::vector<std::string> removed;  // keys a -D removes from the lake (a delete file does)
   struct Deletes {
     iceberg::PartitionValues partition;
     std::vector<std::pair<std::string, int64_t>> rows;
@@ -1114,7 +1150,7 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
       d.partition = file.partition;
       d.rows.emplace_back(file.path, at->pos);
       d.targets.insert(file.path);
-      replaced.push_back(key);
+      if (change.deleted) removed.push_back(key);
     }
     if (!change.deleted) keep[change.batch].push_back(static_cast<int32_t>(change.row));
   }
@@ -1140,6 +1176,7 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
   std::vector<iceberg::DataFile> delete_files;
   std::vector<std::string> written;
   bool committing = false;
+  Clock::time_point t_files;
   auto commit = [&]() -> Status {
     for (auto& [path, group] : groups) {
       ASSIGN_OR_RAISE(auto file,
@@ -1157,19 +1194,22 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
     std::vector<int64_t> previous = s.tiered;
     s.tiered = next;
     committing = true;
+    t_files = Clock::now();
     auto committed = s.table->RowDelta(files, delete_files, s.Summary());
     if (!committed.ok()) s.tiered = previous;
     return committed.status();
   };
+  const auto t_plan = Clock::now();
   Status st = commit();
+  const auto t_commit = Clock::now();
   if (!st.ok()) {
     for (const auto& path : written) (void)options.fs->Remove(path);
     // Whether the snapshot landed is not known for every failure: rebuild from what did.
     if (committing) s.index_stale = true;
     return st;
   }
-  // The snapshot is committed: the index follows it.
-  for (const auto& key : replaced) index.Remove(key);
+  // The snapshot is committed: the index follows it (AddFile moves the updated keys).
+  for (const auto& key : removed) index.Remove(key);
   size_t f = 0;
   for (auto& [path, group] : groups) {
     std::vector<std::string> keys;
@@ -1178,12 +1218,23 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
         keys.push_back(internal::EncodeLakeKey(*batch, s.schema.key_columns, r));
       }
     }
-    index.AddFile(files[f].file_path, files[f].partition, file_partition_paths[f], keys);
+    index.AddFile(files[f].file_path, files[f].partition, file_partition_paths[f], std::move(keys));
     ++f;
   }
   size_t d = 0;
   for (auto& [path, group] : deletes) {
     index.AddDeleteFile(delete_files[d++].file_path, std::move(group.targets));
+  }
+  {
+    auto ms = [](auto a, auto b) {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
+    };
+    const auto t_end = Clock::now();
+    spdlog::debug(
+        "lake: round of '{}': read {} ms, plan {} ms, files {} ms, commit {} ms, index {} ms "
+        "({} keys)",
+        s.descriptor.name, ms(t0, t_read), ms(t_read, t_plan), ms(t_plan, t_files),
+        ms(t_files, t_commit), ms(t_commit, t_end), last.size());
   }
   const std::vector<int64_t> floor = s.FloorOffsets();
   for (int32_t b = 0; b < static_cast<int32_t>(floor.size()); ++b) {
@@ -1201,10 +1252,13 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
 // them gather, are rewritten with their live rows only (the key index says which are live), and
 // the delete files that named only removed files are dropped, in one "replace" snapshot. Reading
 // and writing the files happens without the table's lock, so rounds go on meanwhile; the lock is
-// taken to plan, to pick the live rows, and to commit. A row a round deleted or replaced after
-// it was picked is deleted in the output by a position delete file of the same snapshot, so no
-// round's delete is lost with the inputs.
+// taken to plan, to commit, and a slice of keys at a time to pick the live rows and to settle
+// the keys on the output. A row a round deleted or replaced after it was picked is deleted in
+// the output by a position delete file of the same snapshot, so no round's delete is lost with
+// the inputs.
 Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
+  // Keys looked up per hold of the table's lock, so rounds wait for a slice, not a file.
+  constexpr size_t kIndexSlice = 16384;
   struct Candidate {
     int32_t id;
     int64_t size;
@@ -1214,6 +1268,7 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
   uint64_t generation = 0;
   {
     std::lock_guard<std::mutex> work(s.work);
+    HoldTimer held(s, "planning compaction");
     if (s.dropped) return Status::OK();
     if (s.index_stale) RETURN_NOT_OK(ReloadPrimaryKeyLake(options.fs.get(), s));
     generation = s.index_generation;
@@ -1262,15 +1317,32 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
     if (merged == 1) inputs.pop_back();  // one small file alone is not worth a rewrite
     if (inputs.empty()) continue;
     const auto started = Clock::now();
-    // Phase 1, unlocked: read the inputs and their keys.
+    // Phase 1: watch the inputs (their rows that rounds change from now on are recorded), then
+    // read them and their keys unlocked.
     std::vector<std::string> paths;
     iceberg::PartitionValues partition;
     {
       std::lock_guard<std::mutex> work(s.work);
       if (s.dropped || s.index_generation != generation) return Status::OK();
-      for (int32_t id : inputs) paths.push_back(s.index->file(id).path);
+      for (int32_t id : inputs) {
+        paths.push_back(s.index->file(id).path);
+        s.index->Watch(id);
+      }
       partition = s.index->file(inputs.front()).partition;
     }
+    // Ends the watch on every way out before the commit (which ends it itself).
+    struct WatchGuard {
+      TableTiering& s;
+      const std::vector<int32_t>& inputs;
+      uint64_t generation;
+      bool watching = true;
+      ~WatchGuard() {
+        if (!watching) return;
+        std::lock_guard<std::mutex> work(s.work);
+        if (s.index_generation != generation) return;  // a rebuilt index watches nothing
+        for (int32_t id : inputs) (void)s.index->Unwatch(id);
+      }
+    } watch{s, inputs, generation};
     struct Input {
       std::vector<arrow::RecordBatchPtr> row_groups;
       std::vector<std::string> keys;  // in position order
@@ -1286,32 +1358,39 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
         }
       }
     }
-    // Phase 2, locked: which rows are live now.
+    // Phase 2: which rows are live, a slice at a time under the lock. A row a round changes
+    // after its slice is checked is recorded by the watch and deleted at the commit.
     std::vector<std::vector<bool>> picked(inputs.size());
-    {
-      std::lock_guard<std::mutex> work(s.work);
-      if (s.dropped || s.index_generation != generation) return Status::OK();
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        picked[i].resize(read[i].keys.size());
-        for (size_t pos = 0; pos < read[i].keys.size(); ++pos) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const size_t rows = read[i].keys.size();
+      picked[i].resize(rows);
+      for (size_t from = 0; from < rows; from += kIndexSlice) {
+        std::lock_guard<std::mutex> work(s.work);
+        HoldTimer held(s, "picking the live rows to compact");
+        if (s.dropped || s.index_generation != generation) return Status::OK();
+        for (size_t pos = from; pos < std::min(rows, from + kIndexSlice); ++pos) {
           picked[i][pos] = s.index->Find(read[i].keys[pos]) ==
                            internal::RowLocation{inputs[i], static_cast<int64_t>(pos)};
         }
       }
     }
-    // Phase 3, unlocked: write the live rows. `sources` maps an output position to its input row.
+    // Phase 3, unlocked: write the live rows. `sources` maps an output position to its input
+    // row, `moved` an input row to its output position (-1: not copied).
     std::vector<std::pair<size_t, int64_t>> sources;
+    std::vector<std::vector<int64_t>> moved(inputs.size());
     std::vector<std::string> written;
     std::optional<iceberg::DataFile> added;
     auto write = [&]() -> Status {
       std::unique_ptr<parquet::FileWriter> writer;
       for (size_t i = 0; i < inputs.size(); ++i) {
+        moved[i].assign(read[i].keys.size(), -1);
         int64_t pos = 0;
         for (const auto& batch : read[i].row_groups) {
           std::vector<int32_t> rows;
           for (int64_t r = 0; r < batch->num_rows(); ++r, ++pos) {
             if (!picked[i][static_cast<size_t>(pos)]) continue;
             rows.push_back(static_cast<int32_t>(r));
+            moved[i][static_cast<size_t>(pos)] = static_cast<int64_t>(sources.size());
             sources.emplace_back(i, pos);
           }
           if (rows.empty()) continue;
@@ -1329,9 +1408,10 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
       return Status::OK();
     };
     Status st = write();
-    // Phase 4, locked: delete what rounds changed meanwhile, then commit.
+    // Phase 4, locked: delete the copied rows that rounds changed meanwhile, then commit.
     std::unique_lock<std::mutex> work(s.work);
-    if (st.ok() && (s.dropped || s.index_generation != generation)) {
+    std::optional<HoldTimer> held(std::in_place, s, "committing compaction");
+    if (st.ok() && (s.dropped || s.index_stale || s.index_generation != generation)) {
       st = Status::Cancelled("the table changed under compaction");
     }
     std::vector<std::pair<std::string, int64_t>> stale;  // output rows changed since phase 2
@@ -1340,13 +1420,13 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
     std::optional<iceberg::DataFile> stale_file;
     if (st.ok()) {
       internal::KeyIndex& index = *s.index;
-      for (size_t out = 0; out < sources.size(); ++out) {
-        const auto [i, pos] = sources[out];
-        if (index.Find(read[i].keys[static_cast<size_t>(pos)]) !=
-            internal::RowLocation{inputs[i], pos}) {
-          stale.emplace_back(added->file_path, static_cast<int64_t>(out));
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        for (int64_t pos : index.Unwatch(inputs[i])) {
+          const int64_t out = moved[i][static_cast<size_t>(pos)];
+          if (out >= 0) stale.emplace_back(added->file_path, out);
         }
       }
+      watch.watching = false;
       obsolete = index.ObsoleteDeleteFiles(removed);
       auto commit = [&]() -> Status {
         std::vector<iceberg::DataFile> deletes;
@@ -1376,26 +1456,41 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
     }
     if (observer.on_compaction) observer.on_compaction(s.descriptor.name, seconds, true);
     if (observer.on_commit) observer.on_commit(s.descriptor.name, "compaction");
+    // The output takes the inputs' place: their keys resolve to it now and are settled on it
+    // a slice at a time below.
     internal::KeyIndex& index = *s.index;
-    std::vector<std::string> keys;  // of the output, in position order
-    for (const auto& [i, pos] : sources) keys.push_back(read[i].keys[static_cast<size_t>(pos)]);
-    // The output's rows become the keys' locations, except the stale ones, which moved on.
-    std::vector<std::string> moved_on;
-    for (const auto& [path, out] : stale) moved_on.push_back(keys[static_cast<size_t>(out)]);
-    std::vector<std::optional<internal::RowLocation>> now;
-    for (const auto& key : moved_on) now.push_back(index.Find(key));
-    for (int32_t id : inputs) index.RemoveFile(id);
+    int32_t output = -1;
     if (added) {
-      const int32_t id = index.AddFile(added->file_path, partition, dir, keys);
-      for (size_t k = 0; k < moved_on.size(); ++k) index.Restore(moved_on[k], now[k], id);
+      output =
+          index.AddMovedFile(added->file_path, partition, dir, static_cast<int64_t>(sources.size()),
+                             static_cast<int64_t>(stale.size()));
+      for (size_t i = 0; i < inputs.size(); ++i) index.Move(inputs[i], output, std::move(moved[i]));
+    } else {
+      for (int32_t id : inputs) index.RemoveFile(id);
     }
     if (stale_file) index.AddDeleteFile(stale_file->file_path, {added->file_path});
     for (const auto& path : obsolete) index.RemoveDeleteFile(path);
+    held.reset();
+    work.unlock();
     spdlog::info(
         "lake: '{}' compacted {} data files ({} bytes) into {}, dropping {} delete files ({} rows "
         "changed meanwhile)",
         s.descriptor.name, inputs.size(), input_bytes, added ? 1 : 0, obsolete.size(),
         stale.size());
+    if (!added) continue;
+    // Phase 5: settle the keys on the output, a slice at a time under the lock.
+    for (size_t from = 0; from < sources.size(); from += kIndexSlice) {
+      std::lock_guard<std::mutex> settle(s.work);
+      HoldTimer held_settle(s, "settling compacted keys");
+      if (s.dropped || s.index_generation != generation) return Status::OK();
+      for (size_t out = from; out < std::min(sources.size(), from + kIndexSlice); ++out) {
+        const auto [i, pos] = sources[out];
+        s.index->Settle(read[i].keys[static_cast<size_t>(pos)]);
+      }
+    }
+    std::lock_guard<std::mutex> settled(s.work);
+    if (s.dropped || s.index_generation != generation) return Status::OK();
+    for (int32_t id : inputs) s.index->EndMove(id);
   }
   return Status::OK();
 }
@@ -1404,6 +1499,7 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
 Status MaintainTable(const LakeOptions& options, TableTiering& s) {
   RETURN_NOT_OK(s.index ? CompactPrimaryKey(options, s) : Compact(options, s));
   std::lock_guard<std::mutex> work(s.work);
+  HoldTimer held(s, "manifest merging and snapshot expiry");
   if (s.dropped || s.table->CurrentSnapshot() == nullptr) return Status::OK();
   const LakeObserver& observer = options.observer;
   ASSIGN_OR_RAISE(auto rewritten, s.table->RewriteManifests(options.max_manifests, s.Summary()));
@@ -1444,7 +1540,14 @@ void Report(TableTiering& s, const std::string& previous) {
 }  // namespace
 
 Status TieringService::Round(TableTiering& s) {
+  const auto asked = Clock::now();
   std::lock_guard<std::mutex> work(s.work);
+  const auto waited =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - asked).count();
+  if (waited >= 100) {
+    spdlog::info("lake: a round of '{}' waited {} ms for its table", s.descriptor.name, waited);
+  }
+  HoldTimer held(s, "a round");
   if (s.dropped) return Status::OK();
   const std::string previous = s.Error();
   const int64_t version = s.table->version();

@@ -123,6 +123,16 @@ std::vector<std::string> ApplyPage(const std::vector<std::string>& names, const 
   return {first, last};
 }
 
+// The Oxbow table whose lake holds the lake table `table`: itself, or for <t>$changelog (the
+// changelog lake table, docs/lake.md) <t>.
+std::string_view OwnerTable(std::string_view table) {
+  const std::string_view suffix = lake::kChangelogSuffix;
+  if (table.size() > suffix.size() && table.ends_with(suffix)) {
+    return table.substr(0, table.size() - suffix.size());
+  }
+  return table;
+}
+
 // Compares without returning early, so the time taken tells nothing about the token.
 bool ConstantTimeEquals(std::string_view given, std::string_view expected) {
   if (given.size() != expected.size()) return false;
@@ -206,8 +216,10 @@ HttpResponse CatalogHandler::Dispatch(const Route& route, const HttpRequest& req
     case Operation::kTableExists:
     case Operation::kReportMetrics: {
       // Refused by name, before looking: a table one may not read is refused whether it
-      // exists or not, so the answer tells nothing about it.
-      if (const std::string name = JoinedNamespace(route.namespace_parts) + "." + route.table;
+      // exists or not, so the answer tells nothing about it. A changelog lake table is read
+      // with its table's permission.
+      if (const std::string name =
+              JoinedNamespace(route.namespace_parts) + "." + std::string(OwnerTable(route.table));
           user && !user->Allows(name, auth::Access::kRead)) {
         return ErrorResponse(403, "ForbiddenException",
                              "user " + Quote(user->name) + " may not read table " + Quote(name));
@@ -277,10 +289,15 @@ HttpResponse CatalogHandler::ListTables(const std::string& namespace_name,
   for (const auto& table : VisibleTables(user)) {
     const size_t dot = table.name.find('.');
     if (table.name.compare(0, dot, namespace_name) != 0 || !lake::IsLakeEnabled(table)) continue;
-    const iceberg::TableIdentifier id{namespace_name, table.name.substr(dot + 1)};
-    auto exists = node_->LakeCatalog()->TableExists(id);
-    if (!exists.ok()) return ServerError(exists.status());
-    if (*exists) names.push_back(id.name);
+    std::vector<std::string> lake_tables = {table.name.substr(dot + 1)};
+    if (lake::HasChangelogLake(table)) {
+      lake_tables.push_back(lake_tables.front() + lake::kChangelogSuffix);
+    }
+    for (const std::string& name : lake_tables) {
+      auto exists = node_->LakeCatalog()->TableExists({namespace_name, name});
+      if (!exists.ok()) return ServerError(exists.status());
+      if (*exists) names.push_back(name);
+    }
   }
   std::sort(names.begin(), names.end());
   json body = json::object();
@@ -294,11 +311,16 @@ HttpResponse CatalogHandler::ListTables(const std::string& namespace_name,
 HttpResponse CatalogHandler::LoadTable(const std::string& namespace_name, const std::string& table,
                                        bool head) const {
   const std::string name = namespace_name + "." + table;
+  const std::string owner = namespace_name + "." + std::string(OwnerTable(table));
   const auto tables = node_->ListTables();
   auto descriptor =
-      std::find_if(tables.begin(), tables.end(), [&](const auto& t) { return t.name == name; });
+      std::find_if(tables.begin(), tables.end(), [&](const auto& t) { return t.name == owner; });
   if (descriptor == tables.end()) {
     return NoSuchTable("table " + Quote(name) + " does not exist");
+  }
+  if (owner != name && !lake::HasChangelogLake(*descriptor)) {
+    return NoSuchTable("table " + Quote(name) + " does not exist: " + Quote(owner) +
+                       " has no changelog lake table (its lake.changelog is not true)");
   }
   if (!lake::IsLakeEnabled(*descriptor)) {
     return NoSuchTable("table " + Quote(name) + " is not in the lake: " +

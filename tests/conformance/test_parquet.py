@@ -355,6 +355,20 @@ def test_nested_duckdb_written_read_by_oxbow(oxbow, tmp_path):
     assert_values_equal(oxbow_to_arrow(oxbow, path, tmp_path), pq.read_table(path))
 
 
+@pytest.mark.parametrize("page_version", [1, 2])
+def test_nested_pages_end_at_row_boundaries(oxbow, tmp_path, page_version):
+    """A long list column spans several pages (20000 values each); no row straddles two."""
+    rows = 30000
+    table = pa.table({"l": pa.array([None if i % 11 == 0 else list(range(i % 4)) for i in range(rows)],
+                                    pa.list_(pa.int64()))})
+    src = tmp_path / "in.arrows"
+    write_stream(src, table)
+    out = tmp_path / "out.parquet"
+    oxbow.ok("parquet", "write", src, out, "--page-version", page_version)
+    assert pq.read_table(out).column("l").to_pylist() == table.column("l").to_pylist()
+    assert duck_table(out).column("l").to_pylist() == table.column("l").to_pylist()
+
+
 def test_nested_field_ids(oxbow, tmp_path):
     """Field ids on the list element, map key and value and struct fields reach Parquet."""
     def fid(n):

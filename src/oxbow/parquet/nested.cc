@@ -151,7 +151,12 @@ struct Parser {
       if (e.num_children.value_or(0) != 0) return Error(e, "a typed element with children");
       SchemaElement leaf = e;
       leaf.repetition_type = optional ? Repetition::kOptional : Repetition::kRequired;
-      ASSIGN_OR_RAISE(field, SchemaElementToField(leaf));
+      auto converted = SchemaElementToField(leaf);
+      if (converted.ok()) {
+        field = std::move(*converted);
+      } else if (tree->unreadable.ok()) {
+        tree->unreadable = converted.status();  // the verifier still checks such a file
+      }
       std::vector<std::string> path;
       tree->leaves.push_back(
           LeafColumn{static_cast<int>(index), d, rep, field, std::move(path), child_path});

@@ -30,6 +30,8 @@ struct SchemaTree {
   std::vector<arrow::Field> fields;
   std::vector<LeafColumn> leaves;  // in column chunk order
   std::vector<int> first_leaf;     // leaves of field i: [first_leaf[i], first_leaf[i + 1])
+  // ParseSchema: why the first leaf whose type has no Arrow mapping cannot be read, if any.
+  Status unreadable;
 };
 
 // Writer: appends `field` to `tree` (the caller closes first_leaf once all are appended) and

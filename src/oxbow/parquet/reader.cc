@@ -1004,6 +1004,7 @@ Status FileReader::ParseFooterAndSchema(int64_t size) {
   auto tree = std::make_shared<internal::SchemaTree>();
   ASSIGN_OR_RAISE(metadata_,
                   internal::ParseFooter(footer->data(), footer_len, data_end_, tree.get()));
+  RETURN_NOT_OK(tree->unreadable);
   std::vector<arrow::Field> fields = tree->fields;
   tree_ = std::move(tree);
   arrow::KeyValueMetadata kv;

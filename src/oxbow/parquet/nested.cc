@@ -247,6 +247,7 @@ void FillPaths(const std::vector<SchemaElement>& elements, SchemaTree* tree) {
 struct Shredder {
   const LeafColumn& leaf;
   ShreddedLeaf* out;
+  const Field* null_in_required = nullptr;  // a not-null child found holding a null
 
   void Emit(uint32_t def, uint32_t rep) {
     out->def.push_back(def);
@@ -262,6 +263,8 @@ struct Shredder {
         return;
       }
       ++def;
+    } else if (a.IsNull(i) && null_in_required == nullptr) {
+      null_in_required = &f;
     }
     const DataType& t = f.type;
     switch (t.id()) {
@@ -439,6 +442,10 @@ Status ShredLeaf(const Field& top, const Array& column, int64_t offset, int64_t 
   out->values = Array();
   Shredder shredder{leaf, out};
   for (int64_t i = offset; i < offset + length; ++i) shredder.Visit(top, column, i, 0, 0, 0, 0);
+  if (shredder.null_in_required) {
+    return Status::Invalid("parquet writer: column '" + top.name + "': its not-null field '" +
+                           shredder.null_in_required->name + "' holds a null");
+  }
   return Status::OK();
 }
 

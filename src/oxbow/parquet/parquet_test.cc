@@ -506,6 +506,18 @@ TEST(NestedTest, RoundTripsOverSmallPagesAndRowGroups) {
   }
 }
 
+TEST(NestedTest, RefusesANullInANotNullChild) {
+  const DataType list = DataType::List({"item", DataType::Int32(), /*nullable=*/false});
+  auto schema = std::make_shared<const arrow::Schema>(std::vector<arrow::Field>{{"l", list}});
+  // [1, null]: the null item under a not-null item field; a null list row is fine.
+  arrow::Array l = arrow::Array::MakeNested(list, 2, {Bits({1, 0}), Int32s({0, 2, 2})},
+                                            {Int32Array({1, 0}, {1, 0})});
+  auto batch = arrow::RecordBatch::Make(schema, 2, {l}).ValueOrDie();
+  auto st = WriteToString(schema, {batch}).status();
+  EXPECT_TRUE(st.IsInvalid()) << st.ToString();
+  EXPECT_NE(st.message().find("'item' holds a null"), std::string::npos) << st.ToString();
+}
+
 TEST(NestedTest, MismatchedLeavesFailCleanly) {
   const auto batch = NestedBatch();
   auto file = WriteToString(batch->schema(), {batch});

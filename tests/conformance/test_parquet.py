@@ -265,11 +265,135 @@ def test_inspection_commands(oxbow, tmp_path):
     assert rows == ['{"x":1,"s":"a"}', '{"x":2,"s":"b"}', '{"x":3,"s":null}']
 
 
-def test_nested_columns_are_rejected(oxbow, tmp_path):
-    path = tmp_path / "nested.parquet"
-    pq.write_table(pa.table({"l": [[1, 2], None]}), path)
-    err = oxbow.fails("parquet", "to-arrow", path, tmp_path / "x.arrows")
-    assert "nested" in err or "repeated" in err
+def _nested(typ, make):
+    """N values of `typ` by make(i): nulls, empty and full values at every level."""
+    return pa.array([make(i) for i in range(N)], typ)
+
+
+def _maybe(i, k, v):
+    return None if i % k == 1 else v
+
+
+def nested_table():
+    """Lists, structs, maps and fixed-size lists, nested, with nulls at every level."""
+    point = pa.struct([pa.field("a", pa.int32()), pa.field("b", pa.string())])
+    kv = pa.struct([pa.field("k", pa.string()), pa.field("v", pa.int64(), nullable=False)])
+    deep = pa.struct([pa.field("x", pa.list_(pa.float64())),
+                      pa.field("y", pa.struct([pa.field("z", pa.bool_())]))])
+    cols = {
+        "id": pa.array(range(N), pa.int64()),
+        "l": _nested(pa.list_(pa.int64()), lambda i: _maybe(i, 7, [_maybe(j, 3, i * 10 + j) for j in range(i % 4)])),
+        "ls": _nested(pa.list_(pa.string()), lambda i: _maybe(i, 6, [_maybe(j, 4, "s" * j + str(i)) for j in range(i % 5)])),
+        "s": _nested(point, lambda i: _maybe(i, 5, {"a": _maybe(i, 4, i - 20), "b": _maybe(i, 3, "p" + str(i))})),
+        "m": _nested(pa.map_(pa.string(), pa.int64()),
+                     lambda i: _maybe(i, 8, [("k" + str(j), _maybe(j, 2, i * j)) for j in range(i % 3)])),
+        "ll": _nested(pa.list_(pa.list_(pa.int32())),
+                      lambda i: _maybe(i, 9, [_maybe(j, 3, [_maybe(k, 2, i + j + k) for k in range((i + j) % 4)])
+                                              for j in range(i % 4)])),
+        "sl": _nested(deep, lambda i: _maybe(i, 6, {"x": _maybe(i, 4, [i / 2, -0.5][: i % 3]),
+                                                    "y": _maybe(i, 5, {"z": _maybe(i, 3, i % 2 == 0)})})),
+        "lst": _nested(pa.list_(kv), lambda i: _maybe(i, 4, [_maybe(j, 3, {"k": _maybe(j, 2, "k" + str(j)), "v": i * j})
+                                                          for j in range(i % 5)])),
+        "lm": _nested(pa.list_(pa.map_(pa.int32(), pa.list_(pa.string()))),
+                      lambda i: _maybe(i, 5, [_maybe(j, 2, [(k, _maybe(k, 2, ["v"] * k)) for k in range(j % 3)])
+                                              for j in range(i % 3)])),
+        "ldec": _nested(pa.list_(pa.decimal128(20, 2)), lambda i: [_maybe(j, 2, D(i * 100 + j) / 100) for j in range(i % 3)]),
+        "lts": _nested(pa.list_(pa.timestamp("us", tz="UTC")), lambda i: [_maybe(j, 2, i * 10**9 + j) for j in range(i % 3)]),
+        "fsl": _nested(pa.list_(pa.int32(), 2), lambda i: _maybe(i, 3, [_maybe(i, 4, i), -i])),
+    }
+    schema = pa.schema([pa.field(n, c.type) for n, c in cols.items()]
+                       + [pa.field("req", pa.list_(pa.field("item", pa.int64(), nullable=False)), nullable=False)])
+    cols["req"] = _nested(schema.field("req").type, lambda i: list(range(i % 3)))
+    return pa.table(cols, schema=schema)
+
+
+def assert_values_equal(got, want):
+    """Same columns and values (list element names may differ: "item", "element")."""
+    assert got.schema.names == want.schema.names
+    for name in want.column_names:
+        assert got.column(name).to_pylist() == want.column(name).to_pylist(), name
+
+
+@pytest.mark.parametrize("codec,dictionary,page_version",
+                         [("zstd", "on", 1), ("none", "off", 1), ("snappy", "on", 2), ("zstd", "off", 2)])
+def test_nested_oxbow_written_read_by_pyarrow_and_duckdb(oxbow, tmp_path, codec, dictionary, page_version):
+    table = nested_table()
+    src = tmp_path / "in.arrows"
+    write_stream(src, table)
+    out = tmp_path / "out.parquet"
+    oxbow.ok("parquet", "write", src, out, "--compression", codec, "--dictionary", dictionary,
+             "--row-group-rows", 7, "--page-version", page_version)
+    # pyarrow reads our file exactly as its own file of the same data without ARROW:schema.
+    ref = tmp_path / "ref.parquet"
+    pq.write_table(table, ref, store_schema=False)
+    assert pq.ParquetFile(out).schema.to_arrow_schema() == pq.ParquetFile(ref).schema.to_arrow_schema()
+    assert_tables_equal(pq.read_table(out), pq.read_table(ref))
+    assert_tables_equal(duck_table(out), duck_table(ref))
+    # And we read it back.
+    assert_values_equal(oxbow_to_arrow(oxbow, out, tmp_path), table)
+
+
+@pytest.mark.parametrize("compression", ["SNAPPY", "ZSTD"])
+@pytest.mark.parametrize("use_dictionary", [True, False])
+@pytest.mark.parametrize("data_page_version", ["1.0", "2.0"])
+def test_nested_pyarrow_written_read_by_oxbow(oxbow, tmp_path, compression, use_dictionary, data_page_version):
+    table = nested_table()
+    path = tmp_path / "pa.parquet"
+    pq.write_table(table, path, compression=compression, use_dictionary=use_dictionary,
+                   data_page_version=data_page_version, row_group_size=10)
+    got = oxbow_to_arrow(oxbow, path, tmp_path)
+    assert_values_equal(got, table)
+    assert got.schema.field("l").type == pa.list_(pa.int64())
+    assert got.schema.field("m").type == pa.map_(pa.string(), pa.int64())
+    assert got.schema.field("fsl").type == pa.list_(pa.int32())  # Parquet has no fixed-size list
+
+
+def test_nested_duckdb_written_read_by_oxbow(oxbow, tmp_path):
+    src_table = nested_table().drop_columns(["fsl"])  # noqa: F841 (DuckDB scans it)
+    path = tmp_path / "duck.parquet"
+    duckdb.sql(f"copy (select * from src_table) to '{path}' (format parquet, row_group_size 20)")
+    assert_values_equal(oxbow_to_arrow(oxbow, path, tmp_path), pq.read_table(path))
+
+
+@pytest.mark.parametrize("page_version", [1, 2])
+def test_nested_pages_end_at_row_boundaries(oxbow, tmp_path, page_version):
+    """A long list column spans several pages (20000 values each); no row straddles two."""
+    rows = 30000
+    table = pa.table({"l": pa.array([None if i % 11 == 0 else list(range(i % 4)) for i in range(rows)],
+                                    pa.list_(pa.int64()))})
+    src = tmp_path / "in.arrows"
+    write_stream(src, table)
+    out = tmp_path / "out.parquet"
+    oxbow.ok("parquet", "write", src, out, "--page-version", page_version)
+    assert pq.read_table(out).column("l").to_pylist() == table.column("l").to_pylist()
+    assert duck_table(out).column("l").to_pylist() == table.column("l").to_pylist()
+
+
+def test_nested_field_ids(oxbow, tmp_path):
+    """Field ids on the list element, map key and value and struct fields reach Parquet."""
+    def fid(n):
+        return {"PARQUET:field_id": str(n)}
+    schema = pa.schema([
+        pa.field("l", pa.list_(pa.field("element", pa.int64(), metadata=fid(2))), metadata=fid(1)),
+        pa.field("m", pa.map_(pa.field("key", pa.string(), nullable=False, metadata=fid(4)),
+                              pa.field("value", pa.int64(), metadata=fid(5))), metadata=fid(3)),
+        pa.field("s", pa.struct([pa.field("a", pa.int32(), metadata=fid(7))]), metadata=fid(6)),
+    ])
+    table = pa.table({"l": [[1], None], "m": [[("a", 1)], []], "s": [{"a": 1}, None]}, schema=schema)
+    src = tmp_path / "in.arrows"
+    write_stream(src, table)
+    out = tmp_path / "out.parquet"
+    oxbow.ok("parquet", "write", src, out)
+    f = pq.ParquetFile(out)
+    ids = {f.schema.column(i).path: f.schema.column(i).max_definition_level for i in range(4)}
+    assert ids == {"l.list.element": 3, "m.key_value.key": 2, "m.key_value.value": 3, "s.a": 2}
+    got = f.schema_arrow
+    assert got.field("l").metadata[b"PARQUET:field_id"] == b"1"
+    assert got.field("l").type.value_field.metadata[b"PARQUET:field_id"] == b"2"
+    assert got.field("m").type.key_field.metadata[b"PARQUET:field_id"] == b"4"
+    assert got.field("m").type.item_field.metadata[b"PARQUET:field_id"] == b"5"
+    assert got.field("s").type.field("a").metadata[b"PARQUET:field_id"] == b"7"
+    assert_values_equal(pq.read_table(out), table)
 
 
 @pytest.mark.parametrize("damage", ["truncate_footer", "truncate_middle", "bad_magic", "bad_length",

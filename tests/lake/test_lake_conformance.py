@@ -30,7 +30,7 @@ from lake_harness import (SYSTEM_COLUMNS, assert_lake_equals_log, assert_same_co
                           avro_files_of_current_snapshot, data_files, duckdb_union, field_ids,
                           iceberg_table, lake_rows, lake_type, lake_type_samples, local_path,
                           metadata_json, wait_lake)
-from readers import check_readers
+from readers import check_readers, duckdb_rows
 
 D = decimal.Decimal
 
@@ -395,3 +395,56 @@ def test_newcomer_reads_with_only_the_metadata_location(lake_server, table_name)
     assert len(set(locations)) == 3, f"each commit writes new metadata: {locations}"
     for r, location in enumerate(locations):  # older metadata files stay readable snapshots
         assert iceberg_table(location).scan().to_arrow().num_rows == 10 * (r + 1)
+
+
+def _ids(iceberg_type) -> list[int]:
+    """Every field id under an Iceberg schema JSON type (struct fields, list element, map key
+    and value)."""
+    if not isinstance(iceberg_type, dict):
+        return []
+    if iceberg_type["type"] == "struct":
+        return [i for f in iceberg_type["fields"] for i in [f["id"], *_ids(f["type"])]]
+    if iceberg_type["type"] == "list":
+        return [iceberg_type["element-id"], *_ids(iceberg_type["element"])]
+    return [iceberg_type["key-id"], iceberg_type["value-id"], *_ids(iceberg_type["key"]),
+            *_ids(iceberg_type["value"])]
+
+
+def test_nested_columns(lake_server, table_name):
+    """list, struct and map columns with nulls at every level: the schema gives every nested
+    field an id (element-id, key-id, value-id, struct fields) and pyiceberg and DuckDB's
+    iceberg_scan read the log's values."""
+    point = pa.struct([("a", pa.int32()), ("b", pa.list_(pa.string()))])
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("l", pa.list_(pa.int64())),
+                        ("s", point), ("m", pa.map_(pa.string(), pa.float64())),
+                        ("ll", pa.list_(pa.list_(pa.int32())))])
+    n = 12
+    batch = pa.record_batch([
+        pa.array(range(n), pa.int64()),
+        pa.array([None if i % 5 == 1 else [None if j == 1 else i * j for j in range(i % 4)]
+                  for i in range(n)], pa.list_(pa.int64())),
+        pa.array([None if i % 4 == 2 else {"a": None if i % 3 == 0 else i,
+                                           "b": None if i % 5 == 0 else ["x" * j for j in range(i % 3)]}
+                  for i in range(n)], point),
+        pa.array([None if i % 6 == 3 else [(f"k{j}", None if j == 2 else i + j / 2) for j in range(i % 4)]
+                  for i in range(n)], pa.map_(pa.string(), pa.float64())),
+        pa.array([None if i % 7 == 4 else [None if j == 0 and i % 2 else list(range(j)) for j in range(i % 3)]
+                  for i in range(n)], pa.list_(pa.list_(pa.int32()))),
+    ], schema=schema)
+    lake_server.create_table(table_name, schema)
+    lake_server.put(table_name, [batch])
+    location = wait_lake(lake_server, table_name)["metadata_location"]
+
+    meta = metadata_json(location)
+    current = next(s for s in meta["schemas"] if s["schema-id"] == meta["current-schema-id"])
+    fields = {f["name"]: f for f in current["fields"]}
+    assert fields["l"]["type"]["type"] == "list" and fields["l"]["type"]["element-required"] is False
+    assert fields["m"]["type"]["type"] == "map" and fields["m"]["type"]["key"] == "string"
+    assert [f["name"] for f in fields["s"]["type"]["fields"]] == ["a", "b"]
+    ids = [i for f in current["fields"] for i in [f["id"], *_ids(f["type"])]]
+    assert len(ids) == len(set(ids)) and max(ids) == meta["last-column-id"]
+
+    for read in (lake_rows, duckdb_rows):
+        got = read(location).sort_by("id")
+        for name in schema.names:
+            assert got.column(name).to_pylist() == batch.column(name).to_pylist(), (read, name)

@@ -132,6 +132,40 @@ Result<Array> TakeRows(const Array& column, const std::vector<int32_t>& rows) {
   const auto& type = column.type();
   int64_t null_count = 0;
   ASSIGN_OR_RAISE(auto validity, TakeValidity(column, rows, &null_count));
+  if (type.is_nested()) {
+    // Children take the rows' values: the same index (struct), the rows' ranges (list, map,
+    // fixed_size_list).
+    std::vector<Array> children;
+    std::vector<std::shared_ptr<Buffer>> buffers{validity};
+    std::vector<int32_t> child_rows;
+    if (type.id() == TypeId::kStruct) {
+      for (int32_t r : rows) child_rows.push_back(static_cast<int32_t>(column.offset() + r));
+      for (int k = 0; k < column.num_children(); ++k) {
+        ASSIGN_OR_RAISE(Array child, TakeRows(column.child(k), child_rows));
+        children.push_back(std::move(child));
+      }
+    } else {
+      const bool fixed = type.id() == TypeId::kFixedSizeList;
+      ASSIGN_OR_RAISE(auto offsets, MutableBuffer::Allocate((n + 1) * 4));
+      auto* out = reinterpret_cast<int32_t*>(offsets->mutable_data());
+      out[0] = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t begin = fixed ? (column.offset() + rows[i]) * int64_t{type.list_size()}
+                                    : column.raw_offsets()[rows[i]];
+        const int64_t end =
+            fixed ? begin + type.list_size() : int64_t{column.raw_offsets()[rows[i] + 1]};
+        for (int64_t j = begin; j < end; ++j) child_rows.push_back(static_cast<int32_t>(j));
+        if (child_rows.size() > static_cast<size_t>(INT32_MAX)) {
+          return Status::Invalid("taken rows exceed 2^31 values of " + type.ToString());
+        }
+        out[i + 1] = static_cast<int32_t>(child_rows.size());
+      }
+      if (!fixed) buffers.push_back(std::move(offsets));
+      ASSIGN_OR_RAISE(Array child, TakeRows(column.child(0), child_rows));
+      children.push_back(std::move(child));
+    }
+    return Array::MakeNested(type, n, std::move(buffers), std::move(children), null_count);
+  }
   const int bits = type.bit_width();
   if (bits == 1) {
     ASSIGN_OR_RAISE(auto values, MutableBuffer::Allocate(bit_util::BytesForBits(n)));

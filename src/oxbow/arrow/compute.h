@@ -8,7 +8,8 @@
 
 namespace oxbow::arrow {
 
-// A new array of `column`'s values at `rows`, in that order (values are copied).
+// A new array of `column`'s values at `rows`, in that order (values are copied; nested types
+// take their children's values too).
 Result<Array> TakeRows(const Array& column, const std::vector<int32_t>& rows);
 // TakeRows over every column.
 Result<RecordBatchPtr> TakeRows(const RecordBatch& batch, const std::vector<int32_t>& rows);

@@ -251,6 +251,49 @@ TEST(Metadata, JsonRoundTripWithSnapshotsAndLogs) {
   EXPECT_FALSE(TableMetadata::FromJson(j.dump()).ok());
 }
 
+TEST(Types, NestedTypesFromArrowAndJson) {
+  using arrow::DataType;
+  using arrow::Field;
+  auto id = [](int n) { return arrow::KeyValueMetadata{{"PARQUET:field_id", std::to_string(n)}}; };
+  const DataType list = DataType::List(Field{"item", DataType::Int64(), true, id(4)});
+  const DataType strct = DataType::Struct({Field{"a", DataType::Int32(), false, id(5)}});
+  const DataType map = DataType::Nested(
+      arrow::TypeId::kMap,
+      {Field{"entries",
+             DataType::Struct(
+                 {Field{"key", DataType::String(), false, id(6)},
+                  Field{"value", DataType::Struct({Field{"a", DataType::Int32(), false, id(8)}}),
+                        true, id(7)}}),
+             false,
+             {}}});
+  arrow::Schema arrow_schema(
+      {{"l", list, true, id(1)}, {"s", strct, true, id(2)}, {"m", map, false, id(3)}});
+  auto s = SchemaFromArrow(arrow_schema);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->fields()[0].type.ToString(), "list<long>");
+  EXPECT_EQ(s->fields()[0].type.fields()[0].id, 4);
+  EXPECT_EQ(s->fields()[2].type.ToString(), "map<string, struct<a: int>>");
+  EXPECT_EQ(s->HighestFieldId(), 8);
+  const std::string json = s->ToJson();
+  EXPECT_NE(json.find(R"("element-id":4)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("key-id":6)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("value-id":7)"), std::string::npos) << json;
+  auto back = Schema::FromJson(json);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, *s);
+  // Every nested field needs an id, ids are unique over the tree, and Iceberg has no
+  // fixed-size list.
+  EXPECT_TRUE(TypeFromArrow(DataType::List({"item", DataType::Int64()})).status().IsInvalid());
+  EXPECT_TRUE(Schema::FromJson(R"({"type":"struct","fields":[{"id":1,"name":"l","type":)"
+                               R"({"type":"list","element-id":1,"element":"int"}}]})")
+                  .status()
+                  .IsInvalid());
+  EXPECT_EQ(TypeFromArrow(DataType::FixedSizeList({"item", DataType::Int32(), true, id(2)}, 2))
+                .status()
+                .code(),
+            StatusCode::kNotImplemented);
+}
+
 TEST(Schemas, MistypedJsonIsAnErrorNotAnException) {
   // Fuzzer-found: nlohmann's value() threw type_error out of FromJson.
   EXPECT_FALSE(Schema::FromJson(R"({"type":1,"fields":[]})").ok());

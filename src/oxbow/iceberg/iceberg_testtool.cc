@@ -78,6 +78,9 @@ Result<std::optional<Literal>> JsonToLiteral(const Type& type, const Json& v) {
       }
       return std::optional<Literal>(Decimal{negative ? -unscaled : unscaled});
     }
+    case TypeKind::kStruct:
+    case TypeKind::kList:
+    case TypeKind::kMap: break;
   }
   return Status::Invalid("unsupported type");
 }

@@ -46,6 +46,9 @@ OJson AvroTypeJson(const Type& type, int32_t field_id) {
               {"logicalType", "decimal"},
               {"precision", type.precision()},
               {"scale", type.scale()}};
+    case TypeKind::kStruct:
+    case TypeKind::kList:
+    case TypeKind::kMap: break;  // partition sources are primitive
   }
   return "null";
 }
@@ -102,6 +105,9 @@ AvroValue LiteralToAvro(const Type& type, const Literal& v) {
       }
       return AvroValue::Fixed(std::move(minimal));
     }
+    case TypeKind::kStruct:
+    case TypeKind::kList:
+    case TypeKind::kMap: break;
   }
   return AvroValue::Null();
 }
@@ -139,8 +145,11 @@ Result<Literal> AvroToLiteral(const Type& type, const AvroValue& v) {
       ASSIGN_OR_RAISE(auto unscaled, DecimalFromBytes(v.bytes));
       return Literal(Decimal{unscaled});
     }
+    case TypeKind::kStruct:
+    case TypeKind::kList:
+    case TypeKind::kMap: break;
   }
-  return Status::Internal("unknown type");
+  return Status::Corruption("partition value of nested type " + type.ToString());
 }
 
 AvroValue OptionalLong(const std::optional<int64_t>& v) {

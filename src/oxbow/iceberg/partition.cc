@@ -90,6 +90,7 @@ Result<Type> Transform::ResultType(const Type& source) const {
   auto refuse = [&]() -> Result<Type> {
     return Status::Invalid("transform " + ToString() + " does not apply to " + source.ToString());
   };
+  if (source.is_nested()) return refuse();
   switch (kind) {
     case TransformKind::kIdentity:
     case TransformKind::kVoid: return source;

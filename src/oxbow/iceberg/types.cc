@@ -23,6 +23,34 @@ Type Type::Fixed(int32_t length) {
   return t;
 }
 
+Type Type::Struct(std::vector<NestedField> fields) {
+  Type t(TypeKind::kStruct);
+  t.children_ = std::make_shared<const std::vector<NestedField>>(std::move(fields));
+  return t;
+}
+
+Type Type::List(NestedField element) {
+  Type t(TypeKind::kList);
+  element.name = "element";
+  t.children_ = std::make_shared<const std::vector<NestedField>>(
+      std::vector<NestedField>{std::move(element)});
+  return t;
+}
+
+Type Type::Map(NestedField key, NestedField value) {
+  Type t(TypeKind::kMap);
+  key.name = "key";
+  value.name = "value";
+  t.children_ = std::make_shared<const std::vector<NestedField>>(
+      std::vector<NestedField>{std::move(key), std::move(value)});
+  return t;
+}
+
+const std::vector<NestedField>& Type::fields() const {
+  static const std::vector<NestedField> kNone;
+  return children_ ? *children_ : kNone;
+}
+
 Result<Type> Type::Parse(std::string_view name) {
   static const std::map<std::string, Type, std::less<>> kNames = {
       {"boolean", Boolean()},     {"int", Int()},
@@ -63,13 +91,23 @@ std::string Type::ToString() const {
     case TypeKind::kString: return "string";
     case TypeKind::kFixed: return "fixed[" + std::to_string(length_) + "]";
     case TypeKind::kBinary: return "binary";
+    case TypeKind::kStruct: {
+      std::string out = "struct<";
+      for (size_t i = 0; i < fields().size(); ++i) {
+        out += (i ? ", " : "") + fields()[i].name + ": " + fields()[i].type.ToString();
+      }
+      return out + ">";
+    }
+    case TypeKind::kList: return "list<" + fields()[0].type.ToString() + ">";
+    case TypeKind::kMap:
+      return "map<" + fields()[0].type.ToString() + ", " + fields()[1].type.ToString() + ">";
   }
   return "?";
 }
 
 bool Type::operator==(const Type& other) const {
   return kind_ == other.kind_ && precision_ == other.precision_ && scale_ == other.scale_ &&
-         length_ == other.length_;
+         length_ == other.length_ && fields() == other.fields();
 }
 
 bool NestedField::operator==(const NestedField& other) const {
@@ -91,23 +129,154 @@ const NestedField* Schema::FindField(std::string_view name) const {
   return nullptr;
 }
 
-int32_t Schema::HighestFieldId() const {
+namespace {
+
+int32_t HighestId(const std::vector<NestedField>& fields) {
   int32_t highest = 0;
-  for (const auto& f : fields_) highest = std::max(highest, f.id);
+  for (const auto& f : fields) highest = std::max({highest, f.id, HighestId(f.type.fields())});
   return highest;
 }
 
-Status Schema::Validate() const {
-  std::set<int32_t> ids;
+// Ids positive and unique over the whole tree, names unique among siblings.
+Status CheckFields(const std::vector<NestedField>& fields, std::set<int32_t>* ids) {
   std::set<std::string> names;
-  for (const auto& f : fields_) {
+  for (const auto& f : fields) {
     if (f.id <= 0) return Status::Invalid("field " + f.name + " has id " + std::to_string(f.id));
-    if (!ids.insert(f.id).second) {
+    if (!ids->insert(f.id).second) {
       return Status::Invalid("field id " + std::to_string(f.id) + " used twice");
     }
     if (!names.insert(f.name).second)
       return Status::Invalid("field name " + f.name + " used twice");
+    RETURN_NOT_OK(CheckFields(f.type.fields(), ids));
   }
+  return Status::OK();
+}
+
+Json FieldsToJson(const std::vector<NestedField>& fields);
+
+Json TypeToJson(const Type& t) {
+  switch (t.kind()) {
+    case TypeKind::kStruct: return {{"type", "struct"}, {"fields", FieldsToJson(t.fields())}};
+    case TypeKind::kList: {
+      const NestedField& e = t.fields()[0];
+      return {{"type", "list"},
+              {"element-id", e.id},
+              {"element", TypeToJson(e.type)},
+              {"element-required", e.required}};
+    }
+    case TypeKind::kMap: {
+      const NestedField& k = t.fields()[0];
+      const NestedField& v = t.fields()[1];
+      return {{"type", "map"},
+              {"key-id", k.id},
+              {"key", TypeToJson(k.type)},
+              {"value-id", v.id},
+              {"value", TypeToJson(v.type)},
+              {"value-required", v.required}};
+    }
+    default: return t.ToString();
+  }
+}
+
+Json FieldsToJson(const std::vector<NestedField>& fields) {
+  Json out = Json::array();
+  for (const auto& f : fields) {
+    Json jf = {
+        {"id", f.id}, {"name", f.name}, {"required", f.required}, {"type", TypeToJson(f.type)}};
+    if (!f.doc.empty()) jf["doc"] = f.doc;
+    out.push_back(std::move(jf));
+  }
+  return out;
+}
+
+constexpr int kMaxTypeDepth = 32;
+
+Result<std::vector<NestedField>> FieldsFromJson(const Json& fields, int depth);
+
+Result<int32_t> IdFromJson(const Json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_number_integer()) {
+    return Status::Invalid(std::string("Iceberg type without an integer \"") + key + "\"");
+  }
+  return j[key].get<int32_t>();
+}
+
+Result<bool> RequiredFromJson(const Json& j, const char* key) {
+  if (!j.contains(key)) return false;
+  if (!j[key].is_boolean()) {
+    return Status::Invalid(std::string("Iceberg type: \"") + key + "\" is not a boolean");
+  }
+  return j[key].get<bool>();
+}
+
+Result<Type> TypeFromJson(const Json& j, int depth) {
+  if (j.is_string()) return Type::Parse(j.get<std::string>());
+  if (depth > kMaxTypeDepth) return Status::Invalid("Iceberg type nested too deep");
+  if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
+    return Status::Invalid("Iceberg type is neither a name nor an object with a \"type\"");
+  }
+  const std::string kind = j["type"].get<std::string>();
+  if (kind == "struct") {
+    if (!j.contains("fields")) return Status::Invalid("Iceberg struct type without fields");
+    ASSIGN_OR_RAISE(auto fields, FieldsFromJson(j["fields"], depth + 1));
+    return Type::Struct(std::move(fields));
+  }
+  if (kind == "list") {
+    NestedField e;
+    ASSIGN_OR_RAISE(e.id, IdFromJson(j, "element-id"));
+    if (!j.contains("element")) return Status::Invalid("Iceberg list type without an element");
+    ASSIGN_OR_RAISE(e.type, TypeFromJson(j["element"], depth + 1));
+    ASSIGN_OR_RAISE(e.required, RequiredFromJson(j, "element-required"));
+    return Type::List(std::move(e));
+  }
+  if (kind == "map") {
+    NestedField k, v;
+    ASSIGN_OR_RAISE(k.id, IdFromJson(j, "key-id"));
+    ASSIGN_OR_RAISE(v.id, IdFromJson(j, "value-id"));
+    if (!j.contains("key") || !j.contains("value")) {
+      return Status::Invalid("Iceberg map type without a key and a value");
+    }
+    ASSIGN_OR_RAISE(k.type, TypeFromJson(j["key"], depth + 1));
+    ASSIGN_OR_RAISE(v.type, TypeFromJson(j["value"], depth + 1));
+    k.required = true;
+    ASSIGN_OR_RAISE(v.required, RequiredFromJson(j, "value-required"));
+    return Type::Map(std::move(k), std::move(v));
+  }
+  return Status::NotImplemented("Iceberg type \"" + kind + "\"");
+}
+
+Result<std::vector<NestedField>> FieldsFromJson(const Json& fields, int depth) {
+  if (!fields.is_array()) return Status::Invalid("Iceberg fields are not a list");
+  std::vector<NestedField> out;
+  for (const auto& jf : fields) {
+    if (!jf.is_object() || !jf.contains("id") || !jf["id"].is_number_integer() ||
+        !jf.contains("name") || !jf["name"].is_string() || !jf.contains("type")) {
+      return Status::Invalid("Iceberg schema field without id, name and type");
+    }
+    NestedField f;
+    f.id = jf["id"].get<int32_t>();
+    f.name = jf["name"].get<std::string>();
+    if (jf.contains("required")) {
+      if (!jf["required"].is_boolean()) {
+        return Status::Invalid("Iceberg field " + f.name + ": \"required\" is not a boolean");
+      }
+      f.required = jf["required"].get<bool>();
+    }
+    if (jf.contains("doc") && jf["doc"].is_string()) f.doc = jf["doc"].get<std::string>();
+    auto type = TypeFromJson(jf["type"], depth);
+    if (!type.ok()) return type.status().WithContext("field " + f.name);
+    f.type = std::move(*type);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace
+
+int32_t Schema::HighestFieldId() const { return HighestId(fields_); }
+
+Status Schema::Validate() const {
+  std::set<int32_t> ids;
+  RETURN_NOT_OK(CheckFields(fields_, &ids));
   std::set<int32_t> identifiers;
   for (int32_t id : identifier_field_ids_) {
     const NestedField* f = FindField(id);
@@ -126,14 +295,7 @@ Status Schema::Validate() const {
 }
 
 std::string Schema::ToJson() const {
-  Json fields = Json::array();
-  for (const auto& f : fields_) {
-    Json jf = {
-        {"id", f.id}, {"name", f.name}, {"required", f.required}, {"type", f.type.ToString()}};
-    if (!f.doc.empty()) jf["doc"] = f.doc;
-    fields.push_back(std::move(jf));
-  }
-  Json j = {{"type", "struct"}, {"schema-id", schema_id_}, {"fields", std::move(fields)}};
+  Json j = {{"type", "struct"}, {"schema-id", schema_id_}, {"fields", FieldsToJson(fields_)}};
   if (!identifier_field_ids_.empty()) j["identifier-field-ids"] = identifier_field_ids_;
   return j.dump();
 }
@@ -145,30 +307,7 @@ Result<Schema> Schema::FromJson(std::string_view json) {
       !j["fields"].is_array()) {
     return Status::Invalid("Iceberg schema is not a struct with fields");
   }
-  std::vector<NestedField> fields;
-  for (const auto& jf : j["fields"]) {
-    if (!jf.is_object() || !jf.contains("id") || !jf["id"].is_number_integer() ||
-        !jf.contains("name") || !jf["name"].is_string() || !jf.contains("type")) {
-      return Status::Invalid("Iceberg schema field without id, name and type");
-    }
-    NestedField f;
-    f.id = jf["id"].get<int32_t>();
-    f.name = jf["name"].get<std::string>();
-    if (jf.contains("required")) {
-      if (!jf["required"].is_boolean()) {
-        return Status::Invalid("Iceberg field " + f.name + ": \"required\" is not a boolean");
-      }
-      f.required = jf["required"].get<bool>();
-    }
-    if (jf.contains("doc") && jf["doc"].is_string()) f.doc = jf["doc"].get<std::string>();
-    if (!jf["type"].is_string()) {
-      return Status::NotImplemented("Iceberg field " + f.name + " has a nested type");
-    }
-    auto type = Type::Parse(jf["type"].get<std::string>());
-    if (!type.ok()) return type.status().WithContext("field " + f.name);
-    f.type = *type;
-    fields.push_back(std::move(f));
-  }
+  ASSIGN_OR_RAISE(std::vector<NestedField> fields, FieldsFromJson(j["fields"], 0));
   int32_t id = j.contains("schema-id") && j["schema-id"].is_number_integer()
                    ? j["schema-id"].get<int32_t>()
                    : 0;
@@ -190,6 +329,32 @@ Result<Schema> Schema::FromJson(std::string_view json) {
 bool Schema::operator==(const Schema& other) const {
   return schema_id_ == other.schema_id_ && fields_ == other.fields_ &&
          identifier_field_ids_ == other.identifier_field_ids_;
+}
+
+namespace {
+
+Result<int32_t> FieldIdFromArrow(const arrow::Field& f) {
+  auto id = arrow::FindMetadata(f.metadata, "PARQUET:field_id");
+  if (!id) return Status::Invalid("nested field " + f.name + " has no PARQUET:field_id");
+  char* end = nullptr;
+  long v = std::strtol(id->c_str(), &end, 10);
+  if (id->empty() || *end != '\0' || v <= 0 || v > INT32_MAX) {
+    return Status::Invalid("field " + f.name + " has PARQUET:field_id \"" + *id + "\"");
+  }
+  return static_cast<int32_t>(v);
+}
+
+}  // namespace
+
+Result<NestedField> ChildFromArrow(const arrow::Field& f) {
+  NestedField nf;
+  nf.name = f.name;
+  nf.required = !f.nullable;
+  ASSIGN_OR_RAISE(nf.id, FieldIdFromArrow(f));
+  auto type = TypeFromArrow(f.type);
+  if (!type.ok()) return type.status().WithContext("field " + f.name);
+  nf.type = std::move(*type);
+  return nf;
 }
 
 Result<Type> TypeFromArrow(const arrow::DataType& type) {
@@ -231,12 +396,27 @@ Result<Type> TypeFromArrow(const arrow::DataType& type) {
                                "FIXED_LEN_BYTE_ARRAY, whose length must be at least 1");
       }
       return Type::Fixed(type.byte_width());
-    case TypeId::kList:
-    case TypeId::kStruct:
-    case TypeId::kMap:
+    case TypeId::kStruct: {
+      std::vector<NestedField> fields;
+      for (const auto& c : type.children()) {
+        ASSIGN_OR_RAISE(NestedField f, ChildFromArrow(c));
+        fields.push_back(std::move(f));
+      }
+      return Type::Struct(std::move(fields));
+    }
+    case TypeId::kList: {
+      ASSIGN_OR_RAISE(NestedField e, ChildFromArrow(type.child(0)));
+      return Type::List(std::move(e));
+    }
+    case TypeId::kMap: {
+      const auto& entries = type.child(0).type;
+      ASSIGN_OR_RAISE(NestedField k, ChildFromArrow(entries.child(0)));
+      ASSIGN_OR_RAISE(NestedField v, ChildFromArrow(entries.child(1)));
+      return Type::Map(std::move(k), std::move(v));
+    }
     case TypeId::kFixedSizeList:
       return Status::NotImplemented(type.ToString() +
-                                    ": nested types are not tiered to the lake yet");
+                                    " has no Iceberg type (Iceberg has no fixed-size list)");
   }
   return Status::NotImplemented("Arrow type " + type.ToString() + " has no Iceberg mapping");
 }
@@ -293,6 +473,9 @@ Status CheckLiteral(const Type& type, const Literal& value) {
            static_cast<int32_t>(std::get<std::string>(value).size()) == type.length();
       break;
     case TypeKind::kDecimal: ok = std::holds_alternative<Decimal>(value); break;
+    case TypeKind::kStruct:
+    case TypeKind::kList:
+    case TypeKind::kMap: ok = false; break;
   }
   if (!ok) return Status::Invalid("value does not fit Iceberg type " + type.ToString());
   return Status::OK();
@@ -366,6 +549,9 @@ Result<std::string> SerializeLiteral(const Type& type, const Literal& value) {
     case TypeKind::kBinary:
     case TypeKind::kFixed: return std::get<std::string>(value);
     case TypeKind::kDecimal: return DecimalToBytes(std::get<Decimal>(value).unscaled);
+    case TypeKind::kStruct:
+    case TypeKind::kList:
+    case TypeKind::kMap: break;  // CheckLiteral refused them
   }
   return Status::Internal("unknown type");
 }
@@ -406,8 +592,11 @@ Result<Literal> DeserializeLiteral(const Type& type, std::string_view bytes) {
       ASSIGN_OR_RAISE(auto v, DecimalFromBytes(bytes));
       return Literal(Decimal{v});
     }
+    case TypeKind::kStruct:
+    case TypeKind::kList:
+    case TypeKind::kMap: break;
   }
-  return Status::Internal("unknown type");
+  return Status::Invalid("a " + type.ToString() + " has no single-value serialization");
 }
 
 namespace {
@@ -482,6 +671,9 @@ std::string LiteralToString(const Type& type, const Literal& value) {
       }
       return (negative ? "-" : "") + digits;
     }
+    case TypeKind::kStruct:
+    case TypeKind::kList:
+    case TypeKind::kMap: break;
   }
   return "?";
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,7 +28,13 @@ enum class TypeKind : uint8_t {
   kString,
   kFixed,
   kBinary,
+  // Nested types ("Nested Types" in the spec): their children are NestedFields with ids.
+  kStruct,
+  kList,
+  kMap,
 };
+
+struct NestedField;
 
 class Type {
  public:
@@ -44,6 +51,10 @@ class Type {
   static Type Binary() { return Type(TypeKind::kBinary); }
   static Type Decimal(int32_t precision, int32_t scale);
   static Type Fixed(int32_t length);
+  static Type Struct(std::vector<NestedField> fields);
+  // `element`: its id is the list's element-id, required its element-required.
+  static Type List(NestedField element);
+  static Type Map(NestedField key, NestedField value);
 
   // Parses the JSON names: "boolean", "int", "long", ..., "decimal(9,2)", "fixed[16]".
   static Result<Type> Parse(std::string_view name);
@@ -52,8 +63,12 @@ class Type {
   int32_t precision() const { return precision_; }
   int32_t scale() const { return scale_; }
   int32_t length() const { return length_; }
+  bool is_nested() const { return kind_ >= TypeKind::kStruct; }
+  // Struct fields; a list's element; a map's key and value. Empty for primitive types.
+  const std::vector<NestedField>& fields() const;
 
-  // The JSON name as Java Iceberg writes it: "long", "decimal(9, 2)", "fixed[16]".
+  // The JSON name as Java Iceberg writes it: "long", "decimal(9, 2)", "fixed[16]"; nested
+  // types print as "struct<...>", "list<...>", "map<..., ...>" (their JSON is an object).
   std::string ToString() const;
   bool operator==(const Type& other) const;
   bool operator!=(const Type& other) const { return !(*this == other); }
@@ -64,6 +79,7 @@ class Type {
   int32_t precision_ = 0;
   int32_t scale_ = 0;
   int32_t length_ = 0;
+  std::shared_ptr<const std::vector<NestedField>> children_;
 };
 
 struct NestedField {
@@ -89,15 +105,20 @@ class Schema {
   const std::vector<NestedField>& fields() const { return fields_; }
   // The fields that identify a row (a primary key): "identifier-field-ids" in JSON.
   const std::vector<int32_t>& identifier_field_ids() const { return identifier_field_ids_; }
+  // Top-level fields only.
   const NestedField* FindField(int32_t id) const;
   const NestedField* FindField(std::string_view name) const;
+  // Over nested fields too.
   int32_t HighestFieldId() const;
-  // Field ids positive and unique, names unique; identifier fields exist, are required and
-  // are not float or double (the spec's rule).
+  // Field ids (nested ones too) positive and unique, names unique within a struct; identifier
+  // fields exist, are required and are not float or double (the spec's rule).
   Status Validate() const;
 
   // {"type":"struct","schema-id":N,"fields":[{"id":..,"name":..,"required":..,"type":..}]},
-  // plus "identifier-field-ids":[..] when there are any.
+  // plus "identifier-field-ids":[..] when there are any. A nested type is an object:
+  // {"type":"struct","fields":[..]}, {"type":"list","element-id":..,"element":..,
+  // "element-required":..}, {"type":"map","key-id":..,"key":..,"value-id":..,"value":..,
+  // "value-required":..}.
   std::string ToJson() const;
   static Result<Schema> FromJson(std::string_view json);
   bool operator==(const Schema& other) const;
@@ -112,10 +133,15 @@ class Schema {
 // int64 and uint32->long, uint64 rejected, float->float, double->double, string->string,
 // binary->binary, date32->date, timestamp without zone->timestamp, with zone->timestamptz
 // (any unit; values are microseconds in Iceberg), decimal128(p,s)->decimal(p,s) (rejected
-// unless 0 <= s <= p), fixed_size_binary(n)->fixed[n] (rejected for n = 0).
+// unless 0 <= s <= p), fixed_size_binary(n)->fixed[n] (rejected for n = 0); list->list,
+// struct->struct, map->map, with their children's ids from field metadata "PARQUET:field_id"
+// (required on every child); fixed_size_list is rejected (Iceberg has no fixed-size list).
 Result<Type> TypeFromArrow(const arrow::DataType& type);
-// Field ids come from field metadata "PARQUET:field_id" when every field has one, else they
-// are 1..n in order. required = !nullable.
+// A child of a nested Arrow type (list item, map key or value, struct field) as a NestedField.
+Result<NestedField> ChildFromArrow(const arrow::Field& field);
+// Field ids come from field metadata "PARQUET:field_id" when every top-level field has one,
+// else they are 1..n in order (nested children then need ids of their own). required =
+// !nullable.
 Result<Schema> SchemaFromArrow(const arrow::Schema& schema, int32_t schema_id = 0);
 
 // A decimal's unscaled value.

@@ -18,7 +18,9 @@ constexpr char kFieldIdKey[] = "PARQUET:field_id";
 
 Result<DataType> LakeType(const arrow::Field& field) {
   // Refuses what Iceberg or Parquet cannot hold: uint64, decimals with a scale outside
-  // [0, precision], zero-width fixed_size_binary.
+  // [0, precision], zero-width fixed_size_binary. Nested types get their children's ids (and
+  // are checked) by NestedLakeType.
+  if (field.type.is_nested()) return field.type;
   if (auto mapped = iceberg::TypeFromArrow(field.type); !mapped.ok()) {
     return Status::Invalid("column " + Quote(field.name) + ": " + mapped.status().message() +
                            " (a table with lake.enabled=false may hold it)");
@@ -33,6 +35,41 @@ Result<DataType> LakeType(const arrow::Field& field) {
     case TypeId::kTimestamp: return DataType::Timestamp(arrow::TimeUnit::kMicro, t.timezone());
     default: return t;
   }
+}
+
+// A nested column's lake type: the log's type with a PARQUET:field_id on every child (list
+// element, map key and value, struct field), numbered from *next_id. Tiering does not convert
+// values inside nested columns, so a child whose lake type differs from its log type (int8,
+// int16, unsigned, timestamps other than microseconds) is refused.
+Result<DataType> NestedLakeType(const std::string& column, const DataType& t, int32_t* next_id) {
+  std::vector<arrow::Field> children;
+  for (const arrow::Field& c : t.children()) {
+    arrow::Field out = c;
+    if (t.id() == TypeId::kMap) {
+      // The entries struct has no id of its own; its key and value do.
+      ASSIGN_OR_RAISE(out.type, NestedLakeType(column, c.type, next_id));
+      children.push_back(std::move(out));
+      continue;
+    }
+    out.metadata = {{kFieldIdKey, std::to_string((*next_id)++)}};
+    if (c.type.is_nested()) {
+      ASSIGN_OR_RAISE(out.type, NestedLakeType(column, c.type, next_id));
+    } else {
+      ASSIGN_OR_RAISE(DataType lake, LakeType(arrow::Field{column, c.type, true, {}}));
+      if (lake != c.type) {
+        return Status::Invalid("column " + Quote(column) + ": " + c.type.ToString() +
+                               " inside a nested column is not tiered (use " + lake.ToString() +
+                               "; a table with lake.enabled=false may hold it)");
+      }
+    }
+    children.push_back(std::move(out));
+  }
+  DataType lake = DataType::Nested(t.id(), std::move(children), t.list_size());
+  if (auto mapped = iceberg::TypeFromArrow(lake); !mapped.ok()) {
+    return Status::Invalid("column " + Quote(column) + ": " + mapped.status().message() +
+                           " (a table with lake.enabled=false may hold it)");
+  }
+  return lake;
 }
 
 arrow::Field LakeField(std::string name, DataType type, bool nullable, int32_t id) {
@@ -60,6 +97,9 @@ std::optional<iceberg::Literal> LiteralAt(const iceberg::Type& type, const arrow
     case iceberg::TypeKind::kString:
     case iceberg::TypeKind::kBinary:
     case iceberg::TypeKind::kFixed: return std::string(column.GetView(row));
+    case iceberg::TypeKind::kStruct:
+    case iceberg::TypeKind::kList:
+    case iceberg::TypeKind::kMap: break;  // not a partition source
   }
   return std::nullopt;
 }
@@ -124,6 +164,12 @@ Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema,
   fields.push_back(LakeField(kOffsetColumn, DataType::Int64(), false, id++));
   fields.push_back(LakeField(kTimestampColumn, DataType::Timestamp(arrow::TimeUnit::kMicro, "UTC"),
                              false, id++));
+  // Nested columns' children take the ids after every top-level column's.
+  for (auto& f : fields) {
+    if (f.type.is_nested()) {
+      ASSIGN_OR_RAISE(f.type, NestedLakeType(f.name, f.type, &id));
+    }
+  }
   LakeSchema out;
   out.log_schema = log_schema;
   out.arrow_schema = std::make_shared<const arrow::Schema>(std::move(fields));

@@ -436,6 +436,116 @@ INSTANTIATE_TEST_SUITE_P(Matrix, RoundTripTest,
                                            RoundTripCase{Codec::kUncompressed, true, 2, true},
                                            RoundTripCase{Codec::kUncompressed, false, 1, false}));
 
+// ---- Nested columns ----
+
+std::shared_ptr<Buffer> Int32s(const std::vector<int32_t>& values) {
+  return Buffer::CopyFrom({reinterpret_cast<const char*>(values.data()), values.size() * 4})
+      .ValueOrDie();
+}
+
+std::shared_ptr<Buffer> Bits(const std::vector<bool>& bits) {
+  std::string bytes((bits.size() + 7) / 8, '\0');
+  for (size_t i = 0; i < bits.size(); ++i) {
+    if (bits[i]) bytes[i / 8] = static_cast<char>(bytes[i / 8] | (1 << (i % 8)));
+  }
+  return Buffer::FromString(std::move(bytes));
+}
+
+arrow::Array Int32Array(const std::vector<int32_t>& values, const std::vector<bool>& valid) {
+  return arrow::Array::Make(DataType::Int32(), static_cast<int64_t>(values.size()),
+                            {Bits(valid), Int32s(values)});
+}
+
+// 6 rows of l: list<int32>, s: struct<a: int32, b: list<int32>>, m: map<int32, int32>, with
+// nulls at every level (the IPC test's batch).
+arrow::RecordBatchPtr NestedBatch() {
+  using arrow::Array;
+  const DataType list = DataType::List({"item", DataType::Int32()});
+  const DataType strct = DataType::Struct({{"a", DataType::Int32()}, {"b", list}});
+  const DataType map = DataType::Map(DataType::Int32(), DataType::Int32());
+  auto schema = std::make_shared<const arrow::Schema>(
+      std::vector<arrow::Field>{{"l", list}, {"s", strct}, {"m", map}});
+  // l: [1, null], null, [], [3], [4, 5, 6], [null]
+  Array l = Array::MakeNested(list, 6, {Bits({1, 0, 1, 1, 1, 1}), Int32s({0, 2, 2, 2, 3, 6, 7})},
+                              {Int32Array({1, 0, 3, 4, 5, 6, 0}, {1, 0, 1, 1, 1, 1, 0})});
+  // s.b: [7], null, [], [8, null], null, []
+  Array b = Array::MakeNested(list, 6, {Bits({1, 0, 1, 1, 0, 1}), Int32s({0, 1, 1, 1, 3, 3, 3})},
+                              {Int32Array({7, 8, 0}, {1, 1, 0})});
+  Array s = Array::MakeNested(strct, 6, {Bits({1, 1, 0, 1, 1, 1})},
+                              {Int32Array({1, 0, 0, 4, 5, 6}, {1, 0, 0, 1, 1, 1}), b});
+  Array entries = Array::MakeNested(
+      map.child(0).type, 4, {nullptr},
+      {Int32Array({1, 2, 3, 4}, {1, 1, 1, 1}), Int32Array({10, 0, 30, 40}, {1, 0, 1, 1})});
+  Array m = Array::MakeNested(map, 6, {Bits({1, 0, 1, 1, 1, 1}), Int32s({0, 2, 2, 2, 3, 4, 4})},
+                              {entries});
+  return arrow::RecordBatch::Make(schema, 6, {l, s, m}).ValueOrDie();
+}
+
+TEST(NestedTest, RoundTripsOverSmallPagesAndRowGroups) {
+  const auto batch = NestedBatch();
+  for (int version : {1, 2}) {
+    for (bool dictionary : {true, false}) {
+      WriterOptions options;
+      options.data_page_version = version;
+      options.dictionary = dictionary;
+      options.data_page_rows = 2;  // pages close at row boundaries, never inside a list
+      options.row_group_rows = 4;
+      for (int64_t offset : {0, 1}) {
+        const auto slice = batch->Slice(offset, batch->num_rows() - offset);
+        auto file = WriteToString(batch->schema(), {slice}, options);
+        ASSERT_OK(file);
+        SCOPED_TRACE("version " + std::to_string(version) + " offset " + std::to_string(offset));
+        ExpectSameRows(*slice, ReadAll(*file));
+        auto reader = FileReader::Open(ToBuffer(*file));
+        ASSERT_OK(reader);
+        EXPECT_EQ((*reader)->metadata().row_groups[0].columns.size(), 5u);  // leaf columns
+        // Projection of a nested column reads its leaves only.
+        ExpectSameRows(*slice->SelectColumns({1}).ValueOrDie(), ReadAll(*file, {.columns = {"s"}}));
+      }
+    }
+  }
+}
+
+TEST(NestedTest, RefusesANullInANotNullChild) {
+  const DataType list = DataType::List({"item", DataType::Int32(), /*nullable=*/false});
+  auto schema = std::make_shared<const arrow::Schema>(std::vector<arrow::Field>{{"l", list}});
+  // [1, null]: the null item under a not-null item field; a null list row is fine.
+  arrow::Array l = arrow::Array::MakeNested(list, 2, {Bits({1, 0}), Int32s({0, 2, 2})},
+                                            {Int32Array({1, 0}, {1, 0})});
+  auto batch = arrow::RecordBatch::Make(schema, 2, {l}).ValueOrDie();
+  auto st = WriteToString(schema, {batch}).status();
+  EXPECT_TRUE(st.IsInvalid()) << st.ToString();
+  EXPECT_NE(st.message().find("'item' holds a null"), std::string::npos) << st.ToString();
+}
+
+TEST(NestedTest, MismatchedLeavesFailCleanly) {
+  const auto batch = NestedBatch();
+  auto file = WriteToString(batch->schema(), {batch});
+  ASSERT_OK(file);
+  auto reader = FileReader::Open(ToBuffer(*file));
+  ASSERT_OK(reader);
+  // The chunk of s.b's elements claims fewer values (levels) than its pages hold.
+  FileMetaData meta = (*reader)->metadata();
+  meta.row_groups[0].columns[2].meta_data->num_values = 5;
+  std::string footer;
+  SerializeFileMetaData(meta, &footer);
+  const int64_t data_end =
+      static_cast<int64_t>(file->size()) - 8 -
+      static_cast<int64_t>(*reinterpret_cast<const uint32_t*>(file->data() + file->size() - 8));
+  std::string bad = file->substr(0, static_cast<size_t>(data_end)) + footer;
+  const auto len = static_cast<uint32_t>(footer.size());
+  bad.append(reinterpret_cast<const char*>(&len), 4);
+  bad.append("PAR1");
+  auto broken = FileReader::Open(ToBuffer(bad));
+  if (broken.ok()) {
+    auto read = (*broken)->Read();
+    ASSERT_FALSE(read.ok());
+    EXPECT_EQ(read.status().code(), StatusCode::kCorruption) << read.status().ToString();
+  } else {
+    EXPECT_EQ(broken.status().code(), StatusCode::kCorruption) << broken.status().ToString();
+  }
+}
+
 TEST(WriterTest, PageChecksumsCanBeTurnedOff) {
   auto schema = testing::EveryTypeSchema();
   WriterOptions options;

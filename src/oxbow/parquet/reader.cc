@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "oxbow/parquet/encoding_internal.h"
+#include "oxbow/parquet/nested_internal.h"
 #include "oxbow/parquet/reader_internal.h"
 #include "oxbow/parquet/schema_internal.h"
 
@@ -57,18 +58,25 @@ class PageScratch {
 // Decodes the pages of one column chunk straight into Arrow buffers.
 class ChunkDecoder {
  public:
-  ChunkDecoder(const arrow::Field& field, const SchemaElement& element, int64_t num_rows,
-               bool verify_page_checksums, PageScratch* page_scratch)
+  // A chunk of `num_rows` values (level entries, for a nested leaf); `keep_levels` keeps every
+  // page's levels for levels().
+  ChunkDecoder(const internal::LeafColumn& leaf, const SchemaElement& element, int64_t num_rows,
+               bool keep_levels, bool verify_page_checksums, PageScratch* page_scratch)
       : page_scratch_(page_scratch),
-        field_(field),
+        field_(leaf.field),
         physical_(*element.type),
         width_(PhysicalSize(*element.type, element.type_length.value_or(0))),
         num_rows_(num_rows),
-        optional_(element.repetition_type != Repetition::kRequired),
+        max_def_(leaf.max_def),
+        max_rep_(leaf.max_rep),
+        keep_levels_(keep_levels),
         verify_page_checksums_(verify_page_checksums) {}
 
   // Decodes the chunk's pages from `bytes`, the file's bytes in `range` (ChunkRange's).
   Result<Array> Decode(const uint8_t* bytes, internal::ByteRange range, const ColumnChunk& chunk);
+  // The definition and repetition levels of every value, when kept.
+  std::vector<uint32_t>& def_levels() { return all_def_; }
+  std::vector<uint32_t>& rep_levels() { return all_rep_; }
 
  private:
   Status Error(const std::string& what) const {
@@ -79,9 +87,15 @@ class ChunkDecoder {
   }
   Status AllocateOutput();
   Status ReadDictionary(const PageHeader& h, const uint8_t* data, int64_t size);
-  Status ReadDataPage(int32_t num_values, Encoding encoding, const uint8_t* levels,
-                      int64_t levels_size, bool levels_prefixed, const uint8_t* values,
-                      int64_t values_size);
+  struct Span {
+    const uint8_t* data = nullptr;
+    int64_t size = 0;
+  };
+  // Splits a v1 page's length-prefixed level runs off the front of `*body`.
+  Status TakeLevels(Span* body, Span* levels, const char* what) const;
+  Status DecodeLevels(Span span, int16_t max_level, std::vector<uint32_t>* out, int64_t n,
+                      const char* what);
+  Status ReadDataPage(int32_t num_values, Encoding encoding, Span rep, Span def, Span values);
   Status DecodeDense(Encoding encoding, const uint8_t* data, int64_t size, int64_t count);
   Status DecodeDeltaBytes(Encoding encoding, const uint8_t* data, int64_t size, int64_t count);
   Status Emit(int64_t n, int64_t count);
@@ -94,8 +108,11 @@ class ChunkDecoder {
   PhysicalType physical_;
   int width_;  // bytes per physical value (0 for BOOLEAN and BYTE_ARRAY)
   int64_t num_rows_;
-  bool optional_;
+  int16_t max_def_;
+  int16_t max_rep_;
+  bool keep_levels_;
   bool verify_page_checksums_;
+  std::vector<uint32_t> all_def_, all_rep_;
 
   // Output.
   std::shared_ptr<MutableBuffer> validity_;
@@ -106,7 +123,8 @@ class ChunkDecoder {
   int64_t null_count_ = 0;
 
   // The current page.
-  std::vector<uint32_t> levels_;
+  std::vector<uint32_t> levels_;    // definition levels
+  std::vector<uint32_t> rep_page_;  // repetition levels
   std::vector<uint8_t> valid_;      // 0/1 per value of the page
   const uint8_t* dense_ = nullptr;  // fixed-width physical values, non-null only
   std::vector<uint8_t> dense_buffer_;
@@ -159,7 +177,7 @@ void PackBits(const uint8_t* flags, int64_t n, uint8_t* bits, int64_t start) {
 
 Status ChunkDecoder::AllocateOutput() {
   const DataType& t = field_.type;
-  if (optional_) {
+  if (max_def_ > 0) {
     ASSIGN_OR_RAISE(validity_, MutableBuffer::Allocate(bit_util::BytesForBits(num_rows_)));
     std::memset(validity_->mutable_data(), 0, static_cast<size_t>(validity_->size()));
   }
@@ -600,40 +618,71 @@ Status ChunkDecoder::Emit(int64_t n, int64_t count) {
                t.ToString());
 }
 
-Status ChunkDecoder::ReadDataPage(int32_t num_values, Encoding encoding, const uint8_t* levels,
-                                  int64_t levels_size, bool levels_prefixed, const uint8_t* values,
-                                  int64_t values_size) {
+Status ChunkDecoder::TakeLevels(Span* body, Span* levels, const char* what) const {
+  if (body->size < 4) return Error(std::string("data page too short for its ") + what + " levels");
+  uint32_t l;
+  std::memcpy(&l, body->data, 4);
+  if (l > static_cast<uint64_t>(body->size - 4)) {
+    return Error(std::string(what) + " levels of " + std::to_string(l) +
+                 " bytes run past the page");
+  }
+  *levels = Span{body->data + 4, l};
+  *body = Span{body->data + 4 + l, body->size - 4 - l};
+  return Status::OK();
+}
+
+Status ChunkDecoder::DecodeLevels(Span span, int16_t max_level, std::vector<uint32_t>* out,
+                                  int64_t n, const char* what) {
+  out->resize(static_cast<size_t>(n));
+  internal::RleDecoder dec(span.data, span.size,
+                           internal::BitWidthFor(static_cast<uint64_t>(max_level)));
+  RETURN_NOT_OK(
+      dec.GetBatch(out->data(), n).WithContext("column '" + field_.name + "' " + what + " levels"));
+  for (int64_t i = 0; i < n; ++i) {
+    if ((*out)[i] > static_cast<uint32_t>(max_level)) {
+      return Error(std::string(what) + " level " + std::to_string((*out)[i]) + " > " +
+                   std::to_string(max_level));
+    }
+  }
+  return Status::OK();
+}
+
+Status ChunkDecoder::ReadDataPage(int32_t num_values, Encoding encoding, Span rep, Span def,
+                                  Span values) {
   if (num_values < 0) return Error("negative value count in a data page");
   if (num_values > num_rows_ - row_) {
     return Error("data pages hold more than the row group's " + std::to_string(num_rows_) +
-                 " rows");
+                 " values");
   }
   const int64_t n = num_values;
   int64_t count = n;
   valid_.clear();
-  if (optional_) {
-    const uint8_t* p = levels;
-    int64_t len = levels_size;
-    if (levels_prefixed) {
-      if (levels_size < 4) return Error("data page too short for its definition levels");
-      uint32_t l;
-      std::memcpy(&l, levels, 4);
-      if (l > static_cast<uint64_t>(levels_size - 4)) {
-        return Error("definition levels of " + std::to_string(l) + " bytes run past the page");
-      }
-      p = levels + 4;
-      len = l;
+  if (max_rep_ > 0) {
+    RETURN_NOT_OK(DecodeLevels(rep, max_rep_, &rep_page_, n, "repetition"));
+    if (row_ == 0 && n > 0 && rep_page_[0] != 0) {
+      return Error("the first value continues a row (repetition level > 0)");
     }
-    levels_.resize(static_cast<size_t>(n));
-    internal::RleDecoder dec(p, len, 1);
-    RETURN_NOT_OK(dec.GetBatch(levels_.data(), n)
-                      .WithContext("column '" + field_.name + "' definition levels"));
+  }
+  if (max_def_ > 0) {
+    RETURN_NOT_OK(DecodeLevels(def, max_def_, &levels_, n, "definition"));
     valid_.resize(static_cast<size_t>(n));
     count = 0;
+    const auto max_def = static_cast<uint32_t>(max_def_);
     for (int64_t i = 0; i < n; ++i) {
-      if (levels_[i] > 1) return Error("definition level " + std::to_string(levels_[i]) + " > 1");
-      valid_[i] = static_cast<uint8_t>(levels_[i]);
-      count += levels_[i];
+      valid_[i] = static_cast<uint8_t>(levels_[i] == max_def);
+      count += valid_[i];
+    }
+  }
+  if (keep_levels_) {
+    if (max_def_ > 0) {
+      all_def_.insert(all_def_.end(), levels_.begin(), levels_.begin() + n);
+    } else {
+      all_def_.resize(all_def_.size() + static_cast<size_t>(n), 0);
+    }
+    if (max_rep_ > 0) {
+      all_rep_.insert(all_rep_.end(), rep_page_.begin(), rep_page_.begin() + n);
+    } else {
+      all_rep_.resize(all_rep_.size() + static_cast<size_t>(n), 0);
     }
   }
   // A page without nulls whose dictionary values are the output's: gather straight into it.
@@ -647,7 +696,7 @@ Status ChunkDecoder::ReadDataPage(int32_t num_values, Encoding encoding, const u
   dict_target_ = dictionary && count == n && same_values && (width_ == 4 || width_ == 8)
                      ? values_->mutable_data() + row_ * width_
                      : nullptr;
-  Status decoded = DecodeDense(encoding, values, values_size, count);
+  Status decoded = DecodeDense(encoding, values.data, values.size, count);
   dict_target_ = nullptr;
   RETURN_NOT_OK(decoded);
   RETURN_NOT_OK(Emit(n, count));
@@ -698,24 +747,20 @@ Result<Array> ChunkDecoder::Decode(const uint8_t* bytes, internal::ByteRange ran
       case PageType::kDataPage: {
         if (!h.data_page_header) return Error("data page without its header");
         const auto& d = *h.data_page_header;
-        if (optional_ && d.definition_level_encoding != Encoding::kRle) {
+        if (max_def_ > 0 && d.definition_level_encoding != Encoding::kRle) {
           return Unsupported("definition level encoding " +
                              std::string(EncodingName(d.definition_level_encoding)));
         }
+        if (max_rep_ > 0 && d.repetition_level_encoding != Encoding::kRle) {
+          return Unsupported("repetition level encoding " +
+                             std::string(EncodingName(d.repetition_level_encoding)));
+        }
         ASSIGN_OR_RAISE(const uint8_t* body, Decompress(meta.codec, page, size,
                                                         h.uncompressed_page_size, page_scratch_));
-        int64_t levels_size = 0;
-        if (optional_) {
-          if (h.uncompressed_page_size < 4) return Error("data page too short for its levels");
-          uint32_t l;
-          std::memcpy(&l, body, 4);
-          if (l > static_cast<uint64_t>(h.uncompressed_page_size - 4)) {
-            return Error("definition levels of " + std::to_string(l) + " bytes run past the page");
-          }
-          levels_size = 4 + l;
-        }
-        RETURN_NOT_OK(ReadDataPage(d.num_values, d.encoding, body, levels_size, true,
-                                   body + levels_size, h.uncompressed_page_size - levels_size));
+        Span rest{body, h.uncompressed_page_size}, rep, def;
+        if (max_rep_ > 0) RETURN_NOT_OK(TakeLevels(&rest, &rep, "repetition"));
+        if (max_def_ > 0) RETURN_NOT_OK(TakeLevels(&rest, &def, "definition"));
+        RETURN_NOT_OK(ReadDataPage(d.num_values, d.encoding, rep, def, rest));
         break;
       }
       case PageType::kDataPageV2: {
@@ -727,7 +772,6 @@ Result<Array> ChunkDecoder::Decode(const uint8_t* bytes, internal::ByteRange ran
             levels > size || levels > h.uncompressed_page_size) {
           return Error("data page v2 level lengths exceed the page");
         }
-        if (d.repetition_levels_byte_length != 0) return Unsupported("repetition levels");
         const uint8_t* body = page + levels;
         const int64_t body_size = size - levels;
         const int64_t body_uncompressed = h.uncompressed_page_size - levels;
@@ -738,8 +782,10 @@ Result<Array> ChunkDecoder::Decode(const uint8_t* bytes, internal::ByteRange ran
         } else if (body_size != body_uncompressed) {
           return Error("uncompressed v2 page sizes disagree");
         }
-        RETURN_NOT_OK(ReadDataPage(d.num_values, d.encoding, page, d.definition_levels_byte_length,
-                                   false, values, body_uncompressed));
+        RETURN_NOT_OK(ReadDataPage(
+            d.num_values, d.encoding, Span{page, d.repetition_levels_byte_length},
+            Span{page + d.repetition_levels_byte_length, d.definition_levels_byte_length},
+            Span{values, body_uncompressed}));
         break;
       }
       default: break;  // index pages and unknown page types are skipped
@@ -805,8 +851,8 @@ namespace {
 
 // Checks what reading a column chunk relies on: its metadata, in this file, of the column's
 // type, one value per row, within the column data.
-Status CheckChunk(const ColumnChunk& chunk, const SchemaElement& column, int64_t num_rows,
-                  int64_t data_end) {
+Status CheckChunk(const ColumnChunk& chunk, const SchemaElement& column, const LeafColumn& leaf,
+                  int64_t num_rows, int64_t data_end) {
   if (!chunk.meta_data) return Status::Corruption("column chunk without meta_data");
   if (chunk.file_path) return Status::NotImplemented("column data in another file");
   const ColumnMetaData& meta = *chunk.meta_data;
@@ -815,7 +861,9 @@ Status CheckChunk(const ColumnChunk& chunk, const SchemaElement& column, int64_t
                               " differs from the schema's " +
                               std::string(PhysicalTypeName(*column.type)));
   }
-  if (meta.num_values != num_rows) {
+  // A repeated leaf holds one value (level entry) or more per row, any other leaf one per row.
+  if (leaf.max_rep > 0 ? meta.num_values < num_rows || meta.num_values > INT32_MAX
+                       : meta.num_values != num_rows) {
     return Status::Corruption("chunk has " + std::to_string(meta.num_values) +
                               " values, row group has " + std::to_string(num_rows) + " rows");
   }
@@ -824,25 +872,14 @@ Status CheckChunk(const ColumnChunk& chunk, const SchemaElement& column, int64_t
 
 }  // namespace
 
-Result<FileMetaData> ParseFooter(const uint8_t* data, int64_t size, int64_t data_end) {
+Result<FileMetaData> ParseFooter(const uint8_t* data, int64_t size, int64_t data_end,
+                                 SchemaTree* tree_out) {
   FileMetaData metadata;
   RETURN_NOT_OK(
       ParseFileMetaData(data, static_cast<size_t>(size), &metadata).WithContext("parquet footer"));
   const auto& schema = metadata.schema;
-  if (schema.empty()) return Status::Corruption("parquet footer: empty schema");
-  for (size_t i = 1; i < schema.size(); ++i) {
-    if (schema[i].num_children.value_or(0) > 0 || !schema[i].type) {
-      return Status::NotImplemented("parquet: nested column '" + schema[i].name +
-                                    "' is not supported (flat schemas only)");
-    }
-  }
-  const int64_t children = schema[0].num_children.value_or(0);
-  const size_t num_columns = schema.size() - 1;
-  if (children != static_cast<int64_t>(num_columns)) {
-    return Status::Corruption("parquet footer: root has " + std::to_string(children) +
-                              " children but the schema lists " + std::to_string(num_columns) +
-                              " columns");
-  }
+  ASSIGN_OR_RAISE(SchemaTree tree, ParseSchema(schema));
+  const size_t num_columns = tree.leaves.size();
   int64_t total_rows = 0;
   for (size_t g = 0; g < metadata.row_groups.size(); ++g) {
     const auto& group = metadata.row_groups[g];
@@ -857,15 +894,18 @@ Result<FileMetaData> ParseFooter(const uint8_t* data, int64_t size, int64_t data
     }
     total_rows += group.num_rows;
     for (size_t c = 0; c < num_columns; ++c) {
-      RETURN_NOT_OK(CheckChunk(group.columns[c], schema[c + 1], group.num_rows, data_end)
+      const LeafColumn& leaf = tree.leaves[c];
+      RETURN_NOT_OK(CheckChunk(group.columns[c], schema[static_cast<size_t>(leaf.element)], leaf,
+                               group.num_rows, data_end)
                         .WithContext("parquet footer: row group " + std::to_string(g) +
-                                     ": column '" + schema[c + 1].name + "'"));
+                                     ": column '" + leaf.field.name + "'"));
     }
   }
   if (total_rows != metadata.num_rows) {
     return Status::Corruption("parquet footer: num_rows " + std::to_string(metadata.num_rows) +
                               " but row groups hold " + std::to_string(total_rows));
   }
+  if (tree_out) *tree_out = std::move(tree);
   return metadata;
 }
 
@@ -961,13 +1001,12 @@ Status FileReader::ParseFooterAndSchema(int64_t size) {
                   internal::FooterLength(head->data(), tail->data(), size));
   data_end_ = size - internal::kFooterTailSize - footer_len;
   ASSIGN_OR_RAISE(auto footer, ReadRange(data_end_, footer_len));
-  ASSIGN_OR_RAISE(metadata_, internal::ParseFooter(footer->data(), footer_len, data_end_));
-  const auto& schema = metadata_.schema;
-  std::vector<arrow::Field> fields;
-  for (size_t i = 1; i < schema.size(); ++i) {
-    ASSIGN_OR_RAISE(arrow::Field f, internal::SchemaElementToField(schema[i]));
-    fields.push_back(std::move(f));
-  }
+  auto tree = std::make_shared<internal::SchemaTree>();
+  ASSIGN_OR_RAISE(metadata_,
+                  internal::ParseFooter(footer->data(), footer_len, data_end_, tree.get()));
+  RETURN_NOT_OK(tree->unreadable);
+  std::vector<arrow::Field> fields = tree->fields;
+  tree_ = std::move(tree);
   arrow::KeyValueMetadata kv;
   for (const auto& e : metadata_.key_value_metadata) {
     if (e.key == "ARROW:schema") continue;
@@ -990,17 +1029,36 @@ Result<arrow::RecordBatchPtr> FileReader::ReadRowGroup(
     if (c < 0 || c >= schema_->num_fields()) {
       return Status::OutOfRange("column index " + std::to_string(c));
     }
-    // Only this chunk's bytes are read (or, for a file in memory, sliced).
-    auto read_chunk = [&]() -> Result<Array> {
-      const ColumnChunk& chunk = group.columns[c];
+    // Only the chunks' bytes are read (or, for a file in memory, sliced).
+    auto read_chunk = [&](int l, internal::DecodedLeaf* levels) -> Result<Array> {
+      const ColumnChunk& chunk = group.columns[static_cast<size_t>(l)];
+      const internal::LeafColumn& leaf = tree_->leaves[static_cast<size_t>(l)];
       ASSIGN_OR_RAISE(const internal::ByteRange range,
                       internal::ChunkRange(*chunk.meta_data, data_end_));
       ASSIGN_OR_RAISE(auto bytes, ReadRange(range.start, range.end - range.start));
-      ChunkDecoder decoder(schema_->field(c), metadata_.schema[c + 1], group.num_rows,
-                           options_.verify_page_checksums, &page_scratch);
-      return decoder.Decode(bytes->data(), range, chunk);
+      const int64_t values = leaf.max_rep > 0 ? chunk.meta_data->num_values : group.num_rows;
+      ChunkDecoder decoder(leaf, metadata_.schema[static_cast<size_t>(leaf.element)], values,
+                           levels != nullptr, options_.verify_page_checksums, &page_scratch);
+      ASSIGN_OR_RAISE(Array array, decoder.Decode(bytes->data(), range, chunk));
+      if (levels) {
+        levels->column = &leaf;
+        levels->def = std::move(decoder.def_levels());
+        levels->rep = std::move(decoder.rep_levels());
+        levels->values = array;
+      }
+      return array;
     };
-    auto array = read_chunk();
+    auto read_column = [&]() -> Result<Array> {
+      const int first = tree_->first_leaf[static_cast<size_t>(c)];
+      const int last = tree_->first_leaf[static_cast<size_t>(c) + 1];
+      if (!schema_->field(c).type.is_nested()) return read_chunk(first, nullptr);
+      std::vector<internal::DecodedLeaf> leaves(static_cast<size_t>(last - first));
+      for (int l = first; l < last; ++l) {
+        RETURN_NOT_OK(read_chunk(l, &leaves[static_cast<size_t>(l - first)]).status());
+      }
+      return internal::Assemble(schema_->field(c), leaves, group.num_rows);
+    };
+    auto array = read_column();
     if (!array.ok()) return array.status().WithContext(internal::RowGroupContext(options_.path, i));
     columns.push_back(std::move(*array));
     fields.push_back(schema_->field(c));

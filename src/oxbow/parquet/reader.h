@@ -1,4 +1,5 @@
-// Parquet reader: flat Parquet files in, Arrow record batches out (see docs/parquet.md).
+// Parquet reader: Parquet files (flat or nested columns) in, Arrow record batches out (see
+// docs/parquet.md).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,10 @@
 #include "oxbow/parquet/metadata.h"
 
 namespace oxbow::parquet {
+
+namespace internal {
+struct SchemaTree;
+}
 
 struct ReaderOptions {
   // Columns to read, in this order. Default: all, in schema order.
@@ -71,6 +76,7 @@ class FileReader {
   int64_t data_end_ = 0;  // where the column data ends and the footer begins
   FileMetaData metadata_;
   arrow::SchemaPtr schema_;
+  std::shared_ptr<const internal::SchemaTree> tree_;  // the leaf columns of each field
 };
 
 }  // namespace oxbow::parquet

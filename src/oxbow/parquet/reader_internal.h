@@ -7,6 +7,7 @@
 
 #include "oxbow/common/status.h"
 #include "oxbow/parquet/metadata.h"
+#include "oxbow/parquet/nested_internal.h"
 
 namespace oxbow::parquet::internal {
 
@@ -18,10 +19,12 @@ inline constexpr int64_t kMaxPageSize = int64_t{1} << 30;
 // returns the footer length, which is known to fit between the two magics.
 Result<int64_t> FooterLength(const uint8_t* head, const uint8_t* tail, int64_t file_size);
 
-// Parses the footer and checks what reading relies on: a flat schema, row counts that add up,
-// and in every row group one chunk per column with metadata, of the column's type, one value
-// per row, its bytes (ChunkRange) within the column data that ends at `data_end`.
-Result<FileMetaData> ParseFooter(const uint8_t* data, int64_t size, int64_t data_end);
+// Parses the footer and checks what reading relies on: a schema tree it can read (stored in
+// `*tree` when given), row counts that add up, and in every row group one chunk per leaf column
+// with metadata, of the column's type, one value per row (at least one for a repeated leaf),
+// its bytes (ChunkRange) within the column data that ends at `data_end`.
+Result<FileMetaData> ParseFooter(const uint8_t* data, int64_t size, int64_t data_end,
+                                 SchemaTree* tree = nullptr);
 
 // Bytes [start, end) of a column chunk: from its first page (dictionary or data) for
 // total_compressed_size bytes, checked to lie within [4, data_end).

@@ -31,19 +31,23 @@ LogicalType IntegerType(int bits, bool is_signed) {
 
 }  // namespace
 
+Result<std::optional<int32_t>> FieldIdOf(const arrow::Field& field) {
+  auto id = arrow::FindMetadata(field.metadata, kFieldIdKey);
+  if (!id) return std::optional<int32_t>();
+  int32_t v = 0;
+  auto [ptr, ec] = std::from_chars(id->data(), id->data() + id->size(), v);
+  if (ec != std::errc() || ptr != id->data() + id->size()) {
+    return Status::Invalid("field '" + field.name + "': PARQUET:field_id '" + *id +
+                           "' is not an integer");
+  }
+  return std::optional<int32_t>(v);
+}
+
 Result<SchemaElement> FieldToSchemaElement(const arrow::Field& field) {
   SchemaElement e;
   e.name = field.name;
   e.repetition_type = field.nullable ? Repetition::kOptional : Repetition::kRequired;
-  if (auto id = arrow::FindMetadata(field.metadata, kFieldIdKey)) {
-    int32_t v = 0;
-    auto [ptr, ec] = std::from_chars(id->data(), id->data() + id->size(), v);
-    if (ec != std::errc() || ptr != id->data() + id->size()) {
-      return Status::Invalid("field '" + field.name + "': PARQUET:field_id '" + *id +
-                             "' is not an integer");
-    }
-    e.field_id = v;
-  }
+  ASSIGN_OR_RAISE(e.field_id, FieldIdOf(field));
   const DataType& type = field.type;
   auto set_int = [&](PhysicalType p, int bits, bool is_signed, ConvertedType c) {
     e.type = p;
@@ -119,8 +123,8 @@ Result<SchemaElement> FieldToSchemaElement(const arrow::Field& field) {
     case TypeId::kStruct:
     case TypeId::kMap:
     case TypeId::kFixedSizeList:
-      return Status::NotImplemented("field " + Quote(field.name) + " has type " + type.ToString() +
-                                    ": nested types are not written to Parquet yet");
+      return Status::Invalid("field " + Quote(field.name) + " has type " + type.ToString() +
+                             ", not a leaf type");
   }
   return e;
 }

@@ -178,7 +178,8 @@ Result<FileVerifyReport> VerifyFile(File& file) {
   }
   const int64_t data_end = size - internal::kFooterTailSize - *footer_len;
   ASSIGN_OR_RAISE(auto footer, ReadExactly(file, data_end, *footer_len, &report.bytes_read));
-  auto metadata = internal::ParseFooter(footer->data(), footer->size(), data_end);
+  internal::SchemaTree tree;
+  auto metadata = internal::ParseFooter(footer->data(), footer->size(), data_end, &tree);
   footer.reset();
   if (!metadata.ok()) {
     report.problem = metadata.status().WithContext(path);
@@ -192,7 +193,7 @@ Result<FileVerifyReport> VerifyFile(File& file) {
       const Status problem = VerifyChunk(reader, *group.columns[c].meta_data, data_end, &report);
       if (!reader.io_status().ok()) return reader.io_status();
       if (!problem.ok()) {
-        report.problem = problem.WithContext("column '" + metadata->schema[c + 1].name + "'")
+        report.problem = problem.WithContext("column '" + tree.leaves[c].field.name + "'")
                              .WithContext(internal::RowGroupContext(path, static_cast<int>(g)));
         return report;
       }

@@ -7,7 +7,9 @@
 #include <cstring>
 #include <type_traits>
 
+#include "oxbow/arrow/compute.h"
 #include "oxbow/parquet/encoding_internal.h"
+#include "oxbow/parquet/nested_internal.h"
 #include "oxbow/parquet/schema_internal.h"
 
 namespace oxbow::parquet {
@@ -61,6 +63,9 @@ class ColumnWriter {
   virtual ~ColumnWriter() = default;
   // Appends rows [offset, offset + length) of `array`.
   virtual Status Write(const Array& array, int64_t offset, int64_t length) = 0;
+  // Appends the levels of a nested leaf and its values (`leaf` rows `rows`, one per entry whose
+  // definition level is the maximum).
+  virtual Status WriteLevels(const internal::ShreddedLeaf& leaf) = 0;
   // Bytes buffered for the current row group (encoded pages plus the open page).
   virtual int64_t BufferedBytes() const = 0;
   // Closes the column chunk. `meta` offsets are relative to the chunk start; the chunk's bytes
@@ -309,7 +314,8 @@ const std::string_view* DecimalToFixed(const Array& a, int64_t start, int64_t n,
 
 struct ColumnConfig {
   PhysicalType physical_type;
-  bool optional;
+  int16_t max_def;
+  int16_t max_rep;
   bool dictionary;
   int32_t width = 0;  // FIXED_LEN_BYTE_ARRAY length
   const WriterOptions* options;
@@ -340,7 +346,7 @@ class TypedColumnWriter final : public ColumnWriter {
       const int64_t bit_base = array.offset() + start;
       int64_t nulls = 0;
       if (validity) nulls = n - bit_util::CountSetBits(validity, bit_base, n);
-      if (config_.optional) {
+      if (config_.max_def > 0) {
         if (nulls > 0) {
           if (static_cast<int64_t>(levels_.size()) < page_values_) levels_.assign(page_values_, 1);
           for (int64_t i = 0; i < n; ++i)
@@ -358,18 +364,45 @@ class TypedColumnWriter final : public ColumnWriter {
       }
       page_values_ += n;
       page_nulls_ += nulls;
-      if (dict_mode() && chunk_values_ == 0 && page_values_ >= kDictionaryProbeValues &&
-          dict_.size() * 4 > page_values_ * 3) {
-        AbandonDictionary();
+      page_rows_ += n;
+      RETURN_NOT_OK(AfterValues());
+    }
+    return Status::OK();
+  }
+
+  Status WriteLevels(const internal::ShreddedLeaf& leaf) override {
+    constexpr int64_t kMiniBatch = 1024;
+    Array values;
+    if (!leaf.rows.empty()) {
+      ASSIGN_OR_RAISE(values, arrow::TakeRows(leaf.values, leaf.rows));
+    }
+    const auto n = static_cast<int64_t>(leaf.def.size());
+    const uint32_t max_def = static_cast<uint32_t>(config_.max_def);
+    int64_t next_value = 0;
+    for (int64_t start = 0, end = 0; start < n; start = end) {
+      // A page ends at a row boundary (an entry of repetition level 0).
+      end = std::min(n, start + std::min(kMiniBatch, config_.options->data_page_rows));
+      while (end < n && leaf.rep[end] != 0) ++end;
+      int64_t count = 0, rows = 0;
+      for (int64_t i = start; i < end; ++i) {
+        count += leaf.def[i] == max_def;
+        rows += leaf.rep[i] == 0;
       }
-      if (dict_mode() && dict_.PlainSize() > config_.options->dictionary_page_size_limit) {
-        RETURN_NOT_OK(FlushPage());
-        fallen_back_ = true;
+      if (count > 0) {
+        const T* v =
+            convert_(values, next_value, count, &scratch_values_, &scratch_bytes_, config_.width);
+        for (int64_t i = 0; i < count; ++i) Put(v[i]);
+        next_value += count;
       }
-      if (PageBytes() >= config_.options->data_page_size ||
-          page_values_ >= config_.options->data_page_rows) {
-        RETURN_NOT_OK(FlushPage());
+      if (static_cast<int64_t>(levels_.size()) < page_values_) {
+        levels_.resize(static_cast<size_t>(page_values_), max_def);
       }
+      levels_.insert(levels_.end(), leaf.def.begin() + start, leaf.def.begin() + end);
+      rep_levels_.insert(rep_levels_.end(), leaf.rep.begin() + start, leaf.rep.begin() + end);
+      page_values_ += end - start;
+      page_nulls_ += end - start - count;
+      page_rows_ += rows;
+      RETURN_NOT_OK(AfterValues());
     }
     return Status::OK();
   }
@@ -467,6 +500,24 @@ class TypedColumnWriter final : public ColumnWriter {
 
   bool dict_mode() const { return use_dict_ && !fallen_back_ && !abandoned_; }
 
+  // After values were added to the open page: gives up or falls back from the dictionary, and
+  // closes the page once it is full.
+  Status AfterValues() {
+    if (dict_mode() && chunk_values_ == 0 && page_values_ >= kDictionaryProbeValues &&
+        dict_.size() * 4 > page_values_ * 3) {
+      AbandonDictionary();
+    }
+    if (dict_mode() && dict_.PlainSize() > config_.options->dictionary_page_size_limit) {
+      RETURN_NOT_OK(FlushPage());
+      fallen_back_ = true;
+    }
+    if (PageBytes() >= config_.options->data_page_size ||
+        page_values_ >= config_.options->data_page_rows) {
+      RETURN_NOT_OK(FlushPage());
+    }
+    return Status::OK();
+  }
+
   // Re-encodes the open page, the chunk's first, PLAIN and drops the dictionary for the chunk.
   void AbandonDictionary() {
     abandoned_ = true;
@@ -563,19 +614,25 @@ class TypedColumnWriter final : public ColumnWriter {
     const WriterOptions& opts = *config_.options;
     const bool v2 = opts.data_page_version == 2;
     page_body_.clear();
-    // Definition levels (max level 1), RLE hybrid; v1 prefixes their byte length.
-    if (config_.optional) {
+    // Repetition, then definition levels, RLE hybrid; v1 prefixes each with its byte length.
+    auto append_levels = [&](const std::vector<uint32_t>& levels, int16_t max_level) {
+      const size_t start = page_body_.size();
       if (!v2) page_body_.append(4, '\0');
-      if (levels_.empty()) {
-        internal::RleEncodeRun(1, page_values_, 1, &page_body_);
+      const int bit_width = internal::BitWidthFor(static_cast<uint64_t>(max_level));
+      if (levels.empty()) {
+        internal::RleEncodeRun(static_cast<uint32_t>(max_level), page_values_, bit_width,
+                               &page_body_);
       } else {
-        internal::RleEncode(levels_.data(), page_values_, 1, &page_body_);
+        internal::RleEncode(levels.data(), page_values_, bit_width, &page_body_);
       }
       if (!v2) {
-        const auto len = static_cast<uint32_t>(page_body_.size() - 4);
-        std::memcpy(page_body_.data(), &len, 4);
+        const auto len = static_cast<uint32_t>(page_body_.size() - start - 4);
+        std::memcpy(page_body_.data() + start, &len, 4);
       }
-    }
+    };
+    if (config_.max_rep > 0) append_levels(rep_levels_, config_.max_rep);
+    const size_t rep_levels_size = page_body_.size();
+    if (config_.max_def > 0) append_levels(levels_, config_.max_def);
     const size_t levels_size = page_body_.size();
     const bool dict_page = dict_mode();
     const std::string* values = &plain_;
@@ -612,10 +669,10 @@ class TypedColumnWriter final : public ColumnWriter {
       DataPageHeaderV2 d;
       d.num_values = static_cast<int32_t>(page_values_);
       d.num_nulls = static_cast<int32_t>(page_nulls_);
-      d.num_rows = static_cast<int32_t>(page_values_);
+      d.num_rows = static_cast<int32_t>(page_rows_);
       d.encoding = encoding;
-      d.definition_levels_byte_length = static_cast<int32_t>(levels_size);
-      d.repetition_levels_byte_length = 0;
+      d.definition_levels_byte_length = static_cast<int32_t>(levels_size - rep_levels_size);
+      d.repetition_levels_byte_length = static_cast<int32_t>(rep_levels_size);
       d.is_compressed = opts.compression != Codec::kUncompressed;
       h.data_page_header_v2 = d;
     } else {
@@ -631,8 +688,9 @@ class TypedColumnWriter final : public ColumnWriter {
     (dict_page ? dict_pages_ : plain_pages_) += 1;
     chunk_values_ += page_values_;
     chunk_nulls_ += page_nulls_;
-    page_values_ = page_nulls_ = 0;
+    page_values_ = page_nulls_ = page_rows_ = 0;
     levels_.clear();
+    rep_levels_.clear();
     plain_.clear();
     indices_.clear();
     bool_bits_ = 0;
@@ -647,7 +705,9 @@ class TypedColumnWriter final : public ColumnWriter {
   // The open page.
   int64_t page_values_ = 0;  // including nulls
   int64_t page_nulls_ = 0;
-  std::vector<uint32_t> levels_;  // materialized only once the page holds a null
+  int64_t page_rows_ = 0;
+  std::vector<uint32_t> levels_;      // definition levels, materialized once the page holds a null
+  std::vector<uint32_t> rep_levels_;  // repetition levels (nested leaves only)
   std::string plain_;
   int64_t bool_bits_ = 0;
   std::vector<uint32_t> indices_;
@@ -674,12 +734,17 @@ std::unique_ptr<ColumnWriter> MakeTyped(ColumnConfig config, ConvertFn<T> conver
   return std::make_unique<TypedColumnWriter<T, O>>(std::move(config), convert);
 }
 
-std::unique_ptr<ColumnWriter> MakeColumnWriter(const arrow::Field& field,
+std::unique_ptr<ColumnWriter> MakeColumnWriter(const internal::LeafColumn& leaf,
                                                const SchemaElement& element,
                                                const WriterOptions& options) {
-  ColumnConfig c{*element.type, field.nullable, options.dictionary, element.type_length.value_or(0),
-                 &options,      {field.name}};
-  const auto& t = field.type;
+  ColumnConfig c{*element.type,
+                 leaf.max_def,
+                 leaf.max_rep,
+                 options.dictionary,
+                 element.type_length.value_or(0),
+                 &options,
+                 leaf.path};
+  const auto& t = leaf.field.type;
   using SV = std::string_view;
   switch (t.id()) {
     case TypeId::kBool:
@@ -758,14 +823,21 @@ Result<std::unique_ptr<FileWriter>> FileWriter::Open(arrow::SchemaPtr schema,
   root.name = "schema";
   root.num_children = schema->num_fields();
   w->metadata_.schema.push_back(root);
+  w->tree_ = std::make_unique<internal::SchemaTree>();
   for (const auto& field : schema->fields()) {
-    ASSIGN_OR_RAISE(SchemaElement e, internal::FieldToSchemaElement(field));
-    auto column = MakeColumnWriter(field, e, w->options_);
-    column->metrics.name = field.name;
+    RETURN_NOT_OK(internal::AppendField(field, &w->metadata_.schema, w->tree_.get()));
+  }
+  w->tree_->first_leaf.push_back(static_cast<int>(w->tree_->leaves.size()));
+  w->metadata_.schema[0].num_children = schema->num_fields();
+  for (const auto& leaf : w->tree_->leaves) {
+    const SchemaElement& e = w->metadata_.schema[static_cast<size_t>(leaf.element)];
+    auto column = MakeColumnWriter(leaf, e, w->options_);
+    std::string name;
+    for (const auto& part : leaf.path) name += (name.empty() ? "" : ".") + part;
+    column->metrics.name = std::move(name);
     column->metrics.field_id = e.field_id;
     column->metrics.physical_type = *e.type;
     w->columns_.push_back(std::move(column));
-    w->metadata_.schema.push_back(std::move(e));
     w->metadata_.column_orders.push_back(1);  // TYPE_ORDER
   }
   w->metadata_.created_by = std::string(kCreatedBy);
@@ -814,12 +886,23 @@ Status FileWriter::Write(const arrow::RecordBatch& batch) {
     }
   }
   constexpr int64_t kSlice = 64 * 1024;
+  internal::ShreddedLeaf shredded;
   int64_t offset = 0;
   while (offset < batch.num_rows()) {
     const int64_t take =
         std::min({batch.num_rows() - offset, options_.row_group_rows - row_group_rows_, kSlice});
     for (int i = 0; i < batch.num_columns(); ++i) {
-      RETURN_NOT_OK(columns_[i]->Write(batch.column(i), offset, take));
+      for (int l = tree_->first_leaf[i]; l < tree_->first_leaf[i + 1]; ++l) {
+        const internal::LeafColumn& leaf = tree_->leaves[static_cast<size_t>(l)];
+        if (leaf.child_path.empty() && !leaf.field.type.is_nested() &&
+            !schema_->field(i).type.is_nested()) {
+          RETURN_NOT_OK(columns_[l]->Write(batch.column(i), offset, take));
+          continue;
+        }
+        RETURN_NOT_OK(
+            internal::ShredLeaf(schema_->field(i), batch.column(i), offset, take, leaf, &shredded));
+        RETURN_NOT_OK(columns_[l]->WriteLevels(shredded));
+      }
     }
     offset += take;
     row_group_rows_ += take;

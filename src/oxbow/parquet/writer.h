@@ -54,7 +54,7 @@ struct WriterOptions {
 
 // What an Iceberg data-file entry needs to know about one column of a written file.
 struct ColumnMetrics {
-  std::string name;
+  std::string name;  // the leaf's path in the schema, dotted ("a", "s.b", "l.list.element")
   std::optional<int32_t> field_id;  // from field metadata "PARQUET:field_id"
   PhysicalType physical_type = PhysicalType::kInt32;
   int64_t compressed_size = 0;    // bytes on disk over all row groups, page headers included
@@ -74,7 +74,7 @@ struct FileMetrics {
   int64_t row_count = 0;
   int64_t file_size = 0;
   std::vector<int64_t> row_group_offsets;  // file offset of each row group (Iceberg split_offsets)
-  std::vector<ColumnMetrics> columns;      // in schema order
+  std::vector<ColumnMetrics> columns;      // one per leaf column, in schema order
 };
 
 // Where the bytes go. Writes arrive in large pieces (whole column chunks).
@@ -103,6 +103,9 @@ class StringOutputStream : public OutputStream {
 };
 
 class ColumnWriter;  // internal
+namespace internal {
+struct SchemaTree;
+}
 
 class FileWriter {
  public:
@@ -134,7 +137,8 @@ class FileWriter {
   arrow::SchemaPtr schema_;
   std::unique_ptr<OutputStream> out_;
   WriterOptions options_;
-  std::vector<std::unique_ptr<ColumnWriter>> columns_;
+  std::unique_ptr<internal::SchemaTree> tree_;          // the leaf columns of each field
+  std::vector<std::unique_ptr<ColumnWriter>> columns_;  // one per leaf column
   FileMetaData metadata_;
   FileMetrics metrics_;
   int64_t position_ = 0;

@@ -117,8 +117,10 @@ class Engine {
   Status RemoveOrphanTableDirs();
   // Takes <data_dir>/LOCK, so that two servers never share a data dir.
   Status LockDataDir();
-  // Runs EnforceRetention on every log every retention_check_ms until Close().
+  // Runs EnforceRetention on every log every retention_check_ms and after a segment roll
+  // (WakeRetention) until Close(): appends never delete anything themselves.
   void RetentionLoop();
+  void WakeRetention();
   // Moves old segments of every log to the cold store every cold_check_ms until Close().
   void ColdLoop();
   // Verifies sealed segments, one at a time within scrub_bytes_per_second, each once per
@@ -138,6 +140,10 @@ class Engine {
   bool closing_ = false;  // guarded by mu_
   std::condition_variable closing_cv_;
   std::thread retention_thread_;
+  std::mutex retention_mu_;
+  std::condition_variable retention_cv_;
+  bool retention_due_ = false;   // guarded by retention_mu_: a log rolled
+  bool retention_stop_ = false;  // guarded by retention_mu_
   std::thread scrub_thread_;
   std::thread checkpoint_thread_;
   std::thread cold_thread_;

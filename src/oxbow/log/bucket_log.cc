@@ -260,8 +260,7 @@ Result<AppendResult> BucketLog::Append(const BatchInfo& info, std::span<const By
               written_bytes_ - durable_bytes_ >= options_.flush_bytes;
   lock.unlock();
   if (wait) RETURN_NOT_OK(WaitDurable(result.next_offset));
-  // The batch is in; a retention failure is retried at the next roll.
-  if (rolled) (void)EnforceRetention();
+  if (rolled && options_.on_roll) options_.on_roll();
   return result;
 }
 
@@ -273,7 +272,7 @@ Result<AppendResult> BucketLog::AppendAsync(const BatchInfo& info,
   bool rolled = false;
   ASSIGN_OR_RAISE(AppendResult result, AppendLocked(info, checksum_table, metadata, body, &rolled));
   lock.unlock();
-  if (rolled) (void)EnforceRetention();
+  if (rolled && options_.on_roll) options_.on_roll();
   return result;
 }
 

@@ -390,10 +390,15 @@ TEST_F(LogTest, RetentionBySizeRespectsFloor) {
   CheckReadAll(log.get(), earliest);
 }
 
-TEST_F(LogTest, RetentionRunsOnRoll) {
+TEST_F(LogTest, RollsCallOnRollAndAppendsDeleteNothing) {
   options_.retention_bytes = 8000;
+  int rolls = 0;
+  options_.on_roll = [&rolls] { ++rolls; };
   auto log = OpenLog();
   AppendMany(log.get(), 0, 300);
+  EXPECT_EQ(rolls, log->segment_count() - 1);
+  EXPECT_EQ(log->earliest_offset(), 0);  // retention is the owner's background pass
+  EXPECT_GT(log->EnforceRetention().ValueOrDie(), 0);
   EXPECT_GT(log->earliest_offset(), 0);
   EXPECT_LT(log->size_bytes(), 8000 + 2 * 4096);
   CheckReadAll(log.get(), log->earliest_offset());

@@ -515,8 +515,14 @@ Result<std::vector<LogBatch>> BucketLog::Read(int64_t from_offset, int64_t max_b
   std::vector<LogBatch> batches;
   int64_t bytes = 0;
   int64_t offset = from_offset;
-  for (const ReadableSegment& r : segments) {
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const ReadableSegment& r = segments[i];
     if (offset >= durable || (!batches.empty() && bytes >= max_bytes)) break;
+    // A reader of the cold log is most likely sequential: the next cold segment's first bytes
+    // are fetched while this one is read and sent.
+    if (r.cold && i + 1 < segments.size() && segments[i + 1].cold) {
+      options_.cold.cache->Prefetch(segments[i + 1].segment->file());
+    }
     if (r.sealed) RETURN_NOT_OK(r.segment->EnsureIndexed(r.size, r.next_offset));
     Segment& segment = *r.segment;
     // Offsets a damaged span at the end of what readers may see would reach.

@@ -518,10 +518,14 @@ Result<std::vector<LogBatch>> BucketLog::Read(int64_t from_offset, int64_t max_b
   for (size_t i = 0; i < segments.size(); ++i) {
     const ReadableSegment& r = segments[i];
     if (offset >= durable || (!batches.empty() && bytes >= max_bytes)) break;
-    // A reader of the cold log is most likely sequential: the next cold segment's first bytes
-    // are fetched while this one is read and sent.
-    if (r.cold && i + 1 < segments.size() && segments[i + 1].cold) {
-      options_.cold.cache->Prefetch(segments[i + 1].segment->file());
+    // A reader of the cold log is most likely sequential: the next two cold segments' indexes
+    // and first bytes are fetched while this one is read and sent.
+    for (size_t next = i + 1; r.cold && next <= i + 2 && next < segments.size(); ++next) {
+      if (!segments[next].cold) break;
+      const Segment& segment = *segments[next].segment;
+      for (File* file : {segment.cold_index(), segment.cold_time_index(), segment.file()}) {
+        options_.cold.cache->Prefetch(file);
+      }
     }
     if (r.sealed) RETURN_NOT_OK(r.segment->EnsureIndexed(r.size, r.next_offset));
     Segment& segment = *r.segment;

@@ -9,7 +9,9 @@ namespace {
 
 constexpr int64_t kMaxReadAhead = int64_t{8} << 20;
 // Background fetches waiting beyond this many are not queued: the reader is ahead of the store.
-constexpr size_t kMaxQueuedFetches = 4;
+constexpr size_t kMaxQueuedFetches = 8;
+// Background fetches run this many at a time: object stores serve parallel GETs faster.
+constexpr int kWorkers = 2;
 
 std::string BlockKey(const std::string& path, int64_t block) {
   return path + '#' + std::to_string(block);
@@ -96,7 +98,7 @@ ColdReadCache::ColdReadCache(int64_t capacity_bytes, int64_t block_bytes)
     : capacity_bytes_(std::max<int64_t>(0, capacity_bytes)),
       block_bytes_(std::max<int64_t>(1, block_bytes)),
       read_ahead_blocks_(
-          std::max<int64_t>(1, std::min(kMaxReadAhead, capacity_bytes_ / 2) / block_bytes_)) {}
+          std::max<int64_t>(1, std::min(kMaxReadAhead, capacity_bytes_ / 4) / block_bytes_)) {}
 
 ColdReadCache::~ColdReadCache() {
   {
@@ -104,7 +106,7 @@ ColdReadCache::~ColdReadCache() {
     stopping_ = true;
   }
   queued_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  for (std::thread& worker : workers_) worker.join();
 }
 
 std::unique_ptr<File> ColdReadCache::Open(std::shared_ptr<FileSystem> fs, const std::string& path,
@@ -226,7 +228,7 @@ void ColdReadCache::ReadAhead(const std::shared_ptr<Object>& object, int64_t blo
     if (b >= window_end) return;
     Fetch fetch{object, b, ClaimLocked(*object, b, read_ahead_blocks_)};
     queue_.push_back(std::move(fetch));
-    if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
+    while (workers_.size() < kWorkers) workers_.emplace_back([this] { WorkerLoop(); });
   }
   queued_.notify_one();
 }

@@ -53,7 +53,7 @@ class ColdReadCache {
   Figures figures() const;
   int64_t capacity_bytes() const { return capacity_bytes_; }
   int64_t block_bytes() const { return block_bytes_; }
-  // min(8 MiB, capacity / 2), whole blocks, at least one.
+  // min(8 MiB, capacity / 4), whole blocks, at least one.
   int64_t read_ahead_bytes() const { return read_ahead_blocks_ * block_bytes_; }
 
  private:
@@ -94,7 +94,7 @@ class ColdReadCache {
   std::deque<Fetch> queue_;                    // background fetches not started yet
   std::condition_variable queued_;
   bool stopping_ = false;
-  std::thread worker_;  // started by the first background fetch
+  std::vector<std::thread> workers_;  // started by the first background fetch
   Figures figures_;
 };
 

@@ -55,8 +55,8 @@ class ColdReadCacheTest : public ::testing::Test {
 };
 
 TEST_F(ColdReadCacheTest, AMissFetchesTheReadAheadWindowInOneRead) {
-  ColdReadCache cache(64 * kBlock, kBlock);  // read-ahead: 32 blocks, more than an object
-  EXPECT_EQ(cache.read_ahead_bytes(), 32 * kBlock);
+  ColdReadCache cache(64 * kBlock, kBlock);  // read-ahead: 16 blocks, more than an object
+  EXPECT_EQ(cache.read_ahead_bytes(), 16 * kBlock);
   auto a = Open(cache, "a");
   ExpectRead(*a, "a", 100, 50);
   EXPECT_EQ(Reads(), 1);  // the whole object
@@ -68,7 +68,7 @@ TEST_F(ColdReadCacheTest, AMissFetchesTheReadAheadWindowInOneRead) {
 }
 
 TEST_F(ColdReadCacheTest, ReadsStartFetchingTheNextWindowInTheBackground) {
-  ColdReadCache cache(4 * kBlock, kBlock);  // read-ahead: 2 blocks
+  ColdReadCache cache(8 * kBlock, kBlock);  // read-ahead: 2 blocks
   EXPECT_EQ(cache.read_ahead_bytes(), 2 * kBlock);
   auto a = Open(cache, "a");
   ExpectRead(*a, "a", 0, 10);  // fetches blocks 0-1, then 2-3 in the background
@@ -80,7 +80,7 @@ TEST_F(ColdReadCacheTest, ReadsStartFetchingTheNextWindowInTheBackground) {
   WaitForPrefetched(cache, 4);
   ExpectRead(*a, "a", 4 * kBlock, 2 * kBlock);
   EXPECT_EQ(cache.figures().misses, misses);
-  EXPECT_LE(cache.figures().bytes, 4 * kBlock);
+  EXPECT_LE(cache.figures().bytes, 8 * kBlock);
 }
 
 TEST_F(ColdReadCacheTest, PrefetchFetchesTheStartOfTheNextObject) {

@@ -5,11 +5,13 @@ Table `cold` has log.local.retention 1ms, so its sealed segments move to S3; tab
 them on disk. Runs alternate a full DoGet of the same offsets (every sealed segment) on each, so
 both see the same machine load.
 
-    python bench/cold_log_bench.py [--mib 64] [--runs 5] [--cache-mib 16] [--local-warehouse]
+    python bench/cold_log_bench.py [--mib 64] [--runs 5] [--cache-mib 32] [--local-warehouse]
 
 --cache-mib (the --cold-log-cache-bytes of oxbowd) is kept below the data so every cold run
 fetches its bytes from S3 again rather than from the cache. Prints MB/s (Arrow buffer bytes
-received) per run, the medians, the ratio cold / local, and oxbowd's peak and current RSS.
+received) per run, the medians, the ratio cold / local, and oxbowd's peak and current RSS. With
+S3 each run also GETs the cold objects whole with boto3 (1 and 4 threads), the best a client
+gets from that server, and prints it as the ceiling beside local DoGet.
 --local-warehouse puts the warehouse (and so the cold segments) in a local directory instead of
 S3: the cold path's own cost without the S3 server's.
 Binaries come from $OXBOW_BUILD_DIR (default <repo>/build/release).
@@ -18,6 +20,7 @@ Binaries come from $OXBOW_BUILD_DIR (default <repo>/build/release).
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -66,11 +69,22 @@ def timed_read(client, table: str, end: int) -> float:
     return nbytes / elapsed / 1e6
 
 
+def boto3_read(s3, keys: list[str], threads: int) -> float:
+    """MB/s of GETs of whole objects by boto3 on `threads` threads: the best pattern against
+    moto_server (its cost per GET grows with the object, not the range), so the ceiling."""
+    client = s3.client()
+    start = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+        nbytes = sum(pool.map(lambda k: len(client.get_object(Bucket=s3.bucket, Key=k)["Body"]
+                                            .read()), keys))
+    return nbytes / (time.perf_counter() - start) / 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mib", type=int, default=64, help="data per table")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--cache-mib", type=int, default=16)
+    parser.add_argument("--cache-mib", type=int, default=32)
     parser.add_argument("--local-warehouse", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -113,16 +127,28 @@ def main() -> None:
             cold_id = server.describe("bench.cold")["table_id"]
             end = min(int(p.stem) for p in
                       (tmp / "data" / "tables" / str(cold_id) / "0").glob("*.log"))
-            runs = {"cold": [], "local": []}
+            cold_keys = [] if args.local_warehouse else sorted(
+                o["Key"] for o in s3.client().list_objects_v2(
+                    Bucket=s3.bucket, Prefix=f"bench/_log/{cold_id}/0/")["Contents"]
+                if o["Key"].endswith(".log"))
+            runs = {"cold": [], "local": [], "boto3 1": [], "boto3 4": []}
             for run in range(args.runs):
                 for name in ("cold", "local"):
                     runs[name].append(timed_read(client, f"bench.{name}", end))
-                print(f"run {run}: cold {runs['cold'][-1]:.1f} MB/s, "
-                      f"local {runs['local'][-1]:.1f} MB/s", flush=True)
-            med = {k: statistics.median(v) for k, v in runs.items()}
+                for threads in (1, 4) if cold_keys else ():
+                    runs[f"boto3 {threads}"].append(boto3_read(s3, cold_keys, threads))
+                print(f"run {run}: " + ", ".join(f"{k} {v[-1]:.1f} MB/s"
+                                                 for k, v in runs.items() if v), flush=True)
+            med = {k: statistics.median(v) for k, v in runs.items() if v}
             rss = rss_kib(pid)
             print(f"DoGet of offsets [0, {end}) ({args.mib} MiB a table): cold {med['cold']:.1f} "
                   f"MB/s, local {med['local']:.1f} MB/s, ratio {med['cold'] / med['local']:.2f}")
+            if cold_keys:
+                best = max(med["boto3 1"], med["boto3 4"])
+                print(f"boto3 GETs of the {len(cold_keys)} cold objects, whole, from the same "
+                      f"server: {med['boto3 1']:.1f} MB/s (1 thread), {med['boto3 4']:.1f} MB/s "
+                      f"(4 threads); the server's ceiling / local DoGet {best / med['local']:.2f}, "
+                      f"cold DoGet / ceiling {med['cold'] / best:.2f}")
             print(f"oxbowd RSS {rss['VmRSS'] / 1024:.0f} MiB (peak {rss['VmHWM'] / 1024:.0f} MiB), "
                   f"cold cache {args.cache_mib} MiB, cold store "
                   f"{'a local directory' if args.local_warehouse else 'S3 (moto_server)'}")

@@ -9,10 +9,11 @@ import time
 
 import pytest
 
-from cold_log_harness import (SERVER_ARGS, Follower, assert_exact, batch, bucket, create,
+from cold_log_harness import (SCHEMA, SERVER_ARGS, Follower, assert_exact, batch, bucket, create,
                               expected, produce, read, wait_cold)
 from fault_proxy import FaultProxy
-from test_s3_lake import keys_under, s3_lake  # noqa: F401 (the fixture)
+from lake_harness import assert_same_columns, expected_lake, read_log, wait_lake
+from test_s3_lake import keys_under, s3_lake, s3_lake_rows  # noqa: F401 (the fixture)
 
 
 def local_segments(server, table_id: int) -> set[str]:
@@ -152,3 +153,40 @@ def test_s3_faults_keep_segments_local_until_an_upload_verifies(s3_env, s3_lake,
         assert_exact(server, table_name, rows)
     finally:
         proxy.close()
+
+
+def test_a_lake_table_tiers_from_cold_segments_and_retention_waits_for_the_lake(
+        s3_env, s3_lake, table_name):
+    """The rule: moving a segment to the cold log does not wait for the lake (the tiering
+    round reads cold offsets back from S3 like any reader), deleting one does (retention never
+    passes the tiered offsets). lake.freshness 3s: the segments go cold (100 ms pass) before the
+    round after the first (empty) one; retention-bytes 64 KiB would delete them at once."""
+    server = s3_lake(*SERVER_ARGS, "--retention-bytes", "65536")
+    table_id = server.create_table(table_name, SCHEMA, buckets=1, properties={
+        "log.local.retention": "1ms", "lake.freshness": "3s"})["table_id"]
+    wait_lake(server, table_name)
+    rows = produce(server, table_name, 0, 20)
+    status = wait_cold(server, table_name, 4)
+    tiered = server.describe(table_name)["lake"]["tiered_offsets"][0]
+    cold_end = min(int(name[:-4]) for name in local_segments(server, table_id))
+    assert tiered < cold_end, "the lake tiered before the segments went cold: tested nothing"
+    assert status["earliest_offset"] == 0, "retention deleted segments the lake lacks"
+
+    lake = wait_lake(server, table_name)
+    assert_same_columns(s3_lake_rows(s3_env, lake["metadata_location"]),
+                        expected_lake(read_log(server, table_name)))
+    # Tiered now: the next roll wakes retention, which may delete the cold segments.
+    rows = produce(server, table_name, rows, 2)
+    deadline = time.monotonic() + 30
+    while True:  # the manifest changes first, then the objects go
+        status = bucket(server, table_name)
+        if status["earliest_offset"] > 0 and \
+                status["cold"]["segments"] == len(cold_keys(s3_env, s3_lake, table_id)):
+            break
+        assert time.monotonic() < deadline, f"retention deleted no tiered cold segment: {status}"
+        time.sleep(0.1)
+    lake = wait_lake(server, table_name)
+    in_lake = s3_lake_rows(s3_env, lake["metadata_location"])
+    assert in_lake.column("id").to_pylist() == list(range(rows)), "the lake lost rows"
+    assert read(server, table_name, start=status["earliest_offset"])[0].column("id").to_pylist() \
+        == list(range(status["earliest_offset"], rows))

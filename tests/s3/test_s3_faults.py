@@ -11,11 +11,12 @@ import time
 
 import pyarrow as pa
 import pytest
+from pyiceberg.table import StaticTable
 
 from fault_proxy import FaultProxy
 from lake_harness import assert_same_columns, expected_lake, read_log, wait_lake
 from test_s3_client import payload
-from test_s3_lake import SCHEMA, batch, s3_lake_rows
+from test_s3_lake import SCHEMA, batch, keys_under, s3_lake_rows
 
 MIB = 1 << 20
 
@@ -106,3 +107,64 @@ def test_lake_keeps_every_acknowledged_row_through_an_s3_outage(s3_env, proxy, s
     rows = s3_lake_rows(s3_env, after["metadata_location"])
     assert rows.num_rows == 100 + acked
     assert_same_columns(rows, expected_lake(read_log(server, table_name)))
+
+
+def lake_objects(s3, metadata_location: str) -> tuple[str, set[str]]:
+    """The key prefix of the lake table's location, and the keys its metadata references: the
+    metadata files (current and metadata-log), manifest lists, manifests and data files."""
+    table = StaticTable.from_metadata(metadata_location, properties=s3.pyiceberg_properties())
+    md = table.metadata
+    refs = {metadata_location} | {e.metadata_file for e in md.metadata_log}
+    for snapshot in md.snapshots:
+        refs.add(snapshot.manifest_list)
+        for manifest in snapshot.manifests(table.io):
+            refs.add(manifest.manifest_path)
+            refs |= {e.data_file.file_path
+                     for e in manifest.fetch_manifest_entry(table.io, discard_deleted=False)}
+    root = f"s3://{s3.bucket}/"
+    return md.location.removeprefix(root) + "/", {r.removeprefix(root) for r in refs}
+
+
+def test_maintenance_removes_what_failed_commits_left_in_the_bucket(s3_env, proxy, s3_prefix,
+                                                                    make_server, table_name):
+    """S3 refuses the new metadata files and every DELETE: each round writes its data file and
+    manifests, fails to commit and fails to delete them, leaving them unreferenced. Once S3 is back the lake catches up, and the
+    next maintenance (every 2 s) deletes those leftovers; the lake keeps every row."""
+    warehouse = f"s3://{s3_env.bucket}/{s3_prefix}/warehouse"
+    server = make_server(extra_args=("--warehouse", warehouse, "--lake-freshness-ms", "100",
+                                     "--lake-maintenance-interval-ms", "2000"))
+    server.create_table(table_name, SCHEMA, buckets=1)
+    server.put(table_name, [batch(0, 100)])
+    first = wait_lake(server, table_name)
+    prefix, referenced = lake_objects(s3_env, first["metadata_location"])
+
+    refused = proxy.add("PUT", "metadata.json", times=-1)
+    undeletable = proxy.add("DELETE", "", times=-1)  # a round's own clean-up fails too
+    server.put(table_name, [batch(100, 50)])
+    deadline = time.monotonic() + 30
+    while "error" not in server.describe(table_name)["lake"]:
+        assert time.monotonic() < deadline, "tiering reported no error during the outage"
+        time.sleep(0.1)
+    leftovers = set(keys_under(s3_env, prefix)) - referenced
+    assert leftovers, "no failed commit left a file: tested nothing"
+    assert refused.hits > 0
+
+    refused.times = refused.hits
+    undeletable.times = undeletable.hits
+    wait_lake(server, table_name, timeout_s=60)
+    deadline = time.monotonic() + 30
+    while True:  # maintenance may commit too: the current metadata each time
+        location = server.describe(table_name)["lake"]["metadata_location"]
+        prefix, referenced = lake_objects(s3_env, location)
+        unreferenced = set(keys_under(s3_env, prefix)) - referenced - {
+            prefix + "metadata/version-hint.text"}
+        if not unreferenced:
+            break
+        assert time.monotonic() < deadline, f"maintenance left {sorted(unreferenced)}"
+        time.sleep(0.2)
+    # A retried commit may write a manifest under the failed one's name: only the rest had to go.
+    removed = leftovers - referenced
+    assert any(k.endswith(".parquet") for k in removed), f"nothing to remove: {sorted(leftovers)}"
+    assert not removed & set(keys_under(s3_env, prefix))
+    rows = s3_lake_rows(s3_env, location)
+    assert rows.column("id").to_pylist() == list(range(150))

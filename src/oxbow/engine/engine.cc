@@ -118,6 +118,9 @@ Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor&
   options.dir = TableDir(descriptor.table_id);
   options.log = options_.log;
   options.fs = options_.fs;
+  if (options_.retention_check_ms > 0) {
+    options.log.on_roll = [wakeup = retention_wakeup_] { wakeup->Wake(); };
+  }
   if (options_.holds_retention && options_.holds_retention(descriptor)) {
     // Nothing is deleted until the holder has said how far it got (SetRetentionFloor).
     options.log.retention_floor = 0;
@@ -290,14 +293,24 @@ Result<std::unique_ptr<ReadCursor>> Engine::OpenRead(const ReadRequest& request)
   return table->OpenRead(request);
 }
 
+void Engine::RetentionWakeup::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    due = true;
+  }
+  cv.notify_one();
+}
+
 void Engine::RetentionLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!closing_cv_.wait_for(lock, std::chrono::milliseconds(options_.retention_check_ms),
-                               [this] { return closing_; })) {
-    std::vector<std::shared_ptr<Table>> tables;
-    for (const auto& [name, table] : tables_) tables.push_back(table);
+  RetentionWakeup& wakeup = *retention_wakeup_;
+  std::unique_lock<std::mutex> lock(wakeup.mu);
+  for (;;) {
+    wakeup.cv.wait_for(lock, std::chrono::milliseconds(options_.retention_check_ms),
+                       [&wakeup] { return wakeup.due || wakeup.stop; });
+    if (wakeup.stop) break;
+    wakeup.due = false;
     lock.unlock();
-    for (const auto& table : tables) {
+    for (const auto& table : Tables()) {
       for (const auto& log : table->logs()) {
         if (auto deleted = log->EnforceRetention(); !deleted.ok()) {
           spdlog::warn("retention of table '{}': {}", table->descriptor().name,
@@ -414,6 +427,11 @@ Status Engine::Close() {
     tables.swap(tables_);
   }
   closing_cv_.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(retention_wakeup_->mu);
+    retention_wakeup_->stop = true;
+  }
+  retention_wakeup_->cv.notify_one();
   if (retention_thread_.joinable()) retention_thread_.join();
   if (cold_thread_.joinable()) cold_thread_.join();
   if (scrub_thread_.joinable()) scrub_thread_.join();

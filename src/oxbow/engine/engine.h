@@ -117,7 +117,8 @@ class Engine {
   Status RemoveOrphanTableDirs();
   // Takes <data_dir>/LOCK, so that two servers never share a data dir.
   Status LockDataDir();
-  // Runs EnforceRetention on every log every retention_check_ms until Close().
+  // Runs EnforceRetention on every log every retention_check_ms and after a segment roll
+  // (the logs' on_roll wakes it) until Close(): appends never delete anything themselves.
   void RetentionLoop();
   // Moves old segments of every log to the cold store every cold_check_ms until Close().
   void ColdLoop();
@@ -138,6 +139,15 @@ class Engine {
   bool closing_ = false;  // guarded by mu_
   std::condition_variable closing_cv_;
   std::thread retention_thread_;
+  // Shared with the logs' on_roll, which may outlive the engine in a late put.
+  struct RetentionWakeup {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool due = false;   // guarded by mu: a log rolled
+    bool stop = false;  // guarded by mu
+    void Wake();
+  };
+  const std::shared_ptr<RetentionWakeup> retention_wakeup_ = std::make_shared<RetentionWakeup>();
   std::thread scrub_thread_;
   std::thread checkpoint_thread_;
   std::thread cold_thread_;

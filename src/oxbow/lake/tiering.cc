@@ -155,6 +155,10 @@ class TableTiering {
   bool queued = false;             // waiting for or running a round; under TieringService::mu_
   Clock::time_point next_maintenance{};  // the maintenance thread's
   bool dropped = false;
+  iceberg::TableIdentifier lake_id;
+  // A round or maintenance failed since the last sweep: its commit may have left files behind
+  // (RemoveFailedCommitFiles).
+  bool orphans_possible = false;
   // The last round's and the last maintenance's errors, published until they succeed again.
   std::string round_error;
   std::string maintenance_error;
@@ -276,6 +280,18 @@ Status RemoveOrphanFiles(FileSystem* fs, const iceberg::IcebergTable& table) {
       RETURN_NOT_OK(fs->Remove(path));
     }
   }
+  return Status::OK();
+}
+
+// After a failed round or maintenance: removes the files its commit left behind (data files,
+// manifests, metadata not made current), provided the catalog's current metadata is the one `s`
+// holds; after a commit whose outcome is unknown the next round reloads first. Under s.work.
+Status RemoveFailedCommitFiles(iceberg::Catalog& catalog, FileSystem* fs, TableTiering& s) {
+  if (!s.orphans_possible || s.dropped || !s.table) return Status::OK();
+  ASSIGN_OR_RAISE(auto current, catalog.CurrentMetadata(s.lake_id));
+  if (current.version != s.table->version()) return Status::OK();
+  RETURN_NOT_OK(RemoveOrphanFiles(fs, *s.table));
+  s.orphans_possible = false;
   return Status::OK();
 }
 
@@ -662,6 +678,7 @@ void TieringService::ScrubLoop() {
 Result<bool> TieringService::OpenLakeTable(TableTiering& state,
                                            const iceberg::TableIdentifier& lake_id) {
   const catalog::TableDescriptor& descriptor = state.descriptor;
+  state.lake_id = lake_id;
   state.location = catalog_->TableLocation(lake_id);
   auto loaded = iceberg::IcebergTable::Load(options_.fs, catalog_, lake_id);
   const std::string table_id = std::to_string(descriptor.table_id);
@@ -1563,6 +1580,10 @@ Status TieringService::Round(TableTiering& s) {
                       std::chrono::duration<double>(Clock::now() - started).count(), st.ok());
   }
   if (committed && observer.on_commit) observer.on_commit(s.descriptor.name, "append");
+  if (!st.ok()) {
+    s.orphans_possible = true;
+    if (s.changelog) s.changelog->orphans_possible = true;
+  }
   s.round_error = st.ok() ? "" : "tiering: " + st.message();
   Report(s, previous);
   return st;
@@ -1570,9 +1591,24 @@ Status TieringService::Round(TableTiering& s) {
 
 Status TieringService::Maintenance(TableTiering& s) {
   std::lock_guard<std::mutex> maintaining(s.maintaining);
+  Status swept;
+  {
+    std::lock_guard<std::mutex> work(s.work);
+    swept = RemoveFailedCommitFiles(*catalog_, options_.fs.get(), s);
+    if (s.changelog) {
+      std::lock_guard<std::mutex> changelog_work(s.changelog->work);
+      Status changelog = RemoveFailedCommitFiles(*catalog_, options_.fs.get(), *s.changelog);
+      if (swept.ok()) swept = changelog;
+    }
+  }
   Status st = Maintain(options_, s);
+  if (st.ok() && !swept.ok()) st = swept.WithContext("removing files of failed commits");
   std::lock_guard<std::mutex> work(s.work);
   if (s.dropped) return Status::OK();
+  if (!st.ok()) {
+    s.orphans_possible = true;
+    if (s.changelog) s.changelog->orphans_possible = true;
+  }
   const std::string previous = s.Error();
   s.maintenance_error = st.ok() ? "" : "maintenance: " + st.message();
   Report(s, previous);

@@ -260,8 +260,7 @@ Result<AppendResult> BucketLog::Append(const BatchInfo& info, std::span<const By
               written_bytes_ - durable_bytes_ >= options_.flush_bytes;
   lock.unlock();
   if (wait) RETURN_NOT_OK(WaitDurable(result.next_offset));
-  // The batch is in; a retention failure is retried at the next roll.
-  if (rolled) (void)EnforceRetention();
+  if (rolled && options_.on_roll) options_.on_roll();
   return result;
 }
 
@@ -273,7 +272,7 @@ Result<AppendResult> BucketLog::AppendAsync(const BatchInfo& info,
   bool rolled = false;
   ASSIGN_OR_RAISE(AppendResult result, AppendLocked(info, checksum_table, metadata, body, &rolled));
   lock.unlock();
-  if (rolled) (void)EnforceRetention();
+  if (rolled && options_.on_roll) options_.on_roll();
   return result;
 }
 
@@ -516,8 +515,18 @@ Result<std::vector<LogBatch>> BucketLog::Read(int64_t from_offset, int64_t max_b
   std::vector<LogBatch> batches;
   int64_t bytes = 0;
   int64_t offset = from_offset;
-  for (const ReadableSegment& r : segments) {
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const ReadableSegment& r = segments[i];
     if (offset >= durable || (!batches.empty() && bytes >= max_bytes)) break;
+    // A reader of the cold log is most likely sequential: the next two cold segments' indexes
+    // and first bytes are fetched while this one is read and sent.
+    for (size_t next = i + 1; r.cold && next <= i + 2 && next < segments.size(); ++next) {
+      if (!segments[next].cold) break;
+      const Segment& segment = *segments[next].segment;
+      for (File* file : {segment.cold_index(), segment.cold_time_index(), segment.file()}) {
+        options_.cold.cache->Prefetch(file);
+      }
+    }
     if (r.sealed) RETURN_NOT_OK(r.segment->EnsureIndexed(r.size, r.next_offset));
     Segment& segment = *r.segment;
     // Offsets a damaged span at the end of what readers may see would reach.

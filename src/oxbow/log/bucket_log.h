@@ -89,6 +89,10 @@ struct LogOptions {
   std::function<int64_t()> clock;
   // Called with the duration in seconds of each fsync of a segment (metrics). Default: none.
   std::function<void(double)> on_fsync;
+  // Called after an append rolled the segment, outside the log's locks. Retention never runs
+  // on the append path (its deletes may go to the object store): the engine wakes its
+  // background retention pass here. Default: none.
+  std::function<void()> on_roll;
   // The cold log. Default: none.
   ColdLogOptions cold;
 };
@@ -235,9 +239,9 @@ class BucketLog {
   // Default: no floor.
   void SetRetentionFloor(int64_t offset);
   // Deletes whole old segments past retention_bytes / retention_ms (never the active one), cold
-  // ones included (their objects after the manifest no longer lists them). Runs after each
-  // segment roll; call it periodically for age-based retention. Returns the number of segments
-  // deleted.
+  // ones included (their objects after the manifest no longer lists them). Runs at open; the
+  // owner runs it in the background, periodically and after rolls (LogOptions::on_roll).
+  // Returns the number of segments deleted.
   Result<int> EnforceRetention();
 
   // Moves the local sealed segments older than cold.local_retention_ms to the cold store, oldest

@@ -63,10 +63,14 @@ Status BucketLog::LoadColdManifest(std::vector<int64_t>* local_bases) {
 
 BucketLog::SegmentPtr BucketLog::OpenColdSegment(const ColdSegment& entry) const {
   const ColdLogOptions& cold = options_.cold;
-  std::string path = JoinPath(cold.dir, SegmentFileName(entry.base_offset, ".log"));
+  auto open = [&](const char* suffix, int64_t size) {
+    return cold.cache->Open(cold.fs, JoinPath(cold.dir, SegmentFileName(entry.base_offset, suffix)),
+                            size);
+  };
   return std::make_shared<Segment>(cold.fs.get(), cold.dir, entry.base_offset,
-                                   cold.cache->Open(cold.fs, path, entry.size),
-                                   options_.index_interval_bytes, /*cold=*/true);
+                                   open(".log", entry.size), options_.index_interval_bytes,
+                                   Segment::ColdIndexes{open(".index", entry.index_size),
+                                                        open(".timeindex", entry.time_index_size)});
 }
 
 Status BucketLog::WriteColdManifest(const std::vector<ColdSegment>& segments) {

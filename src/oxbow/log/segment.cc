@@ -296,6 +296,16 @@ Result<std::shared_ptr<Buffer>> ReadWholeFile(FileSystem* fs, const std::string&
   return (*file)->ReadAt(0, size);
 }
 
+// Reads an index: a cold one through its File (the cold cache), a local one from `fs`; a
+// missing one reads as empty.
+Result<std::shared_ptr<Buffer>> ReadIndexFile(FileSystem* fs, File* cold, const std::string& path) {
+  if (cold == nullptr) return ReadWholeFile(fs, path);
+  ASSIGN_OR_RAISE(int64_t size, cold->Size());
+  auto bytes = cold->ReadAt(0, size);
+  if (bytes.status().IsNotFound()) return Buffer::Empty();
+  return bytes;
+}
+
 // Parses up to `limit` entries (-1: all) of an offset index, checking they are usable.
 Status ParseOffsetIndex(const Buffer& bytes, int64_t limit, int64_t segment_size,
                         std::vector<OffsetIndexEntry>* out) {
@@ -345,7 +355,11 @@ Status ParseTimeIndex(const Buffer& bytes, int64_t limit, int64_t max_relative_o
 }  // namespace
 
 Segment::Segment(FileSystem* fs, const std::string& dir, int64_t base_offset,
-                 std::unique_ptr<File> file, int64_t index_interval_bytes, bool cold)
+                 std::unique_ptr<File> file, int64_t index_interval_bytes)
+    : Segment(fs, dir, base_offset, std::move(file), index_interval_bytes, ColdIndexes{}) {}
+
+Segment::Segment(FileSystem* fs, const std::string& dir, int64_t base_offset,
+                 std::unique_ptr<File> file, int64_t index_interval_bytes, ColdIndexes cold)
     : fs_(fs),
       base_offset_(base_offset),
       log_path_(JoinPath(dir, SegmentFileName(base_offset, ".log"))),
@@ -353,7 +367,7 @@ Segment::Segment(FileSystem* fs, const std::string& dir, int64_t base_offset,
       time_index_path_(JoinPath(dir, SegmentFileName(base_offset, ".timeindex"))),
       file_(std::move(file)),
       index_interval_bytes_(index_interval_bytes),
-      cold_(cold) {
+      cold_(std::move(cold)) {
   state_.next_offset = base_offset;
 }
 
@@ -392,7 +406,7 @@ Status Segment::EnsureIndexed(int64_t size, int64_t next_offset) {
   if (indexed_) return Status::OK();
   Status loaded = LoadIndexFiles(size, next_offset);
   if (!loaded.ok()) {
-    if (cold_ && loaded.code() != StatusCode::kCorruption) {
+    if (is_cold() && loaded.code() != StatusCode::kCorruption) {
       offset_index_.clear();
       time_index_.clear();
       return loaded;
@@ -404,8 +418,8 @@ Status Segment::EnsureIndexed(int64_t size, int64_t next_offset) {
 }
 
 Status Segment::LoadIndexFiles(int64_t size, int64_t next_offset) {
-  ASSIGN_OR_RAISE(auto offset_bytes, ReadWholeFile(fs_, index_path_));
-  ASSIGN_OR_RAISE(auto time_bytes, ReadWholeFile(fs_, time_index_path_));
+  ASSIGN_OR_RAISE(auto offset_bytes, ReadIndexFile(fs_, cold_.index.get(), index_path_));
+  ASSIGN_OR_RAISE(auto time_bytes, ReadIndexFile(fs_, cold_.time_index.get(), time_index_path_));
   RETURN_NOT_OK(ParseOffsetIndex(*offset_bytes, -1, size, &offset_index_));
   RETURN_NOT_OK(ParseTimeIndex(*time_bytes, -1, next_offset - base_offset_ - 1, &time_index_));
   if (size == 0) {
@@ -457,8 +471,8 @@ Status Segment::RebuildLocked(int64_t size, int64_t next_offset) {
     FrameScanner scanner(file_.get(), position, size, state_.next_offset,
                          FrameScanner::Mode::kHeaders, kHeaderScanChunk);
     ScannedFrame frame;
-    Result<bool> more = true;
-    while ((more = scanner.Next(&frame)).ok() && *more) AddFrameLocked(frame.header);
+    Result<bool> more = scanner.Next(&frame);
+    for (; more.ok() && *more; more = scanner.Next(&frame)) AddFrameLocked(frame.header);
     if (more.ok()) break;
     if (more.status().code() != StatusCode::kCorruption) return more.status();
     // Step over the damage; the frames after it stay readable.
@@ -478,7 +492,7 @@ Status Segment::RebuildLocked(int64_t size, int64_t next_offset) {
         {state_.max_timestamp_ms, static_cast<uint32_t>(state_.last_base_offset - base_offset_)});
     state_.time_entries++;
   }
-  if (cold_) return Status::OK();
+  if (is_cold()) return Status::OK();
   // Rewrite the index files so the next open finds them; a failure only costs a rebuild.
   std::string offsets = EncodeOffsetEntries(offset_index_, 0, state_.offset_entries);
   std::string times = EncodeTimeEntries(time_index_, 0, state_.time_entries);
@@ -522,8 +536,8 @@ Result<SegmentRecovery> Segment::Recover(const SegmentState& trusted) {
     FrameScanner scanner(file_.get(), state_.size, file_size, state_.next_offset,
                          FrameScanner::Mode::kVerify, kVerifyScanChunk);
     ScannedFrame frame;
-    Result<bool> more = true;
-    while ((more = scanner.Next(&frame)).ok() && *more) AddFrameLocked(frame.header);
+    Result<bool> more = scanner.Next(&frame);
+    for (; more.ok() && *more; more = scanner.Next(&frame)) AddFrameLocked(frame.header);
     recovery.bytes_verified += scanner.bytes_read();
     if (more.ok()) break;
     if (more.status().code() != StatusCode::kCorruption) return more.status();

@@ -181,14 +181,23 @@ struct SegmentRecovery {
 // damage found in it. Index methods are thread-safe; the bucket log serializes appends.
 class Segment {
  public:
-  // A `cold` segment lives in the cold store: it is never written, an index it cannot read
-  // for a reason other than corruption is an error (retried at the next use), and an index it
-  // rebuilds stays in memory.
   Segment(FileSystem* fs, const std::string& dir, int64_t base_offset, std::unique_ptr<File> file,
-          int64_t index_interval_bytes, bool cold = false);
+          int64_t index_interval_bytes);
+  // A cold segment lives in the cold store, its indexes read from `index` and `time_index`: it
+  // is never written, an index it cannot read for a reason other than corruption is an error
+  // (retried at the next use), and an index it rebuilds stays in memory.
+  struct ColdIndexes {
+    std::unique_ptr<File> index;
+    std::unique_ptr<File> time_index;
+  };
+  Segment(FileSystem* fs, const std::string& dir, int64_t base_offset, std::unique_ptr<File> file,
+          int64_t index_interval_bytes, ColdIndexes cold);
 
   int64_t base_offset() const { return base_offset_; }
   File* file() const { return file_.get(); }
+  // A cold segment's index files (null for a local one).
+  File* cold_index() const { return cold_.index.get(); }
+  File* cold_time_index() const { return cold_.time_index.get(); }
   const std::string& log_path() const { return log_path_; }
   const std::string& index_path() const { return index_path_; }
   const std::string& time_index_path() const { return time_index_path_; }
@@ -244,7 +253,8 @@ class Segment {
   const std::string time_index_path_;
   std::unique_ptr<File> file_;
   const int64_t index_interval_bytes_;
-  const bool cold_;
+  const ColdIndexes cold_;
+  bool is_cold() const { return cold_.index != nullptr; }
 
   mutable std::mutex mutex_;
   bool indexed_ = false;

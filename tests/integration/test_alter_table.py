@@ -380,3 +380,33 @@ def test_cli_table_alter(server, oxbow):
     # Nothing of the refused call was applied.
     d = server.action("describe_table", {"table": "evo.cli"})
     assert [f["name"] for f in d["schema"]["fields"]] == ["id", "d", "count", "note"]
+
+
+def test_streams_open_across_an_alter_end_with_an_error(server):
+    """A follow read and a put stream opened before an alter never mix schemas: they end at their
+    next batch, and streams opened again see the new schema."""
+    fresh(server, "evo.streams")
+    rows = pa.RecordBatch.from_pydict({"id": [1], "d": [None], "n": [1]}, schema=SIMPLE)
+    writer, acks = server.client.do_put(fl.FlightDescriptor.for_path("evo", "streams"), SIMPLE)
+    writer.write_batch(rows)
+    acks.read()
+    follow = server.new_client().do_get(fl.Ticket(json.dumps(
+        {"table": "evo.streams", "follow": True}).encode()))
+    assert follow.read_chunk().data.num_rows == 1
+    alter(server, "evo.streams", {"op": "add_column", "name": "x", "type": "string"})
+    with pytest.raises(pa.ArrowException, match="was altered or dropped after this stream started"):
+        writer.write_batch(rows)
+        acks.read()
+        writer.done_writing()
+        writer.close()
+    with pytest.raises(pa.ArrowException, match="was altered or dropped after this stream started"):
+        follow.read_chunk()
+    new = pa.RecordBatch.from_pydict({"id": [2], "d": [None], "n": [2], "x": ["two"]},
+                                     schema=SIMPLE.append(pa.field("x", pa.string())))
+    writer, acks = server.client.do_put(fl.FlightDescriptor.for_path("evo", "streams"), new.schema)
+    writer.write_batch(new)
+    acks.read()
+    writer.done_writing()
+    writer.close()
+    assert read(server, "evo.streams").to_pylist() == [
+        {"id": 1, "d": None, "n": 1, "x": None}, {"id": 2, "d": None, "n": 2, "x": "two"}]

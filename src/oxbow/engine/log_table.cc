@@ -155,6 +155,12 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
   const catalog::TableDescriptor& descriptor() const override { return descriptor_; }
   const std::vector<std::unique_ptr<log::BucketLog>>& logs() const override { return logs_; }
   const BatchCheck& batch_check() const { return options_.batch_check; }
+  // After Close(): the table was altered (and reopened) or dropped.
+  bool closed() const { return closed_; }
+  Status ClosedError() const {
+    return Status::Cancelled("table " + Quote(descriptor_.name) +
+                             " was altered or dropped after this stream started; open a new one");
+  }
   // Under FlushPolicy::kEveryAppend a put is acknowledged once durable; under kInterval once
   // written (the log's flusher makes it durable within flush_interval_ms).
   bool ack_after_fsync() const {
@@ -188,6 +194,7 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
   }
 
   Status Close() override {
+    closed_ = true;
     Status first;
     for (auto& log : logs_) {
       Status st = log->Close();
@@ -210,6 +217,7 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
     for (const auto& piece : body) body_spans.push_back(SpanOf(*piece));
     const int64_t now = NowMs();
     log::BatchInfo info{static_cast<int32_t>(rows), now, now, schema_id};
+    if (closed_) return ClosedError();
     return logs_[bucket]->AppendAsync(info, std::span<const ByteSpan>(meta, padding ? 2 : 1),
                                       body_spans);
   }
@@ -220,6 +228,7 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
   const std::vector<int> key_columns_;
   std::vector<std::unique_ptr<log::BucketLog>> logs_;
   std::atomic<uint32_t> next_sticky_bucket_{0};
+  std::atomic<bool> closed_{false};
 };
 
 class LogPutSession : public PutSession {
@@ -394,7 +403,9 @@ class LogReadCursor : public ReadCursor {
       if (end_ && position_ >= *end_) break;
       if (position_ >= log.durable_offset()) {
         if (!request_.follow) break;
-        ASSIGN_OR_RAISE(int64_t durable, log.WaitForData(position_, deadline));
+        auto waited = log.WaitForData(position_, deadline);
+        if (!waited.ok() && table_->closed()) return table_->ClosedError();
+        ASSIGN_OR_RAISE(int64_t durable, std::move(waited));
         if (durable <= position_) return nullptr;
       }
       auto read = log.Read(position_, kReadChunkBytes, {.verify_body = false});

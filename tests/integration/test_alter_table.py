@@ -410,3 +410,20 @@ def test_streams_open_across_an_alter_end_with_an_error(server):
     writer.close()
     assert read(server, "evo.streams").to_pylist() == [
         {"id": 1, "d": None, "n": 1, "x": None}, {"id": 2, "d": None, "n": 2, "x": "two"}]
+
+
+def test_kafka_fetch_serves_earlier_rows_in_the_current_schema(server):
+    from test_kafka import consume_assigned
+    fresh(server, "evo.kjson", properties={"lake.enabled": "false", "kafka.value.format": "json"})
+    first = pa.RecordBatch.from_pydict({"id": [1], "d": [None], "n": [7]}, schema=SIMPLE)
+    writer, acks = server.client.do_put(fl.FlightDescriptor.for_path("evo", "kjson"), SIMPLE)
+    writer.write_batch(first)
+    acks.read()
+    writer.done_writing()
+    writer.close()
+    alter(server, "evo.kjson", {"op": "rename_column", "name": "n", "new_name": "m"},
+          {"op": "widen_type", "name": "m", "type": "int64"},
+          {"op": "add_column", "name": "note", "type": "string"},
+          {"op": "drop_column", "name": "d"})
+    records = [json.loads(m.value()) for m in consume_assigned(server, "evo.kjson", 1, 1)]
+    assert records == [{"id": 1, "m": 7, "note": None}]

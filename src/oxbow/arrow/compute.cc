@@ -51,6 +51,7 @@ Result<Array> Widen(const Array& column, const DataType& to) {
 
 template <typename From>
 Result<Array> WidenTo(const Array& column, const DataType& to) {
+  if (to.id() == TypeId::kInt16) return Widen<From, int16_t>(column, to);
   if (to.id() == TypeId::kInt32) return Widen<From, int32_t>(column, to);
   return Widen<From, int64_t>(column, to);
 }
@@ -233,11 +234,60 @@ Result<Array> Cast(const Array& column, const DataType& to) {
       default: break;
     }
   }
+  if (from.id() == TypeId::kInt8 && to.id() == TypeId::kInt16) return WidenTo<int8_t>(column, to);
+  if (from.id() == TypeId::kFloat32 && to.id() == TypeId::kFloat64) {
+    return Widen<float, double>(column, to);
+  }
+  if (from.id() == TypeId::kDecimal128 && to.id() == TypeId::kDecimal128 &&
+      from.scale() == to.scale() && to.precision() >= from.precision()) {
+    // The same 16-byte values: every value of the smaller precision fits the larger one.
+    return Array::Make(to, column.length(), column.data()->buffers, column.null_count(),
+                       column.offset());
+  }
   if (IsNarrowing(from.id(), to.id())) {
     return from.id() == TypeId::kInt32 ? NarrowFrom<int32_t>(column, to)
                                        : NarrowFrom<int64_t>(column, to);
   }
   return Status::NotImplemented("cannot cast " + from.ToString() + " to " + to.ToString());
+}
+
+Result<Array> MakeNullArray(const DataType& type, int64_t length) {
+  ASSIGN_OR_RAISE(auto validity, MutableBuffer::Allocate(bit_util::BytesForBits(length)));
+  std::memset(validity->mutable_data(), 0, static_cast<size_t>(validity->size()));
+  std::shared_ptr<Buffer> bits = std::move(validity);
+  switch (type.id()) {
+    case TypeId::kString:
+    case TypeId::kBinary:
+    case TypeId::kList:
+    case TypeId::kMap: {
+      ASSIGN_OR_RAISE(auto offsets, MutableBuffer::Allocate((length + 1) * 4));
+      std::memset(offsets->mutable_data(), 0, static_cast<size_t>(offsets->size()));
+      if (!type.is_nested()) {
+        return Array::Make(type, length, {bits, std::move(offsets), Buffer::Empty()}, length);
+      }
+      ASSIGN_OR_RAISE(Array child, MakeNullArray(type.child(0).type, 0));
+      return Array::MakeNested(type, length, {bits, std::move(offsets)}, {std::move(child)},
+                               length);
+    }
+    case TypeId::kStruct:
+    case TypeId::kFixedSizeList: {
+      const int64_t child_length =
+          type.id() == TypeId::kStruct ? length : length * type.list_size();
+      std::vector<Array> children;
+      for (const auto& f : type.children()) {
+        ASSIGN_OR_RAISE(Array child, MakeNullArray(f.type, child_length));
+        children.push_back(std::move(child));
+      }
+      return Array::MakeNested(type, length, {bits}, std::move(children), length);
+    }
+    default: {
+      const int64_t bytes = type.id() == TypeId::kBool ? bit_util::BytesForBits(length)
+                                                       : length * std::max(type.bit_width(), 0) / 8;
+      ASSIGN_OR_RAISE(auto values, MutableBuffer::Allocate(bytes));
+      std::memset(values->mutable_data(), 0, static_cast<size_t>(values->size()));
+      return Array::Make(type, length, {bits, std::move(values)}, length);
+    }
+  }
 }
 
 }  // namespace oxbow::arrow

@@ -19,7 +19,11 @@ Result<RecordBatchPtr> TakeRows(const RecordBatch& batch, const std::vector<int3
 // int64); the reverse, int32/int64 to a narrower integer type (int8/16/32, uint8/16/32),
 // refusing a value that does not fit with Invalid; timestamps between units (to a coarser unit
 // rounds toward negative infinity) and time zones (the instant is kept). Anything else is
-// NotImplemented naming both types.
+// NotImplemented naming both types. Also the widenings of schema evolution: int8 -> int16,
+// float -> double, decimal128 to a larger precision with the same scale.
 Result<Array> Cast(const Array& column, const DataType& to);
+
+// An array of `length` nulls of `type` (nested types too: empty lists, structs of nulls).
+Result<Array> MakeNullArray(const DataType& type, int64_t length);
 
 }  // namespace oxbow::arrow

@@ -132,5 +132,40 @@ TEST(CastTest, ConvertsTimestampUnits) {
   EXPECT_TRUE(Cast(secs, DataType::Timestamp(TimeUnit::kMicro)).status().IsInvalid());
 }
 
+TEST(CastTest, SchemaEvolutionWidenings) {
+  NumericBuilder<int8_t> i8(DataType::Int8());
+  ASSERT_TRUE(i8.Append(-7).ok() && i8.AppendNull().ok());
+  Array wide = Cast(i8.Finish().ValueOrDie(), DataType::Int16()).ValueOrDie();
+  EXPECT_EQ(wide.type(), DataType::Int16());
+  EXPECT_EQ(wide.Value<int16_t>(0), -7);
+  EXPECT_TRUE(wide.IsNull(1));
+
+  NumericBuilder<float> f(DataType::Float32());
+  ASSERT_TRUE(f.Append(1.25f).ok());
+  EXPECT_EQ(Cast(f.Finish().ValueOrDie(), DataType::Float64())->Value<double>(0), 1.25);
+
+  FixedSizeBinaryBuilder d(DataType::Decimal128(9, 2));
+  ASSERT_TRUE(d.AppendDecimal(-12345).ok());
+  Array dec = Cast(d.Finish().ValueOrDie(), DataType::Decimal128(20, 2)).ValueOrDie();
+  EXPECT_EQ(dec.type(), DataType::Decimal128(20, 2));
+  EXPECT_EQ(dec.Value<__int128>(0), -12345);
+  EXPECT_EQ(Cast(dec, DataType::Decimal128(20, 3)).status().code(), StatusCode::kNotImplemented);
+}
+
+TEST(MakeNullArrayTest, EveryKindOfType) {
+  for (const char* name : {"bool", "int8", "int64", "double", "string", "binary", "date32[day]",
+                           "timestamp[us, tz=UTC]", "decimal128(10, 2)", "fixed_size_binary[3]",
+                           "list<item: int64>", "struct<a: int32, b: list<item: string>>",
+                           "map<string, int64>", "fixed_size_list<item: int32>[2]"}) {
+    const DataType type = DataType::Parse(name).ValueOrDie();
+    Array nulls = MakeNullArray(type, 5).ValueOrDie();
+    EXPECT_EQ(nulls.type(), type) << name;
+    EXPECT_EQ(nulls.length(), 5) << name;
+    EXPECT_EQ(nulls.null_count(), 5) << name;
+    EXPECT_TRUE(nulls.Validate().ok()) << name << ": " << nulls.Validate().ToString();
+    EXPECT_TRUE(nulls.IsNull(4)) << name;
+  }
+}
+
 }  // namespace
 }  // namespace oxbow::arrow

@@ -51,6 +51,7 @@ Result<TableDescriptor> Catalog::Create(TableDescriptor table, bool if_not_exist
     return Status::AlreadyExists("table " + Quote(table.name) + " already exists");
   }
   table.table_id = next_table_id_++;
+  table.ResetSchemaVersions();  // versions are the catalog's, never the client's
   table.created_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
@@ -66,6 +67,19 @@ Status Catalog::Drop(const std::string& name) {
   if (!tables_.count(name)) return Status::NotFound("table " + Quote(name) + " does not exist");
   auto next = tables_;
   next.erase(name);
+  RETURN_NOT_OK(Persist(next));
+  tables_ = std::move(next);
+  return Status::OK();
+}
+
+Status Catalog::Replace(const TableDescriptor& table) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tables_.find(table.name);
+  if (it == tables_.end() || it->second.table_id != table.table_id) {
+    return Status::NotFound("table " + Quote(table.name) + " does not exist");
+  }
+  auto next = tables_;
+  next[table.name] = table;
   RETURN_NOT_OK(Persist(next));
   tables_ = std::move(next);
   return Status::OK();

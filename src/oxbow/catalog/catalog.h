@@ -25,6 +25,8 @@ class Catalog {
   // existing table is returned.
   Result<TableDescriptor> Create(TableDescriptor table, bool if_not_exists);
   Status Drop(const std::string& name);
+  // Replaces the descriptor of the existing table of the same name and id (an alter).
+  Status Replace(const TableDescriptor& table);
   Result<TableDescriptor> Get(const std::string& name) const;
   std::vector<TableDescriptor> List() const;
 

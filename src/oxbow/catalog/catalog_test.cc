@@ -105,5 +105,116 @@ TEST(CatalogTest, CorruptCatalogIsReported) {
   EXPECT_TRUE(catalog.status().IsCorruption());
 }
 
+TableDescriptor Created() { return ParseCreateTable(kCreate).ValueOrDie().table; }
+
+Result<TableDescriptor> Alter(const TableDescriptor& t, std::string_view changes) {
+  ASSIGN_OR_RAISE(auto req,
+                  ParseAlterTable(R"({"table":"ns.t","changes":)" + std::string(changes) + "}"));
+  return ApplyAlter(t, req.changes);
+}
+
+TEST(AlterTest, NewTableIsVersionZeroWithFieldIdsFromOne) {
+  TableDescriptor t = Created();
+  EXPECT_EQ(t.schema_id, 0);
+  EXPECT_EQ(t.field_ids, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(t.last_field_id, 3);
+  EXPECT_TRUE(t.previous_schemas.empty());
+}
+
+TEST(AlterTest, ColumnChangesMakeOneNewVersionAndKeepFieldIds) {
+  TableDescriptor t = Created();
+  auto a = Alter(t, R"j([{"op":"add_column","name":"note","type":"string","after":"id"},
+                        {"op":"drop_column","name":"ts"},
+                        {"op":"rename_column","name":"price","new_name":"amount"},
+                        {"op":"widen_type","name":"amount","type":"decimal128(12, 2)"}])j");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->schema_id, 1);
+  EXPECT_EQ(a->schema->ToString(), "id: int64 not null\nnote: string\namount: decimal128(12, 2)");
+  EXPECT_EQ(a->field_ids, (std::vector<int32_t>{1, 4, 3}));
+  EXPECT_EQ(a->last_field_id, 4);
+  ASSERT_EQ(a->previous_schemas.size(), 1u);
+  EXPECT_EQ(a->previous_schemas[0].schema_id, 0);
+  EXPECT_TRUE(a->SchemaById(0).ValueOrDie().schema->Equals(*t.schema));
+
+  // A dropped column's id is never given again, even to a column of the same name.
+  auto b = Alter(*a, R"j([{"op":"add_column","name":"ts","type":"int32","first":true}])j");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->schema_id, 2);
+  EXPECT_EQ(b->field_ids, (std::vector<int32_t>{5, 1, 4, 3}));
+
+  // Versions survive the JSON round trip of the durable catalog.
+  auto again = DescriptorFromJson(DescriptorToJson(*b));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->schema_id, 2);
+  EXPECT_EQ(again->field_ids, b->field_ids);
+  EXPECT_EQ(again->last_field_id, 5);
+  ASSERT_EQ(again->previous_schemas.size(), 2u);
+  EXPECT_EQ(again->previous_schemas[1].field_ids, (std::vector<int32_t>{1, 4, 3}));
+  EXPECT_TRUE(again->previous_schemas[1].schema->Equals(*a->schema));
+
+  // Properties alone make no new version.
+  auto c = Alter(*b, R"j([{"op":"set_properties","properties":{"x":"1","lake.enabled":null}}])j");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->schema_id, 2);
+  EXPECT_EQ(c->properties, (std::map<std::string, std::string>{{"x", "1"}}));
+}
+
+TEST(AlterTest, RefusalsNameTheRule) {
+  TableDescriptor t = Created();
+  auto message = [&](std::string_view changes) { return Alter(t, changes).status().message(); };
+  EXPECT_EQ(message(R"j([{"op":"drop_column","name":"id"}])j"),
+            "change 1: column 'id' is part of the primary or bucket key, which cannot be dropped");
+  EXPECT_EQ(message(R"j([{"op":"add_column","name":"n","type":"int32","nullable":false}])j"),
+            "change 1: add_column 'n': a new column must be nullable (rows written before it have "
+            "no value for it)");
+  EXPECT_EQ(message(R"j([{"op":"widen_type","name":"ts","type":"int64"}])j"),
+            "change 1: cannot change column 'ts' from timestamp[us, tz=UTC] to int64: a type may "
+            "only widen (int8 -> int16 -> int32 -> int64, float -> double, decimal128 precision "
+            "up with the same scale)");
+  EXPECT_EQ(message(R"j([{"op":"widen_type","name":"price","type":"decimal128(12, 3)"}])j")
+                .find("cannot change column 'price' from decimal128(10, 2) to decimal128(12, 3)"),
+            10u);
+  EXPECT_EQ(message(R"j([{"op":"add_column","name":"n","type":"int32"},
+                        {"op":"rename_column","name":"missing","new_name":"m"}])j"),
+            "change 2: column 'missing' does not exist");
+  EXPECT_EQ(message(R"j([{"op":"rename_column","name":"ts","new_name":"price"}])j"),
+            "change 1: rename to 'price': that column already exists");
+  EXPECT_EQ(message(R"j([{"op":"retype","name":"ts"}])j"),
+            "change 1: unknown op 'retype' (known: add_column, drop_column, rename_column, "
+            "widen_type, make_optional, set_properties)");
+  EXPECT_EQ(message("[]"), "\"changes\" must be a non-empty list");
+}
+
+TEST(AlterTest, Widenings) {
+  auto t = [](const char* s) { return arrow::DataType::Parse(s).ValueOrDie(); };
+  EXPECT_TRUE(IsWidening(t("int8"), t("int16")));
+  EXPECT_TRUE(IsWidening(t("int8"), t("int64")));
+  EXPECT_TRUE(IsWidening(t("int32"), t("int64")));
+  EXPECT_TRUE(IsWidening(t("float"), t("double")));
+  EXPECT_TRUE(IsWidening(t("decimal128(10, 2)"), t("decimal128(20, 2)")));
+  EXPECT_FALSE(IsWidening(t("int64"), t("int32")));
+  EXPECT_FALSE(IsWidening(t("date32[day]"), t("timestamp[us]")));
+  EXPECT_FALSE(IsWidening(t("int32"), t("double")));
+  EXPECT_FALSE(IsWidening(t("uint8"), t("int16")));
+  EXPECT_FALSE(IsWidening(t("decimal128(10, 2)"), t("decimal128(10, 2)")));
+}
+
+TEST(CatalogTest, ReplaceIsDurable) {
+  TempDir dir;
+  {
+    auto catalog = Catalog::Open(PosixFileSystem::Default(), dir.path()).ValueOrDie();
+    auto t = catalog->Create(Created(), false).ValueOrDie();
+    auto altered = Alter(t, R"j([{"op":"add_column","name":"n","type":"int32"}])j").ValueOrDie();
+    ASSERT_TRUE(catalog->Replace(altered).ok());
+    altered.table_id += 1;
+    EXPECT_TRUE(catalog->Replace(altered).IsNotFound());
+  }
+  auto reopened = Catalog::Open(PosixFileSystem::Default(), dir.path()).ValueOrDie();
+  auto t = reopened->Get("ns.t").ValueOrDie();
+  EXPECT_EQ(t.schema_id, 1);
+  EXPECT_EQ(t.field_ids, (std::vector<int32_t>{1, 2, 3, 4}));
+  EXPECT_EQ(t.previous_schemas.size(), 1u);
+}
+
 }  // namespace
 }  // namespace oxbow::catalog

@@ -88,14 +88,73 @@ Result<std::vector<std::string>> StringList(const json& j, const char* key) {
   return out;
 }
 
+Result<std::vector<int32_t>> FieldIdsFrom(const json& j, const arrow::Schema& schema,
+                                          int32_t last_field_id) {
+  if (!j.is_array()) return Status::Invalid("\"field_ids\" must be a list");
+  std::vector<int32_t> ids;
+  for (const auto& v : j) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > last_field_id) {
+      return Status::Invalid("\"field_ids\" must hold integers in [1, last_field_id]");
+    }
+    ids.push_back(v.get<int32_t>());
+  }
+  if (static_cast<int>(ids.size()) != schema.num_fields()) {
+    return Status::Invalid("\"field_ids\" must give one id per column");
+  }
+  return ids;
+}
+
+// The schema versions of a stored descriptor; a descriptor written before versions existed is
+// version 0 with field ids 1..n.
+Status SchemaVersionsFrom(const json& j, TableDescriptor* t) {
+  if (!j.contains("field_ids")) {
+    t->ResetSchemaVersions();
+    return Status::OK();
+  }
+  if (!j.contains("schema_id") || !j["schema_id"].is_number_integer() ||
+      !j.contains("last_field_id") || !j["last_field_id"].is_number_integer()) {
+    return Status::Invalid("\"field_ids\" needs integer \"schema_id\" and \"last_field_id\"");
+  }
+  t->schema_id = j["schema_id"].get<int32_t>();
+  t->last_field_id = j["last_field_id"].get<int32_t>();
+  ASSIGN_OR_RAISE(t->field_ids, FieldIdsFrom(j["field_ids"], *t->schema, t->last_field_id));
+  if (!j.contains("previous_schemas")) return Status::OK();
+  if (!j["previous_schemas"].is_array()) {
+    return Status::Invalid("\"previous_schemas\" must be a list");
+  }
+  for (const auto& jv : j["previous_schemas"]) {
+    if (!jv.is_object() || !jv.contains("schema_id") || !jv["schema_id"].is_number_integer() ||
+        !jv.contains("schema") || !jv.contains("field_ids")) {
+      return Status::Invalid(
+          "every previous schema needs \"schema_id\", \"schema\" and \"field_ids\"");
+    }
+    SchemaVersion v;
+    v.schema_id = jv["schema_id"].get<int32_t>();
+    ASSIGN_OR_RAISE(v.schema, SchemaFrom(jv["schema"]));
+    ASSIGN_OR_RAISE(v.field_ids, FieldIdsFrom(jv["field_ids"], *v.schema, t->last_field_id));
+    t->previous_schemas.push_back(std::move(v));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 nlohmann::json DescriptorJson(const TableDescriptor& t) {
   json props = json::object();
   for (const auto& [k, v] : t.properties) props[k] = v;
+  json previous = json::array();
+  for (const auto& v : t.previous_schemas) {
+    previous.push_back({{"schema_id", v.schema_id},
+                        {"schema", SchemaJson(*v.schema)},
+                        {"field_ids", v.field_ids}});
+  }
   return {{"table", t.name},
           {"table_id", t.table_id},
           {"schema", SchemaJson(*t.schema)},
+          {"schema_id", t.schema_id},
+          {"field_ids", t.field_ids},
+          {"last_field_id", t.last_field_id},
+          {"previous_schemas", std::move(previous)},
           {"buckets", t.buckets},
           {"bucket_key", t.bucket_key},
           {"primary_key", t.primary_key},
@@ -113,6 +172,7 @@ Result<TableDescriptor> DescriptorFrom(const nlohmann::json& j) {
   RETURN_NOT_OK(ValidateTableName(t.name));
   if (!j.contains("schema")) return Status::Invalid("\"schema\" is required");
   ASSIGN_OR_RAISE(t.schema, SchemaFrom(j["schema"]));
+  RETURN_NOT_OK(SchemaVersionsFrom(j, &t));
   if (j.contains("buckets")) {
     if (!j["buckets"].is_number_integer() || j["buckets"].get<int64_t>() < 1 ||
         j["buckets"].get<int64_t>() > 1024) {
@@ -181,6 +241,22 @@ std::vector<int> TableDescriptor::BucketKeyIndices() const {
   std::vector<int> out;
   for (const auto& col : bucket_key) out.push_back(schema->GetFieldIndex(col));
   return out;
+}
+
+void TableDescriptor::ResetSchemaVersions() {
+  schema_id = 0;
+  field_ids.clear();
+  for (int i = 0; i < schema->num_fields(); ++i) field_ids.push_back(i + 1);
+  last_field_id = schema->num_fields();
+  previous_schemas.clear();
+}
+
+Result<SchemaVersion> TableDescriptor::SchemaById(int32_t id) const {
+  if (id == schema_id) return CurrentSchema();
+  for (const auto& v : previous_schemas) {
+    if (v.schema_id == id) return v;
+  }
+  return Status::NotFound("table " + Quote(name) + " has no schema version " + std::to_string(id));
 }
 
 Status ValidateTableName(std::string_view name) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,10 +15,23 @@
 
 namespace oxbow::catalog {
 
+// One version of a table's schema: its id, its columns and each column's field id. A column
+// keeps its field id across renames and widenings; a dropped column's id is never reused.
+struct SchemaVersion {
+  int32_t schema_id = 0;
+  arrow::SchemaPtr schema;
+  std::vector<int32_t> field_ids;  // per column of schema
+};
+
 struct TableDescriptor {
   std::string name;  // "namespace.table"
   int64_t table_id = 0;
-  arrow::SchemaPtr schema;
+  arrow::SchemaPtr schema;  // the current schema, version schema_id
+  int32_t schema_id = 0;
+  std::vector<int32_t> field_ids;  // per column of schema
+  int32_t last_field_id = 0;       // the highest field id ever given
+  // Every earlier schema version, oldest first (the log still holds batches written with them).
+  std::vector<SchemaVersion> previous_schemas;
   int32_t buckets = 1;
   std::vector<std::string> bucket_key;   // empty: sticky bucket per batch
   std::vector<std::string> primary_key;  // empty: a log table
@@ -26,6 +40,12 @@ struct TableDescriptor {
 
   // Field indices of bucket_key in schema.
   std::vector<int> BucketKeyIndices() const;
+  // The current version.
+  SchemaVersion CurrentSchema() const { return {schema_id, schema, field_ids}; }
+  // Makes `schema` version 0 with field ids 1..n, forgetting any other version (a new table).
+  void ResetSchemaVersions();
+  // The version `id` (current or earlier); NotFound naming the table otherwise.
+  Result<SchemaVersion> SchemaById(int32_t id) const;
 };
 
 // Checks "namespace.table" (letters, digits, '_' and '-', each part 1-128 characters).
@@ -44,5 +64,38 @@ Result<CreateTableRequest> ParseCreateTable(std::string_view json);
 // The descriptor as JSON: {"table":...,"schema":...,"buckets":...,...}.
 std::string DescriptorToJson(const TableDescriptor& table);
 Result<TableDescriptor> DescriptorFromJson(std::string_view json);
+
+// One change of an alter_table request (docs/api.md#alter_table).
+struct SchemaChange {
+  enum class Op {
+    kAddColumn,
+    kDropColumn,
+    kRenameColumn,
+    kWidenType,
+    kMakeOptional,
+    kSetProperties
+  };
+  Op op = Op::kAddColumn;
+  std::string name;      // the column (not for set_properties)
+  arrow::DataType type;  // add_column, widen_type
+  std::string after;     // add_column: the column it follows; empty: at the end
+  bool first = false;    // add_column: before every column
+  std::string new_name;  // rename_column
+  // set_properties: a value sets the property, nullopt removes it.
+  std::map<std::string, std::optional<std::string>> properties;
+};
+struct AlterTableRequest {
+  std::string table;
+  std::vector<SchemaChange> changes;
+};
+Result<AlterTableRequest> ParseAlterTable(std::string_view json);
+// `table` with every change applied in order, or Invalid naming the change and the rule it
+// breaks. Column changes make a new schema version (one per call); properties are only merged
+// here: whoever applies them validates them as create_table does.
+Result<TableDescriptor> ApplyAlter(const TableDescriptor& table,
+                                   const std::vector<SchemaChange>& changes);
+// Whether `from` may be widened to `to`: int8 -> int16 -> int32 -> int64, float -> double,
+// decimal128 precision up with the same scale.
+bool IsWidening(const arrow::DataType& from, const arrow::DataType& to);
 
 }  // namespace oxbow::catalog

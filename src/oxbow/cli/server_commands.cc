@@ -74,7 +74,69 @@ struct TableArgs {
   std::string changelog_image;
   bool if_not_exists = false;
   bool json_output = false;
+  // table alter
+  std::string changes_json;
+  std::vector<std::string> add_columns;
+  std::vector<std::string> drop_columns;
+  std::vector<std::string> renames;
+  std::vector<std::string> widens;
+  std::vector<std::string> make_optional;
+  std::vector<std::string> remove_properties;
 };
+
+// "name type" (the type is the rest of the text, spaces and all).
+Result<std::pair<std::string, std::string>> NameAndType(const std::string& flag,
+                                                        const std::string& text) {
+  auto space = text.find(' ');
+  if (space == std::string::npos || space == 0 || space + 1 == text.size()) {
+    return Status::Invalid(flag + " '" + text + "' must be \"name type\", e.g. \"note string\"");
+  }
+  return std::make_pair(text.substr(0, space), text.substr(space + 1));
+}
+
+// The "changes" of an alter_table body: --changes first, then each kind of flag in turn.
+Result<json> AlterChanges(const TableArgs& args) {
+  json changes = json::array();
+  if (!args.changes_json.empty()) {
+    json given = json::parse(args.changes_json, nullptr, false);
+    if (given.is_discarded() || !given.is_array()) {
+      return Status::Invalid("--changes must be a JSON list of changes");
+    }
+    for (auto& c : given) changes.push_back(std::move(c));
+  }
+  for (const auto& a : args.add_columns) {
+    ASSIGN_OR_RAISE(auto nt, NameAndType("--add-column", a));
+    changes.push_back({{"op", "add_column"}, {"name", nt.first}, {"type", nt.second}});
+  }
+  for (const auto& d : args.drop_columns) changes.push_back({{"op", "drop_column"}, {"name", d}});
+  for (const auto& r : args.renames) {
+    auto eq = r.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == r.size()) {
+      return Status::Invalid("--rename '" + r + "' must be old=new");
+    }
+    changes.push_back(
+        {{"op", "rename_column"}, {"name", r.substr(0, eq)}, {"new_name", r.substr(eq + 1)}});
+  }
+  for (const auto& w : args.widens) {
+    ASSIGN_OR_RAISE(auto nt, NameAndType("--widen", w));
+    changes.push_back({{"op", "widen_type"}, {"name", nt.first}, {"type", nt.second}});
+  }
+  for (const auto& m : args.make_optional) {
+    changes.push_back({{"op", "make_optional"}, {"name", m}});
+  }
+  json props = json::object();
+  for (const auto& p : args.properties) {
+    auto eq = p.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::Invalid("--property '" + p + "' must be key=value");
+    }
+    props[p.substr(0, eq)] = p.substr(eq + 1);
+  }
+  for (const auto& k : args.remove_properties) props[k] = nullptr;
+  if (!props.empty()) changes.push_back({{"op", "set_properties"}, {"properties", props}});
+  if (changes.empty()) return Status::Invalid("table alter needs at least one change");
+  return changes;
+}
 
 // The "properties" of a create_table body: --property pairs plus what the primary-key flags
 // mean (docs/api.md); a flag and a --property that set the same key are refused.
@@ -201,6 +263,33 @@ void RegisterTable(CLI::App& app) {
     } else {
       PrintDescribe(d);
     }
+    return Status::OK();
+  });
+
+  auto* alter = table->add_subcommand(
+      "alter", "Change a table's columns and properties, all at once or none (docs/api.md)");
+  add_server(alter);
+  alter->add_option("table", args->table, "namespace.table")->required();
+  alter->add_option("--changes", args->changes_json,
+                    "A JSON list of changes, as alter_table takes them (applied first)");
+  alter->add_option("--add-column", args->add_columns,
+                    "\"name type\": a nullable column at the end (repeatable)");
+  alter->add_option("--drop-column", args->drop_columns, "A column to drop (repeatable)");
+  alter->add_option("--rename", args->renames, "old=new: rename a column (repeatable)");
+  alter->add_option("--widen", args->widens,
+                    "\"name type\": widen a column's type, e.g. \"n int64\" (repeatable)");
+  alter->add_option("--make-optional", args->make_optional,
+                    "A required column to make nullable (repeatable)");
+  alter->add_option("--property", args->properties, "Set table property key=value (repeatable)");
+  alter->add_option("--remove-property", args->remove_properties,
+                    "Remove a table property (repeatable)");
+  SetAction(alter, [args, connect]() -> Status {
+    ASSIGN_OR_RAISE(json changes, AlterChanges(*args));
+    ASSIGN_OR_RAISE(auto c, connect());
+    ASSIGN_OR_RAISE(json altered, Action(*c, args->server.address, "alter_table",
+                                         {{"table", args->table}, {"changes", changes}}));
+    std::cout << "altered " << altered.value("table", args->table) << " (schema version "
+              << altered.value("schema_id", 0) << ")\n";
     return Status::OK();
   });
 

@@ -150,27 +150,104 @@ Result<std::shared_ptr<Table>> Engine::GetTable(const std::string& name) const {
   return it->second;
 }
 
-Result<catalog::TableDescriptor> Engine::CreateTable(const catalog::CreateTableRequest& request) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = tables_.find(request.table.name); it != tables_.end()) {
-    if (request.if_not_exists) return it->second->descriptor();
-    return Status::AlreadyExists("table " + Quote(request.table.name) + " already exists");
-  }
-  if (!request.table.primary_key.empty()) {
-    RETURN_NOT_OK(internal::CheckPrimaryKeyTable(request.table));
+Status Engine::CheckTable(const catalog::TableDescriptor& table) const {
+  if (!table.primary_key.empty()) {
+    RETURN_NOT_OK(internal::CheckPrimaryKeyTable(table));
   } else {
-    for (const auto& [key, value] : request.table.properties) {
+    for (const auto& [key, value] : table.properties) {
       if (key == "merge_engine" || key.rfind("changelog.", 0) == 0 ||
           key.rfind("merge_engine.", 0) == 0 || key.rfind("fields.", 0) == 0) {
         return Status::Invalid("table property " + Quote(key) + " needs a primary key");
       }
     }
   }
-  ASSIGN_OR_RAISE(int64_t local_retention_ms, LocalRetentionMs(request.table));
+  ASSIGN_OR_RAISE(int64_t local_retention_ms, LocalRetentionMs(table));
   if (local_retention_ms >= 0 && !cold_cache_) {
     return Status::Invalid("table property " + std::string(kLocalRetentionProperty) +
                            " needs a cold store (the warehouse), and this engine has none");
   }
+  return Status::OK();
+}
+
+namespace {
+
+// Whether `a` and `b` differ in a property whose name is `key` or starts with `key` + ".".
+bool PropertyFamilyDiffers(const catalog::TableDescriptor& a, const catalog::TableDescriptor& b,
+                           const std::string& key) {
+  auto family = [&](const catalog::TableDescriptor& t) {
+    std::map<std::string, std::string> out;
+    for (const auto& [k, v] : t.properties) {
+      if (k == key || k.rfind(key + ".", 0) == 0) out[k] = v;
+    }
+    return out;
+  };
+  return family(a) != family(b);
+}
+
+}  // namespace
+
+Result<catalog::TableDescriptor> Engine::AlterTable(const catalog::TableDescriptor& before,
+                                                    const catalog::TableDescriptor& after) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tables_.find(before.name);
+  if (it == tables_.end())
+    return Status::NotFound("table " + Quote(before.name) + " does not exist");
+  const catalog::TableDescriptor& current = it->second->descriptor();
+  if (catalog::DescriptorToJson(current) != catalog::DescriptorToJson(before)) {
+    return Status::Invalid("table " + Quote(before.name) +
+                           " was altered meanwhile; send the alter again");
+  }
+  if (!after.primary_key.empty()) {
+    // Stored rows are positional: every column keeps its place and type.
+    bool positional = after.field_ids.size() >= before.field_ids.size();
+    for (size_t i = 0; positional && i < before.field_ids.size(); ++i) {
+      positional = after.field_ids[i] == before.field_ids[i] &&
+                   after.schema->field(static_cast<int>(i)).type ==
+                       before.schema->field(static_cast<int>(i)).type;
+    }
+    if (!positional) {
+      return Status::Invalid("primary-key table " + Quote(after.name) +
+                             ": its column changes are add_column at the end, rename_column and "
+                             "make_optional (its stored rows are positional)");
+    }
+    for (const char* fixed : {"merge_engine", "fields"}) {
+      if (PropertyFamilyDiffers(before, after, fixed)) {
+        return Status::Invalid("primary-key table " + Quote(after.name) + ": the " + fixed +
+                               ".* properties are fixed at creation (the stored rows were merged "
+                               "by them)");
+      }
+    }
+  }
+  RETURN_NOT_OK(CheckTable(after));
+  // The table reopens on the new descriptor: streams open on the old one end with an error
+  // (a closed log) rather than mix schemas.
+  std::shared_ptr<Table> old = it->second;
+  RETURN_NOT_OK(old->Close());
+  Status persisted = catalog_->Replace(after);
+  auto reopened = OpenTable(persisted.ok() ? after : before);
+  if (!reopened.ok()) {
+    if (persisted.ok()) (void)catalog_->Replace(before);
+    auto again = OpenTable(before);
+    if (again.ok()) {
+      it->second = std::move(again).ValueOrDie();
+    } else {
+      spdlog::error("table '{}' could not be reopened after a failed alter: {}", before.name,
+                    again.status().message());
+    }
+    return reopened.status().WithContext("altering table " + Quote(before.name));
+  }
+  it->second = std::move(reopened).ValueOrDie();
+  RETURN_NOT_OK(persisted);
+  return after;
+}
+
+Result<catalog::TableDescriptor> Engine::CreateTable(const catalog::CreateTableRequest& request) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = tables_.find(request.table.name); it != tables_.end()) {
+    if (request.if_not_exists) return it->second->descriptor();
+    return Status::AlreadyExists("table " + Quote(request.table.name) + " already exists");
+  }
+  RETURN_NOT_OK(CheckTable(request.table));
   ASSIGN_OR_RAISE(auto descriptor, catalog_->Create(request.table, request.if_not_exists));
   auto table = OpenTable(descriptor);
   if (!table.ok()) {

@@ -80,6 +80,12 @@ class Engine {
 
   Result<catalog::TableDescriptor> CreateTable(const catalog::CreateTableRequest& request);
   Status DropTable(const std::string& name);
+  // Replaces table `before` (which must still be its current descriptor, else Invalid) with
+  // `after` (catalog::ApplyAlter's): checked as CreateTable checks a table, persisted, and the
+  // table reopened on it, so new properties take effect and new streams see the new schema.
+  // Primary-key tables take property changes only.
+  Result<catalog::TableDescriptor> AlterTable(const catalog::TableDescriptor& before,
+                                              const catalog::TableDescriptor& after);
   std::vector<catalog::TableDescriptor> ListTables() const;
   Result<TableStatus> DescribeTable(const std::string& name) const;
 
@@ -112,6 +118,8 @@ class Engine {
   explicit Engine(EngineOptions options) : options_(std::move(options)) {}
   Result<std::shared_ptr<Table>> GetTable(const std::string& name) const;
   Result<std::shared_ptr<Table>> OpenTable(const catalog::TableDescriptor& descriptor);
+  // The checks of a table's descriptor beyond its JSON form (create and alter).
+  Status CheckTable(const catalog::TableDescriptor& table) const;
   std::string TableDir(int64_t table_id) const;
   // Removes table directories that the catalog no longer names (an interrupted drop).
   Status RemoveOrphanTableDirs();

@@ -324,5 +324,98 @@ TEST_F(EngineTest, DropRemovesDataAndName) {
   EXPECT_TRUE(ReadIds("ns.gone", 0).empty());
 }
 
+// Every row of a read of `columns` (all when empty) of bucket 0, as text, one string per row.
+std::vector<std::string> ReadRows(Engine& engine, const std::string& table,
+                                  std::optional<std::vector<std::string>> columns = {}) {
+  ReadRequest req;
+  req.table = table;
+  req.columns = std::move(columns);
+  auto cursor = engine.OpenRead(req).ValueOrDie();
+  std::vector<std::string> rows;
+  while (true) {
+    auto next = cursor->Next(std::chrono::steady_clock::now()).ValueOrDie();
+    if (!next) break;
+    auto body = next->message.BodyAsBuffer().ValueOrDie();
+    auto batch =
+        ipc::DecodeRecordBatch(cursor->schema(), *next->message.metadata, body).ValueOrDie();
+    EXPECT_TRUE(batch->schema()->Equals(*cursor->schema()));
+    for (int64_t r = 0; r < batch->num_rows(); ++r) {
+      std::string row;
+      for (int c = 0; c < batch->num_columns(); ++c) {
+        const arrow::Array& col = batch->column(c);
+        row += c ? "," : "";
+        if (col.IsNull(r)) {
+          row += "null";
+        } else if (col.type().id() == arrow::TypeId::kInt64) {
+          row += std::to_string(col.Value<int64_t>(r));
+        } else if (col.type().id() == arrow::TypeId::kInt32) {
+          row += std::to_string(col.Value<int32_t>(r));
+        } else {
+          row += std::string(col.GetView(r));
+        }
+      }
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+TEST_F(EngineTest, AlterConvertsEarlierBatchesAndAcceptsEarlierWriters) {
+  CreateTable("ns.evolving", 1, false);
+  auto v0_put = engine_->StartPut("ns.evolving", schema_).ValueOrDie();
+  ASSERT_TRUE(v0_put->Append(Encode(*MakeBatch(0, 2))).ok());  // rows 0 (name null), 1
+
+  auto before = engine_->DescribeTable("ns.evolving").ValueOrDie().table;
+  auto req = catalog::ParseAlterTable(R"({"table":"ns.evolving","changes":[
+      {"op":"add_column","name":"score","type":"int32","after":"id"},
+      {"op":"rename_column","name":"name","new_name":"title"}]})")
+                 .ValueOrDie();
+  auto after = catalog::ApplyAlter(before, req.changes).ValueOrDie();
+  ASSERT_TRUE(engine_->AlterTable(before, after).ok());
+  // A second alter from the stale descriptor is refused.
+  EXPECT_FALSE(engine_->AlterTable(before, after).ok());
+  // The stream opened before the alter has ended with the table it wrote to.
+  EXPECT_FALSE(v0_put->Append(Encode(*MakeBatch(50, 1))).ok());
+
+  // A writer of the new schema, and one of the previous version.
+  arrow::Int64Builder ids(DataType::Int64());
+  arrow::Int32Builder scores(DataType::Int32());
+  arrow::BinaryBuilder titles(DataType::String());
+  ASSERT_TRUE(ids.Append(10).ok() && scores.Append(7).ok() && titles.Append("ten").ok());
+  auto v1 = arrow::RecordBatch::Make(after.schema, 1,
+                                     {ids.Finish().ValueOrDie(), scores.Finish().ValueOrDie(),
+                                      titles.Finish().ValueOrDie()})
+                .ValueOrDie();
+  ASSERT_TRUE(engine_->StartPut("ns.evolving", after.schema).ValueOrDie()->Append(*v1).ok());
+  ASSERT_TRUE(engine_->StartPut("ns.evolving", schema_)
+                  .ValueOrDie()
+                  ->Append(Encode(*MakeBatch(20, 2)))
+                  .ok());
+  auto wrong = std::make_shared<const arrow::Schema>(
+      std::vector<arrow::Field>{{"id", DataType::Int64(), false}, {"score", DataType::Int64()}});
+  EXPECT_EQ(engine_->StartPut("ns.evolving", wrong).status().message(),
+            "schema mismatch for table 'ns.evolving': field 'score' has type int64 but the table "
+            "has int32");
+
+  const std::vector<std::string> expected = {"0,null,null", "1,null,name-1", "10,7,ten",
+                                             "20,null,null", "21,null,name-21"};
+  EXPECT_EQ(ReadRows(*engine_, "ns.evolving"), expected);
+  EXPECT_EQ(
+      ReadRows(*engine_, "ns.evolving", std::vector<std::string>{"title", "score"}),
+      (std::vector<std::string>{"null,null", "name-1,null", "ten,7", "null,null", "name-21,null"}));
+  Reopen();
+  EXPECT_EQ(ReadRows(*engine_, "ns.evolving"), expected);
+
+  // Widening and a drop: earlier batches are cast, the dropped column is gone.
+  before = engine_->DescribeTable("ns.evolving").ValueOrDie().table;
+  req = catalog::ParseAlterTable(R"({"table":"ns.evolving","changes":[
+      {"op":"widen_type","name":"score","type":"int64"},{"op":"drop_column","name":"title"}]})")
+            .ValueOrDie();
+  ASSERT_TRUE(
+      engine_->AlterTable(before, catalog::ApplyAlter(before, req.changes).ValueOrDie()).ok());
+  EXPECT_EQ(ReadRows(*engine_, "ns.evolving"),
+            (std::vector<std::string>{"0,null", "1,null", "10,7", "20,null", "21,null"}));
+}
+
 }  // namespace
 }  // namespace oxbow::engine

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 
 #include "oxbow/arrow/compute.h"
 #include "oxbow/arrow/utf8.h"
@@ -68,6 +69,66 @@ void WarnAboutRecovery(const std::string& table, int32_t bucket, const log::Reco
   for (const auto& damage : info.damaged) WarnAboutDamage(table, bucket, damage, "recovery");
 }
 
+// Turns a stored batch written with an earlier schema version into output columns of the current
+// one: columns matched by field id (so a renamed column comes under its new name), widened by a
+// cast, columns added since null, dropped ones gone. Only the columns sent are decoded.
+class VersionConverter {
+ public:
+  // `columns`: the output columns, indices into `to`'s schema; `out_schema` their schema.
+  static Result<std::shared_ptr<const VersionConverter>> Make(const catalog::SchemaVersion& from,
+                                                              const catalog::SchemaVersion& to,
+                                                              const std::vector<int>& columns,
+                                                              arrow::SchemaPtr out_schema) {
+    auto c = std::make_shared<VersionConverter>();
+    c->out_schema_ = std::move(out_schema);
+    std::vector<int> read;
+    for (int column : columns) {
+      const int32_t id = to.field_ids[static_cast<size_t>(column)];
+      auto found = std::find(from.field_ids.begin(), from.field_ids.end(), id);
+      if (found == from.field_ids.end()) {
+        c->source_of_.push_back(-1);
+        continue;
+      }
+      c->source_of_.push_back(static_cast<int>(read.size()));
+      read.push_back(static_cast<int>(found - from.field_ids.begin()));
+    }
+    if (!read.empty()) {
+      ASSIGN_OR_RAISE(auto projector, ipc::RecordBatchProjector::Make(from.schema, read));
+      c->projector_ = std::move(projector);
+    }
+    return std::shared_ptr<const VersionConverter>(std::move(c));
+  }
+
+  // The batch in the output schema; the body bytes read are verified first.
+  Result<arrow::RecordBatchPtr> Convert(const log::LogBatch& b) const {
+    arrow::RecordBatchPtr source;
+    if (projector_) {
+      ASSIGN_OR_RAISE(auto projected, projector_->Project(*b.metadata, b.body));
+      for (const auto& piece : projected.body) RETURN_NOT_OK(b.VerifyBodyPiece(*piece));
+      ASSIGN_OR_RAISE(auto body, projected.BodyAsBuffer());
+      ASSIGN_OR_RAISE(source, ipc::DecodeRecordBatch(projector_->projected_schema(),
+                                                     *projected.metadata, body));
+    }
+    std::vector<arrow::Array> columns;
+    for (size_t i = 0; i < source_of_.size(); ++i) {
+      const arrow::DataType& type = out_schema_->field(static_cast<int>(i)).type;
+      if (source_of_[i] < 0) {
+        ASSIGN_OR_RAISE(auto nulls, arrow::MakeNullArray(type, b.row_count));
+        columns.push_back(std::move(nulls));
+      } else {
+        ASSIGN_OR_RAISE(auto cast, arrow::Cast(source->column(source_of_[i]), type));
+        columns.push_back(std::move(cast));
+      }
+    }
+    return arrow::RecordBatch::Make(out_schema_, b.row_count, std::move(columns));
+  }
+
+ private:
+  arrow::SchemaPtr out_schema_;
+  std::vector<int> source_of_;  // per output column: its column in the projection, or -1
+  std::optional<ipc::RecordBatchProjector> projector_;
+};
+
 // The log table of one descriptor: one log per bucket.
 class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTableImpl> {
  public:
@@ -93,8 +154,13 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
 
   const catalog::TableDescriptor& descriptor() const override { return descriptor_; }
   const std::vector<std::unique_ptr<log::BucketLog>>& logs() const override { return logs_; }
-  const std::vector<int>& key_columns() const { return key_columns_; }
   const BatchCheck& batch_check() const { return options_.batch_check; }
+  // After Close(): the table was altered (and reopened) or dropped.
+  bool closed() const { return closed_; }
+  Status ClosedError() const {
+    return Status::Cancelled("table " + Quote(descriptor_.name) +
+                             " was altered or dropped after this stream started; open a new one");
+  }
   // Under FlushPolicy::kEveryAppend a put is acknowledged once durable; under kInterval once
   // written (the log's flusher makes it durable within flush_interval_ms).
   bool ack_after_fsync() const {
@@ -107,11 +173,13 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
                                                        int32_t bucket) override;
   Result<std::unique_ptr<ReadCursor>> OpenRead(const ReadRequest& request) override;
   const arrow::SchemaPtr& read_schema() const override { return descriptor_.schema; }
+  Result<catalog::SchemaVersion> WriterVersion(const arrow::Schema& client_schema) const;
 
   Result<log::AppendResult> AppendToBucket(int32_t bucket, const arrow::RecordBatch& batch,
                                            const ipc::WriteOptions& options) override {
     ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(batch, options));
-    return AppendAsync(bucket, batch.num_rows(), *encoded.metadata, encoded.body);
+    return AppendAsync(bucket, batch.num_rows(), *encoded.metadata, encoded.body,
+                       descriptor_.schema_id);
   }
 
   std::vector<BucketStatus> Buckets() const override {
@@ -126,6 +194,7 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
   }
 
   Status Close() override {
+    closed_ = true;
     Status first;
     for (auto& log : logs_) {
       Status st = log->Close();
@@ -137,15 +206,18 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
   }
 
   // Appends an encoded message (metadata padded to 8 bytes, as the log stores it).
+  // `schema_id`: the schema version the batch was written with.
   Result<log::AppendResult> AppendAsync(int32_t bucket, int64_t rows, const Buffer& metadata,
-                                        const std::vector<std::shared_ptr<Buffer>>& body) {
+                                        const std::vector<std::shared_ptr<Buffer>>& body,
+                                        int32_t schema_id) {
     const int64_t padding = (-metadata.size()) & (ipc::kIpcAlignment - 1);
     ByteSpan meta[2] = {SpanOf(metadata), ByteSpan(kZeroPadding, static_cast<size_t>(padding))};
     std::vector<ByteSpan> body_spans;
     body_spans.reserve(body.size());
     for (const auto& piece : body) body_spans.push_back(SpanOf(*piece));
     const int64_t now = NowMs();
-    log::BatchInfo info{static_cast<int32_t>(rows), now, now, 0};
+    log::BatchInfo info{static_cast<int32_t>(rows), now, now, schema_id};
+    if (closed_) return ClosedError();
     return logs_[bucket]->AppendAsync(info, std::span<const ByteSpan>(meta, padding ? 2 : 1),
                                       body_spans);
   }
@@ -156,14 +228,22 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
   const std::vector<int> key_columns_;
   std::vector<std::unique_ptr<log::BucketLog>> logs_;
   std::atomic<uint32_t> next_sticky_bucket_{0};
+  std::atomic<bool> closed_{false};
 };
 
 class LogPutSession : public PutSession {
  public:
-  LogPutSession(std::shared_ptr<LogTableImpl> table, arrow::SchemaPtr client_schema, int32_t bucket)
+  // `version`: the table's schema version the client writes with.
+  LogPutSession(std::shared_ptr<LogTableImpl> table, arrow::SchemaPtr client_schema, int32_t bucket,
+                catalog::SchemaVersion version)
       : table_(std::move(table)),
         client_schema_(std::move(client_schema)),
-        sticky_bucket_(bucket) {}
+        sticky_bucket_(bucket),
+        version_(std::move(version)) {
+    for (const auto& name : table_->descriptor().bucket_key) {
+      key_columns_.push_back(version_.schema->GetFieldIndex(name));
+    }
+  }
 
   Result<std::vector<AppendedRange>> Append(const ipc::RawMessage& message) override {
     ASSIGN_OR_RAISE(auto batch, ipc::DecodeRecordBatch(client_schema_, message));
@@ -186,8 +266,8 @@ class LogPutSession : public PutSession {
     ipc::WriteOptions encode_options;
     encode_options.batch_metadata = batch_metadata;
     const auto& desc = table_->descriptor();
-    RETURN_NOT_OK(CheckNulls(desc.name, *desc.schema, batch));
-    RETURN_NOT_OK(CheckUtf8(desc.name, *desc.schema, batch));
+    RETURN_NOT_OK(CheckNulls(desc.name, *version_.schema, batch));
+    RETURN_NOT_OK(CheckUtf8(desc.name, *version_.schema, batch));
     if (table_->batch_check()) RETURN_NOT_OK(table_->batch_check()(batch));
     if (batch.num_rows() == 0) return std::vector<AppendedRange>{};
     if (batch.num_rows() > INT32_MAX) return Status::Invalid("a batch holds at most 2^31-1 rows");
@@ -199,8 +279,8 @@ class LogPutSession : public PutSession {
     };
     std::vector<Pending> pending;
     std::vector<int32_t> buckets;
-    if (!table_->key_columns().empty() && desc.buckets > 1) {
-      buckets = internal::ComputeBuckets(batch, table_->key_columns(), desc.buckets);
+    if (!key_columns_.empty() && desc.buckets > 1) {
+      buckets = internal::ComputeBuckets(batch, key_columns_, desc.buckets);
     }
     const bool one_bucket =
         buckets.empty() ||
@@ -212,11 +292,11 @@ class LogPutSession : public PutSession {
       if (!message) {
         ASSIGN_OR_RAISE(encoded, ipc::EncodeRecordBatch(batch, encode_options));
       }
-      ASSIGN_OR_RAISE(
-          auto result,
-          message
-              ? table_->AppendAsync(bucket, batch.num_rows(), *message->metadata, {message->body})
-              : table_->AppendAsync(bucket, batch.num_rows(), *encoded->metadata, encoded->body));
+      ASSIGN_OR_RAISE(auto result,
+                      message ? table_->AppendAsync(bucket, batch.num_rows(), *message->metadata,
+                                                    {message->body}, version_.schema_id)
+                              : table_->AppendAsync(bucket, batch.num_rows(), *encoded->metadata,
+                                                    encoded->body, version_.schema_id));
       pending.push_back({bucket, batch.num_rows(), result});
     } else {
       std::vector<std::vector<int32_t>> rows(static_cast<size_t>(desc.buckets));
@@ -227,8 +307,8 @@ class LogPutSession : public PutSession {
         if (rows[b].empty()) continue;
         ASSIGN_OR_RAISE(auto part, arrow::TakeRows(batch, rows[b]));
         ASSIGN_OR_RAISE(auto encoded, ipc::EncodeRecordBatch(*part, encode_options));
-        ASSIGN_OR_RAISE(auto result,
-                        table_->AppendAsync(b, part->num_rows(), *encoded.metadata, encoded.body));
+        ASSIGN_OR_RAISE(auto result, table_->AppendAsync(b, part->num_rows(), *encoded.metadata,
+                                                         encoded.body, version_.schema_id));
         pending.push_back({b, part->num_rows(), result});
       }
     }
@@ -245,6 +325,8 @@ class LogPutSession : public PutSession {
   std::shared_ptr<LogTableImpl> table_;
   arrow::SchemaPtr client_schema_;
   int32_t sticky_bucket_;
+  catalog::SchemaVersion version_;
+  std::vector<int> key_columns_;  // the bucket key in version_'s schema
 };
 
 class LogReadCursor : public ReadCursor {
@@ -263,6 +345,13 @@ class LogReadCursor : public ReadCursor {
     out.base_offset = b->base_offset;
     out.next_offset = b->next_offset();
     out.append_time_ms = b->append_time_ms;
+    if (b->schema_id != table_->descriptor().schema_id) {
+      ASSIGN_OR_RAISE(auto batch, ConvertOld(*b));
+      ipc::WriteOptions options;
+      ASSIGN_OR_RAISE(options.batch_metadata, ipc::MessageCustomMetadata(*b->metadata));
+      ASSIGN_OR_RAISE(out.message, ipc::EncodeRecordBatch(*batch, options));
+      return std::optional<ReadBatch>(std::move(out));
+    }
     if (projector_) {
       ASSIGN_OR_RAISE(out.message, projector_->Project(*b->metadata, b->body));
     } else {
@@ -283,6 +372,11 @@ class LogReadCursor : public ReadCursor {
     if (projector_) return Status::Invalid("a projected read yields encoded batches only");
     ASSIGN_OR_RAISE(const log::LogBatch* b, NextStored(deadline));
     if (b == nullptr) return std::optional<DecodedBatch>();
+    if (b->schema_id != table_->descriptor().schema_id) {
+      ASSIGN_OR_RAISE(auto batch, ConvertOld(*b));
+      return std::optional<DecodedBatch>(DecodedBatch{
+          std::move(batch), b->body->size(), b->base_offset, b->next_offset(), b->append_time_ms});
+    }
     RETURN_NOT_OK(b->VerifyBodyPiece(*b->body).WithContext(BucketName()));
     // The bytes were validated when they were put, and their checksums say they are the same.
     ASSIGN_OR_RAISE(auto batch,
@@ -309,7 +403,9 @@ class LogReadCursor : public ReadCursor {
       if (end_ && position_ >= *end_) break;
       if (position_ >= log.durable_offset()) {
         if (!request_.follow) break;
-        ASSIGN_OR_RAISE(int64_t durable, log.WaitForData(position_, deadline));
+        auto waited = log.WaitForData(position_, deadline);
+        if (!waited.ok() && table_->closed()) return table_->ClosedError();
+        ASSIGN_OR_RAISE(int64_t durable, std::move(waited));
         if (durable <= position_) return nullptr;
       }
       auto read = log.Read(position_, kReadChunkBytes, {.verify_body = false});
@@ -319,6 +415,21 @@ class LogReadCursor : public ReadCursor {
     }
     done_ = true;
     return nullptr;
+  }
+
+  // A batch of an earlier schema version in the cursor's schema.
+  Result<arrow::RecordBatchPtr> ConvertOld(const log::LogBatch& b) {
+    auto& converter = converters_[b.schema_id];
+    if (!converter) {
+      const auto& desc = table_->descriptor();
+      auto from = desc.SchemaById(b.schema_id);
+      if (!from.ok()) return from.status().WithContext(BucketName());
+      ASSIGN_OR_RAISE(converter,
+                      VersionConverter::Make(*from, desc.CurrentSchema(), columns_, schema_));
+    }
+    auto batch = converter->Convert(b);
+    if (!batch.ok()) return batch.status().WithContext(BucketName());
+    return batch;
   }
 
   // "table 'ns.t' bucket b", the context of read errors.
@@ -331,6 +442,8 @@ class LogReadCursor : public ReadCursor {
   ReadRequest request_;
   arrow::SchemaPtr schema_;
   std::optional<arrow::ipc::RecordBatchProjector> projector_;
+  std::vector<int> columns_;  // the output columns, indices into the table's schema
+  std::map<int32_t, std::shared_ptr<const VersionConverter>> converters_;  // by schema id
   int64_t position_ = 0;
   std::optional<int64_t> end_;  // stop before the first batch at or past this offset
   std::vector<log::LogBatch> pending_;
@@ -344,15 +457,16 @@ Result<std::unique_ptr<PutSession>> LogTableImpl::StartPut(const arrow::SchemaPt
     return Status::Invalid("table " + Quote(descriptor_.name) +
                            " is a log table: deletes need a primary key");
   }
-  RETURN_NOT_OK(CheckClientSchema(descriptor_.name, *descriptor_.schema, *client_schema));
+  ASSIGN_OR_RAISE(auto version, WriterVersion(*client_schema));
   const auto bucket = static_cast<int32_t>(next_sticky_bucket_.fetch_add(1) %
                                            static_cast<uint32_t>(descriptor_.buckets));
-  return std::unique_ptr<PutSession>(new LogPutSession(shared_from_this(), client_schema, bucket));
+  return std::unique_ptr<PutSession>(
+      new LogPutSession(shared_from_this(), client_schema, bucket, std::move(version)));
 }
 
 Result<std::unique_ptr<PutSession>> LogTableImpl::StartPutToBucket(
     const arrow::SchemaPtr& client_schema, int32_t bucket) {
-  RETURN_NOT_OK(CheckClientSchema(descriptor_.name, *descriptor_.schema, *client_schema));
+  ASSIGN_OR_RAISE(auto version, WriterVersion(*client_schema));
   if (!key_columns_.empty()) {
     return Status::Invalid("table " + Quote(descriptor_.name) +
                            " chooses each row's bucket by its bucket key");
@@ -362,7 +476,21 @@ Result<std::unique_ptr<PutSession>> LogTableImpl::StartPutToBucket(
                               " does not exist: " + Quote(descriptor_.name) + " has " +
                               std::to_string(descriptor_.buckets) + " buckets");
   }
-  return std::unique_ptr<PutSession>(new LogPutSession(shared_from_this(), client_schema, bucket));
+  return std::unique_ptr<PutSession>(
+      new LogPutSession(shared_from_this(), client_schema, bucket, std::move(version)));
+}
+
+// A writer may use the current schema or any earlier version (docs/api.md#alter_table); its
+// batches are stored with that version's id and converted when read.
+Result<catalog::SchemaVersion> LogTableImpl::WriterVersion(
+    const arrow::Schema& client_schema) const {
+  Status current = CheckClientSchema(descriptor_.name, *descriptor_.schema, client_schema);
+  if (current.ok()) return descriptor_.CurrentSchema();
+  for (auto v = descriptor_.previous_schemas.rbegin(); v != descriptor_.previous_schemas.rend();
+       ++v) {
+    if (CheckClientSchema(descriptor_.name, *v->schema, client_schema).ok()) return *v;
+  }
+  return current;
 }
 
 Result<std::unique_ptr<ReadCursor>> LogTableImpl::OpenRead(const ReadRequest& request) {
@@ -379,6 +507,9 @@ Result<std::unique_ptr<ReadCursor>> LogTableImpl::OpenRead(const ReadRequest& re
     ASSIGN_OR_RAISE(auto projector, ipc::RecordBatchProjector::Make(desc.schema, indices));
     cursor->schema_ = projector.projected_schema();
     cursor->projector_ = std::move(projector);
+    cursor->columns_ = std::move(indices);
+  } else {
+    for (int i = 0; i < desc.schema->num_fields(); ++i) cursor->columns_.push_back(i);
   }
   log::BucketLog& log = *logs_[request.bucket];
   const int64_t earliest = log.earliest_offset();

@@ -1,6 +1,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -93,7 +94,13 @@ class PrimaryKeyTable : public Table, public std::enable_shared_from_this<Primar
     return changelog_->logs();
   }
   std::vector<BucketStatus> Buckets() const override { return changelog_->Buckets(); }
-  Status Close() override { return changelog_->Close(); }
+  // Waits for the puts in progress (each holds its bucket's mutex until its rows are in the
+  // store), so a table reopened on the same changelog and store (an alter) replays none twice.
+  Status Close() override {
+    std::vector<std::unique_lock<std::mutex>> puts;
+    for (auto& mu : bucket_mu_) puts.emplace_back(mu);
+    return changelog_->Close();
+  }
 
   Result<std::unique_ptr<PutSession>> StartPut(const arrow::SchemaPtr& client_schema,
                                                PutOp op) override;
@@ -658,8 +665,16 @@ Result<std::shared_ptr<Table>> OpenPrimaryKeyTable(const catalog::TableDescripto
       auto rules,
       kv::ParseMergeRules(*descriptor.schema, IndicesOf(*descriptor.schema, descriptor.primary_key),
                           descriptor.properties));
+  // The changelog's versions: each of the table's plus _change_type, whose field id no column
+  // ever gets.
+  constexpr int32_t kChangeTypeFieldId = std::numeric_limits<int32_t>::max();
   catalog::TableDescriptor log_descriptor = descriptor;
   log_descriptor.schema = ChangelogSchema(*descriptor.schema);
+  log_descriptor.field_ids.push_back(kChangeTypeFieldId);
+  for (auto& version : log_descriptor.previous_schemas) {
+    version.schema = ChangelogSchema(*version.schema);
+    version.field_ids.push_back(kChangeTypeFieldId);
+  }
   ASSIGN_OR_RAISE(auto log, OpenLogTable(log_descriptor, std::move(changelog)));
   ASSIGN_OR_RAISE(auto changelog_options, ChangelogWriteOptions(descriptor));
   auto table = std::make_shared<PrimaryKeyTable>(descriptor, std::move(log), store,

@@ -121,7 +121,8 @@ std::string_view ValueView(const arrow::Array& column, int64_t row, char* bool_b
 Status DecodeRowViews(std::string_view in, const arrow::Schema& schema,
                       std::vector<std::optional<std::string_view>>* out) {
   ASSIGN_OR_RAISE(uint64_t columns, ReadVarint(&in));
-  if (columns != static_cast<uint64_t>(schema.num_fields())) {
+  // A row written before columns were added at the end (alter_table) has fewer: they are null.
+  if (columns > static_cast<uint64_t>(schema.num_fields())) {
     return Status::Corruption("row value has " + std::to_string(columns) +
                               " columns but the table has " + std::to_string(schema.num_fields()));
   }
@@ -129,7 +130,7 @@ Status DecodeRowViews(std::string_view in, const arrow::Schema& schema,
   if (in.size() < bitmap_bytes) return Status::Corruption("row value: truncated null bitmap");
   const std::string_view bitmap = in.substr(0, bitmap_bytes);
   in.remove_prefix(bitmap_bytes);
-  out->assign(columns, std::nullopt);
+  out->assign(static_cast<size_t>(schema.num_fields()), std::nullopt);
   for (size_t i = 0; i < columns; ++i) {
     if (static_cast<uint8_t>(bitmap[i / 8]) & (1 << (i % 8))) continue;
     uint64_t length = static_cast<uint64_t>(FixedWidth(schema.field(static_cast<int>(i)).type));

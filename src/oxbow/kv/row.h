@@ -40,7 +40,8 @@ void AppendKeyPart(const arrow::Array& column, int64_t row, std::string* out);
 // The value encoding of a row: a LEB128 column count, a null bitmap, then each non-null value
 // (fixed width: its bytes; variable length: LEB128 length then bytes).
 void EncodeRow(const Row& row, const arrow::Schema& schema, std::string* out);
-// Decodes what EncodeRow wrote for `schema`; Corruption naming the problem otherwise.
+// Decodes what EncodeRow wrote for `schema` or for a schema with fewer columns at the end
+// (columns added since: null); Corruption naming the problem otherwise.
 Result<Row> DecodeRow(std::string_view bytes, const arrow::Schema& schema);
 
 // Builds a RecordBatch of `schema` from rows; `columns[i]` is the row index of output field i.

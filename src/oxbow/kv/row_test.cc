@@ -93,6 +93,28 @@ TEST(RowTest, DecodeRefusesDamagedValues) {
   EXPECT_TRUE(DecodeRow(wrong_count, *schema).status().IsCorruption());
 }
 
+// A row written before columns were added at the end (alter_table) reads them as null; a row
+// with more columns than the schema is refused.
+TEST(RowTest, RowOfAnEarlierSchemaReadsAddedColumnsAsNull) {
+  auto schema = testing::EveryTypeSchema();
+  auto batch = testing::RandomBatch(schema, 1, 5);
+  const Row full = RowAt(*batch, 0);
+  const int kept = schema->num_fields() / 2;
+  std::vector<arrow::Field> fields(schema->fields().begin(), schema->fields().begin() + kept);
+  const arrow::Schema earlier(fields);
+  std::string encoded;
+  EncodeRow(Row(full.begin(), full.begin() + kept), earlier, &encoded);
+  auto decoded = DecodeRow(encoded, *schema);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  ASSERT_EQ(decoded->size(), full.size());
+  for (int i = 0; i < schema->num_fields(); ++i) {
+    EXPECT_EQ((*decoded)[i], i < kept ? full[i] : Cell{}) << i;
+  }
+  std::string longer;
+  EncodeRow(full, *schema, &longer);
+  EXPECT_TRUE(DecodeRow(longer, earlier).status().IsCorruption());
+}
+
 // Encoded keys sort bytewise exactly as the values sort.
 template <typename T>
 void ExpectKeyOrder(const DataType& type, std::vector<T> values) {

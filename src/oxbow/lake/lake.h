@@ -164,6 +164,9 @@ class TieringService {
   // Removes the lake copy of `table`, which the engine has dropped; waits for a round in
   // progress on it, and keeps the tiering thread from bringing it back.
   Status DropTable(const catalog::TableDescriptor& table);
+  // Takes up the altered descriptor of `table` (its lake.* properties): the current state
+  // retires after its round in progress and the next round uses the new one.
+  Status AlterTable(const catalog::TableDescriptor& table);
 
   // The warehouse's catalog (table ns.t is {"ns", "t"}) and the file system of its files, for
   // those who read the lake without writing it (the Iceberg REST catalog).

@@ -693,6 +693,12 @@ Result<bool> TieringService::OpenLakeTable(TableTiering& state,
   bool created = false;
   if (loaded.ok()) {
     state.table = std::move(loaded).ValueOrDie();
+    if (state.table->spec().fields() != state.spec.fields()) {
+      // lake.partition changed while the lake was off (alter_table).
+      return Status::Invalid(std::string(kPartitionProperty) +
+                             " differs from the partition spec of the existing lake table at " +
+                             state.location + " (partition evolution is not supported yet)");
+    }
     RETURN_NOT_OK(RemoveOrphanFiles(options_.fs.get(), *state.table));
   } else if (loaded.status().IsNotFound()) {
     RETURN_NOT_OK(options_.fs->RemoveAll(state.location));  // files never committed
@@ -1640,6 +1646,29 @@ Result<LakeTableStatus> TieringService::Describe(const std::string& table) {
   }
   out.lag_ms = out.lag_rows == 0 ? 0 : std::max<int64_t>(0, WallMs() - caught_up_ms);
   return out;
+}
+
+Status TieringService::AlterTable(const catalog::TableDescriptor& table) {
+  std::lock_guard<std::mutex> creating(init_mu_);  // no state is being created meanwhile
+  std::shared_ptr<TableTiering> state;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = tables_.find(table.name);
+    if (it == tables_.end() || it->second->descriptor.table_id != table.table_id) {
+      return Status::OK();
+    }
+    state = it->second;
+    tables_.erase(it);
+  }
+  // The old state retires once its round in progress ends; the next StateFor builds the new one
+  // from the altered descriptor (freshness, partitioning, enabled), loading the same lake table.
+  std::lock_guard<std::mutex> work(state->work);
+  state->dropped = true;
+  if (state->changelog) {
+    std::lock_guard<std::mutex> changelog_work(state->changelog->work);
+    state->changelog->dropped = true;
+  }
+  return Status::OK();
 }
 
 Status TieringService::DropTable(const catalog::TableDescriptor& table) {

@@ -49,6 +49,10 @@ class Node {
   Result<catalog::TableDescriptor> CreateTable(const catalog::CreateTableRequest& request);
   // Drops the table and its lake copy.
   Status DropTable(const std::string& name);
+  // Applies an alter_table request atomically (docs/api.md#alter_table): the new descriptor is
+  // checked as create_table checks one (lake properties included), the table reopens on it and
+  // tiering takes up its new lake properties. Column changes of a table in the lake are refused.
+  Result<catalog::TableDescriptor> AlterTable(const catalog::AlterTableRequest& request);
   std::vector<catalog::TableDescriptor> ListTables() const;
   Result<TableDescription> DescribeTable(const std::string& name) const;
 

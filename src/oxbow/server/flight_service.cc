@@ -40,6 +40,10 @@ struct ActionInfo {
 constexpr ActionInfo kActions[] = {
     {"create_table", "Create a table: {\"table\":\"ns.t\",\"schema\":{...},\"buckets\":N,...}"},
     {"drop_table", "Drop a table: {\"table\":\"ns.t\"}"},
+    {"alter_table",
+     "Change a table's columns and properties, atomically: "
+     "{\"table\":\"ns.t\",\"changes\":[{\"op\":"
+     "\"add_column\",...}]}"},
     {"list_tables", "List every table with its descriptor"},
     {"describe_table", "Schema, buckets and offsets of a table: {\"table\":\"ns.t\"}"},
 };
@@ -723,6 +727,12 @@ Result<std::string> FlightService::RunAction(const Caller& caller, const std::st
     RETURN_NOT_OK(Authorize(caller, name, auth::Access::kAdmin));
     RETURN_NOT_OK(node_->DropTable(name));
     return json{{"dropped", name}}.dump();
+  }
+  if (type == "alter_table") {
+    ASSIGN_OR_RAISE(auto request, catalog::ParseAlterTable(body));
+    RETURN_NOT_OK(Authorize(caller, request.table, auth::Access::kAdmin));
+    ASSIGN_OR_RAISE(auto table, node_->AlterTable(request));
+    return catalog::DescriptorToJson(table);
   }
   if (type == "list_tables") {
     json tables = json::array();

@@ -1,0 +1,429 @@
+"""alter_table against a real oxbowd over pyarrow.flight: random sequences of column changes
+interleaved with writes (current and earlier schemas) checked against a Python model of field ids,
+read back through DoGet (whole and projected) across a restart; refusals naming their rule;
+property changes taking effect; primary-key tables (property changes, lookups); the CLI."""
+
+from __future__ import annotations
+
+import decimal
+import json
+import random
+import time
+
+import pyarrow as pa
+import pyarrow.flight as fl
+import pytest
+
+from oxbowd_harness import expect_error, schema_json
+from test_primary_keys import ENGINES as PK_ENGINES, SCHEMA as PK_SCHEMA
+
+WIDER = {pa.int8(): pa.int16(), pa.int16(): pa.int32(), pa.int32(): pa.int64(),
+         pa.float32(): pa.float64(), pa.decimal128(9, 2): pa.decimal128(12, 2)}
+NEW_TYPES = [pa.int8(), pa.int16(), pa.int32(), pa.float32(), pa.string(), pa.decimal128(9, 2)]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, oxbowd_bin):
+    from oxbowd_harness import OxbowServer
+    tmp = tmp_path_factory.mktemp("alter")
+    s = OxbowServer(oxbowd_bin, tmp / "data", tmp / "oxbowd.log").start()
+    yield s
+    if s.proc is not None:
+        s.stop()
+
+
+def alter(server, table, *changes):
+    return server.action("alter_table", {"table": table, "changes": list(changes)})
+
+
+def read(server, table, columns=None) -> pa.Table:
+    ticket = {"table": table}
+    if columns is not None:
+        ticket["columns"] = columns
+    reader = server.client.do_get(fl.Ticket(json.dumps(ticket).encode()))
+    return reader.read_all()
+
+
+def put(server, batch: pa.RecordBatch):
+    writer, acks = server.client.do_put(fl.FlightDescriptor.for_path(*TABLE.split(".")),
+                                        batch.schema)
+    try:
+        writer.write_batch(batch)
+        assert acks.read() is not None
+        writer.done_writing()
+    finally:
+        writer.close()
+
+
+TABLE = "evo.log"
+
+
+class Model:
+    """The table as field ids: columns [(id, name, type, nullable)] and rows {id: value}."""
+
+    def __init__(self, schema: pa.Schema):
+        self.columns = [(i + 1, f.name, f.type, f.nullable) for i, f in enumerate(schema)]
+        self.last_id = len(schema)
+        self.versions = [list(self.columns)]  # every schema version, in order
+        self.rows: list[dict] = []
+
+    def schema(self, columns=None) -> pa.Schema:
+        return pa.schema([pa.field(n, t, nullable=nl) for _, n, t, nl in columns or self.columns])
+
+    def index(self, name):
+        return next(i for i, c in enumerate(self.columns) if c[1] == name)
+
+    def expected(self) -> pa.Table:
+        data = {n: pa.array([r.get(fid) for r in self.rows], type=t)
+                for fid, n, t, _ in self.columns}
+        return pa.table(data, schema=self.schema())
+
+    def apply(self, change: dict) -> None:
+        op = change["op"]
+        if op == "add_column":
+            self.last_id += 1
+            col = (self.last_id, change["name"], pa.type_for_alias(change["type"])
+                   if not change["type"].startswith("decimal") else pa.decimal128(9, 2), True)
+            if change.get("first"):
+                self.columns.insert(0, col)
+            elif "after" in change:
+                self.columns.insert(self.index(change["after"]) + 1, col)
+            else:
+                self.columns.append(col)
+        elif op == "drop_column":
+            del self.columns[self.index(change["name"])]
+        elif op == "rename_column":
+            fid, _, t, nl = self.columns[self.index(change["name"])]
+            self.columns[self.index(change["name"])] = (fid, change["new_name"], t, nl)
+        elif op == "widen_type":
+            fid, n, t, nl = self.columns[self.index(change["name"])]
+            self.columns[self.index(change["name"])] = (fid, n, WIDER[t], nl)
+        elif op == "make_optional":
+            fid, n, t, _ = self.columns[self.index(change["name"])]
+            self.columns[self.index(change["name"])] = (fid, n, t, True)
+
+
+def random_value(rng, t: pa.DataType, nullable: bool):
+    if nullable and rng.random() < 0.2:
+        return None
+    if pa.types.is_integer(t):
+        return rng.randint(-100, 100)
+    if pa.types.is_floating(t):
+        return rng.randint(-100, 100) / 4  # exact in float32
+    if pa.types.is_decimal(t):
+        return decimal.Decimal(rng.randint(-99999, 99999)).scaleb(-2)
+    return rng.choice(["a", "bb", "", "ccc"])
+
+
+def random_change(rng, model: Model, counter: list[int]) -> dict:
+    names = [c[1] for c in model.columns]
+    droppable = [n for n in names if n != "id"]
+    widenable = [c[1] for c in model.columns if c[2] in WIDER]
+    required = [c[1] for c in model.columns if not c[3] and c[1] != "id"]
+    choices = ["add", "add", "rename"]
+    if len(droppable) > 1:
+        choices.append("drop")
+    if widenable:
+        choices += ["widen", "widen"]
+    if required:
+        choices.append("optional")
+    kind = rng.choice(choices)
+    counter[0] += 1
+    if kind == "add":
+        t = rng.choice(NEW_TYPES)
+        change = {"op": "add_column", "name": f"c{counter[0]}", "type": str(t)}
+        where = rng.random()
+        if where < 0.3:
+            change["after"] = rng.choice(names)
+        elif where < 0.4:
+            change["first"] = True
+        return change
+    if kind == "drop":
+        return {"op": "drop_column", "name": rng.choice(droppable)}
+    if kind == "rename":
+        return {"op": "rename_column", "name": rng.choice(droppable or names[1:] or names),
+                "new_name": f"r{counter[0]}"}
+    if kind == "widen":
+        name = rng.choice(widenable)
+        return {"op": "widen_type", "name": name,
+                "type": str(WIDER[model.columns[model.index(name)][2]])}
+    return {"op": "make_optional", "name": rng.choice(required)}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_alters_and_writes_match_the_model(server, seed):
+    rng = random.Random(seed)
+    start = pa.schema([pa.field("id", pa.int64(), nullable=False),
+                       pa.field("small", pa.int8()), pa.field("req", pa.int32(), nullable=False),
+                       pa.field("ratio", pa.float32()), pa.field("name", pa.string())])
+    table = TABLE
+    try:
+        server.action("drop_table", {"table": table})
+    except pa.ArrowException:
+        pass
+    server.action("create_table", {"table": table, "schema": schema_json(start),
+                                   "properties": {"lake.enabled": "false"}})
+    model = Model(start)
+    counter = [0]
+    next_id = 0
+    old_writes = 0
+    for step in range(14):
+        if rng.random() < 0.4:
+            changes = [random_change(rng, model, counter)]
+            if rng.random() < 0.3:  # two changes in one call, applied together
+                probe = Model(model.schema())
+                probe.columns = list(model.columns)
+                probe.apply(changes[0])
+                changes.append(random_change(rng, probe, counter))
+            reply = alter(server, table, *changes)
+            for c in changes:
+                model.apply(c)
+            model.versions.append(list(model.columns))
+            assert reply["schema_id"] == len(model.versions) - 1
+            assert pa.schema([pa.field(f["name"], pa.type_for_alias(f["type"])
+                                       if not f["type"].startswith("decimal")
+                                       else pa.decimal128(*[int(x) for x in f["type"][11:-1].split(",")]),
+                                       nullable=f["nullable"])
+                              for f in reply["schema"]["fields"]]) == model.schema()
+        # A write with the current schema, or now and then with the previous version's.
+        columns = model.columns
+        if len(model.versions) > 1 and rng.random() < 0.3:
+            columns = model.versions[-2]
+            old_writes += 1
+        rows = []
+        for _ in range(rng.randint(1, 4)):
+            row = {fid: random_value(rng, t, nl) for fid, _, t, nl in columns}
+            row[1] = next_id  # "id" keeps field id 1
+            next_id += 1
+            rows.append(row)
+        batch = pa.RecordBatch.from_pydict(
+            {n: [r[fid] for r in rows] for fid, n, _, _ in columns}, schema=model.schema(columns))
+        put(server, batch)
+        current_ids = {c[0] for c in model.columns}
+        model.rows += [{fid: v for fid, v in r.items() if fid in current_ids} for r in rows]
+        if step == 7:
+            server.restart()
+        got = read(server, table)
+        assert got.equals(model.expected()), f"step {step}:\n{got}\nexpected\n{model.expected()}"
+    # The sequence did evolve the table, and wrote with an earlier version.
+    assert len(model.versions) >= 4 and old_writes >= 1, (len(model.versions), old_writes)
+    # Projection, in any order, of columns of different versions.
+    names = [c[1] for c in model.columns]
+    rng.shuffle(names)
+    picked = names[:2]
+    assert read(server, table, picked).equals(model.expected().select(picked))
+    server.action("drop_table", {"table": table})
+
+
+SIMPLE = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("d", pa.date32()),
+                    pa.field("n", pa.int32())])
+
+
+def fresh(server, name, schema=SIMPLE, **extra):
+    try:
+        server.action("drop_table", {"table": name})
+    except pa.ArrowException:
+        pass
+    body = {"table": name, "schema": schema_json(schema), **extra}
+    body.setdefault("properties", {"lake.enabled": "false"})
+    return server.action("create_table", body)
+
+
+@pytest.mark.parametrize("changes,words", [
+    ([{"op": "widen_type", "name": "d", "type": "timestamp[us]"}],
+     ["change 1", "cannot change column 'd' from date32[day] to timestamp[us]", "may only widen"]),
+    ([{"op": "widen_type", "name": "n", "type": "int16"}], ["may only widen"]),
+    ([{"op": "add_column", "name": "x", "type": "int32", "nullable": False}],
+     ["must be nullable"]),
+    ([{"op": "drop_column", "name": "n"}, {"op": "drop_column", "name": "nope"}],
+     ["change 2", "'nope' does not exist"]),
+    ([{"op": "add_column", "name": "n", "type": "int64"}], ["'n' already exists"]),
+    ([{"op": "set_properties", "properties": {"merge_engine": "first_row"}}],
+     ["merge_engine", "needs a primary key"]),
+    ([{"op": "set_properties", "properties": {"log.local.retention": "forever"}}],
+     ["log.local.retention"]),
+    ([{"op": "rotate", "name": "n"}], ["unknown op 'rotate'"]),
+])
+def test_refusals_name_the_rule_and_change_nothing(server, changes, words):
+    fresh(server, "evo.refused")
+    before = server.action("describe_table", {"table": "evo.refused"})
+    with expect_error("INVALID_ARGUMENT", *words):
+        alter(server, "evo.refused", *changes)
+    after = server.action("describe_table", {"table": "evo.refused"})
+    assert after["schema"] == before["schema"] and after["schema_id"] == 0
+    assert after["properties"] == before["properties"]
+
+
+def test_lake_tables_take_property_changes_but_refuse_column_changes(server):
+    fresh(server, "evo.lake", properties={})
+    with expect_error("INVALID_ARGUMENT", "is in the lake", "not supported yet"):
+        alter(server, "evo.lake", {"op": "add_column", "name": "x", "type": "int32"})
+    # Tiering follows the new properties: a new freshness, then the lake turned off.
+    put_rows = pa.RecordBatch.from_pydict({"id": [1, 2], "d": [None, None], "n": [1, 2]},
+                                          schema=SIMPLE)
+    writer, acks = server.client.do_put(fl.FlightDescriptor.for_path("evo", "lake"), SIMPLE)
+    writer.write_batch(put_rows)
+    acks.read()
+    writer.done_writing()
+    writer.close()
+    # Checked as create_table checks them.
+    with expect_error("INVALID_ARGUMENT", "lake.freshness", "soon"):
+        alter(server, "evo.lake", {"op": "set_properties", "properties": {"lake.freshness": "soon"}})
+    with expect_error("INVALID_ARGUMENT", "lake.partition", "cannot change"):
+        alter(server, "evo.lake", {"op": "set_properties", "properties": {"lake.partition": "n"}})
+    alter(server, "evo.lake", {"op": "set_properties", "properties": {"lake.freshness": "200ms"}})
+    deadline = time.time() + 10
+    while True:
+        lake = server.action("describe_table", {"table": "evo.lake"})["lake"]
+        if lake.get("tiered_offsets") == [2]:
+            break
+        assert time.time() < deadline, lake
+        time.sleep(0.1)
+    altered = alter(server, "evo.lake",
+                    {"op": "set_properties", "properties": {"lake.enabled": "false"}})
+    assert altered["properties"]["lake.enabled"] == "false"
+    assert server.action("describe_table", {"table": "evo.lake"})["lake"]["enabled"] is False
+    # Now the columns may change, and the lake may not come back on.
+    alter(server, "evo.lake", {"op": "add_column", "name": "x", "type": "int32"})
+    with expect_error("INVALID_ARGUMENT", "its lake cannot be turned on"):
+        alter(server, "evo.lake", {"op": "set_properties", "properties": {"lake.enabled": "true"}})
+    assert read(server, "evo.lake").column("x").to_pylist() == [None, None]
+
+
+def pk_put(server, table, batch: pa.RecordBatch):
+    writer, acks = server.client.do_put(fl.FlightDescriptor.for_path(*table.split(".")),
+                                        batch.schema)
+    try:
+        writer.write_batch(batch)
+        assert acks.read() is not None
+        writer.done_writing()
+    finally:
+        writer.close()
+
+
+def lookup(server, table, ids):
+    reader = server.client.do_get(fl.Ticket(json.dumps(
+        {"table": table, "lookup": {"id": ids, "tag": ["a"] * len(ids)}}).encode()))
+    return {r["id"]: r for r in reader.read_all().to_pylist()}
+
+
+@pytest.mark.parametrize("engine", sorted(PK_ENGINES))
+def test_partial_update_after_add_column_every_merge_engine(server, engine):
+    """apache/fluss#2988: a partial update naming a column added by ALTER crashed Fluss's servers.
+    Here it merges into the row written before the column existed, which reads it as null."""
+    table = f"evo.pk_{engine}"
+    fresh(server, table, PK_SCHEMA, primary_key=["id", "tag"], properties=PK_ENGINES[engine])
+    pk_put(server, table, pa.RecordBatch.from_pylist([
+        {"id": 1, "tag": "a", "v": 1, "s": "x", "flag": True, "ver": 1},
+        {"id": 2, "tag": "a", "v": 2, "s": "y", "flag": False, "ver": 1}], schema=PK_SCHEMA))
+    altered = alter(server, table, {"op": "add_column", "name": "extra", "type": "int64"},
+                    {"op": "make_optional", "name": "v"})
+    assert altered["schema"]["fields"][-1] == {"name": "extra", "type": "int64", "nullable": True}
+    partial = pa.schema([PK_SCHEMA.field("id"), PK_SCHEMA.field("tag"), pa.field("extra", pa.int64()),
+                         PK_SCHEMA.field("ver")])
+    pk_put(server, table, pa.RecordBatch.from_pylist(
+        [{"id": 1, "tag": "a", "extra": 5, "ver": 2}], schema=partial))
+    full = pa.schema(list(PK_SCHEMA) + [pa.field("extra", pa.int64())])
+    pk_put(server, table, pa.RecordBatch.from_pylist(
+        [{"id": 3, "tag": "a", "v": 3, "s": "z", "flag": None, "ver": 1, "extra": 7}], schema=full))
+    one = {"id": 1, "tag": "a", "v": 1, "s": "x", "flag": True, "ver": 1, "extra": None}
+    if engine != "first_row":  # first_row keeps the first row written for a key
+        one.update(extra=5, ver=2)
+    expected = {1: one,
+                2: {"id": 2, "tag": "a", "v": 2, "s": "y", "flag": False, "ver": 1, "extra": None},
+                3: {"id": 3, "tag": "a", "v": 3, "s": "z", "flag": None, "ver": 1, "extra": 7}}
+    assert lookup(server, table, [3, 1, 2, 4]) == expected
+    # The changelog reads in the current schema, the records before the alter with extra null.
+    log = server.client.do_get(fl.Ticket(json.dumps({"table": table}).encode())).read_all()
+    assert log.schema.names == full.names + ["_change_type"]
+    assert log.column("extra").to_pylist()[:2] == [None, None]
+    server.restart()
+    assert lookup(server, table, [1, 2, 3]) == expected
+
+
+def test_primary_key_tables_refuse_key_and_positional_changes(server):
+    table = "evo.pk_rules"
+    fresh(server, table, PK_SCHEMA, primary_key=["id", "tag"])
+    with expect_error("INVALID_ARGUMENT", "primary or bucket key"):
+        alter(server, table, {"op": "rename_column", "name": "id", "new_name": "key"})
+    with expect_error("INVALID_ARGUMENT", "primary-key column 'tag' must stay non-nullable"):
+        alter(server, table, {"op": "make_optional", "name": "tag"})
+    for change in ({"op": "drop_column", "name": "s"},
+                   {"op": "add_column", "name": "x", "type": "int32", "first": True}):
+        with expect_error("INVALID_ARGUMENT", "add_column at the end", "positional"):
+            alter(server, table, change)
+    with expect_error("INVALID_ARGUMENT", "merge_engine", "fixed at creation"):
+        alter(server, table, {"op": "set_properties", "properties": {"merge_engine": "first_row"}})
+    with expect_error("INVALID_ARGUMENT", "changelog.compression"):
+        alter(server, table,
+              {"op": "set_properties", "properties": {"changelog.compression": "rar"}})
+    alter(server, table, {"op": "set_properties", "properties": {"changelog.image": "none"}},
+          {"op": "rename_column", "name": "s", "new_name": "label"})
+    d = server.action("describe_table", {"table": table})
+    assert d["properties"]["changelog.image"] == "none"
+    assert [f["name"] for f in d["schema"]["fields"]] == ["id", "tag", "v", "label", "flag", "ver"]
+
+
+def test_cli_table_alter(server, oxbow):
+    fresh(server, "evo.cli")
+    out = oxbow.ok("table", "alter", "evo.cli", "--add-column", "note string",
+                   "--rename", "n=count", "--widen", "count int64",
+                   "--property", "retention.note=kept", "--server", f"127.0.0.1:{server.port}")
+    assert "altered evo.cli (schema version 1)" in out.stdout.decode()
+    d = server.action("describe_table", {"table": "evo.cli"})
+    assert [(f["name"], f["type"]) for f in d["schema"]["fields"]] == [
+        ("id", "int64"), ("d", "date32[day]"), ("count", "int64"), ("note", "string")]
+    assert d["field_ids"] == [1, 2, 3, 4]
+    err = oxbow.fails("table", "alter", "evo.cli", "--add-column", "extra int32",
+                      "--widen", "d timestamp[us]", "--server", f"127.0.0.1:{server.port}")
+    assert "change 2: cannot change column 'd' from date32[day] to timestamp[us]" in err
+    # Nothing of the refused call was applied.
+    d = server.action("describe_table", {"table": "evo.cli"})
+    assert [f["name"] for f in d["schema"]["fields"]] == ["id", "d", "count", "note"]
+
+
+def test_streams_open_across_an_alter_end_with_an_error(server):
+    """A follow read and a put stream opened before an alter never mix schemas: they end at their
+    next batch, and streams opened again see the new schema."""
+    fresh(server, "evo.streams")
+    rows = pa.RecordBatch.from_pydict({"id": [1], "d": [None], "n": [1]}, schema=SIMPLE)
+    writer, acks = server.client.do_put(fl.FlightDescriptor.for_path("evo", "streams"), SIMPLE)
+    writer.write_batch(rows)
+    acks.read()
+    follow = server.new_client().do_get(fl.Ticket(json.dumps(
+        {"table": "evo.streams", "follow": True}).encode()))
+    assert follow.read_chunk().data.num_rows == 1
+    alter(server, "evo.streams", {"op": "add_column", "name": "x", "type": "string"})
+    with pytest.raises(pa.ArrowException, match="was altered or dropped after this stream started"):
+        writer.write_batch(rows)
+        acks.read()
+        writer.done_writing()
+        writer.close()
+    with pytest.raises(pa.ArrowException, match="was altered or dropped after this stream started"):
+        follow.read_chunk()
+    new = pa.RecordBatch.from_pydict({"id": [2], "d": [None], "n": [2], "x": ["two"]},
+                                     schema=SIMPLE.append(pa.field("x", pa.string())))
+    writer, acks = server.client.do_put(fl.FlightDescriptor.for_path("evo", "streams"), new.schema)
+    writer.write_batch(new)
+    acks.read()
+    writer.done_writing()
+    writer.close()
+    assert read(server, "evo.streams").to_pylist() == [
+        {"id": 1, "d": None, "n": 1, "x": None}, {"id": 2, "d": None, "n": 2, "x": "two"}]
+
+
+def test_kafka_fetch_serves_earlier_rows_in_the_current_schema(server):
+    from test_kafka import consume_assigned
+    fresh(server, "evo.kjson", properties={"lake.enabled": "false", "kafka.value.format": "json"})
+    first = pa.RecordBatch.from_pydict({"id": [1], "d": [None], "n": [7]}, schema=SIMPLE)
+    writer, acks = server.client.do_put(fl.FlightDescriptor.for_path("evo", "kjson"), SIMPLE)
+    writer.write_batch(first)
+    acks.read()
+    writer.done_writing()
+    writer.close()
+    alter(server, "evo.kjson", {"op": "rename_column", "name": "n", "new_name": "m"},
+          {"op": "widen_type", "name": "m", "type": "int64"},
+          {"op": "add_column", "name": "note", "type": "string"},
+          {"op": "drop_column", "name": "d"})
+    records = [json.loads(m.value()) for m in consume_assigned(server, "evo.kjson", 1, 1)]
+    assert records == [{"id": 1, "m": 7, "note": None}]

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "oxbow/arrow/builder.h"
+#include "oxbow/testing/nested.h"
 
 namespace oxbow::arrow {
 namespace {
@@ -31,36 +32,11 @@ TEST(TakeRowsTest, EveryLayout) {
   EXPECT_EQ(ints.Value<int16_t>(0), 900);
 }
 
-std::shared_ptr<Buffer> Int32s(const std::vector<int32_t>& values) {
-  return Buffer::CopyFrom({reinterpret_cast<const char*>(values.data()), values.size() * 4})
-      .ValueOrDie();
-}
-
-std::shared_ptr<Buffer> Bits(const std::vector<bool>& bits) {
-  std::string bytes((bits.size() + 7) / 8, '\0');
-  for (size_t i = 0; i < bits.size(); ++i) {
-    if (bits[i]) bytes[i / 8] = static_cast<char>(bytes[i / 8] | (1 << (i % 8)));
-  }
-  return Buffer::FromString(std::move(bytes));
-}
-
-Array Int32Array(const std::vector<int32_t>& values, const std::vector<bool>& valid) {
-  return Array::Make(DataType::Int32(), static_cast<int64_t>(values.size()),
-                     {Bits(valid), Int32s(values)});
-}
-
 TEST(TakeRowsTest, NestedTypesTakeTheirChildren) {
-  const DataType list = DataType::List({"item", DataType::Int32()});
-  const DataType strct = DataType::Struct({{"a", DataType::Int32()}, {"b", list}});
-  const DataType fsl = DataType::FixedSizeList({"item", DataType::Int32()}, 2);
-  // b: [7], null, [], [8, null], null, []
-  Array b = Array::MakeNested(list, 6, {Bits({1, 0, 1, 1, 0, 1}), Int32s({0, 1, 1, 1, 3, 3, 3})},
-                              {Int32Array({7, 8, 0}, {1, 1, 0})});
-  Array s = Array::MakeNested(strct, 6, {Bits({1, 1, 0, 1, 1, 1})},
-                              {Int32Array({1, 0, 0, 4, 5, 6}, {1, 0, 0, 1, 1, 1}), b});
-  Array f = Array::MakeNested(
-      fsl, 6, {Bits({1, 1, 0, 1, 1, 1})},
-      {Int32Array({1, 2, 0, 3, 9, 9, 4, 0, 5, 6, 7, 8}, {1, 1, 0, 1, 0, 0, 1, 0, 1, 1, 1, 1})});
+  const RecordBatchPtr batch = testing::NestedBatch();
+  const Array s = batch->column(1);
+  const Array b = s.child(1);
+  const Array f = batch->column(2);
   const std::vector<int32_t> rows = {4, 0, 2, 2, 1};
   for (const Array& whole : {b, s, f}) {
     const Array sliced = whole.Slice(1, 5);

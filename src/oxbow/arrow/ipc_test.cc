@@ -9,6 +9,7 @@
 #include "oxbow/arrow/builder.h"
 #include "oxbow/arrow/ipc_internal.h"
 #include "oxbow/testing/every_type.h"
+#include "oxbow/testing/nested.h"
 
 namespace oxbow::arrow::ipc {
 namespace {
@@ -305,54 +306,8 @@ TEST(IpcTest, UnsupportedTypesAreNamed) {
 
 // ---- Nested types ----
 
-std::shared_ptr<Buffer> Int32s(const std::vector<int32_t>& values) {
-  return Buffer::CopyFrom({reinterpret_cast<const char*>(values.data()), values.size() * 4})
-      .ValueOrDie();
-}
-
-std::shared_ptr<Buffer> Bits(const std::vector<bool>& bits) {
-  std::string bytes((bits.size() + 7) / 8, '\0');
-  for (size_t i = 0; i < bits.size(); ++i) {
-    if (bits[i]) bytes[i / 8] = static_cast<char>(bytes[i / 8] | (1 << (i % 8)));
-  }
-  return Buffer::FromString(std::move(bytes));
-}
-
-Array Int32Array(const std::vector<int32_t>& values, const std::vector<bool>& valid) {
-  return Array::Make(DataType::Int32(), static_cast<int64_t>(values.size()),
-                     {Bits(valid), Int32s(values)});
-}
-
-// 6 rows of l: list<int32>, s: struct<a: int32, b: list<int32>>, f: fixed_size_list<int32>[2],
-// m: map<int32, int32>, with nulls at every level.
-RecordBatchPtr NestedBatch() {
-  const DataType list = DataType::List({"item", DataType::Int32()});
-  const DataType strct = DataType::Struct({{"a", DataType::Int32()}, {"b", list}});
-  const DataType fsl = DataType::FixedSizeList({"item", DataType::Int32()}, 2);
-  const DataType map = DataType::Map(DataType::Int32(), DataType::Int32());
-  auto schema = std::make_shared<const Schema>(
-      std::vector<Field>{{"l", list}, {"s", strct}, {"f", fsl}, {"m", map}});
-  // l: [1, null], null, [], [3], [4, 5, 6], [null]
-  Array l = Array::MakeNested(list, 6, {Bits({1, 0, 1, 1, 1, 1}), Int32s({0, 2, 2, 2, 3, 6, 7})},
-                              {Int32Array({1, 0, 3, 4, 5, 6, 0}, {1, 0, 1, 1, 1, 1, 0})});
-  // s.b: [7], null, [], [8, null], null, []
-  Array b = Array::MakeNested(list, 6, {Bits({1, 0, 1, 1, 0, 1}), Int32s({0, 1, 1, 1, 3, 3, 3})},
-                              {Int32Array({7, 8, 0}, {1, 1, 0})});
-  Array s = Array::MakeNested(strct, 6, {Bits({1, 1, 0, 1, 1, 1})},
-                              {Int32Array({1, 0, 0, 4, 5, 6}, {1, 0, 0, 1, 1, 1}), b});
-  Array f = Array::MakeNested(
-      fsl, 6, {Bits({1, 1, 0, 1, 1, 1})},
-      {Int32Array({1, 2, 0, 3, 9, 9, 4, 0, 5, 6, 7, 8}, {1, 1, 0, 1, 0, 0, 1, 0, 1, 1, 1, 1})});
-  Array entries = Array::MakeNested(
-      map.child(0).type, 4, {nullptr},
-      {Int32Array({1, 2, 3, 4}, {1, 1, 1, 1}), Int32Array({10, 0, 30, 40}, {1, 0, 1, 1})});
-  Array m = Array::MakeNested(map, 6, {Bits({1, 0, 1, 1, 1, 1}), Int32s({0, 2, 2, 2, 3, 4, 4})},
-                              {entries});
-  return RecordBatch::Make(schema, 6, {l, s, f, m}).ValueOrDie();
-}
-
 TEST(IpcNestedTest, RoundTripsWholeAndSliced) {
-  const RecordBatchPtr batch = NestedBatch();
+  const RecordBatchPtr batch = testing::NestedBatch();
   ASSERT_OK(batch->Validate());
   for (Codec codec : {Codec::kNone, Codec::kZstd}) {
     WriteOptions options;
@@ -372,7 +327,7 @@ TEST(IpcNestedTest, RoundTripsWholeAndSliced) {
 }
 
 TEST(IpcNestedTest, ProjectionCarriesWholeTrees) {
-  const RecordBatchPtr batch = NestedBatch()->Slice(1, 5);
+  const RecordBatchPtr batch = testing::NestedBatch()->Slice(1, 5);
   auto encoded = EncodeRecordBatch(*batch).ValueOrDie();
   auto body = encoded.BodyAsBuffer().ValueOrDie();
   for (const std::vector<int>& columns :
@@ -388,11 +343,12 @@ TEST(IpcNestedTest, ProjectionCarriesWholeTrees) {
 }
 
 TEST(IpcNestedTest, MalformedChildrenAreRefused) {
-  const RecordBatchPtr good = NestedBatch();
+  const RecordBatchPtr good = testing::NestedBatch();
   const SchemaPtr schema = good->schema();
   // A list whose last offset points past its child.
-  Array l = Array::MakeNested(schema->field(0).type, 6, {nullptr, Int32s({0, 2, 2, 2, 3, 6, 9})},
-                              {Int32Array({1, 0, 3, 4, 5, 6, 0}, {1, 1, 1, 1, 1, 1, 1})});
+  Array l = Array::MakeNested(schema->field(0).type, 6,
+                              {nullptr, testing::Int32Buffer({0, 2, 2, 2, 3, 6, 9})},
+                              {testing::Int32Array({1, 0, 3, 4, 5, 6, 0}, {1, 1, 1, 1, 1, 1, 1})});
   auto bad = std::make_shared<const RecordBatch>(
       schema, 6, std::vector<Array>{l, good->column(1), good->column(2), good->column(3)});
   auto encoded = EncodeRecordBatch(*bad).ValueOrDie();

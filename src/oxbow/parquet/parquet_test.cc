@@ -16,6 +16,7 @@
 #include "oxbow/parquet/verify.h"
 #include "oxbow/parquet/writer.h"
 #include "oxbow/testing/every_type.h"
+#include "oxbow/testing/nested.h"
 #include "oxbow/testing/string_file.h"
 
 namespace oxbow::parquet {
@@ -438,51 +439,8 @@ INSTANTIATE_TEST_SUITE_P(Matrix, RoundTripTest,
 
 // ---- Nested columns ----
 
-std::shared_ptr<Buffer> Int32s(const std::vector<int32_t>& values) {
-  return Buffer::CopyFrom({reinterpret_cast<const char*>(values.data()), values.size() * 4})
-      .ValueOrDie();
-}
-
-std::shared_ptr<Buffer> Bits(const std::vector<bool>& bits) {
-  std::string bytes((bits.size() + 7) / 8, '\0');
-  for (size_t i = 0; i < bits.size(); ++i) {
-    if (bits[i]) bytes[i / 8] = static_cast<char>(bytes[i / 8] | (1 << (i % 8)));
-  }
-  return Buffer::FromString(std::move(bytes));
-}
-
-arrow::Array Int32Array(const std::vector<int32_t>& values, const std::vector<bool>& valid) {
-  return arrow::Array::Make(DataType::Int32(), static_cast<int64_t>(values.size()),
-                            {Bits(valid), Int32s(values)});
-}
-
-// 6 rows of l: list<int32>, s: struct<a: int32, b: list<int32>>, m: map<int32, int32>, with
-// nulls at every level (the IPC test's batch).
-arrow::RecordBatchPtr NestedBatch() {
-  using arrow::Array;
-  const DataType list = DataType::List({"item", DataType::Int32()});
-  const DataType strct = DataType::Struct({{"a", DataType::Int32()}, {"b", list}});
-  const DataType map = DataType::Map(DataType::Int32(), DataType::Int32());
-  auto schema = std::make_shared<const arrow::Schema>(
-      std::vector<arrow::Field>{{"l", list}, {"s", strct}, {"m", map}});
-  // l: [1, null], null, [], [3], [4, 5, 6], [null]
-  Array l = Array::MakeNested(list, 6, {Bits({1, 0, 1, 1, 1, 1}), Int32s({0, 2, 2, 2, 3, 6, 7})},
-                              {Int32Array({1, 0, 3, 4, 5, 6, 0}, {1, 0, 1, 1, 1, 1, 0})});
-  // s.b: [7], null, [], [8, null], null, []
-  Array b = Array::MakeNested(list, 6, {Bits({1, 0, 1, 1, 0, 1}), Int32s({0, 1, 1, 1, 3, 3, 3})},
-                              {Int32Array({7, 8, 0}, {1, 1, 0})});
-  Array s = Array::MakeNested(strct, 6, {Bits({1, 1, 0, 1, 1, 1})},
-                              {Int32Array({1, 0, 0, 4, 5, 6}, {1, 0, 0, 1, 1, 1}), b});
-  Array entries = Array::MakeNested(
-      map.child(0).type, 4, {nullptr},
-      {Int32Array({1, 2, 3, 4}, {1, 1, 1, 1}), Int32Array({10, 0, 30, 40}, {1, 0, 1, 1})});
-  Array m = Array::MakeNested(map, 6, {Bits({1, 0, 1, 1, 1, 1}), Int32s({0, 2, 2, 2, 3, 4, 4})},
-                              {entries});
-  return arrow::RecordBatch::Make(schema, 6, {l, s, m}).ValueOrDie();
-}
-
 TEST(NestedTest, RoundTripsOverSmallPagesAndRowGroups) {
-  const auto batch = NestedBatch();
+  const auto batch = testing::NestedBatch(/*with_fixed_size_list=*/false);
   for (int version : {1, 2}) {
     for (bool dictionary : {true, false}) {
       WriterOptions options;
@@ -510,8 +468,9 @@ TEST(NestedTest, RefusesANullInANotNullChild) {
   const DataType list = DataType::List({"item", DataType::Int32(), /*nullable=*/false});
   auto schema = std::make_shared<const arrow::Schema>(std::vector<arrow::Field>{{"l", list}});
   // [1, null]: the null item under a not-null item field; a null list row is fine.
-  arrow::Array l = arrow::Array::MakeNested(list, 2, {Bits({1, 0}), Int32s({0, 2, 2})},
-                                            {Int32Array({1, 0}, {1, 0})});
+  arrow::Array l = arrow::Array::MakeNested(
+      list, 2, {testing::ValidityBitmap({1, 0}), testing::Int32Buffer({0, 2, 2})},
+      {testing::Int32Array({1, 0}, {1, 0})});
   auto batch = arrow::RecordBatch::Make(schema, 2, {l}).ValueOrDie();
   auto st = WriteToString(schema, {batch}).status();
   EXPECT_TRUE(st.IsInvalid()) << st.ToString();
@@ -519,7 +478,7 @@ TEST(NestedTest, RefusesANullInANotNullChild) {
 }
 
 TEST(NestedTest, MismatchedLeavesFailCleanly) {
-  const auto batch = NestedBatch();
+  const auto batch = testing::NestedBatch(/*with_fixed_size_list=*/false);
   auto file = WriteToString(batch->schema(), {batch});
   ASSERT_OK(file);
   auto reader = FileReader::Open(ToBuffer(*file));

@@ -44,8 +44,8 @@ def read(server, table, columns=None) -> pa.Table:
     return reader.read_all()
 
 
-def put(server, batch: pa.RecordBatch):
-    writer, acks = server.client.do_put(fl.FlightDescriptor.for_path(*TABLE.split(".")),
+def put(server, batch: pa.RecordBatch, table: str | None = None):
+    writer, acks = server.client.do_put(fl.FlightDescriptor.for_path(*(table or TABLE).split(".")),
                                         batch.schema)
     try:
         writer.write_batch(batch)
@@ -290,17 +290,6 @@ def test_lake_tables_take_property_changes_but_refuse_column_changes(server):
     assert read(server, "evo.lake").column("x").to_pylist() == [None, None]
 
 
-def pk_put(server, table, batch: pa.RecordBatch):
-    writer, acks = server.client.do_put(fl.FlightDescriptor.for_path(*table.split(".")),
-                                        batch.schema)
-    try:
-        writer.write_batch(batch)
-        assert acks.read() is not None
-        writer.done_writing()
-    finally:
-        writer.close()
-
-
 def lookup(server, table, ids):
     reader = server.client.do_get(fl.Ticket(json.dumps(
         {"table": table, "lookup": {"id": ids, "tag": ["a"] * len(ids)}}).encode()))
@@ -313,7 +302,7 @@ def test_partial_update_after_add_column_every_merge_engine(server, engine):
     Here it merges into the row written before the column existed, which reads it as null."""
     table = f"evo.pk_{engine}"
     fresh(server, table, PK_SCHEMA, primary_key=["id", "tag"], properties=PK_ENGINES[engine])
-    pk_put(server, table, pa.RecordBatch.from_pylist([
+    put(server, table=table, batch=pa.RecordBatch.from_pylist([
         {"id": 1, "tag": "a", "v": 1, "s": "x", "flag": True, "ver": 1},
         {"id": 2, "tag": "a", "v": 2, "s": "y", "flag": False, "ver": 1}], schema=PK_SCHEMA))
     altered = alter(server, table, {"op": "add_column", "name": "extra", "type": "int64"},
@@ -321,10 +310,10 @@ def test_partial_update_after_add_column_every_merge_engine(server, engine):
     assert altered["schema"]["fields"][-1] == {"name": "extra", "type": "int64", "nullable": True}
     partial = pa.schema([PK_SCHEMA.field("id"), PK_SCHEMA.field("tag"), pa.field("extra", pa.int64()),
                          PK_SCHEMA.field("ver")])
-    pk_put(server, table, pa.RecordBatch.from_pylist(
+    put(server, table=table, batch=pa.RecordBatch.from_pylist(
         [{"id": 1, "tag": "a", "extra": 5, "ver": 2}], schema=partial))
     full = pa.schema(list(PK_SCHEMA) + [pa.field("extra", pa.int64())])
-    pk_put(server, table, pa.RecordBatch.from_pylist(
+    put(server, table=table, batch=pa.RecordBatch.from_pylist(
         [{"id": 3, "tag": "a", "v": 3, "s": "z", "flag": None, "ver": 1, "extra": 7}], schema=full))
     one = {"id": 1, "tag": "a", "v": 1, "s": "x", "flag": True, "ver": 1, "extra": None}
     if engine != "first_row":  # first_row keeps the first row written for a key

@@ -94,6 +94,19 @@ Result<std::pair<std::string, std::string>> NameAndType(const std::string& flag,
   return std::make_pair(text.substr(0, space), text.substr(space + 1));
 }
 
+// --property key=value pairs as a JSON object.
+Result<json> PropertyPairs(const std::vector<std::string>& pairs) {
+  json props = json::object();
+  for (const auto& p : pairs) {
+    auto eq = p.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::Invalid("--property '" + p + "' must be key=value");
+    }
+    props[p.substr(0, eq)] = p.substr(eq + 1);
+  }
+  return props;
+}
+
 // The "changes" of an alter_table body: --changes first, then each kind of flag in turn.
 Result<json> AlterChanges(const TableArgs& args) {
   json changes = json::array();
@@ -124,14 +137,7 @@ Result<json> AlterChanges(const TableArgs& args) {
   for (const auto& m : args.make_optional) {
     changes.push_back({{"op", "make_optional"}, {"name", m}});
   }
-  json props = json::object();
-  for (const auto& p : args.properties) {
-    auto eq = p.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return Status::Invalid("--property '" + p + "' must be key=value");
-    }
-    props[p.substr(0, eq)] = p.substr(eq + 1);
-  }
+  ASSIGN_OR_RAISE(json props, PropertyPairs(args.properties));
   for (const auto& k : args.remove_properties) props[k] = nullptr;
   if (!props.empty()) changes.push_back({{"op", "set_properties"}, {"properties", props}});
   if (changes.empty()) return Status::Invalid("table alter needs at least one change");
@@ -141,14 +147,7 @@ Result<json> AlterChanges(const TableArgs& args) {
 // The "properties" of a create_table body: --property pairs plus what the primary-key flags
 // mean (docs/api.md); a flag and a --property that set the same key are refused.
 Result<json> TableProperties(const TableArgs& args) {
-  json props = json::object();
-  for (const auto& p : args.properties) {
-    auto eq = p.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return Status::Invalid("--property '" + p + "' must be key=value");
-    }
-    props[p.substr(0, eq)] = p.substr(eq + 1);
-  }
+  ASSIGN_OR_RAISE(json props, PropertyPairs(args.properties));
   auto set = [&](const std::string& flag, const std::string& key,
                  const std::string& value) -> Status {
     if (props.contains(key)) {

@@ -253,6 +253,22 @@ def test_tiering_never_copies_damaged_bytes_into_the_lake(make_server):
     assert warnings(server).count("are damaged") <= 3, "a stuck table is logged once, not every round"
 
 
+def expect_scrubber_to_find(server, table, damaged, args):
+    """Damages `damaged` inside a page, restarts `server` (stopped) with the scrubber on and
+    waits until it names that file, and only it, in the table's damaged_files and its log."""
+    flip(damaged, damaged.stat().st_size // 3)  # inside a page, well before the footer
+    server.extra_args = args + ("--scrub-interval-ms", "3600000")
+    server.start()
+    deadline = time.monotonic() + 20
+    while not server.describe(table)["lake"].get("damaged_files"):
+        assert time.monotonic() < deadline, "the scrubber found nothing\n" + server.log_tail()
+        time.sleep(0.1)
+    files = server.describe(table)["lake"]["damaged_files"]
+    assert [f["path"] for f in files] == [str(damaged)]
+    assert files[0]["problem"], files  # a page checksum, or the page layout around it
+    assert f"the scrubber found damage in data file {damaged}" in warnings(server)
+
+
 def test_scrubber_finds_a_damaged_lake_data_file(make_server):
     """Data files carry page checksums; the scrubber re-verifies them and reports damage."""
     args = ("--segment-bytes", "65536", "--lake-freshness-ms", "200")
@@ -268,17 +284,7 @@ def test_scrubber_finds_a_damaged_lake_data_file(make_server):
     data_files = sorted(warehouse.rglob("*.parquet"))
     assert data_files
     damaged = data_files[0]
-    flip(damaged, damaged.stat().st_size // 3)  # inside a page, well before the footer
-    server.extra_args = args + ("--scrub-interval-ms", "3600000")
-    server.start()
-    deadline = time.monotonic() + 20
-    while not server.describe(TABLE)["lake"].get("damaged_files"):
-        assert time.monotonic() < deadline, "the scrubber found nothing\n" + server.log_tail()
-        time.sleep(0.1)
-    files = server.describe(TABLE)["lake"]["damaged_files"]
-    assert [f["path"] for f in files] == [str(damaged)]
-    assert files[0]["problem"], files  # a page checksum, or the page layout around it
-    assert f"the scrubber found damage in data file {damaged}" in warnings(server)
+    expect_scrubber_to_find(server, TABLE, damaged, args)
 
 
 def test_scrubber_finds_a_damaged_file_of_the_changelog_lake_table(make_server):
@@ -299,14 +305,4 @@ def test_scrubber_finds_a_damaged_file_of_the_changelog_lake_table(make_server):
     changelog_files = sorted((warehouse / "integrity" / "pk$changelog").rglob("*.parquet"))
     assert changelog_files and sorted((warehouse / "integrity" / "pk").rglob("*.parquet"))
     damaged = changelog_files[0]
-    flip(damaged, damaged.stat().st_size // 3)  # inside a page, well before the footer
-    server.extra_args = args + ("--scrub-interval-ms", "3600000")
-    server.start()
-    deadline = time.monotonic() + 20
-    while not server.describe(table)["lake"].get("damaged_files"):
-        assert time.monotonic() < deadline, "the scrubber found nothing\n" + server.log_tail()
-        time.sleep(0.1)
-    files = server.describe(table)["lake"]["damaged_files"]
-    assert [f["path"] for f in files] == [str(damaged)]  # the table's own files are intact
-    assert files[0]["problem"], files
-    assert f"the scrubber found damage in data file {damaged}" in warnings(server)
+    expect_scrubber_to_find(server, table, damaged, args)  # and only it

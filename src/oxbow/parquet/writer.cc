@@ -349,8 +349,11 @@ class TypedColumnWriter final : public ColumnWriter {
       if (config_.max_def > 0) {
         if (nulls > 0) {
           if (static_cast<int64_t>(levels_.size()) < page_values_) levels_.assign(page_values_, 1);
-          for (int64_t i = 0; i < n; ++i)
-            levels_.push_back(bit_util::GetBit(validity, bit_base + i));
+          const size_t base = levels_.size();
+          levels_.resize(base + static_cast<size_t>(n));
+          for (int64_t i = 0; i < n; ++i) {
+            levels_[base + static_cast<size_t>(i)] = bit_util::GetBit(validity, bit_base + i);
+          }
         } else if (!levels_.empty()) {
           levels_.insert(levels_.end(), static_cast<size_t>(n), 1u);
         }

@@ -488,9 +488,9 @@ TEST(NestedTest, MismatchedLeavesFailCleanly) {
   meta.row_groups[0].columns[2].meta_data->num_values = 5;
   std::string footer;
   SerializeFileMetaData(meta, &footer);
-  const int64_t data_end =
-      static_cast<int64_t>(file->size()) - 8 -
-      static_cast<int64_t>(*reinterpret_cast<const uint32_t*>(file->data() + file->size() - 8));
+  uint32_t footer_length;
+  std::memcpy(&footer_length, file->data() + file->size() - 8, 4);
+  const int64_t data_end = static_cast<int64_t>(file->size()) - 8 - footer_length;
   std::string bad = file->substr(0, static_cast<size_t>(data_end)) + footer;
   const auto len = static_cast<uint32_t>(footer.size());
   bad.append(reinterpret_cast<const char*>(&len), 4);

@@ -102,17 +102,23 @@ def oxbow_to_arrow(oxbow, parquet_path, tmp_path, *extra):
 CODECS = ["none", "snappy", "zstd", "lz4", "gzip"]
 
 
+def oxbow_write(oxbow, tmp_path, table, codec, dictionary, page_version):
+    """`oxbow parquet write` of `table` (through an Arrow stream file) in row groups of 7 rows."""
+    src = tmp_path / "in.arrows"
+    write_stream(src, table)
+    out = tmp_path / "out.parquet"
+    oxbow.ok("parquet", "write", src, out, "--compression", codec, "--dictionary", dictionary,
+             "--row-group-rows", 7, "--page-version", page_version)
+    return out
+
+
 @pytest.mark.parametrize(
     "codec,dictionary,page_version",
     [(c, d, v) for c, d, v in itertools.product(CODECS, ["on", "off"], [1, 2]) if v == 1 or c in ("zstd", "none")],
 )
 def test_oxbow_written_read_by_pyarrow_and_duckdb(oxbow, tmp_path, codec, dictionary, page_version):
     table = all_types_table()
-    src = tmp_path / "in.arrows"
-    write_stream(src, table)
-    out = tmp_path / "out.parquet"
-    oxbow.ok("parquet", "write", src, out, "--compression", codec, "--dictionary", dictionary,
-             "--row-group-rows", 7, "--page-version", page_version)
+    out = oxbow_write(oxbow, tmp_path, table, codec, dictionary, page_version)
 
     meta = pq.ParquetFile(out).metadata
     assert meta.num_rows == N
@@ -318,11 +324,7 @@ def assert_values_equal(got, want):
                          [("zstd", "on", 1), ("none", "off", 1), ("snappy", "on", 2), ("zstd", "off", 2)])
 def test_nested_oxbow_written_read_by_pyarrow_and_duckdb(oxbow, tmp_path, codec, dictionary, page_version):
     table = nested_table()
-    src = tmp_path / "in.arrows"
-    write_stream(src, table)
-    out = tmp_path / "out.parquet"
-    oxbow.ok("parquet", "write", src, out, "--compression", codec, "--dictionary", dictionary,
-             "--row-group-rows", 7, "--page-version", page_version)
+    out = oxbow_write(oxbow, tmp_path, table, codec, dictionary, page_version)
     # pyarrow reads our file exactly as its own file of the same data without ARROW:schema.
     ref = tmp_path / "ref.parquet"
     pq.write_table(table, ref, store_schema=False)

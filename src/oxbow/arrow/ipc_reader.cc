@@ -1,6 +1,7 @@
 // Decoding record batches (zero-copy for uncompressed bodies) and the stream and file readers.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -58,7 +59,9 @@ class BatchDecoder {
     // Only what the column can use is decompressed (rounded up to 64 bytes for padding):
     // writers may declare whole parent buffers, and a bomb gains nothing.
     const int64_t limit = options_.max_decompressed_buffer_size;
-    const int64_t usable = needed >= 0 ? bit_util::RoundUp(needed, 64) : limit;
+    const int64_t usable = needed < 0       ? limit
+                           : needed > limit ? needed
+                                            : bit_util::RoundUp(needed, 64);
     if (uncompressed > limit && usable > limit) {
       return Status::Invalid(where + ": buffer " + Num(index) + " declares " + Num(uncompressed) +
                              " uncompressed bytes, more than the limit of " + Num(limit));
@@ -149,6 +152,9 @@ Status CheckBufferSizes(const ArrayData& d, const std::string& where) {
   return Status::OK();
 }
 
+// Bounds a node's declared length so the byte counts derived from it cannot overflow.
+constexpr int64_t kMaxNodeLength = std::numeric_limits<int64_t>::max() / 8;
+
 // Walks the field nodes and buffers in depth-first order, building one column at a time.
 class NodeDecoder {
  public:
@@ -162,6 +168,10 @@ class NodeDecoder {
     const fb::FieldNode* node = nodes_->Get(static_cast<flatbuffers::uoffset_t>(node_index_++));
     const int64_t node_length = node->length();
     const int64_t null_count = node->null_count();
+    if (node_length > kMaxNodeLength) {
+      return Status::Invalid(where + " declares " + Num(node_length) +
+                             " values, more than any body can hold");
+    }
     if (exact ? node_length != length : node_length < length) {
       return Status::Invalid(where + " has " + Num(node_length) + " values but " +
                              (exact ? "the batch has " : "its parent needs ") + Num(length));

@@ -482,6 +482,38 @@ TEST(IpcMalformedTest, OutOfRangeBuffersAreRejected) {
   EXPECT_FALSE(DecodeRecordBatch(schema, *encoded.metadata, Buffer::Slice(body, 0, n - 8)).ok());
 }
 
+// Rewrites the length of field node `index` of an encoded batch message.
+std::shared_ptr<Buffer> WithNodeLength(const EncodedMessage& encoded, int index, int64_t length) {
+  std::string copy(encoded.metadata->view());
+  auto* message = fb::GetMutableMessage(copy.data());
+  auto* batch = const_cast<fb::RecordBatch*>(message->header_as_RecordBatch());
+  auto* nodes = const_cast<flatbuffers::Vector<const fb::FieldNode*>*>(batch->nodes());
+  const_cast<fb::FieldNode*>(nodes->Get(static_cast<flatbuffers::uoffset_t>(index)))
+      ->mutate_length(length);
+  return Buffer::CopyFrom(copy).ValueOrDie();
+}
+
+// Found by ipc_reader_fuzzer: a child declaring nearly INT64_MAX values overflowed the bitmap size.
+TEST(IpcMalformedTest, HugeNodeLengthsAreRejected) {
+  const RecordBatchPtr batch = testing::NestedBatch();
+  for (Codec codec : {Codec::kNone, Codec::kZstd}) {
+    WriteOptions options;
+    options.codec = codec;
+    auto encoded = EncodeRecordBatch(*batch, options).ValueOrDie();
+    auto body = encoded.BodyAsBuffer().ValueOrDie();
+    const auto* nodes = fb::GetMessage(encoded.metadata->data())->header_as_RecordBatch()->nodes();
+    for (int index = 0; index < static_cast<int>(nodes->size()); ++index) {
+      for (int64_t length : {INT64_MAX, INT64_MAX - 5, INT64_MAX / 8 + 1, int64_t{1} << 40}) {
+        auto result =
+            DecodeRecordBatch(batch->schema(), *WithNodeLength(encoded, index, length), body);
+        ASSERT_FALSE(result.ok()) << index << " " << length;
+        EXPECT_NE(result.status().message().find("column"), std::string::npos)
+            << result.status().ToString();
+      }
+    }
+  }
+}
+
 TEST(IpcMalformedTest, DecompressionBombIsBounded) {
   auto schema = std::make_shared<const Schema>(std::vector<Field>{{"x", DataType::Int64(), false}});
   auto batch = MakeBatch(schema, 16);

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import functools
 import json
 import pathlib
 import time
@@ -30,7 +31,7 @@ from lake_harness import (SYSTEM_COLUMNS, assert_lake_equals_log, assert_same_co
                           avro_files_of_current_snapshot, data_files, duckdb_union, field_ids,
                           iceberg_table, lake_rows, lake_type, lake_type_samples, local_path,
                           metadata_json, wait_lake)
-from readers import check_readers, duckdb_rows
+from readers import check_readers, duckdb_rows, spark_rows
 
 D = decimal.Decimal
 
@@ -410,10 +411,10 @@ def _ids(iceberg_type) -> list[int]:
             *_ids(iceberg_type["value"])]
 
 
-def test_nested_columns(lake_server, table_name):
+def test_nested_columns(lake_server, table_name, spark_or_none):
     """list, struct and map columns with nulls at every level: the schema gives every nested
-    field an id (element-id, key-id, value-id, struct fields) and pyiceberg and DuckDB's
-    iceberg_scan read the log's values."""
+    field an id (element-id, key-id, value-id, struct fields) and pyiceberg, DuckDB's
+    iceberg_scan and Spark read the log's values."""
     point = pa.struct([("a", pa.int32()), ("b", pa.list_(pa.string()))])
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("l", pa.list_(pa.int64())),
                         ("s", point), ("m", pa.map_(pa.string(), pa.float64())),
@@ -444,7 +445,10 @@ def test_nested_columns(lake_server, table_name):
     ids = [i for f in current["fields"] for i in [f["id"], *_ids(f["type"])]]
     assert len(ids) == len(set(ids)) and max(ids) == meta["last-column-id"]
 
-    for read in (lake_rows, duckdb_rows):
+    readers = [lake_rows, duckdb_rows]
+    if spark_or_none is not None:
+        readers.append(functools.partial(spark_rows, spark_or_none))
+    for read in readers:
         got = read(location).sort_by("id")
         for name in schema.names:
             assert got.column(name).to_pylist() == batch.column(name).to_pylist(), (read, name)

@@ -56,6 +56,11 @@ Status ArrayBuilder::AppendNull() {
   return AppendEmptyValue();
 }
 
+Status ArrayBuilder::AppendEmpty() {
+  RETURN_NOT_OK(AppendValidity(true));
+  return AppendEmptyValue();
+}
+
 Result<Array> ArrayBuilder::Finish() {
   ASSIGN_OR_RAISE(auto buffers, FinishValueBuffers());
   std::shared_ptr<Buffer> validity;

@@ -24,6 +24,9 @@ class ArrayBuilder {
   int64_t null_count() const { return null_count_; }
 
   Status AppendNull();
+  // Appends a valid slot holding the empty value (zero, "", zero bytes): a not-null child's
+  // slot under a null parent.
+  Status AppendEmpty();
   Result<Array> Finish();
 
  protected:

@@ -1,17 +1,14 @@
 // TextReader implementations (JSON Lines, CSV) and schema inference.
 #include <algorithm>
-#include <deque>
-#include <limits>
 #include <unordered_map>
 
-#include "oxbow/arrow/builder.h"
 #include "oxbow/text/scalar_text_internal.h"
 #include "oxbow/text/text.h"
+#include "oxbow/text/value_builder_internal.h"
 
 namespace oxbow::text {
 
 using arrow::Array;
-using arrow::ArrayBuilder;
 using arrow::DataType;
 using arrow::Field;
 using arrow::RecordBatch;
@@ -19,26 +16,9 @@ using arrow::RecordBatchPtr;
 using arrow::Schema;
 using arrow::SchemaPtr;
 using arrow::TypeId;
+using internal::Cell;
 
 namespace {
-
-// One parsed value. CSV gives kNull (empty unquoted field) or kString; JSON gives all kinds.
-struct Cell {
-  enum Kind : uint8_t { kNull, kBool, kNumber, kString };
-  Kind kind = kNull;
-  std::string_view text;  // number token or decoded string
-  bool boolean = false;
-};
-
-std::string_view KindName(Cell::Kind kind) {
-  switch (kind) {
-    case Cell::kNull: return "null";
-    case Cell::kBool: return "a bool";
-    case Cell::kNumber: return "a number";
-    case Cell::kString: return "a string";
-  }
-  return "?";
-}
 
 std::string LineContext(int64_t line) { return "line " + std::to_string(line); }
 
@@ -48,166 +28,21 @@ std::string_view SkipBom(std::string_view text) {
   return text;
 }
 
-// Stable storage for unescaped strings of one row (deque elements never move).
-class Scratch {
- public:
-  void Reset() { used_ = 0; }
-  std::string* Next() {
-    if (used_ == pool_.size()) pool_.emplace_back();
-    std::string* s = &pool_[used_++];
-    s->clear();
-    return s;
-  }
+using Builders = std::vector<std::unique_ptr<internal::ValueBuilder>>;
 
- private:
-  std::deque<std::string> pool_;
-  size_t used_ = 0;
-};
-
-// ---- typed column builder ----
-
-class ColumnBuilder {
- public:
-  static Result<ColumnBuilder> Make(const Field& field) {
-    ColumnBuilder b;
-    b.field_ = &field;
-    ASSIGN_OR_RAISE(b.builder_, ArrayBuilder::Make(field.type));
-    return b;
-  }
-
-  Status Append(const Cell& cell) {
-    const DataType& t = field_->type;
-    bool textual = t.id() == TypeId::kString || t.id() == TypeId::kBinary ||
-                   t.id() == TypeId::kFixedSizeBinary;
-    if (cell.kind == Cell::kNull || (cell.kind == Cell::kString && cell.text.empty() && !textual)) {
-      if (!field_->nullable) return Status::Invalid("null in a not-null column");
-      return builder_->AppendNull();
-    }
-    switch (t.id()) {
-      case TypeId::kBool: {
-        if (cell.kind == Cell::kBool) return As<arrow::BooleanBuilder>()->Append(cell.boolean);
-        if (cell.kind != Cell::kString) return Expected("a bool", cell);
-        ASSIGN_OR_RAISE(bool v, internal::ParseBool(cell.text));
-        return As<arrow::BooleanBuilder>()->Append(v);
-      }
-      case TypeId::kInt8: return AppendSigned<int8_t>(cell);
-      case TypeId::kInt16: return AppendSigned<int16_t>(cell);
-      case TypeId::kInt32: return AppendSigned<int32_t>(cell);
-      case TypeId::kInt64: return AppendSigned<int64_t>(cell);
-      case TypeId::kUInt8: return AppendUnsigned<uint8_t>(cell);
-      case TypeId::kUInt16: return AppendUnsigned<uint16_t>(cell);
-      case TypeId::kUInt32: return AppendUnsigned<uint32_t>(cell);
-      case TypeId::kUInt64: return AppendUnsigned<uint64_t>(cell);
-      case TypeId::kFloat32:
-      case TypeId::kFloat64: {
-        if (cell.kind == Cell::kBool) return Expected("a number", cell);
-        if (t.id() == TypeId::kFloat32) {
-          ASSIGN_OR_RAISE(float v, internal::ParseFloat(cell.text));
-          return As<arrow::FloatBuilder>()->Append(v);
-        }
-        ASSIGN_OR_RAISE(double v, internal::ParseDouble(cell.text));
-        return As<arrow::DoubleBuilder>()->Append(v);
-      }
-      case TypeId::kString:
-        // Numbers and bools are kept as their literal text.
-        if (!internal::IsValidUtf8(cell.text)) return Status::Invalid("string is not valid UTF-8");
-        return As<arrow::BinaryBuilder>()->Append(cell.text);
-      case TypeId::kBinary:
-      case TypeId::kFixedSizeBinary: {
-        if (cell.kind != Cell::kString) return Expected("a base64 string", cell);
-        ASSIGN_OR_RAISE(std::string bytes, internal::DecodeBase64(cell.text));
-        if (t.id() == TypeId::kBinary) return As<arrow::BinaryBuilder>()->Append(bytes);
-        return As<arrow::FixedSizeBinaryBuilder>()->Append(bytes);
-      }
-      case TypeId::kDate32: {
-        if (cell.kind != Cell::kString) return Expected("a date string", cell);
-        ASSIGN_OR_RAISE(int32_t days, internal::ParseDate(cell.text));
-        return As<arrow::Int32Builder>()->Append(days);
-      }
-      case TypeId::kTimestamp: {
-        int64_t v;
-        if (cell.kind == Cell::kNumber) {
-          ASSIGN_OR_RAISE(v, internal::ParseInt64(cell.text));
-        } else if (cell.kind == Cell::kString) {
-          ASSIGN_OR_RAISE(v, internal::ParseTimestamp(cell.text, t.unit()));
-        } else {
-          return Expected("a timestamp string", cell);
-        }
-        return As<arrow::Int64Builder>()->Append(v);
-      }
-      case TypeId::kDecimal128: {
-        if (cell.kind == Cell::kBool) return Expected("a decimal", cell);
-        ASSIGN_OR_RAISE(__int128 v, internal::ParseDecimal(cell.text, t.precision(), t.scale()));
-        return As<arrow::FixedSizeBinaryBuilder>()->AppendDecimal(v);
-      }
-      case TypeId::kList:
-      case TypeId::kStruct:
-      case TypeId::kMap:
-      case TypeId::kFixedSizeList: break;  // MakeBuilders refuses them
-    }
-    return Status::NotImplemented("cannot parse " + t.ToString());
-  }
-
-  Result<Array> Finish() { return builder_->Finish(); }
-  const Field& field() const { return *field_; }
-
- private:
-  template <typename B>
-  B* As() {
-    return static_cast<B*>(builder_.get());
-  }
-
-  Status Expected(std::string_view what, const Cell& cell) const {
-    return Status::Invalid("expected " + std::string(what) + " for " + field_->type.ToString() +
-                           ", got " + std::string(KindName(cell.kind)));
-  }
-
-  template <typename T>
-  Status AppendSigned(const Cell& cell) {
-    if (cell.kind == Cell::kBool) return Expected("an integer", cell);
-    ASSIGN_OR_RAISE(int64_t v, internal::ParseInt64(cell.text));
-    if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max()) {
-      return Status::Invalid(std::string(cell.text) + " is out of range for " +
-                             field_->type.ToString());
-    }
-    return As<arrow::NumericBuilder<T>>()->Append(static_cast<T>(v));
-  }
-
-  template <typename T>
-  Status AppendUnsigned(const Cell& cell) {
-    if (cell.kind == Cell::kBool) return Expected("an integer", cell);
-    ASSIGN_OR_RAISE(uint64_t v, internal::ParseUInt64(cell.text));
-    if (v > std::numeric_limits<T>::max()) {
-      return Status::Invalid(std::string(cell.text) + " is out of range for " +
-                             field_->type.ToString());
-    }
-    return As<arrow::NumericBuilder<T>>()->Append(static_cast<T>(v));
-  }
-
-  const Field* field_ = nullptr;
-  std::unique_ptr<ArrayBuilder> builder_;
-};
-
-Status NestedRefused(const Field& f) {
-  return Status::NotImplemented("column " + Quote(f.name) + " has type " + f.type.ToString() +
-                                ": the text formats do not read nested types yet");
-}
-
-Result<std::vector<ColumnBuilder>> MakeBuilders(const Schema& schema) {
-  std::vector<ColumnBuilder> out;
+Result<Builders> MakeBuilders(const Schema& schema) {
+  Builders out;
   for (const auto& f : schema.fields()) {
-    if (f.type.is_nested()) return NestedRefused(f);
-    ASSIGN_OR_RAISE(auto b, ColumnBuilder::Make(f));
+    ASSIGN_OR_RAISE(auto b, internal::ValueBuilder::Make(f));
     out.push_back(std::move(b));
   }
   return out;
 }
 
-Result<RecordBatchPtr> FinishBatch(const SchemaPtr& schema, std::vector<ColumnBuilder>* builders,
-                                   int64_t rows) {
+Result<RecordBatchPtr> FinishBatch(const SchemaPtr& schema, Builders* builders, int64_t rows) {
   std::vector<Array> columns;
   for (auto& b : *builders) {
-    ASSIGN_OR_RAISE(auto a, b.Finish());
+    ASSIGN_OR_RAISE(auto a, b->Finish());
     columns.push_back(std::move(a));
   }
   return RecordBatch::Make(schema, rows, std::move(columns));
@@ -215,6 +50,7 @@ Result<RecordBatchPtr> FinishBatch(const SchemaPtr& schema, std::vector<ColumnBu
 
 // ---- JSON Lines ----
 
+// Parses one line holding one JSON object; nested values are kept as their raw text.
 class JsonObjectParser {
  public:
   struct Member {
@@ -222,200 +58,32 @@ class JsonObjectParser {
     Cell value;
   };
 
-  // Parses one line holding one flat JSON object.
   Status Parse(std::string_view line, std::vector<Member>* members) {
-    s_ = line;
-    i_ = 0;
-    scratch_.Reset();
+    json_.Reset(line);
     members->clear();
-    SkipSpace();
-    if (!Consume('{')) return Error("expected '{' at the start of a JSON object");
-    SkipSpace();
-    if (Consume('}')) return End();
+    json_.SkipSpace();
+    if (!json_.Consume('{')) return json_.Error("expected '{' at the start of a JSON object");
+    json_.SkipSpace();
+    if (json_.Consume('}')) return json_.ExpectEnd("JSON object");
     while (true) {
-      SkipSpace();
-      if (Peek() != '"') return Error("expected a string key");
+      json_.SkipSpace();
+      if (json_.Peek() != '"') return json_.Error("expected a string key");
       Member m;
-      RETURN_NOT_OK(ParseString(&m.key));
-      SkipSpace();
-      if (!Consume(':')) return Error("expected ':' after key");
-      SkipSpace();
-      RETURN_NOT_OK(ParseValue(m.key, &m.value));
+      RETURN_NOT_OK(json_.ParseString(&m.key));
+      json_.SkipSpace();
+      if (!json_.Consume(':')) return json_.Error("expected ':' after key");
+      json_.SkipSpace();
+      RETURN_NOT_OK(json_.ParseValue(&m.value));
       members->push_back(m);
-      SkipSpace();
-      if (Consume(',')) continue;
-      if (Consume('}')) return End();
-      return Error("expected ',' or '}'");
+      json_.SkipSpace();
+      if (json_.Consume(',')) continue;
+      if (json_.Consume('}')) return json_.ExpectEnd("JSON object");
+      return json_.Error("expected ',' or '}'");
     }
   }
 
  private:
-  char Peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
-  bool Consume(char c) {
-    if (Peek() != c || i_ >= s_.size()) return false;
-    ++i_;
-    return true;
-  }
-  void SkipSpace() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
-  }
-  Status Error(std::string_view what) const {
-    return Status::Invalid(std::string(what) + " at character " + std::to_string(i_ + 1));
-  }
-  Status End() {
-    SkipSpace();
-    if (i_ != s_.size()) return Error("unexpected text after the JSON object");
-    return Status::OK();
-  }
-
-  Status ParseValue(std::string_view key, Cell* cell) {
-    char c = Peek();
-    if (c == '"') {
-      cell->kind = Cell::kString;
-      return ParseString(&cell->text);
-    }
-    if (c == '{' || c == '[') {
-      return Status::Invalid("key '" + std::string(key) +
-                             "': nested objects and arrays are not supported");
-    }
-    auto word = [&](std::string_view w) {
-      if (s_.substr(i_, w.size()) != w) return false;
-      i_ += w.size();
-      return true;
-    };
-    if (word("null")) {
-      cell->kind = Cell::kNull;
-      return Status::OK();
-    }
-    if (word("true") || word("false")) {
-      cell->kind = Cell::kBool;
-      cell->boolean = s_[i_ - 1] == 'e' && s_[i_ - 2] == 'u';
-      return Status::OK();
-    }
-    size_t start = i_;
-    if (word("NaN") || word("Infinity") || word("-Infinity")) {
-      cell->kind = Cell::kNumber;
-      cell->text = s_.substr(start, i_ - start);
-      return Status::OK();
-    }
-    // -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-    auto digits = [&] {
-      size_t from = i_;
-      while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
-      return i_ > from;
-    };
-    Consume('-');
-    if (!digits()) return Error("expected a JSON value");
-    if (Consume('.') && !digits()) return Error("expected digits after '.'");
-    if (Peek() == 'e' || Peek() == 'E') {
-      ++i_;
-      if (Peek() == '+' || Peek() == '-') ++i_;
-      if (!digits()) return Error("expected digits in the exponent");
-    }
-    cell->kind = Cell::kNumber;
-    cell->text = s_.substr(start, i_ - start);
-    return Status::OK();
-  }
-
-  static int HexValue(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  }
-
-  Status ParseHex4(uint32_t* v) {
-    if (i_ + 4 > s_.size()) return Error("truncated \\u escape");
-    *v = 0;
-    for (int k = 0; k < 4; ++k) {
-      int h = HexValue(s_[i_ + k]);
-      if (h < 0) return Error("bad \\u escape");
-      *v = *v << 4 | static_cast<uint32_t>(h);
-    }
-    i_ += 4;
-    return Status::OK();
-  }
-
-  static void AppendUtf8(uint32_t cp, std::string* out) {
-    if (cp < 0x80) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out->push_back(static_cast<char>(0xC0 | cp >> 6));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out->push_back(static_cast<char>(0xE0 | cp >> 12));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out->push_back(static_cast<char>(0xF0 | cp >> 18));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
-
-  // At an opening quote; `*out` views the line when there are no escapes.
-  Status ParseString(std::string_view* out) {
-    ++i_;
-    size_t start = i_;
-    while (i_ < s_.size() && s_[i_] != '"' && s_[i_] != '\\') {
-      if (static_cast<unsigned char>(s_[i_]) < 0x20) return Error("control character in string");
-      ++i_;
-    }
-    if (i_ >= s_.size()) return Error("unterminated string");
-    if (s_[i_] == '"') {
-      *out = s_.substr(start, i_ - start);
-      ++i_;
-      return Status::OK();
-    }
-    std::string* buf = scratch_.Next();
-    buf->assign(s_.substr(start, i_ - start));
-    while (true) {
-      if (i_ >= s_.size()) return Error("unterminated string");
-      char c = s_[i_++];
-      if (c == '"') break;
-      if (static_cast<unsigned char>(c) < 0x20) return Error("control character in string");
-      if (c != '\\') {
-        buf->push_back(c);
-        continue;
-      }
-      if (i_ >= s_.size()) return Error("unterminated string");
-      char e = s_[i_++];
-      switch (e) {
-        case '"': buf->push_back('"'); break;
-        case '\\': buf->push_back('\\'); break;
-        case '/': buf->push_back('/'); break;
-        case 'b': buf->push_back('\b'); break;
-        case 'f': buf->push_back('\f'); break;
-        case 'n': buf->push_back('\n'); break;
-        case 'r': buf->push_back('\r'); break;
-        case 't': buf->push_back('\t'); break;
-        case 'u': {
-          uint32_t cp = 0;
-          RETURN_NOT_OK(ParseHex4(&cp));
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            uint32_t lo = 0;
-            if (s_.substr(i_, 2) != "\\u") return Error("unpaired surrogate in \\u escape");
-            i_ += 2;
-            RETURN_NOT_OK(ParseHex4(&lo));
-            if (lo < 0xDC00 || lo > 0xDFFF) return Error("unpaired surrogate in \\u escape");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            return Error("unpaired surrogate in \\u escape");
-          }
-          AppendUtf8(cp, buf);
-          break;
-        }
-        default: return Error("bad escape '\\" + std::string(1, e) + "'");
-      }
-    }
-    *out = *buf;
-    return Status::OK();
-  }
-
-  std::string_view s_;
-  size_t i_ = 0;
-  Scratch scratch_;
+  internal::JsonCursor json_;
 };
 
 // Splits text into lines (without "\n" or "\r\n"), skipping blank ones, counting line numbers.
@@ -481,12 +149,12 @@ class JsonLinesReader : public TextReader {
                                  "'");
         }
         stamp[c] = rows;
-        RETURN_NOT_OK(builders[c].Append(value).WithContext(LineContext(line_number) +
-                                                            ", column '" + std::string(key) + "'"));
+        RETURN_NOT_OK(builders[c]->Append(value).WithContext(
+            LineContext(line_number) + ", column '" + std::string(key) + "'"));
       }
       for (int c = 0; c < n; ++c) {
         if (stamp[c] != rows) {
-          RETURN_NOT_OK(builders[c].Append(Cell{}).WithContext(
+          RETURN_NOT_OK(builders[c]->Append(Cell{}).WithContext(
               LineContext(line_number) + ", column '" + schema_->field(c).name + "'"));
         }
       }
@@ -606,7 +274,7 @@ class CsvTokenizer {
   std::string_view text_;
   size_t pos_ = 0;
   int64_t line_ = 1;
-  Scratch scratch_;
+  internal::Scratch scratch_;
 };
 
 class CsvReader : public TextReader {
@@ -663,11 +331,11 @@ class CsvReader : public TextReader {
         filled[c] = true;
         RETURN_NOT_OK(
             builders[c]
-                .Append(fields_[k])
+                ->Append(fields_[k])
                 .WithContext(LineContext(line) + ", column '" + schema_->field(c).name + "'"));
       }
       for (int c = 0; c < n; ++c) {
-        if (!filled[c]) RETURN_NOT_OK(builders[c].Append(Cell{}));
+        if (!filled[c]) RETURN_NOT_OK(builders[c]->Append(Cell{}));
       }
       ++rows;
     }
@@ -722,6 +390,7 @@ Inferred ClassifyJson(const Cell& cell) {
     case Cell::kString: return Inferred::kString;
     case Cell::kNumber:
       return internal::ParseInt64(cell.text).ok() ? Inferred::kInt : Inferred::kDouble;
+    case Cell::kJson: break;  // InferJson refuses nested values
   }
   return Inferred::kString;
 }
@@ -750,6 +419,11 @@ Result<SchemaPtr> InferJson(std::string_view text, const ReadOptions& options) {
          lines.Next(&line, &line_number)) {
     RETURN_NOT_OK(parser.Parse(line, &members).WithContext(LineContext(line_number)));
     for (const auto& m : members) {
+      if (m.value.kind == Cell::kJson) {
+        return Status::Invalid(LineContext(line_number) + ": key '" + std::string(m.key) +
+                               "' holds a JSON object or array; inference reads flat values "
+                               "only, so give the schema");
+      }
       auto [it, inserted] = index.emplace(std::string(m.key), names.size());
       if (inserted) {
         names.emplace_back(m.key);

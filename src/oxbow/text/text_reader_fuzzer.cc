@@ -1,5 +1,6 @@
 // Fuzzes the JSON Lines and CSV readers: any input must give batches or an error, never a crash.
-// The first byte picks the format and whether the schema is inferred or fixed (every type).
+// The first byte picks the format and whether the schema is inferred or fixed (every type,
+// nested ones too).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -28,6 +29,11 @@ const oxbow::arrow::SchemaPtr& EveryTypeSchema() {
       {"dec", DataType::Decimal128(38, 10)},
       {"fsb", DataType::FixedSizeBinary(3)},
       {"nn", DataType::Int32(), false},
+      {"l", DataType::List({"item", DataType::Int64()})},
+      {"st", DataType::Struct(
+                 {{"a", DataType::Int32(), false},
+                  {"m", DataType::Map(DataType::Int32(),
+                                      DataType::FixedSizeList({"item", DataType::String()}, 2))}})},
   });
   return schema;
 }

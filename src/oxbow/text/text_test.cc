@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "oxbow/arrow/builder.h"
+#include "oxbow/testing/nested.h"
 
 namespace oxbow::text {
 namespace {
@@ -207,6 +208,66 @@ TEST(TextReaderTest, JsonEscapesAndUnknownFields) {
   EXPECT_EQ(batch->column(0).GetView(0), "a\xC3\xA9\xF0\x9F\x98\x80\n");
 }
 
+TEST(TextReaderTest, RoundTripsNestedValues) {
+  const RecordBatchPtr batch = testing::NestedBatch(/*with_fixed_size_list=*/true);
+  for (auto format : {TextFormat::kJsonLines, TextFormat::kCsv}) {
+    const std::string text = Unwrap(FormatBatch(format, *batch));
+    auto reader = Unwrap(TextReader::Make(format, text, batch->schema()));
+    auto batches = Unwrap(reader->ReadAll());
+    ASSERT_EQ(batches.size(), 1u);
+    ASSERT_TRUE(batches[0]->Validate().ok());
+    // Children under a null parent may differ (null rather than a valid empty value), so the
+    // rows are compared by their text and element by element.
+    EXPECT_EQ(Unwrap(FormatBatch(format, *batches[0])), text) << TextFormatName(format);
+    for (int c = 0; c < batch->num_columns(); ++c) {
+      for (int64_t i = 0; i < batch->num_rows(); ++i) {
+        EXPECT_TRUE(batches[0]->column(c).ElementEquals(i, batch->column(c), i)) << c << " " << i;
+      }
+    }
+  }
+}
+
+TEST(TextReaderTest, NestedErrorsNameThePlace) {
+  auto schema = std::make_shared<const Schema>(std::vector<Field>{
+      {"s", DataType::Struct({{"a", DataType::Int32(), false},
+                              {"l", DataType::List({"item", DataType::Int32()})}})},
+      {"f", DataType::FixedSizeList({"item", DataType::Int32()}, 2)},
+      {"m", DataType::Map(DataType::Int32(), DataType::String())}});
+  EXPECT_EQ(ReadError(TextFormat::kJsonLines, "{\"s\": {\"l\": [1]}}\n", schema).message(),
+            "line 1, column 's': field 'a': null in a not-null column");
+  EXPECT_EQ(ReadError(TextFormat::kJsonLines, "{\"s\": {\"a\": 1, \"l\": [1, \"x\"]}}\n", schema)
+                .message(),
+            "line 1, column 's': field 'l': item 1: cannot parse 'x' as an integer");
+  EXPECT_EQ(ReadError(TextFormat::kJsonLines, "{\"f\": [1, 2, 3]}\n", schema).message(),
+            "line 1, column 'f': expected 2 items for fixed_size_list<item: int32>[2], got 3");
+  EXPECT_EQ(ReadError(TextFormat::kJsonLines, "{\"m\": {\"k\": \"v\"}}\n", schema).message(),
+            "line 1, column 'm': map key 'k': cannot parse 'k' as an integer");
+  EXPECT_EQ(
+      ReadError(TextFormat::kCsv, "m\n\"{\"\"1\"\": [2]}\"\n", schema).message(),
+      "line 2, column 'm': map value of '1': expected a scalar for string, got a JSON object or "
+      "array");
+  EXPECT_EQ(ReadError(TextFormat::kJsonLines, "{\"f\": [1, 2}\n", schema).message(),
+            "line 1: unexpected '}' at character 12");
+  EXPECT_EQ(ReadError(TextFormat::kCsv, "f\n\"[1, 2] x\"\n", schema).message(),
+            "line 2, column 'f': unexpected text after the JSON value at character 8");
+  // A map may also be [[key, value], ...] (json.dumps of pyarrow's to_pylist()).
+  auto pairs = Unwrap(TextReader::Make(TextFormat::kJsonLines,
+                                       "{\"m\": [[1, \"a\"], [2, null]]}\n{\"m\": []}\n", schema));
+  EXPECT_EQ(Unwrap(FormatBatch(TextFormat::kJsonLines, *Unwrap(pairs->Next()))),
+            "{\"s\":null,\"f\":null,\"m\":{\"1\":\"a\",\"2\":null}}\n"
+            "{\"s\":null,\"f\":null,\"m\":{}}\n");
+  EXPECT_EQ(ReadError(TextFormat::kJsonLines, "{\"m\": [[1]]}\n", schema).message(),
+            "line 1, column 'm': expected ',' after the map key at character 4");
+  // A JSON null inside is null; a null struct's not-null child gets an empty value.
+  auto reader = Unwrap(TextReader::Make(
+      TextFormat::kJsonLines, "{\"s\": null, \"f\": [null, 4], \"m\": {\"3\": null}}\n", schema));
+  auto batch = Unwrap(reader->Next());
+  ASSERT_TRUE(batch && batch->Validate().ok());
+  EXPECT_TRUE(batch->column(0).IsNull(0));
+  EXPECT_EQ(Unwrap(FormatBatch(TextFormat::kJsonLines, *batch)),
+            "{\"s\":null,\"f\":[null,4],\"m\":{\"3\":null}}\n");
+}
+
 TEST(InferSchemaTest, Csv) {
   auto schema =
       *InferSchema(TextFormat::kCsv, "a,b,c,d,e,f\n1,1.5,true,x,,1\n-2,3,FALSE,4,,true\n");
@@ -224,6 +285,11 @@ TEST(InferSchemaTest, JsonLines) {
   ASSERT_TRUE(batch);
   EXPECT_EQ(batch->column(0).GetView(0), "1");
   EXPECT_EQ(batch->column(0).GetView(1), "s");
+  auto nested = InferSchema(TextFormat::kJsonLines, "{\"a\":1}\n{\"a\":2,\"l\":[1]}\n");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_EQ(nested.status().message(),
+            "line 2: key 'l' holds a JSON object or array; inference reads flat values only, so "
+            "give the schema");
 }
 
 TEST(InferSchemaTest, LaterRowsThatDoNotFitFailWithTheirLine) {

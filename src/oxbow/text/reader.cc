@@ -63,23 +63,14 @@ class JsonObjectParser {
     members->clear();
     json_.SkipSpace();
     if (!json_.Consume('{')) return json_.Error("expected '{' at the start of a JSON object");
-    json_.SkipSpace();
-    if (json_.Consume('}')) return json_.ExpectEnd("JSON object");
-    while (true) {
-      json_.SkipSpace();
-      if (json_.Peek() != '"') return json_.Error("expected a string key");
+    RETURN_NOT_OK(json_.ForEachItem('}', [&]() -> Status {
       Member m;
-      RETURN_NOT_OK(json_.ParseString(&m.key));
-      json_.SkipSpace();
-      if (!json_.Consume(':')) return json_.Error("expected ':' after key");
-      json_.SkipSpace();
+      RETURN_NOT_OK(json_.ParseKey(&m.key));
       RETURN_NOT_OK(json_.ParseValue(&m.value));
       members->push_back(m);
-      json_.SkipSpace();
-      if (json_.Consume(',')) continue;
-      if (json_.Consume('}')) return json_.ExpectEnd("JSON object");
-      return json_.Error("expected ',' or '}'");
-    }
+      return Status::OK();
+    }));
+    return json_.ExpectEnd("JSON object");
   }
 
  private:

@@ -98,6 +98,15 @@ Status JsonCursor::ExpectEnd(std::string_view what) {
   return Status::OK();
 }
 
+Status JsonCursor::ParseKey(std::string_view* key) {
+  if (Peek() != '"') return Error("expected a string key");
+  RETURN_NOT_OK(ParseString(key));
+  SkipSpace();
+  if (!Consume(':')) return Error("expected ':' after key");
+  SkipSpace();
+  return Status::OK();
+}
+
 Status JsonCursor::ParseValue(Cell* cell) {
   const char c = Peek();
   if (c == '"') {
@@ -472,18 +481,9 @@ class NestedBuilder : public ValueBuilder {
   Status AppendList(JsonCursor* json) {
     if (!json->Consume('[')) return json->Error("expected a JSON array for " + Type());
     int64_t items = 0;
-    json->SkipSpace();
-    if (!json->Consume(']')) {
-      while (true) {
-        json->SkipSpace();
-        RETURN_NOT_OK(children_[0]->AppendJson(json).WithContext("item " + std::to_string(items)));
-        ++items;
-        json->SkipSpace();
-        if (json->Consume(',')) continue;
-        if (json->Consume(']')) break;
-        return json->Error("expected ',' or ']'");
-      }
-    }
+    RETURN_NOT_OK(json->ForEachItem(']', [&] {
+      return children_[0]->AppendJson(json).WithContext("item " + std::to_string(items++));
+    }));
     const DataType& t = field_.type;
     if (t.id() == TypeId::kFixedSizeList) {
       if (items != t.list_size()) {
@@ -500,31 +500,18 @@ class NestedBuilder : public ValueBuilder {
     if (!json->Consume('{')) return json->Error("expected a JSON object for " + Type());
     const DataType& t = field_.type;
     std::vector<bool> seen(children_.size(), false);
-    json->SkipSpace();
-    if (!json->Consume('}')) {
-      while (true) {
-        json->SkipSpace();
-        if (json->Peek() != '"') return json->Error("expected a string key");
-        std::string_view key;
-        RETURN_NOT_OK(json->ParseString(&key));
-        size_t k = 0;
-        while (k < children_.size() && t.child(static_cast<int>(k)).name != key) ++k;
-        if (k == children_.size()) {
-          return Status::Invalid("field '" + std::string(key) + "' is not in " + Type());
-        }
-        if (seen[k]) return Status::Invalid("duplicate field '" + std::string(key) + "'");
-        seen[k] = true;
-        json->SkipSpace();
-        if (!json->Consume(':')) return json->Error("expected ':' after key");
-        json->SkipSpace();
-        RETURN_NOT_OK(
-            children_[k]->AppendJson(json).WithContext("field '" + std::string(key) + "'"));
-        json->SkipSpace();
-        if (json->Consume(',')) continue;
-        if (json->Consume('}')) break;
-        return json->Error("expected ',' or '}'");
+    RETURN_NOT_OK(json->ForEachItem('}', [&]() -> Status {
+      std::string_view key;
+      RETURN_NOT_OK(json->ParseKey(&key));
+      size_t k = 0;
+      while (k < children_.size() && t.child(static_cast<int>(k)).name != key) ++k;
+      if (k == children_.size()) {
+        return Status::Invalid("field '" + std::string(key) + "' is not in " + Type());
       }
-    }
+      if (seen[k]) return Status::Invalid("duplicate field '" + std::string(key) + "'");
+      seen[k] = true;
+      return children_[k]->AppendJson(json).WithContext("field '" + std::string(key) + "'");
+    }));
     for (size_t k = 0; k < children_.size(); ++k) {
       if (!seen[k]) {
         RETURN_NOT_OK(children_[k]->Append(Cell{}).WithContext(
@@ -534,44 +521,22 @@ class NestedBuilder : public ValueBuilder {
     return Close(true);
   }
 
+  // An object keyed by the keys' text, or [[key, value], ...] (json.dumps of pyarrow's
+  // to_pylist() of a map).
   Status AppendMap(JsonCursor* json) {
-    if (json->Peek() == '[') return AppendMapPairs(json);
-    if (!json->Consume('{')) return json->Error("expected a JSON object for " + Type());
     int64_t entries = 0;
-    json->SkipSpace();
-    if (!json->Consume('}')) {
-      while (true) {
-        json->SkipSpace();
-        if (json->Peek() != '"') return json->Error("expected a string key");
+    if (json->Consume('{')) {
+      RETURN_NOT_OK(json->ForEachItem('}', [&]() -> Status {
         Cell key{Cell::kString, {}, false};
-        RETURN_NOT_OK(json->ParseString(&key.text));
-        RETURN_NOT_OK(
-            children_[0]->Append(key).WithContext("map key '" + std::string(key.text) + "'"));
-        json->SkipSpace();
-        if (!json->Consume(':')) return json->Error("expected ':' after key");
-        json->SkipSpace();
-        RETURN_NOT_OK(children_[1]->AppendJson(json).WithContext("map value of '" +
-                                                                 std::string(key.text) + "'"));
+        RETURN_NOT_OK(json->ParseKey(&key.text));
+        const std::string quoted = "'" + std::string(key.text) + "'";
+        RETURN_NOT_OK(children_[0]->Append(key).WithContext("map key " + quoted));
         ++entries;
-        json->SkipSpace();
-        if (json->Consume(',')) continue;
-        if (json->Consume('}')) break;
-        return json->Error("expected ',' or '}'");
-      }
-    }
-    RETURN_NOT_OK(PushOffset(entries));
-    return Close(true);
-  }
-
-  // [[key, value], ...]: the form json.dumps gives pyarrow's to_pylist() of a map.
-  Status AppendMapPairs(JsonCursor* json) {
-    json->Consume('[');
-    int64_t entries = 0;
-    json->SkipSpace();
-    if (!json->Consume(']')) {
-      while (true) {
-        json->SkipSpace();
-        const std::string where = "map entry " + std::to_string(entries);
+        return children_[1]->AppendJson(json).WithContext("map value of " + quoted);
+      }));
+    } else if (json->Consume('[')) {
+      RETURN_NOT_OK(json->ForEachItem(']', [&]() -> Status {
+        const std::string where = "map entry " + std::to_string(entries++);
         if (!json->Consume('[')) return json->Error("expected a [key, value] array");
         json->SkipSpace();
         RETURN_NOT_OK(children_[0]->AppendJson(json).WithContext(where + " key"));
@@ -581,12 +546,10 @@ class NestedBuilder : public ValueBuilder {
         RETURN_NOT_OK(children_[1]->AppendJson(json).WithContext(where + " value"));
         json->SkipSpace();
         if (!json->Consume(']')) return json->Error("expected ']' after the map value");
-        ++entries;
-        json->SkipSpace();
-        if (json->Consume(',')) continue;
-        if (json->Consume(']')) break;
-        return json->Error("expected ',' or ']'");
-      }
+        return Status::OK();
+      }));
+    } else {
+      return json->Error("expected a JSON object for " + Type());
     }
     RETURN_NOT_OK(PushOffset(entries));
     return Close(true);

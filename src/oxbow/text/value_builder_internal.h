@@ -52,6 +52,23 @@ class JsonCursor {
   // Fails unless only spaces are left.
   Status ExpectEnd(std::string_view what);
 
+  // Calls `item` (a Status()) for each item of an array or member of an object whose opening
+  // bracket was consumed, at the item, up to and including `close`.
+  template <typename F>
+  Status ForEachItem(char close, F&& item) {
+    SkipSpace();
+    if (Consume(close)) return Status::OK();
+    while (true) {
+      SkipSpace();
+      RETURN_NOT_OK(item());
+      SkipSpace();
+      if (Consume(',')) continue;
+      if (Consume(close)) return Status::OK();
+      return Error(std::string("expected ',' or '") + close + "'");
+    }
+  }
+  // An object member's key and its ':', leaving the cursor at the value.
+  Status ParseKey(std::string_view* key);
   // One JSON value; an object or array is kept as its raw text (kJson).
   Status ParseValue(Cell* cell);
   // At an opening quote.

@@ -4,6 +4,7 @@ ingest rates; what tiering costs the producers; and how big the lake's metadata 
 
     python bench/lake_bench.py [--quick] [--rates 50,100] [--seconds 30] [--ratio-runs 3]
                                [--mixed-tables 20] [--mixed-hot-rate 80] [--soak-commits 3600]
+    python bench/lake_bench.py --flat-out-only [--seconds 15] [--ratio-runs 1] [--profile FILE]
 
 For each rate (MB/s of Arrow buffers) producers write 1 MB batches at that pace for --seconds.
 Each batch carries its sequence number in column `seq` and is timestamped at its ack. A poller
@@ -14,7 +15,11 @@ the same for --mixed-tables tables at once: one hot at --mixed-hot-rate MB/s and
 getting a 100 KB batch per second each (their producers and pollers run in a second process, so
 their pyiceberg scans do not queue behind the hot table's on one GIL). Then the producers run
 flat out for --seconds into a table with lake.enabled "true" and one with "false", --ratio-runs
-times: the throughput ratio is the tiering's dead-time. The soak phase runs --soak-commits commits at a 100 ms freshness with
+times: the throughput ratio is the tiering's dead-time; each run also prints the CPU oxbowd and
+the producers spent per MB, and the "off" run waits until the "on" table is tiered.
+--flat-out-only runs just these pairs (with --profile: where oxbowd's CPU goes in the first
+"off" run). The producers slice their payload from a random pool made once, so making a batch
+costs far less than storing it. The soak phase runs --soak-commits commits at a 100 ms freshness with
 maintenance every second and reports data files, manifests and metadata.json size at the end,
 i.e. what an hour of 1 s commits leaves behind, compressed in time.
 Binaries come from $OXBOW_BUILD_DIR (default <repo>/build/release).
@@ -39,12 +44,13 @@ import threading
 import time
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.flight as fl
 from pyiceberg.expressions import GreaterThanOrEqual
 from pyiceberg.table import StaticTable
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from server_bench import REPO_ROOT, Oxbowd, RssSampler, proc_status  # noqa: E402
+from server_bench import REPO_ROOT, Oxbowd, RssSampler, proc_cpu_faults, proc_status  # noqa: E402
 
 TABLE = "bench.lake"
 ROWS_PER_MB = 4000  # 1 MB batches: 4000 rows of about 250 bytes
@@ -58,21 +64,45 @@ def make_schema() -> pa.Schema:
                       ("payload", pa.string())])
 
 
-def random_strings(rows: int, width: int) -> pa.Array:
-    """`rows` strings of `width` random base64 characters: payload that barely compresses."""
-    data = base64.b64encode(os.urandom(rows * width * 3 // 4 + 3))[:rows * width]
-    offsets = array.array("i", range(0, (rows + 1) * width, width))
-    return pa.StringArray.from_buffers(rows, pa.py_buffer(offsets), pa.py_buffer(data))
+PAYLOAD_WIDTH = 200
+POOL_BYTES = 64 << 20
+_cache: dict = {}
+
+
+def payload_pool() -> pa.Buffer:
+    """64 MiB of random base64 characters, made once per process. Batches slice their payload out
+    of it: making a batch from fresh random bytes and Python lists cost the producers more than
+    twice the CPU per MB that oxbowd spends storing it, so flat-out runs measured the client."""
+    if "pool" not in _cache:
+        _cache["pool"] = pa.py_buffer(base64.b64encode(os.urandom(POOL_BYTES * 3 // 4)))
+    return _cache["pool"]
+
+
+def per_row(rows: int) -> tuple:
+    """What every batch of `rows` rows shares: 0..rows-1, the prices and the payload offsets."""
+    if rows not in _cache:
+        offsets = array.array("i", range(0, rows * PAYLOAD_WIDTH + 1, PAYLOAD_WIDTH))
+        _cache[rows] = (pa.array(range(rows), pa.int64()),
+                        pa.array([i * 0.5 for i in range(rows)], pa.float64()),
+                        pa.py_buffer(offsets))
+    return _cache[rows]
 
 
 def make_batch(schema: pa.Schema, seq: int, rows: int) -> pa.RecordBatch:
-    base = seq * rows
+    """Row i of batch `seq`: seq, id seq*rows+i (also as ts), price i/2 and a payload of
+    PAYLOAD_WIDTH random base64 characters, a different run of the pool for each seq: it barely
+    compresses and does not repeat within a file."""
+    positions, prices, offsets = per_row(rows)
+    pool = payload_pool()
+    size = rows * PAYLOAD_WIDTH
+    start = (seq * 7_919_993) % (pool.size - size)
+    ids = pc.add(positions, seq * rows)
     return pa.record_batch([
-        pa.array([seq] * rows, pa.int64()),
-        pa.array(range(base, base + rows), pa.int64()),
-        pa.array(range(base, base + rows), pa.timestamp("us", tz="UTC")),
-        pa.array([i * 0.5 for i in range(rows)], pa.float64()),
-        random_strings(rows, 200)], schema=schema)
+        pa.repeat(pa.scalar(seq, pa.int64()), rows),
+        ids,
+        ids.cast(pa.timestamp("us", tz="UTC")),
+        prices,
+        pa.StringArray.from_buffers(rows, offsets, pool.slice(start, size))], schema=schema)
 
 
 def batch_bytes(batch: pa.RecordBatch) -> int:
@@ -178,17 +208,20 @@ PROFILE_RULES = [
 ]
 
 
+def perf_stacks(perf_data: str) -> list:
+    """Each sample's call stack (leaf first) of a perf recording, as lines 'address symbol (dso)'."""
+    text = subprocess.run(["perf", "script", "-i", perf_data, "-F", "comm,ip,sym,dso"],
+                          capture_output=True, text=True, check=True).stdout
+    stacks = (sample.strip().split("\n")[1:] for sample in text.split("\n\n"))
+    return [frames for frames in stacks if frames]
+
+
 def profile_summary(perf_data: str, seconds: float) -> list:
     """(category, share of the tiering threads' samples), after the tiering's share of oxbowd's
     samples and the cores it used over the `seconds` recorded (499 samples a CPU second)."""
-    text = subprocess.run(["perf", "script", "-i", perf_data, "-F", "comm,ip,sym,dso"],
-                          capture_output=True, text=True, check=True).stdout
     counts: dict[str, int] = {}
     tiering = total = 0
-    for sample in text.split("\n\n"):
-        frames = sample.strip().split("\n")[1:]
-        if not frames:
-            continue
+    for frames in perf_stacks(perf_data):
         total += 1
         stack = "\n".join(frames)
         if not ("TieringService" in stack or "TierRound" in stack or "Compact" in stack
@@ -202,6 +235,34 @@ def profile_summary(perf_data: str, seconds: float) -> list:
     shares = sorted(((n, c / max(1, tiering)) for n, c in counts.items()), key=lambda x: -x[1])
     return [("tiering threads, of all oxbowd samples", tiering / max(1, total)),
             ("tiering threads, CPU in % of one core", tiering / 499 / seconds)] + shares
+
+
+# Where oxbowd's CPU goes while producers put flat out into a table without tiering, by the
+# first rule (in order) whose key is in a sample's call stack.
+PRODUCE_PROFILE_RULES = [
+    ("fsync of the log (group commit)", ("fdatasync", "fsync")),
+    ("write(2) of the log into the page cache", ("pwrite", "ext4_buffered_write", "vfs_write")),
+    ("TCP receive and send (kernel)", ("recvmsg", "sendmsg", "tcp_", "netif", "skb")),
+    ("gRPC message copied into one buffer", ("memmove", "memcpy")),
+    ("CRC-32C of the log frames", ("crc32c",)),
+    ("UTF-8 validation", ("ValidateUtf8",)),
+    ("IPC decode and batch checks", ("Validate", "DecodeRecordBatch", "ipc::")),
+    ("scheduler (waits and wakeups)", ("schedule", "futex", "try_to_wake_up")),
+]
+
+
+def produce_profile_summary(perf_data: str, seconds: float) -> list:
+    """(category, share of oxbowd's samples), after the cores oxbowd used over the `seconds`
+    recorded."""
+    stacks = perf_stacks(perf_data)
+    counts: dict[str, int] = {}
+    for frames in stacks:
+        stack = "\n".join(frames)
+        name = next((n for n, keys in PRODUCE_PROFILE_RULES if any(k in stack for k in keys)),
+                    "other (gRPC, allocation, the put session)")
+        counts[name] = counts.get(name, 0) + 1
+    shares = sorted(((n, c / max(1, len(stacks))) for n, c in counts.items()), key=lambda x: -x[1])
+    return [("oxbowd, CPU in % of one core", len(stacks) / 499 / seconds)] + shares
 
 
 def percentile(values: list, p: float) -> float:
@@ -238,19 +299,24 @@ def measure_visibility(server, address: str, table: str, rate: float, seconds: f
             "poll_ms": 1000 * statistics.median(polls) if polls else 0.0}
 
 
+def start_perf(server: Oxbowd, profile: str, seconds: float):
+    """With `profile`, perf records oxbowd into that file for `seconds` (sampling at 499 Hz)."""
+    if not profile:
+        return None
+    return subprocess.Popen(
+        ["perf", "record", "-q", "-F", "499", "-g", "-e", "cpu-clock", "-p",
+         str(server.proc.pid), "-o", profile, "--", "sleep", str(seconds)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def freshness(server: Oxbowd, rate: float, seconds: float, producers: int,
               profile: str = "") -> dict:
     """The ack -> visible run at `rate`; with `profile`, perf records oxbowd (from 1 s in, for
     all but the last 2 s of the run) into that file."""
     table = f"{TABLE}_{int(rate)}"
     create(server, table, make_schema(), lake=True)
-    perf = None
     recorded = max(1.0, seconds - 3)
-    if profile:
-        perf = subprocess.Popen(
-            ["perf", "record", "-q", "-F", "499", "-g", "-e", "cpu-clock", "-p",
-             str(server.proc.pid), "-o", profile, "--", "sleep", str(recorded)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    perf = start_perf(server, profile, recorded)
     result = measure_visibility(server, server.address, table, rate, seconds, producers)
     if perf:
         perf.wait()
@@ -263,6 +329,7 @@ def trickle_process(address: str, tables: list, rate: float, seconds: float, row
     """The trickling tables of the mixed run, in their own process (pyiceberg scans hold the
     GIL): one producer and one poller per table; puts the per-table results on `results`."""
     actions = Actions(address)
+    payload_pool()  # before the clock starts
     out = [None] * len(tables)
 
     def run(i: int, table: str):
@@ -295,15 +362,62 @@ def mixed_load(server: Oxbowd, hot_rate: float, trickles: int, seconds: float,
     return out
 
 
-def throughput(server: Oxbowd, lake: bool, seconds: float, producers: int, run: int) -> float:
+def throughput(server: Oxbowd, lake: bool, seconds: float, producers: int, run: int,
+               profile: str = "") -> dict:
+    """MB/s of `producers` flat out into a new table for `seconds`, and the CPU that took in
+    oxbowd and in this process (the producers: batch making and the Flight client), in ms per
+    MB. With `profile`, perf records oxbowd from 1 s in for all but the last 2 s."""
     table = f"{TABLE}_{'on' if lake else 'off'}_{run}"
     schema = make_schema()
     create(server, table, schema, lake=lake)
+    server_cpu, client_cpu = proc_cpu_faults(server.proc.pid)[0], time.process_time()
     workers = [Producer(server.address, table, schema, 0, i, producers) for i in range(producers)]
-    time.sleep(seconds)
+    time.sleep(1)
+    perf = start_perf(server, profile, max(1.0, seconds - 3))
+    time.sleep(seconds - 1)
     for w in workers:
         w.stop()
-    return sum(w.bytes for w in workers) / 1e6 / seconds
+    mb = sum(w.bytes for w in workers) / 1e6
+    result = {"mb_s": mb / seconds, "table": table,
+              "server_ms_per_mb": 1000 * (proc_cpu_faults(server.proc.pid)[0] - server_cpu) / mb,
+              "client_ms_per_mb": 1000 * (time.process_time() - client_cpu) / mb}
+    if perf:
+        perf.wait()
+        result["profile"] = produce_profile_summary(profile, max(1.0, seconds - 3))
+    return result
+
+
+def wait_tiered(server: Oxbowd, table: str, timeout: float) -> float:
+    """Seconds until the lake holds every row of `table` (lag_rows 0), at most `timeout`."""
+    start = time.monotonic()
+    while lake_state(server, table).get("lag_rows", 0) > 0 and time.monotonic() - start < timeout:
+        time.sleep(0.2)
+    return time.monotonic() - start
+
+
+def flat_out_pairs(server: Oxbowd, args) -> list:
+    """--ratio-runs flat-out runs with tiering on, then off; after each "on" run it waits (up to
+    120 s; not in --quick) until that table is tiered, so no run shares the cores with an earlier
+    one's backlog."""
+    ratios = []
+    # --quick: 1.5 s runs, so their backlog does not lengthen oxbowd's stop (it waits for rounds).
+    seconds = 1.5 if args.quick else args.seconds
+    for run in range(args.ratio_runs):
+        on = throughput(server, True, seconds, args.producers, run)
+        drain = wait_tiered(server, on["table"], 0 if args.quick else 120)
+        off = throughput(server, False, seconds, args.producers, run,
+                         args.profile if args.flat_out_only and run == 0 else "")
+        ratios.append(on["mb_s"] / off["mb_s"])
+        print(f"  produce flat out, run {run + 1}: tiering on {on['mb_s']:.0f} MB/s, "
+              f"off {off['mb_s']:.0f} MB/s, ratio on/off {ratios[-1]:.2f}; CPU ms per MB "
+              f"oxbowd {on['server_ms_per_mb']:.2f} / {off['server_ms_per_mb']:.2f}, producers "
+              f"{on['client_ms_per_mb']:.2f} / {off['client_ms_per_mb']:.2f}; lake caught up "
+              f"{drain:.1f} s after the on run")
+        for name, share in off.get("profile", []):
+            print(f"    profile of the off run: {name}: {100 * share:.1f}%")
+    print(f"  produce flat out: ratio on/off median {statistics.median(ratios):.2f}, "
+          f"{sum(r >= 0.9 for r in ratios)}/{len(ratios)} runs >= 0.9")
+    return ratios
 
 
 def metadata_version(state: dict) -> int:
@@ -421,20 +535,29 @@ def main() -> int:
     parser.add_argument("--soak-sample-seconds", type=float, default=0,
                         help="print the lake's footprint this often during the soak")
     parser.add_argument("--soak-only", action="store_true", help="skip all but the soak")
+    parser.add_argument("--flat-out-only", action="store_true",
+                        help="only the --ratio-runs flat-out on/off pairs (no soak)")
     parser.add_argument("--workdir", default=str(REPO_ROOT / "build"))
     parser.add_argument("--profile", default="",
                         help="perf-record oxbowd during the last --rates run into this file and "
-                             "print where the tiering's CPU goes (needs perf)")
+                             "print where the tiering's CPU goes; with --flat-out-only, during "
+                             "the first run without tiering: where the produce path's goes "
+                             "(needs perf)")
     parser.add_argument("--oxbowd-arg", action="append", default=[],
                         help="extra oxbowd flag, e.g. --oxbowd-arg=--log-level=debug")
     args = parser.parse_args()
     if args.quick:
         args.rates, args.seconds, args.soak_commits = "5", 3, 30
         args.ratio_runs, args.mixed_tables, args.mixed_hot_rate = 1, 3, 5
+    if args.flat_out_only:
+        args.rates, args.mixed_tables = "", 0
+    payload_pool()  # before the clock starts
     workdir = pathlib.Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     if not args.soak_only and run_freshness_and_throughput(workdir, args) != 0:
         return 1
+    if args.flat_out_only:
+        return 0
     s = soak(workdir, args)
     print(f"lake_bench: after {s['commits']} commits at {args.soak_freshness_ms} ms freshness "
           f"({s['seconds']:.0f} s): "
@@ -452,9 +575,10 @@ def run_freshness_and_throughput(workdir: pathlib.Path, args) -> int:
                     extra_args=["--warehouse", str(data / "warehouse"), *args.oxbowd_arg])
     rss = RssSampler(server.proc.pid)
     try:
-        print(f"lake_bench: ack -> visible in a fresh pyiceberg scan "
-              f"({args.producers} producers, 1 MB batches, freshness 1 s)")
-        rates = [float(r) for r in args.rates.split(",")]
+        rates = [float(r) for r in args.rates.split(",") if r]
+        if rates:
+            print(f"lake_bench: ack -> visible in a fresh pyiceberg scan "
+                  f"({args.producers} producers, 1 MB batches, freshness 1 s)")
         for i, rate in enumerate(rates):
             r = freshness(server, rate, args.seconds, args.producers,
                           args.profile if i == len(rates) - 1 else "")
@@ -474,15 +598,7 @@ def run_freshness_and_throughput(workdir: pathlib.Path, args) -> int:
                       f"poll {r['poll_ms']:.0f} ms")
             worst = max(mixed, key=lambda r: r["p99_ms"])
             print(f"  mixed load: worst p99 {worst['p99_ms']:.0f} ms ({worst['table']})")
-        ratios = []
-        for run in range(args.ratio_runs):
-            on = throughput(server, True, args.seconds, args.producers, run)
-            off = throughput(server, False, args.seconds, args.producers, run)
-            ratios.append(on / off)
-            print(f"  produce flat out, run {run + 1}: tiering on {on:.0f} MB/s, off {off:.0f} MB/s, "
-                  f"ratio on/off {on / off:.2f}")
-        print(f"  produce flat out: ratio on/off median {statistics.median(ratios):.2f}, "
-              f"{sum(r >= 0.9 for r in ratios)}/{len(ratios)} runs >= 0.9")
+        flat_out_pairs(server, args)
         print(f"  oxbowd RSS peak {rss.stop() / 1e6:.0f} MB, of which anonymous now "
               f"{proc_status(server.proc.pid, 'RssAnon') / 1e6:.0f} MB (the rest is mapped log "
               f"segments: page cache)")

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything Oxbow needs on a fresh Debian machine: C++ libraries via apt, a project
-# venv (.venv) with the Python reference implementations (pyspark, DuckDB with its iceberg and
-# avro extension wheels among them), and the Iceberg Spark runtime jar in build/spark (Maven),
-# so the test suite needs no network.
+# venv (.venv) with the Python reference implementations (pyspark, DuckDB with its iceberg, avro
+# and httpfs extension wheels among them), and the Iceberg Spark runtime and AWS bundle jars in
+# build/spark (Maven), so the test suite needs no network.
 # Idempotent: only what is missing is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,5 +47,5 @@ if ! sha256sum --status -c "$stamp" 2>/dev/null; then
   .venv/bin/pip install -q -r tests/requirements.txt
   sha256sum tests/requirements.txt > "$stamp"
 fi
-.venv/bin/python tests/spark_session.py >/dev/null  # fetches the jar once; then a no-op
+.venv/bin/python tests/spark_session.py >/dev/null  # fetches the jars once; then a no-op
 echo "setup: ok"

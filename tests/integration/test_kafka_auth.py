@@ -18,6 +18,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaPythonTopicPartition
+from kafka.errors import KafkaTimeoutError
 from kafka.protocol.consumer import FetchRequest
 from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
@@ -55,8 +56,8 @@ def refused_connection_errors(config: dict) -> list:
     errors = []
     admin = AdminClient({**config, "error_cb": errors.append})
     with pytest.raises(KafkaException):
-        admin.list_topics(timeout=5)
-    for _ in range(10):
+        admin.list_topics(timeout=1)
+    for _ in range(20):  # error_cb is served by poll
         if errors:
             break
         admin.poll(0.5)
@@ -119,30 +120,34 @@ def test_kafka_python_over_sasl_ssl(secured, mechanism):
     producer.close()
     consumer = KafkaConsumer(sasl_plain_username="reader", sasl_plain_password="pw-reader-123",
                              auto_offset_reset="earliest", consumer_timeout_ms=10000, **common)
-    consumer.assign([KafkaPythonTopicPartition("orders", 1)])
-    got = [m.value for m in consumer]
+    partition = KafkaPythonTopicPartition("orders", 1)
+    consumer.assign([partition])
+    got = []
+    for message in consumer:  # ends after 10 s without a message
+        got.append(message.value)
+        if len(got) == 10:
+            break
+    end = consumer.end_offsets([partition])[partition]
     consumer.close()
     assert got == [b"kp-%d" % i for i in range(10)]
+    assert end == 10  # and nothing after them
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_wrong_password_is_refused(secured, mechanism):
-    errors = []
-    admin = AdminClient({**confluent(secured, "writer", mechanism, password="not-the-password"),
-                         "error_cb": errors.append})
-    with pytest.raises(KafkaException):
-        admin.list_topics(timeout=5)
-    for _ in range(10):  # error_cb is served by poll
-        if errors:
-            break
-        admin.poll(0.5)
+    errors = refused_connection_errors(
+        confluent(secured, "writer", mechanism, password="not-the-password"))
     assert any(e.code() == KafkaError._AUTHENTICATION for e in errors), errors
     assert "not-the-password" not in secured.log_path.read_text()
-    with pytest.raises(Exception):
+    # kafka-python bootstraps in its constructor and gives up when bootstrap_timeout_ms ends;
+    # the server counts the refused logins.
+    before = failed_logins(secured).get(("sasl", "Unauthenticated"), 0)
+    with pytest.raises(KafkaTimeoutError, match="Unable to bootstrap"):
         KafkaProducer(bootstrap_servers=f"127.0.0.1:{secured.kafka_port}",
                       security_protocol="SASL_SSL", ssl_cafile=secured.ca, sasl_mechanism=mechanism,
                       sasl_plain_username="nobody", sasl_plain_password="whatever-123",
-                      max_block_ms=5000).send("orders", b"x").get(timeout=10)
+                      bootstrap_timeout_ms=3000, max_block_ms=5000).send("orders", b"x").get(timeout=10)
+    assert failed_logins(secured).get(("sasl", "Unauthenticated"), 0) > before
 
 
 def test_missing_grants_are_topic_authorization_failed(secured):

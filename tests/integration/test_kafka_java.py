@@ -32,7 +32,10 @@ def server(module_server):
 
 
 def tool(classpath: str, main: str, *args, stdin: str | None = None) -> str:
-    proc = subprocess.run(["java", "-cp", classpath, main, *map(str, args)], input=stdin,
+    # Each tool is a short-lived JVM: the quick JIT tier and the serial collector start it in
+    # about half the time (and CPU) of the defaults.
+    proc = subprocess.run(["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", classpath,
+                           main, *map(str, args)], input=stdin,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, f"{main} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
     return proc.stdout

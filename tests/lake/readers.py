@@ -4,6 +4,8 @@ and Apache Spark (`spark.read.format("iceberg").load(...)` with the Iceberg Spar
 
 `check_readers(metadata_location, expected, spark)` asserts that each of them returns exactly
 the expected rows, value for value. Any lake test can call it (log tables, primary-key tables).
+For a lake on S3, `duckdb_use_s3` points DuckDB at the server and `check_reader` checks one
+reader's table (tests/s3/test_s3_lake.py).
 docs/lake-testing.md says how the readers are installed and what each one's Arrow types are.
 """
 
@@ -57,14 +59,41 @@ def duckdb_connection() -> duckdb.DuckDBPyConnection:
     return con
 
 
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def duckdb_use_s3(bucket: str, endpoint: str, region: str, access_key_id: str,
+                  secret_access_key: str) -> None:
+    """Loads httpfs (from the duckdb-extension-httpfs wheel, like the others) into the DuckDB of
+    duckdb_connection() and gives it an S3 secret for s3://<bucket>: path-style requests to
+    `endpoint` (http:// or https://), signed with the key for `region`."""
+    con = duckdb_connection()
+    con.execute(f"LOAD '{duckdb_extension('duckdb_extension_httpfs', 'httpfs')}'")
+    use_ssl, host = ("true", endpoint.removeprefix("https://")) if endpoint.startswith(
+        "https://") else ("false", endpoint.removeprefix("http://"))
+    con.execute(
+        f"CREATE OR REPLACE SECRET oxbow_s3 (TYPE s3, PROVIDER config, "
+        f"KEY_ID {_sql_string(access_key_id)}, SECRET {_sql_string(secret_access_key)}, "
+        f"REGION {_sql_string(region)}, ENDPOINT {_sql_string(host)}, URL_STYLE 'path', "
+        f"USE_SSL {use_ssl}, SCOPE {_sql_string(f's3://{bucket}')})")
+
+
 def duckdb_rows(metadata_location: str) -> pa.Table:
-    path = str(local_path(metadata_location)).replace("'", "''")
-    return duckdb_connection().sql(f"SELECT * FROM iceberg_scan('{path}')").to_arrow_table()
+    """DuckDB's iceberg_scan of a local metadata file, or of an s3:// one (duckdb_use_s3)."""
+    path = (metadata_location if metadata_location.startswith("s3://")
+            else str(local_path(metadata_location)))
+    return duckdb_connection().sql(
+        f"SELECT * FROM iceberg_scan({_sql_string(path)})").to_arrow_table()
 
 
 def spark_rows(spark, metadata_location: str) -> pa.Table:
     """Spark's rows as Arrow (Spark's own Arrow conversion, session time zone UTC)."""
-    frame = spark.read.format("iceberg").load(str(local_path(metadata_location)))
+    return spark_frame_rows(spark.read.format("iceberg").load(str(local_path(metadata_location))))
+
+
+def spark_frame_rows(frame) -> pa.Table:
+    """A Spark DataFrame's rows as Arrow."""
     batches = frame._collect_as_arrow()
     schema = batches[0].schema if batches else None
     if schema is None:  # no rows: the schema Spark would give them
@@ -173,19 +202,27 @@ def check_readers(metadata_location: str, expected: pa.Table | list[dict], spark
         columns = list(expected[0]) if expected else names
         expected = pa.Table.from_pylist(
             expected, schema=pa.schema([arrow_schema.field(c) for c in columns]))
-    key = key or ["__bucket", "__offset"]
-    assert set(key) <= set(expected.column_names), f"key {key} not in {expected.column_names}"
     readers = {"pyiceberg": pyiceberg_rows, "duckdb": duckdb_rows}
     if spark is not None:
         readers["spark"] = functools.partial(spark_rows, spark)
     results = {}
     for reader, read in readers.items():
-        got = read(metadata_location)
-        assert got.column_names == names, f"{reader}: columns {got.column_names}, schema {names}"
-        for field in schema.fields:
-            want = expected_arrow_type(reader, field.field_type)
-            have = got.schema.field(field.name).type
-            assert have == want, f"{reader}: column {field.name} ({field.field_type}) is {have}"
-        assert_rows_equal(reader, got, expected, key)
-        results[reader] = got
+        results[reader] = read(metadata_location)
+        check_reader(reader, results[reader], schema, expected, key)
     return results
+
+
+def check_reader(reader: str, got: pa.Table, schema, expected: pa.Table,
+                 key: list[str] | None = None) -> None:
+    """`reader`'s table `got` of an Iceberg table of `schema` has every column of the schema, in
+    schema order and in the Arrow type `expected_arrow_type` names, and exactly `expected`'s
+    rows (see check_readers)."""
+    key = key or ["__bucket", "__offset"]
+    assert set(key) <= set(expected.column_names), f"key {key} not in {expected.column_names}"
+    names = [f.name for f in schema.fields]
+    assert got.column_names == names, f"{reader}: columns {got.column_names}, schema {names}"
+    for field in schema.fields:
+        want = expected_arrow_type(reader, field.field_type)
+        have = got.schema.field(field.name).type
+        assert have == want, f"{reader}: column {field.name} ({field.field_type}) is {have}"
+    assert_rows_equal(reader, got, expected, key)

@@ -1,10 +1,13 @@
 """The lake on S3: `--warehouse s3://bucket/prefix` puts every Iceberg data, manifest and metadata
 file in the bucket of a real S3 server, while each table's current-metadata pointer stays in the
-data dir. pyiceberg (its own S3 FileIO, with the server's endpoint and key) reads what was
-written; the REST catalog hands readers the endpoint but never a secret."""
+data dir. pyiceberg (its own S3 FileIO, with the server's endpoint and key), DuckDB (iceberg_scan
+with httpfs) and Spark (Iceberg's S3FileIO through the REST catalog) read what was written; the
+REST catalog hands readers the endpoint but never a secret."""
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
 import subprocess
 import time
@@ -16,6 +19,8 @@ from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.table import StaticTable
 
 from lake_harness import assert_same_columns, expected_lake, read_log, wait_lake
+from readers import check_reader, duckdb_rows, duckdb_use_s3, spark_frame_rows
+from spark_session import register_catalog
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),
                     pa.field("v", pa.float64())])
@@ -106,7 +111,8 @@ def test_rest_catalog_gives_readers_the_endpoint_but_no_secret(s3_env, s3_lake, 
         answer = json.loads(r.read())
     config = answer["config"]
     assert config["s3.endpoint"] == s3_env.endpoint
-    assert config["s3.region"] == s3_env.region
+    assert config["s3.region"] == config["client.region"] == s3_env.region
+    assert config["io-impl"] == "org.apache.iceberg.aws.s3.S3FileIO"
     assert config["s3.path-style-access"] == "true"
     text = json.dumps(answer)
     assert s3_env.secret_access_key not in text and s3_env.access_key_id not in text
@@ -117,6 +123,64 @@ def test_rest_catalog_gives_readers_the_endpoint_but_no_secret(s3_env, s3_lake, 
         "s3.secret-access-key": s3_env.secret_access_key})
     rows = catalog.load_table(f"{ns}.{name}").scan().to_arrow()
     assert sorted(rows.column("id").to_pylist()) == list(range(40))
+
+
+TYPED = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),
+                   pa.field("ok", pa.bool_()), pa.field("day", pa.date32()),
+                   pa.field("at", pa.timestamp("us", tz="UTC")),
+                   pa.field("price", pa.decimal128(12, 2)), pa.field("v", pa.float64())])
+
+
+def typed_rows(first: int, count: int) -> list[dict]:
+    """The model: every third row has nulls in the nullable columns."""
+
+    def row(i):
+        if i % 3 == 2:
+            return {"id": i, "name": None, "ok": None, "day": None, "at": None, "price": None,
+                    "v": None}
+        return {"id": i, "name": f"n\u00e9{i}", "ok": i % 2 == 0,
+                "day": datetime.date(1970, 1, 1) + datetime.timedelta(days=i * 37 - 5000),
+                "at": datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+                + datetime.timedelta(microseconds=i * 1_000_003),
+                "price": decimal.Decimal(i * 1013 - 40000).scaleb(-2), "v": i / 8 - 3}
+
+    return [row(i) for i in range(first, first + count)]
+
+
+def test_duckdb_and_spark_read_the_s3_lake(s3_env, s3_lake, table_name, spark_or_none):
+    """The lake on S3 read by DuckDB's iceberg_scan of the s3:// metadata (httpfs with an S3
+    secret) and by Spark through the REST catalog (its loadTable config: S3FileIO, the endpoint,
+    path style and region; the key is the reader's own): exactly the model's rows, after two
+    commits (several manifests and data files)."""
+    server = s3_lake()
+    server.create_table(table_name, TYPED, buckets=2)
+    model = typed_rows(0, 120)
+    server.put(table_name, [pa.RecordBatch.from_pylist(model[:70], schema=TYPED)])
+    wait_lake(server, table_name)
+    server.put(table_name, [pa.RecordBatch.from_pylist(model[70:], schema=TYPED)])
+    location = wait_lake(server, table_name)["metadata_location"]
+    assert location.startswith("s3://")
+
+    # The log holds the model (each id once); the lake must hold the log, row for row.
+    expected = expected_lake(read_log(server, table_name))
+    by_id = expected.select(list(TYPED.names)).sort_by("id").cast(TYPED)
+    assert by_id.equals(pa.Table.from_pylist(model, schema=TYPED)), "the log is not the model"
+    lake = StaticTable.from_metadata(location, properties=s3_env.pyiceberg_properties())
+    assert len(lake.snapshots()) >= 2
+    schema = lake.schema()
+
+    duckdb_use_s3(s3_env.bucket, s3_env.endpoint, s3_env.region, s3_env.access_key_id,
+                  s3_env.secret_access_key)
+    check_reader("duckdb", duckdb_rows(location), schema, expected)
+
+    if spark_or_none is None:
+        return
+    catalog = register_catalog(spark_or_none, server.catalog_port)
+    prefix = f"spark.sql.catalog.{catalog}"
+    spark_or_none.conf.set(f"{prefix}.s3.access-key-id", s3_env.access_key_id)
+    spark_or_none.conf.set(f"{prefix}.s3.secret-access-key", s3_env.secret_access_key)
+    frame = spark_or_none.table(f"{catalog}.{table_name}")
+    check_reader("spark", spark_frame_rows(frame), schema, expected)
 
 
 def test_drop_removes_the_tables_objects(s3_env, s3_lake, table_name):

@@ -609,12 +609,20 @@ void TieringService::ScrubLoop() {
   const auto interval = std::chrono::milliseconds(options_.scrub_interval_ms);
   // When each data file was last verified; files that left every table are forgotten.
   std::map<std::string, Clock::time_point> verified;
+  // Each table's live data files, listed again only when its metadata (or its changelog lake
+  // table's) changed: a listing reads the manifest list and every manifest, on S3 by GETs.
+  struct Listing {
+    std::string metadata_files;
+    std::vector<std::string> paths;
+  };
+  std::map<int64_t, Listing> listings;
   auto pause = [this](Clock::duration duration) {
     std::unique_lock<std::mutex> lock(mu_);
     return !wake_.wait_for(lock, duration, [this] { return stopping_; });
   };
   while (true) {
     std::map<std::string, Clock::time_point> live;
+    std::map<int64_t, Listing> listed;
     for (const auto& descriptor : engine_->ListTables()) {
       auto found = StateFor(descriptor);
       if (!found.ok()) continue;
@@ -623,21 +631,33 @@ void TieringService::ScrubLoop() {
       {
         std::lock_guard<std::mutex> work(state->work);  // the table is one thread's at a time
         if (state->dropped || !state->enabled || !state->table) continue;
-        auto entries = state->table->LiveEntries();
-        if (!entries.ok()) continue;
-        for (const auto& e : *entries) paths.push_back(iceberg::LocalPath(e.data_file.file_path));
-        // The changelog lake table's files are listed with the table's.
-        if (TableTiering* changelog = state->changelog.get()) {
-          std::lock_guard<std::mutex> changelog_work(changelog->work);
-          if (changelog->table) {
+        TableTiering* changelog = state->changelog.get();
+        std::unique_lock<std::mutex> changelog_work;
+        if (changelog) changelog_work = std::unique_lock<std::mutex>(changelog->work);
+        std::string metadata_files = state->table->metadata_file();
+        if (changelog && changelog->table)
+          metadata_files += "\n" + changelog->table->metadata_file();
+        auto known = listings.find(descriptor.table_id);
+        if (known != listings.end() && known->second.metadata_files == metadata_files) {
+          paths = known->second.paths;
+        } else {
+          auto entries = state->table->LiveEntries();
+          if (!entries.ok()) continue;
+          for (const auto& e : *entries) paths.push_back(iceberg::LocalPath(e.data_file.file_path));
+          // The changelog lake table's files are listed with the table's.
+          bool complete = true;
+          if (changelog && changelog->table) {
             auto changelog_entries = changelog->table->LiveEntries();
-            if (changelog_entries.ok()) {
+            complete = changelog_entries.ok();
+            if (complete) {
               for (const auto& e : *changelog_entries) {
                 paths.push_back(iceberg::LocalPath(e.data_file.file_path));
               }
             }
           }
+          if (!complete) metadata_files.clear();  // listed again next pass
         }
+        listed[descriptor.table_id] = Listing{std::move(metadata_files), paths};
       }
       std::vector<DamagedDataFile> damaged;
       for (const std::string& path : paths) {
@@ -671,6 +691,7 @@ void TieringService::ScrubLoop() {
       }
     }
     verified = std::move(live);
+    listings = std::move(listed);
     if (!pause(std::chrono::seconds(1))) return;
   }
 }

@@ -18,8 +18,10 @@ Status UseS3Warehouse(const std::string& data_dir, const storage::S3Options& s3,
       *fs, lake->warehouse, PosixFileSystem::Default(), JoinPath(data_dir, "lake-catalog"));
   const std::string endpoint =
       s3.endpoint.empty() ? "https://s3." + s3.region + ".amazonaws.com" : s3.endpoint;
+  // s3.region is pyiceberg's name for the region, client.region Iceberg Java's.
   *reader_config = {{"s3.endpoint", endpoint},
                     {"s3.region", s3.region},
+                    {"client.region", s3.region},
                     {"s3.path-style-access", s3.path_style ? "true" : "false"}};
   return Status::OK();
 }

@@ -78,8 +78,8 @@ class Node {
   const std::shared_ptr<iceberg::Catalog>& LakeCatalog() const { return tiering_->catalog(); }
   const std::shared_ptr<FileSystem>& LakeFileSystem() const { return tiering_->file_system(); }
   // What a reader of the lake needs besides credentials: for an S3 warehouse, pyiceberg's and
-  // Iceberg's FileIO properties s3.endpoint, s3.region and s3.path-style-access; empty for a
-  // local warehouse. Secrets are never part of it.
+  // Iceberg's FileIO properties s3.endpoint, s3.region, client.region and s3.path-style-access;
+  // empty for a local warehouse. Secrets are never part of it.
   const std::map<std::string, std::string>& LakeReaderConfig() const { return lake_reader_config_; }
 
   // Stops tiering, then flushes and closes every table. Idempotent.

@@ -267,14 +267,9 @@ def wait_tiered(server, table, offsets):
 
 def test_lake_tables_take_property_and_column_changes(server):
     fresh(server, "evo.lake", properties={})
-    # A log table in the lake changes columns (tests/lake/test_lake_schema_evolution.py reads
-    # them back); a primary-key table in the lake does not yet.
+    # A table in the lake changes columns (tests/lake/test_lake_schema_evolution.py reads them
+    # back).
     alter(server, "evo.lake", {"op": "add_column", "name": "x", "type": "int32"})
-    fresh(server, "evo.pklake", schema=pa.schema([pa.field("id", pa.int64(), nullable=False),
-                                                  pa.field("v", pa.string())]),
-          primary_key=["id"], properties={"lake.enabled": "true"})
-    with expect_error("INVALID_ARGUMENT", "primary-key table in the lake", "not supported yet"):
-        alter(server, "evo.pklake", {"op": "add_column", "name": "x", "type": "int32"})
     alter(server, "evo.lake", {"op": "drop_column", "name": "x"})
     # Tiering follows the new properties: a new freshness, then the lake turned off.
     put_rows = pa.RecordBatch.from_pydict({"id": [1, 2], "d": [None, None], "n": [1, 2]},

@@ -56,11 +56,9 @@ engine::BatchCheck MakeBatchCheck(const catalog::TableDescriptor& table);
 Status CheckTableIsTierable(const catalog::TableDescriptor& table);
 
 // OK when the lake can follow the alter_table `changes` that make `before` into `after`
-// (docs/lake.md, "Schema evolution"). Refused with Invalid naming the rule: column changes of a
-// primary-key table in the lake, turning on the lake of a primary-key table whose columns
-// changed, and dropping, renaming or widening a column lake.partition uses (a partition source
-// column cannot be dropped, as in Iceberg; lake.partition names it; its partition values' type
-// would change).
+// (docs/lake.md, "Schema evolution"). Refused with Invalid naming the rule: dropping, renaming
+// or widening a column lake.partition uses (a partition source column cannot be dropped, as in
+// Iceberg; lake.partition names it; its partition values' type would change).
 Status CheckLakeAlter(const catalog::TableDescriptor& before, const catalog::TableDescriptor& after,
                       const std::vector<catalog::SchemaChange>& changes);
 
@@ -203,11 +201,9 @@ class TieringService {
   std::vector<std::shared_ptr<TableTiering>> TieredTables();
   // Loads the lake table `lake_id` into `state` (whose descriptor, schema and spec are set),
   // removing its orphan files, or creates it (true) when it is missing or belongs to a dropped
-  // table of the same name; then reads its tiered offsets. `follows_schema`: the lake table is
-  // the table's own, whose schema and spec are derived here, evolving the lake's schema to the
-  // table's current columns.
-  Result<bool> OpenLakeTable(TableTiering& state, const iceberg::TableIdentifier& lake_id,
-                             bool follows_schema);
+  // table of the same name; then reads its tiered offsets. The state's schema and spec are
+  // derived here, the lake's schema evolving to the table's current columns first.
+  Result<bool> OpenLakeTable(TableTiering& state, const iceberg::TableIdentifier& lake_id);
   Status Round(TableTiering& state);
   Status Maintenance(TableTiering& state);
 

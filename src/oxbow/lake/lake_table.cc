@@ -248,8 +248,15 @@ Result<std::vector<std::optional<int32_t>>> LakeFieldIds(const catalog::TableDes
 }
 
 Result<LakeSchema> EvolvedLakeSchema(const catalog::TableDescriptor& table,
-                                     const iceberg::Schema* lake, int32_t last_column_id) {
-  ASSIGN_OR_RAISE(LakeSchema out, MakeLakeSchema(table.schema, table.primary_key));
+                                     const iceberg::Schema* lake, int32_t last_column_id,
+                                     const std::vector<arrow::Field>& extra) {
+  arrow::SchemaPtr columns = table.schema;
+  if (!extra.empty()) {
+    std::vector<arrow::Field> fields = table.schema->fields();
+    fields.insert(fields.end(), extra.begin(), extra.end());
+    columns = std::make_shared<const arrow::Schema>(std::move(fields));
+  }
+  ASSIGN_OR_RAISE(LakeSchema out, MakeLakeSchema(columns, table.primary_key));
   if (lake != nullptr) {
     ASSIGN_OR_RAISE(auto ids, LakeFieldIds(table, *lake));
     std::vector<arrow::Field> fields = out.arrow_schema->fields();
@@ -262,7 +269,7 @@ Result<LakeSchema> EvolvedLakeSchema(const catalog::TableDescriptor& table,
         id = ids[i];
         if (id) old = lake->FindField(*id);
       } else {
-        old = lake->FindField(f.name);  // a system column keeps its id
+        old = lake->FindField(f.name);  // an extra or system column keeps its id
         if (old == nullptr) {
           return Status::Corruption("the lake table's schema has no column " + Quote(f.name));
         }
@@ -510,19 +517,6 @@ bool HasChangelogLake(const catalog::TableDescriptor& table) {
 Status CheckLakeAlter(const catalog::TableDescriptor& before, const catalog::TableDescriptor& after,
                       const std::vector<catalog::SchemaChange>& changes) {
   const bool columns_changed = after.schema_id != before.schema_id;
-  if (!before.primary_key.empty()) {
-    if (columns_changed && (IsLakeEnabled(before) || IsLakeEnabled(after))) {
-      return Status::Invalid("table " + Quote(before.name) +
-                             " is a primary-key table in the lake: its column changes are not "
-                             "supported yet (set lake.enabled to \"false\" first)");
-    }
-    if (after.schema_id != 0 && !IsLakeEnabled(before) && IsLakeEnabled(after)) {
-      return Status::Invalid("table " + Quote(before.name) +
-                             " is a primary-key table whose columns changed: its lake cannot be "
-                             "turned on (not supported yet)");
-    }
-    return Status::OK();
-  }
   if (!columns_changed || !IsLakeEnabled(before)) return Status::OK();
   auto partition = before.properties.find(kPartitionProperty);
   if (partition == before.properties.end()) return Status::OK();

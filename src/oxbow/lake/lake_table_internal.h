@@ -57,8 +57,11 @@ Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema,
 // new to the lake takes ids above last_column_id, and the system columns keep theirs. Invalid
 // when the lake's schema is no version of the table, or a column's type changed in a way Iceberg
 // does not allow.
+// `extra` columns (the changelog lake table's _change_type) follow the table's, before the system
+// columns, and keep their ids like them.
 Result<LakeSchema> EvolvedLakeSchema(const catalog::TableDescriptor& table,
-                                     const iceberg::Schema* lake, int32_t last_column_id);
+                                     const iceberg::Schema* lake, int32_t last_column_id,
+                                     const std::vector<arrow::Field>& extra = {});
 
 // The Iceberg field id of each column of `table`'s current schema in the lake schema `lake`
 // (nullopt: a column the lake does not hold yet, read as null), found through the table's

@@ -145,6 +145,8 @@ class TableTiering {
   // after a commit whose outcome is unknown (the next round rebuilds it from the lake).
   std::optional<internal::KeyIndex> index;
   bool index_stale = false;
+  // This is the changelog lake table of another (its schema has _change_type).
+  bool changelog_table = false;
   // lake.changelog "true": the append-only lake table of the raw changelog (<name>$changelog),
   // tiered by this table's rounds on its own offsets. Its `work` is taken after this table's.
   std::unique_ptr<TableTiering> changelog;
@@ -669,8 +671,7 @@ void TieringService::ScrubLoop() {
 }
 
 Result<bool> TieringService::OpenLakeTable(TableTiering& state,
-                                           const iceberg::TableIdentifier& lake_id,
-                                           bool follows_schema) {
+                                           const iceberg::TableIdentifier& lake_id) {
   const catalog::TableDescriptor& descriptor = state.descriptor;
   state.lake_id = lake_id;
   state.location = catalog_->TableLocation(lake_id);
@@ -686,12 +687,22 @@ Result<bool> TieringService::OpenLakeTable(TableTiering& state,
   }
   bool created = false;
   // The lake form of the table's current schema, with the lake's field ids (docs/lake.md,
-  // "Schema evolution"); the changelog lake table's schema is set by the caller.
+  // "Schema evolution").
   auto follow_schema = [&](const iceberg::IcebergTable* lake) -> Status {
-    if (!follows_schema) return Status::OK();
-    ASSIGN_OR_RAISE(state.schema,
-                    internal::EvolvedLakeSchema(descriptor, lake ? &lake->schema() : nullptr,
-                                                lake ? lake->metadata().last_column_id : 0));
+    if (state.changelog_table) {
+      // The changelog lake table: the table's columns, _change_type, no identifier fields.
+      catalog::TableDescriptor columns = descriptor;
+      columns.primary_key.clear();
+      ASSIGN_OR_RAISE(
+          state.schema,
+          internal::EvolvedLakeSchema(
+              columns, lake ? &lake->schema() : nullptr, lake ? lake->metadata().last_column_id : 0,
+              {arrow::Field{internal::kChangeTypeColumn, arrow::DataType::String(), false, {}}}));
+    } else {
+      ASSIGN_OR_RAISE(state.schema,
+                      internal::EvolvedLakeSchema(descriptor, lake ? &lake->schema() : nullptr,
+                                                  lake ? lake->metadata().last_column_id : 0));
+    }
     auto partition = descriptor.properties.find(kPartitionProperty);
     ASSIGN_OR_RAISE(state.spec,
                     internal::ParsePartitionSpec(
@@ -773,7 +784,7 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
     const auto dot = descriptor.name.find('.');
     const iceberg::TableIdentifier lake_id{descriptor.name.substr(0, dot),
                                            descriptor.name.substr(dot + 1)};
-    ASSIGN_OR_RAISE(const bool created, OpenLakeTable(*state, lake_id, true));
+    ASSIGN_OR_RAISE(const bool created, OpenLakeTable(*state, lake_id));
     // A new table has nothing to tier yet: its first round comes a period later, like every
     // later one (a lake loaded at startup starts at once, to catch up).
     if (created) state->next_round = Clock::now() + RoundPeriod(*state);
@@ -781,12 +792,13 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
       auto changelog = std::make_unique<TableTiering>();
       changelog->descriptor = descriptor;
       changelog->descriptor.name += kChangelogSuffix;
+      changelog->changelog_table = true;
       changelog->schema = std::move(*form.changelog_schema);
       changelog->spec = std::move(form.changelog_spec);
       changelog->freshness_ms = state->freshness_ms;
-      RETURN_NOT_OK(OpenLakeTable(*changelog,
-                                  {lake_id.namespace_name, lake_id.name + kChangelogSuffix}, false)
-                        .status());
+      RETURN_NOT_OK(
+          OpenLakeTable(*changelog, {lake_id.namespace_name, lake_id.name + kChangelogSuffix})
+              .status());
       state->changelog = std::move(changelog);
     }
     if (!descriptor.primary_key.empty()) {

@@ -149,6 +149,28 @@ Result<std::unique_ptr<IcebergTable>> IcebergTable::Create(
   return table;
 }
 
+Status IcebergTable::SetCurrentSchema(const Schema& schema) {
+  RETURN_NOT_OK(schema.Validate());
+  return RetryCommit<bool>([&](std::vector<std::string>*) -> Result<bool> {
+           RETURN_NOT_OK(spec().PartitionTypes(schema).status());
+           TableMetadata next = metadata_;
+           if (const Schema* known = next.SchemaById(schema.schema_id())) {
+             if (!(*known == schema)) {
+               return Status::Invalid("schema " + std::to_string(schema.schema_id()) +
+                                      " exists with other fields");
+             }
+           } else {
+             next.schemas.push_back(schema);
+           }
+           if (next.current_schema_id == schema.schema_id()) return false;
+           next.current_schema_id = schema.schema_id();
+           next.last_column_id = std::max(next.last_column_id, schema.HighestFieldId());
+           RETURN_NOT_OK(Commit(std::move(next)));
+           return true;
+         })
+      .status();
+}
+
 Result<std::unique_ptr<IcebergTable>> IcebergTable::Load(std::shared_ptr<FileSystem> fs,
                                                          std::shared_ptr<Catalog> catalog,
                                                          TableIdentifier table_id,

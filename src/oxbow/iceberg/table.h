@@ -127,6 +127,11 @@ class IcebergTable {
   // `min_manifests`. Keeps the manifest list short under frequent appends.
   Result<std::optional<int64_t>> RewriteManifests(
       int min_manifests, const std::map<std::string, std::string>& summary = {});
+  // Schema evolution: adds `schema` to the table's schemas (or reuses the one of its id, which
+  // must then be equal) and makes it current, in a metadata-only commit as Java's
+  // UpdateSchema does; last-column-id grows to its highest field id. Invalid when the current
+  // partition spec does not apply to it. Snapshots after it record its id.
+  Status SetCurrentSchema(const Schema& schema);
   // Drops old snapshots from the metadata (one commit) and then, optionally, their files.
   Result<ExpireResult> ExpireSnapshots(const ExpireOptions& options = {});
 

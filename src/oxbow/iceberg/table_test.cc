@@ -114,6 +114,33 @@ TEST_F(TableTest, CreateLoadAndAppend) {
   EXPECT_EQ(IcebergTable::Load(fs_, dir_ + "/missing").status().code(), StatusCode::kNotFound);
 }
 
+TEST_F(TableTest, SetCurrentSchemaAddsASchemaAndSnapshotsRecordIt) {
+  auto t = CreateTable();
+  ASSERT_TRUE(t->AppendFiles({File("a", 10, 1)}).ok());
+  const Schema evolved(3, {{1, "id", Type::Long(), true, ""},
+                           {3, "s2", Type::String(), false, ""},
+                           {4, "n", Type::Int(), false, ""}});
+  ASSERT_TRUE(t->SetCurrentSchema(evolved).ok());
+  EXPECT_EQ(t->version(), 3);
+  EXPECT_EQ(t->metadata().current_schema_id, 3);
+  EXPECT_EQ(t->metadata().last_column_id, 4);
+  ASSERT_EQ(t->metadata().schemas.size(), 2u);
+  EXPECT_EQ(t->metadata().CurrentSnapshot()->schema_id, 0);  // the snapshot before it
+  ASSERT_TRUE(t->SetCurrentSchema(evolved).ok());
+  EXPECT_EQ(t->version(), 3) << "already current: no commit";
+  auto s = t->AppendFiles({File("b", 5, 2)});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(t->CurrentSnapshot()->schema_id, 3);
+  auto loaded = IcebergTable::Load(fs_, location_);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ((*loaded)->schema(), evolved);
+  EXPECT_EQ(LivePaths(**loaded), (std::vector<std::string>{"a", "b"}));
+  // An id in use with other fields, and a schema the partition spec cannot use, are refused.
+  EXPECT_FALSE(t->SetCurrentSchema(Schema(0, {{1, "id", Type::Long(), true, ""}})).ok());
+  EXPECT_FALSE(t->SetCurrentSchema(Schema(5, {{2, "s", Type::String(), false, ""}})).ok());
+  EXPECT_EQ(t->metadata().current_schema_id, 3);
+}
+
 TEST_F(TableTest, LoadProbesPastAStaleHint) {
   auto t = CreateTable();
   ASSERT_TRUE(t->AppendFiles({File("a", 1, 1)}).ok());

@@ -55,6 +55,13 @@ engine::BatchCheck MakeBatchCheck(const catalog::TableDescriptor& table);
 // with a growing lag and lake.error.
 Status CheckTableIsTierable(const catalog::TableDescriptor& table);
 
+// OK when the lake can follow the alter_table `changes` that make `before` into `after`
+// (docs/lake.md, "Schema evolution"). Refused with Invalid naming the rule: dropping, renaming
+// or widening a column lake.partition uses (a partition source column cannot be dropped, as in
+// Iceberg; lake.partition names it; its partition values' type would change).
+Status CheckLakeAlter(const catalog::TableDescriptor& before, const catalog::TableDescriptor& after,
+                      const std::vector<catalog::SchemaChange>& changes);
+
 // What tiering and maintenance did, told as it happens (oxbowd counts it: docs/metrics.md).
 // Each callback may be empty; they run on tiering threads and must be quick.
 struct LakeObserver {
@@ -164,9 +171,12 @@ class TieringService {
   // Removes the lake copy of `table`, which the engine has dropped; waits for a round in
   // progress on it, and keeps the tiering thread from bringing it back.
   Status DropTable(const catalog::TableDescriptor& table);
-  // Takes up the altered descriptor of `table` (its lake.* properties): the current state
-  // retires after its round in progress and the next round uses the new one.
-  Status AlterTable(const catalog::TableDescriptor& table);
+  // Runs `alter` (the engine's change of table `name`) while no round or maintenance commit of
+  // its lake is under way, so a round never mixes the old and the new schema; then the table's
+  // lake state retires and the next round takes up the altered descriptor (columns, lake.*
+  // properties), first making the lake's schema follow the new columns.
+  Result<catalog::TableDescriptor> AlterTable(
+      const std::string& name, const std::function<Result<catalog::TableDescriptor>()>& alter);
 
   // The warehouse's catalog (table ns.t is {"ns", "t"}) and the file system of its files, for
   // those who read the lake without writing it (the Iceberg REST catalog).
@@ -191,7 +201,8 @@ class TieringService {
   std::vector<std::shared_ptr<TableTiering>> TieredTables();
   // Loads the lake table `lake_id` into `state` (whose descriptor, schema and spec are set),
   // removing its orphan files, or creates it (true) when it is missing or belongs to a dropped
-  // table of the same name; then reads its tiered offsets.
+  // table of the same name; then reads its tiered offsets. The state's schema and spec are
+  // derived here, the lake's schema evolving to the table's current columns first.
   Result<bool> OpenLakeTable(TableTiering& state, const iceberg::TableIdentifier& lake_id);
   Status Round(TableTiering& state);
   Status Maintenance(TableTiering& state);

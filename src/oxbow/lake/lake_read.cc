@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <future>
+#include <map>
 #include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
@@ -31,6 +32,7 @@ struct LakeSnapshot {
   std::vector<int64_t> tiered_offsets;  // per bucket: the snapshot holds the offsets below
   std::vector<iceberg::DataFile> files;
   std::vector<iceberg::DataFile> delete_files;  // position deletes (primary-key tables)
+  std::optional<iceberg::Schema> schema;        // the lake's current schema (none: no lake)
 };
 
 // The current snapshot of `table`'s lake. A lake without metadata, or one left behind by a
@@ -47,6 +49,7 @@ Result<LakeSnapshot> LoadSnapshot(const LakeAccess& lake, const catalog::TableDe
       std::to_string(table.table_id)) {
     return out;
   }
+  out.schema = iceberg_table->schema();
   const iceberg::Snapshot* snapshot = iceberg_table->CurrentSnapshot();
   if (snapshot == nullptr) return out;
   out.id = snapshot->snapshot_id;
@@ -88,28 +91,78 @@ bool MayOverlap(std::optional<int64_t> lo, std::optional<int64_t> hi, int64_t fr
   return (!hi || *hi >= from) && (!lo || *lo < to);
 }
 
-// The lake's columns read back as the table's: the (projected) log schema, and which lake
-// columns to read for it. Lake files share one schema, so indices hold for every file.
+// The lake's columns read back as the table's: the (projected) log schema, and the lake field id
+// of each of its columns. Files written before a column change hold other columns: each file's
+// columns are found by field id, so a renamed column is read under its new name, a widened one
+// is cast, and one added since (or not in the lake yet) reads as null (docs/lake.md).
 struct LakeColumns {
-  arrow::SchemaPtr schema;  // the output, in the table's types
-  std::vector<int> lake_indices;
-  int bucket_index = 0;  // of __bucket in a lake file; __offset and __timestamp follow
+  arrow::SchemaPtr schema;                  // the output, in the table's types
+  std::vector<std::optional<int32_t>> ids;  // per output column (none: not in the lake)
   int32_t bucket_field_id = 0;
   int32_t offset_field_id = 0;
+  int32_t timestamp_field_id = 0;
 };
 
-LakeColumns MakeLakeColumns(const catalog::TableDescriptor& table, arrow::SchemaPtr schema) {
+// The lake field id of each column of the table's current schema (none for all without a lake).
+Result<std::vector<std::optional<int32_t>>> TableFieldIds(const catalog::TableDescriptor& table,
+                                                          const LakeSnapshot& snapshot) {
+  if (!snapshot.schema) {
+    return std::vector<std::optional<int32_t>>(static_cast<size_t>(table.schema->num_fields()));
+  }
+  return internal::LakeFieldIds(table, *snapshot.schema);
+}
+
+Result<LakeColumns> MakeLakeColumns(const catalog::TableDescriptor& table, arrow::SchemaPtr schema,
+                                    const LakeSnapshot& snapshot) {
   LakeColumns out;
+  ASSIGN_OR_RAISE(auto table_ids, TableFieldIds(table, snapshot));
   for (const auto& field : schema->fields()) {
-    out.lake_indices.push_back(table.schema->GetFieldIndex(field.name));
+    const int i = table.schema->GetFieldIndex(field.name);
+    out.ids.push_back(i < 0 ? std::nullopt : table_ids[static_cast<size_t>(i)]);
   }
   out.schema = std::move(schema);
-  const int n = table.schema->num_fields();
-  out.bucket_index = n;         // system columns follow the table's (lake_table_internal.h)
-  out.bucket_field_id = n + 1;  // field ids are 1-based
-  out.offset_field_id = n + 2;
+  if (snapshot.schema) {
+    auto id = [&](const char* name) -> Result<int32_t> {
+      const iceberg::NestedField* f = snapshot.schema->FindField(name);
+      if (f == nullptr) return Status::Corruption(std::string("the lake schema has no ") + name);
+      return f->id;
+    };
+    ASSIGN_OR_RAISE(out.bucket_field_id, id(internal::kBucketColumn));
+    ASSIGN_OR_RAISE(out.offset_field_id, id(internal::kOffsetColumn));
+    ASSIGN_OR_RAISE(out.timestamp_field_id, id(internal::kTimestampColumn));
+  }
   return out;
 }
+
+// Leaves (Parquet column chunks) of a column of type `t`.
+int LeafCount(const arrow::DataType& t) {
+  if (!t.is_nested()) return 1;
+  int n = 0;
+  for (const auto& c : t.children()) n += LeafCount(c.type);
+  return n;
+}
+
+// Where a data file holds each top-level field id: its field index and its first column chunk.
+struct FileColumns {
+  std::map<int32_t, std::pair<int, int>> by_id;  // field id -> (field index, first leaf)
+  explicit FileColumns(const arrow::Schema& schema) {
+    int leaf = 0;
+    for (int c = 0; c < schema.num_fields(); ++c) {
+      if (auto id = internal::FieldIdOf(schema.field(c))) by_id[*id] = {c, leaf};
+      leaf += LeafCount(schema.field(c).type);
+    }
+  }
+  std::optional<int> Field(int32_t id) const {
+    auto it = by_id.find(id);
+    if (it == by_id.end()) return std::nullopt;
+    return it->second.first;
+  }
+  std::optional<int> Leaf(int32_t id) const {
+    auto it = by_id.find(id);
+    if (it == by_id.end()) return std::nullopt;
+    return it->second.second;
+  }
+};
 
 // One row group of a data file read back.
 struct LakeRows {
@@ -117,31 +170,48 @@ struct LakeRows {
   std::vector<arrow::Array> raw;  // the lake columns asked for as they are
 };
 
-// Reads row group `g`: the columns of `columns` cast to the table's types, plus the lake columns
-// at `raw` uncast.
+// Reads row group `g`: the columns of `columns` cast to the table's types (null where the file
+// lacks them), plus the lake columns of field ids `raw` uncast (the file must hold them).
 Result<LakeRows> ReadRowGroup(const parquet::FileReader& file, int g, const LakeColumns& columns,
-                              const std::vector<int>& raw) {
-  std::vector<int> read = columns.lake_indices;
-  const int k = static_cast<int>(read.size());
-  std::vector<int> raw_at;  // where each raw column is in `read` (each lake column read once)
-  for (int index : raw) {
+                              const std::vector<int32_t>& raw) {
+  const FileColumns in_file(*file.schema());
+  std::vector<int> read;
+  auto position = [&](int index) {
     auto found = std::find(read.begin(), read.end(), index);
-    raw_at.push_back(static_cast<int>(found - read.begin()));
     if (found == read.end()) read.push_back(index);
+    return static_cast<int>(std::find(read.begin(), read.end(), index) - read.begin());
+  };
+  std::vector<int> at;  // per output column: its position in `read`, or -1
+  for (const auto& id : columns.ids) {
+    const std::optional<int> index = id ? in_file.Field(*id) : std::nullopt;
+    at.push_back(index ? position(*index) : -1);
   }
-  if (read.empty()) read.push_back(columns.bucket_index);  // still needs the row count
+  std::vector<int> raw_at;
+  for (int32_t id : raw) {
+    const std::optional<int> index = in_file.Field(id);
+    if (!index) {
+      return Status::Corruption("lake data file has no column of field id " + std::to_string(id));
+    }
+    raw_at.push_back(position(*index));
+  }
+  if (read.empty()) read.push_back(0);  // still needs the row count
   ASSIGN_OR_RAISE(auto batch, file.ReadRowGroup(g, read));
   const auto& fields = columns.schema->fields();
   std::vector<arrow::Array> arrays;
-  for (int i = 0; i < k; ++i) {
-    auto cast = arrow::Cast(batch->column(i), fields[i].type);
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (at[i] < 0) {
+      ASSIGN_OR_RAISE(auto nulls, arrow::MakeNullArray(fields[i].type, batch->num_rows()));
+      arrays.push_back(std::move(nulls));
+      continue;
+    }
+    auto cast = arrow::Cast(batch->column(at[i]), fields[i].type);
     if (!cast.ok()) return cast.status().WithContext("column " + Quote(fields[i].name));
     arrays.push_back(std::move(cast).ValueOrDie());
   }
   LakeRows out;
   ASSIGN_OR_RAISE(out.batch,
                   arrow::RecordBatch::Make(columns.schema, batch->num_rows(), std::move(arrays)));
-  for (int at : raw_at) out.raw.push_back(batch->column(at));
+  for (int a : raw_at) out.raw.push_back(batch->column(a));
   return out;
 }
 
@@ -189,14 +259,16 @@ class LakeRangeReader {
                       IntBound(MapBound(f.upper_bounds, columns_.offset_field_id), 8), from, to);
   }
 
-  bool RowGroupMayHold(const parquet::RowGroup& rg, int64_t from, int64_t to) const {
-    auto stats = [&](int column) -> const parquet::Statistics* {
-      if (static_cast<size_t>(column) >= rg.columns.size()) return nullptr;
-      const auto& meta = rg.columns[column].meta_data;
+  bool RowGroupMayHold(const parquet::RowGroup& rg, const FileColumns& in_file, int64_t from,
+                       int64_t to) const {
+    auto stats = [&](int32_t id) -> const parquet::Statistics* {
+      const std::optional<int> column = in_file.Leaf(id);
+      if (!column || static_cast<size_t>(*column) >= rg.columns.size()) return nullptr;
+      const auto& meta = rg.columns[*column].meta_data;
       return meta && meta->statistics ? &*meta->statistics : nullptr;
     };
-    const auto* b = stats(columns_.bucket_index);
-    const auto* o = stats(columns_.bucket_index + 1);
+    const auto* b = stats(columns_.bucket_field_id);
+    const auto* o = stats(columns_.offset_field_id);
     const bool bucket_ok =
         b == nullptr || MayOverlap(IntBound(b->min_value, 4), IntBound(b->max_value, 4), bucket_,
                                    int64_t{bucket_} + 1);
@@ -212,10 +284,12 @@ class LakeRangeReader {
     for (const auto& f : snapshot_.files) {
       if (!FileMayHold(f, from, to)) continue;
       ASSIGN_OR_RAISE(auto file, OpenDataFile(*fs_, f));
+      const FileColumns in_file(*file->schema());
       for (int g = 0; g < file->num_row_groups(); ++g) {
-        if (!RowGroupMayHold(file->metadata().row_groups[g], from, to)) continue;
-        const int b = columns_.bucket_index;
-        ASSIGN_OR_RAISE(auto rows, ReadRowGroup(*file, g, columns_, {b, b + 1, b + 2}));
+        if (!RowGroupMayHold(file->metadata().row_groups[g], in_file, from, to)) continue;
+        ASSIGN_OR_RAISE(auto rows, ReadRowGroup(*file, g, columns_,
+                                                {columns_.bucket_field_id, columns_.offset_field_id,
+                                                 columns_.timestamp_field_id}));
         RETURN_NOT_OK(CollectRuns(rows, from, to));
       }
     }
@@ -403,9 +477,10 @@ class LakeBackedCursor : public engine::ReadCursor {
       // Loaded now, after retention moved the log's start: the lake's current snapshot holds
       // every offset below it (retention never passes the tiered offsets).
       ASSIGN_OR_RAISE(auto snapshot, LoadSnapshot(lake_access_, table_));
+      ASSIGN_OR_RAISE(auto columns, MakeLakeColumns(table_, schema_, snapshot));
       lake_ = std::make_unique<LakeRangeReader>(lake_access_.fs, std::move(snapshot),
-                                                MakeLakeColumns(table_, schema_), request_.bucket,
-                                                position_, lake_end_);
+                                                std::move(columns), request_.bucket, position_,
+                                                lake_end_);
     }
   }
 
@@ -718,7 +793,6 @@ class UnionReaderImpl : public UnionReader {
       read_columns_ = request_.columns;
     }
     shaper_ = RowShaper(schema_, read_schema, std::move(filter));
-    lake_columns_ = MakeLakeColumns(table_, read_schema);
     return Status::OK();
   }
 
@@ -735,6 +809,8 @@ class UnionReaderImpl : public UnionReader {
     if (in_lake) {
       ASSIGN_OR_RAISE(snapshot_, LoadSnapshot(lake_, table_));
     }
+    ASSIGN_OR_RAISE(lake_columns_, MakeLakeColumns(table_, shaper_.read_schema(), snapshot_));
+    ASSIGN_OR_RAISE(table_ids_, TableFieldIds(table_, snapshot_));
     // The log's ends are taken after the snapshot: its tiered offsets are at or below them.
     ASSIGN_OR_RAISE(auto status, engine_->DescribeTable(table_.name));
     buckets_.clear();
@@ -744,6 +820,12 @@ class UnionReaderImpl : public UnionReader {
     }
     if (primary_key_) {
       ASSIGN_OR_RAISE(lake_schema_, internal::MakeLakeSchema(table_.schema, table_.primary_key));
+      key_ids_.clear();
+      for (int c : lake_schema_.key_columns) {
+        const std::optional<int32_t> id = table_ids_[static_cast<size_t>(c)];
+        if (!id) return Status::Corruption("the lake schema lacks a primary-key column");
+        key_ids_.push_back(*id);
+      }
       RETURN_NOT_OK(ReadChanges());
       RETURN_NOT_OK(ReadDeletes());
     }
@@ -969,16 +1051,21 @@ class UnionReaderImpl : public UnionReader {
 
   bool FileMayMatch(const iceberg::DataFile& f) const {
     for (const auto& p : shaper_.filter()) {
-      const int32_t id = p.table_index + 1;
-      if (!MayMatch(p, MapBound(f.lower_bounds, id), MapBound(f.upper_bounds, id))) return false;
+      const std::optional<int32_t> id = table_ids_[static_cast<size_t>(p.table_index)];
+      if (!id) continue;  // not in the lake: every row reads null there
+      if (!MayMatch(p, MapBound(f.lower_bounds, *id), MapBound(f.upper_bounds, *id))) {
+        return false;
+      }
     }
     return true;
   }
 
-  bool RowGroupMayMatch(const parquet::RowGroup& rg) const {
+  bool RowGroupMayMatch(const parquet::RowGroup& rg, const FileColumns& in_file) const {
     for (const auto& p : shaper_.filter()) {
-      if (static_cast<size_t>(p.table_index) >= rg.columns.size()) continue;
-      const auto& meta = rg.columns[p.table_index].meta_data;
+      const std::optional<int32_t> id = table_ids_[static_cast<size_t>(p.table_index)];
+      const std::optional<int> leaf = id ? in_file.Leaf(*id) : std::nullopt;
+      if (!leaf || static_cast<size_t>(*leaf) >= rg.columns.size()) continue;
+      const auto& meta = rg.columns[*leaf].meta_data;
       if (!meta || !meta->statistics) continue;
       if (!MayMatch(p, meta->statistics->min_value, meta->statistics->max_value)) return false;
     }
@@ -987,9 +1074,8 @@ class UnionReaderImpl : public UnionReader {
 
   // The output rows of row group `g` of the open file, which starts at row `first_row`.
   Result<arrow::RecordBatchPtr> LakeRowGroup(int g, int64_t first_row) {
-    ASSIGN_OR_RAISE(auto rows,
-                    ReadRowGroup(*file_, g, lake_columns_,
-                                 primary_key_ ? lake_schema_.key_columns : std::vector<int>{}));
+    ASSIGN_OR_RAISE(auto rows, ReadRowGroup(*file_, g, lake_columns_,
+                                            primary_key_ ? key_ids_ : std::vector<int32_t>{}));
     if (shaper_.passthrough() && !primary_key_) return rows.batch;
     std::vector<int32_t> live;
     const std::vector<int32_t>* candidates = nullptr;
@@ -1028,7 +1114,7 @@ class UnionReaderImpl : public UnionReader {
         const int g = row_group_++;
         const int64_t first_row = first_row_;
         first_row_ += file_->metadata().row_groups[g].num_rows;
-        if (!RowGroupMayMatch(file_->metadata().row_groups[g])) {
+        if (!RowGroupMayMatch(file_->metadata().row_groups[g], FileColumns(*file_->schema()))) {
           ++row_groups_skipped_;
           continue;
         }
@@ -1058,6 +1144,8 @@ class UnionReaderImpl : public UnionReader {
   LakeSnapshot snapshot_;
   std::vector<UnionBucket> buckets_;
   LakeColumns lake_columns_;
+  std::vector<std::optional<int32_t>> table_ids_;  // lake field id per column of the table
+  std::vector<int32_t> key_ids_;                   // primary-key tables: the key columns' ids
   // Primary-key tables.
   internal::LakeSchema lake_schema_;
   std::unordered_set<std::string> changes_;  // keys the changelog changed after the snapshot
@@ -1106,8 +1194,10 @@ Result<std::unique_ptr<engine::ReadCursor>> OpenLogRead(engine::Engine* engine,
 Result<std::vector<std::optional<int64_t>>> EarliestLakeOffsets(
     const LakeAccess& lake, const catalog::TableDescriptor& table) {
   ASSIGN_OR_RAISE(auto snapshot, LoadSnapshot(lake, table));
-  const LakeColumns columns =
-      MakeLakeColumns(table, std::make_shared<const arrow::Schema>(std::vector<arrow::Field>{}));
+  ASSIGN_OR_RAISE(
+      const LakeColumns columns,
+      MakeLakeColumns(table, std::make_shared<const arrow::Schema>(std::vector<arrow::Field>{}),
+                      snapshot));
   std::vector<std::optional<int64_t>> out(static_cast<size_t>(table.buckets));
   for (int32_t b = 0; b < table.buckets; ++b) {
     // The lowest offset bound of the files that may hold the bucket: the search starts there.

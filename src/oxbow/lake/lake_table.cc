@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -183,6 +184,153 @@ Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema,
   return out;
 }
 
+namespace {
+
+// Iceberg's allowed type promotions ("Schema Evolution"): int -> long, float -> double,
+// decimal(P, S) -> decimal(P', S) with P' > P; and no change.
+bool IsIcebergPromotion(const iceberg::Type& from, const iceberg::Type& to) {
+  using K = iceberg::TypeKind;
+  if (from == to) return true;
+  if (from.kind() == K::kInt && to.kind() == K::kLong) return true;
+  if (from.kind() == K::kFloat && to.kind() == K::kDouble) return true;
+  return from.kind() == K::kDecimal && to.kind() == K::kDecimal && from.scale() == to.scale() &&
+         to.precision() > from.precision();
+}
+
+// The version of `table` that the lake schema `lake` holds.
+Result<catalog::SchemaVersion> LakeVersion(const catalog::TableDescriptor& table,
+                                           const iceberg::Schema& lake) {
+  auto version = table.SchemaById(lake.schema_id());
+  if (!version.ok()) {
+    return Status::Invalid("the lake table's current schema (id " +
+                           std::to_string(lake.schema_id()) + ") is no schema version of table " +
+                           Quote(table.name));
+  }
+  if (lake.fields().size() < static_cast<size_t>(version->schema->num_fields())) {
+    return Status::Corruption("the lake table's schema " + std::to_string(lake.schema_id()) +
+                              " has fewer columns than the table's version of that id");
+  }
+  for (int i = 0; i < version->schema->num_fields(); ++i) {
+    if (lake.fields()[static_cast<size_t>(i)].name != version->schema->field(i).name) {
+      return Status::Corruption("the lake table's schema " + std::to_string(lake.schema_id()) +
+                                " names column " + std::to_string(i + 1) + " " +
+                                Quote(lake.fields()[static_cast<size_t>(i)].name) +
+                                ", the table's version " + Quote(version->schema->field(i).name));
+    }
+  }
+  return version;
+}
+
+}  // namespace
+
+std::optional<int32_t> FieldIdOf(const arrow::Field& field) {
+  auto id = arrow::FindMetadata(field.metadata, kFieldIdKey);
+  if (!id) return std::nullopt;
+  int32_t value = 0;
+  auto [end, error] = std::from_chars(id->data(), id->data() + id->size(), value);
+  if (error != std::errc() || end != id->data() + id->size()) return std::nullopt;
+  return value;
+}
+
+Result<std::vector<std::optional<int32_t>>> LakeFieldIds(const catalog::TableDescriptor& table,
+                                                         const iceberg::Schema& lake) {
+  ASSIGN_OR_RAISE(auto version, LakeVersion(table, lake));
+  std::vector<std::optional<int32_t>> out;
+  for (int32_t id : table.field_ids) {
+    auto found = std::find(version.field_ids.begin(), version.field_ids.end(), id);
+    if (found == version.field_ids.end()) {
+      out.emplace_back();
+    } else {
+      out.emplace_back(lake.fields()[static_cast<size_t>(found - version.field_ids.begin())].id);
+    }
+  }
+  return out;
+}
+
+Result<LakeSchema> EvolvedLakeSchema(const catalog::TableDescriptor& table,
+                                     const iceberg::Schema* lake, int32_t last_column_id,
+                                     const std::vector<arrow::Field>& extra) {
+  arrow::SchemaPtr columns = table.schema;
+  if (!extra.empty()) {
+    std::vector<arrow::Field> fields = table.schema->fields();
+    fields.insert(fields.end(), extra.begin(), extra.end());
+    columns = std::make_shared<const arrow::Schema>(std::move(fields));
+  }
+  ASSIGN_OR_RAISE(LakeSchema out, MakeLakeSchema(columns, table.primary_key));
+  if (lake != nullptr) {
+    ASSIGN_OR_RAISE(auto ids, LakeFieldIds(table, *lake));
+    std::vector<arrow::Field> fields = out.arrow_schema->fields();
+    int32_t next = std::max(last_column_id, lake->HighestFieldId());
+    for (size_t i = 0; i < fields.size(); ++i) {
+      arrow::Field& f = fields[i];
+      std::optional<int32_t> id;
+      const iceberg::NestedField* old = nullptr;
+      if (i < ids.size()) {
+        id = ids[i];
+        if (id) old = lake->FindField(*id);
+      } else {
+        old = lake->FindField(f.name);  // an extra or system column keeps its id
+        if (old == nullptr) {
+          return Status::Corruption("the lake table's schema has no column " + Quote(f.name));
+        }
+        id = old->id;
+      }
+      if (!id) id = ++next;
+      f.metadata = {{kFieldIdKey, std::to_string(*id)}};
+      if (f.type.is_nested()) {
+        const arrow::DataType& log_type = table.schema->field(static_cast<int>(i)).type;
+        // A column the lake holds keeps its children's ids (they were numbered in order from
+        // its first child's); a new one's follow last_column_id.
+        int32_t child = old != nullptr && !old->type.fields().empty()
+                            ? old->type.fields().front().id
+                            : next + 1;
+        ASSIGN_OR_RAISE(f.type, NestedLakeType(f.name, log_type, &child));
+        if (old == nullptr) next = child - 1;
+      }
+      if (old != nullptr) {
+        ASSIGN_OR_RAISE(auto type, iceberg::TypeFromArrow(f.type));
+        if (!IsIcebergPromotion(old->type, type)) {
+          return Status::Invalid("column " + Quote(f.name) + " cannot change from " +
+                                 old->type.ToString() + " to " + type.ToString() +
+                                 " in the lake (Iceberg promotes int to long, float to double "
+                                 "and decimal precision up only)");
+        }
+      }
+    }
+    out.arrow_schema = std::make_shared<const arrow::Schema>(std::move(fields));
+  }
+  ASSIGN_OR_RAISE(auto iceberg_schema,
+                  iceberg::SchemaFromArrow(*out.arrow_schema, table.schema_id));
+  std::vector<int32_t> identifiers;
+  for (int c : out.key_columns) identifiers.push_back(iceberg_schema.fields()[c].id);
+  out.iceberg_schema =
+      iceberg::Schema(table.schema_id, iceberg_schema.fields(), std::move(identifiers));
+  RETURN_NOT_OK(out.iceberg_schema.Validate());
+  return out;
+}
+
+Result<arrow::RecordBatchPtr> ToLakeSchema(const LakeSchema& schema,
+                                           const arrow::Schema& file_schema,
+                                           const arrow::RecordBatch& batch) {
+  std::vector<arrow::Array> columns;
+  for (const auto& field : schema.arrow_schema->fields()) {
+    const std::optional<int32_t> id = FieldIdOf(field);
+    int found = -1;
+    for (int c = 0; c < file_schema.num_fields() && id; ++c) {
+      if (FieldIdOf(file_schema.field(c)) == id) found = c;
+    }
+    if (found < 0) {
+      ASSIGN_OR_RAISE(auto nulls, arrow::MakeNullArray(field.type, batch.num_rows()));
+      columns.push_back(std::move(nulls));
+      continue;
+    }
+    auto cast = arrow::Cast(batch.column(found), field.type);
+    if (!cast.ok()) return cast.status().WithContext("column " + Quote(field.name));
+    columns.push_back(std::move(cast).ValueOrDie());
+  }
+  return arrow::RecordBatch::Make(schema.arrow_schema, batch.num_rows(), std::move(columns));
+}
+
 Result<iceberg::PartitionSpec> ParsePartitionSpec(std::string_view text,
                                                   const iceberg::Schema& schema) {
   auto parse = [&]() -> Result<iceberg::PartitionSpec> {
@@ -364,6 +512,37 @@ bool HasChangelogLake(const catalog::TableDescriptor& table) {
   auto it = table.properties.find(kChangelogProperty);
   return !table.primary_key.empty() && IsLakeEnabled(table) && it != table.properties.end() &&
          it->second == "true";
+}
+
+Status CheckLakeAlter(const catalog::TableDescriptor& before, const catalog::TableDescriptor& after,
+                      const std::vector<catalog::SchemaChange>& changes) {
+  const bool columns_changed = after.schema_id != before.schema_id;
+  if (!columns_changed || !IsLakeEnabled(before)) return Status::OK();
+  auto partition = before.properties.find(kPartitionProperty);
+  if (partition == before.properties.end()) return Status::OK();
+  ASSIGN_OR_RAISE(auto schema, internal::MakeLakeSchema(before.schema));
+  ASSIGN_OR_RAISE(auto spec,
+                  internal::ParsePartitionSpec(partition->second, schema.iceberg_schema));
+  for (size_t n = 0; n < changes.size(); ++n) {
+    const catalog::SchemaChange& c = changes[n];
+    using Op = catalog::SchemaChange::Op;
+    if (c.op != Op::kDropColumn && c.op != Op::kRenameColumn && c.op != Op::kWidenType) continue;
+    const iceberg::NestedField* field = schema.iceberg_schema.FindField(c.name);
+    if (field == nullptr) continue;
+    for (const auto& pf : spec.fields()) {
+      if (pf.source_id != field->id) continue;
+      const std::string what = c.op == Op::kDropColumn     ? "dropped (Iceberg does not drop a "
+                                                             "partition source column)"
+                               : c.op == Op::kRenameColumn ? "renamed (lake.partition names it)"
+                                                           : "widened (its partition values' "
+                                                             "type would change)";
+      return Status::Invalid("change " + std::to_string(n + 1) + ": column " + Quote(c.name) +
+                             " is the source of partition field " + Quote(pf.name) +
+                             " of the lake (lake.partition " + Quote(partition->second) +
+                             ") and cannot be " + what);
+    }
+  }
+  return Status::OK();
 }
 
 engine::BatchCheck MakeBatchCheck(const catalog::TableDescriptor& table) {

@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "oxbow/arrow/record_batch.h"
+#include "oxbow/catalog/descriptor.h"
 #include "oxbow/iceberg/manifest.h"
 #include "oxbow/iceberg/partition.h"
 #include "oxbow/iceberg/table.h"
@@ -46,6 +48,35 @@ struct LakeSchema {
 // `primary_key` become required and the Iceberg schema's identifier fields.
 Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema,
                                   const std::vector<std::string>& primary_key = {});
+
+// The lake form of `table`'s current schema version for a lake table whose current schema is
+// `lake` (null: a lake table about to be created) and whose last-column-id is `last_column_id`
+// (docs/lake.md, "Schema evolution"). The Iceberg schema's id is the table's schema_id. A lake
+// schema of id v holds the columns of the table's version v in order, so a column keeps its
+// Iceberg field id (matched through its Oxbow field id) across renames and widenings; a column
+// new to the lake takes ids above last_column_id, and the system columns keep theirs. Invalid
+// when the lake's schema is no version of the table, or a column's type changed in a way Iceberg
+// does not allow.
+// `extra` columns (the changelog lake table's _change_type) follow the table's, before the system
+// columns, and keep their ids like them.
+Result<LakeSchema> EvolvedLakeSchema(const catalog::TableDescriptor& table,
+                                     const iceberg::Schema* lake, int32_t last_column_id,
+                                     const std::vector<arrow::Field>& extra = {});
+
+// The Iceberg field id of each column of `table`'s current schema in the lake schema `lake`
+// (nullopt: a column the lake does not hold yet, read as null), found through the table's
+// version lake.schema_id(); NotFound when the table has no such version.
+Result<std::vector<std::optional<int32_t>>> LakeFieldIds(const catalog::TableDescriptor& table,
+                                                         const iceberg::Schema& lake);
+
+// `batch`, read from a lake data file of Arrow schema `file_schema` (whose fields carry
+// "PARQUET:field_id"), in the lake schema `schema`: columns matched by field id and cast (a
+// widened type), columns the file lacks null.
+Result<arrow::RecordBatchPtr> ToLakeSchema(const LakeSchema& schema,
+                                           const arrow::Schema& file_schema,
+                                           const arrow::RecordBatch& batch);
+// The field id of a lake file's field ("PARQUET:field_id"), if it has one.
+std::optional<int32_t> FieldIdOf(const arrow::Field& field);
 
 // Parses the table property lake.partition: "" (unpartitioned) or a comma-separated list of
 // transform(column), e.g. "bucket[16](id), day(ts)" or "identity(__bucket)".

@@ -669,5 +669,76 @@ TEST(LakeSchemaTest, PartitionSpecSyntax) {
   EXPECT_FALSE(internal::ParsePartitionSpec("day(nope)", schema.iceberg_schema).ok());
 }
 
+TEST(LakeSchemaTest, EvolvedSchemaKeepsFieldIdsAndNeverReusesThem) {
+  catalog::TableDescriptor table;
+  table.name = "ns.t";
+  table.schema = std::make_shared<const arrow::Schema>(
+      std::vector<arrow::Field>{{"id", DataType::Int64(), false},
+                                {"a", DataType::Int32()},
+                                {"c", DataType::String()},
+                                {"x", DataType::Int16()}});
+  table.ResetSchemaVersions();
+  auto v0 = internal::EvolvedLakeSchema(table, nullptr, 0);
+  ASSERT_TRUE(v0.ok()) << v0.status().ToString();
+  const iceberg::Schema& lake0 = v0->iceberg_schema;
+  EXPECT_EQ(lake0.schema_id(), 0);
+  EXPECT_EQ(lake0.FindField("__bucket")->id, 5);
+  // Rename c, widen a, drop x, add e first.
+  auto altered = catalog::ApplyAlter(
+      table, {{.op = catalog::SchemaChange::Op::kRenameColumn, .name = "c", .new_name = "c2"},
+              {.op = catalog::SchemaChange::Op::kWidenType, .name = "a", .type = DataType::Int64()},
+              {.op = catalog::SchemaChange::Op::kDropColumn, .name = "x"},
+              {.op = catalog::SchemaChange::Op::kAddColumn,
+               .name = "e",
+               .type = DataType::String(),
+               .first = true}});
+  ASSERT_TRUE(altered.ok()) << altered.status().ToString();
+  auto v1 = internal::EvolvedLakeSchema(*altered, &lake0, 7);
+  ASSERT_TRUE(v1.ok()) << v1.status().ToString();
+  const iceberg::Schema& lake1 = v1->iceberg_schema;
+  EXPECT_EQ(lake1.schema_id(), 1);
+  std::vector<std::pair<std::string, int32_t>> ids;
+  for (const auto& f : lake1.fields()) ids.emplace_back(f.name, f.id);
+  EXPECT_EQ(ids, (std::vector<std::pair<std::string, int32_t>>{{"e", 8},
+                                                               {"id", 1},
+                                                               {"a", 2},
+                                                               {"c2", 3},
+                                                               {"__bucket", 5},
+                                                               {"__offset", 6},
+                                                               {"__timestamp", 7}}));
+  EXPECT_EQ(lake1.FindField("a")->type, iceberg::Type::Long());
+  EXPECT_EQ(internal::FieldIdOf(v1->arrow_schema->field(0)), 8);
+  // The lake's ids of the current columns, seen from either schema.
+  auto from0 = internal::LakeFieldIds(*altered, lake0);
+  ASSERT_TRUE(from0.ok());
+  EXPECT_EQ(*from0, (std::vector<std::optional<int32_t>>{std::nullopt, 1, 2, 3}));
+  EXPECT_EQ(*internal::LakeFieldIds(*altered, lake1),
+            (std::vector<std::optional<int32_t>>{8, 1, 2, 3}));
+  // A lake schema that is no version of the table is refused.
+  const iceberg::Schema stranger(9, lake0.fields());
+  EXPECT_FALSE(internal::EvolvedLakeSchema(*altered, &stranger, 7).ok());
+
+  // A file of schema 0 read in schema 1: e null, c under c2, a widened.
+  arrow::Int64Builder id(DataType::Int64());
+  arrow::Int32Builder a(DataType::Int32());
+  arrow::BinaryBuilder c(DataType::String());
+  arrow::Int32Builder x(DataType::Int32());
+  arrow::Int32Builder bucket(DataType::Int32());
+  arrow::Int64Builder offset(DataType::Int64());
+  arrow::Int64Builder ts(v0->arrow_schema->field(6).type);
+  ASSERT_TRUE(id.Append(7).ok() && a.Append(-3).ok() && c.Append("v").ok() && x.Append(1).ok() &&
+              bucket.Append(0).ok() && offset.Append(0).ok() && ts.Append(0).ok());
+  auto old = arrow::RecordBatch::Make(v0->arrow_schema, 1,
+                                      {*id.Finish(), *a.Finish(), *c.Finish(), *x.Finish(),
+                                       *bucket.Finish(), *offset.Finish(), *ts.Finish()});
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  auto read = internal::ToLakeSchema(*v1, *v0->arrow_schema, **old);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_TRUE((*read)->column(0).IsNull(0));
+  EXPECT_EQ((*read)->column(1).Value<int64_t>(0), 7);
+  EXPECT_EQ((*read)->column(2).Value<int64_t>(0), -3);
+  EXPECT_EQ((*read)->column(3).GetView(0), "v");
+}
+
 }  // namespace
 }  // namespace oxbow::lake

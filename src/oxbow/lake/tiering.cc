@@ -145,6 +145,8 @@ class TableTiering {
   // after a commit whose outcome is unknown (the next round rebuilds it from the lake).
   std::optional<internal::KeyIndex> index;
   bool index_stale = false;
+  // This is the changelog lake table of another (its schema has _change_type).
+  bool changelog_table = false;
   // lake.changelog "true": the append-only lake table of the raw changelog (<name>$changelog),
   // tiered by this table's rounds on its own offsets. Its `work` is taken after this table's.
   std::unique_ptr<TableTiering> changelog;
@@ -335,7 +337,7 @@ std::string PartitionPathOf(const TableTiering& state, const std::string& path) 
   return dir.size() > data.size() + 1 ? dir.substr(data.size() + 1) : "";
 }
 
-// Every row group of a lake data file, its columns cast to the lake schema's types.
+// Every row group of a lake data file in the current lake schema (matched by field id).
 Result<std::vector<arrow::RecordBatchPtr>> ReadLakeFile(FileSystem* fs, const TableTiering& state,
                                                         const std::string& path) {
   ASSIGN_OR_RAISE(auto reader, parquet::FileReader::Open(*fs, iceberg::LocalPath(path)));
@@ -344,14 +346,7 @@ Result<std::vector<arrow::RecordBatchPtr>> ReadLakeFile(FileSystem* fs, const Ta
   std::vector<arrow::RecordBatchPtr> out;
   for (int g = 0; g < reader->num_row_groups(); ++g) {
     ASSIGN_OR_RAISE(auto b, reader->ReadRowGroup(g, all));
-    std::vector<arrow::Array> columns;
-    for (int c = 0; c < b->num_columns(); ++c) {
-      ASSIGN_OR_RAISE(auto cast,
-                      arrow::Cast(b->column(c), state.schema.arrow_schema->field(c).type));
-      columns.push_back(std::move(cast));
-    }
-    ASSIGN_OR_RAISE(auto batch, arrow::RecordBatch::Make(state.schema.arrow_schema, b->num_rows(),
-                                                         std::move(columns)));
+    ASSIGN_OR_RAISE(auto batch, internal::ToLakeSchema(state.schema, *reader->schema(), *b));
     out.push_back(std::move(batch));
   }
   return out;
@@ -712,8 +707,33 @@ Result<bool> TieringService::OpenLakeTable(TableTiering& state,
     }
   }
   bool created = false;
+  // The lake form of the table's current schema, with the lake's field ids (docs/lake.md,
+  // "Schema evolution").
+  auto follow_schema = [&](const iceberg::IcebergTable* lake) -> Status {
+    if (state.changelog_table) {
+      // The changelog lake table: the table's columns, _change_type, no identifier fields.
+      catalog::TableDescriptor columns = descriptor;
+      columns.primary_key.clear();
+      ASSIGN_OR_RAISE(
+          state.schema,
+          internal::EvolvedLakeSchema(
+              columns, lake ? &lake->schema() : nullptr, lake ? lake->metadata().last_column_id : 0,
+              {arrow::Field{internal::kChangeTypeColumn, arrow::DataType::String(), false, {}}}));
+    } else {
+      ASSIGN_OR_RAISE(state.schema,
+                      internal::EvolvedLakeSchema(descriptor, lake ? &lake->schema() : nullptr,
+                                                  lake ? lake->metadata().last_column_id : 0));
+    }
+    auto partition = descriptor.properties.find(kPartitionProperty);
+    ASSIGN_OR_RAISE(state.spec,
+                    internal::ParsePartitionSpec(
+                        partition == descriptor.properties.end() ? "" : partition->second,
+                        state.schema.iceberg_schema));
+    return Status::OK();
+  };
   if (loaded.ok()) {
     state.table = std::move(loaded).ValueOrDie();
+    RETURN_NOT_OK(follow_schema(state.table.get()));
     if (state.table->spec().fields() != state.spec.fields()) {
       // lake.partition changed while the lake was off (alter_table).
       return Status::Invalid(std::string(kPartitionProperty) +
@@ -721,8 +741,17 @@ Result<bool> TieringService::OpenLakeTable(TableTiering& state,
                              state.location + " (partition evolution is not supported yet)");
     }
     RETURN_NOT_OK(RemoveOrphanFiles(options_.fs.get(), *state.table));
+    // The table's columns changed since the lake last followed them: the new schema becomes
+    // current now, before any data file written in it (a no-op when it already is).
+    const int32_t lake_schema_id = state.table->schema().schema_id();
+    RETURN_NOT_OK(state.table->SetCurrentSchema(state.schema.iceberg_schema));
+    if (lake_schema_id != state.table->schema().schema_id()) {
+      spdlog::info("lake: '{}' now has schema {} (was {})", descriptor.name,
+                   state.table->schema().schema_id(), lake_schema_id);
+    }
   } else if (loaded.status().IsNotFound()) {
     RETURN_NOT_OK(options_.fs->RemoveAll(state.location));  // files never committed
+    RETURN_NOT_OK(follow_schema(nullptr));
     ASSIGN_OR_RAISE(state.table, iceberg::IcebergTable::Create(
                                      options_.fs, catalog_, lake_id, state.schema.iceberg_schema,
                                      state.spec, {{internal::kTableIdProperty, table_id}}));
@@ -738,14 +767,27 @@ Result<bool> TieringService::OpenLakeTable(TableTiering& state,
 Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
     const catalog::TableDescriptor& descriptor) {
   std::lock_guard<std::mutex> creating(init_mu_);  // one thread creates a table's state
+  std::shared_ptr<TableTiering> stale;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (dropped_ids_.count(descriptor.table_id)) {
       return Status::NotFound("table '" + descriptor.name + "' was dropped");
     }
     auto it = tables_.find(descriptor.name);
-    if (it != tables_.end() && it->second->descriptor.table_id == descriptor.table_id) {
+    if (it != tables_.end() && it->second->descriptor.table_id == descriptor.table_id &&
+        it->second->descriptor.schema_id >= descriptor.schema_id) {
       return it->second;
+    }
+    if (it != tables_.end() && it->second->descriptor.table_id == descriptor.table_id) {
+      stale = it->second;  // built from a descriptor read before an alter
+    }
+  }
+  if (stale) {
+    std::lock_guard<std::mutex> work(stale->work);
+    stale->dropped = true;
+    if (stale->changelog) {
+      std::lock_guard<std::mutex> changelog_work(stale->changelog->work);
+      stale->changelog->dropped = true;
     }
   }
   auto state = std::make_shared<TableTiering>();
@@ -771,6 +813,7 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
       auto changelog = std::make_unique<TableTiering>();
       changelog->descriptor = descriptor;
       changelog->descriptor.name += kChangelogSuffix;
+      changelog->changelog_table = true;
       changelog->schema = std::move(*form.changelog_schema);
       changelog->spec = std::move(form.changelog_spec);
       changelog->freshness_ms = state->freshness_ms;
@@ -997,14 +1040,8 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
         for (size_t c = 0; c < all.size(); ++c) all[c] = static_cast<int>(c);
         for (int g = 0; g < reader->num_row_groups(); ++g) {
           ASSIGN_OR_RAISE(auto b, reader->ReadRowGroup(g, all));
-          std::vector<arrow::Array> columns;
-          for (int c = 0; c < b->num_columns(); ++c) {
-            ASSIGN_OR_RAISE(auto cast,
-                            arrow::Cast(b->column(c), s.schema.arrow_schema->field(c).type));
-            columns.push_back(std::move(cast));
-          }
-          ASSIGN_OR_RAISE(auto batch, arrow::RecordBatch::Make(s.schema.arrow_schema, b->num_rows(),
-                                                               std::move(columns)));
+          // Files of earlier schemas are rewritten in the current one (matched by field id).
+          ASSIGN_OR_RAISE(auto batch, internal::ToLakeSchema(s.schema, *reader->schema(), *b));
           if (writer && rows_out + batch->num_rows() > rows_per_file) {
             ASSIGN_OR_RAISE(auto file, FinishDataFile(s, writer.get(), written, partition));
             added.push_back(std::move(file));
@@ -1593,6 +1630,11 @@ Status TieringService::Round(TableTiering& s) {
   }
   HoldTimer held(s, "a round");
   if (s.dropped) return Status::OK();
+  {
+    // A state built from a descriptor read before an alter: the next StateFor replaces it.
+    auto current = engine_->DescribeTable(s.descriptor.name);
+    if (current.ok() && current->table.schema_id != s.descriptor.schema_id) return Status::OK();
+  }
   const std::string previous = s.Error();
   const int64_t version = s.table->version();
   const auto started = Clock::now();
@@ -1669,27 +1711,29 @@ Result<LakeTableStatus> TieringService::Describe(const std::string& table) {
   return out;
 }
 
-Status TieringService::AlterTable(const catalog::TableDescriptor& table) {
+Result<catalog::TableDescriptor> TieringService::AlterTable(
+    const std::string& name, const std::function<Result<catalog::TableDescriptor>()>& alter) {
   std::lock_guard<std::mutex> creating(init_mu_);  // no state is being created meanwhile
   std::shared_ptr<TableTiering> state;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = tables_.find(table.name);
-    if (it == tables_.end() || it->second->descriptor.table_id != table.table_id) {
-      return Status::OK();
-    }
-    state = it->second;
-    tables_.erase(it);
+    auto it = tables_.find(name);
+    if (it != tables_.end()) state = it->second;
   }
-  // The old state retires once its round in progress ends; the next StateFor builds the new one
-  // from the altered descriptor (freshness, partitioning, enabled), loading the same lake table.
+  if (!state) return alter();
+  // Waits for a round in progress; none starts until the engine's change is done.
   std::lock_guard<std::mutex> work(state->work);
+  std::unique_lock<std::mutex> changelog_work;
+  if (state->changelog) changelog_work = std::unique_lock<std::mutex>(state->changelog->work);
+  ASSIGN_OR_RAISE(auto altered, alter());
+  // The old state retires; the next StateFor builds the new one from the altered descriptor
+  // (freshness, partitioning, enabled, columns), loading the same lake table.
   state->dropped = true;
-  if (state->changelog) {
-    std::lock_guard<std::mutex> changelog_work(state->changelog->work);
-    state->changelog->dropped = true;
-  }
-  return Status::OK();
+  if (state->changelog) state->changelog->dropped = true;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tables_.find(name);
+  if (it != tables_.end() && it->second == state) tables_.erase(it);
+  return altered;
 }
 
 Status TieringService::DropTable(const catalog::TableDescriptor& table) {

@@ -83,17 +83,7 @@ Result<catalog::TableDescriptor> Node::AlterTable(const catalog::AlterTableReque
   ASSIGN_OR_RAISE(auto status, engine_->DescribeTable(request.table));
   const catalog::TableDescriptor& before = status.table;
   ASSIGN_OR_RAISE(auto after, catalog::ApplyAlter(before, request.changes));
-  if (after.schema_id != before.schema_id &&
-      (lake::IsLakeEnabled(before) || lake::IsLakeEnabled(after))) {
-    return Status::Invalid("table " + Quote(before.name) +
-                           " is in the lake: column changes of lake tables are not supported "
-                           "yet (set lake.enabled to \"false\" first)");
-  }
-  if (after.schema_id != 0 && !lake::IsLakeEnabled(before) && lake::IsLakeEnabled(after)) {
-    return Status::Invalid("table " + Quote(before.name) +
-                           " has had column changes: its lake cannot be turned on (Iceberg "
-                           "schema evolution is not supported yet)");
-  }
+  RETURN_NOT_OK(lake::CheckLakeAlter(before, after, request.changes));
   auto partition = [](const catalog::TableDescriptor& t) {
     auto it = t.properties.find(lake::kPartitionProperty);
     return it == t.properties.end() ? std::string() : it->second;
@@ -105,9 +95,7 @@ Result<catalog::TableDescriptor> Node::AlterTable(const catalog::AlterTableReque
                            "supported yet)");
   }
   RETURN_NOT_OK(lake::CheckTableIsTierable(after));
-  ASSIGN_OR_RAISE(auto altered, engine_->AlterTable(before, after));
-  RETURN_NOT_OK(tiering_->AlterTable(altered));
-  return altered;
+  return tiering_->AlterTable(before.name, [&] { return engine_->AlterTable(before, after); });
 }
 
 std::vector<catalog::TableDescriptor> Node::ListTables() const { return engine_->ListTables(); }

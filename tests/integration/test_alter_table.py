@@ -365,10 +365,20 @@ def test_primary_key_tables_refuse_key_and_positional_changes(server):
         alter(server, table,
               {"op": "set_properties", "properties": {"changelog.compression": "rar"}})
     alter(server, table, {"op": "set_properties", "properties": {"changelog.image": "none"}},
-          {"op": "rename_column", "name": "s", "new_name": "label"})
+          {"op": "rename_column", "name": "s", "new_name": "label"},
+          {"op": "set_column_doc", "name": "id", "doc": "the key"})
     d = server.action("describe_table", {"table": table})
     assert d["properties"]["changelog.image"] == "none"
     assert [f["name"] for f in d["schema"]["fields"]] == ["id", "tag", "v", "label", "flag", "ver"]
+    assert d["schema"]["fields"][0]["doc"] == "the key"
+    # Lookups, snapshots and the changelog carry the doc in their Arrow schemas.
+    put(server, table=table, batch=pa.RecordBatch.from_pylist(
+        [{"id": 1, "tag": "a", "v": 1, "label": "x", "flag": True, "ver": 1}],
+        schema=PK_SCHEMA.set(3, pa.field("label", pa.string()))))
+    for ticket in ({"table": table, "lookup": {"id": [1], "tag": ["a"]}},
+                   {"table": table, "snapshot": True}, {"table": table}):
+        got = server.client.do_get(fl.Ticket(json.dumps(ticket).encode())).read_all()
+        assert got.num_rows == 1 and field_docs(got.schema)["id"] == "the key", ticket
 
 
 def test_cli_table_alter(server, oxbow):

@@ -48,7 +48,7 @@ struct TableDescriptor {
   Result<SchemaVersion> SchemaById(int32_t id) const;
 };
 
-// A column's doc (docs/api.md#column-docs) is the field metadata entry under this key, as
+// A column's doc (docs/api.md#alter_table) is the field metadata entry under this key, as
 // pyiceberg's Arrow schemas carry an Iceberg field's doc; the JSON forms show it as the field's
 // "doc". Each schema version keeps its own docs.
 inline constexpr char kFieldDocKey[] = "doc";

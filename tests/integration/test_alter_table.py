@@ -37,10 +37,12 @@ def alter(server, table, *changes):
     return server.action("alter_table", {"table": table, "changes": list(changes)})
 
 
-def read(server, table, columns=None) -> pa.Table:
+def read(server, table, columns=None, schema_id=None) -> pa.Table:
     ticket = {"table": table}
     if columns is not None:
         ticket["columns"] = columns
+    if schema_id is not None:
+        ticket["schema_id"] = schema_id
     reader = server.client.do_get(fl.Ticket(json.dumps(ticket).encode()))
     return reader.read_all()
 
@@ -78,6 +80,16 @@ class Model:
         data = {n: pa.array([r.get(fid) for r in self.rows], type=t)
                 for fid, n, t, _ in self.columns}
         return pa.table(data, schema=self.schema())
+
+    def expected_in_version(self, schema_id: int) -> pa.Table:
+        """Every row in version `schema_id` (a read with "schema_id"): its columns by field id,
+        nullable unless every version has the column and requires it."""
+        columns = self.versions[schema_id]
+        required = {fid for fid, *_ in columns
+                    if all(any(c[0] == fid and not c[3] for c in v) for v in self.versions)}
+        schema = pa.schema([pa.field(n, t, nullable=fid not in required) for fid, n, t, _ in columns])
+        return pa.table({n: pa.array([r.get(fid) for r in self.rows], type=t)
+                         for fid, n, t, _ in columns}, schema=schema)
 
     def apply(self, change: dict) -> None:
         op = change["op"]
@@ -200,8 +212,7 @@ def test_random_alters_and_writes_match_the_model(server, seed):
         batch = pa.RecordBatch.from_pydict(
             {n: [r[fid] for r in rows] for fid, n, _, _ in columns}, schema=model.schema(columns))
         put(server, batch)
-        current_ids = {c[0] for c in model.columns}
-        model.rows += [{fid: v for fid, v in r.items() if fid in current_ids} for r in rows]
+        model.rows += rows  # by field id: a read of any version picks its columns
         if step == 7:
             server.restart()
         got = read(server, table)
@@ -213,6 +224,13 @@ def test_random_alters_and_writes_match_the_model(server, seed):
     rng.shuffle(names)
     picked = names[:2]
     assert read(server, table, picked).equals(model.expected().select(picked))
+    # Every batch read in every earlier version, whole and projected.
+    for schema_id in range(len(model.versions)):
+        want = model.expected_in_version(schema_id)
+        got = read(server, table, schema_id=schema_id)
+        assert got.equals(want), f"version {schema_id}:\n{got}\nexpected\n{want}"
+        assert read(server, table, want.column_names[::-1], schema_id).equals(
+            want.select(want.column_names[::-1]))
     server.action("drop_table", {"table": table})
 
 
@@ -358,10 +376,20 @@ def test_primary_key_tables_refuse_key_and_positional_changes(server):
         alter(server, table,
               {"op": "set_properties", "properties": {"changelog.compression": "rar"}})
     alter(server, table, {"op": "set_properties", "properties": {"changelog.image": "none"}},
-          {"op": "rename_column", "name": "s", "new_name": "label"})
+          {"op": "rename_column", "name": "s", "new_name": "label"},
+          {"op": "set_column_doc", "name": "id", "doc": "the key"})
     d = server.action("describe_table", {"table": table})
     assert d["properties"]["changelog.image"] == "none"
     assert [f["name"] for f in d["schema"]["fields"]] == ["id", "tag", "v", "label", "flag", "ver"]
+    assert d["schema"]["fields"][0]["doc"] == "the key"
+    # Lookups, snapshots and the changelog carry the doc in their Arrow schemas.
+    put(server, table=table, batch=pa.RecordBatch.from_pylist(
+        [{"id": 1, "tag": "a", "v": 1, "label": "x", "flag": True, "ver": 1}],
+        schema=PK_SCHEMA.set(3, pa.field("label", pa.string()))))
+    for ticket in ({"table": table, "lookup": {"id": [1], "tag": ["a"]}},
+                   {"table": table, "snapshot": True}, {"table": table}):
+        got = server.client.do_get(fl.Ticket(json.dumps(ticket).encode())).read_all()
+        assert got.num_rows == 1 and field_docs(got.schema)["id"] == "the key", ticket
 
 
 def test_cli_table_alter(server, oxbow):
@@ -427,3 +455,191 @@ def test_kafka_fetch_serves_earlier_rows_in_the_current_schema(server):
           {"op": "drop_column", "name": "d"})
     records = [json.loads(m.value()) for m in consume_assigned(server, "evo.kjson", 1, 1)]
     assert records == [{"id": 1, "m": 7, "note": None}]
+
+
+def field_docs(schema: pa.Schema) -> dict:
+    return {f.name: (f.metadata or {}).get(b"doc", b"").decode() or None for f in schema}
+
+
+def test_column_docs_in_describe_and_arrow_field_metadata(server, oxbow):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False),
+                        pa.field("amount", pa.int32(), metadata={"doc": "in cents"})])
+    body = schema_json(schema)
+    body["fields"][0]["doc"] = "the order id"
+    try:
+        server.action("drop_table", {"table": "evo.docs"})
+    except pa.ArrowException:
+        pass
+    server.action("create_table", {"table": "evo.docs", "schema": body,
+                                   "properties": {"lake.enabled": "false"}})
+    d = server.action("describe_table", {"table": "evo.docs"})
+    assert [f.get("doc") for f in d["schema"]["fields"]] == ["the order id", "in cents"]
+    assert "metadata" not in d["schema"]["fields"][1]
+    put(server, pa.RecordBatch.from_pydict({"id": [1], "amount": [5]}, schema=schema), "evo.docs")
+    reply = alter(server, "evo.docs", {"op": "set_column_doc", "name": "amount", "doc": "in euros"},
+                  {"op": "set_column_doc", "name": "id", "doc": None},
+                  {"op": "add_column", "name": "note", "type": "string", "doc": "free text"})
+    assert reply["schema_id"] == 1
+    want = {"id": None, "amount": "in euros", "note": "free text"}
+    assert [f.get("doc") for f in reply["schema"]["fields"]] == list(want.values())
+    # Arrow schemas carry each doc as field metadata "doc" (as pyiceberg's do): DoGet,
+    # GetSchema, GetFlightInfo; a read in version 0 has version 0's docs.
+    got = read(server, "evo.docs")
+    assert field_docs(got.schema) == want
+    assert got.to_pylist() == [{"id": 1, "amount": 5, "note": None}]
+    descriptor = fl.FlightDescriptor.for_path("evo", "docs")
+    assert field_docs(server.client.get_schema(descriptor).schema) == want
+    assert field_docs(server.client.get_flight_info(descriptor).schema) == want
+    assert field_docs(read(server, "evo.docs", ["note"]).schema) == {"note": "free text"}
+    assert field_docs(read(server, "evo.docs", schema_id=0).schema) == {
+        "id": "the order id", "amount": "in cents"}
+    # A writer's field metadata is ignored: a schema without docs writes.
+    plain = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("amount", pa.int32()),
+                       pa.field("note", pa.string())])
+    put(server, pa.RecordBatch.from_pydict({"id": [2], "amount": [6], "note": ["x"]}, schema=plain),
+        "evo.docs")
+    # The CLI sets and removes docs and shows them.
+    port = f"127.0.0.1:{server.port}"
+    out = oxbow.ok("table", "alter", "evo.docs", "--doc", "note=what the buyer wrote = free",
+                   "--remove-doc", "amount", "--server", port)
+    assert "schema version 2" in out.stdout.decode()
+    d = server.action("describe_table", {"table": "evo.docs"})
+    assert [f.get("doc") for f in d["schema"]["fields"]] == [None, None, "what the buyer wrote = free"]
+    shown = oxbow.ok("table", "describe", "evo.docs", "--server", port).stdout.decode()
+    assert "note: string  -- what the buyer wrote = free" in shown
+    server.restart()
+    assert field_docs(read(server, "evo.docs", schema_id=1).schema) == want
+    with expect_error("INVALID_ARGUMENT", "set_column_doc needs \"doc\""):
+        alter(server, "evo.docs", {"op": "set_column_doc", "name": "note"})
+    server.action("drop_table", {"table": "evo.docs"})
+
+
+def test_reading_in_an_earlier_version(server):
+    """A column dropped since is null in batches written after the drop, one renamed comes
+    under its old name, one widened since is narrowed back (a value that does not fit fails the
+    read naming the column's batch); an unknown version is INVALID_ARGUMENT."""
+    fresh(server, "evo.asof")
+    v0 = pa.RecordBatch.from_pydict({"id": [1], "d": [None], "n": [10]}, schema=SIMPLE)
+    put(server, v0, "evo.asof")
+    alter(server, "evo.asof", {"op": "drop_column", "name": "d"},
+          {"op": "rename_column", "name": "n", "new_name": "count"},
+          {"op": "widen_type", "name": "count", "type": "int64"},
+          {"op": "add_column", "name": "note", "type": "string"})
+    v1 = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("count", pa.int64()),
+                    pa.field("note", pa.string())])
+    put(server, pa.RecordBatch.from_pydict({"id": [2], "count": [20], "note": ["b"]}, schema=v1),
+        "evo.asof")
+    as_v0 = read(server, "evo.asof", schema_id=0)
+    assert as_v0.schema == SIMPLE
+    assert as_v0.to_pylist() == [{"id": 1, "d": None, "n": 10}, {"id": 2, "d": None, "n": 20}]
+    assert read(server, "evo.asof", ["n"], schema_id=0).to_pylist() == [{"n": 10}, {"n": 20}]
+    assert read(server, "evo.asof", schema_id=1).to_pylist() == [
+        {"id": 1, "count": 10, "note": None}, {"id": 2, "count": 20, "note": "b"}]
+    # A follow read in version 0 gets new batches converted too.
+    follow = server.new_client().do_get(fl.Ticket(json.dumps(
+        {"table": "evo.asof", "schema_id": 0, "from": 2, "follow": True}).encode()))
+    put(server, pa.RecordBatch.from_pydict({"id": [3], "count": [2**40], "note": [None]},
+                                           schema=v1), "evo.asof")
+    with expect_error("INVALID_ARGUMENT", "batch at offset 2 (schema version 1)",
+                      "value 1099511627776 of int64 does not fit int32"):
+        follow.read_chunk()
+    with expect_error("INVALID_ARGUMENT", "table 'evo.asof' has no schema version 5",
+                      "its versions: 0, 1"):
+        read(server, "evo.asof", schema_id=5)
+    with expect_error("INVALID_ARGUMENT", "unknown column 'count'"):
+        read(server, "evo.asof", ["count"], schema_id=0)
+    with expect_error("INVALID_ARGUMENT", "\"schema_id\" must be an integer"):
+        read(server, "evo.asof", schema_id="1")
+
+
+def test_concurrent_writers_see_one_schema_per_batch(server):
+    """Writers putting batches while another thread alters the table: every batch read back is
+    wholly in the version its writer used (the version it stamped in every row), none is lost."""
+    import threading
+
+    table = "evo.race"
+    start = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("ver", pa.int64()),
+                       pa.field("payload", pa.int32())])
+    fresh(server, table, start)
+    stop = threading.Event()
+    acked = []
+    errors = []
+
+    def arrow_schema(d):
+        return pa.schema([pa.field(f["name"], pa.type_for_alias(f["type"]),
+                                   nullable=f["nullable"]) for f in d["schema"]["fields"]])
+
+    def writer(worker):
+        client = server.new_client()
+        n = 0
+        while not stop.is_set():
+            d = json.loads(b"".join(r.body.to_pybytes() for r in client.do_action(
+                fl.Action("describe_table", json.dumps({"table": table}).encode()))))
+            schema = arrow_schema(d)
+            w, acks = client.do_put(fl.FlightDescriptor.for_path("evo", "race"), schema)
+            try:
+                while not stop.is_set():
+                    rows = 3
+                    data = {}
+                    for f in schema:
+                        if f.name == "id":
+                            data["id"] = [worker * 10**6 + n * 10 + i for i in range(rows)]
+                        elif f.name == "ver":
+                            data["ver"] = [d["schema_id"]] * rows
+                        elif pa.types.is_integer(f.type):
+                            data[f.name] = [n] * rows
+                        else:
+                            data[f.name] = [f.name] * rows
+                    w.write_batch(pa.RecordBatch.from_pydict(data, schema=schema))
+                    if acks.read() is None:  # the stream ended: its error comes with close()
+                        w.close()
+                    acked.extend(data["id"])
+                    n += 1
+                w.done_writing()
+                w.close()
+            except pa.ArrowException as e:
+                try:
+                    w.close()
+                except pa.ArrowException:
+                    pass
+                if "was altered or dropped after this stream started" not in str(e):
+                    errors.append(str(e))
+                    return
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    added = []  # (column, the version that added it)
+    changes = [{"op": "add_column", "name": "a1", "type": "string"},
+               {"op": "rename_column", "name": "payload", "new_name": "p1"},
+               {"op": "widen_type", "name": "p1", "type": "int64"},
+               {"op": "add_column", "name": "a2", "type": "int32", "after": "id"},
+               {"op": "add_column", "name": "a3", "type": "string"}]
+    try:
+        for change in changes:
+            time.sleep(0.15)
+            reply = alter(server, table, change)
+            if change["op"] == "add_column":
+                added.append((change["name"], reply["schema_id"]))
+        time.sleep(0.15)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=30)
+    assert not errors, errors
+    reader = server.client.do_get(fl.Ticket(json.dumps({"table": table}).encode()))
+    seen = []
+    versions = set()
+    for chunk in reader:
+        rows = chunk.data.to_pylist()
+        ver = {r["ver"] for r in rows}
+        assert len(ver) == 1, rows  # one version per batch
+        v = ver.pop()
+        versions.add(v)
+        for column, since in added:  # a column is there exactly when the batch's version has it
+            assert all((r[column] is None) == (v < since) for r in rows), (column, since, rows)
+        assert len({r["p1"] for r in rows}) == 1
+        seen += [r["id"] for r in rows]
+    # Every acknowledged row is there once (a batch cut off by an alter may be there unacked).
+    assert len(seen) == len(set(seen)) and set(acked) <= set(seen) and acked
+    assert len(versions) >= 3, versions  # the writers did cross alters

@@ -198,6 +198,10 @@ def table_calls(server, root):
         list(client.do_action(fl.Action("drop_table", json.dumps({"table": "m.victim"}).encode()),
                               options=options))
 
+    def alter(client, options):
+        list(client.do_action(fl.Action("alter_table", json.dumps({"table": "m.log", "changes": [
+            {"op": "set_properties", "properties": {"owner": "ops"}}]}).encode()), options=options))
+
     def describe(client, options):
         list(client.do_action(fl.Action("describe_table", json.dumps({"table": "m.log"}).encode()),
                               options=options))
@@ -216,6 +220,7 @@ def table_calls(server, root):
         ("DoPut delete", "write", lambda cl, o: write_to(cl, cmd("m.pk", "delete"), KEYS, pa.record_batch([pa.array([2], pa.int64())], schema=KEYS), o)),
         ("create_table", "admin", create),
         ("drop_table", "admin", drop),
+        ("alter_table", "admin", alter),
     ]
 
 

@@ -1,5 +1,6 @@
 #include "oxbow/arrow/compute.h"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -106,10 +107,46 @@ Result<Array> Narrow(const Array& column, const DataType& to) {
   return Array::Make(to, n, {std::move(validity), std::move(values)}, column.null_count());
 }
 
-// Whether `from` (int32 or int64) narrows to `to`.
+// double back to float: values round to the nearest float; a finite one beyond float's range is
+// refused.
+Result<Array> NarrowDouble(const Array& column, const DataType& to) {
+  const int64_t n = column.length();
+  ASSIGN_OR_RAISE(auto values, MutableBuffer::Allocate(n * 4));
+  auto* dst = reinterpret_cast<float*>(values->mutable_data());
+  const double* src = column.values<double>();
+  constexpr double kMax = std::numeric_limits<float>::max();
+  for (int64_t i = 0; i < n; ++i) {
+    if (column.IsValid(i) && std::isfinite(src[i]) && (src[i] > kMax || src[i] < -kMax)) {
+      return Status::Invalid("value " + std::to_string(src[i]) + " of double does not fit float");
+    }
+    dst[i] = static_cast<float>(src[i]);
+  }
+  ASSIGN_OR_RAISE(auto validity, ValidityFromZero(column));
+  return Array::Make(to, n, {std::move(validity), std::move(values)}, column.null_count());
+}
+
+// A decimal128 back to a smaller precision (same scale): the same 16-byte values, each checked
+// to have at most the smaller precision's digits.
+Result<Array> NarrowDecimal(const Array& column, const DataType& to) {
+  __int128 limit = 1;
+  for (int32_t i = 0; i < to.precision(); ++i) limit *= 10;
+  for (int64_t i = 0; i < column.length(); ++i) {
+    if (!column.IsValid(i)) continue;
+    const __int128 v = column.Value<__int128>(i);
+    if (v >= limit || v <= -limit) {
+      return Status::Invalid("a value of " + column.type().ToString() + " at row " +
+                             std::to_string(i) + " does not fit " + to.ToString());
+    }
+  }
+  return Array::Make(to, column.length(), column.data()->buffers, column.null_count(),
+                     column.offset());
+}
+
+// Whether `from` (int16, int32 or int64) narrows to `to`.
 bool IsNarrowing(TypeId from, TypeId to) {
   const bool small =
       to == TypeId::kInt8 || to == TypeId::kInt16 || to == TypeId::kUInt8 || to == TypeId::kUInt16;
+  if (from == TypeId::kInt16) return to == TypeId::kInt8;
   if (from == TypeId::kInt32) return small;
   return from == TypeId::kInt64 && (small || to == TypeId::kInt32 || to == TypeId::kUInt32);
 }
@@ -244,7 +281,15 @@ Result<Array> Cast(const Array& column, const DataType& to) {
     return Array::Make(to, column.length(), column.data()->buffers, column.null_count(),
                        column.offset());
   }
+  if (from.id() == TypeId::kDecimal128 && to.id() == TypeId::kDecimal128 &&
+      from.scale() == to.scale()) {
+    return NarrowDecimal(column, to);
+  }
+  if (from.id() == TypeId::kFloat64 && to.id() == TypeId::kFloat32) {
+    return NarrowDouble(column, to);
+  }
   if (IsNarrowing(from.id(), to.id())) {
+    if (from.id() == TypeId::kInt16) return Narrow<int16_t, int8_t>(column, to);
     return from.id() == TypeId::kInt32 ? NarrowFrom<int32_t>(column, to)
                                        : NarrowFrom<int64_t>(column, to);
   }

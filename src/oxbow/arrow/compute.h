@@ -20,7 +20,10 @@ Result<RecordBatchPtr> TakeRows(const RecordBatch& batch, const std::vector<int3
 // refusing a value that does not fit with Invalid; timestamps between units (to a coarser unit
 // rounds toward negative infinity) and time zones (the instant is kept). Anything else is
 // NotImplemented naming both types. Also the widenings of schema evolution: int8 -> int16,
-// float -> double, decimal128 to a larger precision with the same scale.
+// float -> double, decimal128 to a larger precision with the same scale; and back (a read in an
+// earlier schema version): int16 -> int8 and decimal128 to a smaller precision refusing a value
+// that does not fit, double -> float rounding to the nearest float (a finite value beyond
+// float's range is refused).
 Result<Array> Cast(const Array& column, const DataType& to);
 
 // An array of `length` nulls of `type` (nested types too: empty lists, structs of nulls).

@@ -128,6 +128,36 @@ TEST(CastTest, SchemaEvolutionWidenings) {
   EXPECT_EQ(Cast(dec, DataType::Decimal128(20, 3)).status().code(), StatusCode::kNotImplemented);
 }
 
+TEST(CastTest, SchemaEvolutionNarrowingsBack) {
+  NumericBuilder<int16_t> i16(DataType::Int16());
+  ASSERT_TRUE(i16.Append(-128).ok() && i16.AppendNull().ok() && i16.Append(300).ok());
+  Array shorts = i16.Finish().ValueOrDie();
+  Array i8 = Cast(shorts.Slice(0, 2), DataType::Int8()).ValueOrDie();
+  EXPECT_EQ(i8.Value<int8_t>(0), -128);
+  EXPECT_TRUE(i8.IsNull(1));
+  EXPECT_EQ(Cast(shorts, DataType::Int8()).status().message(),
+            "value 300 of int16 does not fit int8");
+
+  NumericBuilder<double> d(DataType::Float64());
+  ASSERT_TRUE(d.Append(0.1).ok() && d.AppendNull().ok() && d.Append(1e300).ok());
+  Array doubles = d.Finish().ValueOrDie();
+  Array floats = Cast(doubles.Slice(0, 2), DataType::Float32()).ValueOrDie();
+  EXPECT_EQ(floats.type(), DataType::Float32());
+  EXPECT_EQ(floats.Value<float>(0), 0.1f);
+  EXPECT_TRUE(floats.IsNull(1));
+  EXPECT_TRUE(Cast(doubles, DataType::Float32()).status().IsInvalid());
+
+  FixedSizeBinaryBuilder dec(DataType::Decimal128(12, 2));
+  ASSERT_TRUE(dec.AppendDecimal(-999).ok() && dec.AppendNull().ok() &&
+              dec.AppendDecimal(1000).ok());
+  Array wide = dec.Finish().ValueOrDie();
+  Array narrow = Cast(wide.Slice(0, 2), DataType::Decimal128(3, 2)).ValueOrDie();
+  EXPECT_EQ(narrow.type(), DataType::Decimal128(3, 2));
+  EXPECT_EQ(narrow.Value<__int128>(0), -999);
+  EXPECT_EQ(Cast(wide, DataType::Decimal128(3, 2)).status().message(),
+            "a value of decimal128(12, 2) at row 2 does not fit decimal128(3, 2)");
+}
+
 TEST(MakeNullArrayTest, EveryKindOfType) {
   for (const char* name : {"bool", "int8", "int64", "double", "string", "binary", "date32[day]",
                            "timestamp[us, tz=UTC]", "decimal128(10, 2)", "fixed_size_binary[3]",

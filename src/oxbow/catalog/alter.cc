@@ -16,6 +16,13 @@ Result<std::string> StringMember(const json& j, const char* key, const std::stri
   return j[key].get<std::string>();
 }
 
+// "doc": a string, or null (none).
+Result<std::optional<std::string>> DocMember(const json& j, const std::string& op) {
+  if (!j.contains("doc") || j["doc"].is_null()) return std::optional<std::string>();
+  if (!j["doc"].is_string()) return Status::Invalid(op + " \"doc\" must be a string or null");
+  return std::optional<std::string>(j["doc"].get<std::string>());
+}
+
 Result<SchemaChange> ParseChange(const json& j) {
   if (!j.is_object() || !j.contains("op") || !j["op"].is_string()) {
     return Status::Invalid("every change needs a string \"op\"");
@@ -56,6 +63,7 @@ Result<SchemaChange> ParseChange(const json& j) {
       if (c.first && !c.after.empty()) {
         return Status::Invalid("add_column takes \"first\" or \"after\", not both");
       }
+      ASSIGN_OR_RAISE(c.doc, DocMember(j, op));
       if (j.contains("nullable") && !(j["nullable"].is_boolean() && j["nullable"].get<bool>())) {
         return Status::Invalid("add_column " + Quote(c.name) +
                                ": a new column must be nullable (rows written before it have no "
@@ -69,10 +77,16 @@ Result<SchemaChange> ParseChange(const json& j) {
     ASSIGN_OR_RAISE(c.new_name, StringMember(j, "new_name", op));
   } else if (op == "make_optional") {
     c.op = SchemaChange::Op::kMakeOptional;
+  } else if (op == "set_column_doc") {
+    c.op = SchemaChange::Op::kSetColumnDoc;
+    if (!j.contains("doc")) {
+      return Status::Invalid("set_column_doc needs \"doc\" (a string, or null to remove it)");
+    }
+    ASSIGN_OR_RAISE(c.doc, DocMember(j, op));
   } else {
     return Status::Invalid("unknown op " + Quote(op) +
                            " (known: add_column, drop_column, rename_column, widen_type, "
-                           "make_optional, set_properties)");
+                           "make_optional, set_column_doc, set_properties)");
   }
   return c;
 }
@@ -160,6 +174,7 @@ Result<TableDescriptor> ApplyAlter(const TableDescriptor& table,
       if (i >= 0) return refuse("column " + Quote(c.name) + " already exists");
       RETURN_NOT_OK(c.type.Validate());
       arrow::Field f{c.name, c.type, true, {}};
+      SetFieldDoc(&f, c.doc);
       int at = static_cast<int>(cols.fields.size());
       if (c.first) at = 0;
       if (!c.after.empty()) {
@@ -212,11 +227,19 @@ Result<TableDescriptor> ApplyAlter(const TableDescriptor& table,
         }
         cols.fields[i].nullable = true;
         break;
+      case SchemaChange::Op::kSetColumnDoc: SetFieldDoc(&cols.fields[i], c.doc); break;
       default: break;
     }
     schema_changed = true;
   }
-  if (!schema_changed) return next;
+  auto unchanged = [&] {
+    if (cols.ids != table.field_ids) return false;
+    for (size_t i = 0; i < cols.fields.size(); ++i) {
+      if (!cols.fields[i].Equals(table.schema->field(static_cast<int>(i)), true)) return false;
+    }
+    return true;
+  };
+  if (!schema_changed || unchanged()) return next;
   auto schema = std::make_shared<const arrow::Schema>(cols.fields, table.schema->metadata());
   RETURN_NOT_OK(schema->Validate());
   int32_t max_id = next.schema_id;

@@ -181,8 +181,50 @@ TEST(AlterTest, RefusalsNameTheRule) {
             "change 1: rename to 'price': that column already exists");
   EXPECT_EQ(message(R"j([{"op":"retype","name":"ts"}])j"),
             "change 1: unknown op 'retype' (known: add_column, drop_column, rename_column, "
-            "widen_type, make_optional, set_properties)");
+            "widen_type, make_optional, set_column_doc, set_properties)");
+  EXPECT_EQ(message(R"j([{"op":"set_column_doc","name":"ts"}])j"),
+            "change 1: set_column_doc needs \"doc\" (a string, or null to remove it)");
+  EXPECT_EQ(message(R"j([{"op":"set_column_doc","name":"ts","doc":7}])j"),
+            "change 1: set_column_doc \"doc\" must be a string or null");
   EXPECT_EQ(message("[]"), "\"changes\" must be a non-empty list");
+}
+
+TEST(AlterTest, ColumnDocsAreFieldMetadataKeptPerVersion) {
+  auto created = ParseCreateTable(R"j({"table":"ns.t","schema":{"fields":[
+      {"name":"id","type":"int64","nullable":false,"doc":"the order id"},
+      {"name":"price","type":"int32","metadata":{"k":"v"}}]}})j");
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  TableDescriptor t = created->table;
+  EXPECT_EQ(FieldDoc(t.schema->field(0)), "the order id");
+  EXPECT_EQ(arrow::FindMetadata(t.schema->field(0).metadata, "doc"), "the order id");
+  EXPECT_FALSE(FieldDoc(t.schema->field(1)));
+  // The JSON form shows the doc as "doc", apart from the other metadata.
+  EXPECT_NE(DescriptorToJson(t).find(R"("doc":"the order id")"), std::string::npos);
+  EXPECT_EQ(DescriptorToJson(t).find(R"("metadata":{"doc")"), std::string::npos);
+
+  auto a = Alter(t, R"j([{"op":"set_column_doc","name":"price","doc":"in cents"},
+                        {"op":"set_column_doc","name":"id","doc":null},
+                        {"op":"add_column","name":"note","type":"string","doc":"free text"}])j");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->schema_id, 1);
+  EXPECT_FALSE(FieldDoc(a->schema->field(0)));
+  EXPECT_EQ(FieldDoc(a->schema->field(1)), "in cents");
+  EXPECT_EQ(arrow::FindMetadata(a->schema->field(1).metadata, "k"), "v");
+  EXPECT_EQ(FieldDoc(a->schema->field(2)), "free text");
+  // The earlier version keeps its docs, through the durable JSON form too.
+  auto again = DescriptorFromJson(DescriptorToJson(*a)).ValueOrDie();
+  EXPECT_TRUE(again.schema->Equals(*a->schema, true));
+  EXPECT_EQ(FieldDoc(again.SchemaById(0).ValueOrDie().schema->field(0)), "the order id");
+
+  // Setting the doc a column already has makes no new version.
+  auto same = Alter(*a, R"j([{"op":"set_column_doc","name":"price","doc":"in cents"}])j");
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->schema_id, 1);
+
+  auto both = ParseCreateTable(R"j({"table":"ns.t","schema":{"fields":[
+      {"name":"id","type":"int64","doc":"a","metadata":{"doc":"b"}}]}})j");
+  EXPECT_EQ(both.status().message(),
+            "field 'id': give its doc as \"doc\" or as metadata \"doc\", not both");
 }
 
 TEST(AlterTest, Widenings) {

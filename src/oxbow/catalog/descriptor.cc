@@ -21,11 +21,15 @@ bool ValidNamePart(std::string_view part) {
 
 json FieldToJson(const arrow::Field& f) {
   json j = {{"name", f.name}, {"type", f.type.ToString()}, {"nullable", f.nullable}};
-  if (!f.metadata.empty()) {
-    json m = json::object();
-    for (const auto& [k, v] : f.metadata) m[k] = v;
-    j["metadata"] = std::move(m);
+  json m = json::object();
+  for (const auto& [k, v] : f.metadata) {
+    if (k == kFieldDocKey) {
+      j["doc"] = v;
+    } else {
+      m[k] = v;
+    }
   }
+  if (!m.empty()) j["metadata"] = std::move(m);
   return j;
 }
 
@@ -68,6 +72,16 @@ Result<arrow::SchemaPtr> SchemaFrom(const json& j) {
         }
         f.metadata.emplace_back(k, v.get<std::string>());
       }
+    }
+    if (jf.contains("doc") && !jf["doc"].is_null()) {
+      if (!jf["doc"].is_string()) {
+        return Status::Invalid("field " + Quote(f.name) + ": \"doc\" must be a string");
+      }
+      if (FieldDoc(f)) {
+        return Status::Invalid("field " + Quote(f.name) +
+                               ": give its doc as \"doc\" or as metadata \"doc\", not both");
+      }
+      SetFieldDoc(&f, jf["doc"].get<std::string>());
     }
     fields.push_back(std::move(f));
   }
@@ -257,6 +271,18 @@ Result<SchemaVersion> TableDescriptor::SchemaById(int32_t id) const {
     if (v.schema_id == id) return v;
   }
   return Status::NotFound("table " + Quote(name) + " has no schema version " + std::to_string(id));
+}
+
+std::optional<std::string> FieldDoc(const arrow::Field& field) {
+  return arrow::FindMetadata(field.metadata, kFieldDocKey);
+}
+
+void SetFieldDoc(arrow::Field* field, const std::optional<std::string>& doc) {
+  auto& m = field->metadata;
+  m.erase(
+      std::remove_if(m.begin(), m.end(), [](const auto& kv) { return kv.first == kFieldDocKey; }),
+      m.end());
+  if (doc) m.emplace_back(kFieldDocKey, *doc);
 }
 
 Status ValidateTableName(std::string_view name) {

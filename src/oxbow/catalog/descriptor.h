@@ -48,6 +48,15 @@ struct TableDescriptor {
   Result<SchemaVersion> SchemaById(int32_t id) const;
 };
 
+// A column's doc (docs/api.md#alter_table) is the field metadata entry under this key, as
+// pyiceberg's Arrow schemas carry an Iceberg field's doc; the JSON forms show it as the field's
+// "doc". Each schema version keeps its own docs.
+inline constexpr char kFieldDocKey[] = "doc";
+// The doc of `field`, if it has one.
+std::optional<std::string> FieldDoc(const arrow::Field& field);
+// Sets (a value) or removes (nullopt) the doc of `field`.
+void SetFieldDoc(arrow::Field* field, const std::optional<std::string>& doc);
+
 // Checks "namespace.table" (letters, digits, '_' and '-', each part 1-128 characters).
 Status ValidateTableName(std::string_view name);
 
@@ -73,6 +82,7 @@ struct SchemaChange {
     kRenameColumn,
     kWidenType,
     kMakeOptional,
+    kSetColumnDoc,
     kSetProperties
   };
   Op op = Op::kAddColumn;
@@ -81,6 +91,8 @@ struct SchemaChange {
   std::string after;     // add_column: the column it follows; empty: at the end
   bool first = false;    // add_column: before every column
   std::string new_name;  // rename_column
+  // set_column_doc: the new doc, nullopt removes it; add_column: its doc, if any.
+  std::optional<std::string> doc;
   // set_properties: a value sets the property, nullopt removes it.
   std::map<std::string, std::optional<std::string>> properties;
 };

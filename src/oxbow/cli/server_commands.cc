@@ -42,7 +42,11 @@ void PrintDescribe(const json& d) {
   std::cout << "schema:\n";
   auto schema = TableSchema(d);
   if (schema.ok()) {
-    for (const auto& f : (*schema)->fields()) std::cout << "  " << f.ToString() << "\n";
+    for (const auto& f : (*schema)->fields()) {
+      std::cout << "  " << f.ToString();
+      if (auto doc = catalog::FieldDoc(f)) std::cout << "  -- " << *doc;
+      std::cout << "\n";
+    }
   }
   if (d.contains("properties") && !d["properties"].empty()) {
     std::cout << "properties:\n";
@@ -81,6 +85,8 @@ struct TableArgs {
   std::vector<std::string> renames;
   std::vector<std::string> widens;
   std::vector<std::string> make_optional;
+  std::vector<std::string> docs;
+  std::vector<std::string> remove_docs;
   std::vector<std::string> remove_properties;
 };
 
@@ -136,6 +142,17 @@ Result<json> AlterChanges(const TableArgs& args) {
   }
   for (const auto& m : args.make_optional) {
     changes.push_back({{"op", "make_optional"}, {"name", m}});
+  }
+  for (const auto& d : args.docs) {
+    auto eq = d.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::Invalid("--doc '" + d + "' must be column=text");
+    }
+    changes.push_back(
+        {{"op", "set_column_doc"}, {"name", d.substr(0, eq)}, {"doc", d.substr(eq + 1)}});
+  }
+  for (const auto& c : args.remove_docs) {
+    changes.push_back({{"op", "set_column_doc"}, {"name", c}, {"doc", nullptr}});
   }
   ASSIGN_OR_RAISE(json props, PropertyPairs(args.properties));
   for (const auto& k : args.remove_properties) props[k] = nullptr;
@@ -279,6 +296,8 @@ void RegisterTable(CLI::App& app) {
                     "\"name type\": widen a column's type, e.g. \"n int64\" (repeatable)");
   alter->add_option("--make-optional", args->make_optional,
                     "A required column to make nullable (repeatable)");
+  alter->add_option("--doc", args->docs, "column=text: set a column's doc (repeatable)");
+  alter->add_option("--remove-doc", args->remove_docs, "A column whose doc to remove (repeatable)");
   alter->add_option("--property", args->properties, "Set table property key=value (repeatable)");
   alter->add_option("--remove-property", args->remove_properties,
                     "Remove a table property (repeatable)");

@@ -207,8 +207,8 @@ Result<catalog::TableDescriptor> Engine::AlterTable(const catalog::TableDescript
     }
     if (!positional) {
       return Status::Invalid("primary-key table " + Quote(after.name) +
-                             ": its column changes are add_column at the end, rename_column and "
-                             "make_optional (its stored rows are positional)");
+                             ": its column changes are add_column at the end, rename_column, "
+                             "make_optional and set_column_doc (its stored rows are positional)");
     }
     for (const char* fixed : {"merge_engine", "fields"}) {
       if (PropertyFamilyDiffers(before, after, fixed)) {

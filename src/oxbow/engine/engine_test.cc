@@ -326,10 +326,12 @@ TEST_F(EngineTest, DropRemovesDataAndName) {
 
 // Every row of a read of `columns` (all when empty) of bucket 0, as text, one string per row.
 std::vector<std::string> ReadRows(Engine& engine, const std::string& table,
-                                  std::optional<std::vector<std::string>> columns = {}) {
+                                  std::optional<std::vector<std::string>> columns = {},
+                                  std::optional<int32_t> schema_id = {}) {
   ReadRequest req;
   req.table = table;
   req.columns = std::move(columns);
+  req.schema_id = schema_id;
   auto cursor = engine.OpenRead(req).ValueOrDie();
   std::vector<std::string> rows;
   while (true) {
@@ -415,6 +417,31 @@ TEST_F(EngineTest, AlterConvertsEarlierBatchesAndAcceptsEarlierWriters) {
       engine_->AlterTable(before, catalog::ApplyAlter(before, req.changes).ValueOrDie()).ok());
   EXPECT_EQ(ReadRows(*engine_, "ns.evolving"),
             (std::vector<std::string>{"0,null", "1,null", "10,7", "20,null", "21,null"}));
+
+  // Reads in an earlier version: its columns, names and types, by field id; a batch written
+  // after a column was dropped has it null, a widened value is narrowed back.
+  after = engine_->DescribeTable("ns.evolving").ValueOrDie().table;
+  arrow::Int64Builder ids2(DataType::Int64());
+  arrow::Int64Builder scores2(DataType::Int64());
+  ASSERT_TRUE(ids2.Append(30).ok() && scores2.Append(8).ok());
+  auto v2 = arrow::RecordBatch::Make(after.schema, 1,
+                                     {ids2.Finish().ValueOrDie(), scores2.Finish().ValueOrDie()})
+                .ValueOrDie();
+  ASSERT_TRUE(engine_->StartPut("ns.evolving", after.schema).ValueOrDie()->Append(*v2).ok());
+  EXPECT_EQ(ReadRows(*engine_, "ns.evolving", {}, 0),
+            (std::vector<std::string>{"0,null", "1,name-1", "10,ten", "20,null", "21,name-21",
+                                      "30,null"}));
+  EXPECT_EQ(ReadRows(*engine_, "ns.evolving", std::vector<std::string>{"title", "score"}, 1),
+            (std::vector<std::string>{"null,null", "name-1,null", "ten,7", "null,null",
+                                      "name-21,null", "null,8"}));
+  ReadRequest unknown;
+  unknown.table = "ns.evolving";
+  unknown.schema_id = 9;
+  EXPECT_EQ(engine_->OpenRead(unknown).status().message(),
+            "table 'ns.evolving' has no schema version 9 (its versions: 0, 1, 2)");
+  unknown.schema_id = 0;
+  unknown.columns = std::vector<std::string>{"score"};
+  EXPECT_TRUE(engine_->OpenRead(unknown).status().IsInvalid());  // not a column of version 0
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <shared_mutex>
 
 #include "oxbow/arrow/compute.h"
 #include "oxbow/arrow/utf8.h"
@@ -69,9 +70,41 @@ void WarnAboutRecovery(const std::string& table, int32_t bucket, const log::Reco
   for (const auto& damage : info.damaged) WarnAboutDamage(table, bucket, damage, "recovery");
 }
 
-// Turns a stored batch written with an earlier schema version into output columns of the current
-// one: columns matched by field id (so a renamed column comes under its new name), widened by a
-// cast, columns added since null, dropped ones gone. Only the columns sent are decoded.
+// Whether batches of `a` are laid out as batches of `b`: the same field ids with the same types
+// in the same order (names, nullability and docs do not change the stored bytes).
+bool SameColumns(const catalog::SchemaVersion& a, const catalog::SchemaVersion& b) {
+  if (a.field_ids != b.field_ids) return false;
+  for (int i = 0; i < a.schema->num_fields(); ++i) {
+    if (a.schema->field(i).type != b.schema->field(i).type) return false;
+  }
+  return true;
+}
+
+// The schema of a read in the earlier version `target`: its columns, names, types and docs; a
+// column is nullable unless every version of the table has it and requires it (a batch written
+// after it was dropped or made optional may have no value).
+arrow::SchemaPtr EarlierVersionReadSchema(const catalog::TableDescriptor& desc,
+                                          const catalog::SchemaVersion& target) {
+  std::vector<catalog::SchemaVersion> versions = desc.previous_schemas;
+  versions.push_back(desc.CurrentSchema());
+  std::vector<arrow::Field> fields = target.schema->fields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    for (const auto& v : versions) {
+      auto at = std::find(v.field_ids.begin(), v.field_ids.end(), target.field_ids[i]);
+      if (at == v.field_ids.end() ||
+          v.schema->field(static_cast<int>(at - v.field_ids.begin())).nullable) {
+        fields[i].nullable = true;
+      }
+    }
+  }
+  return std::make_shared<const arrow::Schema>(std::move(fields), target.schema->metadata());
+}
+
+// Turns a stored batch written with one schema version into output columns of another (the
+// current one, or the one a read asks for): columns matched by field id (so a renamed column
+// comes under the output's name), cast to the output's type (widened, or narrowed back with a
+// check), columns the batch's version lacks null, the others gone. Only the columns sent are
+// decoded.
 class VersionConverter {
  public:
   // `columns`: the output columns, indices into `to`'s schema; `out_schema` their schema.
@@ -194,6 +227,9 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
   }
 
   Status Close() override {
+    // Waits for appends under way: none lands in a log after it closed (the table reopened on a
+    // new descriptor opens the same files), and the logs' last sync makes them durable.
+    std::unique_lock appends(appends_mu_);
     closed_ = true;
     Status first;
     for (auto& log : logs_) {
@@ -217,6 +253,7 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
     for (const auto& piece : body) body_spans.push_back(SpanOf(*piece));
     const int64_t now = NowMs();
     log::BatchInfo info{static_cast<int32_t>(rows), now, now, schema_id};
+    std::shared_lock appending(appends_mu_);
     if (closed_) return ClosedError();
     return logs_[bucket]->AppendAsync(info, std::span<const ByteSpan>(meta, padding ? 2 : 1),
                                       body_spans);
@@ -229,6 +266,7 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
   std::vector<std::unique_ptr<log::BucketLog>> logs_;
   std::atomic<uint32_t> next_sticky_bucket_{0};
   std::atomic<bool> closed_{false};
+  std::shared_mutex appends_mu_;  // appends hold it shared, Close() exclusively
 };
 
 class LogPutSession : public PutSession {
@@ -345,8 +383,9 @@ class LogReadCursor : public ReadCursor {
     out.base_offset = b->base_offset;
     out.next_offset = b->next_offset();
     out.append_time_ms = b->append_time_ms;
-    if (b->schema_id != table_->descriptor().schema_id) {
-      ASSIGN_OR_RAISE(auto batch, ConvertOld(*b));
+    ASSIGN_OR_RAISE(const VersionConverter* converter, ConverterFor(b->schema_id));
+    if (converter) {
+      ASSIGN_OR_RAISE(auto batch, Convert(*converter, *b));
       ipc::WriteOptions options;
       ASSIGN_OR_RAISE(options.batch_metadata, ipc::MessageCustomMetadata(*b->metadata));
       ASSIGN_OR_RAISE(out.message, ipc::EncodeRecordBatch(*batch, options));
@@ -372,8 +411,9 @@ class LogReadCursor : public ReadCursor {
     if (projector_) return Status::Invalid("a projected read yields encoded batches only");
     ASSIGN_OR_RAISE(const log::LogBatch* b, NextStored(deadline));
     if (b == nullptr) return std::optional<DecodedBatch>();
-    if (b->schema_id != table_->descriptor().schema_id) {
-      ASSIGN_OR_RAISE(auto batch, ConvertOld(*b));
+    ASSIGN_OR_RAISE(const VersionConverter* converter, ConverterFor(b->schema_id));
+    if (converter) {
+      ASSIGN_OR_RAISE(auto batch, Convert(*converter, *b));
       return std::optional<DecodedBatch>(DecodedBatch{
           std::move(batch), b->body->size(), b->base_offset, b->next_offset(), b->append_time_ms});
     }
@@ -417,18 +457,31 @@ class LogReadCursor : public ReadCursor {
     return nullptr;
   }
 
-  // A batch of an earlier schema version in the cursor's schema.
-  Result<arrow::RecordBatchPtr> ConvertOld(const log::LogBatch& b) {
-    auto& converter = converters_[b.schema_id];
-    if (!converter) {
-      const auto& desc = table_->descriptor();
-      auto from = desc.SchemaById(b.schema_id);
+  // How a batch stored with version `schema_id` becomes one of the cursor's version: null when
+  // it is sent as stored (the same version, or one with the same columns: field ids and types in
+  // the same order, e.g. after a rename or a doc change).
+  Result<const VersionConverter*> ConverterFor(int32_t schema_id) {
+    if (schema_id == target_.schema_id) return nullptr;
+    auto it = converters_.find(schema_id);
+    if (it == converters_.end()) {
+      auto from = table_->descriptor().SchemaById(schema_id);
       if (!from.ok()) return from.status().WithContext(BucketName());
-      ASSIGN_OR_RAISE(converter,
-                      VersionConverter::Make(*from, desc.CurrentSchema(), columns_, schema_));
+      std::shared_ptr<const VersionConverter> converter;
+      if (!SameColumns(*from, target_)) {
+        ASSIGN_OR_RAISE(converter, VersionConverter::Make(*from, target_, columns_, schema_));
+      }
+      it = converters_.emplace(schema_id, std::move(converter)).first;
     }
-    auto batch = converter->Convert(b);
-    if (!batch.ok()) return batch.status().WithContext(BucketName());
+    return it->second.get();
+  }
+
+  Result<arrow::RecordBatchPtr> Convert(const VersionConverter& converter, const log::LogBatch& b) {
+    auto batch = converter.Convert(b);
+    if (!batch.ok()) {
+      return batch.status().WithContext(BucketName() + " batch at offset " +
+                                        std::to_string(b.base_offset) + " (schema version " +
+                                        std::to_string(b.schema_id) + ")");
+    }
     return batch;
   }
 
@@ -442,8 +495,10 @@ class LogReadCursor : public ReadCursor {
   ReadRequest request_;
   arrow::SchemaPtr schema_;
   std::optional<arrow::ipc::RecordBatchProjector> projector_;
-  std::vector<int> columns_;  // the output columns, indices into the table's schema
-  std::map<int32_t, std::shared_ptr<const VersionConverter>> converters_;  // by schema id
+  catalog::SchemaVersion target_;  // the version read in
+  std::vector<int> columns_;       // the output columns, indices into target_'s schema
+  // By schema id; null: sent as stored.
+  std::map<int32_t, std::shared_ptr<const VersionConverter>> converters_;
   int64_t position_ = 0;
   std::optional<int64_t> end_;  // stop before the first batch at or past this offset
   std::vector<log::LogBatch> pending_;
@@ -500,16 +555,31 @@ Result<std::unique_ptr<ReadCursor>> LogTableImpl::OpenRead(const ReadRequest& re
                               desc.name + "' has " + std::to_string(desc.buckets) + " buckets (0-" +
                               std::to_string(desc.buckets - 1) + ")");
   }
+  catalog::SchemaVersion target = desc.CurrentSchema();
+  arrow::SchemaPtr read_schema = desc.schema;
+  if (request.schema_id && *request.schema_id != desc.schema_id) {
+    auto version = desc.SchemaById(*request.schema_id);
+    if (!version.ok()) {
+      std::string ids;
+      for (const auto& v : desc.previous_schemas) ids += std::to_string(v.schema_id) + ", ";
+      return Status::Invalid("table " + Quote(desc.name) + " has no schema version " +
+                             std::to_string(*request.schema_id) + " (its versions: " + ids +
+                             std::to_string(desc.schema_id) + ")");
+    }
+    target = std::move(version).ValueOrDie();
+    read_schema = EarlierVersionReadSchema(desc, target);
+  }
   std::unique_ptr<LogReadCursor> cursor(
-      new LogReadCursor(shared_from_this(), request, desc.schema));
+      new LogReadCursor(shared_from_this(), request, read_schema));
+  cursor->target_ = target;
   if (request.columns) {
-    ASSIGN_OR_RAISE(auto indices, ColumnIndices(desc.name, *desc.schema, *request.columns));
-    ASSIGN_OR_RAISE(auto projector, ipc::RecordBatchProjector::Make(desc.schema, indices));
+    ASSIGN_OR_RAISE(auto indices, ColumnIndices(desc.name, *read_schema, *request.columns));
+    ASSIGN_OR_RAISE(auto projector, ipc::RecordBatchProjector::Make(read_schema, indices));
     cursor->schema_ = projector.projected_schema();
     cursor->projector_ = std::move(projector);
     cursor->columns_ = std::move(indices);
   } else {
-    for (int i = 0; i < desc.schema->num_fields(); ++i) cursor->columns_.push_back(i);
+    for (int i = 0; i < read_schema->num_fields(); ++i) cursor->columns_.push_back(i);
   }
   log::BucketLog& log = *logs_[request.bucket];
   const int64_t earliest = log.earliest_offset();

@@ -34,6 +34,9 @@ struct ReadRequest {
   std::optional<int64_t> to;                        // exclusive end offset
   std::optional<std::vector<std::string>> columns;  // projection, in output order
   bool follow = false;
+  // Read every batch converted to this schema version of the table (docs/api.md#alter_table);
+  // default: the current one. `columns` then names columns of that version.
+  std::optional<int32_t> schema_id;
 };
 
 // Where one appended piece of a batch went.

@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (ticket.ok()) {
     auto again = oxbow::flight::ParseTicket(oxbow::flight::TicketToJson(*ticket));
     if (!again.ok() || again->table != ticket->table || again->bucket != ticket->bucket ||
-        again->kind != ticket->kind || again->lookup_keys != ticket->lookup_keys) {
+        again->kind != ticket->kind || again->lookup_keys != ticket->lookup_keys ||
+        again->schema_id != ticket->schema_id) {
       __builtin_trap();  // a ticket we print must parse back to itself
     }
   }
@@ -44,6 +45,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           again->field_ids != altered->field_ids ||
           again->previous_schemas.size() != altered->previous_schemas.size()) {
         __builtin_trap();
+      }
+      for (int i = 0; i < altered->schema->num_fields(); ++i) {  // docs survive it too
+        if (oxbow::catalog::FieldDoc(again->schema->field(i)) !=
+            oxbow::catalog::FieldDoc(altered->schema->field(i))) {
+          __builtin_trap();
+        }
       }
     }
   }

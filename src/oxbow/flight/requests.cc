@@ -150,6 +150,18 @@ Result<Ticket> ParseTicket(std::string_view text) {
   ASSIGN_OR_RAISE(bool snapshot, Flag(j, "snapshot", "ticket"));
   if (snapshot) r.kind = Ticket::Kind::kSnapshot;
   ASSIGN_OR_RAISE(bool union_read, Flag(j, "union", "ticket"));
+  if (j.contains("schema_id") && !j["schema_id"].is_null()) {
+    const json& v = j["schema_id"];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > INT32_MAX) {
+      return Status::Invalid("ticket \"schema_id\" must be an integer in [0, 2147483647]");
+    }
+    if (snapshot || union_read || j.contains("lookup")) {
+      return Status::Invalid(
+          "ticket \"schema_id\" applies to log reads, not to snapshots, lookups or union "
+          "reads");
+    }
+    r.schema_id = v.get<int32_t>();
+  }
   if (union_read) {
     if (snapshot || j.contains("lookup")) {
       return Status::Invalid(
@@ -280,6 +292,7 @@ std::string TicketToJson(const Ticket& r) {
   }
   if (r.to) j["to"] = *r.to;
   if (r.columns) j["columns"] = *r.columns;
+  if (r.schema_id) j["schema_id"] = *r.schema_id;
   return j.dump();
 }
 

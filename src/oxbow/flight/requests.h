@@ -24,7 +24,7 @@ struct StartPosition {
 };
 
 // A read of a table's log: {"table":"ns.t","bucket":b,"from":"earliest"|"latest"|<offset>,
-// "to":<offset>,"columns":[...],"follow":false}
+// "to":<offset>,"columns":[...],"follow":false,"schema_id":n}
 // The current rows of a primary-key table: {"table":"ns.t","snapshot":true,"bucket":b,
 // "columns":[...]} (no "bucket": every bucket).
 // A batch lookup: {"table":"ns.t","lookup":{"<col>":[values...],...},"prefix":false,
@@ -42,6 +42,7 @@ struct Ticket {
   std::optional<int64_t> to;                        // exclusive end offset
   std::optional<std::vector<std::string>> columns;  // projection, in output order
   bool follow = false;
+  std::optional<int32_t> schema_id;     // kLog: read in this schema version
   std::optional<int64_t> limit;         // kUnion: stop after this many rows
   std::vector<ColumnPredicate> filter;  // kUnion: rows must match all of them
   // kLookup: the keys as JSON Lines, one object per key ({"<col>": value, ...}), and whether

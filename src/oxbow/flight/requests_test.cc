@@ -7,7 +7,8 @@ namespace {
 
 TEST(TicketTest, ParsesEveryField) {
   auto r = ParseTicket(
-      R"({"table":"ns.t","bucket":3,"from":42,"to":100,"columns":["a","b"],"follow":true})");
+      R"({"table":"ns.t","bucket":3,"from":42,"to":100,"columns":["a","b"],"follow":true,
+          "schema_id":2})");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->table, "ns.t");
   EXPECT_EQ(r->bucket, 3);
@@ -16,10 +17,16 @@ TEST(TicketTest, ParsesEveryField) {
   EXPECT_EQ(r->to, 100);
   EXPECT_EQ(r->columns, (std::vector<std::string>{"a", "b"}));
   EXPECT_TRUE(r->follow);
+  EXPECT_EQ(r->schema_id, 2);
   auto again = ParseTicket(TicketToJson(*r));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->from.offset, 42);
   EXPECT_EQ(again->columns, r->columns);
+  EXPECT_EQ(again->schema_id, 2);
+  EXPECT_EQ(ParseTicket(R"({"table":"a.b","schema_id":"1"})").status().message(),
+            "ticket \"schema_id\" must be an integer in [0, 2147483647]");
+  EXPECT_EQ(ParseTicket(R"({"table":"a.b","snapshot":true,"schema_id":1})").status().message(),
+            "ticket \"schema_id\" applies to log reads, not to snapshots, lookups or union reads");
 }
 
 TEST(TicketTest, FromATimestamp) {

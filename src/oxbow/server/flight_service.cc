@@ -138,6 +138,7 @@ engine::ReadRequest ToReadRequest(flight::Ticket ticket) {
   request.to = ticket.to;
   request.columns = std::move(ticket.columns);
   request.follow = ticket.follow;
+  request.schema_id = ticket.schema_id;
   return request;
 }
 

@@ -14,6 +14,7 @@ from decimal import Decimal
 import pyarrow as pa
 import pyarrow.flight as fl
 import pyarrow.parquet as pq
+from pyiceberg.table import StaticTable
 
 from lake_harness import data_files, local_path, metadata_json, wait_lake
 from oxbowd_harness import ALIGNED, expect_error
@@ -241,6 +242,10 @@ def test_alters_interleaved_with_writes_read_by_every_reader(make_lake_server, t
     earliest = server.describe(table_name)["bucket_offsets"][0]["earliest_offset"]
     assert earliest >= 60, "retention deleted no schema-0 rows: the test tested nothing"
     check_oxbow_reads(server, table_name, model)
+    # A read in an earlier version of offsets only the lake holds is refused, never mislabelled.
+    ticket = {"table": table_name, "bucket": 0, "from": 0, "schema_id": 0}
+    with expect_error("INVALID_ARGUMENT", "are read from the lake", "not 0"):
+        server.client.do_get(fl.Ticket(json.dumps(ticket).encode())).read_all()
     ids3 = ids_by_name(next(s for s in md["schemas"] if s["schema-id"] == md["current-schema-id"]))
     assert ids3["e2"] == ids2["e"] and ids3["g"] > max(max(s.values()) for s in schemas.values())
     # Version 1 reached the lake only if a round came between the first two alters.
@@ -262,6 +267,7 @@ def test_partition_source_columns_stay(lake_server, table_name):
             lake_server.action("alter_table", {"table": table_name, "changes": [op]})
     model = Model(schema)
     model.put(lake_server, table_name, range(0, 10))
+    wait_lake(lake_server, table_name)  # the lake holds schema 0 and a file in it
     model.alter(lake_server, table_name, {"op": "rename_column", "name": "v", "new_name": "w"},
                 {"op": "add_column", "name": "n", "type": "int64"},
                 {"op": "add_column", "name": "tags", "type": "list<item: int32>", "after": "k"})
@@ -278,6 +284,18 @@ def test_partition_source_columns_stay(lake_server, table_name):
     assert tags["type"]["type"] == "list" and min(tags["id"], tags["type"]["element-id"]) > old_max
     assert md["last-column-id"] >= max(tags["id"], tags["type"]["element-id"], current["n"])
     assert len({*current.values(), tags["type"]["element-id"]}) == len(current) + 1
+    check_readers(location, model, None)
+    # A doc change is a new lake schema with the same ids and the Iceberg field's "doc".
+    lake_server.action("alter_table", {"table": table_name, "changes": [
+        {"op": "set_column_doc", "name": "w", "doc": "the value"}]})
+    model.put(lake_server, table_name, range(20, 22))
+    location = wait_lake(lake_server, table_name)["metadata_location"]
+    md = metadata_json(location)
+    documented = next(s for s in md["schemas"] if s["schema-id"] == md["current-schema-id"])
+    assert ids_by_name(documented) == current
+    assert [f.get("doc") for f in documented["fields"] if f["name"] in ("k", "w")] == [None,
+                                                                                 "the value"]
+    assert StaticTable.from_metadata(location).schema().find_field("w").doc == "the value"
     check_readers(location, model, None)
 
 

@@ -435,6 +435,7 @@ Result<Schema> SchemaFromArrow(const arrow::Schema& schema, int32_t schema_id) {
     NestedField nf;
     nf.name = f.name;
     nf.required = !f.nullable;
+    if (auto doc = arrow::FindMetadata(f.metadata, "doc")) nf.doc = *doc;
     auto type = TypeFromArrow(f.type);
     if (!type.ok()) return type.status().WithContext("field " + f.name);
     nf.type = *type;

@@ -141,7 +141,7 @@ Result<Type> TypeFromArrow(const arrow::DataType& type);
 Result<NestedField> ChildFromArrow(const arrow::Field& field);
 // Field ids come from field metadata "PARQUET:field_id" when every top-level field has one,
 // else they are 1..n in order (nested children then need ids of their own). required =
-// !nullable.
+// !nullable; a "doc" metadata entry is the field's doc.
 Result<Schema> SchemaFromArrow(const arrow::Schema& schema, int32_t schema_id = 0);
 
 // A decimal's unscaled value.

@@ -377,6 +377,14 @@ class LakeBackedCursor : public engine::ReadCursor {
                                                           const LakeAccess& lake,
                                                           catalog::TableDescriptor table,
                                                           const engine::ReadRequest& request) {
+    if (request.schema_id && *request.schema_id != table.schema_id) {
+      return Status::Invalid("offsets from " + std::to_string(request.from.offset) + " of bucket " +
+                             std::to_string(request.bucket) + " of " + Quote(table.name) +
+                             " are read from the lake, which reads in the current schema "
+                             "version only (" +
+                             std::to_string(table.schema_id) + ", not " +
+                             std::to_string(*request.schema_id) + ")");
+    }
     std::unique_ptr<LakeBackedCursor> cursor(new LakeBackedCursor(engine, lake, std::move(table)));
     cursor->request_ = request;
     cursor->position_ = request.from.offset;

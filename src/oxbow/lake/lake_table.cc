@@ -160,6 +160,7 @@ Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema,
     ASSIGN_OR_RAISE(DataType type, LakeType(f));
     const bool key = std::find(primary_key.begin(), primary_key.end(), f.name) != primary_key.end();
     fields.push_back(LakeField(f.name, std::move(type), f.nullable && !key, id++));
+    catalog::SetFieldDoc(&fields.back(), catalog::FieldDoc(f));
   }
   fields.push_back(LakeField(kBucketColumn, DataType::Int32(), false, id++));
   fields.push_back(LakeField(kOffsetColumn, DataType::Int64(), false, id++));
@@ -276,7 +277,9 @@ Result<LakeSchema> EvolvedLakeSchema(const catalog::TableDescriptor& table,
         id = old->id;
       }
       if (!id) id = ++next;
+      const std::optional<std::string> doc = catalog::FieldDoc(f);
       f.metadata = {{kFieldIdKey, std::to_string(*id)}};
+      catalog::SetFieldDoc(&f, doc);
       if (f.type.is_nested()) {
         const arrow::DataType& log_type = table.schema->field(static_cast<int>(i)).type;
         // A column the lake holds keeps its children's ids (they were numbered in order from

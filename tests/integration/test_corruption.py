@@ -18,6 +18,7 @@ import struct
 import time
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pyarrow.flight as fl
 import pytest
 
@@ -253,10 +254,26 @@ def test_tiering_never_copies_damaged_bytes_into_the_lake(make_server):
     assert warnings(server).count("are damaged") <= 3, "a stuck table is logged once, not every round"
 
 
+def data_page_byte(path) -> int:
+    """A byte in the data pages of the file's largest column chunk, past their first page
+    header: inside a page body that a page checksum covers (a byte at a fixed fraction of the
+    file may fall in a dictionary page's header, which no checksum covers)."""
+    meta = pq.ParquetFile(path).metadata
+    chunks = [meta.row_group(r).column(c)
+              for r in range(meta.num_row_groups) for c in range(meta.num_columns)]
+
+    def data_region(chunk):
+        start = chunk.dictionary_page_offset or chunk.data_page_offset
+        return chunk.data_page_offset, start + chunk.total_compressed_size
+
+    begin, end = max((data_region(c) for c in chunks), key=lambda r: r[1] - r[0])
+    return begin + (end - begin) * 3 // 4
+
+
 def expect_scrubber_to_find(server, table, damaged, args):
     """Damages `damaged` inside a page, restarts `server` (stopped) with the scrubber on and
     waits until it names that file, and only it, in the table's damaged_files and its log."""
-    flip(damaged, damaged.stat().st_size // 3)  # inside a page, well before the footer
+    flip(damaged, data_page_byte(damaged))
     server.extra_args = args + ("--scrub-interval-ms", "3600000")
     server.start()
     deadline = time.monotonic() + 20

@@ -830,7 +830,9 @@ class UnionReaderImpl : public UnionReader {
       ASSIGN_OR_RAISE(lake_schema_, internal::MakeLakeSchema(table_.schema, table_.primary_key));
       key_ids_.clear();
       for (int c : lake_schema_.key_columns) {
-        const std::optional<int32_t> id = table_ids_[static_cast<size_t>(c)];
+        std::optional<int32_t> id = table_ids_[static_cast<size_t>(c)];
+        // A lake with no snapshot yet has no files to match: its fresh schema's ids serve.
+        if (!snapshot_.schema) id = lake_schema_.iceberg_schema.fields()[static_cast<size_t>(c)].id;
         if (!id) return Status::Corruption("the lake schema lacks a primary-key column");
         key_ids_.push_back(*id);
       }

@@ -196,7 +196,7 @@ class TieringService {
   // scrub_interval_ms, until Stop().
   void ScrubLoop();
   // The state of `descriptor`'s lake table, created on first use.
-  Result<std::shared_ptr<TableTiering>> StateFor(const catalog::TableDescriptor& descriptor);
+  Result<std::shared_ptr<TableTiering>> StateFor(const catalog::TableDescriptor& given);
   // The tables whose lake is set up (dropped, disabled and broken ones left out).
   std::vector<std::shared_ptr<TableTiering>> TieredTables();
   // Loads the lake table `lake_id` into `state` (whose descriptor, schema and spec are set),

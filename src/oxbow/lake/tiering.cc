@@ -765,8 +765,24 @@ Result<bool> TieringService::OpenLakeTable(TableTiering& state,
 }
 
 Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
-    const catalog::TableDescriptor& descriptor) {
+    const catalog::TableDescriptor& given) {
   std::lock_guard<std::mutex> creating(init_mu_);  // one thread creates a table's state
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = tables_.find(given.name);
+    if (it != tables_.end() && it->second->descriptor.table_id == given.table_id &&
+        it->second->descriptor.schema_id >= given.schema_id) {
+      return it->second;
+    }
+  }
+  // A new state is built from the engine's descriptor now: `given` may have been read before an
+  // alter that AlterTable (holding init_mu_ while the engine changes) applied since, and a state
+  // built from it would keep the old properties (a property change keeps the schema version).
+  auto current = engine_->DescribeTable(given.name);
+  if (!current.ok() || current->table.table_id != given.table_id) {
+    return Status::NotFound("table '" + given.name + "' was dropped");
+  }
+  const catalog::TableDescriptor& descriptor = current->table;
   std::shared_ptr<TableTiering> stale;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -19,6 +19,7 @@ import time
 import fastavro
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.flight as fl
 import pyarrow.parquet as pq
 import pytest
 from pyiceberg.expressions import EqualTo, GreaterThanOrEqual, IsNull, LessThanOrEqual
@@ -452,3 +453,63 @@ def test_nested_columns(lake_server, table_name, spark_or_none):
         got = read(location).sort_by("id")
         for name in schema.names:
             assert got.column(name).to_pylist() == batch.column(name).to_pylist(), (read, name)
+
+def test_nested_children_in_lake_types(lake_server, table_name, spark_or_none):
+    """Children the lake holds in a wider type (int8, int16, uint8/16/32 as int/long, timestamps
+    in microseconds) and a fixed_size_list as an Iceberg list: the readers see the lake types
+    with the log's values, and Oxbow's union read gives back the log's types exactly."""
+    inner = pa.struct([("a", pa.int8()), ("u", pa.uint32()),
+                       ("t", pa.timestamp("ns")), ("p", pa.list_(pa.uint8(), 3))])
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("s", inner),
+                        ("f", pa.list_(pa.int16(), 2)), ("m", pa.map_(pa.uint16(), pa.int8()))])
+    n = 9
+    rows = [{"id": i,
+             "s": None if i % 4 == 3 else {"a": None if i % 3 == 0 else -i, "u": 4_000_000_000 + i,
+                                           "t": None if i == 5 else 1_700_000_000_000_000_000 + i * 1000,
+                                           "p": None if i % 2 else [i, None, 255]},
+             "f": None if i % 5 == 2 else [-32768 + i, None if i % 2 else 32767],
+             "m": None if i == 4 else [(65535 - j, None if j == 1 else -128 + j) for j in range(i % 3)]}
+            for i in range(n)]
+    batch = pa.RecordBatch.from_pylist(rows, schema=schema)
+    lake_server.create_table(table_name, schema)
+    lake_server.put(table_name, [batch])
+    location = wait_lake(lake_server, table_name)["metadata_location"]
+
+    meta = metadata_json(location)
+    current = next(s for s in meta["schemas"] if s["schema-id"] == meta["current-schema-id"])
+    fields = {f["name"]: f["type"] for f in current["fields"]}
+    assert fields["f"]["type"] == "list" and fields["f"]["element"] == "int"
+    assert [f["type"] for f in fields["s"]["fields"]] == [
+        "int", "long", "timestamp", {**fields["s"]["fields"][3]["type"], "type": "list"}]
+    assert fields["m"]["key"] == "int" and fields["m"]["value"] == "int"
+
+    def lake_values(name):
+        """The column as a lake reader gives it: timestamps as datetimes (microseconds), maps
+        as pyiceberg/DuckDB/Spark give them (list of pairs or dict)."""
+        out = []
+        for r in rows:
+            v = r[name]
+            if name == "s" and v is not None:
+                t = v["t"]
+                v = {**v, "t": None if t is None else
+                     datetime.datetime(1970, 1, 1) + datetime.timedelta(microseconds=t // 1000)}
+            out.append(v)
+        return out
+
+    readers = [lake_rows, duckdb_rows]
+    if spark_or_none is not None:
+        readers.append(functools.partial(spark_rows, spark_or_none))
+    for read in readers:
+        got = read(location).sort_by("id")
+        for name in ("s", "f"):
+            assert got.column(name).to_pylist() == lake_values(name), (read, name)
+        maps = got.column("m").to_pylist()
+        assert [None if m is None else sorted(m.items() if isinstance(m, dict) else m)
+                for m in maps] == [None if r["m"] is None else sorted(r["m"]) for r in rows], read
+
+    ticket = {"table": table_name, "union": True}
+    reader = lake_server.client.do_get(fl.Ticket(json.dumps(ticket).encode()))
+    got = reader.read_all().sort_by("id")
+    assert got.schema == schema
+    assert got.equals(pa.Table.from_batches([batch])), got.to_pylist()
+

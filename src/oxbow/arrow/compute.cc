@@ -252,9 +252,77 @@ Result<RecordBatchPtr> TakeRows(const RecordBatch& batch, const std::vector<int3
                                              std::move(columns));
 }
 
+// A list's items as a fixed_size_list's: every valid list must hold `list_size` items; a null
+// one takes `list_size` placeholder items (its first item's index, or nulls).
+Result<Array> ListToFixedSize(const Array& column, const DataType& to) {
+  const int32_t size = to.list_size();
+  const int32_t* offsets = column.raw_offsets();
+  const Array items = column.child(0);
+  std::vector<int32_t> rows;
+  rows.reserve(static_cast<size_t>(column.length()) * static_cast<size_t>(size));
+  for (int64_t i = 0; i < column.length(); ++i) {
+    const int32_t n = offsets[i + 1] - offsets[i];
+    if (n != size && column.IsValid(i)) {
+      return Status::Invalid("a list of " + std::to_string(n) + " items does not fit " +
+                             to.ToString());
+    }
+    for (int32_t k = 0; k < size; ++k) rows.push_back(n == size ? offsets[i] + k : 0);
+  }
+  Array taken;
+  if (items.length() == 0) {
+    ASSIGN_OR_RAISE(taken, MakeNullArray(items.type(), static_cast<int64_t>(rows.size())));
+  } else {
+    ASSIGN_OR_RAISE(taken, TakeRows(items, rows));
+  }
+  ASSIGN_OR_RAISE(auto child, Cast(taken, to.child(0).type));
+  ASSIGN_OR_RAISE(auto validity, ValidityFromZero(column));
+  return Array::MakeNested(to, column.length(), {std::move(validity)}, {std::move(child)},
+                           column.null_count());
+}
+
+// A nested column of the same shape with each child cast (validity and offsets kept), or a
+// fixed_size_list as a list (and back).
+Result<Array> CastNested(const Array& column, const DataType& to) {
+  const DataType& from = column.type();
+  if (from.id() == TypeId::kList && to.id() == TypeId::kFixedSizeList) {
+    return ListToFixedSize(column, to);
+  }
+  const ArrayData& d = *column.data();
+  std::vector<Array> children;
+  for (int k = 0; k < from.num_children(); ++k) {
+    ASSIGN_OR_RAISE(auto child, Cast(column.child(k), to.child(k).type));
+    children.push_back(std::move(child));
+  }
+  std::vector<std::shared_ptr<Buffer>> buffers = d.buffers;
+  if (from.id() == TypeId::kFixedSizeList && to.id() == TypeId::kList) {
+    // Element j of the child array starts at j * list_size().
+    const int64_t end = d.offset + d.length;
+    if (end * from.list_size() > std::numeric_limits<int32_t>::max()) {
+      return Status::Invalid(from.ToString() + " of " + std::to_string(end) +
+                             " values has too many items for a list");
+    }
+    ASSIGN_OR_RAISE(auto offsets, MutableBuffer::Allocate((end + 1) * 4));
+    auto* out = reinterpret_cast<int32_t*>(offsets->mutable_data());
+    for (int64_t j = 0; j <= end; ++j) out[j] = static_cast<int32_t>(j * from.list_size());
+    buffers.push_back(std::move(offsets));
+  }
+  return Array::MakeNested(to, d.length, std::move(buffers), std::move(children), d.null_count,
+                           d.offset);
+}
+
+bool IsNestedCast(const DataType& from, const DataType& to) {
+  if (!from.is_nested() || !to.is_nested() || from.num_children() != to.num_children()) {
+    return false;
+  }
+  if (from.id() == to.id()) return from.list_size() == to.list_size();
+  return (from.id() == TypeId::kFixedSizeList && to.id() == TypeId::kList) ||
+         (from.id() == TypeId::kList && to.id() == TypeId::kFixedSizeList);
+}
+
 Result<Array> Cast(const Array& column, const DataType& to) {
   const DataType& from = column.type();
   if (from == to) return column;
+  if (IsNestedCast(from, to)) return CastNested(column, to);
   if (from.id() == TypeId::kTimestamp && to.id() == TypeId::kTimestamp) {
     return CastTimestamp(column, to);
   }

@@ -23,7 +23,8 @@ Result<RecordBatchPtr> TakeRows(const RecordBatch& batch, const std::vector<int3
 // float -> double, decimal128 to a larger precision with the same scale; and back (a read in an
 // earlier schema version): int16 -> int8 and decimal128 to a smaller precision refusing a value
 // that does not fit, double -> float rounding to the nearest float (a finite value beyond
-// float's range is refused).
+// float's range is refused). Nested columns of the same shape cast child by child, and a
+// fixed_size_list casts to a list and back (a valid list of another length is refused).
 Result<Array> Cast(const Array& column, const DataType& to);
 
 // An array of `length` nulls of `type` (nested types too: empty lists, structs of nulls).

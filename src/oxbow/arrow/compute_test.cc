@@ -158,6 +158,44 @@ TEST(CastTest, SchemaEvolutionNarrowingsBack) {
             "a value of decimal128(12, 2) at row 2 does not fit decimal128(3, 2)");
 }
 
+// The lake's casts of nested columns: children widened (int32 -> int64) and a fixed_size_list
+// as a list, then back, whole and sliced.
+TEST(CastTest, NestedColumnsCastChildByChildAndFixedSizeListsAsLists) {
+  const RecordBatchPtr batch = testing::NestedBatch(/*with_fixed_size_list=*/true);
+  const DataType wide_list = DataType::List({"item", DataType::Int64()});
+  const std::vector<DataType> wide = {
+      wide_list, DataType::Struct({{"a", DataType::Int64()}, {"b", wide_list}}),
+      wide_list,  // from fixed_size_list<item: int32>[2]
+      DataType::Map(DataType::Int64(), DataType::Int64())};
+  for (auto [offset, length] : {std::pair<int64_t, int64_t>{0, 6}, {1, 4}, {3, 3}}) {
+    for (int c = 0; c < batch->num_columns(); ++c) {
+      const Array column = batch->column(c).Slice(offset, length);
+      auto widened = Cast(column, wide[static_cast<size_t>(c)]);
+      ASSERT_TRUE(widened.ok()) << c << ": " << widened.status().ToString();
+      ASSERT_TRUE(widened->Validate().ok()) << c;
+      EXPECT_EQ(widened->null_count(), column.null_count());
+      auto back = Cast(*widened, column.type());
+      ASSERT_TRUE(back.ok()) << c << ": " << back.status().ToString();
+      ASSERT_TRUE(back->Validate().ok()) << c;
+      for (int64_t i = 0; i < length; ++i) {
+        EXPECT_TRUE(back->ElementEquals(i, column, i)) << c << " " << offset << " " << i;
+      }
+    }
+  }
+  // A valid list of another length does not fit; a null one of any length does.
+  const Array l = batch->column(0);  // [1, null], null, [], [3], [4, 5, 6], [null]
+  const DataType pair = DataType::FixedSizeList({"item", DataType::Int32()}, 2);
+  auto refused = Cast(l, pair);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "a list of 0 items does not fit fixed_size_list<item: int32>[2]");
+  auto fits = Cast(l.Slice(0, 2), pair);
+  ASSERT_TRUE(fits.ok()) << fits.status().ToString();
+  EXPECT_TRUE(fits->IsNull(1));
+  EXPECT_EQ(fits->child(0).Value<int32_t>(0), 1);
+  EXPECT_TRUE(fits->child(0).IsNull(1));
+}
+
 TEST(MakeNullArrayTest, EveryKindOfType) {
   for (const char* name : {"bool", "int8", "int64", "double", "string", "binary", "date32[day]",
                            "timestamp[us, tz=UTC]", "decimal128(10, 2)", "fixed_size_binary[3]",

@@ -39,9 +39,9 @@ Result<DataType> LakeType(const arrow::Field& field) {
 }
 
 // A nested column's lake type: the log's type with a PARQUET:field_id on every child (list
-// element, map key and value, struct field), numbered from *next_id. Tiering does not convert
-// values inside nested columns, so a child whose lake type differs from its log type (int8,
-// int16, unsigned, timestamps other than microseconds) is refused.
+// element, map key and value, struct field), numbered from *next_id, children in their lake
+// types (int8 as int32, timestamps in microseconds, ...) and a fixed_size_list as a list (Iceberg
+// has none); tiering casts the values (arrow::Cast) and reads cast them back.
 Result<DataType> NestedLakeType(const std::string& column, const DataType& t, int32_t* next_id) {
   std::vector<arrow::Field> children;
   for (const arrow::Field& c : t.children()) {
@@ -56,16 +56,13 @@ Result<DataType> NestedLakeType(const std::string& column, const DataType& t, in
     if (c.type.is_nested()) {
       ASSIGN_OR_RAISE(out.type, NestedLakeType(column, c.type, next_id));
     } else {
-      ASSIGN_OR_RAISE(DataType lake, LakeType(arrow::Field{column, c.type, true, {}}));
-      if (lake != c.type) {
-        return Status::Invalid("column " + Quote(column) + ": " + c.type.ToString() +
-                               " inside a nested column is not tiered (use " + lake.ToString() +
-                               "; a table with lake.enabled=false may hold it)");
-      }
+      ASSIGN_OR_RAISE(out.type, LakeType(arrow::Field{column, c.type, true, {}}));
     }
     children.push_back(std::move(out));
   }
-  DataType lake = DataType::Nested(t.id(), std::move(children), t.list_size());
+  const bool fixed_size = t.id() == TypeId::kFixedSizeList;
+  DataType lake = DataType::Nested(fixed_size ? TypeId::kList : t.id(), std::move(children),
+                                   fixed_size ? 0 : t.list_size());
   if (auto mapped = iceberg::TypeFromArrow(lake); !mapped.ok()) {
     return Status::Invalid("column " + Quote(column) + ": " + mapped.status().message() +
                            " (a table with lake.enabled=false may hold it)");

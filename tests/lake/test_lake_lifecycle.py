@@ -147,20 +147,21 @@ def test_table_the_lake_cannot_hold_reports_error_and_lag(make_lake_server, tabl
 
 
 def test_freshness_property_overrides_the_server_default(lake_server, table_name):
-    """lake.freshness 1s on a server whose default is 100 ms: right after a round, new rows
-    wait about 1 s; lag_ms grows meanwhile."""
+    """lake.freshness 1s on a server whose default is 100 ms: rounds start every freshness/4, so
+    right after a round new rows wait about 250 ms (25 ms at the default); lag_ms grows
+    meanwhile."""
     lake_server.create_table(table_name, SCHEMA, properties={"lake.freshness": "1s"})
     lake_server.put(table_name, [batch(0, 1)])
     wait_lake(lake_server, table_name, timeout_s=5)  # returns within 50 ms of a round
     lake_server.put(table_name, [batch(1, 1)])
     put_at = time.monotonic()
-    time.sleep(0.3)
+    time.sleep(0.08)
     lagging = lake_server.describe(table_name)["lake"]
-    if time.monotonic() - put_at < 0.6:  # the check is meaningful only well inside 1 s
+    if time.monotonic() - put_at < 0.15:  # the check is meaningful only well inside 200 ms
         assert lagging["lag_rows"] == 1, lagging
         assert lagging["lag_ms"] > 0, lagging
     status = wait_lake(lake_server, table_name, timeout_s=5)
-    assert time.monotonic() - put_at > 0.4, "tiered far sooner than lake.freshness allows"
+    assert time.monotonic() - put_at > 0.15, "tiered far sooner than lake.freshness allows"
     assert status["lag_ms"] == 0
 
 

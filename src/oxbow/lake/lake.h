@@ -78,7 +78,7 @@ struct LakeOptions {
   // Root of every lake table: table ns.t lives in <warehouse>/ns/t; a local directory or a URI
   // such as "s3://bucket/prefix" (kept as given). Default: "./warehouse".
   std::string warehouse = "./warehouse";
-  // How stale a table's lake may get (rounds start every freshness/2) unless its
+  // How stale a table's lake may get (rounds start every freshness/4) unless its
   // lake.freshness says otherwise. Default: 1000 ms.
   int64_t freshness_ms = 1000;
   // Log bytes one round reads from one table at most; the rest waits for the next round.

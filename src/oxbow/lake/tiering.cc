@@ -514,10 +514,10 @@ void LowerThreadPriority(int nice, const char* what) {
   }
 }
 
-// Rounds start every freshness/2, so a row waits at most about freshness for the lake: up to
-// half a period for its round to start, plus the round itself.
+// Rounds start every freshness/4: a row waits up to freshness/4 for its round to start, plus
+// the round, whose length grows with the bytes a period brings (about 4 ms per MB).
 std::chrono::milliseconds RoundPeriod(const TableTiering& state) {
-  return std::chrono::milliseconds(std::max<int64_t>(1, state.freshness_ms / 2));
+  return std::chrono::milliseconds(std::max<int64_t>(1, state.freshness_ms / 4));
 }
 
 }  // namespace

@@ -395,10 +395,36 @@ def wait_tiered(server: Oxbowd, table: str, timeout: float) -> float:
     return time.monotonic() - start
 
 
+def catch_up(server: Oxbowd, mb: float, producers: int) -> dict:
+    """The tiering's own cost: `mb` MB put flat out with the lake off, then lake.enabled turned
+    on and oxbowd's CPU (rounds and maintenance, nothing else running) until the lake has every
+    row, per MB."""
+    table = f"{TABLE}_catch_up"
+    schema = make_schema()
+    create(server, table, schema, lake=False)
+    workers = [Producer(server.address, table, schema, 0, i, producers) for i in range(producers)]
+    while sum(w.bytes for w in workers) < mb * 1e6:
+        time.sleep(0.05)
+    for w in workers:
+        w.stop()
+    put = sum(w.bytes for w in workers) / 1e6
+    cpu, start = proc_cpu_faults(server.proc.pid)[0], time.monotonic()
+    server.action("alter_table", {"table": table, "changes": [
+        {"op": "set_properties", "properties": {"lake.enabled": "true"}}]})
+    while lake_state(server, table).get("lag_rows", 0) == 0 and time.monotonic() - start < 5:
+        time.sleep(0.02)  # until the lake counts the lag
+    wait_tiered(server, table, 600)
+    seconds = time.monotonic() - start
+    used = proc_cpu_faults(server.proc.pid)[0] - cpu
+    server.action("drop_table", {"table": table})
+    return {"mb": put, "seconds": seconds, "mb_s": put / seconds,
+            "cpu_ms_per_mb": 1000 * used / put}
+
+
 def flat_out_pairs(server: Oxbowd, args) -> list:
     """--ratio-runs flat-out runs with tiering on, then off; after each "on" run it waits (up to
     120 s; not in --quick) until that table is tiered, so no run shares the cores with an earlier
-    one's backlog."""
+    one's backlog. Each pair's tables are dropped after it."""
     ratios = []
     # --quick: 1.5 s runs, so their backlog does not lengthen oxbowd's stop (it waits for rounds).
     seconds = 1.5 if args.quick else args.seconds
@@ -408,6 +434,9 @@ def flat_out_pairs(server: Oxbowd, args) -> list:
         off = throughput(server, False, seconds, args.producers, run,
                          args.profile if args.flat_out_only and run == 0 else "")
         ratios.append(on["mb_s"] / off["mb_s"])
+        # A pair writes 10-20 GB (log and lake); three of them filled this machine's disk.
+        for table in (on["table"], off["table"]):
+            server.action("drop_table", {"table": table})
         print(f"  produce flat out, run {run + 1}: tiering on {on['mb_s']:.0f} MB/s, "
               f"off {off['mb_s']:.0f} MB/s, ratio on/off {ratios[-1]:.2f}; CPU ms per MB "
               f"oxbowd {on['server_ms_per_mb']:.2f} / {off['server_ms_per_mb']:.2f}, producers "
@@ -523,6 +552,9 @@ def main() -> int:
     parser.add_argument("--producers", type=int, default=2)
     parser.add_argument("--ratio-runs", type=int, default=3,
                         help="flat-out tiering on/off pairs (the target holds in every one)")
+    parser.add_argument("--catch-up-mb", type=float, default=0,
+                        help="put this many MB with the lake off, turn it on and print the "
+                             "tiering's CPU per MB while it catches up (0: skip)")
     parser.add_argument("--mixed-tables", type=int, default=20,
                         help="tables of the mixed run: one hot, the rest trickling (0: skip)")
     parser.add_argument("--mixed-hot-rate", type=float, default=80, help="MB/s into the hot table")
@@ -598,7 +630,13 @@ def run_freshness_and_throughput(workdir: pathlib.Path, args) -> int:
                       f"poll {r['poll_ms']:.0f} ms")
             worst = max(mixed, key=lambda r: r["p99_ms"])
             print(f"  mixed load: worst p99 {worst['p99_ms']:.0f} ms ({worst['table']})")
-        flat_out_pairs(server, args)
+        if args.catch_up_mb > 0:
+            c = catch_up(server, args.catch_up_mb, args.producers)
+            print(f"  tiering alone: {c['mb']:.0f} MB put with the lake off, then caught up in "
+                  f"{c['seconds']:.1f} s ({c['mb_s']:.0f} MB/s), oxbowd CPU "
+                  f"{c['cpu_ms_per_mb']:.2f} ms per MB")
+        if args.ratio_runs > 0:
+            flat_out_pairs(server, args)
         print(f"  oxbowd RSS peak {rss.stop() / 1e6:.0f} MB, of which anonymous now "
               f"{proc_status(server.proc.pid, 'RssAnon') / 1e6:.0f} MB (the rest is mapped log "
               f"segments: page cache)")

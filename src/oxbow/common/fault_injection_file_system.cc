@@ -212,7 +212,7 @@ Result<std::unique_ptr<File>> FaultInjectionFileSystem::OpenFile(const std::stri
                                                                  FileMode mode) {
   RETURN_NOT_OK(CheckUp());
   bool existed = true;
-  if (mode == FileMode::kCreate) {
+  if (mode == FileMode::kCreate || mode == FileMode::kCreateSequential) {
     auto size = base_->FileSize(path);
     if (!size.ok() && !size.status().IsNotFound()) return size.status();
     existed = size.ok();
@@ -227,6 +227,8 @@ Result<std::unique_ptr<File>> FaultInjectionFileSystem::OpenFile(const std::stri
       state.durable_entry = false;
     }
     files_[path] = state;
+  } else if (mode == FileMode::kCreateSequential) {
+    files_[path].synced_size = 0;  // opening emptied it
   }
   return std::unique_ptr<File>(new FaultInjectionFile(this, std::move(file), generation_));
 }

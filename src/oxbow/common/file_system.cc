@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -144,6 +145,121 @@ class PosixFile : public File {
   int fd_;
 };
 
+// A file written front to back, past the page cache (O_DIRECT) where the file system allows:
+// whole blocks go out from an aligned staging buffer as it fills; Sync() writes the partial
+// last block zero-padded, cuts the file to its length and fdatasyncs, keeping that block staged
+// so writing can go on.
+class SequentialFile : public File {
+ public:
+  static constexpr int64_t kBlock = 4096;  // O_DIRECT alignment: any block size
+  static constexpr int64_t kStageBytes = int64_t{1} << 20;
+
+  // Opens `path` with O_DIRECT, or without it where the file system refuses it (EINVAL).
+  static Result<std::unique_ptr<File>> Open(const std::string& path) {
+    std::unique_ptr<uint8_t, decltype(&free)> stage(
+        static_cast<uint8_t*>(std::aligned_alloc(kBlock, kStageBytes)), &free);
+    if (!stage) {
+      return Status::ResourceExhausted("open " + path + ": out of memory for its write buffer");
+    }
+    auto open_with = [&path](int flags) {
+      int fd;
+      do {
+        fd = open(path.c_str(), flags | O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      } while (fd < 0 && errno == EINTR);
+      return fd;
+    };
+    int fd = open_with(O_DIRECT);
+    if (fd < 0 && errno == EINVAL) fd = open_with(0);
+    if (fd < 0) return ErrnoToStatus(errno, "open", path);
+    return std::unique_ptr<File>(new SequentialFile(path, fd, std::move(stage)));
+  }
+  ~SequentialFile() override { close(fd_); }
+
+  Status WriteAt(int64_t position, std::span<const ByteSpan> pieces) override {
+    if (position != flushed_ + staged_) {
+      return Status::Invalid("write " + path() + " at " + std::to_string(position) +
+                             ": the file is written front to back, next at " +
+                             std::to_string(flushed_ + staged_));
+    }
+    for (ByteSpan piece : pieces) {
+      while (!piece.empty()) {
+        const auto n = std::min<size_t>(piece.size(), static_cast<size_t>(kStageBytes - staged_));
+        std::memcpy(stage_.get() + staged_, piece.data(), n);
+        staged_ += static_cast<int64_t>(n);
+        piece = piece.subspan(n);
+        if (staged_ == kStageBytes) RETURN_NOT_OK(FlushWholeBlocks());
+      }
+    }
+    return Status::OK();
+  }
+
+  Result<std::shared_ptr<Buffer>> ReadAt(int64_t, int64_t) override {
+    return Status::NotImplemented("read " + path() + ": opened to be written front to back");
+  }
+
+  Status Sync() override {
+    RETURN_NOT_OK(FlushWholeBlocks());
+    if (staged_ > 0) {
+      std::memset(stage_.get() + staged_, 0, static_cast<size_t>(kBlock - staged_));
+      RETURN_NOT_OK(WriteStage(kBlock));
+    }
+    if (ftruncate(fd_, flushed_ + staged_) != 0) return ErrnoToStatus(errno, "truncate", path());
+    if (fdatasync(fd_) != 0) return ErrnoToStatus(errno, "fsync", path());
+    return Status::OK();
+  }
+
+  Status Truncate(int64_t) override {
+    return Status::NotImplemented("truncate " + path() + ": opened to be written front to back");
+  }
+
+  Result<int64_t> Size() override { return flushed_ + staged_; }
+
+ private:
+  // Writes the staged whole blocks at flushed_ and moves the partial rest to the front.
+  Status FlushWholeBlocks() {
+    const int64_t whole = staged_ / kBlock * kBlock;
+    if (whole == 0) return Status::OK();
+    RETURN_NOT_OK(WriteStage(whole));
+    flushed_ += whole;
+    staged_ -= whole;
+    std::memmove(stage_.get(), stage_.get() + whole, static_cast<size_t>(staged_));
+    return Status::OK();
+  }
+
+  // Writes the first `length` (a multiple of kBlock) staged bytes at flushed_.
+  Status WriteStage(int64_t length) {
+    int64_t done = 0;
+    while (done < length) {
+      ssize_t n =
+          pwrite(fd_, stage_.get() + done, static_cast<size_t>(length - done), flushed_ + done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        // A device whose blocks are larger than kBlock, or a short write before: go on
+        // through the page cache.
+        if (errno == EINVAL && ClearDirect()) continue;
+        return ErrnoToStatus(errno, "write", path());
+      }
+      if (n == 0) return Status::IOError("write " + path() + ": wrote 0 bytes");
+      done += n;
+    }
+    return Status::OK();
+  }
+
+  SequentialFile(std::string path, int fd, std::unique_ptr<uint8_t, decltype(&free)> stage)
+      : File(std::move(path)), fd_(fd), stage_(std::move(stage)) {}
+
+  // Turns O_DIRECT off; false when it was off already or cannot be turned off.
+  bool ClearDirect() {
+    const int flags = fcntl(fd_, F_GETFL);
+    return flags >= 0 && (flags & O_DIRECT) != 0 && fcntl(fd_, F_SETFL, flags & ~O_DIRECT) == 0;
+  }
+
+  int fd_;
+  std::unique_ptr<uint8_t, decltype(&free)> stage_;
+  int64_t flushed_ = 0;  // bytes written at the front of the file, whole blocks
+  int64_t staged_ = 0;   // bytes after them, in stage_
+};
+
 class PosixFileLock : public FileLock {
  public:
   explicit PosixFileLock(int fd) : fd_(fd) {}
@@ -196,6 +312,7 @@ Result<std::unique_ptr<File>> PosixFileSystem::OpenFile(const std::string& path,
     case FileMode::kRead: flags |= O_RDONLY; break;
     case FileMode::kWrite: flags |= O_RDWR; break;
     case FileMode::kCreate: flags |= O_RDWR | O_CREAT; break;
+    case FileMode::kCreateSequential: return SequentialFile::Open(path);
   }
   int fd;
   do {

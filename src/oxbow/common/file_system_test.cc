@@ -17,8 +17,8 @@ namespace {
 
 class TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "oxbow_fs_XXXXXX").string();
+  explicit TempDir(const std::filesystem::path& parent = std::filesystem::temp_directory_path()) {
+    std::string tmpl = (parent / "oxbow_fs_XXXXXX").string();
     path_ = mkdtemp(tmpl.data());
   }
   ~TempDir() { std::filesystem::remove_all(path_); }
@@ -105,6 +105,53 @@ TEST(FileSystemTest, WritesManyPieces) {
 Status WriteFile(FileSystem& fs, const std::string& path, std::string_view text) {
   ASSIGN_OR_RAISE(auto file, fs.OpenFile(path, FileMode::kCreate));
   return file->WriteAt(0, Bytes(text));
+}
+
+// Writes `data` in pieces of irregular sizes (some larger than the staging buffer), syncing
+// at irregular points, and checks what a reader sees after each sync.
+void CheckSequentialFile(const std::string& dir) {
+  auto fs = PosixFileSystem::Default();
+  const std::string path = JoinPath(dir, "seq");
+  ASSERT_TRUE(WriteFile(*fs, path, std::string(9000, 'z')).ok());  // emptied on open
+  auto file = fs->OpenFile(path, FileMode::kCreateSequential).ValueOrDie();
+  EXPECT_EQ(fs->FileSize(path).ValueOrDie(), 0);
+  std::string data(3 * 1024 * 1024 + 777, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i * 7919) % 251);
+  const size_t sizes[] = {1, 4095, 4096, 3000, 1 << 20, 5, (1 << 21) + 13};
+  const size_t sync_after[] = {1, 4, 6};
+  size_t at = 0, step = 0;
+  while (at < data.size()) {
+    const size_t n = std::min(sizes[step % std::size(sizes)], data.size() - at);
+    ByteSpan piece = Bytes(data).subspan(at, n);
+    ASSERT_TRUE(file->WriteAt(static_cast<int64_t>(at), {&piece, 1}).ok()) << at;
+    at += n;
+    EXPECT_EQ(file->Size().ValueOrDie(), static_cast<int64_t>(at));
+    if (std::find(std::begin(sync_after), std::end(sync_after), step) != std::end(sync_after)) {
+      ASSERT_TRUE(file->Sync().ok());
+      EXPECT_EQ(ReadWholeFile(*fs, path).ValueOrDie()->view(), data.substr(0, at)) << at;
+    }
+    ++step;
+  }
+  ASSERT_TRUE(file->Sync().ok());
+  EXPECT_EQ(ReadWholeFile(*fs, path).ValueOrDie()->view(), data);
+
+  Status rewrite = file->WriteAt(0, Bytes("x"));
+  EXPECT_TRUE(rewrite.IsInvalid());
+  EXPECT_NE(rewrite.message().find("written front to back, next at 3146505"), std::string::npos)
+      << rewrite.message();
+  EXPECT_EQ(file->ReadAt(0, 1).status().code(), StatusCode::kNotImplemented);
+  EXPECT_EQ(file->Truncate(0).code(), StatusCode::kNotImplemented);
+}
+
+TEST(FileSystemTest, SequentialFilesOnDisk) {
+  TempDir tmp;
+  CheckSequentialFile(tmp.path());
+}
+
+TEST(FileSystemTest, SequentialFilesOnTmpfs) {
+  if (!std::filesystem::is_directory("/dev/shm")) GTEST_SKIP() << "no /dev/shm (tmpfs)";
+  TempDir tmp("/dev/shm");
+  CheckSequentialFile(tmp.path());
 }
 
 // The calls every FileSystem must honour alike, run against POSIX and the fault injector.

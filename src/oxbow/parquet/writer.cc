@@ -50,8 +50,7 @@ class FileOutputStream : public OutputStream {
 }  // namespace
 
 Result<std::unique_ptr<OutputStream>> OpenFileOutput(FileSystem& fs, const std::string& path) {
-  ASSIGN_OR_RAISE(auto file, fs.OpenFile(path, FileMode::kCreate));
-  RETURN_NOT_OK(file->Truncate(0));
+  ASSIGN_OR_RAISE(auto file, fs.OpenFile(path, FileMode::kCreateSequential));
   return std::unique_ptr<OutputStream>(new FileOutputStream(std::move(file)));
 }
 

@@ -300,8 +300,11 @@ def test_lake_tables_take_property_and_column_changes(server):
     # Checked as create_table checks them.
     with expect_error("INVALID_ARGUMENT", "lake.freshness", "soon"):
         alter(server, "evo.lake", {"op": "set_properties", "properties": {"lake.freshness": "soon"}})
-    with expect_error("INVALID_ARGUMENT", "lake.partition", "cannot change"):
+    with expect_error("INVALID_ARGUMENT", "lake.partition 'n'", "must be transform(column)"):
         alter(server, "evo.lake", {"op": "set_properties", "properties": {"lake.partition": "n"}})
+    # A valid one evolves the lake's partition spec (tests/lake/test_lake_partition_evolution.py).
+    alter(server, "evo.lake",
+          {"op": "set_properties", "properties": {"lake.partition": "identity(n)"}})
     alter(server, "evo.lake", {"op": "set_properties", "properties": {"lake.freshness": "200ms"}})
     wait_tiered(server, "evo.lake", [2])
     altered = alter(server, "evo.lake",
@@ -317,6 +320,9 @@ def test_lake_tables_take_property_and_column_changes(server):
     assert metadata["current-schema-id"] == altered["schema_id"]
     current = next(s for s in metadata["schemas"] if s["schema-id"] == altered["schema_id"])
     assert [f["name"] for f in current["fields"]][:4] == ["id", "d", "n", "x"]
+    spec = next(s for s in metadata["partition-specs"]
+                if s["spec-id"] == metadata["default-spec-id"])
+    assert [f["name"] for f in spec["fields"]] == ["n"]
 
 
 def lookup(server, table, ids):

@@ -95,6 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& e : *entries) {
       if (!e.snapshot_id || !e.sequence_number || !e.file_sequence_number) abort();
       if (e.data_file.partition.size() != spec.fields().size()) abort();
+      if (e.data_file.spec_id != spec.spec_id()) abort();  // tuples decoded with that spec
     }
   }
   return 0;

@@ -384,6 +384,11 @@ Result<std::string> EncodeManifest(const Schema& schema, const PartitionSpec& sp
   auto bytes_value = [](const std::string& v) { return AvroValue::Bytes(v); };
   for (const auto& e : entries) {
     const DataFile& f = e.data_file;
+    if (f.spec_id && *f.spec_id != spec.spec_id()) {
+      return Status::Invalid("data file " + f.file_path + " is of partition spec " +
+                             std::to_string(*f.spec_id) + ", the manifest's is " +
+                             std::to_string(spec.spec_id()));
+    }
     if (f.partition.size() != types.size()) {
       return Status::Invalid("data file " + f.file_path + " has " +
                              std::to_string(f.partition.size()) + " partition values, the spec " +
@@ -501,6 +506,7 @@ Result<std::vector<ManifestEntry>> DecodeManifest(std::string_view bytes, const 
     const AvroValue* df = FieldById(root, record, 2);
     if (df == nullptr) return Status::Corruption("manifest entry without data_file");
     DataFile& f = e.data_file;
+    f.spec_id = spec.spec_id();
     f.content = static_cast<FileContent>(OptionalNumber(*df_node, *df, 134).value_or(0));
     const AvroValue* path = FieldById(*df_node, *df, 100);
     const AvroValue* format = FieldById(*df_node, *df, 101);

@@ -22,7 +22,10 @@ struct DataFile {
   FileContent content = FileContent::kData;
   std::string file_path;  // as readers will open it (absolute path or URI)
   std::string file_format = "PARQUET";
-  PartitionValues partition;  // one value per partition field, in spec order
+  PartitionValues partition;  // one value per partition field of its spec, in spec order
+  // The partition spec of `partition`. Unset when written: the table's default spec. Filled by
+  // DecodeManifest and ReadManifest (the manifest's spec).
+  std::optional<int32_t> spec_id;
   int64_t record_count = 0;
   int64_t file_size_in_bytes = 0;
   // Metrics keyed by field id. Bounds use the single-value serialization (SerializeLiteral).

@@ -1,5 +1,6 @@
 #include "oxbow/iceberg/metadata.h"
 
+#include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -31,6 +32,62 @@ const PartitionSpec* TableMetadata::SpecById(int32_t id) const {
 }
 
 const PartitionSpec* TableMetadata::DefaultSpec() const { return SpecById(default_spec_id); }
+
+const Schema* TableMetadata::SchemaForSpec(const PartitionSpec& spec) const {
+  auto holds_sources = [&](const Schema* schema) {
+    return schema != nullptr &&
+           std::all_of(spec.fields().begin(), spec.fields().end(), [&](const PartitionField& f) {
+             return schema->FindField(f.source_id) != nullptr;
+           });
+  };
+  if (holds_sources(CurrentSchema())) return CurrentSchema();
+  const Schema* newest = nullptr;
+  for (const auto& s : schemas) {
+    if (holds_sources(&s) && (newest == nullptr || s.schema_id() > newest->schema_id())) {
+      newest = &s;
+    }
+  }
+  return newest;
+}
+
+PartitionSpec EvolvePartitionSpec(const TableMetadata& metadata, const PartitionSpec& wanted) {
+  std::vector<const PartitionField*> historic;
+  int32_t highest_spec_id = -1;
+  for (const auto& spec : metadata.partition_specs) {
+    highest_spec_id = std::max(highest_spec_id, spec.spec_id());
+    for (const auto& f : spec.fields()) historic.push_back(&f);
+  }
+  auto name_taken = [&](const std::string& name, const std::vector<PartitionField>& fields) {
+    return std::any_of(historic.begin(), historic.end(),
+                       [&](const PartitionField* h) { return h->name == name; }) ||
+           std::any_of(fields.begin(), fields.end(),
+                       [&](const PartitionField& f) { return f.name == name; });
+  };
+  int32_t last_id = metadata.last_partition_id;
+  std::vector<PartitionField> fields;
+  for (const auto& w : wanted.fields()) {
+    auto same = std::find_if(historic.begin(), historic.end(), [&](const PartitionField* h) {
+      return h->source_id == w.source_id && h->transform == w.transform;
+    });
+    if (same != historic.end()) {
+      fields.push_back(**same);
+      continue;
+    }
+    PartitionField f = w;
+    f.field_id = ++last_id;
+    if (name_taken(f.name, fields)) {
+      const bool counted = f.transform.kind == TransformKind::kBucket ||
+                           f.transform.kind == TransformKind::kTruncate;
+      f.name.append(1, '_').append(std::to_string(counted ? f.transform.param : f.field_id));
+      if (name_taken(f.name, fields)) f.name.append(1, '_').append(std::to_string(f.field_id));
+    }
+    fields.push_back(std::move(f));
+  }
+  for (const auto& spec : metadata.partition_specs) {
+    if (spec.fields() == fields) return spec;
+  }
+  return PartitionSpec(highest_spec_id + 1, std::move(fields));
+}
 
 const Snapshot* TableMetadata::SnapshotById(int64_t id) const {
   for (const auto& s : snapshots) {

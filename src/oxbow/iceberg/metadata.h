@@ -70,6 +70,9 @@ struct TableMetadata {
   const Schema* SchemaById(int32_t id) const;
   const PartitionSpec* DefaultSpec() const;
   const PartitionSpec* SpecById(int32_t id) const;
+  // The schema that types `spec`'s partition fields: the current one, or (a source column
+  // dropped since) the newest schema holding every source column; null when none does.
+  const Schema* SchemaForSpec(const PartitionSpec& spec) const;
   const Snapshot* CurrentSnapshot() const;
   const Snapshot* SnapshotById(int64_t id) const;
   std::string Property(const std::string& key, const std::string& fallback) const;
@@ -79,5 +82,16 @@ struct TableMetadata {
   // Parses v2 metadata (v1 is refused with NotImplemented), checking cross references.
   static Result<TableMetadata> FromJson(std::string_view json);
 };
+
+// Partition evolution (the spec's "Partition Evolution"): the spec that `wanted` (source ids,
+// transforms and names; its field ids are ignored) is in `metadata`. A field with the source and
+// transform of a field of any of the table's specs takes that field's id and name (the spec:
+// "partition field IDs must be reused if an existing partition spec contains an equivalent
+// field"); any other field takes the next id above last-partition-id, so an id never names two
+// different fields, and, when a field of an earlier spec has its name, the suffix "_<N>"
+// (bucket[N], truncate[N]) or "_<field id>". A spec of the table with the resulting fields is
+// returned as it is (writers must not add an equivalent spec); otherwise the result has the
+// spec-id above the highest.
+PartitionSpec EvolvePartitionSpec(const TableMetadata& metadata, const PartitionSpec& wanted);
 
 }  // namespace oxbow::iceberg

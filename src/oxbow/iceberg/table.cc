@@ -52,10 +52,10 @@ int64_t Sum(const std::vector<DataFile>& files, int64_t DataFile::*member) {
   return total;
 }
 
-// A string equal for equal partition tuples (for changed-partition-count).
-std::string PartitionKey(const PartitionValues& values) {
-  std::string key;
-  for (const auto& v : values) {
+// A string equal for files of equal partitions, spec and tuple (for changed-partition-count).
+std::string PartitionKey(const DataFile& file) {
+  std::string key = std::to_string(file.spec_id.value_or(-1)) + ":";
+  for (const auto& v : file.partition) {
     if (!v) {
       key += "n;";
       continue;
@@ -171,6 +171,20 @@ Status IcebergTable::SetCurrentSchema(const Schema& schema) {
       .status();
 }
 
+Result<PartitionSpec> IcebergTable::SetDefaultSpec(const PartitionSpec& wanted) {
+  return RetryCommit<PartitionSpec>([&](std::vector<std::string>*) -> Result<PartitionSpec> {
+    RETURN_NOT_OK(wanted.PartitionTypes(schema()).status());
+    PartitionSpec spec = EvolvePartitionSpec(metadata_, wanted);
+    if (spec.spec_id() == metadata_.default_spec_id) return spec;
+    TableMetadata next = metadata_;
+    if (next.SpecById(spec.spec_id()) == nullptr) next.partition_specs.push_back(spec);
+    next.default_spec_id = spec.spec_id();
+    next.last_partition_id = std::max(next.last_partition_id, spec.HighestFieldId());
+    RETURN_NOT_OK(Commit(std::move(next)));
+    return spec;
+  });
+}
+
 Result<std::unique_ptr<IcebergTable>> IcebergTable::Load(std::shared_ptr<FileSystem> fs,
                                                          std::shared_ptr<Catalog> catalog,
                                                          TableIdentifier table_id,
@@ -267,16 +281,61 @@ Result<std::vector<ManifestFile>> IcebergTable::CurrentManifests() const {
   return ReadManifestList(fs_.get(), current->manifest_list);
 }
 
+Result<const PartitionSpec*> IcebergTable::SpecOf(int32_t spec_id, const std::string& what) const {
+  const PartitionSpec* spec = metadata_.SpecById(spec_id);
+  if (spec == nullptr) {
+    return Status::Corruption(what + " has unknown partition spec " + std::to_string(spec_id));
+  }
+  return spec;
+}
+
+Result<std::vector<ManifestEntry>> IcebergTable::ReadEntries(const ManifestFile& manifest) const {
+  ASSIGN_OR_RAISE(const PartitionSpec* spec,
+                  SpecOf(manifest.partition_spec_id, manifest.manifest_path));
+  const Schema* schema = metadata_.SchemaForSpec(*spec);
+  if (schema == nullptr) {
+    return Status::Corruption(manifest.manifest_path + ": no schema of the table holds the " +
+                              "source columns of partition spec " +
+                              std::to_string(spec->spec_id()));
+  }
+  return ReadManifest(fs_.get(), manifest, *schema, *spec);
+}
+
+Result<ManifestFile> IcebergTable::WriteSpecManifest(const PartitionSpec& spec, int64_t snapshot_id,
+                                                     int64_t sequence_number,
+                                                     const std::vector<ManifestEntry>& entries,
+                                                     std::vector<std::string>* written) {
+  const Schema* schema = metadata_.SchemaForSpec(spec);
+  if (schema == nullptr) {
+    return Status::Invalid("no schema of the table holds the source columns of partition spec " +
+                           std::to_string(spec.spec_id()));
+  }
+  std::string path = NewManifestPath();
+  written->push_back(path);
+  return WriteManifest(fs_.get(), path, *schema, spec, snapshot_id, sequence_number, entries,
+                       options_.avro);
+}
+
+Result<std::vector<ManifestFile>> IcebergTable::WriteAddedManifests(
+    const std::vector<DataFile>& files, int64_t snapshot_id, int64_t sequence_number,
+    std::vector<std::string>* written) {
+  std::map<int32_t, std::vector<DataFile>> by_spec;
+  for (const auto& f : files) by_spec[f.spec_id.value_or(metadata_.default_spec_id)].push_back(f);
+  std::vector<ManifestFile> out;
+  for (const auto& [spec_id, group] : by_spec) {
+    ASSIGN_OR_RAISE(const PartitionSpec* spec, SpecOf(spec_id, "data file " + group[0].file_path));
+    ASSIGN_OR_RAISE(auto manifest, WriteSpecManifest(*spec, snapshot_id, sequence_number,
+                                                     AddedEntries(group, snapshot_id), written));
+    out.push_back(std::move(manifest));
+  }
+  return out;
+}
+
 Result<std::vector<ManifestEntry>> IcebergTable::LiveEntries() const {
   ASSIGN_OR_RAISE(auto manifests, CurrentManifests());
   std::vector<ManifestEntry> out;
   for (const auto& m : manifests) {
-    const PartitionSpec* spec = metadata_.SpecById(m.partition_spec_id);
-    if (spec == nullptr) {
-      return Status::Corruption(m.manifest_path + " has unknown partition spec " +
-                                std::to_string(m.partition_spec_id));
-    }
-    ASSIGN_OR_RAISE(auto entries, ReadManifest(fs_.get(), m, schema(), *spec));
+    ASSIGN_OR_RAISE(auto entries, ReadEntries(m));
     for (auto& e : entries) {
       if (e.status != EntryStatus::kDeleted) out.push_back(std::move(e));
     }
@@ -303,38 +362,53 @@ Result<int64_t> IcebergTable::RowDelta(const std::vector<DataFile>& data_files,
     }
   }
   const int64_t snapshot_id = RandomId();
-  std::optional<ManifestFile> data_manifest;
-  std::optional<ManifestFile> delete_manifest;
+  std::optional<std::vector<ManifestFile>> data_manifests;
+  std::optional<std::vector<ManifestFile>> delete_manifests;
+  std::vector<std::string> written;  // the manifests, reused by every attempt
   std::set<std::string> partitions;
-  for (const auto& f : data_files) partitions.insert(PartitionKey(f.partition));
-  for (const auto& f : delete_files) partitions.insert(PartitionKey(f.partition));
+  for (const auto& f : data_files) partitions.insert(PartitionKey(f));
+  for (const auto& f : delete_files) partitions.insert(PartitionKey(f));
   Status last;
   for (int attempt = 0; attempt < options_.commit_attempts; ++attempt) {
-    if (attempt > 0) RETURN_NOT_OK(Refresh());
-    const int64_t seq = metadata_.last_sequence_number + 1;
-    if (!data_files.empty() && !data_manifest) {
-      ASSIGN_OR_RAISE(data_manifest,
-                      WriteManifest(fs_.get(), NewManifestPath(), schema(), spec(), snapshot_id,
-                                    seq, AddedEntries(data_files, snapshot_id), options_.avro));
+    if (attempt > 0) {
+      last = Refresh();
+      if (!last.ok()) break;
     }
-    if (!delete_files.empty() && !delete_manifest) {
-      ASSIGN_OR_RAISE(delete_manifest,
-                      WriteManifest(fs_.get(), NewManifestPath(), schema(), spec(), snapshot_id,
-                                    seq, AddedEntries(delete_files, snapshot_id), options_.avro));
+    const int64_t seq = metadata_.last_sequence_number + 1;
+    if (!data_manifests) {
+      auto added = WriteAddedManifests(data_files, snapshot_id, seq, &written);
+      if (!added.ok()) {
+        last = added.status();
+        break;
+      }
+      data_manifests = std::move(*added);
+    }
+    if (!delete_manifests) {
+      auto added = WriteAddedManifests(delete_files, snapshot_id, seq, &written);
+      if (!added.ok()) {
+        last = added.status();
+        break;
+      }
+      delete_manifests = std::move(*added);
     }
     std::vector<ManifestFile> manifests;
     // Entries inherit the sequence number, so a retry only re-stamps the list entries. Deletes
     // of this snapshot carry its sequence number, so they apply to data files of earlier
     // snapshots (a position delete applies to data sequence numbers <= its own; the paths it
     // names are of earlier files).
-    for (auto* m : {&data_manifest, &delete_manifest}) {
-      if (!*m) continue;
-      (*m)->sequence_number = seq;
-      (*m)->min_sequence_number = seq;
-      manifests.push_back(**m);
+    for (auto* added : {&*data_manifests, &*delete_manifests}) {
+      for (auto& m : *added) {
+        m.sequence_number = seq;
+        m.min_sequence_number = seq;
+        manifests.push_back(m);
+      }
     }
-    ASSIGN_OR_RAISE(auto previous, CurrentManifests());
-    for (auto& m : previous) {
+    auto previous = CurrentManifests();
+    if (!previous.ok()) {
+      last = previous.status();
+      break;
+    }
+    for (auto& m : *previous) {
       if (m.added_files_count + m.existing_files_count > 0) manifests.push_back(std::move(m));
     }
     Snapshot snap = NewSnapshot(snapshot_id, seq, attempt + 1);
@@ -357,16 +431,14 @@ Result<int64_t> IcebergTable::RowDelta(const std::vector<DataFile>& data_files,
       snap.summary["changed-partition-count"] = std::to_string(partitions.size());
     }
     AddTotals(manifests, added_size, 0, &snap.summary);
-    RETURN_NOT_OK(WriteManifestList(fs_.get(), LocalPath(snap.manifest_list),
-                                    {snapshot_id, snap.parent_snapshot_id, seq}, manifests,
-                                    options_.avro));
-    last = Commit(WithSnapshot(snap));
+    last = WriteManifestList(fs_.get(), LocalPath(snap.manifest_list),
+                             {snapshot_id, snap.parent_snapshot_id, seq}, manifests, options_.avro);
+    if (last.ok()) last = Commit(WithSnapshot(snap));
     if (last.ok()) return snapshot_id;
     RemoveQuietly(snap.manifest_list);
     if (last.code() != StatusCode::kAlreadyExists) break;
   }
-  if (data_manifest) RemoveQuietly(data_manifest->manifest_path);
-  if (delete_manifest) RemoveQuietly(delete_manifest->manifest_path);
+  for (const auto& path : written) RemoveQuietly(path);
   return last;
 }
 
@@ -391,12 +463,8 @@ Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted
   int64_t deleted_records = 0, removed_size = 0, deleted_files = 0, removed_delete_files = 0;
   for (auto& m : previous) {
     if (m.added_files_count + m.existing_files_count == 0) continue;
-    const PartitionSpec* spec = metadata_.SpecById(m.partition_spec_id);
-    if (spec == nullptr) {
-      return Status::Corruption(m.manifest_path + " has unknown partition spec " +
-                                std::to_string(m.partition_spec_id));
-    }
-    ASSIGN_OR_RAISE(auto entries, ReadManifest(fs_.get(), m, schema(), *spec));
+    ASSIGN_OR_RAISE(const PartitionSpec* spec, SpecOf(m.partition_spec_id, m.manifest_path));
+    ASSIGN_OR_RAISE(auto entries, ReadEntries(m));
     bool touched = false;
     for (const auto& e : entries) {
       if (e.status != EntryStatus::kDeleted && remaining.count(e.data_file.file_path)) {
@@ -425,31 +493,18 @@ Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted
       }
       rewritten.push_back(std::move(e));
     }
-    std::string path = NewManifestPath();
-    written->push_back(path);
-    ASSIGN_OR_RAISE(auto mf, WriteManifest(fs_.get(), path, schema(), *spec, snapshot_id, seq,
-                                           rewritten, options_.avro));
+    ASSIGN_OR_RAISE(auto mf, WriteSpecManifest(*spec, snapshot_id, seq, rewritten, written));
     manifests.push_back(std::move(mf));
   }
   if (!remaining.empty()) {
     return Status::NotFound("ReplaceFiles: " + *remaining.begin() +
                             " is not a live data file of the current snapshot");
   }
-  if (!added.empty()) {
-    std::string path = NewManifestPath();
-    written->push_back(path);
-    ASSIGN_OR_RAISE(auto mf, WriteManifest(fs_.get(), path, schema(), spec(), snapshot_id, seq,
-                                           AddedEntries(added, snapshot_id), options_.avro));
-    manifests.insert(manifests.begin(), std::move(mf));
-  }
-  if (!added_deletes.empty()) {
-    std::string path = NewManifestPath();
-    written->push_back(path);
-    ASSIGN_OR_RAISE(auto mf,
-                    WriteManifest(fs_.get(), path, schema(), spec(), snapshot_id, seq,
-                                  AddedEntries(added_deletes, snapshot_id), options_.avro));
-    manifests.insert(manifests.begin(), std::move(mf));
-  }
+  ASSIGN_OR_RAISE(auto added_manifests, WriteAddedManifests(added, snapshot_id, seq, written));
+  ASSIGN_OR_RAISE(auto delete_manifests,
+                  WriteAddedManifests(added_deletes, snapshot_id, seq, written));
+  manifests.insert(manifests.begin(), added_manifests.begin(), added_manifests.end());
+  manifests.insert(manifests.begin(), delete_manifests.begin(), delete_manifests.end());
   // A fresh snapshot id per attempt, so always attempt 1 of it.
   Snapshot snap = NewSnapshot(snapshot_id, seq, 1);
   written->push_back(snap.manifest_list);
@@ -497,28 +552,21 @@ Result<std::optional<int64_t>> IcebergTable::TryRewriteManifests(
   }
   const int64_t snapshot_id = RandomId();
   const int64_t seq = metadata_.last_sequence_number + 1;
-  std::vector<ManifestEntry> live_data, live_deletes;
+  // Data and delete files go to separate manifests (the spec's rule), one per partition spec.
+  std::map<std::pair<int32_t, bool>, std::vector<ManifestEntry>> live;  // (spec, deletes)
   for (const auto& m : previous) {
-    if (m.partition_spec_id != spec().spec_id()) {
-      return Status::NotImplemented("RewriteManifests: " + m.manifest_path +
-                                    " has another partition spec than the table's");
-    }
-    ASSIGN_OR_RAISE(auto entries, ReadManifest(fs_.get(), m, schema(), spec()));
+    ASSIGN_OR_RAISE(auto entries, ReadEntries(m));
     for (auto& e : entries) {
       if (e.status == EntryStatus::kDeleted) continue;
       e.status = EntryStatus::kExisting;
-      auto& live = e.data_file.content == FileContent::kData ? live_data : live_deletes;
-      live.push_back(std::move(e));
+      live[{m.partition_spec_id, e.data_file.content != FileContent::kData}].push_back(
+          std::move(e));
     }
   }
-  // Data and delete files go to separate manifests (the spec's rule).
   std::vector<ManifestFile> manifests;
-  for (const auto* live : {&live_data, &live_deletes}) {
-    if (live->empty()) continue;
-    std::string path = NewManifestPath();
-    written->push_back(path);
-    ASSIGN_OR_RAISE(auto mf, WriteManifest(fs_.get(), path, schema(), spec(), snapshot_id, seq,
-                                           *live, options_.avro));
+  for (const auto& [key, entries] : live) {
+    ASSIGN_OR_RAISE(const PartitionSpec* spec, SpecOf(key.first, "a live file"));
+    ASSIGN_OR_RAISE(auto mf, WriteSpecManifest(*spec, snapshot_id, seq, entries, written));
     manifests.push_back(std::move(mf));
   }
   // A fresh snapshot id per attempt, so always attempt 1 of it.
@@ -588,9 +636,7 @@ Result<ExpireResult> IcebergTable::ExpireSnapshots(const ExpireOptions& options)
     ASSIGN_OR_RAISE(auto manifests, ReadManifestList(fs_.get(), s.manifest_list));
     for (const auto& m : manifests) {
       if (!live_manifests.insert(m.manifest_path).second) continue;
-      const PartitionSpec* spec = metadata_.SpecById(m.partition_spec_id);
-      if (spec == nullptr) continue;
-      ASSIGN_OR_RAISE(auto entries, ReadManifest(fs_.get(), m, schema(), *spec));
+      ASSIGN_OR_RAISE(auto entries, ReadEntries(m));
       for (const auto& e : entries) {
         if (e.status != EntryStatus::kDeleted) live_files.insert(e.data_file.file_path);
       }
@@ -604,9 +650,7 @@ Result<ExpireResult> IcebergTable::ExpireSnapshots(const ExpireOptions& options)
       if (live_manifests.count(m.manifest_path) || !dead_manifests.insert(m.manifest_path).second) {
         continue;
       }
-      const PartitionSpec* spec = metadata_.SpecById(m.partition_spec_id);
-      if (spec == nullptr) continue;
-      auto entries = ReadManifest(fs_.get(), m, schema(), *spec);
+      auto entries = ReadEntries(m);
       if (!entries.ok()) continue;
       for (const auto& e : *entries) {
         if (!live_files.count(e.data_file.file_path)) dead_files.insert(e.data_file.file_path);

@@ -97,9 +97,14 @@ class IcebergTable {
   const Snapshot* CurrentSnapshot() const { return metadata_.CurrentSnapshot(); }
 
   // The ADDED and EXISTING entries of the current snapshot, data and delete files (sequence
-  // numbers filled in).
+  // numbers filled in), each with its partition spec's id and tuple.
   Result<std::vector<ManifestEntry>> LiveEntries() const;
+  // The entries of one manifest of the table, partition tuples decoded with its spec.
+  Result<std::vector<ManifestEntry>> ReadEntries(const ManifestFile& manifest) const;
 
+  // Files are added in the partition spec of their `spec_id` (unset: the default spec), one
+  // new manifest per spec.
+  //
   // Fast append: one new manifest with `files`, the current snapshot's manifests reused by
   // reference. `summary` keys are added to the snapshot summary (operation "append").
   // Returns the new snapshot id. An empty `files` still commits (to record summary keys).
@@ -132,6 +137,12 @@ class IcebergTable {
   // UpdateSchema does; last-column-id grows to its highest field id. Invalid when the current
   // partition spec does not apply to it. Snapshots after it record its id.
   Status SetCurrentSchema(const Schema& schema);
+  // Partition evolution: makes the spec EvolvePartitionSpec (metadata.h) gives for `wanted`
+  // (fields by source id, transform and name) the default spec, in a metadata-only commit
+  // (nothing when it already is); last-partition-id grows to its highest field id. Invalid when
+  // a field does not apply to the current schema. Returns the default spec. Files of earlier
+  // specs keep theirs.
+  Result<PartitionSpec> SetDefaultSpec(const PartitionSpec& wanted);
   // Drops old snapshots from the metadata (one commit) and then, optionally, their files.
   Result<ExpireResult> ExpireSnapshots(const ExpireOptions& options = {});
 
@@ -150,6 +161,18 @@ class IcebergTable {
   void AddTotals(const std::vector<ManifestFile>& manifests, int64_t added_size,
                  int64_t removed_size, std::map<std::string, std::string>* summary) const;
   Result<std::vector<ManifestFile>> CurrentManifests() const;
+  // Writes `files` as ADDED entries of `snapshot_id`, one manifest per partition spec (their
+  // paths go to `written`).
+  Result<std::vector<ManifestFile>> WriteAddedManifests(const std::vector<DataFile>& files,
+                                                        int64_t snapshot_id,
+                                                        int64_t sequence_number,
+                                                        std::vector<std::string>* written);
+  // Writes `entries` (all of `spec`) as one manifest of `snapshot_id` at a new path.
+  Result<ManifestFile> WriteSpecManifest(const PartitionSpec& spec, int64_t snapshot_id,
+                                         int64_t sequence_number,
+                                         const std::vector<ManifestEntry>& entries,
+                                         std::vector<std::string>* written);
+  Result<const PartitionSpec*> SpecOf(int32_t spec_id, const std::string& what) const;
   // A snapshot of the current one's child: ids, timestamp, schema and a new manifest list path
   // (the summary is the caller's).
   Snapshot NewSnapshot(int64_t snapshot_id, int64_t sequence_number, int attempt) const;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "oxbow/common/fault_injection_file_system.h"
 #include "oxbow/iceberg/io_internal.h"
@@ -314,6 +315,122 @@ TEST_F(TableTest, RowDeltaKeepsDeletesInTheirOwnManifestsThroughReplaceAndMerge)
   EXPECT_EQ(LivePaths(*t), (std::vector<std::string>{"b.parquet", "c.parquet"}));
   EXPECT_EQ(t->CurrentSnapshot()->summary.at("total-delete-files"), "0");
   EXPECT_EQ(t->CurrentSnapshot()->summary.at("removed-delete-files"), "1");
+}
+
+// Partition evolution: bucket[4](id) -> unpartitioned -> bucket[8](id) -> bucket[4](id) again.
+TEST_F(TableTest, SetDefaultSpecEvolvesThePartitioning) {
+  auto t = CreateTable();
+  ASSERT_TRUE(t->AppendFiles({File("a", 10, 1)}).ok());
+  auto unpartitioned = t->SetDefaultSpec(PartitionSpec::Unpartitioned());
+  ASSERT_TRUE(unpartitioned.ok()) << unpartitioned.status().ToString();
+  EXPECT_EQ(unpartitioned->spec_id(), 1);
+  EXPECT_EQ(t->spec().spec_id(), 1);
+  EXPECT_EQ(t->metadata().last_partition_id, 1000);
+  DataFile b = File("b", 5, 2);
+  b.partition.clear();  // written after the alter: the new (empty) tuple
+  ASSERT_TRUE(t->AppendFiles({b}).ok());
+
+  auto bucket8 =
+      t->SetDefaultSpec(*PartitionSpec::Make(schema_, {{"id", Transform::Bucket(8), ""}}));
+  ASSERT_TRUE(bucket8.ok()) << bucket8.status().ToString();
+  ASSERT_EQ(bucket8->fields().size(), 1u);
+  // A new field: a new id, and a name no earlier field has.
+  EXPECT_EQ(bucket8->spec_id(), 2);
+  EXPECT_EQ(bucket8->fields()[0].field_id, 1001);
+  EXPECT_EQ(bucket8->fields()[0].name, "id_bucket_8");
+  EXPECT_EQ(t->metadata().last_partition_id, 1001);
+  DataFile c = File("c", 3, 3);
+  c.partition = *bucket8->PartitionFor(schema_, {{1, Literal(int64_t{3})}});
+  c.spec_id = 2;
+  // Files of an earlier spec may still be added (a compaction keeping its inputs' spec).
+  DataFile d = File("d", 2, 4);
+  d.spec_id = 0;
+  ASSERT_TRUE(t->AppendFiles({c, d}).ok());
+  auto list = ReadManifestList(fs_.get(), t->CurrentSnapshot()->manifest_list);
+  ASSERT_TRUE(list.ok());
+  std::vector<int32_t> spec_ids;
+  for (const auto& m : *list) spec_ids.push_back(m.partition_spec_id);
+  std::sort(spec_ids.begin(), spec_ids.end());
+  EXPECT_EQ(spec_ids, (std::vector<int32_t>{0, 0, 1, 2})) << "one manifest per spec";
+  auto live = t->LiveEntries();
+  ASSERT_TRUE(live.ok()) << live.status().ToString();
+  std::map<std::string, std::pair<int32_t, size_t>> by_file;
+  for (const auto& e : *live) {
+    by_file[stdfs::path(e.data_file.file_path).filename()] = {*e.data_file.spec_id,
+                                                              e.data_file.partition.size()};
+  }
+  EXPECT_EQ(by_file["a"], std::make_pair(0, size_t{1}));
+  EXPECT_EQ(by_file["b"], std::make_pair(1, size_t{0}));
+  EXPECT_EQ(by_file["c"], std::make_pair(2, size_t{1}));
+  EXPECT_EQ(by_file["d"], std::make_pair(0, size_t{1}));
+  // A file of a spec the table lacks is refused; so is a tuple of another spec's shape.
+  DataFile unknown = File("e", 1, 1);
+  unknown.spec_id = 7;
+  EXPECT_FALSE(t->AppendFiles({unknown}).ok());
+  DataFile mismatched = File("e", 1, 1);
+  mismatched.spec_id = 1;
+  EXPECT_TRUE(t->AppendFiles({mismatched}).status().IsInvalid());
+
+  // Back to bucket[4]: the first spec again, no new spec or id.
+  auto again = t->SetDefaultSpec(spec_);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->spec_id(), 0);
+  EXPECT_EQ(t->metadata().partition_specs.size(), 3u);
+  EXPECT_EQ(t->metadata().last_partition_id, 1001);
+  const int64_t version = t->version();
+  ASSERT_TRUE(t->SetDefaultSpec(spec_).ok());
+  EXPECT_EQ(t->version(), version) << "no commit when the spec is the default already";
+
+  // Merging manifests keeps one manifest per spec; compaction across specs; expiry reads all.
+  ASSERT_TRUE(t->RewriteManifests(2).ok());
+  list = ReadManifestList(fs_.get(), t->CurrentSnapshot()->manifest_list);
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->size(), 3u);
+  ASSERT_TRUE(
+      t->ReplaceFiles({location_ + "/data/b", location_ + "/data/c"}, {File("f", 8, 1)}).ok());
+  EXPECT_EQ(LivePaths(*t), (std::vector<std::string>{"a", "d", "f"}));
+  ASSERT_TRUE(t->ExpireSnapshots({.retain_last = 1}).ok());
+  auto loaded = IcebergTable::Load(fs_, location_);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ((*loaded)->spec().spec_id(), 0);
+  EXPECT_EQ((*loaded)->metadata().partition_specs.size(), 3u);
+  EXPECT_EQ(LivePaths(**loaded), (std::vector<std::string>{"a", "d", "f"}));
+}
+
+TEST_F(TableTest, EvolvePartitionSpecReusesIdsAndNames) {
+  const Schema schema(0, {{1, "k", Type::Long(), false, ""},
+                          {2, "ts", Type::Timestamp(), false, ""},
+                          {3, "s", Type::String(), false, ""}});
+  TableMetadata m;
+  m.schemas = {schema};
+  m.partition_specs = {*PartitionSpec::Make(
+      schema, {{"ts", Transform::Day(), ""}, {"k", Transform::Bucket(4), ""}})};
+  m.last_partition_id = 1001;
+  auto make = [&](std::vector<PartitionFieldRequest> fields) {
+    return EvolvePartitionSpec(m, *PartitionSpec::Make(schema, fields));
+  };
+  // Reordered with one field dropped, one kept, one new: kept fields keep their ids.
+  PartitionSpec next = make({{"k", Transform::Bucket(4), ""}, {"ts", Transform::Hour(), ""}});
+  EXPECT_EQ(next.spec_id(), 1);
+  ASSERT_EQ(next.fields().size(), 2u);
+  EXPECT_EQ(next.fields()[0].field_id, 1001);
+  EXPECT_EQ(next.fields()[0].name, "k_bucket");
+  EXPECT_EQ(next.fields()[1].field_id, 1002);
+  EXPECT_EQ(next.fields()[1].name, "ts_hour");
+  // The same fields as an existing spec: that spec.
+  EXPECT_EQ(make({{"ts", Transform::Day(), ""}, {"k", Transform::Bucket(4), ""}}),
+            m.partition_specs[0]);
+  // A truncate of the same name and another width gets a suffix; ids stay unique.
+  m.partition_specs.push_back(*PartitionSpec::Make(schema, {{"s", Transform::Truncate(2), ""}},
+                                                   /*spec_id=*/1, /*first_field_id=*/1002));
+  m.last_partition_id = 1002;
+  PartitionSpec wider = make({{"s", Transform::Truncate(3), ""}});
+  EXPECT_EQ(wider.spec_id(), 2);
+  EXPECT_EQ(wider.fields()[0].name, "s_trunc_3");
+  EXPECT_EQ(wider.fields()[0].field_id, 1003);
+  // Unpartitioned is a spec like any other.
+  EXPECT_TRUE(make({}).is_unpartitioned());
+  EXPECT_EQ(make({}).spec_id(), 2);
 }
 
 TEST_F(TableTest, IdentifierFieldsRoundTripAndMustBeRequired) {

@@ -178,6 +178,12 @@ class TieringService {
   Result<catalog::TableDescriptor> AlterTable(
       const std::string& name, const std::function<Result<catalog::TableDescriptor>()>& alter);
 
+  // OK unless altering `before` into `after` drops a column that a partition spec of the
+  // table's lake uses, an earlier spec included (partition evolution): Invalid naming the column
+  // and the spec, since readers type every spec's partition fields from the current schema.
+  Status CheckPartitionSources(const catalog::TableDescriptor& before,
+                               const catalog::TableDescriptor& after);
+
   // The warehouse's catalog (table ns.t is {"ns", "t"}) and the file system of its files, for
   // those who read the lake without writing it (the Iceberg REST catalog).
   const std::shared_ptr<iceberg::Catalog>& catalog() const { return catalog_; }

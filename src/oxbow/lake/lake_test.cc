@@ -262,6 +262,67 @@ TEST_F(LakeTest, CompactsAndMergesManifestsWithoutChangingRows) {
   }
 }
 
+// Partition evolution: files of the first spec stay in it, files after the alter are of the new
+// spec, and compaction rewrites the earlier spec's small files into the current one.
+TEST_F(LakeTest, PartitionEvolutionAndCompactionIntoTheCurrentSpec) {
+  options_.compaction_min_files = 1000;  // the first spec's small files pile up
+  CreateTable();                         // unpartitioned
+  for (int round = 0; round < 3; ++round) {
+    Put(round * 20, 20);
+    ASSERT_TRUE(Service().RunOnce().ok());
+  }
+  auto altered = Service().AlterTable("ns.t", [&]() -> Result<catalog::TableDescriptor> {
+    ASSIGN_OR_RAISE(auto before, engine_->DescribeTable("ns.t"));
+    ASSIGN_OR_RAISE(
+        auto after,
+        catalog::ApplyAlter(before.table,
+                            {{.op = catalog::SchemaChange::Op::kSetProperties,
+                              .properties = {{kPartitionProperty, "identity(__bucket)"}}}}));
+    return engine_->AlterTable(before.table, after);
+  });
+  ASSERT_TRUE(altered.ok()) << altered.status().ToString();
+  Put(60, 20);
+  ASSERT_TRUE(Service().RunOnce().ok());
+  auto count_specs = [&] {
+    std::map<int32_t, int> files;
+    for (const auto& e : Lake()->LiveEntries().ValueOrDie()) ++files[*e.data_file.spec_id];
+    return files;
+  };
+  {
+    auto lake = Lake();
+    EXPECT_EQ(lake->spec().spec_id(), 1);
+    ASSERT_EQ(lake->spec().fields().size(), 1u);
+    EXPECT_EQ(lake->spec().fields()[0].field_id, 1000);
+    EXPECT_EQ(lake->spec().fields()[0].name, "__bucket");
+    EXPECT_EQ(lake->metadata().last_partition_id, 1000);
+  }
+  auto before = count_specs();
+  EXPECT_EQ(before[0], 3);
+  EXPECT_GE(before[1], 1);
+  EXPECT_EQ(LakeRows().size(), 80u);
+
+  // A restart with eager compaction: the first spec's files become files of the current one.
+  service_.reset();
+  options_.compaction_min_files = 3;
+  ASSERT_TRUE(Service().RunOnce().ok());
+  auto after = count_specs();
+  EXPECT_EQ(after.count(0), 0u);
+  EXPECT_EQ(LakeRows().size(), 80u);
+  for (const auto& e : Lake()->LiveEntries().ValueOrDie()) {
+    ASSERT_EQ(e.data_file.partition.size(), 1u);
+    const int32_t bucket = std::get<int32_t>(*e.data_file.partition[0]);
+    EXPECT_NE(e.data_file.file_path.find("/__bucket=" + std::to_string(bucket) + "/"),
+              std::string::npos);
+    auto reader =
+        parquet::FileReader::Open(*PosixFileSystem::Default(), e.data_file.file_path).ValueOrDie();
+    for (const auto& b : reader->Read().ValueOrDie()) {
+      for (int64_t i = 0; i < b->num_rows(); ++i) {
+        EXPECT_EQ(b->column(3).Value<int32_t>(i), bucket) << e.data_file.file_path;
+      }
+    }
+  }
+}
+
 // A failed write or fsync of a data file fails the round: nothing acknowledged is lost, no
 // part of the failed file is referenced or left behind, and the next round catches up.
 TEST_F(LakeTest, DataFileWriteAndSyncFaultsDuringTieringLoseNothing) {

@@ -6,8 +6,8 @@
 
 namespace oxbow::lake::internal {
 
-int32_t KeyIndex::AddFile(std::string path, iceberg::PartitionValues partition,
-                          std::string partition_path, std::vector<std::string> keys) {
+int32_t KeyIndex::AddFile(std::string path, FilePartition partition,
+                          std::vector<std::string> keys) {
   const int32_t id = next_id_++;
   for (size_t pos = 0; pos < keys.size(); ++pos) {
     const RowLocation at{id, static_cast<int64_t>(pos)};
@@ -20,13 +20,12 @@ int32_t KeyIndex::AddFile(std::string path, iceberg::PartitionValues partition,
     }
   }
   ids_[path] = id;
-  files_[id] = DataFileInfo{std::move(path), std::move(partition), std::move(partition_path),
-                            static_cast<int64_t>(keys.size()), 0};
+  files_[id] =
+      DataFileInfo{std::move(path), std::move(partition), static_cast<int64_t>(keys.size()), 0};
   return id;
 }
 
-Result<int32_t> KeyIndex::AddCommittedFile(std::string path, iceberg::PartitionValues partition,
-                                           std::string partition_path,
+Result<int32_t> KeyIndex::AddCommittedFile(std::string path, FilePartition partition,
                                            const std::vector<std::string>& keys,
                                            const std::set<int64_t>& deleted) {
   const int32_t id = next_id_++;
@@ -44,8 +43,8 @@ Result<int32_t> KeyIndex::AddCommittedFile(std::string path, iceberg::PartitionV
     }
   }
   ids_[path] = id;
-  files_[id] = DataFileInfo{std::move(path), std::move(partition), std::move(partition_path),
-                            static_cast<int64_t>(keys.size()), gone};
+  files_[id] =
+      DataFileInfo{std::move(path), std::move(partition), static_cast<int64_t>(keys.size()), gone};
   return id;
 }
 
@@ -90,12 +89,11 @@ std::vector<int64_t> KeyIndex::Unwatch(int32_t file) {
   return node.empty() ? std::vector<int64_t>{} : std::move(node.mapped());
 }
 
-int32_t KeyIndex::AddMovedFile(std::string path, iceberg::PartitionValues partition,
-                               std::string partition_path, int64_t rows, int64_t deleted) {
+int32_t KeyIndex::AddMovedFile(std::string path, FilePartition partition, int64_t rows,
+                               int64_t deleted) {
   const int32_t id = next_id_++;
   ids_[path] = id;
-  files_[id] =
-      DataFileInfo{std::move(path), std::move(partition), std::move(partition_path), rows, deleted};
+  files_[id] = DataFileInfo{std::move(path), std::move(partition), rows, deleted};
   return id;
 }
 
@@ -175,12 +173,13 @@ Result<arrow::RecordBatchPtr> PositionDeleteBatch(
                                   std::move(columns));
 }
 
-iceberg::DataFile MakeDeleteFile(std::string path, iceberg::PartitionValues partition,
+iceberg::DataFile MakeDeleteFile(std::string path, const FilePartition& partition,
                                  const parquet::FileMetrics& metrics) {
   iceberg::DataFile file;
   file.content = iceberg::FileContent::kPositionDeletes;
   file.file_path = std::move(path);
-  file.partition = std::move(partition);
+  file.spec_id = partition.spec_id;
+  file.partition = partition.values;
   file.record_count = metrics.row_count;
   file.file_size_in_bytes = metrics.file_size;
   file.split_offsets = metrics.row_group_offsets;

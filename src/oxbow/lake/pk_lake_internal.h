@@ -27,6 +27,15 @@ struct RowLocation {
   bool operator==(const RowLocation& other) const = default;
 };
 
+// Where a lake file sits: its partition spec, its tuple in that spec, and its directory under
+// data/ ("" when unpartitioned). A position delete file takes the partition (spec and tuple) of
+// the data files it names, as the spec's scan rule matches them.
+struct FilePartition {
+  int32_t spec_id = 0;
+  iceberg::PartitionValues values;
+  std::string path;
+};
+
 // The live data files of a primary-key lake table and, for each key, where its live row is.
 // Built from the lake's committed files at open and changed only after a commit succeeds, so it
 // always equals the committed snapshot. Keys are EncodeLakeKey's bytes.
@@ -34,8 +43,7 @@ class KeyIndex {
  public:
   struct DataFileInfo {
     std::string path;
-    iceberg::PartitionValues partition;
-    std::string partition_path;  // "" when unpartitioned
+    FilePartition partition;
     int64_t rows = 0;
     int64_t deleted = 0;  // rows of it a delete file removed
   };
@@ -43,12 +51,11 @@ class KeyIndex {
   // Registers a live data file whose rows have `keys`, in position order, all of them live: they
   // become the keys' locations, and a row a key had elsewhere counts as deleted there (a delete
   // file of the same commit removes it). Returns its id.
-  int32_t AddFile(std::string path, iceberg::PartitionValues partition, std::string partition_path,
-                  std::vector<std::string> keys);
+  int32_t AddFile(std::string path, FilePartition partition, std::vector<std::string> keys);
   // The same for a file read back from the lake, whose row at `deleted` positions is gone:
   // its other rows become the keys' locations. Corruption when a key is live twice.
-  Result<int32_t> AddCommittedFile(std::string path, iceberg::PartitionValues partition,
-                                   std::string partition_path, const std::vector<std::string>& keys,
+  Result<int32_t> AddCommittedFile(std::string path, FilePartition partition,
+                                   const std::vector<std::string>& keys,
                                    const std::set<int64_t>& deleted);
   // Where `key`'s live row is, if it has one.
   std::optional<RowLocation> Find(const std::string& key) const;
@@ -64,8 +71,7 @@ class KeyIndex {
   std::vector<int64_t> Unwatch(int32_t file);
   // Registers compaction's output, `rows` rows of which `deleted` a delete file removes; its
   // keys still point into the inputs until Move and Settle.
-  int32_t AddMovedFile(std::string path, iceberg::PartitionValues partition,
-                       std::string partition_path, int64_t rows, int64_t deleted);
+  int32_t AddMovedFile(std::string path, FilePartition partition, int64_t rows, int64_t deleted);
   // After the commit that replaced `from` by `to`: `from`'s row at pos is now `to`'s row at
   // moved[pos] (-1: not copied). Find and Remove follow the move until EndMove, so the keys can
   // be settled a slice at a time (Settle) without holding the table's lock throughout.
@@ -118,7 +124,7 @@ Result<arrow::RecordBatchPtr> PositionDeleteBatch(
 
 // The manifest entry of a written position delete file (content 1) with the column metrics of
 // file_path and pos.
-iceberg::DataFile MakeDeleteFile(std::string path, iceberg::PartitionValues partition,
+iceberg::DataFile MakeDeleteFile(std::string path, const FilePartition& partition,
                                  const parquet::FileMetrics& metrics);
 
 }  // namespace oxbow::lake::internal

@@ -7,12 +7,12 @@ namespace {
 
 TEST(KeyIndexTest, TracksWhereEachKeyLives) {
   KeyIndex index;
-  const int32_t a = index.AddFile("/w/data/a.parquet", {}, "", {"k1", "k2", "k3"});
+  const int32_t a = index.AddFile("/w/data/a.parquet", {}, {"k1", "k2", "k3"});
   EXPECT_EQ(index.Find("k2"), (RowLocation{a, 1}));
   // A later round moves k2 and deletes k3: their rows in a are deleted.
   index.Remove("k2");
   index.Remove("k3");
-  const int32_t b = index.AddFile("/w/data/b.parquet", {}, "", {"k2"});
+  const int32_t b = index.AddFile("/w/data/b.parquet", {}, {"k2"});
   EXPECT_EQ(index.Find("k2"), (RowLocation{b, 0}));
   EXPECT_FALSE(index.Find("k3").has_value());
   EXPECT_EQ(index.file(a).deleted, 2);
@@ -24,8 +24,8 @@ TEST(KeyIndexTest, TracksWhereEachKeyLives) {
 
 TEST(KeyIndexTest, ADeleteFileIsObsoleteOnceEveryFileItNamesIsGone) {
   KeyIndex index;
-  const int32_t a = index.AddFile("a", {}, "", {"k1"});
-  index.AddFile("b", {}, "", {"k2"});
+  const int32_t a = index.AddFile("a", {}, {"k1"});
+  index.AddFile("b", {}, {"k2"});
   index.AddDeleteFile("d1", {"a"});
   index.AddDeleteFile("d2", {"a", "b"});
   EXPECT_EQ(index.ObsoleteDeleteFiles({"a"}), std::vector<std::string>{"d1"});
@@ -37,40 +37,40 @@ TEST(KeyIndexTest, ADeleteFileIsObsoleteOnceEveryFileItNamesIsGone) {
 
 TEST(KeyIndexTest, RebuildsFromCommittedFilesAndRefusesAKeyLiveTwice) {
   KeyIndex index;
-  ASSERT_TRUE(index.AddCommittedFile("a", {}, "", {"k1", "k2"}, {1}).ok());
+  ASSERT_TRUE(index.AddCommittedFile("a", {}, {"k1", "k2"}, {1}).ok());
   // k2's row in a is deleted, so b may hold it.
-  auto b = index.AddCommittedFile("b", {}, "", {"k2"}, {});
+  auto b = index.AddCommittedFile("b", {}, {"k2"}, {});
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(index.Find("k2"), (RowLocation{*b, 0}));
   EXPECT_EQ(index.file(*index.FileId("a")).deleted, 1);
-  auto twice = index.AddCommittedFile("c", {}, "", {"k1"}, {});
+  auto twice = index.AddCommittedFile("c", {}, {"k1"}, {});
   EXPECT_TRUE(twice.status().IsCorruption()) << twice.status().message();
 }
 
 TEST(KeyIndexTest, AWatchRecordsTheRowsARoundChangesWhileCompactionCopiesThem) {
   KeyIndex index;
-  const int32_t a = index.AddFile("a", {}, "", {"k1", "k2", "k3"});
+  const int32_t a = index.AddFile("a", {}, {"k1", "k2", "k3"});
   index.Remove("k3");  // before the watch: not recorded
   index.Watch(a);
   // A round moves k1 to b and deletes k2 while compaction copies a's rows.
   index.Remove("k1");
-  index.AddFile("b", {}, "", {"k1"});
+  index.AddFile("b", {}, {"k1"});
   index.Remove("k2");
   EXPECT_EQ(index.Unwatch(a), (std::vector<int64_t>{0, 1}));
   EXPECT_TRUE(index.Unwatch(a).empty());
   // A key re-added without a Remove first is recorded too.
-  const int32_t c = index.AddFile("c", {}, "", {"k4"});
+  const int32_t c = index.AddFile("c", {}, {"k4"});
   index.Watch(c);
-  index.AddFile("d", {}, "", {"k4"});
+  index.AddFile("d", {}, {"k4"});
   EXPECT_EQ(index.Unwatch(c), (std::vector<int64_t>{0}));
 }
 
 TEST(KeyIndexTest, AMovedFilesKeysResolveToTheOutputUntilSettled) {
   KeyIndex index;
-  const int32_t a = index.AddFile("a", {}, "", {"k1", "k2", "k3"});
+  const int32_t a = index.AddFile("a", {}, {"k1", "k2", "k3"});
   index.Remove("k2");
   // Compaction copied k1 and k3 to c at 0 and 1.
-  const int32_t c = index.AddMovedFile("c", {}, "", 2, 0);
+  const int32_t c = index.AddMovedFile("c", {}, 2, 0);
   index.Move(a, c, {0, -1, 1});
   EXPECT_EQ(index.Find("k3"), (RowLocation{c, 1}));
   index.Remove("k3");  // a round deletes k3 before it is settled: c's row is the one deleted

@@ -267,7 +267,7 @@ Status RemoveOrphanFiles(FileSystem* fs, const iceberg::IcebergTable& table) {
     ASSIGN_OR_RAISE(auto manifests, iceberg::ReadManifestList(fs, snapshot.manifest_list));
     for (const auto& m : manifests) {
       referenced.insert(iceberg::LocalPath(m.manifest_path));
-      ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifest(fs, m, table.schema(), table.spec()));
+      ASSIGN_OR_RAISE(auto entries, table.ReadEntries(m));
       for (const auto& e : entries) referenced.insert(iceberg::LocalPath(e.data_file.file_path));
     }
   }
@@ -310,15 +310,19 @@ Result<std::unique_ptr<parquet::FileWriter>> OpenDataFile(FileSystem* fs, const 
   return parquet::FileWriter::Open(state.schema.arrow_schema, *fs, path, options);
 }
 
-// Closes (fsyncs) the data file last opened by OpenDataFile and describes it.
+// Closes (fsyncs) the data file at `path` that OpenDataFile opened and describes it: a file of
+// partition spec `spec_id` and tuple `partition`.
 Result<iceberg::DataFile> FinishDataFile(const TableTiering& state, parquet::FileWriter* writer,
-                                         const std::vector<std::string>& written,
+                                         const std::string& path, int32_t spec_id,
                                          iceberg::PartitionValues partition) {
   ASSIGN_OR_RAISE(auto metrics, writer->Close());
-  return internal::MakeDataFile(state.schema, written.back(), std::move(partition), metrics);
+  ASSIGN_OR_RAISE(auto file,
+                  internal::MakeDataFile(state.schema, path, std::move(partition), metrics));
+  file.spec_id = spec_id;
+  return file;
 }
 
-// Writes `batches` (one partition) as one data file.
+// Writes `batches` (one partition of the current spec) as one data file.
 Result<iceberg::DataFile> WriteDataFile(FileSystem* fs, const TableTiering& state,
                                         const std::string& partition_path,
                                         iceberg::PartitionValues partition,
@@ -327,7 +331,8 @@ Result<iceberg::DataFile> WriteDataFile(FileSystem* fs, const TableTiering& stat
                                         std::vector<std::string>* written) {
   ASSIGN_OR_RAISE(auto writer, OpenDataFile(fs, state, partition_path, options, written));
   for (const auto& b : batches) RETURN_NOT_OK(writer->Write(*b));
-  return FinishDataFile(state, writer.get(), *written, std::move(partition));
+  return FinishDataFile(state, writer.get(), written->back(), state.spec.spec_id(),
+                        std::move(partition));
 }
 
 // The directory of `path` under <location>/data/: "" when unpartitioned.
@@ -406,9 +411,10 @@ Result<internal::KeyIndex> LoadKeyIndex(FileSystem* fs, const TableTiering& stat
     const std::string& path = e.data_file.file_path;
     ASSIGN_OR_RAISE(auto keys, ReadKeys(fs, state, path));
     auto gone = deleted.find(path);
+    internal::FilePartition partition{e.data_file.spec_id.value_or(0), e.data_file.partition,
+                                      PartitionPathOf(state, path)};
     RETURN_NOT_OK(index
-                      .AddCommittedFile(path, e.data_file.partition, PartitionPathOf(state, path),
-                                        keys,
+                      .AddCommittedFile(path, std::move(partition), keys,
                                         gone == deleted.end() ? std::set<int64_t>() : gone->second)
                       .status());
   }
@@ -734,12 +740,6 @@ Result<bool> TieringService::OpenLakeTable(TableTiering& state,
   if (loaded.ok()) {
     state.table = std::move(loaded).ValueOrDie();
     RETURN_NOT_OK(follow_schema(state.table.get()));
-    if (state.table->spec().fields() != state.spec.fields()) {
-      // lake.partition changed while the lake was off (alter_table).
-      return Status::Invalid(std::string(kPartitionProperty) +
-                             " differs from the partition spec of the existing lake table at " +
-                             state.location + " (partition evolution is not supported yet)");
-    }
     RETURN_NOT_OK(RemoveOrphanFiles(options_.fs.get(), *state.table));
     // The table's columns changed since the lake last followed them: the new schema becomes
     // current now, before any data file written in it (a no-op when it already is).
@@ -748,6 +748,15 @@ Result<bool> TieringService::OpenLakeTable(TableTiering& state,
     if (lake_schema_id != state.table->schema().schema_id()) {
       spdlog::info("lake: '{}' now has schema {} (was {})", descriptor.name,
                    state.table->schema().schema_id(), lake_schema_id);
+    }
+    // Partition evolution: lake.partition changed (alter_table), so its spec becomes the
+    // default one, with the field ids the lake's earlier specs gave (a no-op when it already
+    // is). Files of earlier specs keep theirs.
+    const int32_t lake_spec_id = state.table->spec().spec_id();
+    ASSIGN_OR_RAISE(state.spec, state.table->SetDefaultSpec(state.spec));
+    if (lake_spec_id != state.spec.spec_id()) {
+      spdlog::info("lake: '{}' now has partition spec {} (was {})", descriptor.name,
+                   state.spec.spec_id(), lake_spec_id);
     }
   } else if (loaded.status().IsNotFound()) {
     RETURN_NOT_OK(options_.fs->RemoveAll(state.location));  // files never committed
@@ -1005,9 +1014,11 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
   return read_error;
 }
 
-// Merges the small files of each partition directory into files near the target size. Holds
-// the table's lock only to list the live files and to commit, so rounds go on meanwhile (only
-// compaction removes live files, so its inputs stay live while it rewrites them).
+// Merges the small files of each partition (spec and tuple) into files near the target size,
+// written in the current spec: files of an earlier spec (partition evolution) have their rows
+// split by the current one. Holds the table's lock only to list the live files and to commit,
+// so rounds go on meanwhile (only compaction removes live files, so its inputs stay live while
+// it rewrites them).
 Status Compact(const LakeOptions& options, TableTiering& s) {
   std::vector<iceberg::ManifestEntry> live;
   {
@@ -1015,13 +1026,16 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
     if (s.dropped) return Status::OK();
     ASSIGN_OR_RAISE(live, s.table->LiveEntries());
   }
-  std::map<std::string, std::vector<const iceberg::ManifestEntry*>> small;
+  // By spec and partition directory (a spec's tuples have directories of their own).
+  std::map<std::pair<int32_t, std::string>, std::vector<const iceberg::ManifestEntry*>> small;
   for (const auto& e : live) {
     if (e.data_file.file_size_in_bytes * 4 >= options.target_file_bytes * 3) continue;
     const std::string& path = e.data_file.file_path;
-    small[path.substr(0, path.rfind('/'))].push_back(&e);
+    small[{e.data_file.spec_id.value_or(0), path.substr(0, path.rfind('/'))}].push_back(&e);
   }
-  for (auto& [dir, entries] : small) {
+  for (auto& group : small) {
+    const std::string& dir = group.first.second;
+    auto& entries = group.second;
     if (static_cast<int>(entries.size()) < options.compaction_min_files) continue;
     std::sort(entries.begin(), entries.end(), [](const auto* a, const auto* b) {
       return a->data_file.file_size_in_bytes < b->data_file.file_size_in_bytes;
@@ -1037,18 +1051,29 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
       input_rows += e->data_file.record_count;
     }
     if (inputs.size() < 2) continue;
-    const auto& partition = entries.front()->data_file.partition;
-    const std::string partition_path =
-        dir.size() > s.location.size() + 6 ? dir.substr(s.location.size() + 6) : "";
     const int64_t rows_per_file = std::max<int64_t>(
         1, input_rows * options.target_file_bytes / std::max<int64_t>(1, input_bytes));
     std::vector<iceberg::DataFile> added;
     std::vector<std::string> written;
-    // Streams row group by row group through the FileSystem seam, so memory holds about one
-    // row group (input and output each), not the inputs.
-    auto rewrite = [&]() -> Status {
+    // One output per partition of the current spec (one unless the inputs are of another spec).
+    struct Output {
       std::unique_ptr<parquet::FileWriter> writer;
-      int64_t rows_out = 0;
+      std::string path;
+      iceberg::PartitionValues values;
+      int64_t rows = 0;
+    };
+    std::map<std::string, Output> outputs;  // by partition directory
+    auto finish = [&](Output& out) -> Status {
+      ASSIGN_OR_RAISE(auto file,
+                      FinishDataFile(s, out.writer.get(), out.path, s.spec.spec_id(), out.values));
+      added.push_back(std::move(file));
+      out.writer.reset();
+      out.rows = 0;
+      return Status::OK();
+    };
+    // Streams row group by row group through the FileSystem seam, so memory holds about one
+    // row group per input and output, not the inputs.
+    auto rewrite = [&]() -> Status {
       for (const auto& input : inputs) {
         ASSIGN_OR_RAISE(auto reader,
                         parquet::FileReader::Open(*options.fs, iceberg::LocalPath(input)));
@@ -1058,23 +1083,25 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
           ASSIGN_OR_RAISE(auto b, reader->ReadRowGroup(g, all));
           // Files of earlier schemas are rewritten in the current one (matched by field id).
           ASSIGN_OR_RAISE(auto batch, internal::ToLakeSchema(s.schema, *reader->schema(), *b));
-          if (writer && rows_out + batch->num_rows() > rows_per_file) {
-            ASSIGN_OR_RAISE(auto file, FinishDataFile(s, writer.get(), written, partition));
-            added.push_back(std::move(file));
-            writer.reset();
-            rows_out = 0;
+          ASSIGN_OR_RAISE(auto parts, internal::SplitByPartition(s.schema, s.spec, *batch));
+          for (auto& part : parts) {
+            Output& out = outputs[part.path];
+            if (out.writer && out.rows + part.batch->num_rows() > rows_per_file) {
+              RETURN_NOT_OK(finish(out));
+            }
+            if (!out.writer) {
+              ASSIGN_OR_RAISE(out.writer, OpenDataFile(options.fs.get(), s, part.path,
+                                                       options.parquet, &written));
+              out.path = written.back();
+              out.values = std::move(part.values);
+            }
+            RETURN_NOT_OK(out.writer->Write(*part.batch));
+            out.rows += part.batch->num_rows();
           }
-          if (!writer) {
-            ASSIGN_OR_RAISE(writer, OpenDataFile(options.fs.get(), s, partition_path,
-                                                 options.parquet, &written));
-          }
-          RETURN_NOT_OK(writer->Write(*batch));
-          rows_out += batch->num_rows();
         }
       }
-      if (writer) {
-        ASSIGN_OR_RAISE(auto file, FinishDataFile(s, writer.get(), written, partition));
-        added.push_back(std::move(file));
+      for (auto& output : outputs) {
+        if (output.second.writer) RETURN_NOT_OK(finish(output.second));
       }
       std::lock_guard<std::mutex> work(s.work);
       if (s.dropped) return Status::Cancelled("table dropped");
@@ -1100,16 +1127,15 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
   return Status::OK();
 }
 
-// Writes one position delete file under <location>/data/<partition path>/ (its path goes to
-// `written`).
+// Writes one position delete file of `partition` (that of the data files it names) under
+// <location>/data/<partition path>/ (its path goes to `written`).
 Result<iceberg::DataFile> WriteDeleteFile(FileSystem* fs, const TableTiering& state,
-                                          const std::string& partition_path,
-                                          iceberg::PartitionValues partition,
+                                          const internal::FilePartition& partition,
                                           std::vector<std::pair<std::string, int64_t>> deletes,
                                           const parquet::WriterOptions& options,
                                           std::vector<std::string>* written) {
   std::string dir = state.location + "/data";
-  if (!partition_path.empty()) dir += "/" + partition_path;
+  if (!partition.path.empty()) dir += "/" + partition.path;
   RETURN_NOT_OK(fs->CreateDirs(dir));
   const std::string path = dir + "/" + RandomName() + "-deletes.parquet";
   written->push_back(path);
@@ -1118,7 +1144,7 @@ Result<iceberg::DataFile> WriteDeleteFile(FileSystem* fs, const TableTiering& st
                   parquet::FileWriter::Open(internal::PositionDeleteSchema(), *fs, path, options));
   RETURN_NOT_OK(writer->Write(*batch));
   ASSIGN_OR_RAISE(auto metrics, writer->Close());
-  return internal::MakeDeleteFile(path, std::move(partition), metrics);
+  return internal::MakeDeleteFile(path, partition, metrics);
 }
 
 // Appends a round's changelog records (lake form, with _change_type) to the changelog lake table
@@ -1235,15 +1261,16 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
   std::vector<std::vector<int32_t>> keep(batches.size());
   std::vector<std::string> removed;  // keys a -D removes from the lake (a delete file does)
   struct Deletes {
-    iceberg::PartitionValues partition;
+    internal::FilePartition partition;
     std::vector<std::pair<std::string, int64_t>> rows;
     std::set<std::string> targets;
   };
-  std::map<std::string, Deletes> deletes;  // by the partition path of the data files they name
+  // By the partition (spec, directory) of the data files they name.
+  std::map<std::pair<int32_t, std::string>, Deletes> deletes;
   for (const auto& [key, change] : last) {
     if (auto at = index.Find(key)) {
       const auto& file = index.file(at->file);
-      auto& d = deletes[file.partition_path];
+      auto& d = deletes[{file.partition.spec_id, file.partition.path}];
       d.partition = file.partition;
       d.rows.emplace_back(file.path, at->pos);
       d.targets.insert(file.path);
@@ -1282,9 +1309,9 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
       files.push_back(std::move(file));
       file_partition_paths.push_back(path);
     }
-    for (auto& [path, d] : deletes) {
+    for (auto& [partition, d] : deletes) {
       ASSIGN_OR_RAISE(auto file,
-                      WriteDeleteFile(options.fs.get(), s, path, d.partition, std::move(d.rows),
+                      WriteDeleteFile(options.fs.get(), s, d.partition, std::move(d.rows),
                                       FreshFileOptions(options.parquet), &written));
       delete_files.push_back(std::move(file));
     }
@@ -1315,11 +1342,12 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
         keys.push_back(internal::EncodeLakeKey(*batch, s.schema.key_columns, r));
       }
     }
-    index.AddFile(files[f].file_path, files[f].partition, file_partition_paths[f], std::move(keys));
+    index.AddFile(files[f].file_path,
+                  {s.spec.spec_id(), files[f].partition, file_partition_paths[f]}, std::move(keys));
     ++f;
   }
   size_t d = 0;
-  for (auto& [path, group] : deletes) {
+  for (auto& [partition, group] : deletes) {
     index.AddDeleteFile(delete_files[d++].file_path, std::move(group.targets));
   }
   {
@@ -1344,7 +1372,8 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
   return read_error;
 }
 
-// A primary-key table's compaction: in each partition directory, the data files whose deleted
+// A primary-key table's compaction: in each partition (spec and directory; the output keeps the
+// inputs' spec), the data files whose deleted
 // fraction reaches lake.compaction.delete-ratio, and the small files once compaction_min_files of
 // them gather, are rewritten with their live rows only (the key index says which are live), and
 // the delete files that named only removed files are dropped, in one "replace" snapshot. Reading
@@ -1361,7 +1390,7 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
     int64_t size;
     bool mostly_deleted;
   };
-  std::map<std::string, std::vector<Candidate>> by_dir;
+  std::map<std::pair<int32_t, std::string>, std::vector<Candidate>> by_dir;
   uint64_t generation = 0;
   {
     std::lock_guard<std::mutex> work(s.work);
@@ -1380,13 +1409,13 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
           info.rows == 0 || static_cast<double>(info.deleted) >= s.delete_ratio * info.rows;
       const bool small = e.data_file.file_size_in_bytes * 4 < options.target_file_bytes * 3;
       if (mostly_deleted || small) {
-        by_dir[info.partition_path].push_back(
+        by_dir[{info.partition.spec_id, info.partition.path}].push_back(
             {*id, e.data_file.file_size_in_bytes, mostly_deleted});
       }
     }
   }
   for (auto& dir_candidates : by_dir) {
-    const std::string& dir = dir_candidates.first;  // lambdas below capture it (no binding)
+    const std::string& dir = dir_candidates.first.second;  // lambdas capture it (no binding)
     auto& candidates = dir_candidates.second;
     const int64_t small_files = static_cast<int64_t>(candidates.size());
     std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
@@ -1417,7 +1446,7 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
     // Phase 1: watch the inputs (their rows that rounds change from now on are recorded), then
     // read them and their keys unlocked.
     std::vector<std::string> paths;
-    iceberg::PartitionValues partition;
+    internal::FilePartition partition;
     {
       std::lock_guard<std::mutex> work(s.work);
       if (s.dropped || s.index_generation != generation) return Status::OK();
@@ -1500,7 +1529,8 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
         }
       }
       if (writer) {
-        ASSIGN_OR_RAISE(added, FinishDataFile(s, writer.get(), written, partition));
+        ASSIGN_OR_RAISE(added, FinishDataFile(s, writer.get(), written.back(), partition.spec_id,
+                                              partition.values));
       }
       return Status::OK();
     };
@@ -1528,7 +1558,7 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
       auto commit = [&]() -> Status {
         std::vector<iceberg::DataFile> deletes;
         if (!stale.empty()) {
-          ASSIGN_OR_RAISE(stale_file, WriteDeleteFile(options.fs.get(), s, dir, partition, stale,
+          ASSIGN_OR_RAISE(stale_file, WriteDeleteFile(options.fs.get(), s, partition, stale,
                                                       FreshFileOptions(options.parquet), &written));
           deletes.push_back(*stale_file);
         }
@@ -1558,9 +1588,8 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
     internal::KeyIndex& index = *s.index;
     int32_t output = -1;
     if (added) {
-      output =
-          index.AddMovedFile(added->file_path, partition, dir, static_cast<int64_t>(sources.size()),
-                             static_cast<int64_t>(stale.size()));
+      output = index.AddMovedFile(added->file_path, partition, static_cast<int64_t>(sources.size()),
+                                  static_cast<int64_t>(stale.size()));
       for (size_t i = 0; i < inputs.size(); ++i) index.Move(inputs[i], output, std::move(moved[i]));
     } else {
       for (int32_t id : inputs) index.RemoveFile(id);
@@ -1750,6 +1779,40 @@ Result<catalog::TableDescriptor> TieringService::AlterTable(
   auto it = tables_.find(name);
   if (it != tables_.end() && it->second == state) tables_.erase(it);
   return altered;
+}
+
+Status TieringService::CheckPartitionSources(const catalog::TableDescriptor& before,
+                                             const catalog::TableDescriptor& after) {
+  const auto dot = before.name.find('.');
+  auto loaded = iceberg::IcebergTable::Load(
+      options_.fs, catalog_, {before.name.substr(0, dot), before.name.substr(dot + 1)});
+  if (loaded.status().IsNotFound()) return Status::OK();
+  ASSIGN_OR_RAISE(auto lake, std::move(loaded));
+  if (lake->metadata().Property(internal::kTableIdProperty, "") !=
+      std::to_string(before.table_id)) {
+    return Status::OK();  // a lake left behind by a dropped table of the same name
+  }
+  auto ids = internal::LakeFieldIds(before, lake->schema());
+  if (!ids.ok()) return Status::OK();  // tiering reports a lake that is no version of the table
+  for (size_t i = 0; i < ids->size(); ++i) {
+    const std::optional<int32_t> lake_id = (*ids)[i];
+    if (!lake_id || std::find(after.field_ids.begin(), after.field_ids.end(),
+                              before.field_ids[i]) != after.field_ids.end()) {
+      continue;
+    }
+    for (const auto& spec : lake->metadata().partition_specs) {
+      for (const auto& field : spec.fields()) {
+        if (field.source_id != *lake_id) continue;
+        return Status::Invalid(
+            "column " + Quote(before.schema->field(static_cast<int>(i)).name) +
+            " cannot be dropped: partition field " + Quote(field.name) + " of partition spec " +
+            std::to_string(spec.spec_id()) +
+            " of the lake uses it (Iceberg readers type the partition fields of every spec, "
+            "earlier ones too, from the current schema)");
+      }
+    }
+  }
+  return Status::OK();
 }
 
 Status TieringService::DropTable(const catalog::TableDescriptor& table) {

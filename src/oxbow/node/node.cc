@@ -84,17 +84,8 @@ Result<catalog::TableDescriptor> Node::AlterTable(const catalog::AlterTableReque
   const catalog::TableDescriptor& before = status.table;
   ASSIGN_OR_RAISE(auto after, catalog::ApplyAlter(before, request.changes));
   RETURN_NOT_OK(lake::CheckLakeAlter(before, after, request.changes));
-  auto partition = [](const catalog::TableDescriptor& t) {
-    auto it = t.properties.find(lake::kPartitionProperty);
-    return it == t.properties.end() ? std::string() : it->second;
-  };
-  if (lake::IsLakeEnabled(before) && partition(before) != partition(after)) {
-    return Status::Invalid("table " + Quote(before.name) +
-                           " is in the lake: " + lake::kPartitionProperty +
-                           " cannot change while it is (Iceberg partition evolution is not "
-                           "supported yet)");
-  }
   RETURN_NOT_OK(lake::CheckTableIsTierable(after));
+  RETURN_NOT_OK(tiering_->CheckPartitionSources(before, after));
   return tiering_->AlterTable(before.name, [&] { return engine_->AlterTable(before, after); });
 }
 

@@ -1,7 +1,9 @@
 """alter_table against a real oxbowd over pyarrow.flight: random sequences of column changes
 interleaved with writes (current and earlier schemas) checked against a Python model of field ids,
 read back through DoGet (whole and projected) across a restart; refusals naming their rule;
-property changes taking effect; primary-key tables (property changes, lookups); the CLI."""
+property changes taking effect; primary-key tables (random column changes interleaved with
+upserts, partial updates and deletes under every merge engine, checked through lookups, snapshots,
+the changelog and the lake); the CLI."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import pyarrow.flight as fl
 import pytest
 
 from oxbowd_harness import expect_error, schema_json
-from test_primary_keys import ENGINES as PK_ENGINES, SCHEMA as PK_SCHEMA
+from test_primary_keys import ENGINES as PK_ENGINES, SCHEMA as PK_SCHEMA, delete, upsert
 
 WIDER = {pa.int8(): pa.int16(), pa.int16(): pa.int32(), pa.int32(): pa.int64(),
          pa.float32(): pa.float64(), pa.decimal128(9, 2): pa.decimal128(12, 2)}
@@ -119,6 +121,8 @@ class Model:
 def random_value(rng, t: pa.DataType, nullable: bool):
     if nullable and rng.random() < 0.2:
         return None
+    if pa.types.is_boolean(t):
+        return rng.random() < 0.5
     if pa.types.is_integer(t):
         return rng.randint(-100, 100)
     if pa.types.is_floating(t):
@@ -365,16 +369,16 @@ def test_partial_update_after_add_column_every_merge_engine(server, engine):
     assert lookup(server, table, [1, 2, 3]) == expected
 
 
-def test_primary_key_tables_refuse_key_and_positional_changes(server):
+def test_primary_key_tables_refuse_key_and_merge_property_changes(server):
     table = "evo.pk_rules"
     fresh(server, table, PK_SCHEMA, primary_key=["id", "tag"])
     with expect_error("INVALID_ARGUMENT", "primary or bucket key"):
         alter(server, table, {"op": "rename_column", "name": "id", "new_name": "key"})
     with expect_error("INVALID_ARGUMENT", "primary-key column 'tag' must stay non-nullable"):
         alter(server, table, {"op": "make_optional", "name": "tag"})
-    for change in ({"op": "drop_column", "name": "s"},
-                   {"op": "add_column", "name": "x", "type": "int32", "first": True}):
-        with expect_error("INVALID_ARGUMENT", "add_column at the end", "positional"):
+    for change in ({"op": "drop_column", "name": "tag"},
+                   {"op": "widen_type", "name": "id", "type": "int64"}):
+        with expect_error("INVALID_ARGUMENT", "change 1", "primary or bucket key"):
             alter(server, table, change)
     with expect_error("INVALID_ARGUMENT", "merge_engine", "fixed at creation"):
         alter(server, table, {"op": "set_properties", "properties": {"merge_engine": "first_row"}})
@@ -396,6 +400,289 @@ def test_primary_key_tables_refuse_key_and_positional_changes(server):
                    {"table": table, "snapshot": True}, {"table": table}):
         got = server.client.do_get(fl.Ticket(json.dumps(ticket).encode())).read_all()
         assert got.num_rows == 1 and field_docs(got.schema)["id"] == "the key", ticket
+    # A versioned table keeps its version column: it can be renamed (the property follows) and
+    # widened, not dropped.
+    fresh(server, table, PK_SCHEMA.set(5, pa.field("ver", pa.int32())), primary_key=["id", "tag"],
+          properties={"lake.enabled": "false", **PK_ENGINES["versioned"]})
+    with expect_error("INVALID_ARGUMENT", "change 1", "'ver' is the version column",
+                      "cannot be dropped"):
+        alter(server, table, {"op": "drop_column", "name": "ver"})
+    d = alter(server, table, {"op": "rename_column", "name": "ver", "new_name": "version"},
+              {"op": "widen_type", "name": "version", "type": "int64"})
+    assert d["properties"]["merge_engine.version_column"] == "version"
+    # An aggregated column's function follows its rename and goes with its drop; a new one
+    # cannot be set.
+    fresh(server, table, PK_SCHEMA, primary_key=["id", "tag"],
+          properties={"lake.enabled": "false", **PK_ENGINES["aggregate"]})
+    d = alter(server, table, {"op": "rename_column", "name": "v", "new_name": "total"},
+              {"op": "drop_column", "name": "s"})
+    assert d["properties"]["fields.total.agg"] == "sum"
+    assert "fields.v.agg" not in d["properties"] and "fields.s.agg" not in d["properties"]
+    with expect_error("INVALID_ARGUMENT", "fields", "fixed at creation"):
+        alter(server, table, {"op": "set_properties", "properties": {"fields.flag.agg": "bool_and"}})
+
+
+# --- random column changes of primary-key tables --------------------------------------------
+
+PK_START = pa.schema([
+    pa.field("id", pa.int32(), nullable=False), pa.field("tag", pa.string(), nullable=False),
+    pa.field("v", pa.int32()), pa.field("s", pa.string()), pa.field("flag", pa.bool_()),
+    pa.field("ver", pa.int16()), pa.field("small", pa.int8()), pa.field("f", pa.float32()),
+    pa.field("dec", pa.decimal128(9, 2))])
+PK_KEY = (1, 2)  # the field ids of id and tag
+PK_VERSION = 6  # the field id of ver
+PK_EVO_ENGINES = {
+    "last_row": {},
+    "first_row": {"merge_engine": "first_row"},
+    "versioned": {"merge_engine": "versioned", "merge_engine.version_column": "ver"},
+    "aggregate": {"merge_engine": "aggregate", "fields.v.agg": "sum", "fields.s.agg": "listagg",
+                  "fields.flag.agg": "bool_or", "fields.ver.agg": "max", "fields.f.agg": "sum"},
+}
+
+
+def parse_type(name: str) -> pa.DataType:
+    if name.startswith("decimal128("):
+        return pa.decimal128(*[int(x) for x in name[11:-1].split(",")])
+    return pa.type_for_alias(name)
+
+
+class PkModel:
+    """A primary-key table as field ids: its columns [(id, name, type)], each key's row and the
+    changelog records of each key, as {field id: value}; rows and records read in the current
+    columns (added ones null, dropped ones gone)."""
+
+    def __init__(self, schema: pa.Schema, engine: str):
+        self.columns = [(i + 1, f.name, f.type) for i, f in enumerate(schema)]
+        self.last_id = len(schema)
+        props = PK_EVO_ENGINES[engine]
+        self.merge = props.get("merge_engine", "last_row")
+        self.agg = {fid: props.get(f"fields.{n}.agg") for fid, n, _ in self.columns}
+        self.rows: dict[tuple, dict] = {}
+        self.changes: dict[tuple, list] = {}
+
+    def index(self, name):
+        return next(i for i, c in enumerate(self.columns) if c[1] == name)
+
+    def schema(self, fids=None) -> pa.Schema:
+        return pa.schema([pa.field(n, t, nullable=fid not in PK_KEY)
+                          for fid, n, t in self.columns if fids is None or fid in fids])
+
+    def view(self, row: dict) -> dict:
+        return {n: row.get(fid) for fid, n, _ in self.columns}
+
+    def apply(self, change: dict) -> None:
+        op = change["op"]
+        if op == "add_column":
+            self.last_id += 1
+            col = (self.last_id, change["name"], parse_type(change["type"]))
+            at = len(self.columns)
+            if change.get("first"):
+                at = 0
+            elif "after" in change:
+                at = self.index(change["after"]) + 1
+            self.columns.insert(at, col)
+        elif op == "drop_column":
+            del self.columns[self.index(change["name"])]
+        elif op == "rename_column":
+            fid, _, t = self.columns[self.index(change["name"])]
+            self.columns[self.index(change["name"])] = (fid, change["new_name"], t)
+        elif op == "widen_type":
+            fid, n, t = self.columns[self.index(change["name"])]
+            self.columns[self.index(change["name"])] = (fid, n, WIDER[t])
+
+    def _emit(self, key, change, row):
+        self.changes.setdefault(key, []).append((change, dict(row)))
+
+    def _aggregate(self, fid, old, value):
+        agg = self.agg.get(fid)
+        if agg is None:  # last_non_null
+            return old if value is None else value
+        if value is None:
+            return old
+        if old is None:
+            return value
+        return {"sum": lambda: old + value, "listagg": lambda: old + "," + value,
+                "bool_or": lambda: old or value, "max": lambda: max(old, value)}[agg]()
+
+    def upsert(self, update: dict) -> None:
+        key = tuple(update[k] for k in PK_KEY)
+        old = self.rows.get(key)
+        if old is None:
+            new = {fid: update.get(fid) for fid, _, _ in self.columns}
+            self.rows[key] = new
+            self._emit(key, "+I", new)
+            return
+        if self.merge == "first_row":
+            return
+        if (self.merge == "versioned" and old.get(PK_VERSION) is not None
+                and update[PK_VERSION] < old[PK_VERSION]):
+            return
+        old = {fid: old.get(fid) for fid, _, _ in self.columns}
+        new = dict(old)
+        for fid, value in update.items():
+            aggregated = self.merge == "aggregate" and fid not in PK_KEY
+            new[fid] = self._aggregate(fid, old[fid], value) if aggregated else value
+        self._emit(key, "-U", old)
+        self._emit(key, "+U", new)
+        self.rows[key] = new
+
+    def delete(self, key: tuple) -> None:
+        old = self.rows.pop(key, None)
+        if old is not None:
+            self._emit(key, "-D", {fid: old.get(fid) for fid, _, _ in self.columns})
+
+
+def pk_random_change(rng, model: PkModel, engine: str, counter: list[int]) -> dict:
+    values = [c for c in model.columns if c[0] not in PK_KEY]
+    droppable = [n for fid, n, _ in values if not (engine == "versioned" and fid == PK_VERSION)]
+    widenable = [n for _, n, t in values if t in WIDER]
+    kinds = ["add", "add", "rename"] + ["drop", "drop"] * (len(values) > 2) + ["widen"] * 3 * bool(
+        widenable)
+    kind = rng.choice(kinds)
+    counter[0] += 1
+    if kind == "add":
+        change = {"op": "add_column", "name": f"c{counter[0]}", "type": str(rng.choice(NEW_TYPES))}
+        where = rng.random()
+        if where < 0.5:
+            change["after"] = rng.choice([c[1] for c in model.columns])
+        elif where < 0.7:
+            change["first"] = True
+        return change
+    if kind == "drop":
+        return {"op": "drop_column", "name": rng.choice(droppable)}
+    if kind == "rename":
+        return {"op": "rename_column", "name": rng.choice([c[1] for c in values]),
+                "new_name": f"r{counter[0]}"}
+    name = rng.choice(widenable)
+    return {"op": "widen_type", "name": name,
+            "type": str(WIDER[model.columns[model.index(name)][2]])}
+
+
+def pk_random_write(server, table, rng, model: PkModel) -> None:
+    """An upsert of every column, a partial update or a delete of a few random keys, applied to
+    the table and the model."""
+    keys = [(rng.randint(0, 7), rng.choice("ab")) for _ in range(rng.randint(1, 6))]
+    kind = rng.random()
+    if kind < 0.2:
+        delete(server, table, pa.RecordBatch.from_pydict(
+            {"id": [k[0] for k in keys], "tag": [k[1] for k in keys]},
+            schema=model.schema(PK_KEY)))
+        for k in keys:
+            model.delete(k)
+        return
+    values = [c for c in model.columns if c[0] not in PK_KEY]
+    if kind < 0.55:  # a partial update: some columns, by their current names
+        values = rng.sample(values, min(len(values), rng.randint(1, 3)))
+        if model.merge == "versioned" and all(c[0] != PK_VERSION for c in values):
+            values.append(model.columns[next(i for i, c in enumerate(model.columns)
+                                             if c[0] == PK_VERSION)])
+    fids = set(PK_KEY) | {c[0] for c in values}
+    rows = []
+    for k in keys:
+        row = {fid: random_value(rng, t, True) for fid, _, t in values}
+        if model.merge == "versioned":
+            row[PK_VERSION] = rng.randint(0, 20)
+        row[1], row[2] = k
+        rows.append(row)
+    schema = model.schema(fids)
+    upsert(server, table, pa.RecordBatch.from_pydict(
+        {n: [r[fid] for r in rows] for fid, n, _ in model.columns if fid in fids}, schema=schema))
+    for r in rows:
+        model.upsert(r)
+
+
+def pk_key(row: dict) -> tuple:
+    return row["id"], row["tag"]
+
+
+def check_pk_table(server, table: str, model: PkModel) -> None:
+    """Snapshot, lookups and the changelog against the model, in the current columns."""
+    names = [c[1] for c in model.columns]
+    want = {k: model.view(r) for k, r in model.rows.items()}
+    snap = server.client.do_get(fl.Ticket(json.dumps({"table": table, "snapshot": True}).encode()))
+    snap = snap.read_all()
+    assert snap.schema == model.schema(), f"{snap.schema}\nexpected\n{model.schema()}"
+    assert {pk_key(r): r for r in snap.to_pylist()} == want and snap.num_rows == len(want)
+    keys = [(i, t) for i in range(9) for t in "ab"]
+    found = server.client.do_get(fl.Ticket(json.dumps({"table": table, "lookup": {
+        "id": [k[0] for k in keys], "tag": [k[1] for k in keys]}}).encode())).read_all()
+    assert [pk_key(r) for r in found.to_pylist()] == [k for k in keys if k in want]
+    assert {pk_key(r): r for r in found.to_pylist()} == want
+    records: dict[tuple, list] = {}
+    for b in range(2):
+        log = server.client.do_get(fl.Ticket(json.dumps({"table": table, "bucket": b}).encode()))
+        log = log.read_all()
+        assert log.column_names == names + ["_change_type"]
+        for r in log.to_pylist():
+            change = r.pop("_change_type")
+            records.setdefault(pk_key(r), []).append((change, r))
+    assert records == {k: [(c, model.view(r)) for c, r in v] for k, v in model.changes.items()}
+
+
+def check_pk_lake(server, table: str, model: PkModel) -> None:
+    """The lake table holds the current rows and the changelog lake table every record, in the
+    current columns, as pyiceberg reads them."""
+    from pyiceberg.table import StaticTable
+    ends = [b["next_offset"] for b in server.action("describe_table", {"table": table})[
+        "bucket_offsets"]]
+    deadline = time.time() + 15
+    while True:
+        lake = server.action("describe_table", {"table": table})["lake"]
+        if (lake.get("tiered_offsets") == ends and "error" not in lake
+                and lake.get("changelog", {}).get("tiered_offsets") == ends):
+            break
+        assert time.time() < deadline, lake
+        time.sleep(0.05)
+    system = ["__bucket", "__offset", "__timestamp"]
+    names = [c[1] for c in model.columns]
+    rows = StaticTable.from_metadata(lake["metadata_location"]).scan().to_arrow()
+    assert rows.column_names == names + system
+    assert {pk_key(r): r for r in rows.drop_columns(system).to_pylist()} == {
+        k: model.view(r) for k, r in model.rows.items()}
+    records = StaticTable.from_metadata(lake["changelog"]["metadata_location"]).scan().to_arrow()
+    assert records.column_names == names + ["_change_type"] + system
+    per_key: dict[tuple, list] = {}
+    for r in sorted(records.to_pylist(), key=lambda r: r["__offset"]):
+        change = r.pop("_change_type")
+        per_key.setdefault(pk_key(r), []).append((change, {n: r[n] for n in names}))
+    assert per_key == {k: [(c, model.view(r)) for c, r in v] for k, v in model.changes.items()}
+
+
+@pytest.mark.parametrize("engine", sorted(PK_EVO_ENGINES))
+def test_primary_key_random_alters_and_writes_match_the_model(server, engine):
+    """Drops, moves (add_column first or after a column), widenings, renames and adds of value
+    columns interleaved with upserts, partial updates and deletes, under each merge engine: the
+    rows written in every version read converted in lookups, snapshots, the changelog and the
+    lake (pyiceberg), across a crash and recovery."""
+    rng = random.Random(f"pk-{engine}")
+    table = f"evo.pkr_{engine}"
+    fresh(server, table, PK_START, primary_key=["id", "tag"], buckets=2,
+          properties={"lake.enabled": "true", "lake.changelog": "true", "lake.freshness": "100ms",
+                      **PK_EVO_ENGINES[engine]})
+    model = PkModel(PK_START, engine)
+    counter = [0]
+    # First a column before the key columns, a widened sum (aggregate), a dropped listagg
+    # (aggregate) and a widened version column (versioned), then random changes.
+    scripted = {1: {"op": "add_column", "name": "c0", "type": "int16", "first": True},
+                3: {"op": "widen_type", "name": "v", "type": "int64"},
+                5: {"op": "drop_column", "name": "s"},
+                7: {"op": "widen_type", "name": "ver", "type": "int32"}}
+    for step in range(16):
+        if step % 2 == 1:
+            change = scripted.get(step) or pk_random_change(rng, model, engine, counter)
+            reply = alter(server, table, change)
+            model.apply(change)
+            assert [f["name"] for f in reply["schema"]["fields"]] == [c[1] for c in model.columns]
+        for _ in range(2):
+            pk_random_write(server, table, rng, model)
+        if step == 9:
+            check_pk_table(server, table, model)
+            # A crash: the store's rows not yet flushed come back from the changelog, written in
+            # several versions and replayed converted.
+            server.kill()
+            server.start()
+    check_pk_table(server, table, model)
+    check_pk_lake(server, table, model)
 
 
 def test_cli_table_alter(server, oxbow):

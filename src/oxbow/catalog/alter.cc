@@ -95,6 +95,21 @@ bool Contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+// The table properties that name column `name`: merge_engine.version_column (value) and
+// fields.<name>.* (key) of a primary-key table.
+constexpr char kVersionColumnProperty[] = "merge_engine.version_column";
+std::vector<std::string> FieldProperties(const std::map<std::string, std::string>& properties,
+                                         const std::string& name) {
+  std::vector<std::string> out;
+  const std::string prefix = "fields." + name + ".";
+  for (const auto& [k, v] : properties) {
+    if (k.rfind(prefix, 0) == 0 && k.find('.', prefix.size()) == std::string::npos) {
+      out.push_back(k);
+    }
+  }
+  return out;
+}
+
 // The working copy of a schema being changed.
 struct Columns {
   std::vector<arrow::Field> fields;
@@ -195,6 +210,14 @@ Result<TableDescriptor> ApplyAlter(const TableDescriptor& table,
                         " is part of the primary or bucket key, which cannot be dropped");
         }
         if (cols.fields.size() == 1) return refuse("a table keeps at least one column");
+        if (auto v = next.properties.find(kVersionColumnProperty);
+            v != next.properties.end() && v->second == c.name) {
+          return refuse("column " + Quote(c.name) +
+                        " is the version column of the versioned merge engine "
+                        "(merge_engine.version_column), which cannot be dropped");
+        }
+        // Its aggregation goes with it.
+        for (const auto& k : FieldProperties(next.properties, c.name)) next.properties.erase(k);
         cols.fields.erase(cols.fields.begin() + i);
         cols.ids.erase(cols.ids.begin() + i);
         break;
@@ -207,6 +230,16 @@ Result<TableDescriptor> ApplyAlter(const TableDescriptor& table,
           return refuse("rename to " + Quote(c.new_name) + ": that column already exists");
         }
         cols.fields[i].name = c.new_name;
+        // The merge properties naming it follow.
+        for (const auto& k : FieldProperties(next.properties, c.name)) {
+          auto node = next.properties.extract(k);
+          node.key() = "fields." + c.new_name + k.substr(7 + c.name.size());
+          next.properties.insert(std::move(node));
+        }
+        if (auto v = next.properties.find(kVersionColumnProperty);
+            v != next.properties.end() && v->second == c.name) {
+          v->second = c.new_name;
+        }
         break;
       case SchemaChange::Op::kWidenType:
         if (is_key) {

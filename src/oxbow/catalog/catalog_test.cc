@@ -189,6 +189,35 @@ TEST(AlterTest, RefusalsNameTheRule) {
   EXPECT_EQ(message("[]"), "\"changes\" must be a non-empty list");
 }
 
+// A primary-key table's merge properties name columns: they follow a rename and go with a drop,
+// and a versioned table's version column stays.
+TEST(AlterTest, MergePropertiesFollowTheirColumns) {
+  TableDescriptor t = Created();
+  t.properties = {{"merge_engine", "aggregate"},
+                  {"fields.price.agg", "sum"},
+                  {"fields.price.listagg_delimiter", ";"},
+                  {"fields.pricey.agg", "max"}};
+  auto a = Alter(t, R"j([{"op":"rename_column","name":"price","new_name":"total"}])j");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->properties,
+            (std::map<std::string, std::string>{{"merge_engine", "aggregate"},
+                                                {"fields.total.agg", "sum"},
+                                                {"fields.total.listagg_delimiter", ";"},
+                                                {"fields.pricey.agg", "max"}}));
+  auto b = Alter(*a, R"j([{"op":"drop_column","name":"total"}])j");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->properties, (std::map<std::string, std::string>{{"merge_engine", "aggregate"},
+                                                               {"fields.pricey.agg", "max"}}));
+  t.properties = {{"merge_engine", "versioned"}, {"merge_engine.version_column", "price"}};
+  EXPECT_EQ(Alter(t, R"j([{"op":"drop_column","name":"price"}])j").status().message(),
+            "change 1: column 'price' is the version column of the versioned merge engine "
+            "(merge_engine.version_column), which cannot be dropped");
+  auto c = Alter(t, R"j([{"op":"rename_column","name":"price","new_name":"v"},
+                        {"op":"widen_type","name":"v","type":"decimal128(12, 2)"}])j");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->properties.at("merge_engine.version_column"), "v");
+}
+
 TEST(AlterTest, ColumnDocsAreFieldMetadataKeptPerVersion) {
   auto created = ParseCreateTable(R"j({"table":"ns.t","schema":{"fields":[
       {"name":"id","type":"int64","nullable":false,"doc":"the order id"},

@@ -103,7 +103,9 @@ struct AlterTableRequest {
 Result<AlterTableRequest> ParseAlterTable(std::string_view json);
 // `table` with every change applied in order, or Invalid naming the change and the rule it
 // breaks. Column changes make a new schema version (one per call); properties are only merged
-// here: whoever applies them validates them as create_table does.
+// here: whoever applies them validates them as create_table does. The properties naming a column
+// (fields.<col>.*, merge_engine.version_column) follow its rename and go with its drop (a
+// version column cannot be dropped).
 Result<TableDescriptor> ApplyAlter(const TableDescriptor& table,
                                    const std::vector<SchemaChange>& changes);
 // Whether `from` may be widened to `to`: int8 -> int16 -> int32 -> int64, float -> double,

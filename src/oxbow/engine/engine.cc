@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -172,16 +173,57 @@ Status Engine::CheckTable(const catalog::TableDescriptor& table) const {
 namespace {
 
 // Whether `a` and `b` differ in a property whose name is `key` or starts with `key` + ".".
-bool PropertyFamilyDiffers(const catalog::TableDescriptor& a, const catalog::TableDescriptor& b,
-                           const std::string& key) {
-  auto family = [&](const catalog::TableDescriptor& t) {
+bool PropertyFamilyDiffers(const std::map<std::string, std::string>& a,
+                           const std::map<std::string, std::string>& b, const std::string& key) {
+  auto family = [&](const std::map<std::string, std::string>& properties) {
     std::map<std::string, std::string> out;
-    for (const auto& [k, v] : t.properties) {
+    for (const auto& [k, v] : properties) {
       if (k == key || k.rfind(key + ".", 0) == 0) out[k] = v;
     }
     return out;
   };
   return family(a) != family(b);
+}
+
+// "#<id>": a column named by its field id.
+std::string FieldIdName(int32_t id) {
+  std::string out(1, '#');
+  out.append(std::to_string(id));
+  return out;
+}
+
+// The properties of primary-key table `t` with the columns that merge_engine.version_column and
+// fields.<col>.* name written as "#<field id>", leaving out fields.* of columns `altered` lacks
+// (dropped): equal before and after an alter that renamed or dropped columns only.
+std::map<std::string, std::string> MergeProperties(const catalog::TableDescriptor& t,
+                                                   const catalog::TableDescriptor& altered) {
+  // The column's field id, or nullopt when `t` has no such column (the property is checked later).
+  auto id_of = [&](const std::string& name) -> std::optional<int32_t> {
+    const int i = t.schema->GetFieldIndex(name);
+    if (i < 0) return std::nullopt;
+    return t.field_ids[static_cast<size_t>(i)];
+  };
+  auto dropped = [&](int32_t id) {
+    return std::find(altered.field_ids.begin(), altered.field_ids.end(), id) ==
+           altered.field_ids.end();
+  };
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : t.properties) {
+    if (k == "merge_engine.version_column") {
+      const auto id = id_of(v);
+      out[k] = id ? FieldIdName(*id) : v;
+      continue;
+    }
+    const auto dot = k.rfind('.');
+    if (k.rfind("fields.", 0) == 0 && dot > 7) {
+      if (const auto id = id_of(k.substr(7, dot - 7))) {
+        if (!dropped(*id)) out["fields." + FieldIdName(*id) + k.substr(dot)] = v;
+        continue;
+      }
+    }
+    out[k] = v;
+  }
+  return out;
 }
 
 }  // namespace
@@ -198,20 +240,13 @@ Result<catalog::TableDescriptor> Engine::AlterTable(const catalog::TableDescript
                            " was altered meanwhile; send the alter again");
   }
   if (!after.primary_key.empty()) {
-    // Stored rows are positional: every column keeps its place and type.
-    bool positional = after.field_ids.size() >= before.field_ids.size();
-    for (size_t i = 0; positional && i < before.field_ids.size(); ++i) {
-      positional = after.field_ids[i] == before.field_ids[i] &&
-                   after.schema->field(static_cast<int>(i)).type ==
-                       before.schema->field(static_cast<int>(i)).type;
-    }
-    if (!positional) {
-      return Status::Invalid("primary-key table " + Quote(after.name) +
-                             ": its column changes are add_column at the end, rename_column, "
-                             "make_optional and set_column_doc (its stored rows are positional)");
-    }
+    // Stored rows record their schema version and are read converted, so any column change
+    // catalog::ApplyAlter allows is fine; the merge properties follow renamed and dropped
+    // columns but are otherwise fixed.
+    const auto merge_before = MergeProperties(before, after);
+    const auto merge_after = MergeProperties(after, after);
     for (const char* fixed : {"merge_engine", "fields"}) {
-      if (PropertyFamilyDiffers(before, after, fixed)) {
+      if (PropertyFamilyDiffers(merge_before, merge_after, fixed)) {
         return Status::Invalid("primary-key table " + Quote(after.name) + ": the " + fixed +
                                ".* properties are fixed at creation (the stored rows were merged "
                                "by them)");

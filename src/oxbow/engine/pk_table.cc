@@ -78,12 +78,13 @@ Result<std::pair<std::vector<int>, arrow::SchemaPtr>> Project(
 class PrimaryKeyTable : public Table, public std::enable_shared_from_this<PrimaryKeyTable> {
  public:
   PrimaryKeyTable(catalog::TableDescriptor descriptor, std::shared_ptr<LogTable> changelog,
-                  kv::TableStore* store, kv::MergeRules rules,
+                  kv::TableStore* store, kv::MergeRules rules, kv::RowFormat format,
                   arrow::ipc::WriteOptions changelog_options)
       : descriptor_(std::move(descriptor)),
         changelog_(std::move(changelog)),
         store_(store),
         rules_(std::move(rules)),
+        format_(std::move(format)),
         changelog_options_(changelog_options),
         key_columns_(IndicesOf(*descriptor_.schema, descriptor_.primary_key)),
         bucket_mu_(static_cast<size_t>(descriptor_.buckets)) {}
@@ -114,6 +115,8 @@ class PrimaryKeyTable : public Table, public std::enable_shared_from_this<Primar
   Status Recover();
 
   const kv::MergeRules& rules() const { return rules_; }
+  // How rows are stored: written in the current schema version, read from any.
+  const kv::RowFormat& format() const { return format_; }
   const arrow::ipc::WriteOptions& changelog_options() const { return changelog_options_; }
   const std::vector<int>& key_columns() const { return key_columns_; }
   kv::TableStore& store() { return *store_; }
@@ -146,6 +149,7 @@ class PrimaryKeyTable : public Table, public std::enable_shared_from_this<Primar
   std::shared_ptr<LogTable> changelog_;
   kv::TableStore* store_;
   const kv::MergeRules rules_;
+  const kv::RowFormat format_;
   const arrow::ipc::WriteOptions changelog_options_;
   const std::vector<int> key_columns_;  // primary-key columns in the schema, in key order
   std::vector<std::mutex> bucket_mu_;   // one writer per bucket at a time
@@ -293,7 +297,7 @@ class PrimaryKeyPutSession : public PutSession {
       }
       RETURN_NOT_OK(
           table_->store().MultiGetEach(distinct, [&](size_t i, std::string_view value) -> Status {
-            auto row = kv::DecodeRow(value, schema);
+            auto row = table_->format().Decode(value);
             if (!row.ok()) return row.status().WithContext(table_->BucketName(c->bucket));
             stored[distinct[i]] = std::move(row).ValueOrDie();
             return Status::OK();
@@ -353,7 +357,6 @@ class PrimaryKeyPutSession : public PutSession {
   }
 
   Status Apply(const BucketChanges& c, int64_t next_offset) {
-    const arrow::Schema& schema = *table_->descriptor().schema;
     std::vector<kv::KeyWrite> writes;
     writes.reserve(c.key_order.size());
     for (const auto& key : c.key_order) {
@@ -361,7 +364,7 @@ class PrimaryKeyPutSession : public PutSession {
       kv::KeyWrite w{key, std::nullopt};
       if (row) {
         w.value.emplace();
-        kv::EncodeRow(*row, schema, &*w.value);
+        table_->format().Encode(*row, &*w.value);
       }
       writes.push_back(std::move(w));
     }
@@ -449,13 +452,12 @@ class PrimaryKeySnapshotReader : public SnapshotReader {
   const std::vector<SnapshotOffset>& offsets() const override { return offsets_; }
 
   Result<arrow::RecordBatchPtr> Next() override {
-    const arrow::Schema& table_schema = *table_->descriptor().schema;
     while (next_bucket_ < buckets_.size()) {
       const std::string prefix = kv::BucketPrefix(buckets_[next_bucket_]);
       Status decode_error;
       bool full = false;
       RETURN_NOT_OK(view_->Scan(prefix, resume_, [&](std::string_view key, std::string_view value) {
-        decode_error = builder_.AppendEncoded(value, table_schema);
+        decode_error = builder_.AppendEncoded(value, table_->format());
         if (!decode_error.ok()) return false;
         if (builder_.rows() >= kSnapshotBatchRows || builder_.bytes() >= kSnapshotBatchBytes) {
           // Resume right after this key: the key with a zero byte appended.
@@ -562,7 +564,7 @@ Result<arrow::RecordBatchPtr> PrimaryKeyTable::Lookup(const LookupRequest& reque
       const std::string prefix = KeyOf(buckets[static_cast<size_t>(r)], keys, key_columns, r);
       Status error;
       RETURN_NOT_OK(view->Scan(prefix, {}, [&](std::string_view, std::string_view value) {
-        error = builder.AppendEncoded(value, schema);
+        error = builder.AppendEncoded(value, format_);
         return error.ok();
       }));
       RETURN_NOT_OK(error);
@@ -575,7 +577,7 @@ Result<arrow::RecordBatchPtr> PrimaryKeyTable::Lookup(const LookupRequest& reque
     encoded.push_back(KeyOf(buckets[static_cast<size_t>(r)], keys, key_columns, r));
   }
   RETURN_NOT_OK(store_->MultiGetEach(encoded, [&](size_t, std::string_view value) {
-    return builder.AppendEncoded(value, schema);
+    return builder.AppendEncoded(value, format_);
   }));
   return builder.Finish();
 }
@@ -621,7 +623,7 @@ Status PrimaryKeyTable::Recover() {
             row[static_cast<size_t>(f)] = kv::CellAt(batch.column(f), r);
           }
           w.value.emplace();
-          kv::EncodeRow(row, schema, &*w.value);
+          format_.Encode(row, &*w.value);
         }
         writes.push_back(std::move(w));
       }
@@ -677,8 +679,11 @@ Result<std::shared_ptr<Table>> OpenPrimaryKeyTable(const catalog::TableDescripto
   }
   ASSIGN_OR_RAISE(auto log, OpenLogTable(log_descriptor, std::move(changelog)));
   ASSIGN_OR_RAISE(auto changelog_options, ChangelogWriteOptions(descriptor));
-  auto table = std::make_shared<PrimaryKeyTable>(descriptor, std::move(log), store,
-                                                 std::move(rules), changelog_options);
+  std::vector<catalog::SchemaVersion> versions = descriptor.previous_schemas;
+  versions.push_back(descriptor.CurrentSchema());
+  ASSIGN_OR_RAISE(auto format, kv::RowFormat::Make(std::move(versions)));
+  auto table = std::make_shared<PrimaryKeyTable>(
+      descriptor, std::move(log), store, std::move(rules), std::move(format), changelog_options);
   RETURN_NOT_OK(table->Recover());
   return std::shared_ptr<Table>(std::move(table));
 }

@@ -1,9 +1,11 @@
 #include "oxbow/kv/row.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
 #include "oxbow/arrow/builder.h"
+#include "oxbow/arrow/compute.h"
 
 namespace oxbow::kv {
 
@@ -117,20 +119,19 @@ std::string_view ValueView(const arrow::Array& column, int64_t row, char* bool_b
   }
 }
 
-// Splits a value written by EncodeRow into its columns (std::nullopt: null), viewing `in`.
-Status DecodeRowViews(std::string_view in, const arrow::Schema& schema,
-                      std::vector<std::optional<std::string_view>>* out) {
-  ASSIGN_OR_RAISE(uint64_t columns, ReadVarint(&in));
-  // A row written before columns were added at the end (alter_table) has fewer: they are null.
-  if (columns > static_cast<uint64_t>(schema.num_fields())) {
-    return Status::Corruption("row value has " + std::to_string(columns) +
-                              " columns but the table has " + std::to_string(schema.num_fields()));
-  }
+// The first byte of a tagged value. An untagged value starts with its LEB128 column count,
+// which is at least 1 (a table has a column), so it never starts with 00.
+constexpr char kVersionTag = 0;
+
+// Splits the null bitmap and values of `schema`'s first `columns` columns off `in` (std::nullopt:
+// null), viewing `in`; the value must end there.
+Status SplitColumns(std::string_view in, const arrow::Schema& schema, size_t columns,
+                    std::vector<std::optional<std::string_view>>* out) {
   const size_t bitmap_bytes = (columns + 7) / 8;
   if (in.size() < bitmap_bytes) return Status::Corruption("row value: truncated null bitmap");
   const std::string_view bitmap = in.substr(0, bitmap_bytes);
   in.remove_prefix(bitmap_bytes);
-  out->assign(static_cast<size_t>(schema.num_fields()), std::nullopt);
+  out->assign(columns, std::nullopt);
   for (size_t i = 0; i < columns; ++i) {
     if (static_cast<uint8_t>(bitmap[i / 8]) & (1 << (i % 8))) continue;
     uint64_t length = static_cast<uint64_t>(FixedWidth(schema.field(static_cast<int>(i)).type));
@@ -149,6 +150,18 @@ Status DecodeRowViews(std::string_view in, const arrow::Schema& schema,
                               " bytes after its last column");
   }
   return Status::OK();
+}
+
+// `bytes` (a non-null value of type `from`) cast to `to` with arrow::Cast, the log's cast
+// between schema versions, in a Cell's byte form.
+Result<std::string> CastValue(std::string_view bytes, const arrow::DataType& from,
+                              const arrow::DataType& to) {
+  ASSIGN_OR_RAISE(auto builder, arrow::ArrayBuilder::Make(from));
+  RETURN_NOT_OK(AppendToBuilder(builder.get(), bytes));
+  ASSIGN_OR_RAISE(auto array, builder->Finish());
+  ASSIGN_OR_RAISE(auto cast, arrow::Cast(array, to));
+  char bool_byte = 0;
+  return std::string(ValueView(cast, 0, &bool_byte));
 }
 
 }  // namespace
@@ -236,8 +249,40 @@ void AppendKeyPart(const arrow::Array& column, int64_t row, std::string* out) {
   }
 }
 
-void EncodeRow(const Row& row, const arrow::Schema& schema, std::string* out) {
-  AppendVarint(row.size(), out);
+Result<RowFormat> RowFormat::Make(std::vector<catalog::SchemaVersion> versions) {
+  if (versions.empty()) return Status::Invalid("a row format needs a schema version");
+  RowFormat f;
+  const catalog::SchemaVersion& current = versions.back();
+  for (auto& v : versions) {
+    Version out;
+    const int fields = v.schema->num_fields();
+    if (static_cast<int>(v.field_ids.size()) != fields) {
+      return Status::Invalid("schema version " + std::to_string(v.schema_id) + " has " +
+                             std::to_string(fields) + " columns but " +
+                             std::to_string(v.field_ids.size()) + " field ids");
+    }
+    out.as_current = v.field_ids == current.field_ids;
+    for (int c = 0; c < current.schema->num_fields(); ++c) {
+      const auto found = std::find(v.field_ids.begin(), v.field_ids.end(),
+                                   current.field_ids[static_cast<size_t>(c)]);
+      const int source =
+          found == v.field_ids.end() ? -1 : static_cast<int>(found - v.field_ids.begin());
+      const bool cast =
+          source >= 0 && v.schema->field(source).type != current.schema->field(c).type;
+      out.source.push_back(source);
+      out.cast.push_back(cast);
+      if (cast) out.as_current = false;
+    }
+    out.version = std::move(v);
+    f.versions_.push_back(std::move(out));
+  }
+  return f;
+}
+
+void RowFormat::Encode(const Row& row, std::string* out) const {
+  const catalog::SchemaVersion& current = versions_.back().version;
+  out->push_back(kVersionTag);
+  AppendVarint(static_cast<uint32_t>(current.schema_id), out);
   const size_t bitmap_at = out->size();
   out->append((row.size() + 7) / 8, '\0');
   for (size_t i = 0; i < row.size(); ++i) {
@@ -245,16 +290,77 @@ void EncodeRow(const Row& row, const arrow::Schema& schema, std::string* out) {
       (*out)[bitmap_at + i / 8] = static_cast<char>((*out)[bitmap_at + i / 8] | (1 << (i % 8)));
       continue;
     }
-    if (FixedWidth(schema.field(static_cast<int>(i)).type) == 0) {
+    if (FixedWidth(current.schema->field(static_cast<int>(i)).type) == 0) {
       AppendVarint(row[i].bytes.size(), out);
     }
     out->append(row[i].bytes);
   }
 }
 
-Result<Row> DecodeRow(std::string_view in, const arrow::Schema& schema) {
+Status RowFormat::DecodeViews(std::string_view in,
+                              std::vector<std::optional<std::string_view>>* out,
+                              Scratch* scratch) const {
+  if (in.empty()) return Status::Corruption("row value is empty");
+  const Version* version = nullptr;
+  if (in.front() == kVersionTag) {
+    in.remove_prefix(1);
+    ASSIGN_OR_RAISE(uint64_t id, ReadVarint(&in));
+    for (const auto& v : versions_) {
+      if (static_cast<uint64_t>(v.version.schema_id) == id) version = &v;
+    }
+    if (version == nullptr) {
+      return Status::Corruption("row value has schema version " + std::to_string(id) +
+                                ", which the table does not have");
+    }
+  } else {
+    // The first format: rows were written in versions that only added columns at the end, so
+    // the oldest version with as many columns has the columns the row was written with.
+    ASSIGN_OR_RAISE(uint64_t columns, ReadVarint(&in));
+    for (const auto& v : versions_) {
+      if (static_cast<uint64_t>(v.version.schema->num_fields()) == columns) {
+        version = &v;
+        break;
+      }
+    }
+    if (version == nullptr) {
+      return Status::Corruption("row value has " + std::to_string(columns) +
+                                " columns, and no schema version of the table has that many");
+    }
+  }
+  const arrow::Schema& stored = *version->version.schema;
+  const size_t stored_columns = static_cast<size_t>(stored.num_fields());
+  if (version->as_current) return SplitColumns(in, stored, stored_columns, out);
+  RETURN_NOT_OK(SplitColumns(in, stored, stored_columns, &scratch->stored));
+  const arrow::Schema& current = schema();
+  out->assign(static_cast<size_t>(current.num_fields()), std::nullopt);
+  scratch->cast.clear();
+  scratch->cast.reserve(out->size());  // views into it stay valid while it grows
+  for (size_t c = 0; c < out->size(); ++c) {
+    const int source = version->source[c];
+    if (source < 0) continue;
+    const auto& value = scratch->stored[static_cast<size_t>(source)];
+    if (!value || !version->cast[c]) {
+      (*out)[c] = value;
+      continue;
+    }
+    auto cast =
+        CastValue(*value, stored.field(source).type, current.field(static_cast<int>(c)).type);
+    if (!cast.ok()) {
+      return Status::Corruption("row value of schema version " +
+                                std::to_string(version->version.schema_id) + ": column " +
+                                Quote(current.field(static_cast<int>(c)).name) + ": " +
+                                cast.status().message());
+    }
+    scratch->cast.push_back(std::move(cast).ValueOrDie());
+    (*out)[c] = std::string_view(scratch->cast.back());
+  }
+  return Status::OK();
+}
+
+Result<Row> RowFormat::Decode(std::string_view in) const {
   std::vector<std::optional<std::string_view>> values;
-  RETURN_NOT_OK(DecodeRowViews(in, schema, &values));
+  Scratch scratch;
+  RETURN_NOT_OK(DecodeViews(in, &values, &scratch));
   Row row(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i]) row[i] = Cell{false, std::string(*values[i])};
@@ -283,11 +389,11 @@ Status RowBatchBuilder::Append(const Row& row) {
   return Status::OK();
 }
 
-Status RowBatchBuilder::AppendEncoded(std::string_view value, const arrow::Schema& table_schema) {
+Status RowBatchBuilder::AppendEncoded(std::string_view value, const RowFormat& format) {
   // Every column is checked before any is appended, so a corrupt value appends nothing.
-  RETURN_NOT_OK(DecodeRowViews(value, table_schema, &scratch_));
+  RETURN_NOT_OK(format.DecodeViews(value, &views_, &scratch_));
   for (size_t i = 0; i < columns_.size(); ++i) {
-    const auto& view = scratch_[static_cast<size_t>(columns_[i])];
+    const auto& view = views_[static_cast<size_t>(columns_[i])];
     RETURN_NOT_OK(AppendToBuilder(builders_[i].get(), view));
     if (view) bytes_ += static_cast<int64_t>(view->size());
   }

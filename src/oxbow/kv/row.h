@@ -11,6 +11,7 @@
 
 #include "oxbow/arrow/builder.h"
 #include "oxbow/arrow/record_batch.h"
+#include "oxbow/catalog/descriptor.h"
 
 namespace oxbow::kv {
 
@@ -37,21 +38,56 @@ Status CheckKeyColumnType(const arrow::Field& field);
 // compare bytewise as the values compare.
 void AppendKeyPart(const arrow::Array& column, int64_t row, std::string* out);
 
-// The value encoding of a row: a LEB128 column count, a null bitmap, then each non-null value
-// (fixed width: its bytes; variable length: LEB128 length then bytes).
-void EncodeRow(const Row& row, const arrow::Schema& schema, std::string* out);
-// Decodes what EncodeRow wrote for `schema` or for a schema with fewer columns at the end
-// (columns added since: null); Corruption naming the problem otherwise.
-Result<Row> DecodeRow(std::string_view bytes, const arrow::Schema& schema);
+// The value encoding of rows (docs/primary-keys.md, "Value encoding") for a table's schema
+// versions: rows are written in the current version, tagged with its schema id, and a row
+// written in any version reads in the current one, converted as the log converts batches
+// (columns matched by field id, added ones null, dropped ones gone, widened ones cast with
+// arrow::Cast). Rows of the first, untagged format (a LEB128 column count first) read as the
+// oldest version with that many columns.
+class RowFormat {
+ public:
+  // `versions`: every schema version of the table, oldest first, the current one last.
+  static Result<RowFormat> Make(std::vector<catalog::SchemaVersion> versions);
+
+  // The current version's schema.
+  const arrow::Schema& schema() const { return *versions_.back().version.schema; }
+  // Appends the encoding of `row` (in the current schema): the tag 00, the current schema id
+  // (LEB128), a null bitmap, then each non-null value (fixed width: its bytes; variable length:
+  // LEB128 length then bytes).
+  void Encode(const Row& row, std::string* out) const;
+  // A stored value as a row of the current schema; Corruption naming the problem otherwise.
+  Result<Row> Decode(std::string_view value) const;
+
+  // Scratch space of DecodeViews, reused across calls.
+  struct Scratch {
+    std::vector<std::optional<std::string_view>> stored;  // the columns as stored
+    std::vector<std::string> cast;                        // values cast to the current type
+  };
+  // A stored value's columns in the current schema (std::nullopt: null), viewing `value` or
+  // `scratch` (valid until its next use).
+  Status DecodeViews(std::string_view value, std::vector<std::optional<std::string_view>>* out,
+                     Scratch* scratch) const;
+
+ private:
+  struct Version {
+    catalog::SchemaVersion version;
+    // Per current column: its column in this version (by field id), or -1; and whether its
+    // stored type differs (a widening since).
+    std::vector<int> source;
+    std::vector<bool> cast;
+    bool as_current = false;  // the same columns as the current version: no conversion
+  };
+  std::vector<Version> versions_;  // oldest first, the current one last
+};
 
 // Builds a RecordBatch of `schema` from rows; `columns[i]` is the row index of output field i.
 class RowBatchBuilder {
  public:
   static Result<RowBatchBuilder> Make(arrow::SchemaPtr schema, std::vector<int> columns);
   Status Append(const Row& row);
-  // Appends the row EncodeRow wrote for `table_schema` (the schema `columns` index into) without
+  // Appends a stored row (read in `format`'s current schema, which `columns` index into) without
   // building a Row; Corruption naming the problem otherwise, and nothing is appended.
-  Status AppendEncoded(std::string_view value, const arrow::Schema& table_schema);
+  Status AppendEncoded(std::string_view value, const RowFormat& format);
   // Appends a value to output field `field` alone (for columns that are not in the row).
   Status AppendCell(int field, const Cell& cell);
   int64_t rows() const { return rows_; }
@@ -66,7 +102,8 @@ class RowBatchBuilder {
   std::vector<std::unique_ptr<arrow::ArrayBuilder>> builders_;
   int64_t rows_ = 0;
   int64_t bytes_ = 0;
-  std::vector<std::optional<std::string_view>> scratch_;  // AppendEncoded's columns
+  std::vector<std::optional<std::string_view>> views_;  // AppendEncoded's columns
+  RowFormat::Scratch scratch_;
 };
 
 }  // namespace oxbow::kv

@@ -6,12 +6,15 @@
 #include <random>
 
 #include "oxbow/arrow/builder.h"
+#include "oxbow/arrow/compute.h"
+#include "oxbow/kv/row_testing.h"
 #include "oxbow/testing/every_type.h"
 
 namespace oxbow::kv {
 namespace {
 
 using arrow::DataType;
+using arrow::TypeId;
 
 // Row `r` of every column of `batch`.
 Row RowAt(const arrow::RecordBatch& batch, int64_t r) {
@@ -20,14 +23,68 @@ Row RowAt(const arrow::RecordBatch& batch, int64_t r) {
   return row;
 }
 
+// A format whose only version is `schema` (id `id`).
+RowFormat SingleVersion(const arrow::SchemaPtr& schema, int32_t id = 0) {
+  std::vector<int32_t> ids;
+  for (int i = 0; i < schema->num_fields(); ++i) ids.push_back(i + 1);
+  return *RowFormat::Make({{id, schema, ids}});
+}
+
+void AppendLeb128(uint64_t v, std::string* out) {
+  for (; v >= 0x80; v >>= 7) out->push_back(static_cast<char>((v & 0x7F) | 0x80));
+  out->push_back(static_cast<char>(v));
+}
+
+// The first, untagged format, built by hand: a LEB128 column count, the null bitmap, then the
+// non-null values (variable length: LEB128 length first).
+std::string FirstFormat(const Row& row, const arrow::Schema& schema) {
+  std::string out;
+  AppendLeb128(row.size(), &out);
+  std::string bitmap((row.size() + 7) / 8, '\0');
+  std::string values;
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (row[i].null) {
+      bitmap[i / 8] = static_cast<char>(bitmap[i / 8] | (1 << (i % 8)));
+      continue;
+    }
+    const TypeId id = schema.field(static_cast<int>(i)).type.id();
+    if (id == TypeId::kString || id == TypeId::kBinary) AppendLeb128(row[i].bytes.size(), &values);
+    values += row[i].bytes;
+  }
+  return out + bitmap + values;
+}
+
+// `batch` (of version `from`) converted to the current version of `versions` column by column
+// with arrow::Cast and null columns, as the log converts batches: what decoding its rows must give.
+arrow::RecordBatchPtr ConvertedBatch(const arrow::RecordBatch& batch,
+                                     const catalog::SchemaVersion& from,
+                                     const catalog::SchemaVersion& to) {
+  std::vector<arrow::Array> columns;
+  for (int c = 0; c < to.schema->num_fields(); ++c) {
+    const auto found = std::find(from.field_ids.begin(), from.field_ids.end(),
+                                 to.field_ids[static_cast<size_t>(c)]);
+    const arrow::DataType& type = to.schema->field(c).type;
+    if (found == from.field_ids.end()) {
+      columns.push_back(*arrow::MakeNullArray(type, batch.num_rows()));
+    } else {
+      columns.push_back(
+          *arrow::Cast(batch.column(static_cast<int>(found - from.field_ids.begin())), type));
+    }
+  }
+  return *arrow::RecordBatch::Make(to.schema, batch.num_rows(), std::move(columns));
+}
+
 TEST(RowTest, EncodeDecodeRoundTripsEveryType) {
   auto schema = testing::EveryTypeSchema();
+  const RowFormat format = SingleVersion(schema, 300);
   auto batch = testing::RandomBatch(schema, 500, 7);
   for (int64_t r = 0; r < batch->num_rows(); ++r) {
     const Row row = RowAt(*batch, r);
     std::string encoded;
-    EncodeRow(row, *schema, &encoded);
-    auto decoded = DecodeRow(encoded, *schema);
+    format.Encode(row, &encoded);
+    // The tag 00, then the schema id in LEB128 (300: AC 02).
+    ASSERT_EQ(encoded.substr(0, 3), std::string("\x00\xAC\x02", 3));
+    auto decoded = format.Decode(encoded);
     ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
     EXPECT_EQ(*decoded, row) << "row " << r;
   }
@@ -50,6 +107,7 @@ TEST(RowTest, BuilderRebuildsTheBatch) {
 
 TEST(RowTest, AppendEncodedBuildsWhatAppendBuilds) {
   auto schema = testing::EveryTypeSchema();
+  const RowFormat format = SingleVersion(schema);
   auto batch = testing::RandomBatch(schema, 300, 13);
   // A projection in another order that leaves columns out.
   std::vector<int> columns;
@@ -65,12 +123,12 @@ TEST(RowTest, AppendEncodedBuildsWhatAppendBuilds) {
   for (int64_t r = 0; r < batch->num_rows(); ++r) {
     const Row row = RowAt(*batch, r);
     std::string encoded;
-    EncodeRow(row, *schema, &encoded);
+    format.Encode(row, &encoded);
     ASSERT_TRUE(from_rows->Append(row).ok());
-    ASSERT_TRUE(from_values->AppendEncoded(encoded, *schema).ok());
+    ASSERT_TRUE(from_values->AppendEncoded(encoded, format).ok());
     // A damaged value is refused and appends nothing.
     EXPECT_TRUE(
-        from_values->AppendEncoded(encoded.substr(0, encoded.size() - 1), *schema).IsCorruption());
+        from_values->AppendEncoded(encoded.substr(0, encoded.size() - 1), format).IsCorruption());
   }
   EXPECT_EQ(from_values->rows(), batch->num_rows());
   EXPECT_EQ(from_values->bytes(), from_rows->bytes());
@@ -80,39 +138,94 @@ TEST(RowTest, AppendEncodedBuildsWhatAppendBuilds) {
   EXPECT_TRUE((*got)->Equals(**want));
 }
 
-TEST(RowTest, DecodeRefusesDamagedValues) {
-  auto schema = testing::EveryTypeSchema();
-  auto batch = testing::RandomBatch(schema, 1, 3);
-  std::string encoded;
-  EncodeRow(RowAt(*batch, 0), *schema, &encoded);
-  EXPECT_TRUE(DecodeRow(encoded.substr(0, encoded.size() - 1), *schema).status().IsCorruption());
-  EXPECT_TRUE(DecodeRow(encoded + "x", *schema).status().IsCorruption());
-  EXPECT_TRUE(DecodeRow("", *schema).status().IsCorruption());
-  std::string wrong_count = encoded;
-  wrong_count[0] = 1;
-  EXPECT_TRUE(DecodeRow(wrong_count, *schema).status().IsCorruption());
+// Rows of every version, in both formats, read in the current version exactly as the log's
+// batch conversion reads them: columns by field id, widened ones cast, added ones null, dropped
+// ones gone.
+TEST(RowTest, RowsOfEveryVersionAndFormatReadInTheCurrentOne) {
+  const auto versions = EveryTypeVersions();
+  auto format = RowFormat::Make(versions);
+  ASSERT_TRUE(format.ok()) << format.status().ToString();
+  for (size_t v = 0; v < versions.size(); ++v) {
+    // The format of a table whose current version was v then: its rows are tagged with v.
+    auto then = RowFormat::Make(
+        std::vector<catalog::SchemaVersion>(versions.begin(), versions.begin() + v + 1));
+    ASSERT_TRUE(then.ok());
+    auto batch = testing::RandomBatch(versions[v].schema, 200, 17 + static_cast<uint32_t>(v));
+    auto want = ConvertedBatch(*batch, versions[v], versions.back());
+    std::vector<int> all;
+    for (int i = 0; i < want->num_columns(); ++i) all.push_back(i);
+    auto tagged = RowBatchBuilder::Make(want->schema(), all).ValueOrDie();
+    auto first = RowBatchBuilder::Make(want->schema(), all).ValueOrDie();
+    for (int64_t r = 0; r < batch->num_rows(); ++r) {
+      std::string encoded;
+      then->Encode(RowAt(*batch, r), &encoded);
+      ASSERT_TRUE(tagged.AppendEncoded(encoded, *format).ok()) << "version " << v << " row " << r;
+      auto row = format->Decode(encoded);
+      ASSERT_TRUE(row.ok());
+      EXPECT_EQ(*row, RowAt(*want, r)) << "version " << v << " row " << r;
+      if (v == 2) continue;  // the first format was written before any column but the last moved
+      ASSERT_TRUE(
+          first.AppendEncoded(FirstFormat(RowAt(*batch, r), *versions[v].schema), *format).ok());
+    }
+    EXPECT_TRUE((*tagged.Finish())->Equals(*want)) << "version " << v;
+    if (v < 2) {
+      EXPECT_TRUE((*first.Finish())->Equals(*want)) << "first format, version " << v;
+    }
+  }
 }
 
-// A row written before columns were added at the end (alter_table) reads them as null; a row
-// with more columns than the schema is refused.
-TEST(RowTest, RowOfAnEarlierSchemaReadsAddedColumnsAsNull) {
-  auto schema = testing::EveryTypeSchema();
-  auto batch = testing::RandomBatch(schema, 1, 5);
-  const Row full = RowAt(*batch, 0);
-  const int kept = schema->num_fields() / 2;
-  std::vector<arrow::Field> fields(schema->fields().begin(), schema->fields().begin() + kept);
-  const arrow::Schema earlier(fields);
-  std::string encoded;
-  EncodeRow(Row(full.begin(), full.begin() + kept), earlier, &encoded);
-  auto decoded = DecodeRow(encoded, *schema);
-  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
-  ASSERT_EQ(decoded->size(), full.size());
-  for (int i = 0; i < schema->num_fields(); ++i) {
-    EXPECT_EQ((*decoded)[i], i < kept ? full[i] : Cell{}) << i;
+// Bytes of the first format written out by hand: (id int32 = 7, s string = "hi", n int64 = null).
+TEST(RowTest, FirstFormatBytesByHand) {
+  auto schema = std::make_shared<arrow::Schema>(
+      std::vector<arrow::Field>{{"id", DataType::Int32(), false, {}},
+                                {"s", DataType::String(), true, {}},
+                                {"n", DataType::Int64(), true, {}}});
+  // A version before "n" was added, then the current one.
+  auto format = RowFormat::Make({{0,
+                                  std::make_shared<arrow::Schema>(std::vector<arrow::Field>(
+                                      schema->fields().begin(), schema->fields().begin() + 2)),
+                                  {1, 2}},
+                                 {1, schema, {1, 2, 3}}});
+  ASSERT_TRUE(format.ok());
+  const Row want = {Cell{false, std::string("\x07\0\0\0", 4)}, Cell{false, "hi"}, Cell{}};
+  for (const std::string& bytes :
+       {std::string("\x02\x00\x07\x00\x00\x00\x02hi", 9),     // 2 columns
+        std::string("\x03\x04\x07\x00\x00\x00\x02hi", 9)}) {  // 3, n null
+    auto row = format->Decode(bytes);
+    ASSERT_TRUE(row.ok()) << row.status().ToString();
+    EXPECT_EQ(*row, want);
   }
-  std::string longer;
-  EncodeRow(full, *schema, &longer);
-  EXPECT_TRUE(DecodeRow(longer, earlier).status().IsCorruption());
+  // Tagged: 00, version 1, bitmap 04, values.
+  std::string encoded;
+  format->Encode(want, &encoded);
+  EXPECT_EQ(encoded, std::string("\x00\x01\x04\x07\x00\x00\x00\x02hi", 10));
+}
+
+TEST(RowTest, DecodeRefusesDamagedValues) {
+  const auto versions = EveryTypeVersions();
+  auto format = *RowFormat::Make(versions);
+  auto batch = testing::RandomBatch(versions.back().schema, 1, 3);
+  std::string encoded;
+  format.Encode(RowAt(*batch, 0), &encoded);
+  auto refused = [&](const std::string& bytes, const std::string& words) {
+    auto row = format.Decode(bytes);
+    EXPECT_TRUE(row.status().IsCorruption()) << row.status().ToString();
+    EXPECT_NE(row.status().message().find(words), std::string::npos) << row.status().ToString();
+  };
+  refused(encoded.substr(0, encoded.size() - 1), "truncated");
+  refused(encoded + "x", "1 bytes after its last column");
+  refused("", "empty");
+  refused(std::string("\x00", 1), "truncated varint");
+  refused(std::string("\x00\x07", 2), "schema version 7, which the table does not have");
+  refused(std::string("\x00\x02", 2), "truncated null bitmap");
+  refused(std::string("\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 11), "varint longer");
+  // The first format: a column count no version has, and a truncated one.
+  refused("\x05", "5 columns, and no schema version of the table has that many");
+  refused("\x80", "truncated varint");
+  refused(
+      FirstFormat(RowAt(*testing::RandomBatch(versions[1].schema, 1, 3), 0), *versions[1].schema)
+          .substr(0, 6),
+      "truncated");
 }
 
 // Encoded keys sort bytewise exactly as the values sort.

@@ -357,14 +357,28 @@ Result<std::vector<arrow::RecordBatchPtr>> ReadLakeFile(FileSystem* fs, const Ta
   return out;
 }
 
-// The keys of a lake data file's rows, in position order (only the key columns are read).
+// The keys of a lake data file's rows, in position order (only the key columns are read, found
+// by field id: a file written before columns were added or dropped has them elsewhere).
 Result<std::vector<std::string>> ReadKeys(FileSystem* fs, const TableTiering& state,
                                           const std::string& path) {
   ASSIGN_OR_RAISE(auto reader, parquet::FileReader::Open(*fs, iceberg::LocalPath(path)));
   const std::vector<int>& key_columns = state.schema.key_columns;
+  std::vector<int> in_file;
+  for (int c : key_columns) {
+    const arrow::Field& key = state.schema.arrow_schema->field(c);
+    const std::optional<int32_t> id = internal::FieldIdOf(key);
+    int found = -1;
+    for (int f = 0; f < reader->schema()->num_fields() && id; ++f) {
+      if (internal::FieldIdOf(reader->schema()->field(f)) == id) found = f;
+    }
+    if (found < 0) {
+      return Status::Corruption(path + " lacks primary-key column " + Quote(key.name));
+    }
+    in_file.push_back(found);
+  }
   std::vector<std::string> keys;
   for (int g = 0; g < reader->num_row_groups(); ++g) {
-    ASSIGN_OR_RAISE(auto b, reader->ReadRowGroup(g, key_columns));
+    ASSIGN_OR_RAISE(auto b, reader->ReadRowGroup(g, in_file));
     std::vector<arrow::Array> columns;
     for (size_t k = 0; k < key_columns.size(); ++k) {
       ASSIGN_OR_RAISE(auto cast,

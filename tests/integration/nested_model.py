@@ -287,3 +287,22 @@ def normalize(node: F, value):
         pairs = value.items() if isinstance(value, dict) else value
         return sorted((k, normalize(node.children[1], v)) for k, v in pairs)
     return value
+
+
+def pyiceberg_view(node: F, value):
+    """`value` (normalized) as pyiceberg 0.12 reads it: its Arrow projection rebuilds a list of
+    structs and a map of struct values from their offsets alone (ListArray/MapArray.from_arrays
+    without the validity, pyiceberg/io/pyarrow.py ArrowProjectionVisitor.list and .map), so a null
+    one reads as empty."""
+    if value is None:
+        if (node.kind == "list" and node.children[0].kind == "struct") or (
+                node.kind == "map" and node.children[1].kind == "struct"):
+            return []
+        return None
+    if node.kind == "struct":
+        return {c.name: pyiceberg_view(c, value[c.name]) for c in node.children}
+    if node.kind == "list":
+        return [pyiceberg_view(node.children[0], v) for v in value]
+    if node.kind == "map":
+        return [(k, pyiceberg_view(node.children[1], v)) for k, v in value]
+    return value

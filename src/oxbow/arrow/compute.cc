@@ -310,6 +310,50 @@ Result<Array> CastNested(const Array& column, const DataType& to) {
                            d.offset);
 }
 
+// Whether every field of a struct carries a field id (then Cast matches its fields by id).
+bool FieldsHaveIds(const DataType& t) {
+  if (t.num_children() == 0) return false;
+  for (const Field& f : t.children()) {
+    if (!f.FieldId()) return false;
+  }
+  return true;
+}
+
+// Whether the nested fields of `a` and `b` (equal types) carry the same ids.
+bool SameIds(const DataType& a, const DataType& b) {
+  for (int k = 0; k < a.num_children(); ++k) {
+    if (a.child(k).FieldId() != b.child(k).FieldId() ||
+        !SameIds(a.child(k).type, b.child(k).type)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A struct cast field by field id (schema evolution): a field of `to` the column lacks is null,
+// one `to` lacks is gone, the others are cast and named as in `to`.
+Result<Array> CastStructById(const Array& column, const DataType& to) {
+  const ArrayData& d = *column.data();
+  const DataType& from = column.type();
+  const int64_t child_length = d.offset + d.length;
+  std::vector<Array> children;
+  for (const Field& f : to.children()) {
+    int found = -1;
+    for (int k = 0; k < from.num_children() && found < 0; ++k) {
+      if (from.child(k).FieldId() == f.FieldId()) found = k;
+    }
+    if (found < 0) {
+      ASSIGN_OR_RAISE(auto nulls, MakeNullArray(f.type, child_length));
+      children.push_back(std::move(nulls));
+      continue;
+    }
+    auto cast = Cast(column.child(found).Slice(0, child_length), f.type);
+    if (!cast.ok()) return cast.status().WithContext("field " + Quote(f.name));
+    children.push_back(std::move(cast).ValueOrDie());
+  }
+  return Array::MakeNested(to, d.length, d.buffers, std::move(children), d.null_count, d.offset);
+}
+
 bool IsNestedCast(const DataType& from, const DataType& to) {
   if (!from.is_nested() || !to.is_nested() || from.num_children() != to.num_children()) {
     return false;
@@ -321,7 +365,11 @@ bool IsNestedCast(const DataType& from, const DataType& to) {
 
 Result<Array> Cast(const Array& column, const DataType& to) {
   const DataType& from = column.type();
-  if (from == to) return column;
+  if (from.id() == TypeId::kStruct && to.id() == TypeId::kStruct && FieldsHaveIds(from) &&
+      FieldsHaveIds(to)) {
+    return CastStructById(column, to);
+  }
+  if (from == to && SameIds(from, to)) return column;
   if (IsNestedCast(from, to)) return CastNested(column, to);
   if (from.id() == TypeId::kTimestamp && to.id() == TypeId::kTimestamp) {
     return CastTimestamp(column, to);

@@ -24,7 +24,10 @@ Result<RecordBatchPtr> TakeRows(const RecordBatch& batch, const std::vector<int3
 // earlier schema version): int16 -> int8 and decimal128 to a smaller precision refusing a value
 // that does not fit, double -> float rounding to the nearest float (a finite value beyond
 // float's range is refused). Nested columns of the same shape cast child by child, and a
-// fixed_size_list casts to a list and back (a valid list of another length is refused).
+// fixed_size_list casts to a list and back (a valid list of another length is refused). Structs
+// whose fields all carry field ids (metadata kFieldIdKey), in the column's type and in `to`, cast
+// field by id, at any depth (schema evolution): a field of `to` the column lacks is null, one
+// `to` lacks is gone, a renamed one comes under `to`'s name.
 Result<Array> Cast(const Array& column, const DataType& to);
 
 // An array of `length` nulls of `type` (nested types too: empty lists, structs of nulls).

@@ -196,6 +196,62 @@ TEST(CastTest, NestedColumnsCastChildByChildAndFixedSizeListsAsLists) {
   EXPECT_TRUE(fits->child(0).IsNull(1));
 }
 
+Field WithId(Field f, int32_t id) {
+  f.metadata = {{kFieldIdKey, std::to_string(id)}};
+  return f;
+}
+
+// Schema evolution inside nested columns: struct fields matched by field id at any depth.
+TEST(CastTest, StructsWithFieldIdsCastFieldByField) {
+  // s: struct<a: int32 (id 1), b: int32 (id 2)>, rows {1,10}, null, {3,null}, {4,40}.
+  const Array a = testing::Int32Array({1, 0, 3, 4}, {true, true, true, true});
+  const Array b = testing::Int32Array({10, 0, 0, 40}, {true, false, false, true});
+  const DataType from =
+      DataType::Struct({WithId({"a", DataType::Int32()}, 1), WithId({"b", DataType::Int32()}, 2)});
+  const Array s =
+      Array::MakeNested(from, 4, {testing::ValidityBitmap({true, false, true, true})}, {a, b});
+  // b renamed to b2 and widened, a dropped, c (id 3) added.
+  const DataType to = DataType::Struct(
+      {WithId({"b2", DataType::Int64()}, 2), WithId({"c", DataType::String()}, 3)});
+  for (auto [offset, length] : {std::pair<int64_t, int64_t>{0, 4}, {1, 3}, {3, 1}}) {
+    const Array column = s.Slice(offset, length);
+    auto cast = Cast(column, to);
+    ASSERT_TRUE(cast.ok()) << cast.status().ToString();
+    ASSERT_TRUE(cast->Validate().ok());
+    EXPECT_EQ(cast->type(), to);
+    EXPECT_EQ(cast->null_count(), column.null_count());
+    for (int64_t i = 0; i < length; ++i) {
+      const int64_t row = offset + i;
+      EXPECT_EQ(cast->IsNull(i), row == 1);
+      const Array b2 = cast->child(0).Slice(cast->offset(), length);
+      EXPECT_EQ(b2.IsNull(i), b.IsNull(row));
+      if (b.IsValid(row)) {
+        EXPECT_EQ(b2.Value<int64_t>(i), b.Value<int32_t>(row));
+      }
+      EXPECT_TRUE(cast->child(1).Slice(cast->offset(), length).IsNull(i));
+    }
+  }
+  // The same type with other ids is not the same field: a dropped b and a new b read null.
+  const DataType same_names =
+      DataType::Struct({WithId({"a", DataType::Int32()}, 1), WithId({"b", DataType::Int32()}, 4)});
+  ASSERT_EQ(same_names, from);
+  const DataType list_from = DataType::List({"item", from});
+  const Array l = Array::MakeNested(list_from, 2, {nullptr, testing::Int32Buffer({0, 3, 4})}, {s});
+  auto renumbered = Cast(l, DataType::List({"item", same_names}));
+  ASSERT_TRUE(renumbered.ok()) << renumbered.status().ToString();
+  ASSERT_TRUE(renumbered->Validate().ok());
+  const Array items = renumbered->child(0);
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_TRUE(items.child(1).IsNull(i)) << i;
+    EXPECT_EQ(items.child(0).IsNull(i), a.IsNull(i));
+  }
+  EXPECT_EQ(items.child(0).Value<int32_t>(3), 4);
+  // Without ids on both sides structs still cast by position.
+  auto positional = Cast(s, DataType::Struct({{"a", DataType::Int64()}, {"b", DataType::Int64()}}));
+  ASSERT_TRUE(positional.ok()) << positional.status().ToString();
+  EXPECT_EQ(positional->child(1).Value<int64_t>(3), 40);
+}
+
 TEST(MakeNullArrayTest, EveryKindOfType) {
   for (const char* name : {"bool", "int8", "int64", "double", "string", "binary", "date32[day]",
                            "timestamp[us, tz=UTC]", "decimal128(10, 2)", "fixed_size_binary[3]",

@@ -1,5 +1,6 @@
 #include "oxbow/arrow/schema.h"
 
+#include <charconv>
 #include <unordered_set>
 
 namespace oxbow::arrow {
@@ -18,6 +19,15 @@ std::string Field::ToString() const {
 bool Field::Equals(const Field& other, bool check_metadata) const {
   return name == other.name && type == other.type && nullable == other.nullable &&
          (!check_metadata || metadata == other.metadata);
+}
+
+std::optional<int32_t> Field::FieldId() const {
+  auto id = FindMetadata(metadata, kFieldIdKey);
+  if (!id) return std::nullopt;
+  int32_t value = 0;
+  auto [end, error] = std::from_chars(id->data(), id->data() + id->size(), value);
+  if (error != std::errc() || end != id->data() + id->size()) return std::nullopt;
+  return value;
 }
 
 int Schema::GetFieldIndex(std::string_view name) const {

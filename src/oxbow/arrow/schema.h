@@ -16,6 +16,9 @@ using KeyValueMetadata = std::vector<std::pair<std::string, std::string>>;
 // Returns the value stored under `key`, if any.
 std::optional<std::string> FindMetadata(const KeyValueMetadata& metadata, std::string_view key);
 
+// The field metadata key of a field id (Parquet's and pyarrow's); Cast matches struct fields by it.
+inline constexpr char kFieldIdKey[] = "PARQUET:field_id";
+
 struct Field {
   std::string name;
   DataType type;
@@ -25,6 +28,8 @@ struct Field {
   // "name: type" plus " not null" when not nullable, as pyarrow prints it.
   std::string ToString() const;
   bool Equals(const Field& other, bool check_metadata = false) const;
+  // The field id in metadata kFieldIdKey, if it has one.
+  std::optional<int32_t> FieldId() const;
 };
 
 class Schema {

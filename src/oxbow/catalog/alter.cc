@@ -45,7 +45,19 @@ Result<SchemaChange> ParseChange(const json& j) {
     }
     return c;
   }
-  ASSIGN_OR_RAISE(c.name, StringMember(j, "name", op));
+  if (j.contains("name") && j["name"].is_array()) {
+    for (const auto& part : j["name"]) {
+      if (!part.is_string() || part.get<std::string>().empty()) {
+        return Status::Invalid(op + " \"name\" must be a column name or a list of names");
+      }
+      c.path.push_back(part.get<std::string>());
+    }
+    if (c.path.empty()) return Status::Invalid(op + " \"name\" must not be an empty list");
+    c.name = FormatColumnPath(c.path);
+  } else {
+    ASSIGN_OR_RAISE(c.name, StringMember(j, "name", op));
+    c.path = {c.name};
+  }
   if (op == "add_column" || op == "widen_type") {
     c.op = op == "add_column" ? SchemaChange::Op::kAddColumn : SchemaChange::Op::kWidenType;
     ASSIGN_OR_RAISE(std::string type, StringMember(j, "type", op));
@@ -110,17 +122,120 @@ std::vector<std::string> FieldProperties(const std::map<std::string, std::string
   return out;
 }
 
-// The working copy of a schema being changed.
-struct Columns {
-  std::vector<arrow::Field> fields;
-  std::vector<int32_t> ids;
+// A field and its nested fields, each with its id, as ApplyAlter changes them.
+struct Node {
+  arrow::Field field;  // a nested one's type is rebuilt from `children` by ToField
+  int32_t id = 0;
+  std::vector<Node> children;  // struct fields; a list's item; a map's key and value
   int Find(const std::string& name) const {
-    for (size_t i = 0; i < fields.size(); ++i) {
-      if (fields[i].name == name) return static_cast<int>(i);
+    for (size_t i = 0; i < children.size(); ++i) {
+      if (children[i].field.name == name) return static_cast<int>(i);
     }
     return -1;
   }
 };
+
+Node ToNode(const arrow::Field& field, int32_t id, const ChildIds& ids, size_t* next) {
+  Node node{field, id, {}};
+  const arrow::DataType& t = field.type;
+  const auto& fields = t.id() == TypeId::kMap ? t.child(0).type.children() : t.children();
+  for (const arrow::Field& f : fields) {
+    const int32_t child_id = *next < ids.size() ? ids[(*next)++] : 0;
+    node.children.push_back(ToNode(f, child_id, ids, next));
+  }
+  return node;
+}
+
+// The node's field with its type rebuilt from its children; their ids appended in pre-order.
+arrow::Field ToField(const Node& node, ChildIds* ids) {
+  arrow::Field f = node.field;
+  if (!f.type.is_nested()) return f;
+  std::vector<arrow::Field> fields;
+  for (const Node& c : node.children) {
+    ids->push_back(c.id);
+    fields.push_back(ToField(c, ids));
+  }
+  if (f.type.id() == TypeId::kMap) {
+    arrow::Field entries = f.type.child(0);
+    entries.type = arrow::DataType::Nested(TypeId::kStruct, std::move(fields));
+    fields = {std::move(entries)};
+  }
+  f.type = arrow::DataType::Nested(f.type.id(), std::move(fields), f.type.list_size());
+  return f;
+}
+
+// The node's type as changed so far, for messages.
+std::string TypeName(const Node& node) {
+  ChildIds ids;
+  return ToField(node, &ids).type.ToString();
+}
+
+// A node with fresh ids for the nested fields of a new field's type.
+Node NewNode(const arrow::Field& field, int32_t id, int32_t* last_field_id) {
+  ChildIds ids;
+  for (int k = CountChildIds(field.type); k > 0; --k) ids.push_back(++*last_field_id);
+  size_t next = 0;
+  return ToNode(field, id, ids, &next);
+}
+
+const char* KindOf(TypeId id) {
+  switch (id) {
+    case TypeId::kList: return "a list";
+    case TypeId::kFixedSizeList: return "a fixed_size_list";
+    case TypeId::kMap: return "a map";
+    case TypeId::kStruct: return "a struct";
+    default: return "not nested";
+  }
+}
+
+// The node at `path` below `root` (the table's columns as a struct's children); Invalid naming
+// the first name that is not there. A list's item is named by its name or "element", a map's
+// key and value by "key" and "value".
+Result<Node*> Resolve(Node* root, const std::vector<std::string>& path) {
+  Node* node = root;
+  for (size_t k = 0; k < path.size(); ++k) {
+    const std::string& name = path[k];
+    const TypeId kind = node->field.type.id();
+    int at = -1;
+    if (kind == TypeId::kStruct) {
+      at = node->Find(name);
+    } else if (kind == TypeId::kList || kind == TypeId::kFixedSizeList) {
+      if (name == node->children[0].field.name || name == "element") at = 0;
+    } else if (kind == TypeId::kMap) {
+      if (name == "key") at = 0;
+      if (name == "value") at = 1;
+    }
+    if (at < 0) {
+      const std::vector<std::string> parent(path.begin(), path.begin() + k);
+      if (k == 0) return Status::Invalid("column " + Quote(name) + " does not exist");
+      const std::string where = FormatColumnPath(parent) + " (" + TypeName(*node) + ")";
+      if (kind == TypeId::kStruct) {
+        return Status::Invalid("struct " + where + " has no field " + Quote(name));
+      }
+      if (kind == TypeId::kMap) {
+        return Status::Invalid(where + " is a map: its fields are 'key' and 'value', not " +
+                               Quote(name));
+      }
+      if (kind == TypeId::kList || kind == TypeId::kFixedSizeList) {
+        return Status::Invalid(where + " is " + KindOf(kind) + ": its item is " +
+                               Quote(node->children[0].field.name) + " (or 'element'), not " +
+                               Quote(name));
+      }
+      return Status::Invalid(where + " is not nested: it has no field " + Quote(name));
+    }
+    node = &node->children[static_cast<size_t>(at)];
+  }
+  return node;
+}
+
+// A struct field's name must print back in the type's name (docs/api.md#nested-types).
+Status CheckNestedName(const std::string& name) {
+  if (name.empty() || name.find_first_of(",:<>") != std::string::npos) {
+    return Status::Invalid("field name " + Quote(name) +
+                           " must be non-empty without ',', ':', '<' or '>' inside a struct");
+  }
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -166,7 +281,17 @@ Result<AlterTableRequest> ParseAlterTable(std::string_view text) {
 Result<TableDescriptor> ApplyAlter(const TableDescriptor& table,
                                    const std::vector<SchemaChange>& changes) {
   TableDescriptor next = table;
-  Columns cols{table.schema->fields(), table.field_ids};
+  // The columns as the children of a struct root, so nested paths and columns resolve alike.
+  Node root{{"", arrow::DataType::Struct({}), true, {}}, 0, {}};
+  for (int i = 0; i < table.schema->num_fields(); ++i) {
+    size_t at = 0;
+    const ChildIds none;
+    const ChildIds& ids = static_cast<size_t>(i) < table.child_ids.size()
+                              ? table.child_ids[static_cast<size_t>(i)]
+                              : none;
+    root.children.push_back(
+        ToNode(table.schema->field(i), table.field_ids[static_cast<size_t>(i)], ids, &at));
+  }
   bool schema_changed = false;
   for (size_t n = 0; n < changes.size(); ++n) {
     const SchemaChange& c = changes[n];
@@ -183,62 +308,113 @@ Result<TableDescriptor> ApplyAlter(const TableDescriptor& table,
       }
       continue;
     }
-    const int i = cols.Find(c.name);
-    const bool is_key = Contains(table.primary_key, c.name) || Contains(table.bucket_key, c.name);
+    const std::vector<std::string> path =
+        c.path.empty() ? std::vector<std::string>{c.name} : c.path;
+    const bool nested = path.size() > 1;
+    const std::string shown = nested ? FormatColumnPath(path) : path[0];
+    const std::vector<std::string> parent_path(path.begin(), path.end() - 1);
+    auto parent_or = Resolve(&root, parent_path);
+    if (!parent_or.ok()) return refuse(parent_or.status().message());
+    Node* parent = *parent_or;
+    const std::string& leaf = path.back();
+    const int i = parent->field.type.id() == TypeId::kStruct ? parent->Find(leaf) : -1;
+    const bool is_key =
+        !nested && (Contains(table.primary_key, leaf) || Contains(table.bucket_key, leaf));
+    const std::string parent_shown = FormatColumnPath(parent_path) + " (" + TypeName(*parent) + ")";
+    auto need_struct_parent = [&](const char* what) -> Status {
+      if (parent->field.type.id() == TypeId::kStruct) return Status::OK();
+      if (!parent->field.type.is_nested()) {
+        return refuse(parent_shown + " is not nested: it has no field " + Quote(leaf));
+      }
+      return refuse(std::string(what) + " " + Quote(shown) + ": " + parent_shown + " is " +
+                    KindOf(parent->field.type.id()) +
+                    ", not a struct; only a struct's fields are " +
+                    "added, dropped or renamed (a list's item and a map's key and value stay)");
+    };
     if (c.op == SchemaChange::Op::kAddColumn) {
-      if (i >= 0) return refuse("column " + Quote(c.name) + " already exists");
+      RETURN_NOT_OK(need_struct_parent("add_column"));
+      if (i >= 0) {
+        return refuse((nested ? "field " : "column ") + Quote(shown) + " already exists");
+      }
+      if (nested) {
+        auto st = CheckNestedName(leaf);
+        if (!st.ok()) return refuse(st.message());
+      }
       RETURN_NOT_OK(c.type.Validate());
-      arrow::Field f{c.name, c.type, true, {}};
+      arrow::Field f{leaf, c.type, true, {}};
+      if (nested && c.doc) {
+        return refuse("add_column " + Quote(shown) +
+                      ": a nested field has no doc (its type's name has no place for one)");
+      }
       SetFieldDoc(&f, c.doc);
-      int at = static_cast<int>(cols.fields.size());
+      int at = static_cast<int>(parent->children.size());
       if (c.first) at = 0;
       if (!c.after.empty()) {
-        const int after = cols.Find(c.after);
-        if (after < 0) return refuse("add_column after " + Quote(c.after) + ": no such column");
+        const int after = parent->Find(c.after);
+        if (after < 0) {
+          return refuse("add_column after " + Quote(c.after) + ": no such " +
+                        (nested ? "field in " + parent_shown : std::string("column")));
+        }
         at = after + 1;
       }
-      cols.fields.insert(cols.fields.begin() + at, std::move(f));
-      cols.ids.insert(cols.ids.begin() + at, ++next.last_field_id);
+      const int32_t id = ++next.last_field_id;
+      parent->children.insert(parent->children.begin() + at, NewNode(f, id, &next.last_field_id));
       schema_changed = true;
       continue;
     }
-    if (i < 0) return refuse("column " + Quote(c.name) + " does not exist");
+    auto target_or = Resolve(&root, path);
+    if (!target_or.ok()) return refuse(target_or.status().message());
+    Node* target = *target_or;
+    const bool is_map_key = parent->field.type.id() == TypeId::kMap && leaf == "key";
     switch (c.op) {
       case SchemaChange::Op::kDropColumn:
+        RETURN_NOT_OK(need_struct_parent("drop_column"));
         if (is_key) {
           return refuse("column " + Quote(c.name) +
                         " is part of the primary or bucket key, which cannot be dropped");
         }
-        if (cols.fields.size() == 1) return refuse("a table keeps at least one column");
+        if (parent->children.size() == 1) {
+          return refuse(nested ? "struct " + parent_shown + " keeps at least one field"
+                               : std::string("a table keeps at least one column"));
+        }
         if (auto v = next.properties.find(kVersionColumnProperty);
-            v != next.properties.end() && v->second == c.name) {
+            !nested && v != next.properties.end() && v->second == c.name) {
           return refuse("column " + Quote(c.name) +
                         " is the version column of the versioned merge engine "
                         "(merge_engine.version_column), which cannot be dropped");
         }
         // Its aggregation goes with it.
-        for (const auto& k : FieldProperties(next.properties, c.name)) next.properties.erase(k);
-        cols.fields.erase(cols.fields.begin() + i);
-        cols.ids.erase(cols.ids.begin() + i);
+        if (!nested) {
+          for (const auto& k : FieldProperties(next.properties, c.name)) next.properties.erase(k);
+        }
+        parent->children.erase(parent->children.begin() + i);
         break;
       case SchemaChange::Op::kRenameColumn:
+        RETURN_NOT_OK(need_struct_parent("rename_column"));
         if (is_key) {
           return refuse("column " + Quote(c.name) +
                         " is part of the primary or bucket key, which cannot be renamed");
         }
-        if (cols.Find(c.new_name) >= 0) {
-          return refuse("rename to " + Quote(c.new_name) + ": that column already exists");
+        if (parent->Find(c.new_name) >= 0) {
+          return refuse("rename to " + Quote(c.new_name) + ": that " +
+                        (nested ? "field" : "column") + " already exists");
         }
-        cols.fields[i].name = c.new_name;
-        // The merge properties naming it follow.
-        for (const auto& k : FieldProperties(next.properties, c.name)) {
-          auto node = next.properties.extract(k);
-          node.key() = "fields." + c.new_name + k.substr(7 + c.name.size());
-          next.properties.insert(std::move(node));
+        if (nested) {
+          auto st = CheckNestedName(c.new_name);
+          if (!st.ok()) return refuse(st.message());
         }
-        if (auto v = next.properties.find(kVersionColumnProperty);
-            v != next.properties.end() && v->second == c.name) {
-          v->second = c.new_name;
+        target->field.name = c.new_name;
+        if (!nested) {
+          // The merge properties naming it follow.
+          for (const auto& k : FieldProperties(next.properties, c.name)) {
+            auto node = next.properties.extract(k);
+            node.key() = "fields." + c.new_name + k.substr(7 + c.name.size());
+            next.properties.insert(std::move(node));
+          }
+          if (auto v = next.properties.find(kVersionColumnProperty);
+              v != next.properties.end() && v->second == c.name) {
+            v->second = c.new_name;
+          }
         }
         break;
       case SchemaChange::Op::kWidenType:
@@ -246,42 +422,126 @@ Result<TableDescriptor> ApplyAlter(const TableDescriptor& table,
           return refuse("column " + Quote(c.name) +
                         " is part of the primary or bucket key, whose type cannot change");
         }
-        if (!IsWidening(cols.fields[i].type, c.type)) {
-          return refuse("cannot change column " + Quote(c.name) + " from " +
-                        cols.fields[i].type.ToString() + " to " + c.type.ToString() +
+        if (is_map_key) {
+          return refuse("cannot change the type of map key " + Quote(shown) +
+                        ": a map's key type never changes (its keys would compare differently)");
+        }
+        if (!IsWidening(target->field.type, c.type)) {
+          return refuse("cannot change " + std::string(nested ? "field " : "column ") +
+                        Quote(shown) + " from " + target->field.type.ToString() + " to " +
+                        c.type.ToString() +
                         ": a type may only widen (int8 -> int16 -> int32 -> int64, float -> "
                         "double, decimal128 precision up with the same scale)");
         }
-        cols.fields[i].type = c.type;
+        target->field.type = c.type;
         break;
       case SchemaChange::Op::kMakeOptional:
-        if (Contains(table.primary_key, c.name)) {
+        if (!nested && Contains(table.primary_key, c.name)) {
           return refuse("primary-key column " + Quote(c.name) + " must stay non-nullable");
         }
-        cols.fields[i].nullable = true;
+        if (is_map_key) return refuse("map key " + Quote(shown) + " cannot be null");
+        target->field.nullable = true;
         break;
-      case SchemaChange::Op::kSetColumnDoc: SetFieldDoc(&cols.fields[i], c.doc); break;
+      case SchemaChange::Op::kSetColumnDoc:
+        if (nested) {
+          return refuse("set_column_doc " + Quote(shown) +
+                        ": a nested field has no doc (its type's name has no place for one)");
+        }
+        SetFieldDoc(&target->field, c.doc);
+        break;
       default: break;
     }
     schema_changed = true;
   }
+  std::vector<arrow::Field> fields;
+  std::vector<int32_t> ids;
+  std::vector<ChildIds> child_ids;
+  for (const Node& column : root.children) {
+    child_ids.emplace_back();
+    fields.push_back(ToField(column, &child_ids.back()));
+    ids.push_back(column.id);
+  }
   auto unchanged = [&] {
-    if (cols.ids != table.field_ids) return false;
-    for (size_t i = 0; i < cols.fields.size(); ++i) {
-      if (!cols.fields[i].Equals(table.schema->field(static_cast<int>(i)), true)) return false;
+    std::vector<ChildIds> before = table.child_ids;
+    before.resize(child_ids.size());
+    if (ids != table.field_ids || child_ids != before) return false;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (!fields[i].Equals(table.schema->field(static_cast<int>(i)), true)) return false;
     }
     return true;
   };
   if (!schema_changed || unchanged()) return next;
-  auto schema = std::make_shared<const arrow::Schema>(cols.fields, table.schema->metadata());
+  auto schema = std::make_shared<const arrow::Schema>(std::move(fields), table.schema->metadata());
   RETURN_NOT_OK(schema->Validate());
   int32_t max_id = next.schema_id;
   for (const auto& v : next.previous_schemas) max_id = std::max(max_id, v.schema_id);
   next.previous_schemas.push_back(table.CurrentSchema());
   next.schema = std::move(schema);
-  next.field_ids = std::move(cols.ids);
+  next.field_ids = std::move(ids);
+  next.child_ids = std::move(child_ids);
   next.schema_id = max_id + 1;
   return next;
+}
+
+std::string FormatColumnPath(const std::vector<std::string>& path) {
+  std::string out;
+  for (size_t k = 0; k < path.size(); ++k) {
+    if (k > 0) out += '.';
+    const std::string& name = path[k];
+    if (name.find_first_of(".`") == std::string::npos && !name.empty()) {
+      out += name;
+      continue;
+    }
+    out += '`';
+    for (char ch : name) {
+      out += ch;
+      if (ch == '`') out += '`';
+    }
+    out += '`';
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> ParseColumnPath(std::string_view text) {
+  std::vector<std::string> path;
+  size_t k = 0;
+  while (true) {
+    std::string name;
+    if (k < text.size() && text[k] == '`') {
+      ++k;
+      while (true) {
+        if (k >= text.size()) {
+          return Status::Invalid("column path " + Quote(text) + ": a backtick is not closed");
+        }
+        if (text[k] == '`') {
+          if (k + 1 < text.size() && text[k + 1] == '`') {
+            name += '`';
+            k += 2;
+            continue;
+          }
+          ++k;
+          break;
+        }
+        name += text[k++];
+      }
+      if (k < text.size() && text[k] != '.') {
+        return Status::Invalid("column path " + Quote(text) +
+                               ": a quoted name must end at '.' or the end");
+      }
+    } else {
+      while (k < text.size() && text[k] != '.') {
+        if (text[k] == '`') {
+          return Status::Invalid("column path " + Quote(text) +
+                                 ": a backtick may only open a name");
+        }
+        name += text[k++];
+      }
+    }
+    if (name.empty()) return Status::Invalid("column path " + Quote(text) + " has an empty name");
+    path.push_back(std::move(name));
+    if (k >= text.size()) return path;
+    ++k;  // the '.'
+  }
 }
 
 }  // namespace oxbow::catalog

@@ -270,6 +270,158 @@ TEST(AlterTest, Widenings) {
   EXPECT_FALSE(IsWidening(t("decimal128(10, 2)"), t("decimal128(10, 2)")));
 }
 
+TEST(AlterTest, ColumnPathsPrintAndParseBack) {
+  using Path = std::vector<std::string>;
+  EXPECT_EQ(FormatColumnPath({"point", "z"}), "point.z");
+  EXPECT_EQ(FormatColumnPath({"a.b", "c"}), "`a.b`.c");
+  EXPECT_EQ(FormatColumnPath({"x`y"}), "`x``y`");
+  EXPECT_EQ(ParseColumnPath("point.z").ValueOrDie(), (Path{"point", "z"}));
+  EXPECT_EQ(ParseColumnPath("`a.b`.c").ValueOrDie(), (Path{"a.b", "c"}));
+  EXPECT_EQ(ParseColumnPath("m.value.`x``y`").ValueOrDie(), (Path{"m", "value", "x`y"}));
+  for (const Path& p : {Path{"a"}, Path{"a.b"}, Path{"`", "."}, Path{"l", "item", "x y"}}) {
+    EXPECT_EQ(ParseColumnPath(FormatColumnPath(p)).ValueOrDie(), p);
+  }
+  EXPECT_EQ(ParseColumnPath("a..b").status().message(), "column path 'a..b' has an empty name");
+  EXPECT_EQ(ParseColumnPath("`a.b").status().message(),
+            "column path '`a.b': a backtick is not closed");
+  EXPECT_EQ(ParseColumnPath("`a`b").status().message(),
+            "column path '`a`b': a quoted name must end at '.' or the end");
+  EXPECT_FALSE(ParseColumnPath("").ok());
+  EXPECT_FALSE(ParseColumnPath("a.").ok());
+  EXPECT_FALSE(ParseColumnPath("a`b").ok());
+}
+
+TableDescriptor CreatedNested() {
+  return ParseCreateTable(R"j({"table":"ns.t","schema":{"fields":[
+      {"name":"id","type":"int64"},
+      {"name":"p","type":"struct<x: int32, y: struct<a: float, b: string> not null>"},
+      {"name":"l","type":"list<item: struct<v: int8>>"},
+      {"name":"m","type":"map<string, int16>"}]}})j")
+      .ValueOrDie()
+      .table;
+}
+
+TEST(AlterTest, NestedFieldsHaveIdsInPreOrder) {
+  TableDescriptor t = CreatedNested();
+  EXPECT_EQ(t.field_ids, (std::vector<int32_t>{1, 2, 3, 4}));
+  // p: x, y, y.a, y.b; l: item, item.v; m: key, value.
+  EXPECT_EQ(t.child_ids, (std::vector<ChildIds>{{}, {5, 6, 7, 8}, {9, 10}, {11, 12}}));
+  EXPECT_EQ(t.last_field_id, 12);
+  EXPECT_EQ(CountChildIds(t.schema->field(1).type), 4);
+  const arrow::DataType with_ids = t.CurrentSchema().TypeWithIds(1);
+  EXPECT_EQ(with_ids, t.schema->field(1).type);
+  EXPECT_EQ(with_ids.child(1).FieldId(), 6);
+  EXPECT_EQ(with_ids.child(1).type.child(1).FieldId(), 8);
+  EXPECT_EQ(t.CurrentSchema().TypeWithIds(3).child(0).type.child(1).FieldId(), 12);
+  // The ids survive the JSON round trip; a descriptor stored before nested fields had ids gets
+  // the next ones, alike in every version.
+  auto again = DescriptorFromJson(DescriptorToJson(t)).ValueOrDie();
+  EXPECT_EQ(again.child_ids, t.child_ids);
+  EXPECT_EQ(again.last_field_id, 12);
+  std::string old_json = DescriptorToJson(t);
+  const size_t at = old_json.find(R"(,"child_field_ids")");
+  ASSERT_NE(at, std::string::npos);
+  old_json.erase(at, old_json.find("]]", at) + 2 - at);
+  old_json.replace(old_json.find(R"("last_field_id":12)"), 18, R"("last_field_id":4)");
+  auto old = DescriptorFromJson(old_json);
+  ASSERT_TRUE(old.ok()) << old.status().ToString() << old_json;
+  EXPECT_EQ(old->child_ids, t.child_ids);
+  EXPECT_EQ(old->last_field_id, 12);
+}
+
+TEST(AlterTest, NestedChangesKeepIdsAndGiveNewOnes) {
+  TableDescriptor t = CreatedNested();
+  auto a = Alter(t, R"j([{"op":"add_column","name":["p","y","c"],"type":"list<int32>"},
+                        {"op":"add_column","name":["p","w"],"type":"bool","after":"x"},
+                        {"op":"drop_column","name":["p","y","a"]},
+                        {"op":"rename_column","name":["p","x"],"new_name":"x2"},
+                        {"op":"widen_type","name":["l","element","v"],"type":"int32"},
+                        {"op":"widen_type","name":["m","value"],"type":"int64"},
+                        {"op":"make_optional","name":["p","y"]},
+                        {"op":"add_column","name":["l","item","u"],"type":"string","first":true}])j");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->schema_id, 1);
+  EXPECT_EQ(a->schema->ToString(),
+            "id: int64\n"
+            "p: struct<x2: int32, w: bool, y: struct<b: string, c: list<item: int32>>>\n"
+            "l: list<item: struct<u: string, v: int32>>\n"
+            "m: map<string, int64>");
+  // c takes 13 (its item 14), w 15, u 16; a's id 7 is gone; renamed and widened keep theirs.
+  EXPECT_EQ(a->child_ids,
+            (std::vector<ChildIds>{{}, {5, 15, 6, 8, 13, 14}, {9, 16, 10}, {11, 12}}));
+  EXPECT_EQ(a->last_field_id, 16);
+  EXPECT_EQ(a->field_ids, t.field_ids);
+  ASSERT_EQ(a->previous_schemas.size(), 1u);
+  EXPECT_EQ(a->previous_schemas[0].child_ids, t.child_ids);
+  auto again = DescriptorFromJson(DescriptorToJson(*a)).ValueOrDie();
+  EXPECT_EQ(again.child_ids, a->child_ids);
+  EXPECT_EQ(again.previous_schemas[0].child_ids, t.child_ids);
+  // A nested field dropped then added again under its name takes a new id.
+  auto b = Alter(*a, R"j([{"op":"drop_column","name":["p","w"]},
+                         {"op":"add_column","name":["p","w"],"type":"bool","after":"x2"}])j");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_TRUE(b->schema->Equals(*a->schema));
+  EXPECT_EQ(b->child_ids[1], (ChildIds{5, 17, 6, 8, 13, 14}));
+  EXPECT_EQ(b->schema_id, 2);
+}
+
+TEST(AlterTest, NestedRefusalsNameTheRule) {
+  TableDescriptor t = CreatedNested();
+  auto message = [&](std::string_view changes) { return Alter(t, changes).status().message(); };
+  EXPECT_EQ(message(R"j([{"op":"add_column","name":["p","q"],"type":"int32","nullable":false}])j"),
+            "change 1: add_column 'p.q': a new column must be nullable (rows written before it "
+            "have no value for it)");
+  EXPECT_EQ(message(R"j([{"op":"add_column","name":["p","x"],"type":"int32"}])j"),
+            "change 1: field 'p.x' already exists");
+  EXPECT_EQ(message(R"j([{"op":"drop_column","name":["p","nope"]}])j"),
+            "change 1: struct p (struct<x: int32, y: struct<a: float, b: string> not null>) has "
+            "no field 'nope'");
+  EXPECT_EQ(message(R"j([{"op":"drop_column","name":["nope","x"]}])j"),
+            "change 1: column 'nope' does not exist");
+  EXPECT_EQ(message(R"j([{"op":"drop_column","name":["id","x"]}])j"),
+            "change 1: id (int64) is not nested: it has no field 'x'");
+  EXPECT_EQ(message(R"j([{"op":"widen_type","name":["l","v"],"type":"int32"}])j"),
+            "change 1: l (list<item: struct<v: int8>>) is a list: its item is 'item' (or "
+            "'element'), not 'v'");
+  EXPECT_EQ(message(R"j([{"op":"widen_type","name":["m","k"],"type":"int32"}])j"),
+            "change 1: m (map<string, int16>) is a map: its fields are 'key' and 'value', not 'k'");
+  EXPECT_EQ(message(R"j([{"op":"drop_column","name":["m","key"]}])j"),
+            "change 1: drop_column 'm.key': m (map<string, int16>) is a map, not a struct; only a "
+            "struct's fields are added, dropped or renamed (a list's item and a map's key and "
+            "value stay)");
+  EXPECT_EQ(message(R"j([{"op":"widen_type","name":["m","key"],"type":"int64"}])j"),
+            "change 1: cannot change the type of map key 'm.key': a map's key type never changes "
+            "(its keys would compare differently)");
+  EXPECT_EQ(message(R"j([{"op":"make_optional","name":["m","key"]}])j"),
+            "change 1: map key 'm.key' cannot be null");
+  EXPECT_EQ(message(R"j([{"op":"drop_column","name":["p","y","a"]},
+                        {"op":"drop_column","name":["p","y","b"]}])j"),
+            "change 2: struct p.y (struct<b: string>) keeps at least one field");
+  EXPECT_EQ(message(R"j([{"op":"widen_type","name":["p","y","b"],"type":"int64"}])j"),
+            "change 1: cannot change field 'p.y.b' from string to int64: a type may only widen "
+            "(int8 -> int16 -> int32 -> int64, float -> double, decimal128 precision up with the "
+            "same scale)");
+  EXPECT_EQ(message(R"j([{"op":"rename_column","name":["p","x"],"new_name":"y"}])j"),
+            "change 1: rename to 'y': that field already exists");
+  EXPECT_EQ(message(R"j([{"op":"rename_column","name":["p","x"],"new_name":"a:b"}])j"),
+            "change 1: field name 'a:b' must be non-empty without ',', ':', '<' or '>' inside a "
+            "struct");
+  EXPECT_EQ(message(R"j([{"op":"set_column_doc","name":["p","x"],"doc":"d"}])j"),
+            "change 1: set_column_doc 'p.x': a nested field has no doc (its type's name has no "
+            "place for one)");
+  EXPECT_EQ(message(R"j([{"op":"add_column","name":["p","q"],"type":"int32","after":"zz"}])j"),
+            "change 1: add_column after 'zz': no such field in p (struct<x: int32, y: struct<a: "
+            "float, b: string> not null>)");
+  EXPECT_EQ(message(R"j([{"op":"drop_column","name":[]}])j"),
+            "change 1: drop_column \"name\" must not be an empty list");
+  EXPECT_EQ(message(R"j([{"op":"drop_column","name":["p",3]}])j"),
+            "change 1: drop_column \"name\" must be a column name or a list of names");
+  // A one-name path is the top-level column, as a string name is.
+  auto top = Alter(t, R"j([{"op":"drop_column","name":["m"]}])j");
+  ASSERT_TRUE(top.ok()) << top.status().ToString();
+  EXPECT_EQ(top->schema->num_fields(), 3);
+}
+
 TEST(CatalogTest, ReplaceIsDurable) {
   TempDir dir;
   {

@@ -9,6 +9,8 @@
 namespace oxbow::catalog {
 namespace {
 
+void AssignMissingChildIds(TableDescriptor* t);
+
 using nlohmann::json;
 
 bool ValidNamePart(std::string_view part) {
@@ -118,6 +120,38 @@ Result<std::vector<int32_t>> FieldIdsFrom(const json& j, const arrow::Schema& sc
   return ids;
 }
 
+// "child_field_ids": per column, its nested fields' ids (absent: none given yet).
+Result<std::vector<ChildIds>> ChildIdsFrom(const json& j, const arrow::Schema& schema,
+                                           int32_t last_field_id) {
+  std::vector<ChildIds> out;
+  if (!j.contains("child_field_ids")) return out;
+  const json& list = j["child_field_ids"];
+  if (!list.is_array() || static_cast<int>(list.size()) != schema.num_fields()) {
+    return Status::Invalid("\"child_field_ids\" must give one list per column");
+  }
+  for (int i = 0; i < schema.num_fields(); ++i) {
+    const json& ids = list[static_cast<size_t>(i)];
+    if (!ids.is_array() || static_cast<int>(ids.size()) != CountChildIds(schema.field(i).type)) {
+      return Status::Invalid("\"child_field_ids\" of column " + Quote(schema.field(i).name) +
+                             " must give one id per nested field");
+    }
+    ChildIds column;
+    for (const auto& v : ids) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > last_field_id) {
+        return Status::Invalid("\"child_field_ids\" must hold integers in [1, last_field_id]");
+      }
+      column.push_back(v.get<int32_t>());
+    }
+    out.push_back(std::move(column));
+  }
+  return out;
+}
+
+// True when some column has nested fields (only then does a descriptor show their ids).
+bool HasChildIds(const std::vector<ChildIds>& ids) {
+  return std::any_of(ids.begin(), ids.end(), [](const ChildIds& c) { return !c.empty(); });
+}
+
 // The schema versions of a stored descriptor; a descriptor written before versions existed is
 // version 0 with field ids 1..n.
 Status SchemaVersionsFrom(const json& j, TableDescriptor* t) {
@@ -132,7 +166,11 @@ Status SchemaVersionsFrom(const json& j, TableDescriptor* t) {
   t->schema_id = j["schema_id"].get<int32_t>();
   t->last_field_id = j["last_field_id"].get<int32_t>();
   ASSIGN_OR_RAISE(t->field_ids, FieldIdsFrom(j["field_ids"], *t->schema, t->last_field_id));
-  if (!j.contains("previous_schemas")) return Status::OK();
+  ASSIGN_OR_RAISE(t->child_ids, ChildIdsFrom(j, *t->schema, t->last_field_id));
+  if (!j.contains("previous_schemas")) {
+    AssignMissingChildIds(t);
+    return Status::OK();
+  }
   if (!j["previous_schemas"].is_array()) {
     return Status::Invalid("\"previous_schemas\" must be a list");
   }
@@ -146,8 +184,10 @@ Status SchemaVersionsFrom(const json& j, TableDescriptor* t) {
     v.schema_id = jv["schema_id"].get<int32_t>();
     ASSIGN_OR_RAISE(v.schema, SchemaFrom(jv["schema"]));
     ASSIGN_OR_RAISE(v.field_ids, FieldIdsFrom(jv["field_ids"], *v.schema, t->last_field_id));
+    ASSIGN_OR_RAISE(v.child_ids, ChildIdsFrom(jv, *v.schema, t->last_field_id));
     t->previous_schemas.push_back(std::move(v));
   }
+  AssignMissingChildIds(t);
   return Status::OK();
 }
 
@@ -158,22 +198,25 @@ nlohmann::json DescriptorJson(const TableDescriptor& t) {
   for (const auto& [k, v] : t.properties) props[k] = v;
   json previous = json::array();
   for (const auto& v : t.previous_schemas) {
-    previous.push_back({{"schema_id", v.schema_id},
-                        {"schema", SchemaJson(*v.schema)},
-                        {"field_ids", v.field_ids}});
+    json jv = {
+        {"schema_id", v.schema_id}, {"schema", SchemaJson(*v.schema)}, {"field_ids", v.field_ids}};
+    if (HasChildIds(v.child_ids)) jv["child_field_ids"] = v.child_ids;
+    previous.push_back(std::move(jv));
   }
-  return {{"table", t.name},
-          {"table_id", t.table_id},
-          {"schema", SchemaJson(*t.schema)},
-          {"schema_id", t.schema_id},
-          {"field_ids", t.field_ids},
-          {"last_field_id", t.last_field_id},
-          {"previous_schemas", std::move(previous)},
-          {"buckets", t.buckets},
-          {"bucket_key", t.bucket_key},
-          {"primary_key", t.primary_key},
-          {"properties", std::move(props)},
-          {"created_ms", t.created_ms}};
+  json out = {{"table", t.name},
+              {"table_id", t.table_id},
+              {"schema", SchemaJson(*t.schema)},
+              {"schema_id", t.schema_id},
+              {"field_ids", t.field_ids},
+              {"last_field_id", t.last_field_id},
+              {"previous_schemas", std::move(previous)},
+              {"buckets", t.buckets},
+              {"bucket_key", t.bucket_key},
+              {"primary_key", t.primary_key},
+              {"properties", std::move(props)},
+              {"created_ms", t.created_ms}};
+  if (HasChildIds(t.child_ids)) out["child_field_ids"] = t.child_ids;
+  return out;
 }
 
 Result<TableDescriptor> DescriptorFrom(const nlohmann::json& j) {
@@ -257,12 +300,87 @@ std::vector<int> TableDescriptor::BucketKeyIndices() const {
   return out;
 }
 
+namespace {
+
+// The fields that take an id below a nested type: a map's key and value (not its entries).
+std::vector<const arrow::Field*> IdFields(const arrow::DataType& type) {
+  std::vector<const arrow::Field*> out;
+  if (type.id() == arrow::TypeId::kMap) {
+    for (const auto& f : type.child(0).type.children()) out.push_back(&f);
+  } else {
+    for (const auto& f : type.children()) out.push_back(&f);
+  }
+  return out;
+}
+
+arrow::DataType WithIdsFrom(const arrow::DataType& type, const ChildIds& ids, size_t* next) {
+  if (!type.is_nested()) return type;
+  std::vector<arrow::Field> fields;
+  for (const arrow::Field* f : IdFields(type)) {
+    arrow::Field out = *f;
+    if (*next < ids.size()) {
+      out.metadata = {{arrow::kFieldIdKey, std::to_string(ids[(*next)++])}};
+    }
+    out.type = WithIdsFrom(f->type, ids, next);
+    fields.push_back(std::move(out));
+  }
+  if (type.id() == arrow::TypeId::kMap) {
+    arrow::Field entries = type.child(0);
+    entries.type = arrow::DataType::Nested(arrow::TypeId::kStruct, std::move(fields));
+    fields = {std::move(entries)};
+  }
+  return arrow::DataType::Nested(type.id(), std::move(fields), type.list_size());
+}
+
+// Gives every nested column of `t` without ids (a descriptor written before nested fields had
+// ids) the next ones; a column has the same nested fields in every version that holds it then.
+void AssignMissingChildIds(TableDescriptor* t) {
+  std::map<int32_t, ChildIds> given;
+  auto assign = [&](const arrow::Schema& schema, const std::vector<int32_t>& field_ids,
+                    std::vector<ChildIds>* child_ids) {
+    child_ids->resize(field_ids.size());
+    for (size_t i = 0; i < field_ids.size(); ++i) {
+      const int n = CountChildIds(schema.field(static_cast<int>(i)).type);
+      ChildIds& ids = (*child_ids)[i];
+      if (static_cast<int>(ids.size()) == n) continue;
+      auto [it, added] = given.try_emplace(field_ids[i]);
+      if (added) {
+        for (int k = 0; k < n; ++k) it->second.push_back(++t->last_field_id);
+      }
+      ids = it->second;
+    }
+  };
+  for (auto& v : t->previous_schemas) assign(*v.schema, v.field_ids, &v.child_ids);
+  assign(*t->schema, t->field_ids, &t->child_ids);
+}
+
+}  // namespace
+
+int CountChildIds(const arrow::DataType& type) {
+  int n = 0;
+  for (const arrow::Field* f : IdFields(type)) n += 1 + CountChildIds(f->type);
+  return n;
+}
+
+arrow::DataType WithChildIds(const arrow::DataType& type, const ChildIds& ids) {
+  size_t next = 0;
+  return WithIdsFrom(type, ids, &next);
+}
+
+arrow::DataType SchemaVersion::TypeWithIds(int i) const {
+  const arrow::DataType& type = schema->field(i).type;
+  if (static_cast<size_t>(i) >= child_ids.size()) return type;
+  return WithChildIds(type, child_ids[static_cast<size_t>(i)]);
+}
+
 void TableDescriptor::ResetSchemaVersions() {
   schema_id = 0;
   field_ids.clear();
+  child_ids.clear();
   for (int i = 0; i < schema->num_fields(); ++i) field_ids.push_back(i + 1);
   last_field_id = schema->num_fields();
   previous_schemas.clear();
+  AssignMissingChildIds(this);
 }
 
 Result<SchemaVersion> TableDescriptor::SchemaById(int32_t id) const {

@@ -15,21 +15,36 @@
 
 namespace oxbow::catalog {
 
-// One version of a table's schema: its id, its columns and each column's field id. A column
-// keeps its field id across renames and widenings; a dropped column's id is never reused.
+// The field ids of a column's nested fields, in pre-order: struct fields, a list's item, a map's
+// key and value (its entries struct has none); empty for a flat column.
+using ChildIds = std::vector<int32_t>;
+
+// One version of a table's schema: its id, its columns and each column's field id (nested fields
+// too). A field keeps its id across renames and widenings; a dropped field's id is never reused.
 struct SchemaVersion {
   int32_t schema_id = 0;
   arrow::SchemaPtr schema;
-  std::vector<int32_t> field_ids;  // per column of schema
+  std::vector<int32_t> field_ids;   // per column of schema
+  std::vector<ChildIds> child_ids;  // per column of schema (missing entries: none)
+
+  // Column i's field with its nested fields' ids as their "PARQUET:field_id" metadata, the key
+  // arrow::Cast matches struct fields by.
+  arrow::DataType TypeWithIds(int i) const;
 };
+
+// How many ids `type`'s nested fields take (the length of its ChildIds).
+int CountChildIds(const arrow::DataType& type);
+// `type` with `ids` (pre-order, as ChildIds) as its nested fields' "PARQUET:field_id" metadata.
+arrow::DataType WithChildIds(const arrow::DataType& type, const ChildIds& ids);
 
 struct TableDescriptor {
   std::string name;  // "namespace.table"
   int64_t table_id = 0;
   arrow::SchemaPtr schema;  // the current schema, version schema_id
   int32_t schema_id = 0;
-  std::vector<int32_t> field_ids;  // per column of schema
-  int32_t last_field_id = 0;       // the highest field id ever given
+  std::vector<int32_t> field_ids;   // per column of schema
+  std::vector<ChildIds> child_ids;  // per column of schema
+  int32_t last_field_id = 0;        // the highest field id ever given
   // Every earlier schema version, oldest first (the log still holds batches written with them).
   std::vector<SchemaVersion> previous_schemas;
   int32_t buckets = 1;
@@ -41,8 +56,9 @@ struct TableDescriptor {
   // Field indices of bucket_key in schema.
   std::vector<int> BucketKeyIndices() const;
   // The current version.
-  SchemaVersion CurrentSchema() const { return {schema_id, schema, field_ids}; }
-  // Makes `schema` version 0 with field ids 1..n, forgetting any other version (a new table).
+  SchemaVersion CurrentSchema() const { return {schema_id, schema, field_ids, child_ids}; }
+  // Makes `schema` version 0 with field ids 1..n for the columns and the next ones for their
+  // nested fields, forgetting any other version (a new table).
   void ResetSchemaVersions();
   // The version `id` (current or earlier); NotFound naming the table otherwise.
   Result<SchemaVersion> SchemaById(int32_t id) const;
@@ -86,9 +102,12 @@ struct SchemaChange {
     kSetProperties
   };
   Op op = Op::kAddColumn;
-  std::string name;      // the column (not for set_properties)
+  // The field changed (not for set_properties): a top-level column, or a nested field below one
+  // ({"point", "z"}; a list's item by its name or "element", a map's "key" or "value").
+  std::vector<std::string> path;
+  std::string name;      // path as FormatColumnPath prints it (the column's name at top level)
   arrow::DataType type;  // add_column, widen_type
-  std::string after;     // add_column: the column it follows; empty: at the end
+  std::string after;     // add_column: the sibling it follows; empty: at the end
   bool first = false;    // add_column: before every column
   std::string new_name;  // rename_column
   // set_column_doc: the new doc, nullopt removes it; add_column: its doc, if any.
@@ -96,6 +115,12 @@ struct SchemaChange {
   // set_properties: a value sets the property, nullopt removes it.
   std::map<std::string, std::optional<std::string>> properties;
 };
+// A field path as the CLI and messages write it: names joined by '.', a name holding '.' or '`'
+// in backticks (a '`' in it doubled), as Spark SQL quotes: point.z, `a.b`.c.
+std::string FormatColumnPath(const std::vector<std::string>& path);
+// The reverse; Invalid for an empty name, an unclosed backtick or text after a closing one.
+Result<std::vector<std::string>> ParseColumnPath(std::string_view text);
+
 struct AlterTableRequest {
   std::string table;
   std::vector<SchemaChange> changes;

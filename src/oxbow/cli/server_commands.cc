@@ -100,6 +100,15 @@ Result<std::pair<std::string, std::string>> NameAndType(const std::string& flag,
   return std::make_pair(text.substr(0, space), text.substr(space + 1));
 }
 
+// A column path flag (point.z, `a.b`.c; docs/api.md#nested-fields) as alter_table's "name": a
+// string for a top-level column, a list of names for a nested field.
+Result<json> ColumnPathJson(const std::string& text) {
+  if (text.find_first_of(".`") == std::string::npos) return json(text);
+  ASSIGN_OR_RAISE(auto path, catalog::ParseColumnPath(text));
+  if (path.size() == 1) return json(path[0]);
+  return json(path);
+}
+
 // --property key=value pairs as a JSON object.
 Result<json> PropertyPairs(const std::vector<std::string>& pairs) {
   json props = json::object();
@@ -125,23 +134,29 @@ Result<json> AlterChanges(const TableArgs& args) {
   }
   for (const auto& a : args.add_columns) {
     ASSIGN_OR_RAISE(auto nt, NameAndType("--add-column", a));
-    changes.push_back({{"op", "add_column"}, {"name", nt.first}, {"type", nt.second}});
+    ASSIGN_OR_RAISE(json name, ColumnPathJson(nt.first));
+    changes.push_back({{"op", "add_column"}, {"name", name}, {"type", nt.second}});
   }
-  for (const auto& d : args.drop_columns) changes.push_back({{"op", "drop_column"}, {"name", d}});
+  for (const auto& d : args.drop_columns) {
+    ASSIGN_OR_RAISE(json name, ColumnPathJson(d));
+    changes.push_back({{"op", "drop_column"}, {"name", name}});
+  }
   for (const auto& r : args.renames) {
     auto eq = r.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == r.size()) {
       return Status::Invalid("--rename '" + r + "' must be old=new");
     }
-    changes.push_back(
-        {{"op", "rename_column"}, {"name", r.substr(0, eq)}, {"new_name", r.substr(eq + 1)}});
+    ASSIGN_OR_RAISE(json name, ColumnPathJson(r.substr(0, eq)));
+    changes.push_back({{"op", "rename_column"}, {"name", name}, {"new_name", r.substr(eq + 1)}});
   }
   for (const auto& w : args.widens) {
     ASSIGN_OR_RAISE(auto nt, NameAndType("--widen", w));
-    changes.push_back({{"op", "widen_type"}, {"name", nt.first}, {"type", nt.second}});
+    ASSIGN_OR_RAISE(json name, ColumnPathJson(nt.first));
+    changes.push_back({{"op", "widen_type"}, {"name", name}, {"type", nt.second}});
   }
   for (const auto& m : args.make_optional) {
-    changes.push_back({{"op", "make_optional"}, {"name", m}});
+    ASSIGN_OR_RAISE(json name, ColumnPathJson(m));
+    changes.push_back({{"op", "make_optional"}, {"name", name}});
   }
   for (const auto& d : args.docs) {
     auto eq = d.find('=');
@@ -289,9 +304,12 @@ void RegisterTable(CLI::App& app) {
   alter->add_option("--changes", args->changes_json,
                     "A JSON list of changes, as alter_table takes them (applied first)");
   alter->add_option("--add-column", args->add_columns,
-                    "\"name type\": a nullable column at the end (repeatable)");
-  alter->add_option("--drop-column", args->drop_columns, "A column to drop (repeatable)");
-  alter->add_option("--rename", args->renames, "old=new: rename a column (repeatable)");
+                    "\"name type\": a nullable column at the end (repeatable); a name with "
+                    "'.' is a nested field, point.z (`a.b` quotes a name holding '.')");
+  alter->add_option("--drop-column", args->drop_columns,
+                    "A column or nested field (point.z) to drop (repeatable)");
+  alter->add_option("--rename", args->renames,
+                    "old=new: rename a column or nested field (point.z=depth) (repeatable)");
   alter->add_option("--widen", args->widens,
                     "\"name type\": widen a column's type, e.g. \"n int64\" (repeatable)");
   alter->add_option("--make-optional", args->make_optional,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <set>
 #include <shared_mutex>
 
 #include "oxbow/arrow/compute.h"
@@ -73,38 +74,79 @@ void WarnAboutRecovery(const std::string& table, int32_t bucket, const log::Reco
 // Whether batches of `a` are laid out as batches of `b`: the same field ids with the same types
 // in the same order (names, nullability and docs do not change the stored bytes).
 bool SameColumns(const catalog::SchemaVersion& a, const catalog::SchemaVersion& b) {
-  if (a.field_ids != b.field_ids) return false;
+  if (a.field_ids != b.field_ids || a.child_ids != b.child_ids) return false;
   for (int i = 0; i < a.schema->num_fields(); ++i) {
     if (a.schema->field(i).type != b.schema->field(i).type) return false;
   }
   return true;
 }
 
+// Collects the ids of `type`'s nested fields that are required (with ids, as TypeWithIds gives).
+void RequiredNestedIds(const arrow::DataType& type, std::set<int32_t>* out) {
+  for (const arrow::Field& f : type.children()) {
+    if (auto id = f.FieldId(); id && !f.nullable) out->insert(*id);
+    RequiredNestedIds(f.type, out);
+  }
+}
+
+// `type` (with ids) with every nested field not in `required` nullable (ids removed).
+arrow::DataType RelaxNested(const arrow::DataType& type, const std::set<int32_t>& required) {
+  if (!type.is_nested()) return type;
+  std::vector<arrow::Field> fields;
+  for (const arrow::Field& f : type.children()) {
+    arrow::Field out = f;
+    if (auto id = f.FieldId()) out.nullable = f.nullable && required.count(*id) > 0;
+    out.metadata.clear();
+    out.type = RelaxNested(f.type, required);
+    fields.push_back(std::move(out));
+  }
+  return arrow::DataType::Nested(type.id(), std::move(fields), type.list_size());
+}
+
 // The schema of a read in the earlier version `target`: its columns, names, types and docs; a
-// column is nullable unless every version of the table has it and requires it (a batch written
-// after it was dropped or made optional may have no value).
+// column (or nested field) is nullable unless every version of the table that has its column has
+// it and requires it (a batch written after it was dropped or made optional may have no value).
 arrow::SchemaPtr EarlierVersionReadSchema(const catalog::TableDescriptor& desc,
                                           const catalog::SchemaVersion& target) {
   std::vector<catalog::SchemaVersion> versions = desc.previous_schemas;
   versions.push_back(desc.CurrentSchema());
   std::vector<arrow::Field> fields = target.schema->fields();
   for (size_t i = 0; i < fields.size(); ++i) {
+    std::set<int32_t> required;
+    RequiredNestedIds(target.TypeWithIds(static_cast<int>(i)), &required);
     for (const auto& v : versions) {
       auto at = std::find(v.field_ids.begin(), v.field_ids.end(), target.field_ids[i]);
-      if (at == v.field_ids.end() ||
-          v.schema->field(static_cast<int>(at - v.field_ids.begin())).nullable) {
+      if (at == v.field_ids.end()) {
         fields[i].nullable = true;
+        continue;
       }
+      const int column = static_cast<int>(at - v.field_ids.begin());
+      if (v.schema->field(column).nullable) fields[i].nullable = true;
+      std::set<int32_t> in_version;
+      RequiredNestedIds(v.TypeWithIds(column), &in_version);
+      std::erase_if(required, [&](int32_t id) { return in_version.count(id) == 0; });
+    }
+    if (fields[i].type.is_nested()) {
+      fields[i].type = RelaxNested(target.TypeWithIds(static_cast<int>(i)), required);
     }
   }
   return std::make_shared<const arrow::Schema>(std::move(fields), target.schema->metadata());
 }
 
+// `version`'s schema with its nested fields' ids (arrow::Cast matches struct fields by them).
+arrow::SchemaPtr SchemaWithIds(const catalog::SchemaVersion& version) {
+  std::vector<arrow::Field> fields = version.schema->fields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    fields[i].type = version.TypeWithIds(static_cast<int>(i));
+  }
+  return std::make_shared<const arrow::Schema>(std::move(fields), version.schema->metadata());
+}
+
 // Turns a stored batch written with one schema version into output columns of another (the
-// current one, or the one a read asks for): columns matched by field id (so a renamed column
-// comes under the output's name), cast to the output's type (widened, or narrowed back with a
-// check), columns the batch's version lacks null, the others gone. Only the columns sent are
-// decoded.
+// current one, or the one a read asks for): columns and nested struct fields matched by field
+// id (so a renamed one comes under the output's name), cast to the output's type (widened, or
+// narrowed back with a check), those the batch's version lacks null, the others gone. Only the
+// columns sent are decoded.
 class VersionConverter {
  public:
   // `columns`: the output columns, indices into `to`'s schema; `out_schema` their schema.
@@ -113,9 +155,14 @@ class VersionConverter {
                                                               const std::vector<int>& columns,
                                                               arrow::SchemaPtr out_schema) {
     auto c = std::make_shared<VersionConverter>();
-    c->out_schema_ = std::move(out_schema);
     std::vector<int> read;
-    for (int column : columns) {
+    for (size_t k = 0; k < columns.size(); ++k) {
+      const int column = columns[k];
+      const catalog::ChildIds none;
+      c->cast_to_.push_back(catalog::WithChildIds(out_schema->field(static_cast<int>(k)).type,
+                                                  static_cast<size_t>(column) < to.child_ids.size()
+                                                      ? to.child_ids[static_cast<size_t>(column)]
+                                                      : none));
       const int32_t id = to.field_ids[static_cast<size_t>(column)];
       auto found = std::find(from.field_ids.begin(), from.field_ids.end(), id);
       if (found == from.field_ids.end()) {
@@ -125,8 +172,9 @@ class VersionConverter {
       c->source_of_.push_back(static_cast<int>(read.size()));
       read.push_back(static_cast<int>(found - from.field_ids.begin()));
     }
+    c->out_schema_ = std::move(out_schema);
     if (!read.empty()) {
-      ASSIGN_OR_RAISE(auto projector, ipc::RecordBatchProjector::Make(from.schema, read));
+      ASSIGN_OR_RAISE(auto projector, ipc::RecordBatchProjector::Make(SchemaWithIds(from), read));
       c->projector_ = std::move(projector);
     }
     return std::shared_ptr<const VersionConverter>(std::move(c));
@@ -144,12 +192,16 @@ class VersionConverter {
     }
     std::vector<arrow::Array> columns;
     for (size_t i = 0; i < source_of_.size(); ++i) {
-      const arrow::DataType& type = out_schema_->field(static_cast<int>(i)).type;
+      const arrow::DataType& type = cast_to_[i];
       if (source_of_[i] < 0) {
-        ASSIGN_OR_RAISE(auto nulls, arrow::MakeNullArray(type, b.row_count));
+        ASSIGN_OR_RAISE(auto nulls, arrow::MakeNullArray(
+                                        out_schema_->field(static_cast<int>(i)).type, b.row_count));
         columns.push_back(std::move(nulls));
       } else {
-        ASSIGN_OR_RAISE(auto cast, arrow::Cast(source->column(source_of_[i]), type));
+        // By nested field id, then to the output type without the ids.
+        ASSIGN_OR_RAISE(auto by_id, arrow::Cast(source->column(source_of_[i]), type));
+        ASSIGN_OR_RAISE(auto cast,
+                        arrow::Cast(by_id, out_schema_->field(static_cast<int>(i)).type));
         columns.push_back(std::move(cast));
       }
     }
@@ -158,7 +210,8 @@ class VersionConverter {
 
  private:
   arrow::SchemaPtr out_schema_;
-  std::vector<int> source_of_;  // per output column: its column in the projection, or -1
+  std::vector<int> source_of_;            // per output column: its column in the projection, or -1
+  std::vector<arrow::DataType> cast_to_;  // per output column: its type with nested field ids
   std::optional<ipc::RecordBatchProjector> projector_;
 };
 

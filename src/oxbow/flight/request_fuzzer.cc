@@ -1,5 +1,5 @@
 // Fuzzes the JSON a client controls: DoGet tickets, command descriptors and action bodies
-// (alter_table bodies also applied to a table).
+// (alter_table bodies also applied to a table with nested columns).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -35,14 +35,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const auto table =
         oxbow::catalog::DescriptorFromJson(
             R"j({"table":"ns.t","schema":{"fields":[{"name":"id","type":"int64","nullable":false},
-            {"name":"n","type":"int8"},{"name":"s","type":"string","nullable":false}]},
+            {"name":"n","type":"int8"},{"name":"s","type":"string","nullable":false},
+            {"name":"p","type":"struct<x: int8, y: list<item: struct<a: int16 not null>>>"},
+            {"name":"m","type":"map<string, struct<q: float>>"}]},
             "bucket_key":["id"]})j")
             .ValueOrDie();
     auto altered = oxbow::catalog::ApplyAlter(table, alter->changes);
     if (altered.ok()) {
       auto again = oxbow::catalog::DescriptorFromJson(oxbow::catalog::DescriptorToJson(*altered));
       if (!again.ok() || !again->schema->Equals(*altered->schema) ||
-          again->field_ids != altered->field_ids ||
+          again->field_ids != altered->field_ids || again->child_ids != altered->child_ids ||
+          again->last_field_id != altered->last_field_id ||
           again->previous_schemas.size() != altered->previous_schemas.size()) {
         __builtin_trap();
       }

@@ -98,6 +98,8 @@ bool MayOverlap(std::optional<int64_t> lo, std::optional<int64_t> hi, int64_t fr
 struct LakeColumns {
   arrow::SchemaPtr schema;                  // the output, in the table's types
   std::vector<std::optional<int32_t>> ids;  // per output column (none: not in the lake)
+  // Per output column: its type with its nested fields' lake ids, which files are read by.
+  std::vector<arrow::DataType> id_types;
   int32_t bucket_field_id = 0;
   int32_t offset_field_id = 0;
   int32_t timestamp_field_id = 0;
@@ -116,9 +118,19 @@ Result<LakeColumns> MakeLakeColumns(const catalog::TableDescriptor& table, arrow
                                     const LakeSnapshot& snapshot) {
   LakeColumns out;
   ASSIGN_OR_RAISE(auto table_ids, TableFieldIds(table, snapshot));
+  std::vector<std::vector<std::optional<int32_t>>> child_ids;
+  if (snapshot.schema) {
+    ASSIGN_OR_RAISE(child_ids, internal::LakeChildFieldIds(table, *snapshot.schema));
+  }
   for (const auto& field : schema->fields()) {
     const int i = table.schema->GetFieldIndex(field.name);
     out.ids.push_back(i < 0 ? std::nullopt : table_ids[static_cast<size_t>(i)]);
+    catalog::ChildIds lake_ids;  // a nested field the lake does not hold yet: -1, in no file
+    if (i >= 0 && static_cast<size_t>(i) < child_ids.size()) {
+      for (const auto& id : child_ids[static_cast<size_t>(i)]) lake_ids.push_back(id ? *id : -1);
+    }
+    out.id_types.push_back(lake_ids.empty() ? field.type
+                                            : catalog::WithChildIds(field.type, lake_ids));
   }
   out.schema = std::move(schema);
   if (snapshot.schema) {
@@ -204,7 +216,9 @@ Result<LakeRows> ReadRowGroup(const parquet::FileReader& file, int g, const Lake
       arrays.push_back(std::move(nulls));
       continue;
     }
-    auto cast = arrow::Cast(batch->column(at[i]), fields[i].type);
+    // By the lake's nested field ids first, then to the table's type (without them).
+    auto by_id = arrow::Cast(batch->column(at[i]), columns.id_types[i]);
+    auto cast = by_id.ok() ? arrow::Cast(*by_id, fields[i].type) : by_id;
     if (!cast.ok()) return cast.status().WithContext("column " + Quote(fields[i].name));
     arrays.push_back(std::move(cast).ValueOrDie());
   }

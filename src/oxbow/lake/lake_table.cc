@@ -39,22 +39,27 @@ Result<DataType> LakeType(const arrow::Field& field) {
 }
 
 // A nested column's lake type: the log's type with a PARQUET:field_id on every child (list
-// element, map key and value, struct field), numbered from *next_id, children in their lake
-// types (int8 as int32, timestamps in microseconds, ...) and a fixed_size_list as a list (Iceberg
-// has none); tiering casts the values (arrow::Cast) and reads cast them back.
-Result<DataType> NestedLakeType(const std::string& column, const DataType& t, int32_t* next_id) {
+// element, map key and value, struct field), taken from `ids` (in pre-order, as
+// catalog::ChildIds) from *next, children in their lake types (int8 as int32, timestamps in
+// microseconds, ...) and a fixed_size_list as a list (Iceberg has none); tiering casts the values
+// (arrow::Cast) and reads cast them back.
+Result<DataType> NestedLakeType(const std::string& column, const DataType& t,
+                                const std::vector<int32_t>& ids, size_t* next) {
   std::vector<arrow::Field> children;
   for (const arrow::Field& c : t.children()) {
     arrow::Field out = c;
     if (t.id() == TypeId::kMap) {
       // The entries struct has no id of its own; its key and value do.
-      ASSIGN_OR_RAISE(out.type, NestedLakeType(column, c.type, next_id));
+      ASSIGN_OR_RAISE(out.type, NestedLakeType(column, c.type, ids, next));
       children.push_back(std::move(out));
       continue;
     }
-    out.metadata = {{kFieldIdKey, std::to_string((*next_id)++)}};
+    if (*next >= ids.size()) {
+      return Status::Corruption("column " + Quote(column) + ": too few nested field ids");
+    }
+    out.metadata = {{kFieldIdKey, std::to_string(ids[(*next)++])}};
     if (c.type.is_nested()) {
-      ASSIGN_OR_RAISE(out.type, NestedLakeType(column, c.type, next_id));
+      ASSIGN_OR_RAISE(out.type, NestedLakeType(column, c.type, ids, next));
     } else {
       ASSIGN_OR_RAISE(out.type, LakeType(arrow::Field{column, c.type, true, {}}));
     }
@@ -166,7 +171,10 @@ Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema,
   // Nested columns' children take the ids after every top-level column's.
   for (auto& f : fields) {
     if (f.type.is_nested()) {
-      ASSIGN_OR_RAISE(f.type, NestedLakeType(f.name, f.type, &id));
+      std::vector<int32_t> ids;
+      for (int k = catalog::CountChildIds(f.type); k > 0; --k) ids.push_back(id++);
+      size_t next = 0;
+      ASSIGN_OR_RAISE(f.type, NestedLakeType(f.name, f.type, ids, &next));
     }
   }
   LakeSchema out;
@@ -185,10 +193,19 @@ Result<LakeSchema> MakeLakeSchema(const arrow::SchemaPtr& log_schema,
 namespace {
 
 // Iceberg's allowed type promotions ("Schema Evolution"): int -> long, float -> double,
-// decimal(P, S) -> decimal(P', S) with P' > P; and no change.
+// decimal(P, S) -> decimal(P', S) with P' > P; and no change. Nested types of one kind evolve
+// field by field id: a field the old type lacks is new (Oxbow adds optional ones only).
 bool IsIcebergPromotion(const iceberg::Type& from, const iceberg::Type& to) {
   using K = iceberg::TypeKind;
   if (from == to) return true;
+  if (from.is_nested() && from.kind() == to.kind()) {
+    for (const auto& f : to.fields()) {
+      for (const auto& old : from.fields()) {
+        if (old.id == f.id && !IsIcebergPromotion(old.type, f.type)) return false;
+      }
+    }
+    return true;
+  }
   if (from.kind() == K::kInt && to.kind() == K::kLong) return true;
   if (from.kind() == K::kFloat && to.kind() == K::kDouble) return true;
   return from.kind() == K::kDecimal && to.kind() == K::kDecimal && from.scale() == to.scale() &&
@@ -245,6 +262,42 @@ Result<std::vector<std::optional<int32_t>>> LakeFieldIds(const catalog::TableDes
   return out;
 }
 
+// The Iceberg ids of a lake type's nested fields, in pre-order (as catalog::ChildIds).
+void IcebergChildIds(const iceberg::Type& type, std::vector<int32_t>* out) {
+  for (const auto& f : type.fields()) {
+    out->push_back(f.id);
+    IcebergChildIds(f.type, out);
+  }
+}
+
+Result<std::vector<std::vector<std::optional<int32_t>>>> LakeChildFieldIds(
+    const catalog::TableDescriptor& table, const iceberg::Schema& lake) {
+  ASSIGN_OR_RAISE(auto version, LakeVersion(table, lake));
+  std::map<int32_t, int32_t> lake_id_of;  // Oxbow nested field id -> Iceberg id
+  for (size_t i = 0; i < version.field_ids.size() && i < version.child_ids.size(); ++i) {
+    std::vector<int32_t> lake_ids;
+    IcebergChildIds(lake.fields()[i].type, &lake_ids);
+    const catalog::ChildIds& ids = version.child_ids[i];
+    if (lake_ids.size() != ids.size()) {
+      return Status::Corruption("the lake table's schema " + std::to_string(lake.schema_id()) +
+                                " holds column " + Quote(lake.fields()[i].name) +
+                                " with other nested fields than the table's version");
+    }
+    for (size_t k = 0; k < ids.size(); ++k) lake_id_of[ids[k]] = lake_ids[k];
+  }
+  std::vector<std::vector<std::optional<int32_t>>> out;
+  for (const catalog::ChildIds& ids : table.child_ids) {
+    out.emplace_back();
+    for (int32_t id : ids) {
+      auto it = lake_id_of.find(id);
+      out.back().push_back(it == lake_id_of.end() ? std::nullopt
+                                                  : std::optional<int32_t>(it->second));
+    }
+  }
+  out.resize(static_cast<size_t>(table.schema->num_fields()));
+  return out;
+}
+
 Result<LakeSchema> EvolvedLakeSchema(const catalog::TableDescriptor& table,
                                      const iceberg::Schema* lake, int32_t last_column_id,
                                      const std::vector<arrow::Field>& extra) {
@@ -257,6 +310,7 @@ Result<LakeSchema> EvolvedLakeSchema(const catalog::TableDescriptor& table,
   ASSIGN_OR_RAISE(LakeSchema out, MakeLakeSchema(columns, table.primary_key));
   if (lake != nullptr) {
     ASSIGN_OR_RAISE(auto ids, LakeFieldIds(table, *lake));
+    ASSIGN_OR_RAISE(auto child_ids, LakeChildFieldIds(table, *lake));
     std::vector<arrow::Field> fields = out.arrow_schema->fields();
     int32_t next = std::max(last_column_id, lake->HighestFieldId());
     for (size_t i = 0; i < fields.size(); ++i) {
@@ -279,13 +333,12 @@ Result<LakeSchema> EvolvedLakeSchema(const catalog::TableDescriptor& table,
       catalog::SetFieldDoc(&f, doc);
       if (f.type.is_nested()) {
         const arrow::DataType& log_type = table.schema->field(static_cast<int>(i)).type;
-        // A column the lake holds keeps its children's ids (they were numbered in order from
-        // its first child's); a new one's follow last_column_id.
-        int32_t child = old != nullptr && !old->type.fields().empty()
-                            ? old->type.fields().front().id
-                            : next + 1;
-        ASSIGN_OR_RAISE(f.type, NestedLakeType(f.name, log_type, &child));
-        if (old == nullptr) next = child - 1;
+        // A nested field the lake holds keeps its Iceberg id (a rename, a widening); a new one
+        // takes the next id above last_column_id.
+        std::vector<int32_t> lake_ids;
+        for (const auto& id : child_ids[i]) lake_ids.push_back(id ? *id : ++next);
+        size_t at = 0;
+        ASSIGN_OR_RAISE(f.type, NestedLakeType(f.name, log_type, lake_ids, &at));
       }
       if (old != nullptr) {
         ASSIGN_OR_RAISE(auto type, iceberg::TypeFromArrow(f.type));
@@ -527,6 +580,7 @@ Status CheckLakeAlter(const catalog::TableDescriptor& before, const catalog::Tab
     const catalog::SchemaChange& c = changes[n];
     using Op = catalog::SchemaChange::Op;
     if (c.op != Op::kDropColumn && c.op != Op::kRenameColumn && c.op != Op::kWidenType) continue;
+    if (c.path.size() > 1) continue;  // a nested field is no partition source
     const iceberg::NestedField* field = schema.iceberg_schema.FindField(c.name);
     if (field == nullptr) continue;
     for (const auto& pf : spec.fields()) {

@@ -69,6 +69,12 @@ Result<LakeSchema> EvolvedLakeSchema(const catalog::TableDescriptor& table,
 Result<std::vector<std::optional<int32_t>>> LakeFieldIds(const catalog::TableDescriptor& table,
                                                          const iceberg::Schema& lake);
 
+// The Iceberg field ids of the nested fields of each column of `table`'s current schema, in
+// pre-order (as catalog::ChildIds; nullopt: a field the lake does not hold yet), found like
+// LakeFieldIds through their Oxbow ids.
+Result<std::vector<std::vector<std::optional<int32_t>>>> LakeChildFieldIds(
+    const catalog::TableDescriptor& table, const iceberg::Schema& lake);
+
 // `batch`, read from a lake data file of Arrow schema `file_schema` (whose fields carry
 // "PARQUET:field_id"), in the lake schema `schema`: columns matched by field id and cast (a
 // widened type), columns the file lacks null.

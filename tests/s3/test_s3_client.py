@@ -142,6 +142,8 @@ def test_credentials_file_profile(s3_env, s3_tool, s3_prefix, tmp_path):
 def test_temporary_credentials_with_a_session_token(s3_env, s3_tool, s3_prefix, tmp_path):
     """AWS_SESSION_TOKEN is sent (and signed) as x-amz-security-token: credentials from STS
     AssumeRole work with it, and are refused without it or with a wrong one."""
+    if s3_env.kind != "moto":
+        pytest.skip(f"{s3_env.kind} has no IAM or STS")
     import boto3
     import json
     kw = dict(endpoint_url=s3_env.endpoint, region_name=s3_env.region,
@@ -189,5 +191,6 @@ def test_virtual_host_addressing(s3_env, s3_tool, s3_prefix, tmp_path):
     assert ok(s3_tool, "ls", f"s3://{s3_env.bucket}/{s3_prefix}/vh", env=env) == b"obj\n"
     got = s3_env.client().get_object(Bucket=s3_env.bucket, Key=f"{s3_prefix}/vh/obj")
     assert got["Body"].read() == payload(6000, seed=4)
-    log = s3_env.log_path.read_text(errors="replace")
-    assert f'"PUT /{s3_prefix}/vh/obj HTTP/1.1" 200' in log, "no virtual-host PUT in the log"
+    if s3_env.kind == "moto":  # its request log shows the path without the bucket
+        log = s3_env.log_path.read_text(errors="replace")
+        assert f'"PUT /{s3_prefix}/vh/obj HTTP/1.1" 200' in log, "no virtual-host PUT in the log"

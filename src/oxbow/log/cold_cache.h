@@ -81,11 +81,13 @@ class ColdReadCache {
   int64_t ClaimLocked(const Object& object, int64_t block, int64_t max_blocks);
   // Reads a claimed run, caches its blocks and releases the claim.
   Result<std::vector<std::shared_ptr<Buffer>>> Run(const Fetch& fetch);
-  // Counts `run` in figures_.bytes while any of its blocks is cached.
   void WorkerLoop();
   std::shared_ptr<Buffer> LookupLocked(const std::string& key);
+  // Caches `block`, a view of `run`; `run` counts in figures_.bytes while any of its blocks is
+  // cached.
   void InsertLocked(const std::string& key, std::shared_ptr<Buffer> block,
                     std::shared_ptr<Buffer> run);
+  // Uncaches `entry`; its run stops counting with its last block.
   void EraseLocked(std::list<Entry>::iterator entry);
 
   const int64_t capacity_bytes_;

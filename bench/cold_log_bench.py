@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Cold-log DoGet beside local-log DoGet: one oxbowd whose warehouse is in the bucket of the test
-S3 server (moto_server on 127.0.0.1, tests/s3/s3_server.py) holds two tables with the same rows.
+S3 server on 127.0.0.1 (tests/s3/s3_server.py: --server moto, moto_server, the default; or
+versitygw, the Versity S3 Gateway that scripts/install_versitygw.sh builds) holds two tables with
+the same rows.
 Table `cold` has log.local.retention 1ms, so its sealed segments move to S3; table `local` keeps
 them on disk. Runs alternate a full DoGet of the same offsets (every sealed segment) on each, so
 both see the same machine load.
 
-    python bench/cold_log_bench.py [--mib 64] [--runs 5] [--cache-mib 32] [--local-warehouse]
+    python bench/cold_log_bench.py [--server moto|versitygw] [--mib 64] [--runs 5] [--cache-mib 32]
+                                   [--local-warehouse] [--perf FILE]
 
 --cache-mib (the --cold-log-cache-bytes of oxbowd) is kept below the data so every cold run
 fetches its bytes from S3 again rather than from the cache. Prints MB/s (Arrow buffer bytes
@@ -14,6 +17,8 @@ S3 each run also GETs the cold objects whole with boto3 (1 and 4 threads), the b
 gets from that server, and prints it as the ceiling beside local DoGet.
 --local-warehouse puts the warehouse (and so the cold segments) in a local directory instead of
 S3: the cold path's own cost without the S3 server's.
+--perf FILE: after the timed runs, `perf record -g` of oxbowd (and the S3 server) during three
+more cold DoGets, into FILE (oxbowd) and FILE.server; read them with `perf report -i FILE`.
 Binaries come from $OXBOW_BUILD_DIR (default <repo>/build/release).
 """
 
@@ -25,6 +30,7 @@ import json
 import os
 import pathlib
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -71,7 +77,8 @@ def timed_read(client, table: str, end: int) -> float:
 
 def boto3_read(s3, keys: list[str], threads: int) -> float:
     """MB/s of GETs of whole objects by boto3 on `threads` threads: the best pattern against
-    moto_server (its cost per GET grows with the object, not the range), so the ceiling."""
+    moto_server (its cost per GET grows with the object, not the range) and no worse against
+    versitygw, so the ceiling."""
     client = s3.client()
     start = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(threads) as pool:
@@ -80,16 +87,31 @@ def boto3_read(s3, keys: list[str], threads: int) -> float:
     return nbytes / (time.perf_counter() - start) / 1e6
 
 
+def profile(path: pathlib.Path, pids: dict[str, int], work) -> None:
+    """`perf record -g` of each process in `pids` (suffix of the output file -> pid) while
+    `work()` runs."""
+    recorders = [subprocess.Popen(["perf", "record", "-g", "-F", "999", "-o", f"{path}{suffix}",
+                                   "-p", str(pid)], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL) for suffix, pid in pids.items()]
+    time.sleep(1)  # perf attaches
+    print(f"profiled cold DoGets: {', '.join(f'{r:.1f}' for r in work())} MB/s", flush=True)
+    for recorder in recorders:
+        recorder.send_signal(2)  # SIGINT: perf writes its file and exits
+        recorder.wait(timeout=60)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mib", type=int, default=64, help="data per table")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--cache-mib", type=int, default=32)
     parser.add_argument("--local-warehouse", action="store_true")
+    parser.add_argument("--server", choices=s3_server.KINDS, default="moto")
+    parser.add_argument("--perf", type=pathlib.Path, help="perf.data of extra cold DoGets")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
-        s3 = s3_server.start(tmp / "moto.log")
+        s3 = s3_server.start(tmp / f"{args.server}.log", kind=args.server)
         os.environ.update(s3.env())
         server = OxbowServer(oxbowd_binary(), tmp / "data",
                              tmp / "oxbowd.log",
@@ -141,6 +163,10 @@ def main() -> None:
                                                  for k, v in runs.items() if v), flush=True)
             med = {k: statistics.median(v) for k, v in runs.items() if v}
             rss = rss_kib(pid)
+            s3_rss = rss_kib(s3.proc.pid)
+            if args.perf:
+                profile(args.perf, {"": pid, ".server": s3.proc.pid},
+                        lambda: [timed_read(client, "bench.cold", end) for _ in range(3)])
             print(f"DoGet of offsets [0, {end}) ({args.mib} MiB a table): cold {med['cold']:.1f} "
                   f"MB/s, local {med['local']:.1f} MB/s, ratio {med['cold'] / med['local']:.2f}")
             if cold_keys:
@@ -151,7 +177,9 @@ def main() -> None:
                       f"cold DoGet / ceiling {med['cold'] / best:.2f}")
             print(f"oxbowd RSS {rss['VmRSS'] / 1024:.0f} MiB (peak {rss['VmHWM'] / 1024:.0f} MiB), "
                   f"cold cache {args.cache_mib} MiB, cold store "
-                  f"{'a local directory' if args.local_warehouse else 'S3 (moto_server)'}")
+                  f"{'a local directory' if args.local_warehouse else f'S3 ({args.server})'}; "
+                  f"{args.server} RSS {s3_rss['VmRSS'] / 1024:.0f} MiB "
+                  f"(peak {s3_rss['VmHWM'] / 1024:.0f} MiB)")
         finally:
             if server.proc is not None:
                 server.stop()

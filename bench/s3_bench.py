@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """S3 client throughput: Oxbow's S3FileSystem (s3_tool bench-put / bench-get) beside boto3, the
-reference client, against the same test server (moto_server on 127.0.0.1, tests/s3/s3_server.py),
-alternating runs so both see the same machine load.
+reference client, against the same test server on 127.0.0.1 (tests/s3/s3_server.py: --server moto,
+moto_server, the default; or versitygw, the Versity S3 Gateway that scripts/install_versitygw.sh
+builds), alternating runs so both see the same machine load.
 
-    python bench/s3_bench.py [--object-mib 4] [--objects 8] [--range-kib 1024] [--reads 64] [--runs 3]
+    python bench/s3_bench.py [--server moto|versitygw] [--object-mib 4] [--objects 8]
+                             [--range-kib 1024] [--reads 64] [--runs 3]
 
 Upload: --objects objects of --object-mib MiB each (one PUT each below the 8 MiB part size,
 multipart above; boto3's upload_fileobj uses the same 8 MiB threshold and part size).
@@ -70,11 +72,12 @@ def main() -> None:
     parser.add_argument("--range-kib", type=int, default=1024)
     parser.add_argument("--reads", type=int, default=64)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--server", choices=s3_server.KINDS, default="moto")
     args = parser.parse_args()
     build = pathlib.Path(os.environ.get("OXBOW_BUILD_DIR", REPO / "build" / "release"))
     tool = build / "src" / "oxbow" / "storage" / "s3_tool"
     with tempfile.TemporaryDirectory() as tmp:
-        server = s3_server.start(pathlib.Path(tmp) / "moto.log")
+        server = s3_server.start(pathlib.Path(tmp) / f"{args.server}.log", kind=args.server)
         try:
             env = dict(os.environ, **server.env())
             client = server.client()
@@ -97,6 +100,7 @@ def main() -> None:
                 print(f"run {run}: " + ", ".join(f"{k} {v[-1]:.1f} MB/s" for k, v in rows.items()),
                       flush=True)
             med = {k: statistics.median(v) for k, v in rows.items()}
+            print(f"server {args.server}, medians of {args.runs} runs:")
             print(f"upload  {args.objects} x {args.object_mib} MiB: Oxbow {med['put_oxbow']:.1f} MB/s, "
                   f"boto3 {med['put_boto3']:.1f} MB/s, ratio {med['put_oxbow'] / med['put_boto3']:.2f}")
             print(f"ranged read {args.reads} x {args.range_kib} KiB: Oxbow {med['get_oxbow']:.1f} MB/s, "

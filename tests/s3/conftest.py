@@ -1,5 +1,6 @@
-"""Fixtures of the S3 suite: one real S3 server (moto_server, signatures checked) per pytest run,
-and oxbowd with its warehouse in that server's bucket."""
+"""Fixtures of the S3 suite: one real S3 server (signatures checked) per pytest run, moto_server
+or, with OXBOW_S3_SERVER=versitygw, the Versity S3 Gateway (tests/s3/s3_server.py), and oxbowd
+with its warehouse in that server's bucket."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ _prefixes = itertools.count()
 @pytest.fixture(scope="session")
 def s3(tmp_path_factory) -> s3_server.S3Server:
     """The S3 server of this pytest run."""
-    log = tmp_path_factory.mktemp("s3") / "moto_server.log"
+    log = tmp_path_factory.mktemp("s3") / f"{s3_server.chosen_kind()}.log"
     server = s3_server.start(log)
     yield server
     server.stop()

@@ -22,6 +22,13 @@ def ok(tool, *args, env=None) -> bytes:
     return proc.stdout
 
 
+def unknown_key_refused(err: str) -> bool:
+    """S3's answer to an unknown access key: InvalidAccessKeyId (AWS, moto) or versitygw's
+    XAdminUserNotFound, either reported as refused credentials."""
+    return "Unauthenticated" in err and ("InvalidAccessKeyId" in err or
+                                         "XAdminUserNotFound" in err)
+
+
 def payload(size: int, seed: int = 7) -> bytes:
     return bytes(((i * 2654435761 + seed) >> 13) & 0xFF for i in range(size))
 
@@ -116,7 +123,7 @@ def test_wrong_credentials_fail_with_a_clear_error(s3_env, s3_tool, s3_prefix):
 
     env = dict(os.environ, AWS_ACCESS_KEY_ID="AKIANOSUCHKEY0000000")
     proc = run_tool(s3_tool, "check", uri, env=env)
-    assert proc.returncode == 1 and "InvalidAccessKeyId" in proc.stderr.decode(), proc.stderr
+    assert proc.returncode == 1 and unknown_key_refused(proc.stderr.decode()), proc.stderr
 
     env = {k: v for k, v in os.environ.items()
            if k not in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
@@ -136,12 +143,14 @@ def test_credentials_file_profile(s3_env, s3_tool, s3_prefix, tmp_path):
     ok(s3_tool, "check", f"s3://{s3_env.bucket}/{s3_prefix}", env=env)
     env["AWS_PROFILE"] = "default"
     proc = run_tool(s3_tool, "check", f"s3://{s3_env.bucket}/{s3_prefix}", env=env)
-    assert proc.returncode == 1 and "InvalidAccessKeyId" in proc.stderr.decode()
+    assert proc.returncode == 1 and unknown_key_refused(proc.stderr.decode()), proc.stderr
 
 
 def test_temporary_credentials_with_a_session_token(s3_env, s3_tool, s3_prefix, tmp_path):
     """AWS_SESSION_TOKEN is sent (and signed) as x-amz-security-token: credentials from STS
     AssumeRole work with it, and are refused without it or with a wrong one."""
+    if s3_env.kind != "moto":
+        pytest.skip(f"{s3_env.kind} has no IAM or STS")
     import boto3
     import json
     kw = dict(endpoint_url=s3_env.endpoint, region_name=s3_env.region,
@@ -189,5 +198,6 @@ def test_virtual_host_addressing(s3_env, s3_tool, s3_prefix, tmp_path):
     assert ok(s3_tool, "ls", f"s3://{s3_env.bucket}/{s3_prefix}/vh", env=env) == b"obj\n"
     got = s3_env.client().get_object(Bucket=s3_env.bucket, Key=f"{s3_prefix}/vh/obj")
     assert got["Body"].read() == payload(6000, seed=4)
-    log = s3_env.log_path.read_text(errors="replace")
-    assert f'"PUT /{s3_prefix}/vh/obj HTTP/1.1" 200' in log, "no virtual-host PUT in the log"
+    if s3_env.kind == "moto":  # its request log shows the path without the bucket
+        log = s3_env.log_path.read_text(errors="replace")
+        assert f'"PUT /{s3_prefix}/vh/obj HTTP/1.1" 200' in log, "no virtual-host PUT in the log"

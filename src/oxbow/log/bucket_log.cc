@@ -531,7 +531,10 @@ Result<std::vector<LogBatch>> BucketLog::Read(int64_t from_offset, int64_t max_b
     Segment& segment = *r.segment;
     // Offsets a damaged span at the end of what readers may see would reach.
     const int64_t end_offset = r.sealed ? r.next_offset : durable;
-    const int64_t chunk = std::max(kMinReadChunk, max_bytes - bytes);
+    // A cold segment is read a cache block at a time: such a read is a view of the cached
+    // bytes (a long read would copy the blocks of two fetches into one buffer).
+    const int64_t chunk =
+        r.cold ? options_.cold.cache->block_bytes() : std::max(kMinReadChunk, max_bytes - bytes);
     // From the index entry at or below `offset`, walk frames to the one holding it.
     auto [position, expected] = segment.FloorEntry(offset);
     FrameScanner scanner(segment.file(), position, r.durable_end, expected,

@@ -72,8 +72,17 @@ class CachedColdFile : public File {
     const int64_t last = (position + length - 1) / block_bytes;
     ASSIGN_OR_RAISE(auto blocks, cache_->Blocks(object_, first, last));
     cache_->ReadAhead(object_, last + 1);
-    if (first == last) {
-      return Buffer::Slice(blocks[0], position - first * block_bytes, length);
+    const int64_t in_first = position - first * block_bytes;
+    if (first == last) return Buffer::Slice(blocks[0], in_first, length);
+    // Blocks of one fetch lie side by side in its buffer: a view of them, no copy.
+    bool adjacent = true;
+    for (size_t i = 1; i < blocks.size() && adjacent; ++i) {
+      adjacent = blocks[i - 1]->data() + blocks[i - 1]->size() == blocks[i]->data();
+    }
+    if (adjacent) {
+      const uint8_t* data = blocks[0]->data() + in_first;
+      return std::make_shared<Buffer>(
+          data, length, std::make_shared<std::vector<std::shared_ptr<Buffer>>>(std::move(blocks)));
     }
     ASSIGN_OR_RAISE(auto out, MutableBuffer::Allocate(length));
     int64_t copied = 0;
@@ -178,7 +187,9 @@ Result<std::vector<std::shared_ptr<Buffer>>> ColdReadCache::Run(const Fetch& fet
   const Object& object = *fetch.object;
   const int64_t from = fetch.first * block_bytes_;
   const int64_t to = std::min(object.size, (fetch.last + 1) * block_bytes_);
-  auto read = [&]() -> Result<std::vector<std::shared_ptr<Buffer>>> {
+  // The fetch's buffer and its blocks, views of it.
+  using Blocks = std::pair<std::shared_ptr<Buffer>, std::vector<std::shared_ptr<Buffer>>>;
+  auto read = [&]() -> Result<Blocks> {
     ASSIGN_OR_RAISE(auto bytes, fetch.object->Read(from, to - from));
     if (bytes->size() != to - from) {
       return Status::IOError("short read of cold segment " + object.path + ": " +
@@ -188,17 +199,11 @@ Result<std::vector<std::shared_ptr<Buffer>>> ColdReadCache::Run(const Fetch& fet
     std::vector<std::shared_ptr<Buffer>> run;
     for (int64_t i = fetch.first; i <= fetch.last; ++i) {
       const int64_t at = i * block_bytes_ - from;
-      const int64_t n = std::min(block_bytes_, bytes->size() - at);
-      std::shared_ptr<Buffer> block = bytes;
-      if (fetch.last > fetch.first) {
-        // Its own copy, so the cache's byte count bounds the memory it holds.
-        ASSIGN_OR_RAISE(auto copy, MutableBuffer::Allocate(n));
-        std::memcpy(copy->mutable_data(), bytes->data() + at, n);
-        block = std::move(copy);
-      }
-      run.push_back(std::move(block));
+      run.push_back(fetch.last == fetch.first
+                        ? bytes
+                        : Buffer::Slice(bytes, at, std::min(block_bytes_, bytes->size() - at)));
     }
-    return run;
+    return std::make_pair(std::move(bytes), std::move(run));
   };
   auto run = read();
   {
@@ -206,11 +211,12 @@ Result<std::vector<std::shared_ptr<Buffer>>> ColdReadCache::Run(const Fetch& fet
     for (int64_t i = fetch.first; i <= fetch.last; ++i) {
       std::string key = BlockKey(object.path, i);
       in_flight_.erase(key);
-      if (run.ok()) InsertLocked(key, (*run)[i - fetch.first]);
+      if (run.ok()) InsertLocked(key, run->second[i - fetch.first], run->first);
     }
   }
   fetched_.notify_all();
-  return run;
+  if (!run.ok()) return run.status();
+  return std::move(run->second);
 }
 
 void ColdReadCache::ReadAhead(const std::shared_ptr<Object>& object, int64_t block) {
@@ -262,29 +268,33 @@ std::shared_ptr<Buffer> ColdReadCache::LookupLocked(const std::string& key) {
   return it->second->block;
 }
 
-void ColdReadCache::InsertLocked(const std::string& key, std::shared_ptr<Buffer> block) {
-  if (block->size() > capacity_bytes_ || index_.count(key)) return;
-  figures_.bytes += block->size();
-  lru_.push_front({key, std::move(block)});
+void ColdReadCache::InsertLocked(const std::string& key, std::shared_ptr<Buffer> block,
+                                 std::shared_ptr<Buffer> run) {
+  // A run's buffer stays allocated while any of its blocks is cached, so it is what counts.
+  if (run->size() > capacity_bytes_ || index_.count(key)) return;
+  if (run_blocks_[run.get()]++ == 0) figures_.bytes += run->size();
+  lru_.push_front({key, std::move(block), std::move(run)});
   index_[key] = lru_.begin();
-  while (figures_.bytes > capacity_bytes_) {
-    figures_.bytes -= lru_.back().block->size();
-    index_.erase(lru_.back().key);
-    lru_.pop_back();
+  while (figures_.bytes > capacity_bytes_) EraseLocked(std::prev(lru_.end()));
+}
+
+void ColdReadCache::EraseLocked(std::list<Entry>::iterator entry) {
+  auto blocks = run_blocks_.find(entry->run.get());
+  if (--blocks->second == 0) {
+    figures_.bytes -= entry->run->size();
+    run_blocks_.erase(blocks);
   }
+  index_.erase(entry->key);
+  lru_.erase(entry);
 }
 
 void ColdReadCache::Forget(const std::string& path) {
   std::lock_guard lock(mu_);
   const std::string prefix = path + '#';
   for (auto it = lru_.begin(); it != lru_.end();) {
-    if (it->key.compare(0, prefix.size(), prefix) == 0) {
-      figures_.bytes -= it->block->size();
-      index_.erase(it->key);
-      it = lru_.erase(it);
-    } else {
-      ++it;
-    }
+    auto next = std::next(it);
+    if (it->key.compare(0, prefix.size(), prefix) == 0) EraseLocked(it);
+    it = next;
   }
 }
 

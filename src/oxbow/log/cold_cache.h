@@ -1,7 +1,8 @@
 // ColdReadCache: the bounded in-memory cache in front of the cold log's object store. Cold
 // segments are read through it in fixed blocks: a read fetches the blocks it lacks with one
-// ranged read per run of missing blocks, and the least recently used blocks are evicted once the
-// cache holds more than its capacity. Reads ahead: a read that misses fetches up to
+// ranged read per run of missing blocks, whose blocks are views of that read's buffer (no copy),
+// and the least recently used blocks are evicted once the buffers they keep hold more than the
+// capacity. Reads ahead: a read that misses fetches up to
 // read_ahead_bytes() from there, and every read starts a background fetch of the
 // read_ahead_bytes() after it, so a sequential reader finds its next bytes fetched (or on the
 // way) while it uses the last ones. docs/storage.md#cold-log describes where it sits.
@@ -28,7 +29,7 @@ namespace oxbow::log {
 class ColdReadCache {
  public:
   struct Figures {
-    int64_t bytes = 0;       // cached now
+    int64_t bytes = 0;       // held now: the buffers of the cached blocks
     int64_t hits = 0;        // blocks found by reads
     int64_t misses = 0;      // blocks reads did not find (fetched, or waited for)
     int64_t prefetched = 0;  // blocks fetched in the background
@@ -61,7 +62,8 @@ class ColdReadCache {
   struct Object;  // an object read through the cache, shared with its background fetches
   struct Entry {
     std::string key;
-    std::shared_ptr<Buffer> block;
+    std::shared_ptr<Buffer> block;  // a view of `run`
+    std::shared_ptr<Buffer> run;    // the buffer of the read that fetched the block
   };
   struct Fetch {  // blocks [first, last] of `object`, claimed in in_flight_
     std::shared_ptr<Object> object;
@@ -81,7 +83,12 @@ class ColdReadCache {
   Result<std::vector<std::shared_ptr<Buffer>>> Run(const Fetch& fetch);
   void WorkerLoop();
   std::shared_ptr<Buffer> LookupLocked(const std::string& key);
-  void InsertLocked(const std::string& key, std::shared_ptr<Buffer> block);
+  // Caches `block`, a view of `run`; `run` counts in figures_.bytes while any of its blocks is
+  // cached.
+  void InsertLocked(const std::string& key, std::shared_ptr<Buffer> block,
+                    std::shared_ptr<Buffer> run);
+  // Uncaches `entry`; its run stops counting with its last block.
+  void EraseLocked(std::list<Entry>::iterator entry);
 
   const int64_t capacity_bytes_;
   const int64_t block_bytes_;
@@ -89,9 +96,10 @@ class ColdReadCache {
   mutable std::mutex mu_;
   std::list<Entry> lru_;  // most recently used first
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;
-  std::unordered_set<std::string> in_flight_;  // keys of blocks being fetched
-  std::condition_variable fetched_;            // a fetch ended
-  std::deque<Fetch> queue_;                    // background fetches not started yet
+  std::unordered_map<const Buffer*, int64_t> run_blocks_;  // cached blocks of each run
+  std::unordered_set<std::string> in_flight_;              // keys of blocks being fetched
+  std::condition_variable fetched_;                        // a fetch ended
+  std::deque<Fetch> queue_;                                // background fetches not started yet
   std::condition_variable queued_;
   bool stopping_ = false;
   std::vector<std::thread> workers_;  // started by the first background fetch

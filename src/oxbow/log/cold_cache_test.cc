@@ -67,6 +67,27 @@ TEST_F(ColdReadCacheTest, AMissFetchesTheReadAheadWindowInOneRead) {
   EXPECT_GT(cache.figures().hits, 0);
 }
 
+TEST_F(ColdReadCacheTest, BlocksAreViewsOfTheFetchCountedOnce) {
+  ColdReadCache cache(64 * kBlock, kBlock);
+  auto a = Open(cache, "a");
+  ExpectRead(*a, "a", 10, 6000);  // one fetch of the whole object, 10 blocks
+  EXPECT_EQ(cache.figures().bytes, 10 * kBlock);
+  // Reads within one block and across blocks of that fetch point into its buffer: no copies.
+  auto whole = a->ReadAt(0, 10 * kBlock);
+  auto span = a->ReadAt(3000, 6000);
+  auto inner = a->ReadAt(5 * kBlock + 7, 100);
+  ASSERT_TRUE(whole.ok() && span.ok() && inner.ok());
+  EXPECT_EQ((*span)->data(), (*whole)->data() + 3000);
+  EXPECT_EQ((*inner)->data(), (*whole)->data() + 5 * kBlock + 7);
+  EXPECT_EQ(Reads(), 1);
+  // The buffer counts until its last block goes.
+  auto b = Open(cache, "b");
+  ExpectRead(*b, "b", 0, 10);
+  EXPECT_EQ(cache.figures().bytes, 20 * kBlock);
+  cache.Forget(JoinPath(dir_, "a"));
+  EXPECT_EQ(cache.figures().bytes, 10 * kBlock);
+}
+
 TEST_F(ColdReadCacheTest, ReadsStartFetchingTheNextWindowInTheBackground) {
   ColdReadCache cache(8 * kBlock, kBlock);  // read-ahead: 2 blocks
   EXPECT_EQ(cache.read_ahead_bytes(), 2 * kBlock);

@@ -45,9 +45,31 @@ size_t ReadBody(char* out, size_t size, size_t count, void* user) {
   return n;
 }
 
+// Where an answer's body goes: a 206's into the request's buffer, any other into text.
+struct BodySink {
+  CURL* curl = nullptr;
+  MutableBuffer* into = nullptr;
+  int64_t* into_bytes = nullptr;
+  std::string* text = nullptr;
+  bool overflow = false;  // a 206 longer than the buffer
+};
+
 size_t WriteBody(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
+  auto* sink = static_cast<BodySink*>(user);
+  const size_t n = size * count;
+  long status = 0;
+  if (sink->into != nullptr &&
+      curl_easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK && status == 206) {
+    if (*sink->into_bytes + static_cast<int64_t>(n) > sink->into->size()) {
+      sink->overflow = true;
+      return 0;  // libcurl stops the transfer
+    }
+    std::memcpy(sink->into->mutable_data() + *sink->into_bytes, data, n);
+    *sink->into_bytes += static_cast<int64_t>(n);
+    return n;
+  }
+  sink->text->append(data, n);
+  return n;
 }
 
 size_t ReadHeader(char* data, size_t size, size_t count, void* user) {
@@ -151,8 +173,9 @@ Result<S3Response> S3Client::Attempt(const S3Request& request, const std::string
   // Larger transfer buffers than the 16/64 KiB defaults: fewer callbacks per object.
   curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 512L * 1024);
   curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
+  BodySink sink{curl, request.into, &response.into_bytes, &response.body};
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, ReadHeader);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.etag);
   if (request.method == "PUT") {
@@ -181,6 +204,11 @@ Result<S3Response> S3Client::Attempt(const S3Request& request, const std::string
   // Nothing secret stays in a pooled handle.
   curl_easy_setopt(curl, CURLOPT_USERNAME, "");
   curl_easy_setopt(curl, CURLOPT_PASSWORD, "");
+  if (sink.overflow) {
+    curl_easy_cleanup(curl);
+    return Status::IOError(Describe(request) + ": the answer is longer than the range " +
+                           request.range);
+  }
   if (code != CURLE_OK) {
     curl_easy_cleanup(curl);  // the connection may be in any state
     *retryable = IsRetryableCurlError(code);
@@ -221,21 +249,24 @@ Result<S3Response> S3Client::Send(const S3Request& request) {
   }
 }
 
-Result<std::string> S3Client::Get(const std::string& bucket, const std::string& key, int64_t offset,
-                                  int64_t length) {
+Result<std::shared_ptr<Buffer>> S3Client::Get(const std::string& bucket, const std::string& key,
+                                              int64_t offset, int64_t length) {
   S3Request request = Request("GET", bucket, key);
   request.range = "bytes=" + std::to_string(offset) + "-" + std::to_string(offset + length - 1);
+  ASSIGN_OR_RAISE(auto out, MutableBuffer::Allocate(length));
+  request.into = out.get();
   ASSIGN_OR_RAISE(S3Response response, Send(request));
-  if (response.status != 206 && response.status != 200) {
+  if (response.status == 206) {
+    out->Truncate(response.into_bytes);
+    return std::shared_ptr<Buffer>(std::move(out));
+  }
+  if (response.status != 200) {
     return Status::IOError(Describe(request) + ": unexpected HTTP " +
                            std::to_string(response.status) + " to a ranged GET");
   }
-  if (response.status == 200) {
-    // A server that ignores Range sends the whole object.
-    if (static_cast<int64_t>(response.body.size()) < offset) return std::string();
-    return response.body.substr(offset, length);
-  }
-  return std::move(response.body);
+  // A server that ignores Range sends the whole object.
+  if (static_cast<int64_t>(response.body.size()) < offset) return Buffer::Empty();
+  return Buffer::CopyFrom(std::string_view(response.body).substr(offset, length));
 }
 
 Status S3Client::Put(const std::string& bucket, const std::string& key, std::string_view body) {

@@ -37,17 +37,13 @@ class S3ReadFile : public File {
     if (position < 0 || length < 0) return Status::Invalid(path() + ": negative read range");
     length = std::max<int64_t>(0, std::min(length, size_ - position));
     if (length == 0) return Buffer::Empty();
-    ASSIGN_OR_RAISE(std::string bytes,
-                    client_->Get(location_.bucket, location_.key, position, length));
-    if (static_cast<int64_t>(bytes.size()) != length) {
-      return Status::IOError("short read of " + path() + ": " + std::to_string(bytes.size()) +
+    ASSIGN_OR_RAISE(auto bytes, client_->Get(location_.bucket, location_.key, position, length));
+    if (bytes->size() != length) {
+      return Status::IOError("short read of " + path() + ": " + std::to_string(bytes->size()) +
                              " of " + std::to_string(length) + " bytes at " +
                              std::to_string(position) + " (the object changed?)");
     }
-    // A 64-byte aligned copy, as the seam promises.
-    ASSIGN_OR_RAISE(auto buffer, MutableBuffer::Allocate(length));
-    std::memcpy(buffer->mutable_data(), bytes.data(), bytes.size());
-    return std::shared_ptr<Buffer>(std::move(buffer));
+    return bytes;
   }
   Status Sync() override { return Status::OK(); }
   Status Truncate(int64_t) override {

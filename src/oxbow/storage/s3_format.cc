@@ -374,7 +374,8 @@ Status HttpErrorToStatus(long http_status, std::string_view body, std::string_vi
   }
   if (code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" ||
       code == "InvalidToken" || code == "TokenRefreshRequired" ||
-      code == "AuthorizationHeaderMalformed" || code == "InvalidClientTokenId") {
+      code == "AuthorizationHeaderMalformed" || code == "InvalidClientTokenId" ||
+      code == "XAdminUserNotFound") {  // versitygw's answer (HTTP 404) to an unknown key
     return Status::Unauthenticated(text +
                                    " (S3 refused the credentials: check AWS_ACCESS_KEY_ID, "
                                    "AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and AWS_REGION)");

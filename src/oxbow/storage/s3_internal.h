@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "oxbow/common/buffer.h"
 #include "oxbow/common/status.h"
 #include "oxbow/storage/s3.h"
 
@@ -91,10 +92,14 @@ struct S3Request {
   std::string query;      // encoded, sorted by name
   std::string_view body;  // PUT and POST
   std::string range;      // "bytes=a-b" for a ranged GET
+  // A ranged GET's destination: a 206 answer's body is written here (an error if longer), not
+  // into S3Response::body, so the bytes are copied once, from libcurl's buffer.
+  MutableBuffer* into = nullptr;
 };
 struct S3Response {
   long status = 0;
-  std::string body;
+  std::string body;        // the answer's body (a 206 with S3Request::into: empty)
+  int64_t into_bytes = 0;  // bytes written to S3Request::into
   std::string etag;
   int64_t content_length = -1;
 };
@@ -107,8 +112,9 @@ class S3Client {
   // Sends the request until it succeeds (2xx), fails for good, or runs out of attempts.
   Result<S3Response> Send(const S3Request& request);
 
-  Result<std::string> Get(const std::string& bucket, const std::string& key, int64_t offset,
-                          int64_t length);
+  // Bytes [offset, offset + length) of the object, or fewer at its end, 64-byte aligned.
+  Result<std::shared_ptr<Buffer>> Get(const std::string& bucket, const std::string& key,
+                                      int64_t offset, int64_t length);
   Status Put(const std::string& bucket, const std::string& key, std::string_view body);
   // The object's size; NotFound when missing.
   Result<int64_t> Head(const std::string& bucket, const std::string& key);

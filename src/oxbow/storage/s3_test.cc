@@ -130,6 +130,8 @@ TEST(S3ErrorTest, TranslatesCodes) {
   EXPECT_NE(st.message().find("AWS_SECRET_ACCESS_KEY"), std::string::npos);
   EXPECT_EQ(HttpErrorToStatus(403, error("InvalidAccessKeyId"), "x").code(),
             StatusCode::kUnauthenticated);
+  EXPECT_EQ(HttpErrorToStatus(404, error("XAdminUserNotFound"), "x").code(),
+            StatusCode::kUnauthenticated);
   EXPECT_EQ(HttpErrorToStatus(403, error("AccessDenied"), "x").code(),
             StatusCode::kPermissionDenied);
   EXPECT_EQ(HttpErrorToStatus(404, error("NoSuchBucket"), "x").code(), StatusCode::kNotFound);

@@ -381,18 +381,19 @@ grpc::Status FlightService::ListFlights(grpc::ServerContext* ctx, const proto::C
   return grpc::Status::OK;
 }
 
+Result<node::TableDescription> FlightService::DescribeForRead(
+    grpc::ServerContext* ctx, const proto::FlightDescriptor& descriptor) {
+  ASSIGN_OR_RAISE(auto caller, Authenticate(ctx));
+  ASSIGN_OR_RAISE(auto name, TableFromDescriptor(descriptor));
+  RETURN_NOT_OK(Authorize(caller, name, auth::Access::kRead));
+  return node_->DescribeTable(name);
+}
+
 grpc::Status FlightService::GetFlightInfo(grpc::ServerContext* ctx,
                                           const proto::FlightDescriptor* descriptor,
                                           proto::FlightInfo* info) {
-  auto caller = Authenticate(ctx);
-  if (!caller.ok()) return Finish("action", caller.status());
-  auto name = TableFromDescriptor(*descriptor);
-  if (!name.ok()) return ToGrpcStatus(name.status());
-  if (Status st = Authorize(*caller, *name, auth::Access::kRead); !st.ok()) {
-    return Finish("action", st);
-  }
-  auto table = node_->DescribeTable(*name);
-  if (!table.ok()) return ToGrpcStatus(table.status());
+  auto table = DescribeForRead(ctx, *descriptor);
+  if (!table.ok()) return Finish("action", table.status());
   auto made = MakeFlightInfo(table->table.table);
   if (!made.ok()) return ToGrpcStatus(made.status());
   *info = std::move(made).ValueOrDie();
@@ -402,15 +403,8 @@ grpc::Status FlightService::GetFlightInfo(grpc::ServerContext* ctx,
 grpc::Status FlightService::GetSchema(grpc::ServerContext* ctx,
                                       const proto::FlightDescriptor* descriptor,
                                       proto::SchemaResult* result) {
-  auto caller = Authenticate(ctx);
-  if (!caller.ok()) return Finish("action", caller.status());
-  auto name = TableFromDescriptor(*descriptor);
-  if (!name.ok()) return ToGrpcStatus(name.status());
-  if (Status st = Authorize(*caller, *name, auth::Access::kRead); !st.ok()) {
-    return Finish("action", st);
-  }
-  auto table = node_->DescribeTable(*name);
-  if (!table.ok()) return ToGrpcStatus(table.status());
+  auto table = DescribeForRead(ctx, *descriptor);
+  if (!table.ok()) return Finish("action", table.status());
   auto schema = ipc::EncodeSchema(*table->table.table.schema);
   if (!schema.ok()) return ToGrpcStatus(schema.status());
   auto bytes = schema->ToEncapsulatedBuffer();

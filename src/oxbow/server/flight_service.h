@@ -60,6 +60,9 @@ class FlightService : public grpc::Service {
   Result<Caller> Authenticate(grpc::ServerContext* ctx);
   // PermissionDenied unless `caller` may do `access` on `table`.
   static Status Authorize(const Caller& caller, const std::string& table, auth::Access access);
+  // The table of a GetFlightInfo or GetSchema call, which the caller must be allowed to read.
+  Result<node::TableDescription> DescribeForRead(grpc::ServerContext* ctx,
+                                                 const proto::FlightDescriptor& descriptor);
   // The bodies of Handshake, DoGet and DoPut.
   Status Login(grpc::ServerContext* ctx,
                grpc::ServerReaderWriter<proto::HandshakeResponse, proto::HandshakeRequest>* stream);

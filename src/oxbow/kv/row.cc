@@ -250,7 +250,8 @@ Status SkipElement(const arrow::DataType& type, std::string_view* in) {
       const auto fields = static_cast<uint64_t>(type.num_children());
       ASSIGN_OR_RAISE(const std::string_view bitmap, ReadBitmap(fields, in));
       for (uint64_t k = 0; k < fields; ++k) {
-        if (!BitSet(bitmap, k)) RETURN_NOT_OK(SkipElement(type.child(static_cast<int>(k)).type, in));
+        if (!BitSet(bitmap, k))
+          RETURN_NOT_OK(SkipElement(type.child(static_cast<int>(k)).type, in));
       }
       return Status::OK();
     }
@@ -352,8 +353,8 @@ class ColumnBuilder {
                     Buffer::CopyFrom({reinterpret_cast<const char*>(offsets.data()),
                                       offsets.size() * sizeof(int32_t)}));
     if (type.id() == TypeId::kMap) {
-      arrow::Array entries = arrow::Array::MakeNested(type.child(0).type, offsets.back(),
-                                                      {nullptr}, std::move(children), 0);
+      arrow::Array entries = arrow::Array::MakeNested(type.child(0).type, offsets.back(), {nullptr},
+                                                      std::move(children), 0);
       children = {std::move(entries)};
     }
     return arrow::Array::MakeNested(type, length, {std::move(validity), std::move(offsets_buffer)},

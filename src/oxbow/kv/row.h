@@ -43,8 +43,8 @@ void AppendKeyPart(const arrow::Array& column, int64_t row, std::string* out);
 // versions: rows are written in the current version, tagged with its schema id, and a row
 // written in any version reads in the current one, converted as the log converts batches
 // (columns matched by field id, added ones null, dropped ones gone, widened ones cast with
-// arrow::Cast, nested fields matched by their ids too). Rows of the first, untagged format (a LEB128 column count first) read as the
-// oldest version with that many columns.
+// arrow::Cast, nested fields matched by their ids too). Rows of the first, untagged format (a
+// LEB128 column count first) read as the oldest version with that many columns.
 class RowFormat {
  public:
   // `versions`: every schema version of the table, oldest first, the current one last.

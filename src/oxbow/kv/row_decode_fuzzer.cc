@@ -13,11 +13,16 @@ namespace {
 
 void Check(const oxbow::kv::RowFormat& format, std::string_view bytes) {
   auto row = format.Decode(bytes);
-  // The batch builder takes what Decode takes, and builds valid arrays of it.
+  // The batch builder takes what Decode takes, and builds valid arrays of it (in a schema whose
+  // columns are all nullable: the decoder does not check nullability, the put path does).
   std::vector<int> all;
-  for (int i = 0; i < format.schema().num_fields(); ++i) all.push_back(i);
+  std::vector<oxbow::arrow::Field> fields = format.schema().fields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    all.push_back(static_cast<int>(i));
+    fields[i].nullable = true;
+  }
   auto builder = oxbow::kv::RowBatchBuilder::Make(
-      std::make_shared<oxbow::arrow::Schema>(format.schema()), all);
+      std::make_shared<oxbow::arrow::Schema>(std::move(fields)), all);
   if (builder->AppendEncoded(bytes, format).ok() != row.ok()) __builtin_trap();
   auto batch = builder->Finish();
   if (!batch.ok()) __builtin_trap();

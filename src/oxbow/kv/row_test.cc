@@ -397,8 +397,8 @@ TEST(RowTest, NestedRowsOfAnEarlierVersionReadAsTheLogReadsThem) {
     }
     // The stored column labelled with its nested fields' ids, as the log's projector reads it.
     const int source = static_cast<int>(found - from.field_ids.begin());
-    auto cast = arrow::Cast(Labelled(rows->column(source), from.TypeWithIds(source)),
-                            to.TypeWithIds(c));
+    auto cast =
+        arrow::Cast(Labelled(rows->column(source), from.TypeWithIds(source)), to.TypeWithIds(c));
     ASSERT_TRUE(cast.ok()) << cast.status().ToString();
     columns.push_back(*cast);
   }
@@ -416,9 +416,10 @@ TEST(RowTest, NestedRowsOfAnEarlierVersionReadAsTheLogReadsThem) {
   // What that means, spelled out: "a" renamed and widened, "b" and "y" gone, "c" and "z" null.
   auto json = text::FormatBatch(text::TextFormat::kJsonLines, *got->Slice(0, 1));
   ASSERT_TRUE(json.ok());
-  EXPECT_EQ(*json,
-            R"({"n":null,"id":1,"s":{"aa":1,"c":null},"l":[{"x":1,"z":null},null,{"x":null,"z":null}],"m":{"k":[1,null],"j":null},"f":[1,null]})"
-            "\n");
+  EXPECT_EQ(
+      *json,
+      R"({"n":null,"id":1,"s":{"aa":1,"c":null},"l":[{"x":1,"z":null},null,{"x":null,"z":null}],"m":{"k":[1,null],"j":null},"f":[1,null]})"
+      "\n");
 }
 
 // (id 7, s {a: null, b: ["x", null]}) as bytes.
@@ -455,12 +456,14 @@ TEST(RowTest, DecodeRefusesDamagedNestedValues) {
         << decoded.status().ToString();
   };
   const std::string no_entries(1, '\0');  // a map of 0 entries
-  ASSERT_TRUE(format.Decode(row("\x01\x02\x02\x01x", std::string("\x01\x00\x00\x05\x00\x00\x00"
-                                                                  "\x06\x00\x00\x00",
-                                                                  11)))
+  ASSERT_TRUE(format
+                  .Decode(row("\x01\x02\x02\x01x", std::string("\x01\x00\x00\x05\x00\x00\x00"
+                                                               "\x06\x00\x00\x00",
+                                                               11)))
                   .ok());
   refused(row("\x01\x02\x02\x01", no_entries), "column 's': row value: truncated nested value");
-  refused(row("\x01\x02\x02\x01xx", no_entries), "column 's': row value: a nested value has 1 bytes");
+  refused(row("\x01\x02\x02\x01xx", no_entries),
+          "column 's': row value: a nested value has 1 bytes");
   refused(row("", no_entries), "truncated nested null bitmap");
   refused(row("\x01\x02", no_entries), "a nested list of 2 items is longer than its value");
   refused(row("\x01\xff\xff\xff\xff\x0f", no_entries), "is longer than its value");

@@ -55,23 +55,23 @@ inline std::vector<catalog::SchemaVersion> NestedVersions() {
   const Field m{"m", type("map<string, list<item: int32>>"), true, {}};
   const Field f{"f", type("fixed_size_list<item: int32>[2]"), true, {}};
   catalog::SchemaVersion v0;
-  v0.schema = std::make_shared<arrow::Schema>(std::vector<Field>{
-      id,
-      {"s", type("struct<a: int32, b: string>"), true, {}},
-      {"l", type("list<item: struct<x: int16, y: string>>"), true, {}},
-      m,
-      f});
+  v0.schema = std::make_shared<arrow::Schema>(
+      std::vector<Field>{id,
+                         {"s", type("struct<a: int32, b: string>"), true, {}},
+                         {"l", type("list<item: struct<x: int16, y: string>>"), true, {}},
+                         m,
+                         f});
   v0.field_ids = {1, 2, 5, 9, 13};
   v0.child_ids = {{}, {3, 4}, {6, 7, 8}, {10, 11, 12}, {14}};
   catalog::SchemaVersion v1;
   v1.schema_id = 1;
-  v1.schema = std::make_shared<arrow::Schema>(std::vector<Field>{
-      {"n", type("struct<p: list<item: int8>>"), true, {}},
-      id,
-      {"s", type("struct<aa: int64, c: double>"), true, {}},
-      {"l", type("list<item: struct<x: int32, z: bool>>"), true, {}},
-      m,
-      f});
+  v1.schema = std::make_shared<arrow::Schema>(
+      std::vector<Field>{{"n", type("struct<p: list<item: int8>>"), true, {}},
+                         id,
+                         {"s", type("struct<aa: int64, c: double>"), true, {}},
+                         {"l", type("list<item: struct<x: int32, z: bool>>"), true, {}},
+                         m,
+                         f});
   v1.field_ids = {17, 1, 2, 5, 9, 13};
   v1.child_ids = {{18, 19}, {}, {3, 15}, {6, 7, 16}, {10, 11, 12}, {14}};
   return {v0, v1};

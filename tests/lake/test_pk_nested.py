@@ -1,10 +1,12 @@
 """Primary-key tables with nested value columns (struct, list, map, fixed_size_list, nulls at
 every level), checked against a Python model: random upserts, partial updates and deletes, read
-back through lookups, the snapshot, the changelog and the lake (pyiceberg and DuckDB), across a
+back through lookups, the snapshot, the changelog and the lake (pyiceberg, DuckDB and, when the
+session has it, Spark), across a
 SIGKILL restart and an alter of nested fields (docs/primary-keys.md#nested-values)."""
 
 from __future__ import annotations
 
+import functools
 import random
 
 import pyarrow as pa
@@ -12,7 +14,7 @@ import pytest
 
 from lake_harness import metadata_json, wait_lake
 from oxbowd_harness import expect_error
-from readers import duckdb_rows, pyiceberg_rows
+from readers import duckdb_rows, pyiceberg_rows, spark_rows
 from test_primary_keys import command, create_pk_table, do_get, snapshot, write
 
 BUCKETS = 2
@@ -144,11 +146,15 @@ def check_reads(server, table: str, model: Model, rng: random.Random):
     assert per_key == model.changes
 
 
-def check_lake(server, table: str, model: Model) -> dict:
-    """pyiceberg and DuckDB read the model's rows from the lake; returns its current schema."""
+def check_lake(server, table: str, model: Model, spark=None) -> dict:
+    """pyiceberg, DuckDB and Spark (when given) read the model's rows from the lake; returns its
+    current schema."""
     location = wait_lake(server, table)["metadata_location"]
     want = sorted(model.rows.values(), key=lambda r: r["id"])
-    for read in (pyiceberg_rows, duckdb_rows):
+    readers = [pyiceberg_rows, duckdb_rows]
+    if spark is not None:
+        readers.append(functools.partial(spark_rows, spark))
+    for read in readers:
         got = read(location).drop_columns(SYSTEM_COLUMNS)
         assert got.column_names == model.columns, read
         assert got.sort_by("id").to_pylist() == want, read
@@ -174,7 +180,7 @@ def iceberg_ids(field_type) -> dict:
     return out
 
 
-def test_nested_value_columns_match_the_model(make_lake_server, table_name):
+def test_nested_value_columns_match_the_model(make_lake_server, table_name, spark_or_none):
     server = make_lake_server()
     create_pk_table(server, table_name, schema=schema_of(0), primary_key=["id"], buckets=BUCKETS,
                     properties={"lake.enabled": "true"})
@@ -209,7 +215,7 @@ def test_nested_value_columns_match_the_model(make_lake_server, table_name):
     for _ in range(10):
         random_write(server, table_name, rng, model, 1)
     check_reads(server, table_name, model, rng)
-    after = check_lake(server, table_name, model)
+    after = check_lake(server, table_name, model, spark_or_none)
 
     # The lake's nested field ids: a renamed or widened field keeps its id, a new one gets one
     # never used before.

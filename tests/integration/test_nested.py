@@ -206,14 +206,6 @@ def test_nested_columns_the_lake_cannot_hold_are_refused(server):
         server.create_table("ns.lake3", schema)
 
 
-def test_nested_columns_in_a_primary_key_table_are_refused(server):
-    schema = pa.schema([pa.field("id", pa.int64(), nullable=False),
-                        ("s", pa.struct([("a", pa.int32())]))])
-    with expect_error("INVALID_ARGUMENT", "column 's'",
-                      "nested types are not supported in primary-key tables"):
-        server.create_table("ns.pk", schema, primary_key=["id"], properties=LOG_ONLY)
-
-
 def test_bad_utf8_inside_a_nested_column_is_refused(server):
     server.create_table("ns.n", pa.schema([("s", pa.struct([("tags", pa.list_(pa.string()))]))]),
                         properties=LOG_ONLY)

@@ -644,12 +644,6 @@ Status CheckPrimaryKeyTable(const catalog::TableDescriptor& descriptor) {
     return Status::Invalid("column name " + Quote(kChangeTypeColumn) +
                            " is reserved in primary-key tables (their changelog adds it)");
   }
-  for (const auto& field : schema.fields()) {
-    if (field.type.is_nested()) {
-      return Status::Invalid("column " + Quote(field.name) + " has type " + field.type.ToString() +
-                             ": nested types are not supported in primary-key tables yet");
-    }
-  }
   for (const auto& name : descriptor.primary_key) {
     RETURN_NOT_OK(kv::CheckKeyColumnType(schema.field(schema.GetFieldIndex(name))));
   }

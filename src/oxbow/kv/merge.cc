@@ -33,7 +33,7 @@ std::string Names(const Table& table) {
 }
 
 bool IsOrdered(const arrow::DataType& type) {
-  return type.id() != TypeId::kBool && type.id() != TypeId::kFixedSizeBinary;
+  return type.id() != TypeId::kBool && type.id() != TypeId::kFixedSizeBinary && !type.is_nested();
 }
 
 bool IsSummable(const arrow::DataType& type) {

@@ -156,5 +156,29 @@ TEST(MergeTest, ImageNoneSkipsTheReadOnlyForLastRow) {
   EXPECT_TRUE(full->upsert_reads_old_row());
 }
 
+// Nested value columns take the functions that keep or replace a value whole, and no other.
+TEST(MergeTest, NestedColumnsTakeOnlyTheFunctionsThatReplaceOrKeepAValue) {
+  auto schema = std::make_shared<arrow::Schema>(std::vector<Field>{
+      {"id", DataType::Int64(), false, {}},
+      {"l", DataType::Parse("list<item: int64>").ValueOrDie(), true, {}},
+  });
+  auto rules = [&](const std::string& agg) {
+    return ParseMergeRules(*schema, {0}, {{"merge_engine", "aggregate"}, {"fields.l.agg", agg}});
+  };
+  for (const char* agg : {"last", "last_non_null", "first", "first_non_null"}) {
+    EXPECT_TRUE(rules(agg).ok()) << agg;
+  }
+  for (const char* agg : {"sum", "min", "max", "bool_and", "bool_or", "listagg"}) {
+    auto st = rules(agg).status();
+    EXPECT_TRUE(st.IsInvalid()) << agg;
+    EXPECT_EQ(st.message(), "aggregate function '" + std::string(agg) +
+                                "' cannot apply to column 'l' of type list<item: int64>");
+  }
+  // A nested version column is refused as every non-integer one is.
+  auto versioned = ParseMergeRules(
+      *schema, {0}, {{"merge_engine", "versioned"}, {"merge_engine.version_column", "l"}});
+  EXPECT_TRUE(versioned.status().IsInvalid());
+}
+
 }  // namespace
 }  // namespace oxbow::kv

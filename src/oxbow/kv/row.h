@@ -16,7 +16,8 @@
 namespace oxbow::kv {
 
 // One value: null, or its bytes. Fixed-width values are their little-endian bytes as Arrow
-// stores them (bool: one byte 0 or 1); strings and binaries are their bytes.
+// stores them (bool: one byte 0 or 1); strings and binaries are their bytes; nested values
+// (list, struct, map, fixed_size_list) their encoding in docs/primary-keys.md, "Nested values".
 struct Cell {
   bool null = true;
   std::string bytes;
@@ -30,8 +31,8 @@ using Row = std::vector<Cell>;
 // The value of `column` at `row`.
 Cell CellAt(const arrow::Array& column, int64_t row);
 
-// Primary-key column types: every type but float and double (NaN and -0.0 make equality of
-// floating-point keys ambiguous). InvalidArgument naming the column otherwise.
+// Primary-key column types: every scalar type but float and double (NaN and -0.0 make equality
+// of floating-point keys ambiguous); no nested type. InvalidArgument naming the column otherwise.
 Status CheckKeyColumnType(const arrow::Field& field);
 
 // Appends the order-preserving encoding of `column`'s value at `row` (non-null): encoded keys
@@ -42,8 +43,8 @@ void AppendKeyPart(const arrow::Array& column, int64_t row, std::string* out);
 // versions: rows are written in the current version, tagged with its schema id, and a row
 // written in any version reads in the current one, converted as the log converts batches
 // (columns matched by field id, added ones null, dropped ones gone, widened ones cast with
-// arrow::Cast). Rows of the first, untagged format (a LEB128 column count first) read as the
-// oldest version with that many columns.
+// arrow::Cast, nested fields matched by their ids too). Rows of the first, untagged format (a
+// LEB128 column count first) read as the oldest version with that many columns.
 class RowFormat {
  public:
   // `versions`: every schema version of the table, oldest first, the current one last.
@@ -71,19 +72,30 @@ class RowFormat {
  private:
   struct Version {
     catalog::SchemaVersion version;
-    // Per current column: its column in this version (by field id), or -1; and whether its
-    // stored type differs (a widening since).
+    // Per current column: its column in this version (by field id), or -1; and, when its stored
+    // type differs (a widening, a nested field added, dropped or renamed since), that type
+    // with its nested fields' ids, which values are cast from.
     std::vector<int> source;
-    std::vector<bool> cast;
+    std::vector<std::optional<arrow::DataType>> cast_from;
     bool as_current = false;  // the same columns as the current version: no conversion
   };
   std::vector<Version> versions_;  // oldest first, the current one last
+  // The current version's column types with their nested fields' ids (what values cast to).
+  std::vector<arrow::DataType> current_types_;
 };
+
+namespace internal {
+class ColumnBuilder;  // row.cc
+}  // namespace internal
 
 // Builds a RecordBatch of `schema` from rows; `columns[i]` is the row index of output field i.
 class RowBatchBuilder {
  public:
   static Result<RowBatchBuilder> Make(arrow::SchemaPtr schema, std::vector<int> columns);
+  RowBatchBuilder(RowBatchBuilder&&) = default;
+  RowBatchBuilder& operator=(RowBatchBuilder&&) = default;
+  RowBatchBuilder(const RowBatchBuilder&) = delete;
+  RowBatchBuilder& operator=(const RowBatchBuilder&) = delete;
   Status Append(const Row& row);
   // Appends a stored row (read in `format`'s current schema, which `columns` index into) without
   // building a Row; Corruption naming the problem otherwise, and nothing is appended.
@@ -99,7 +111,7 @@ class RowBatchBuilder {
   RowBatchBuilder() = default;
   arrow::SchemaPtr schema_;
   std::vector<int> columns_;
-  std::vector<std::unique_ptr<arrow::ArrayBuilder>> builders_;
+  std::vector<std::shared_ptr<internal::ColumnBuilder>> builders_;
   int64_t rows_ = 0;
   int64_t bytes_ = 0;
   std::vector<std::optional<std::string_view>> views_;  // AppendEncoded's columns

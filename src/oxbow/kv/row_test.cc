@@ -9,6 +9,8 @@
 #include "oxbow/arrow/compute.h"
 #include "oxbow/kv/row_testing.h"
 #include "oxbow/testing/every_type.h"
+#include "oxbow/testing/nested.h"
+#include "oxbow/text/text.h"
 
 namespace oxbow::kv {
 namespace {
@@ -302,6 +304,176 @@ TEST(RowTest, FloatKeysAreRefused) {
   auto st = CheckKeyColumnType(arrow::Field{"x", DataType::Float64(), false, {}});
   EXPECT_TRUE(st.IsInvalid());
   EXPECT_NE(st.message().find("'x'"), std::string::npos);
+}
+
+TEST(RowTest, NestedKeysAreRefusedNamingTheRule) {
+  auto st = CheckKeyColumnType(arrow::Field{"s", *DataType::Parse("struct<a: int32>"), false, {}});
+  EXPECT_TRUE(st.IsInvalid());
+  EXPECT_EQ(st.message(),
+            "primary-key column 's' has type struct<a: int32>, which cannot be a key (key columns "
+            "must be scalar; nested types can be value columns)");
+}
+
+std::vector<int> AllColumns(const arrow::Schema& schema) {
+  std::vector<int> all;
+  for (int i = 0; i < schema.num_fields(); ++i) all.push_back(i);
+  return all;
+}
+
+// The rows of JSON Lines `text` in `schema`, built by the text reader (a separate decoder).
+arrow::RecordBatchPtr JsonBatch(const arrow::SchemaPtr& schema, std::string_view text) {
+  auto reader = text::TextReader::Make(text::TextFormat::kJsonLines, text, schema);
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  auto batch = (*reader)->Next();
+  EXPECT_TRUE(batch.ok() && *batch) << batch.status().ToString();
+  return *batch;
+}
+
+// Version 0 rows of NestedVersions(), with nulls at every level.
+constexpr std::string_view kNestedRows =
+    R"({"id":1,"s":{"a":1,"b":"x"},"l":[{"x":1,"y":"p"},null,{"x":null,"y":null}],"m":{"k":[1,null],"j":null},"f":[1,null]}
+{"id":2,"s":null,"l":null,"m":null,"f":null}
+{"id":3,"s":{"a":null,"b":""},"l":[],"m":{},"f":[null,null]}
+{"id":4,"s":{"a":-5,"b":null},"l":[{"x":-7,"y":"a\u0000b"}],"m":{"":[]},"f":[3,4]}
+)";
+
+// Encodes every row of `batch` in `format`, then checks that decoding gives the rows back and
+// that both builders rebuild `want`.
+void ExpectRoundTrip(const arrow::RecordBatch& batch, const RowFormat& format,
+                     const arrow::RecordBatch& want) {
+  auto from_rows = RowBatchBuilder::Make(want.schema(), AllColumns(*want.schema())).ValueOrDie();
+  auto from_values = RowBatchBuilder::Make(want.schema(), AllColumns(*want.schema())).ValueOrDie();
+  for (int64_t r = 0; r < batch.num_rows(); ++r) {
+    std::string encoded;
+    format.Encode(RowAt(batch, r), &encoded);
+    auto decoded = format.Decode(encoded);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    EXPECT_EQ(*decoded, RowAt(want, r)) << "row " << r;
+    ASSERT_TRUE(from_rows.Append(*decoded).ok());
+    ASSERT_TRUE(from_values.AppendEncoded(encoded, format).ok());
+  }
+  auto rows = from_rows.Finish();
+  auto values = from_values.Finish();
+  ASSERT_TRUE(rows.ok() && values.ok()) << values.status().ToString();
+  EXPECT_TRUE((*rows)->Equals(want));
+  EXPECT_TRUE((*values)->Equals(want));
+}
+
+TEST(RowTest, NestedValuesRoundTripWithNullsAtEveryLevel) {
+  auto batch = testing::NestedBatch();
+  // A slice too: children are read at the parent's offset.
+  for (const auto& b : {batch, batch->Slice(1, 4)}) {
+    ExpectRoundTrip(*b, SingleVersion(b->schema()), *b);
+  }
+  const auto v0 = NestedVersions()[0];
+  auto rows = JsonBatch(v0.schema, kNestedRows);
+  ExpectRoundTrip(*rows, *RowFormat::Make({v0}), *rows);
+}
+
+// `array` with `type` (the same but for field metadata) at every level.
+arrow::Array Labelled(const arrow::Array& array, const arrow::DataType& type) {
+  auto data = std::make_shared<arrow::ArrayData>(*array.data());
+  data->type = type;
+  for (int i = 0; i < array.num_children(); ++i) {
+    data->children[static_cast<size_t>(i)] = Labelled(array.child(i), type.child(i).type).data();
+  }
+  return arrow::Array(std::move(data));
+}
+
+// Rows written in version 0 read in version 1 as the log reads its batches: arrow::Cast by the
+// nested fields' ids, added columns null.
+TEST(RowTest, NestedRowsOfAnEarlierVersionReadAsTheLogReadsThem) {
+  const auto versions = NestedVersions();
+  const auto& from = versions[0];
+  const auto& to = versions[1];
+  auto rows = JsonBatch(from.schema, kNestedRows);
+  std::vector<arrow::Array> columns;
+  for (int c = 0; c < to.schema->num_fields(); ++c) {
+    const auto found = std::find(from.field_ids.begin(), from.field_ids.end(),
+                                 to.field_ids[static_cast<size_t>(c)]);
+    if (found == from.field_ids.end()) {
+      columns.push_back(*arrow::MakeNullArray(to.schema->field(c).type, rows->num_rows()));
+      continue;
+    }
+    // The stored column labelled with its nested fields' ids, as the log's projector reads it.
+    const int source = static_cast<int>(found - from.field_ids.begin());
+    auto cast =
+        arrow::Cast(Labelled(rows->column(source), from.TypeWithIds(source)), to.TypeWithIds(c));
+    ASSERT_TRUE(cast.ok()) << cast.status().ToString();
+    columns.push_back(*cast);
+  }
+  auto want = *arrow::RecordBatch::Make(to.schema, rows->num_rows(), std::move(columns));
+  auto then = *RowFormat::Make({from});
+  auto now = *RowFormat::Make(versions);
+  auto builder = RowBatchBuilder::Make(to.schema, AllColumns(*to.schema)).ValueOrDie();
+  for (int64_t r = 0; r < rows->num_rows(); ++r) {
+    std::string encoded;
+    then.Encode(RowAt(*rows, r), &encoded);
+    ASSERT_TRUE(builder.AppendEncoded(encoded, now).ok()) << r;
+  }
+  auto got = *builder.Finish();
+  EXPECT_TRUE(got->Equals(*want));
+  // What that means, spelled out: "a" renamed and widened, "b" and "y" gone, "c" and "z" null.
+  auto json = text::FormatBatch(text::TextFormat::kJsonLines, *got->Slice(0, 1));
+  ASSERT_TRUE(json.ok());
+  EXPECT_EQ(
+      *json,
+      R"({"n":null,"id":1,"s":{"aa":1,"c":null},"l":[{"x":1,"z":null},null,{"x":null,"z":null}],"m":{"k":[1,null],"j":null},"f":[1,null]})"
+      "\n");
+}
+
+// (id 7, s {a: null, b: ["x", null]}) as bytes.
+TEST(RowTest, NestedBytesByHand) {
+  auto schema = std::make_shared<arrow::Schema>(std::vector<arrow::Field>{
+      {"id", DataType::Int32(), false, {}},
+      {"s", *DataType::Parse("struct<a: int32, b: list<item: string>>"), true, {}}});
+  auto batch = JsonBatch(schema, R"({"id":7,"s":{"a":null,"b":["x",null]}})");
+  const RowFormat format = SingleVersion(schema);
+  std::string encoded;
+  format.Encode(RowAt(*batch, 0), &encoded);
+  // Tag, schema id, bitmap, id; then s: length 5, field bitmap 01 (a null), b: 2 items, item
+  // bitmap 02 (the second null), "x" (length 1).
+  EXPECT_EQ(encoded, std::string("\x00\x00\x00\x07\x00\x00\x00\x05\x01\x02\x02\x01x", 13));
+}
+
+TEST(RowTest, DecodeRefusesDamagedNestedValues) {
+  auto schema = std::make_shared<arrow::Schema>(std::vector<arrow::Field>{
+      {"id", DataType::Int32(), false, {}},
+      {"s", *DataType::Parse("struct<a: int32, b: list<item: string>>"), true, {}},
+      {"m", *DataType::Parse("map<int32, int32>"), true, {}}});
+  const RowFormat format = SingleVersion(schema);
+  auto row = [](const std::string& s, const std::string& m) {
+    std::string out("\x00\x00\x00\x07\x00\x00\x00", 7);
+    out += static_cast<char>(s.size());
+    out += s;
+    out += static_cast<char>(m.size());
+    return out + m;
+  };
+  auto refused = [&](const std::string& bytes, const std::string& words) {
+    auto decoded = format.Decode(bytes);
+    EXPECT_TRUE(decoded.status().IsCorruption()) << decoded.status().ToString();
+    EXPECT_NE(decoded.status().message().find(words), std::string::npos)
+        << decoded.status().ToString();
+  };
+  const std::string no_entries(1, '\0');  // a map of 0 entries
+  ASSERT_TRUE(format
+                  .Decode(row("\x01\x02\x02\x01x", std::string("\x01\x00\x00\x05\x00\x00\x00"
+                                                               "\x06\x00\x00\x00",
+                                                               11)))
+                  .ok());
+  refused(row("\x01\x02\x02\x01", no_entries), "column 's': row value: truncated nested value");
+  refused(row("\x01\x02\x02\x01xx", no_entries),
+          "column 's': row value: a nested value has 1 bytes");
+  refused(row("", no_entries), "truncated nested null bitmap");
+  refused(row("\x01\x02", no_entries), "a nested list of 2 items is longer than its value");
+  refused(row("\x01\xff\xff\xff\xff\x0f", no_entries), "is longer than its value");
+  refused(row("\x03", std::string("\x01\x01", 2)), "column 'm': row value: a null map entry");
+  // Every truncation of a valid nested value is refused (the outer length kept consistent).
+  const std::string s("\x00\x05\x00\x00\x00\x03\x02\x01x\x01y", 11);
+  ASSERT_TRUE(format.Decode(row(s, no_entries)).ok());
+  for (size_t n = 0; n < s.size(); ++n) {
+    EXPECT_TRUE(format.Decode(row(s.substr(0, n), no_entries)).status().IsCorruption()) << n;
+  }
 }
 
 }  // namespace

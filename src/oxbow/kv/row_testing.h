@@ -1,7 +1,9 @@
-// For row_test and row_decode_fuzzer: schema versions of testing::EveryTypeSchema as alter_table
-// makes them, so stored rows of every version and format can be decoded.
+// For row_test and row_decode_fuzzer: schema versions of testing::EveryTypeSchema and of a table
+// with nested columns, as alter_table makes them, so stored rows of every version and format can
+// be decoded.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "oxbow/catalog/descriptor.h"
@@ -36,6 +38,43 @@ inline std::vector<catalog::SchemaVersion> EveryTypeVersions() {
   }
   versions[2] = {2, std::make_shared<arrow::Schema>(std::move(current)), std::move(ids)};
   return versions;
+}
+
+// Two versions of a table with nested columns (field ids in brackets, nested ones in pre-order).
+// Version 0: id int32 [1], s struct<a: int32 [3], b: string [4]> [2],
+// l list<item: struct<x: int16 [7], y: string [8]> [6]> [5],
+// m map<string [10], list<item: int32 [12]> [11]> [9], f fixed_size_list<item: int32 [14]>[2] [13].
+// Version 1, the current one: s's "a" renamed "aa" and widened to int64, "b" dropped, c double
+// [15] added; l's item's "x" widened to int32, "y" dropped, z bool [16] added; a new column
+// n struct<p: list<item: int8 [19]> [18]> [17] first.
+inline std::vector<catalog::SchemaVersion> NestedVersions() {
+  using arrow::DataType;
+  using arrow::Field;
+  auto type = [](std::string_view text) { return DataType::Parse(text).ValueOrDie(); };
+  const Field id{"id", DataType::Int32(), false, {}};
+  const Field m{"m", type("map<string, list<item: int32>>"), true, {}};
+  const Field f{"f", type("fixed_size_list<item: int32>[2]"), true, {}};
+  catalog::SchemaVersion v0;
+  v0.schema = std::make_shared<arrow::Schema>(
+      std::vector<Field>{id,
+                         {"s", type("struct<a: int32, b: string>"), true, {}},
+                         {"l", type("list<item: struct<x: int16, y: string>>"), true, {}},
+                         m,
+                         f});
+  v0.field_ids = {1, 2, 5, 9, 13};
+  v0.child_ids = {{}, {3, 4}, {6, 7, 8}, {10, 11, 12}, {14}};
+  catalog::SchemaVersion v1;
+  v1.schema_id = 1;
+  v1.schema = std::make_shared<arrow::Schema>(
+      std::vector<Field>{{"n", type("struct<p: list<item: int8>>"), true, {}},
+                         id,
+                         {"s", type("struct<aa: int64, c: double>"), true, {}},
+                         {"l", type("list<item: struct<x: int32, z: bool>>"), true, {}},
+                         m,
+                         f});
+  v1.field_ids = {17, 1, 2, 5, 9, 13};
+  v1.child_ids = {{18, 19}, {}, {3, 15}, {6, 7, 16}, {10, 11, 12}, {14}};
+  return {v0, v1};
 }
 
 }  // namespace oxbow::kv

@@ -3,6 +3,7 @@ DoPut then DoGet value for value with nulls at every level, server-side projecti
 refusals of what is not supported yet (docs/api.md#nested-types)."""
 
 import json
+import time
 
 import pyarrow as pa
 import pyarrow.flight as fl
@@ -194,6 +195,42 @@ def test_malformed_nested_batches_are_refused(server):
     with expect_error("INVALID_ARGUMENT", "column 's'", "child 'a'", "offsets decrease"):
         server.put("ns.n", [batch])
     assert server.describe("ns.n")["bucket_offsets"][0]["next_offset"] == 0
+
+
+@pytest.mark.parametrize("primary_key", [None, ["id"]], ids=["log", "primary-key"])
+def test_a_null_in_a_not_null_nested_field_is_refused(server, primary_key):
+    """pyarrow sends a null in a not-null struct field (its full validation accepts it); Parquet
+    and Iceberg cannot hold it, so a lake table would stop tiering at that batch. The put is
+    refused naming the field's path and row, and nothing is written; a null inside a null struct
+    or list holds no value and is accepted."""
+    point = pa.struct([pa.field("a", pa.int32(), nullable=False), ("b", pa.string())])
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("p", pa.list_(point))])
+    server.create_table("ns.req", schema, properties={"lake.enabled": "true"},
+                        **({"primary_key": primary_key} if primary_key else {}))
+    a = pa.array([1, None, 3], pa.int32())
+    b = pa.array(["x", "y", None])
+
+    def batch(point_nulls, list_nulls):
+        points = pa.StructArray.from_arrays([a, b], fields=list(point), mask=pa.array(point_nulls))
+        lists = pa.ListArray.from_arrays(pa.array([0, 1, 2, 3], pa.int32()), points,
+                                         mask=pa.array(list_nulls))
+        return pa.RecordBatch.from_arrays([pa.array([1, 2, 3], pa.int64()), lists], schema=schema)
+
+    bad = batch([False, False, False], [False, False, False])
+    bad.validate(full=True)
+    with expect_error("INVALID_ARGUMENT", "field 'p' of table 'ns.req'",
+                      "its not-null field 'item.a' holds a null in row 1"):
+        server.put("ns.req", [bad])
+    assert server.describe("ns.req")["bucket_offsets"][0]["next_offset"] == 0
+    server.put("ns.req", [batch([False, True, False], [False, False, False])])
+    server.put("ns.req", [batch([False, False, False], [False, True, False])])
+    # 6 rows; a primary-key table's changelog: 3 inserts, then 3 updates of 2 records each.
+    assert server.describe("ns.req")["bucket_offsets"][0]["next_offset"] == (9 if primary_key else 6)
+    deadline = time.monotonic() + 30
+    while (lake := server.describe("ns.req")["lake"])["lag_rows"] > 0:
+        assert "error" not in lake and time.monotonic() < deadline, lake
+        time.sleep(0.1)
+    assert "error" not in lake and lake["data_files"] > 0, lake
 
 
 def test_nested_columns_the_lake_cannot_hold_are_refused(server):

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 namespace oxbow::arrow {
 
@@ -193,6 +194,55 @@ bool Array::Equals(const Array& other) const {
     if (!ElementEquals(i, other, i)) return false;
   }
   return true;
+}
+
+namespace {
+
+// The child elements [begin, end) of element i of a valid nested parent `a`.
+std::pair<int64_t, int64_t> ChildRange(const Array& a, int64_t i) {
+  const DataType& t = a.type();
+  if (t.id() == TypeId::kStruct) return {a.offset() + i, a.offset() + i + 1};
+  if (t.id() == TypeId::kFixedSizeList) {
+    return {(a.offset() + i) * t.list_size(), (a.offset() + i + 1) * t.list_size()};
+  }
+  return {a.raw_offsets()[i], a.raw_offsets()[i + 1]};
+}
+
+// Whether a not-null field under element i of `a` is null: its path, else empty.
+std::string NullInNotNullField(const Array& a, int64_t i) {
+  if (!a.type().is_nested() || a.IsNull(i)) return "";
+  const auto [begin, end] = ChildRange(a, i);
+  for (int k = 0; k < a.num_children(); ++k) {
+    const Field& f = a.type().child(k);
+    const Array child = a.child(k);
+    for (int64_t j = begin; j < end; ++j) {
+      if (!f.nullable && child.IsNull(j)) return f.name;
+      if (std::string below = NullInNotNullField(child, j); !below.empty()) {
+        return f.name + "." + below;
+      }
+    }
+  }
+  return "";
+}
+
+bool HasNotNullField(const DataType& t) {
+  for (const Field& f : t.children()) {
+    if (!f.nullable || HasNotNullField(f.type)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status Array::CheckNestedNulls() const {
+  if (!HasNotNullField(type())) return Status::OK();
+  for (int64_t i = 0; i < length(); ++i) {
+    if (std::string path = NullInNotNullField(*this, i); !path.empty()) {
+      return Status::Invalid("its not-null field " + Quote(path) + " holds a null in row " +
+                             Num(i));
+    }
+  }
+  return Status::OK();
 }
 
 bool Array::ElementEquals(int64_t i, const Array& other, int64_t j) const {

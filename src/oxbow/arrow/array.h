@@ -88,6 +88,10 @@ class Array {
 
   // Checks buffer sizes, null count and offsets; never reads out of bounds.
   Status Validate() const;
+  // Checks that every not-null field nested in this array's type holds a value wherever its
+  // parent does (Validate() does not: Arrow allows it, Parquet and Iceberg do not); the error
+  // names the field's path and the row.
+  Status CheckNestedNulls() const;
   // Logical equality: same type, length, nulls and values (ignores offsets and padding).
   bool Equals(const Array& other) const;
   // Element i of this array equals element j of `other` (same type assumed).

@@ -4,6 +4,7 @@
 
 #include "oxbow/arrow/builder.h"
 #include "oxbow/arrow/record_batch.h"
+#include "oxbow/testing/nested.h"
 
 namespace oxbow::arrow {
 namespace {
@@ -128,6 +129,43 @@ TEST(RecordBatchTest, MakeChecksSchema) {
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(nb.Append(i).ok());
   EXPECT_EQ(RecordBatch::Make(schema, 4, {nb.Finish().ValueOrDie(), vals}).status().message(),
             "column 'id' is not nullable but has 1 nulls");
+}
+
+// s: list<struct<a: int32 not null, b: int32>>: a null `a` matters only where its struct is
+// valid and the struct is an element of a valid list.
+TEST(ArrayTest, CheckNestedNullsLooksOnlyWhereTheParentHoldsAValue) {
+  const DataType point = DataType::Struct(
+      {Field{"a", DataType::Int32(), /*nullable=*/false}, Field{"b", DataType::Int32()}});
+  const DataType type = DataType::List(Field{"item", point});
+  auto make = [&](std::vector<bool> a_valid, std::vector<bool> point_valid,
+                  std::vector<bool> list_valid) {
+    const Array a = testing::Int32Array({1, 2, 3, 4}, a_valid);
+    const Array b = testing::Int32Array({5, 6, 7, 8}, {true, false, true, true});
+    const Array points =
+        Array::MakeNested(point, 4, {testing::ValidityBitmap(point_valid)}, {a, b});
+    // Rows: [p0, p1], [p2], [p3].
+    return Array::MakeNested(
+        type, 3, {testing::ValidityBitmap(list_valid), testing::Int32Buffer({0, 2, 3, 4})},
+        {points});
+  };
+  EXPECT_TRUE(make({true, true, true, true}, {true, true, true, true}, {true, true, true})
+                  .CheckNestedNulls()
+                  .ok());
+  // The null `a` sits in a null struct, or in a null list: no value to hold.
+  EXPECT_TRUE(make({true, true, false, true}, {true, true, false, true}, {true, true, true})
+                  .CheckNestedNulls()
+                  .ok());
+  EXPECT_TRUE(make({true, true, false, true}, {true, true, true, true}, {true, false, true})
+                  .CheckNestedNulls()
+                  .ok());
+  const Array bad = make({true, true, false, true}, {true, true, true, true}, {true, true, true});
+  ASSERT_TRUE(bad.Validate().ok());
+  const Status st = bad.CheckNestedNulls();
+  EXPECT_TRUE(st.IsInvalid());
+  EXPECT_EQ(st.message(), "its not-null field 'item.a' holds a null in row 1");
+  EXPECT_EQ(bad.Slice(1, 1).CheckNestedNulls().message(),
+            "its not-null field 'item.a' holds a null in row 0");
+  EXPECT_TRUE(bad.Slice(2, 1).CheckNestedNulls().ok());
 }
 
 }  // namespace

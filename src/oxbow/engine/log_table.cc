@@ -690,6 +690,9 @@ Status CheckNulls(const std::string& table, const arrow::Schema& expected,
                              Quote(table) + " is not nullable but the batch has " +
                              std::to_string(batch.column(i).null_count()) + " nulls");
     }
+    if (Status st = batch.column(i).CheckNestedNulls(); !st.ok()) {
+      return st.WithContext("field " + Quote(expected.field(i).name) + " of table " + Quote(table));
+    }
   }
   return Status::OK();
 }

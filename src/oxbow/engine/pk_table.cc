@@ -251,6 +251,9 @@ class PrimaryKeyPutSession : public PutSession {
                                std::to_string(batch.column(static_cast<int>(c)).null_count()) +
                                " nulls");
       }
+      if (Status st = batch.column(static_cast<int>(c)).CheckNestedNulls(); !st.ok()) {
+        return st.WithContext("field " + Quote(field.name) + " of table " + Quote(desc.name));
+      }
     }
     RETURN_NOT_OK(CheckUtf8(desc.name, *client_schema_, batch));
     if (op_ == PutOp::kUpsert && table_->rules().engine == kv::MergeEngine::kVersioned) {

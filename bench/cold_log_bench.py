@@ -12,7 +12,9 @@ both see the same machine load.
 
 --cache-mib (the --cold-log-cache-bytes of oxbowd) is kept below the data so every cold run
 fetches its bytes from S3 again rather than from the cache. Prints MB/s (Arrow buffer bytes
-received) per run, the medians, the ratio cold / local, and oxbowd's peak and current RSS. With
+received) per run, the medians, the ratio cold / local, oxbowd's minor page faults and CPU time
+(all threads) per DoGet and the S3 server's CPU time per cold DoGet (medians), and
+oxbowd's peak and current RSS. With
 S3 each run also GETs the cold objects whole with boto3 (1 and 4 threads), the best a client
 gets from that server, and prints it as the ceiling beside local DoGet.
 --local-warehouse puts the warehouse (and so the cold segments) in a local directory instead of
@@ -60,6 +62,20 @@ def rss_kib(pid: int) -> dict[str, int]:
     status = pathlib.Path(f"/proc/{pid}/status").read_text()
     return {k: int(line.split()[1]) for line in status.splitlines()
             for k in ("VmRSS", "VmHWM") if line.startswith(k + ":")}
+
+
+def proc_stat(pid: int) -> tuple[int, float]:
+    """The process's minor page faults so far (/proc/PID/stat field 10) and the CPU seconds its
+    live threads have run (the sum of /proc/PID/task/*/schedstat: nanoseconds, unlike the
+    10 ms ticks of /proc/PID/stat)."""
+    stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
+    cpu_ns = 0
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            cpu_ns += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # the thread ended
+    return int(stat[stat.rindex(")") + 2:].split()[7]), cpu_ns / 1e9
 
 
 def timed_read(client, table: str, end: int) -> float:
@@ -154,9 +170,18 @@ def main() -> None:
                     Bucket=s3.bucket, Prefix=f"bench/_log/{cold_id}/0/")["Contents"]
                 if o["Key"].endswith(".log"))
             runs = {"cold": [], "local": [], "boto3 1": [], "boto3 4": []}
+            faults = {"cold": [], "local": []}
+            cpu = {"cold": [], "local": [], "server": []}  # CPU ms per DoGet
             for run in range(args.runs):
                 for name in ("cold", "local"):
+                    before, cpu_before = proc_stat(pid)
+                    server_cpu_before = proc_stat(s3.proc.pid)[1]
                     runs[name].append(timed_read(client, f"bench.{name}", end))
+                    after, cpu_after = proc_stat(pid)
+                    faults[name].append(after - before)
+                    cpu[name].append((cpu_after - cpu_before) * 1e3)
+                    if name == "cold":
+                        cpu["server"].append((proc_stat(s3.proc.pid)[1] - server_cpu_before) * 1e3)
                 for threads in (1, 4) if cold_keys else ():
                     runs[f"boto3 {threads}"].append(boto3_read(s3, cold_keys, threads))
                 print(f"run {run}: " + ", ".join(f"{k} {v[-1]:.1f} MB/s"
@@ -175,6 +200,11 @@ def main() -> None:
                       f"server: {med['boto3 1']:.1f} MB/s (1 thread), {med['boto3 4']:.1f} MB/s "
                       f"(4 threads); the server's ceiling / local DoGet {best / med['local']:.2f}, "
                       f"cold DoGet / ceiling {med['cold'] / best:.2f}")
+            print(f"per DoGet (medians): oxbowd minor page faults cold "
+                  f"{statistics.median(faults['cold']):.0f}, local "
+                  f"{statistics.median(faults['local']):.0f}; oxbowd CPU ms cold "
+                  f"{statistics.median(cpu['cold']):.0f}, local {statistics.median(cpu['local']):.0f}; "
+                  f"{args.server} CPU ms during a cold DoGet {statistics.median(cpu['server']):.0f}")
             print(f"oxbowd RSS {rss['VmRSS'] / 1024:.0f} MiB (peak {rss['VmHWM'] / 1024:.0f} MiB), "
                   f"cold cache {args.cache_mib} MiB, cold store "
                   f"{'a local directory' if args.local_warehouse else f'S3 ({args.server})'}; "

@@ -42,6 +42,10 @@ struct S3Options {
   // Objects larger than this are written with a multipart upload in parts of this size; at
   // least 5 MiB (S3's smallest part). Default: 8 MiB.
   int64_t part_bytes = int64_t{8} << 20;
+  // Buffers of ranged GETs of 1 MiB or more are recycled (no fresh pages to fault in and zero
+  // for each read, e.g. each cold-log fetch): at most this many bytes of them are kept while
+  // unused. Default: 32 MiB.
+  int64_t read_buffer_pool_bytes = int64_t{32} << 20;
   // Keys asked for per LIST page (S3 sends at most 1000). Default: 1000.
   int list_page_keys = 1000;
 };

@@ -16,6 +16,9 @@ namespace oxbow::storage {
 
 namespace {
 
+// Ranged GETs below this size use plain allocations (cheap at that size), not the pool.
+constexpr int64_t kMinPooledRead = int64_t{1} << 20;
+
 constexpr char kEmptySha256[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 std::string HexSha256(std::string_view bytes) {
@@ -48,7 +51,8 @@ size_t ReadBody(char* out, size_t size, size_t count, void* user) {
 // Where an answer's body goes: a 206's into the request's buffer, any other into text.
 struct BodySink {
   CURL* curl = nullptr;
-  MutableBuffer* into = nullptr;
+  uint8_t* into = nullptr;
+  int64_t into_capacity = 0;
   int64_t* into_bytes = nullptr;
   std::string* text = nullptr;
   bool overflow = false;  // a 206 longer than the buffer
@@ -60,11 +64,11 @@ size_t WriteBody(char* data, size_t size, size_t count, void* user) {
   long status = 0;
   if (sink->into != nullptr &&
       curl_easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK && status == 206) {
-    if (*sink->into_bytes + static_cast<int64_t>(n) > sink->into->size()) {
+    if (*sink->into_bytes + static_cast<int64_t>(n) > sink->into_capacity) {
       sink->overflow = true;
       return 0;  // libcurl stops the transfer
     }
-    std::memcpy(sink->into->mutable_data() + *sink->into_bytes, data, n);
+    std::memcpy(sink->into + *sink->into_bytes, data, n);
     *sink->into_bytes += static_cast<int64_t>(n);
     return n;
   }
@@ -113,7 +117,10 @@ void GlobalInit() {
 
 }  // namespace
 
-S3Client::S3Client(S3Options options) : options_(std::move(options)) { GlobalInit(); }
+S3Client::S3Client(S3Options options)
+    : options_(std::move(options)), read_buffers_(options_.read_buffer_pool_bytes, kMinPooledRead) {
+  GlobalInit();
+}
 
 S3Client::~S3Client() {
   for (void* handle : idle_) curl_easy_cleanup(static_cast<CURL*>(handle));
@@ -173,7 +180,7 @@ Result<S3Response> S3Client::Attempt(const S3Request& request, const std::string
   // Larger transfer buffers than the 16/64 KiB defaults: fewer callbacks per object.
   curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 512L * 1024);
   curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
-  BodySink sink{curl, request.into, &response.into_bytes, &response.body};
+  BodySink sink{curl, request.into, request.into_capacity, &response.into_bytes, &response.body};
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, ReadHeader);
@@ -253,8 +260,9 @@ Result<std::shared_ptr<Buffer>> S3Client::Get(const std::string& bucket, const s
                                               int64_t offset, int64_t length) {
   S3Request request = Request("GET", bucket, key);
   request.range = "bytes=" + std::to_string(offset) + "-" + std::to_string(offset + length - 1);
-  ASSIGN_OR_RAISE(auto out, MutableBuffer::Allocate(length));
-  request.into = out.get();
+  ASSIGN_OR_RAISE(auto out, read_buffers_.Take(length));
+  request.into = out->mutable_data();
+  request.into_capacity = length;
   ASSIGN_OR_RAISE(S3Response response, Send(request));
   if (response.status == 206) {
     out->Truncate(response.into_bytes);

@@ -1,5 +1,6 @@
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -85,8 +86,12 @@ class S3WriteFile : public File {
     }
     size_t at = static_cast<size_t>(position - uploaded_);
     for (const auto& piece : pieces) {
-      if (buffer_.size() < at + piece.size()) buffer_.resize(at + piece.size());
-      std::memcpy(buffer_.data() + at, piece.data(), piece.size());
+      if (buffer_.size() < at) buffer_.resize(at);  // a gap reads as zeros
+      // Bytes over buffered ones overwrite them; the rest are appended (no zero-fill first).
+      const size_t overwritten = std::min(piece.size(), buffer_.size() - at);
+      std::memcpy(buffer_.data() + at, piece.data(), overwritten);
+      buffer_.append(reinterpret_cast<const char*>(piece.data()) + overwritten,
+                     piece.size() - overwritten);
       at += piece.size();
     }
     // Keep one part in hand so a later write just behind the end still lands in the buffer.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "oxbow/common/buffer.h"
+#include "oxbow/common/buffer_pool.h"
 #include "oxbow/common/status.h"
 #include "oxbow/storage/s3.h"
 
@@ -92,9 +93,11 @@ struct S3Request {
   std::string query;      // encoded, sorted by name
   std::string_view body;  // PUT and POST
   std::string range;      // "bytes=a-b" for a ranged GET
-  // A ranged GET's destination: a 206 answer's body is written here (an error if longer), not
-  // into S3Response::body, so the bytes are copied once, from libcurl's buffer.
-  MutableBuffer* into = nullptr;
+  // A ranged GET's destination: a 206 answer's body is written here (an error if longer than
+  // into_capacity), not into S3Response::body, so the bytes are copied once, from libcurl's
+  // buffer.
+  uint8_t* into = nullptr;
+  int64_t into_capacity = 0;
 };
 struct S3Response {
   long status = 0;
@@ -112,7 +115,8 @@ class S3Client {
   // Sends the request until it succeeds (2xx), fails for good, or runs out of attempts.
   Result<S3Response> Send(const S3Request& request);
 
-  // Bytes [offset, offset + length) of the object, or fewer at its end, 64-byte aligned.
+  // Bytes [offset, offset + length) of the object, or fewer at its end, 64-byte aligned. A
+  // range of 1 MiB or more is read into a buffer recycled through a pool (S3Options).
   Result<std::shared_ptr<Buffer>> Get(const std::string& bucket, const std::string& key,
                                       int64_t offset, int64_t length);
   Status Put(const std::string& bucket, const std::string& key, std::string_view body);
@@ -141,6 +145,7 @@ class S3Client {
   void ReturnHandle(void* handle);
 
   S3Options options_;
+  BufferPool read_buffers_;  // of ranged GETs
   std::mutex mu_;
   std::vector<void*> idle_;  // CURL easy handles, kept for their connections
 };

@@ -229,5 +229,23 @@ TEST(S3FileSystemTest, MakeChecksOptions) {
   EXPECT_FALSE((*fs)->OpenFile("/not/s3", FileMode::kRead).ok());
 }
 
+// Below one part nothing is sent: the bytes stay in the File, which reads them back.
+TEST(S3FileSystemTest, BufferedWritesOverwriteAppendAndFillGapsWithZeros) {
+  S3Options options;
+  options.access_key_id = "AKIA";
+  options.secret_access_key = "secret";
+  options.endpoint = "http://127.0.0.1:9";
+  auto fs = S3FileSystem::Make(options).ValueOrDie();
+  auto file = fs->OpenFile("s3://b/k", FileMode::kCreate).ValueOrDie();
+  auto bytes = [](std::string_view s) {
+    return ByteSpan(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  };
+  ASSERT_TRUE(file->WriteAt(0, bytes("hello")).ok());
+  ASSERT_TRUE(file->WriteAt(3, bytes("LOWORLD")).ok());  // overwrites 2 bytes, appends 5
+  ASSERT_TRUE(file->WriteAt(12, bytes("!")).ok());       // a gap of 2 bytes
+  EXPECT_EQ(file->Size().ValueOrDie(), 13);
+  EXPECT_EQ(file->ReadAt(0, 13).ValueOrDie()->view(), std::string_view("helLOWORLD\0\0!", 13));
+}
+
 }  // namespace
 }  // namespace oxbow::storage

@@ -1070,10 +1070,19 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
   // By spec and partition directory (a spec's tuples have directories of their own).
   std::map<std::pair<int32_t, std::string>, std::vector<const iceberg::ManifestEntry*>> small;
   std::set<std::string> fresh_live;
+  // The final files' bytes per row: a fresh input counts as its rows at that rate, so outputs
+  // reach the target size in the final codec (none yet: as its own size).
+  int64_t final_bytes = 0;
+  int64_t final_rows = 0;
   for (const auto& e : live) {
     const std::string& path = e.data_file.file_path;
     const bool fresh = IsFreshFile(path);
-    if (fresh) fresh_live.insert(path);
+    if (fresh) {
+      fresh_live.insert(path);
+    } else {
+      final_bytes += e.data_file.file_size_in_bytes;
+      final_rows += e.data_file.record_count;
+    }
     if (!fresh && e.data_file.file_size_in_bytes * 4 >= options.target_file_bytes * 3) continue;
     small[{e.data_file.spec_id.value_or(0), path.substr(0, path.rfind('/'))}].push_back(&e);
   }
@@ -1100,16 +1109,22 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
     std::vector<std::string> inputs;
     int64_t input_bytes = 0;
     int64_t input_rows = 0;
+    double output_bytes = 0;  // what the inputs come to in the final codec
     for (const auto* e : entries) {
       if (input_bytes >= options.compaction_step_bytes && inputs.size() >= 2) break;
-      inputs.push_back(e->data_file.file_path);
-      input_bytes += e->data_file.file_size_in_bytes;
-      input_rows += e->data_file.record_count;
+      const iceberg::DataFile& f = e->data_file;
+      inputs.push_back(f.file_path);
+      input_bytes += f.file_size_in_bytes;
+      input_rows += f.record_count;
+      output_bytes += IsFreshFile(f.file_path) && final_rows > 0
+                          ? static_cast<double>(f.record_count) * final_bytes / final_rows
+                          : static_cast<double>(f.file_size_in_bytes);
     }
     // Merging one file gains nothing, unless it is fresh.
     if (inputs.size() < 2 && !IsFreshFile(inputs.front())) continue;
     const int64_t rows_per_file = std::max<int64_t>(
-        1, input_rows * options.target_file_bytes / std::max<int64_t>(1, input_bytes));
+        1, static_cast<int64_t>(static_cast<double>(input_rows) * options.target_file_bytes /
+                                std::max(1.0, output_bytes)));
     std::vector<iceberg::DataFile> added;
     std::vector<std::string> written;
     // One output per partition of the current spec (one unless the inputs are of another spec).
@@ -1143,17 +1158,22 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
           ASSIGN_OR_RAISE(auto parts, internal::SplitByPartition(s.schema, s.spec, *batch));
           for (auto& part : parts) {
             Output& out = outputs[part.path];
-            if (out.writer && out.rows + part.batch->num_rows() > rows_per_file) {
-              RETURN_NOT_OK(finish(out));
+            // Outputs close at rows_per_file exactly, not at an input row group's end: a
+            // compacted input's row group holds up to 128 MiB, so whole ones could make as
+            // many outputs as inputs, step after step.
+            for (int64_t done = 0; done < part.batch->num_rows();) {
+              if (!out.writer) {
+                ASSIGN_OR_RAISE(out.writer, OpenDataFile(options.fs.get(), s, part.path,
+                                                         options.parquet, &written));
+                out.path = written.back();
+                out.values = part.values;
+              }
+              const int64_t n = std::min(part.batch->num_rows() - done, rows_per_file - out.rows);
+              RETURN_NOT_OK(out.writer->Write(*part.batch->Slice(done, n)));
+              out.rows += n;
+              done += n;
+              if (out.rows >= rows_per_file) RETURN_NOT_OK(finish(out));
             }
-            if (!out.writer) {
-              ASSIGN_OR_RAISE(out.writer, OpenDataFile(options.fs.get(), s, part.path,
-                                                       options.parquet, &written));
-              out.path = written.back();
-              out.values = std::move(part.values);
-            }
-            RETURN_NOT_OK(out.writer->Write(*part.batch));
-            out.rows += part.batch->num_rows();
           }
         }
       }

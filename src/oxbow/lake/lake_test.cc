@@ -452,6 +452,32 @@ TEST_F(LakeTest, CompactionStreamsItsInputsByRowGroup) {
   EXPECT_EQ(LakeIds(), Ids(300));
 }
 
+// Outputs close at the target's row count within an input row group: two files of one row
+// group each, merged toward a target of 3/4 of both, make files of about 150 and 50 rows (closing
+// only between row groups made the same two files again, at every step).
+TEST_F(LakeTest, CompactionOutputsCloseWithinAnInputRowGroup) {
+  options_.compaction_min_files = 1000;
+  CreateTable({{kFreshCodecProperty, "zstd"}});
+  for (int round = 0; round < 2; ++round) {
+    Put(round * 100, 100);
+    ASSERT_TRUE(Service().RunOnce().ok());
+  }
+  int64_t bytes = 0;
+  for (const auto& e : Lake()->LiveEntries().ValueOrDie()) bytes += e.data_file.file_size_in_bytes;
+  service_.reset();
+  options_.compaction_min_files = 2;
+  options_.target_file_bytes = bytes * 3 / 4;
+  ASSERT_TRUE(Service().RunOnce().ok());
+  std::multiset<int64_t> rows;
+  for (const auto& e : Lake()->LiveEntries().ValueOrDie()) rows.insert(e.data_file.record_count);
+  const auto per_file =
+      static_cast<int64_t>(200.0 * static_cast<double>(options_.target_file_bytes) /
+                           static_cast<double>(bytes));  // about 150
+  EXPECT_EQ(rows, (std::multiset<int64_t>{per_file, 200 - per_file}));
+  EXPECT_GT(per_file, 140);
+  EXPECT_EQ(LakeIds(), Ids(200));
+}
+
 // drop_table with a failing catalog fsync keeps the table whole; with failing removals it
 // drops the table and the files left behind are removed later.
 TEST_F(LakeTest, FaultsDuringDropTableLeaveNoHalfDroppedTable) {

@@ -91,8 +91,9 @@ struct LakeOptions {
   int64_t max_round_bytes = int64_t{256} << 20;
   // Writer options of the data files. Default: zstd, dictionary on.
   parquet::WriterOptions parquet;
-  // The codec of the files rounds write unless lake.fresh-codec says otherwise. Default: LZ4_RAW.
-  parquet::Codec fresh_codec = parquet::Codec::kLz4Raw;
+  // The codec of the files rounds write unless lake.fresh-codec says otherwise. Default: zstd
+  // (no fresh files: lz4 ones cut the rounds' CPU but not the freshness, see docs/bench.md).
+  parquet::Codec fresh_codec = parquet::Codec::kZstd;
   // Compaction merges small data files of a partition into files of about this size.
   // Default: 128 MiB.
   int64_t target_file_bytes = int64_t{128} << 20;

@@ -966,10 +966,12 @@ Result<RoundInput> ReadSinceTiered(
 // Writes `batches` (lake form) as one data file per partition and appends them in one snapshot
 // recording `next` as the tiered offsets, which `s.tiered` becomes. When that fails the written
 // files are removed and `s.tiered` stays; `*committing` (if given) tells whether the commit was
-// tried, whose outcome may then be unknown. Returns the number of files.
+// tried, whose outcome may then be unknown. The files are fresh ones (lake.fresh-codec) unless
+// the round read `log_bytes` >= target_file_bytes: a file that size would not be compacted, so
+// the round pays for the final codec once rather than for both. Returns the number of files.
 Result<size_t> AppendRound(const LakeOptions& options, TableTiering& s,
                            const std::vector<arrow::RecordBatchPtr>& batches,
-                           const std::vector<int64_t>& next, bool* committing) {
+                           const std::vector<int64_t>& next, bool* committing, int64_t log_bytes) {
   struct Group {
     iceberg::PartitionValues values;
     std::vector<arrow::RecordBatchPtr> batches;
@@ -986,8 +988,9 @@ Result<size_t> AppendRound(const LakeOptions& options, TableTiering& s,
   std::vector<iceberg::DataFile> files;
   std::vector<std::string> written;
   parquet::WriterOptions file_options = FreshFileOptions(options.parquet);
-  file_options.compression = s.fresh_codec;
-  const bool fresh = s.fresh_codec != options.parquet.compression;
+  const bool fresh =
+      s.fresh_codec != options.parquet.compression && log_bytes < options.target_file_bytes;
+  if (fresh) file_options.compression = s.fresh_codec;
   auto commit = [&]() -> Status {
     for (auto& [path, group] : groups) {
       ASSIGN_OR_RAISE(auto file, WriteDataFile(options.fs.get(), s, path, group.values,
@@ -1035,7 +1038,7 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
     return read_error;
   }
   const auto read_done = Clock::now();
-  ASSIGN_OR_RAISE(const size_t files, AppendRound(options, s, batches, next, nullptr));
+  ASSIGN_OR_RAISE(const size_t files, AppendRound(options, s, batches, next, nullptr, input.bytes));
   auto ms = [](Clock::duration d) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
   };
@@ -1232,7 +1235,7 @@ Status TierChangelog(const LakeOptions& options, TableTiering& c,
                      const std::vector<int64_t>& next) {
   if (batches.empty() && next == c.tiered) return Status::OK();
   bool committing = false;
-  auto appended = AppendRound(options, c, batches, next, &committing);
+  auto appended = AppendRound(options, c, batches, next, &committing, 0);
   if (!appended.ok()) {
     // Whether the snapshot landed is not known for every failure: read the offsets again.
     if (committing) c.offsets_stale = true;

@@ -17,6 +17,7 @@ their pyiceberg scans do not queue behind the hot table's on one GIL). Then the 
 flat out for --seconds into a table with lake.enabled "true" and one with "false", --ratio-runs
 times: the throughput ratio is the tiering's dead-time; each run also prints the CPU oxbowd and
 the producers spent per MB, and the "off" run waits until the "on" table is tiered.
+--catch-up-mb also prints the CPU until compaction rewrote every fresh file (lake.fresh-codec).
 --flat-out-only runs just these pairs (with --profile: where oxbowd's CPU goes in the first
 "off" run). The producers slice their payload from a random pool made once, so making a batch
 costs far less than storing it. The soak phase runs --soak-commits commits at a 100 ms freshness with

@@ -31,7 +31,7 @@ import type_samples
 from lake_harness import (SYSTEM_COLUMNS, assert_lake_equals_log, assert_same_columns,
                           avro_files_of_current_snapshot, data_files, duckdb_union, field_ids,
                           iceberg_table, lake_rows, lake_type, lake_type_samples, local_path,
-                          metadata_json, wait_lake)
+                          metadata_json, wait_describe, wait_lake)
 from readers import check_readers, duckdb_rows, spark_rows
 
 D = decimal.Decimal
@@ -513,3 +513,52 @@ def test_nested_children_in_lake_types(lake_server, table_name, spark_or_none):
     assert got.schema == schema
     assert got.equals(pa.Table.from_batches([batch])), got.to_pylist()
 
+
+
+# --- fresh files (lake.fresh-codec) -----------------------------------------------------------
+
+
+def parquet_codecs(path: str) -> set[str]:
+    """Every column chunk's codec as pyarrow names it (LZ4_RAW is "LZ4")."""
+    meta = pq.ParquetFile(path).metadata
+    return {meta.row_group(g).column(c).compression
+            for g in range(meta.num_row_groups) for c in range(meta.num_columns)}
+
+
+def newest_fresh_metadata(metadata_location: str) -> str:
+    """The newest metadata file (the current one or one of its metadata-log) whose current
+    snapshot reads fresh files only."""
+    entries = metadata_json(metadata_location)["metadata-log"]
+    for location in [metadata_location, *(e["metadata-file"] for e in reversed(entries))]:
+        files = data_files(location)
+        if files and all(f.endswith(".fresh.parquet") for f in files):
+            return location
+    raise AssertionError(f"no metadata of {metadata_location} reads fresh files only")
+
+
+@pytest.mark.parametrize("codec,pyarrow_name", [("lz4", "LZ4")])
+def test_fresh_codec_files_are_read_then_rewritten_in_the_final_codec(
+        make_lake_server, table_name, spark_or_none, codec, pyarrow_name):
+    """lake.fresh-codec: rounds write *.fresh.parquet files in that codec, which pyiceberg,
+    DuckDB and Spark read value for value; with fewer than --lake-compaction-min-files of them,
+    compaction rewrites them in zstd once a maintenance pass saw no new one, and the readers get
+    the same rows from the rewritten files."""
+    server = make_lake_server("--lake-maintenance-interval-ms", "200")
+    schema, values = wide()
+    server.create_table(table_name, schema, buckets=2, properties={"lake.fresh-codec": codec})
+    server.put(table_name, type_samples.make_batches(schema, 2, 9, values))
+
+    def rewritten(lake):
+        location = lake["metadata_location"]
+        return (lake["lag_rows"] == 0 and location is not None and
+                not any(f.endswith(".fresh.parquet") for f in data_files(location)))
+
+    final = wait_describe(server, table_name, rewritten, "the fresh files' rewrite",
+                          timeout_s=15)["metadata_location"]
+    for location, want in ((newest_fresh_metadata(final), pyarrow_name), (final, "ZSTD")):
+        files = data_files(location)
+        assert files and all(parquet_codecs(f) == {want} for f in files), (
+            {f: parquet_codecs(f) for f in files})
+        lake = assert_lake_equals_log(server, table_name, location)
+        assert lake.num_rows == 18
+        check_readers(location, lake, spark_or_none)

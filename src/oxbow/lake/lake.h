@@ -34,6 +34,11 @@ inline constexpr double kDefaultDeleteRatio = 0.5;
 // <table>$changelog (kChangelogSuffix), in the same rounds. Default "false".
 inline constexpr char kChangelogProperty[] = "lake.changelog";
 inline constexpr char kChangelogSuffix[] = "$changelog";
+// Log and changelog lake tables: the codec of the data files rounds write ("lz4", "snappy",
+// "zstd", "none"). When it differs from the final codec (LakeOptions::parquet), these files are
+// fresh: named *.fresh.parquet and rewritten in the final codec by compaction (docs/lake.md,
+// "Fresh files"). Default: LakeOptions::fresh_codec.
+inline constexpr char kFreshCodecProperty[] = "lake.fresh-codec";
 
 // Whether `table` is copied into the lake: a log table unless its lake.enabled is "false", a
 // primary-key table when its lake.enabled is "true".
@@ -86,6 +91,9 @@ struct LakeOptions {
   int64_t max_round_bytes = int64_t{256} << 20;
   // Writer options of the data files. Default: zstd, dictionary on.
   parquet::WriterOptions parquet;
+  // The codec of the files rounds write unless lake.fresh-codec says otherwise. Default: zstd
+  // (no fresh files: lz4 ones cut the rounds' CPU but not the freshness, see docs/bench.md).
+  parquet::Codec fresh_codec = parquet::Codec::kZstd;
   // Compaction merges small data files of a partition into files of about this size.
   // Default: 128 MiB.
   int64_t target_file_bytes = int64_t{128} << 20;

@@ -262,6 +262,45 @@ TEST_F(LakeTest, CompactsAndMergesManifestsWithoutChangingRows) {
   }
 }
 
+// lake.fresh-codec lz4: rounds write *.fresh.parquet files in LZ4_RAW; fewer of them than
+// compaction_min_files are rewritten in zstd once a maintenance pass saw no new one.
+TEST_F(LakeTest, FreshFilesAreRewrittenInTheFinalCodecOnceNoRoundAddsOne) {
+  auto codecs = [&](const std::string& path) {
+    auto reader = parquet::FileReader::Open(*fs_, path).ValueOrDie();
+    std::set<parquet::Codec> out;
+    for (const auto& group : reader->metadata().row_groups) {
+      for (const auto& chunk : group.columns) out.insert(chunk.meta_data->codec);
+    }
+    return out;
+  };
+  auto live_paths = [&] {
+    std::vector<std::string> paths;
+    for (const auto& e : Lake()->LiveEntries().ValueOrDie()) {
+      paths.push_back(iceberg::LocalPath(e.data_file.file_path));
+    }
+    return paths;
+  };
+  CreateTable({{kFreshCodecProperty, "lz4"}});
+  Put(0, 50);
+  ASSERT_TRUE(Service().RunOnce().ok());  // the round's file is new to this pass: kept
+  Put(50, 50);
+  ASSERT_TRUE(Service().RunOnce().ok());  // so is the second
+  auto fresh = live_paths();
+  ASSERT_EQ(fresh.size(), 2u);
+  for (const auto& path : fresh) {
+    EXPECT_TRUE(path.ends_with(".fresh.parquet")) << path;
+    EXPECT_EQ(codecs(path), std::set<parquet::Codec>{parquet::Codec::kLz4Raw}) << path;
+  }
+  ASSERT_TRUE(Service().RunOnce().ok());  // no new file since the last pass: rewritten
+  auto rewritten = live_paths();
+  ASSERT_EQ(rewritten.size(), 1u);
+  EXPECT_FALSE(rewritten[0].ends_with(".fresh.parquet")) << rewritten[0];
+  EXPECT_EQ(codecs(rewritten[0]), std::set<parquet::Codec>{parquet::Codec::kZstd});
+  EXPECT_EQ(LakeIds(), Ids(100));
+  ASSERT_TRUE(Service().RunOnce().ok());  // a final file alone is left as it is
+  EXPECT_EQ(live_paths(), rewritten);
+}
+
 // Partition evolution: files of the first spec stay in it, files after the alter are of the new
 // spec, and compaction rewrites the earlier spec's small files into the current one.
 TEST_F(LakeTest, PartitionEvolutionAndCompactionIntoTheCurrentSpec) {
@@ -411,6 +450,32 @@ TEST_F(LakeTest, CompactionStreamsItsInputsByRowGroup) {
   // Per input: its footer, then each of its 10 row groups' 5 or more column chunks apart.
   EXPECT_GT(fs_->counters().reads, 3 * 10 * 5);
   EXPECT_EQ(LakeIds(), Ids(300));
+}
+
+// Outputs close at the target's row count within an input row group: two files of one row
+// group each, merged toward a target of 3/4 of both, make files of about 150 and 50 rows (closing
+// only between row groups made the same two files again, at every step).
+TEST_F(LakeTest, CompactionOutputsCloseWithinAnInputRowGroup) {
+  options_.compaction_min_files = 1000;
+  CreateTable({{kFreshCodecProperty, "zstd"}});
+  for (int round = 0; round < 2; ++round) {
+    Put(round * 100, 100);
+    ASSERT_TRUE(Service().RunOnce().ok());
+  }
+  int64_t bytes = 0;
+  for (const auto& e : Lake()->LiveEntries().ValueOrDie()) bytes += e.data_file.file_size_in_bytes;
+  service_.reset();
+  options_.compaction_min_files = 2;
+  options_.target_file_bytes = bytes * 3 / 4;
+  ASSERT_TRUE(Service().RunOnce().ok());
+  std::multiset<int64_t> rows;
+  for (const auto& e : Lake()->LiveEntries().ValueOrDie()) rows.insert(e.data_file.record_count);
+  const auto per_file =
+      static_cast<int64_t>(200.0 * static_cast<double>(options_.target_file_bytes) /
+                           static_cast<double>(bytes));  // about 150
+  EXPECT_EQ(rows, (std::multiset<int64_t>{per_file, 200 - per_file}));
+  EXPECT_GT(per_file, 140);
+  EXPECT_EQ(LakeIds(), Ids(200));
 }
 
 // drop_table with a failing catalog fsync keeps the table whole; with failing removals it
@@ -705,7 +770,12 @@ TEST(TierabilityTest, LakePropertiesAreChecked) {
             R"(lake.enabled must be "true" or "false", got 'no')");
   EXPECT_EQ(TierabilityError(fields, {{"lake.partiton", "day(ts)"}}),
             "unknown table property 'lake.partiton' (the lake's are lake.enabled, "
-            "lake.freshness, lake.partition, lake.compaction.delete-ratio and lake.changelog)");
+            "lake.freshness, lake.partition, lake.compaction.delete-ratio, lake.changelog and "
+            "lake.fresh-codec)");
+  EXPECT_NE(TierabilityError(fields, {{kFreshCodecProperty, "brotli"}})
+                .find("lake.fresh-codec: unknown compression 'brotli'"),
+            std::string::npos);
+  EXPECT_EQ(TierabilityError(fields, {{kFreshCodecProperty, "lz4"}}), "");
   EXPECT_EQ(TierabilityError(fields, {{kChangelogProperty, "yes"}}),
             R"(lake.changelog must be "true" or "false", got 'yes')");
   EXPECT_NE(TierabilityError(fields, {{kChangelogProperty, "true"}}).find("for primary-key tables"),

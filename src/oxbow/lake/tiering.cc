@@ -2,6 +2,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <filesystem>
@@ -61,6 +62,7 @@ struct LakeForm {
   iceberg::PartitionSpec spec;
   std::optional<int64_t> freshness_ms;        // lake.freshness, when set
   double delete_ratio = kDefaultDeleteRatio;  // lake.compaction.delete-ratio
+  std::optional<parquet::Codec> fresh_codec;  // lake.fresh-codec, when set
   // lake.changelog "true": the changelog lake table's schema (the table's columns, _change_type,
   // the system columns) and partition spec.
   std::optional<internal::LakeSchema> changelog_schema;
@@ -88,6 +90,11 @@ Result<LakeForm> MakeLakeForm(const catalog::TableDescriptor& table) {
   }
   if (!property(kDeleteRatioProperty).empty()) {
     ASSIGN_OR_RAISE(form.delete_ratio, ParseDeleteRatio(property(kDeleteRatioProperty)));
+  }
+  if (!property(kFreshCodecProperty).empty()) {
+    auto codec = parquet::ParseCodec(property(kFreshCodecProperty));
+    if (!codec.ok()) return codec.status().WithContext(kFreshCodecProperty);
+    form.fresh_codec = *codec;
   }
   if (!table.primary_key.empty()) {
     // A primary-key put carries some columns only, so no batch check can refuse a value the
@@ -141,6 +148,9 @@ class TableTiering {
   std::vector<int64_t> tiered;
   int64_t freshness_ms = 1000;
   double delete_ratio = kDefaultDeleteRatio;
+  parquet::Codec fresh_codec = parquet::Codec::kZstd;  // of the files AppendRound writes
+  // The fresh files (IsFreshFile) live at the previous compaction pass.
+  std::set<std::string> fresh_seen;
   // A primary-key table's key-location index, equal to the committed snapshot; `index_stale`
   // after a commit whose outcome is unknown (the next round rebuilds it from the lake).
   std::optional<internal::KeyIndex> index;
@@ -297,15 +307,24 @@ Status RemoveFailedCommitFiles(iceberg::Catalog& catalog, FileSystem* fs, TableT
   return Status::OK();
 }
 
-// Opens a new data file under <location>/data/<partition path>/ (its path goes to `written`).
+// A round's data file in a codec other than the final one ends in this, so compaction finds it
+// without reading its footer (docs/lake.md, "Fresh files").
+constexpr std::string_view kFreshFileSuffix = ".fresh.parquet";
+
+bool IsFreshFile(const std::string& path) { return path.ends_with(kFreshFileSuffix); }
+
+// Opens a new data file under <location>/data/<partition path>/ (its path goes to `written`),
+// named as a fresh file when `fresh`.
 Result<std::unique_ptr<parquet::FileWriter>> OpenDataFile(FileSystem* fs, const TableTiering& state,
                                                           const std::string& partition_path,
                                                           const parquet::WriterOptions& options,
-                                                          std::vector<std::string>* written) {
+                                                          std::vector<std::string>* written,
+                                                          bool fresh = false) {
   std::string dir = state.location + "/data";
   if (!partition_path.empty()) dir += "/" + partition_path;
   RETURN_NOT_OK(fs->CreateDirs(dir));
-  const std::string path = dir + "/" + RandomName() + ".parquet";
+  const std::string path =
+      dir + "/" + RandomName() + (fresh ? std::string(kFreshFileSuffix) : ".parquet");
   written->push_back(path);
   return parquet::FileWriter::Open(state.schema.arrow_schema, *fs, path, options);
 }
@@ -322,14 +341,15 @@ Result<iceberg::DataFile> FinishDataFile(const TableTiering& state, parquet::Fil
   return file;
 }
 
-// Writes `batches` (one partition of the current spec) as one data file.
+// Writes `batches` (one partition of the current spec) as one data file (a fresh one when
+// `fresh`).
 Result<iceberg::DataFile> WriteDataFile(FileSystem* fs, const TableTiering& state,
                                         const std::string& partition_path,
                                         iceberg::PartitionValues partition,
                                         const std::vector<arrow::RecordBatchPtr>& batches,
                                         const parquet::WriterOptions& options,
-                                        std::vector<std::string>* written) {
-  ASSIGN_OR_RAISE(auto writer, OpenDataFile(fs, state, partition_path, options, written));
+                                        std::vector<std::string>* written, bool fresh = false) {
+  ASSIGN_OR_RAISE(auto writer, OpenDataFile(fs, state, partition_path, options, written, fresh));
   for (const auto& b : batches) RETURN_NOT_OK(writer->Write(*b));
   return FinishDataFile(state, writer.get(), written->back(), state.spec.spec_id(),
                         std::move(partition));
@@ -460,11 +480,11 @@ Status CheckTableIsTierable(const catalog::TableDescriptor& table) {
   for (const auto& [key, value] : table.properties) {
     if (key.rfind("lake.", 0) != 0) continue;
     if (key != kEnabledProperty && key != kFreshnessProperty && key != kPartitionProperty &&
-        key != kDeleteRatioProperty && key != kChangelogProperty) {
+        key != kDeleteRatioProperty && key != kChangelogProperty && key != kFreshCodecProperty) {
       return Status::Invalid("unknown table property " + Quote(key) + " (the lake's are " +
                              kEnabledProperty + ", " + kFreshnessProperty + ", " +
-                             kPartitionProperty + ", " + kDeleteRatioProperty + " and " +
-                             kChangelogProperty + ")");
+                             kPartitionProperty + ", " + kDeleteRatioProperty + ", " +
+                             kChangelogProperty + " and " + kFreshCodecProperty + ")");
     }
     if ((key == kEnabledProperty || key == kChangelogProperty) && value != "true" &&
         value != "false") {
@@ -841,6 +861,7 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
     state->spec = std::move(form.spec);
     if (form.freshness_ms) state->freshness_ms = *form.freshness_ms;
     state->delete_ratio = form.delete_ratio;
+    state->fresh_codec = form.fresh_codec.value_or(options_.fresh_codec);
     const auto dot = descriptor.name.find('.');
     const iceberg::TableIdentifier lake_id{descriptor.name.substr(0, dot),
                                            descriptor.name.substr(dot + 1)};
@@ -856,6 +877,7 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
       changelog->schema = std::move(*form.changelog_schema);
       changelog->spec = std::move(form.changelog_spec);
       changelog->freshness_ms = state->freshness_ms;
+      changelog->fresh_codec = state->fresh_codec;
       RETURN_NOT_OK(
           OpenLakeTable(*changelog, {lake_id.namespace_name, lake_id.name + kChangelogSuffix})
               .status());
@@ -944,10 +966,12 @@ Result<RoundInput> ReadSinceTiered(
 // Writes `batches` (lake form) as one data file per partition and appends them in one snapshot
 // recording `next` as the tiered offsets, which `s.tiered` becomes. When that fails the written
 // files are removed and `s.tiered` stays; `*committing` (if given) tells whether the commit was
-// tried, whose outcome may then be unknown. Returns the number of files.
+// tried, whose outcome may then be unknown. The files are fresh ones (lake.fresh-codec) unless
+// the round read `log_bytes` >= target_file_bytes: a file that size would not be compacted, so
+// the round pays for the final codec once rather than for both. Returns the number of files.
 Result<size_t> AppendRound(const LakeOptions& options, TableTiering& s,
                            const std::vector<arrow::RecordBatchPtr>& batches,
-                           const std::vector<int64_t>& next, bool* committing) {
+                           const std::vector<int64_t>& next, bool* committing, int64_t log_bytes) {
   struct Group {
     iceberg::PartitionValues values;
     std::vector<arrow::RecordBatchPtr> batches;
@@ -963,11 +987,14 @@ Result<size_t> AppendRound(const LakeOptions& options, TableTiering& s,
   }
   std::vector<iceberg::DataFile> files;
   std::vector<std::string> written;
+  parquet::WriterOptions file_options = FreshFileOptions(options.parquet);
+  const bool fresh =
+      s.fresh_codec != options.parquet.compression && log_bytes < options.target_file_bytes;
+  if (fresh) file_options.compression = s.fresh_codec;
   auto commit = [&]() -> Status {
     for (auto& [path, group] : groups) {
-      ASSIGN_OR_RAISE(auto file,
-                      WriteDataFile(options.fs.get(), s, path, group.values, group.batches,
-                                    FreshFileOptions(options.parquet), &written));
+      ASSIGN_OR_RAISE(auto file, WriteDataFile(options.fs.get(), s, path, group.values,
+                                               group.batches, file_options, &written, fresh));
       files.push_back(std::move(file));
     }
     std::vector<int64_t> previous = s.tiered;
@@ -1011,7 +1038,7 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
     return read_error;
   }
   const auto read_done = Clock::now();
-  ASSIGN_OR_RAISE(const size_t files, AppendRound(options, s, batches, next, nullptr));
+  ASSIGN_OR_RAISE(const size_t files, AppendRound(options, s, batches, next, nullptr, input.bytes));
   auto ms = [](Clock::duration d) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
   };
@@ -1030,9 +1057,12 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
 
 // Merges the small files of each partition (spec and tuple) into files near the target size,
 // written in the current spec: files of an earlier spec (partition evolution) have their rows
-// split by the current one. Holds the table's lock only to list the live files and to commit,
-// so rounds go on meanwhile (only compaction removes live files, so its inputs stay live while
-// it rewrites them).
+// split by the current one. Fresh files (IsFreshFile) count as small whatever their size, and a
+// partition whose fresh files were all live at the previous pass too (no round added one since)
+// has them rewritten even when it holds fewer than compaction_min_files, so none stays in the
+// fresh codec (docs/lake.md, "Fresh files"). Holds the table's lock only to list the live files
+// and to commit, so rounds go on meanwhile (only compaction removes live files, so its inputs
+// stay live while it rewrites them).
 Status Compact(const LakeOptions& options, TableTiering& s) {
   std::vector<iceberg::ManifestEntry> live;
   {
@@ -1042,15 +1072,39 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
   }
   // By spec and partition directory (a spec's tuples have directories of their own).
   std::map<std::pair<int32_t, std::string>, std::vector<const iceberg::ManifestEntry*>> small;
+  std::set<std::string> fresh_live;
+  // The final files' bytes per row: a fresh input counts as its rows at that rate, so outputs
+  // reach the target size in the final codec (none yet: as its own size).
+  int64_t final_bytes = 0;
+  int64_t final_rows = 0;
   for (const auto& e : live) {
-    if (e.data_file.file_size_in_bytes * 4 >= options.target_file_bytes * 3) continue;
     const std::string& path = e.data_file.file_path;
+    const bool fresh = IsFreshFile(path);
+    if (fresh) {
+      fresh_live.insert(path);
+    } else {
+      final_bytes += e.data_file.file_size_in_bytes;
+      final_rows += e.data_file.record_count;
+    }
+    if (!fresh && e.data_file.file_size_in_bytes * 4 >= options.target_file_bytes * 3) continue;
     small[{e.data_file.spec_id.value_or(0), path.substr(0, path.rfind('/'))}].push_back(&e);
   }
+  std::set<std::string> fresh_before;
+  fresh_before.swap(s.fresh_seen);
+  s.fresh_seen = fresh_live;
   for (auto& group : small) {
     const std::string& dir = group.first.second;
     auto& entries = group.second;
-    if (static_cast<int>(entries.size()) < options.compaction_min_files) continue;
+    const bool enough = static_cast<int>(entries.size()) >= options.compaction_min_files;
+    // Fewer small files than that: only fresh files, once their partition went quiet.
+    bool quiet = false;
+    if (!enough) {
+      std::erase_if(entries, [](const auto* e) { return !IsFreshFile(e->data_file.file_path); });
+      quiet = !entries.empty() && std::all_of(entries.begin(), entries.end(), [&](const auto* e) {
+        return fresh_before.count(e->data_file.file_path) > 0;
+      });
+      if (!quiet) continue;
+    }
     std::sort(entries.begin(), entries.end(), [](const auto* a, const auto* b) {
       return a->data_file.file_size_in_bytes < b->data_file.file_size_in_bytes;
     });
@@ -1058,15 +1112,22 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
     std::vector<std::string> inputs;
     int64_t input_bytes = 0;
     int64_t input_rows = 0;
+    double output_bytes = 0;  // what the inputs come to in the final codec
     for (const auto* e : entries) {
       if (input_bytes >= options.compaction_step_bytes && inputs.size() >= 2) break;
-      inputs.push_back(e->data_file.file_path);
-      input_bytes += e->data_file.file_size_in_bytes;
-      input_rows += e->data_file.record_count;
+      const iceberg::DataFile& f = e->data_file;
+      inputs.push_back(f.file_path);
+      input_bytes += f.file_size_in_bytes;
+      input_rows += f.record_count;
+      output_bytes += IsFreshFile(f.file_path) && final_rows > 0
+                          ? static_cast<double>(f.record_count) * final_bytes / final_rows
+                          : static_cast<double>(f.file_size_in_bytes);
     }
-    if (inputs.size() < 2) continue;
+    // Merging one file gains nothing, unless it is fresh.
+    if (inputs.size() < 2 && !IsFreshFile(inputs.front())) continue;
     const int64_t rows_per_file = std::max<int64_t>(
-        1, input_rows * options.target_file_bytes / std::max<int64_t>(1, input_bytes));
+        1, static_cast<int64_t>(static_cast<double>(input_rows) * options.target_file_bytes /
+                                std::max(1.0, output_bytes)));
     std::vector<iceberg::DataFile> added;
     std::vector<std::string> written;
     // One output per partition of the current spec (one unless the inputs are of another spec).
@@ -1100,17 +1161,22 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
           ASSIGN_OR_RAISE(auto parts, internal::SplitByPartition(s.schema, s.spec, *batch));
           for (auto& part : parts) {
             Output& out = outputs[part.path];
-            if (out.writer && out.rows + part.batch->num_rows() > rows_per_file) {
-              RETURN_NOT_OK(finish(out));
+            // Outputs close at rows_per_file exactly, not at an input row group's end: a
+            // compacted input's row group holds up to 128 MiB, so whole ones could make as
+            // many outputs as inputs, step after step.
+            for (int64_t done = 0; done < part.batch->num_rows();) {
+              if (!out.writer) {
+                ASSIGN_OR_RAISE(out.writer, OpenDataFile(options.fs.get(), s, part.path,
+                                                         options.parquet, &written));
+                out.path = written.back();
+                out.values = part.values;
+              }
+              const int64_t n = std::min(part.batch->num_rows() - done, rows_per_file - out.rows);
+              RETURN_NOT_OK(out.writer->Write(*part.batch->Slice(done, n)));
+              out.rows += n;
+              done += n;
+              if (out.rows >= rows_per_file) RETURN_NOT_OK(finish(out));
             }
-            if (!out.writer) {
-              ASSIGN_OR_RAISE(out.writer, OpenDataFile(options.fs.get(), s, part.path,
-                                                       options.parquet, &written));
-              out.path = written.back();
-              out.values = std::move(part.values);
-            }
-            RETURN_NOT_OK(out.writer->Write(*part.batch));
-            out.rows += part.batch->num_rows();
           }
         }
       }
@@ -1169,7 +1235,7 @@ Status TierChangelog(const LakeOptions& options, TableTiering& c,
                      const std::vector<int64_t>& next) {
   if (batches.empty() && next == c.tiered) return Status::OK();
   bool committing = false;
-  auto appended = AppendRound(options, c, batches, next, &committing);
+  auto appended = AppendRound(options, c, batches, next, &committing, 0);
   if (!appended.ok()) {
     // Whether the snapshot landed is not known for every failure: read the offsets again.
     if (committing) c.offsets_stale = true;

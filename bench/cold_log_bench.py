@@ -13,10 +13,10 @@ both see the same machine load.
 --cache-mib (the --cold-log-cache-bytes of oxbowd) is kept below the data so every cold run
 fetches its bytes from S3 again rather than from the cache. Prints MB/s (Arrow buffer bytes
 received) per run, the medians, the ratio cold / local, oxbowd's minor page faults and CPU time
-(all threads) per DoGet and the S3 server's CPU time per cold DoGet (medians), and
-oxbowd's peak and current RSS. With
-S3 each run also GETs the cold objects whole with boto3 (1 and 4 threads), the best a client
-gets from that server, and prints it as the ceiling beside local DoGet.
+(all threads) per DoGet, the S3 server's CPU time per cold DoGet and the client's per DoGet
+(medians), and oxbowd's peak and current RSS. With S3 each run also GETs the cold objects whole
+with boto3 (1 and 4 threads), the best a client gets from that server, and prints it as the
+ceiling beside local DoGet.
 --local-warehouse puts the warehouse (and so the cold segments) in a local directory instead of
 S3: the cold path's own cost without the S3 server's.
 --perf FILE: after the timed runs, `perf record -g` of oxbowd (and the S3 server) during three
@@ -171,12 +171,15 @@ def main() -> None:
                 if o["Key"].endswith(".log"))
             runs = {"cold": [], "local": [], "boto3 1": [], "boto3 4": []}
             faults = {"cold": [], "local": []}
-            cpu = {"cold": [], "local": [], "server": []}  # CPU ms per DoGet
+            cpu = {"cold": [], "local": [], "server": [],  # CPU ms per DoGet
+                   "client cold": [], "client local": []}
             for run in range(args.runs):
                 for name in ("cold", "local"):
                     before, cpu_before = proc_stat(pid)
                     server_cpu_before = proc_stat(s3.proc.pid)[1]
+                    client_cpu_before = time.process_time()
                     runs[name].append(timed_read(client, f"bench.{name}", end))
+                    cpu[f"client {name}"].append((time.process_time() - client_cpu_before) * 1e3)
                     after, cpu_after = proc_stat(pid)
                     faults[name].append(after - before)
                     cpu[name].append((cpu_after - cpu_before) * 1e3)
@@ -204,7 +207,9 @@ def main() -> None:
                   f"{statistics.median(faults['cold']):.0f}, local "
                   f"{statistics.median(faults['local']):.0f}; oxbowd CPU ms cold "
                   f"{statistics.median(cpu['cold']):.0f}, local {statistics.median(cpu['local']):.0f}; "
-                  f"{args.server} CPU ms during a cold DoGet {statistics.median(cpu['server']):.0f}")
+                  f"{args.server} CPU ms during a cold DoGet {statistics.median(cpu['server']):.0f}; "
+                  f"client (pyarrow) CPU ms cold {statistics.median(cpu['client cold']):.0f}, "
+                  f"local {statistics.median(cpu['client local']):.0f}")
             print(f"oxbowd RSS {rss['VmRSS'] / 1024:.0f} MiB (peak {rss['VmHWM'] / 1024:.0f} MiB), "
                   f"cold cache {args.cache_mib} MiB, cold store "
                   f"{'a local directory' if args.local_warehouse else f'S3 ({args.server})'}; "

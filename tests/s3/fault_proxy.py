@@ -1,5 +1,6 @@
 """An HTTP proxy in front of the test S3 server that injects faults: chosen requests get a 503
 (SlowDown) or have their connection dropped after the request was read, a given number of times.
+It also counts the most requests it handled at once.
 
 Requests are forwarded byte for byte with their own Host header, so SigV4 signatures made for
 the proxy's address still verify at the server.
@@ -33,6 +34,8 @@ class FaultProxy:
         self.faults: list[Fault] = []
         self.lock = threading.Lock()
         self.seen: list[tuple[str, str]] = []  # (method, path?query) of every request
+        self.active = 0      # requests being handled now
+        self.max_active = 0  # the most handled at once
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -42,6 +45,16 @@ class FaultProxy:
                 pass
 
             def _handle(self):
+                with proxy.lock:
+                    proxy.active += 1
+                    proxy.max_active = max(proxy.max_active, proxy.active)
+                try:
+                    self._forward()
+                finally:
+                    with proxy.lock:
+                        proxy.active -= 1
+
+            def _forward(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 fault = proxy._match(self.command, self.path)

@@ -76,6 +76,24 @@ def test_an_upload_that_keeps_failing_is_aborted_and_leaves_nothing(s3_env, prox
     assert not uploads.get("Uploads"), f"the failed upload was not aborted: {uploads}"
 
 
+def test_parts_go_up_several_at_a_time_within_the_bound(s3_env, proxy, s3_tool, s3_prefix,
+                                                          tmp_path):
+    data = os.urandom(16 * MIB + 5)
+    local = tmp_path / "big"
+    local.write_bytes(data)
+    retried = proxy.add("PUT", "partNumber=2", times=1)  # retried while other parts are out
+    key = f"{s3_prefix}/parallel"
+    proc = tool(s3_tool, "put", f"s3://{s3_env.bucket}/{key}", local,
+                OXBOW_S3_PART_BYTES=str(5 * MIB), OXBOW_S3_PARTS_IN_FLIGHT="2")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert retried.hits == 1
+    # Parts are cut at 10 and 15 MiB written, the rest goes at Sync: 3 parts, at most 2 at once.
+    assert proxy.max_active == 2
+    boto = s3_env.client()
+    assert boto.head_object(Bucket=s3_env.bucket, Key=key)["ETag"].strip('"').endswith("-3")
+    assert boto.get_object(Bucket=s3_env.bucket, Key=key)["Body"].read() == data
+
+
 def test_lake_keeps_every_acknowledged_row_through_an_s3_outage(s3_env, proxy, s3_prefix,
                                                                  make_server, table_name):
     warehouse = f"s3://{s3_env.bucket}/{s3_prefix}/warehouse"

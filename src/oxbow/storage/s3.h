@@ -3,10 +3,10 @@
 // the layout, the configuration and where S3 differs from a POSIX file system.
 //
 // Paths are URIs, "s3://bucket/key". Objects are immutable once written: a File opened with
-// kCreate buffers its bytes (uploading full parts of a multipart upload as it goes) and the
-// object appears whole when Sync() returns; a File destroyed unsynced leaves no object. S3 has no
-// rename, no lock and no directories: Rename* and LockFile are NotImplemented, CreateDirs and
-// SyncDir do nothing, and a "directory" is the prefix "<key>/".
+// kCreate buffers its bytes (uploading full parts of a multipart upload as it goes, several at
+// once) and the object appears whole when Sync() returns; a File destroyed unsynced leaves no
+// object. S3 has no rename, no lock and no directories: Rename* and LockFile are NotImplemented,
+// CreateDirs and SyncDir do nothing, and a "directory" is the prefix "<key>/".
 #pragma once
 
 #include <cstdint>
@@ -42,6 +42,10 @@ struct S3Options {
   // Objects larger than this are written with a multipart upload in parts of this size; at
   // least 5 MiB (S3's smallest part). Default: 8 MiB.
   int64_t part_bytes = int64_t{8} << 20;
+  // Parts of one multipart upload sent at once, each on its own thread (at least 1). A File being
+  // written then holds up to this many parts in flight besides the (less than two) parts it is
+  // filling. Default: 4.
+  int upload_parts_in_flight = 4;
   // Buffers of ranged GETs of 1 MiB or more are recycled (no fresh pages to fault in and zero
   // for each read, e.g. each cold-log fetch): at most this many bytes of them are kept while
   // unused. Default: 32 MiB.

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
+#include <future>
 #include <limits>
 #include <sstream>
 
@@ -59,14 +61,17 @@ class S3ReadFile : public File {
 };
 
 // An object being written: bytes are buffered, full parts go out as a multipart upload once the
-// buffer holds more than one part, and Sync() completes the object.
+// buffer holds more than one part, up to parts_in_flight of them at once (each on its own
+// thread), and Sync() completes the object.
 class S3WriteFile : public File {
  public:
-  S3WriteFile(std::string path, S3Client* client, S3Location location, int64_t part_bytes)
+  S3WriteFile(std::string path, S3Client* client, S3Location location, int64_t part_bytes,
+              int parts_in_flight)
       : File(std::move(path)),
         client_(client),
         location_(std::move(location)),
-        part_bytes_(part_bytes) {}
+        part_bytes_(part_bytes),
+        parts_in_flight_(static_cast<size_t>(std::max(1, parts_in_flight))) {}
 
   // An object never synced is never created: its multipart upload, if any, is aborted.
   ~S3WriteFile() override {
@@ -96,7 +101,7 @@ class S3WriteFile : public File {
     }
     // Keep one part in hand so a later write just behind the end still lands in the buffer.
     while (static_cast<int64_t>(buffer_.size()) >= 2 * part_bytes_) {
-      Status st = UploadPartLocked();
+      Status st = StartPartLocked(static_cast<size_t>(part_bytes_));
       if (!st.ok()) {
         FailLocked();
         return st;
@@ -150,28 +155,51 @@ class S3WriteFile : public File {
     return Status::OK();
   }
 
-  Status UploadPartLocked() {
+  // Sends the first `n` buffered bytes as the next part, on a thread of its own, once fewer than
+  // parts_in_flight_ parts are out (waiting for the oldest first). They count as uploaded.
+  Status StartPartLocked(size_t n) {
     if (upload_id_.empty()) {
       ASSIGN_OR_RAISE(upload_id_, client_->CreateMultipartUpload(location_.bucket, location_.key));
     }
-    const size_t n = static_cast<size_t>(part_bytes_);
-    ASSIGN_OR_RAISE(std::string etag,
-                    client_->UploadPart(location_.bucket, location_.key, upload_id_,
-                                        static_cast<int>(etags_.size()) + 1,
-                                        std::string_view(buffer_).substr(0, n)));
-    etags_.push_back(std::move(etag));
-    buffer_.erase(0, n);
-    uploaded_ += static_cast<int64_t>(n);
+    while (in_flight_.size() >= parts_in_flight_) RETURN_NOT_OK(FinishOldestPartLocked());
+    std::string bytes;
+    if (n == buffer_.size()) {
+      bytes = std::move(buffer_);
+      buffer_.clear();
+    } else {
+      bytes = buffer_.substr(0, n);
+      buffer_.erase(0, n);
+    }
+    const int number = static_cast<int>(etags_.size()) + 1;
+    etags_.emplace_back();
+    uploaded_ += static_cast<int64_t>(bytes.size());
+    in_flight_.push_back(
+        {number,
+         std::async(std::launch::async, [client = client_, location = location_,
+                                         upload_id = upload_id_, number, bytes = std::move(bytes)] {
+           return client->UploadPart(location.bucket, location.key, upload_id, number, bytes);
+         })});
     return Status::OK();
   }
 
-  // Completes the object: one PUT, or the last part and CompleteMultipartUpload.
+  // Waits for the oldest part in flight and records its ETag.
+  Status FinishOldestPartLocked() {
+    PartInFlight part = std::move(in_flight_.front());
+    in_flight_.pop_front();
+    ASSIGN_OR_RAISE(etags_[part.number - 1], part.etag.get());
+    return Status::OK();
+  }
+
+  // Completes the object: one PUT, or the last part and CompleteMultipartUpload once every part
+  // is in.
   Status FinishLocked() {
     Status st;
     if (upload_id_.empty()) {
       st = client_->Put(location_.bucket, location_.key, buffer_);
     } else {
-      st = buffer_.empty() ? Status::OK() : UploadLastPartLocked();
+      // The last part, whatever its size.
+      if (!buffer_.empty()) st = StartPartLocked(buffer_.size());
+      while (st.ok() && !in_flight_.empty()) st = FinishOldestPartLocked();
       if (st.ok()) {
         st = client_->CompleteMultipartUpload(location_.bucket, location_.key, upload_id_, etags_);
       }
@@ -186,38 +214,37 @@ class S3WriteFile : public File {
     return Status::OK();
   }
 
-  // The last part, whatever its size.
-  Status UploadLastPartLocked() {
-    ASSIGN_OR_RAISE(std::string etag,
-                    client_->UploadPart(location_.bucket, location_.key, upload_id_,
-                                        static_cast<int>(etags_.size()) + 1, buffer_));
-    etags_.push_back(std::move(etag));
-    uploaded_ += static_cast<int64_t>(buffer_.size());
-    buffer_.clear();
-    return Status::OK();
-  }
-
-  // Gives up on the object: an unfinished multipart upload is aborted, so no part of it is ever
-  // visible (a bucket lifecycle rule cleans up uploads whose abort was lost too).
+  // Gives up on the object: once no part is in flight, an unfinished multipart upload is
+  // aborted, so no part of it is ever visible (a bucket lifecycle rule cleans up uploads whose
+  // abort was lost too).
   void FailLocked() {
     state_ = State::kFailed;
     buffer_.clear();
     buffer_.shrink_to_fit();
+    for (PartInFlight& part : in_flight_) part.etag.wait();
+    in_flight_.clear();
     if (!upload_id_.empty()) {
       Status st = client_->AbortMultipartUpload(location_.bucket, location_.key, upload_id_);
       if (!st.ok()) spdlog::warn("S3: cannot abort the upload of {}: {}", path(), st.message());
     }
   }
 
+  struct PartInFlight {
+    int number = 0;
+    std::future<Result<std::string>> etag;
+  };
+
   S3Client* client_;
   S3Location location_;
   const int64_t part_bytes_;
+  const size_t parts_in_flight_;
   std::mutex mu_;
   State state_ = State::kOpen;
-  std::string buffer_;     // bytes from offset uploaded_ on
-  int64_t uploaded_ = 0;   // bytes sent as parts
-  std::string upload_id_;  // of the multipart upload, once started
-  std::vector<std::string> etags_;
+  std::string buffer_;                  // bytes from offset uploaded_ on
+  int64_t uploaded_ = 0;                // bytes handed to parts (sent or in flight)
+  std::string upload_id_;               // of the multipart upload, once started
+  std::vector<std::string> etags_;      // of each part started, by part number - 1
+  std::deque<PartInFlight> in_flight_;  // oldest first
 };
 
 }  // namespace
@@ -267,6 +294,9 @@ Result<std::shared_ptr<S3FileSystem>> S3FileSystem::Make(S3Options options) {
   if (options.part_bytes < (int64_t{5} << 20)) {
     return Status::Invalid("S3 part size must be at least 5 MiB");
   }
+  if (options.upload_parts_in_flight < 1) {
+    return Status::Invalid("S3 uploads need at least one part in flight");
+  }
   if (options.list_page_keys < 1 || options.list_page_keys > 1000) {
     return Status::Invalid("S3 list pages hold 1 to 1000 keys");
   }
@@ -312,8 +342,9 @@ Result<std::unique_ptr<File>> S3FileSystem::OpenFile(const std::string& path, Fi
     }
     case FileMode::kCreate:
     case FileMode::kCreateSequential:
-      return std::unique_ptr<File>(
-          new S3WriteFile(path, client_.get(), std::move(location), options_.part_bytes));
+      return std::unique_ptr<File>(new S3WriteFile(path, client_.get(), std::move(location),
+                                                   options_.part_bytes,
+                                                   options_.upload_parts_in_flight));
     case FileMode::kWrite: break;
   }
   return Status::NotImplemented(path + ": S3 objects cannot be changed in place");

@@ -8,8 +8,8 @@
 //   s3_tool ls URI | lsr URI            names below a prefix / every object below it
 //   s3_tool bench-put URI BYTES COUNT   COUNT objects of BYTES; prints MB/s
 //   s3_tool bench-get URI RANGE COUNT   COUNT ranged reads of RANGE bytes spread over URI
-// Environment knobs: OXBOW_S3_PART_BYTES, OXBOW_S3_LIST_PAGE_KEYS, OXBOW_S3_MAX_ATTEMPTS,
-// OXBOW_S3_PATH_STYLE (0: virtual-host addressing).
+// Environment knobs: OXBOW_S3_PART_BYTES, OXBOW_S3_PARTS_IN_FLIGHT, OXBOW_S3_LIST_PAGE_KEYS,
+// OXBOW_S3_MAX_ATTEMPTS, OXBOW_S3_PATH_STYLE (0: virtual-host addressing).
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -52,6 +52,8 @@ int Run(const std::vector<std::string>& args) {
   }
   oxbow::storage::S3Options options = oxbow::storage::S3OptionsFromEnvironment();
   options.part_bytes = EnvInt("OXBOW_S3_PART_BYTES", options.part_bytes);
+  options.upload_parts_in_flight =
+      static_cast<int>(EnvInt("OXBOW_S3_PARTS_IN_FLIGHT", options.upload_parts_in_flight));
   options.list_page_keys = static_cast<int>(EnvInt("OXBOW_S3_LIST_PAGE_KEYS", 1000));
   options.max_attempts = static_cast<int>(EnvInt("OXBOW_S3_MAX_ATTEMPTS", options.max_attempts));
   options.path_style = EnvInt("OXBOW_S3_PATH_STYLE", options.path_style ? 1 : 0) != 0;

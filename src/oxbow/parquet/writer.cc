@@ -144,6 +144,38 @@ class PageStore {
   size_t bytes_ = 0;
 };
 
+// Bytes grown without zero-filling, written through pointers.
+class ByteBuffer {
+ public:
+  uint8_t* data() { return data_.get(); }
+  size_t size() const { return size_; }
+  // `n` more bytes, uninitialized; returns where they start.
+  uint8_t* Extend(size_t n) {
+    if (n > capacity_ - size_) Grow(size_ + n);
+    uint8_t* p = data_.get() + size_;
+    size_ += n;
+    return p;
+  }
+  void Append(const void* p, size_t n) {
+    if (n > 0) std::memcpy(Extend(n), p, n);
+  }
+  void Resize(size_t n) {
+    if (n > size_) Extend(n - size_);
+    size_ = n;
+  }
+
+ private:
+  void Grow(size_t needed) {
+    const size_t capacity = std::max({needed, capacity_ * 2, size_t{4096}});
+    std::unique_ptr<uint8_t[]> bigger(new uint8_t[capacity]);
+    if (size_ > 0) std::memcpy(bigger.get(), data_.get(), size_);
+    data_ = std::move(bigger);
+    capacity_ = capacity;
+  }
+  std::unique_ptr<uint8_t[]> data_;
+  size_t size_ = 0, capacity_ = 0;
+};
+
 // Min/max ordering of a column (ColumnOrder TYPE_ORDER as parquet.thrift defines it).
 enum class Order { kSigned, kUnsigned, kFloat, kBool, kBytes, kDecimalBytes };
 
@@ -401,6 +433,7 @@ class TypedColumnWriter final : public ColumnWriter {
     if constexpr (kBytes)
       dict_.set_fixed(config_.physical_type == PhysicalType::kFixedLenByteArray);
     use_dict_ = config_.dictionary;
+    plain_.Resize(kLevelsRoom);
   }
 
   Status Write(const Array& array, int64_t offset, int64_t length) override {
@@ -564,6 +597,9 @@ class TypedColumnWriter final : public ColumnWriter {
   // from its start: a dictionary of mostly unique values (ids, offsets, timestamps, random
   // strings) costs hashing and adds a dictionary page for no gain.
   static constexpr int64_t kDictionaryProbeValues = 4096;
+  // Room before a page's PLAIN values for its levels (a page without nulls needs about 10
+  // bytes): a larger level section means copying the values after it.
+  static constexpr size_t kLevelsRoom = 64;
 
   bool dict_mode() const { return use_dict_ && !fallen_back_ && !abandoned_; }
 
@@ -597,11 +633,11 @@ class TypedColumnWriter final : public ColumnWriter {
     if constexpr (kBytes) {
       if (config_.physical_type == PhysicalType::kByteArray) {
         const auto len = static_cast<uint32_t>(v.size());
-        plain_.append(reinterpret_cast<const char*>(&len), 4);
+        plain_.Append(&len, 4);
       }
-      plain_.append(v.data(), v.size());
+      plain_.Append(v.data(), v.size());
     } else {
-      plain_.append(reinterpret_cast<const char*>(&v), sizeof(T));
+      plain_.Append(&v, sizeof(T));
     }
   }
 
@@ -659,8 +695,8 @@ class TypedColumnWriter final : public ColumnWriter {
   void Put(const T& v) {
     if constexpr (kFloat) chunk_nans_ += std::isnan(v);
     if constexpr (O == Order::kBool) {
-      if ((bool_bits_ & 7) == 0) plain_.push_back(0);
-      if (v) plain_.back() = static_cast<char>(plain_.back() | (1 << (bool_bits_ & 7)));
+      if ((bool_bits_ & 7) == 0) *plain_.Extend(1) = 0;
+      if (v) plain_.data()[plain_.size() - 1] |= static_cast<uint8_t>(1 << (bool_bits_ & 7));
       ++bool_bits_;
       UpdateStats(v);
     } else {
@@ -679,7 +715,7 @@ class TypedColumnWriter final : public ColumnWriter {
     if (dict_mode()) {
       return static_cast<int64_t>(indices_.size()) * (internal::BitWidthFor(dict_.size()) + 1) / 8;
     }
-    return static_cast<int64_t>(plain_.size());
+    return static_cast<int64_t>(plain_.size() - kLevelsRoom);
   }
 
   std::string EncodeStat(const T& v, bool is_min) const {
@@ -721,29 +757,39 @@ class TypedColumnWriter final : public ColumnWriter {
     if (config_.max_def > 0) append_levels(levels_, config_.max_def);
     const size_t levels_size = page_body_.size();
     const bool dict_page = dict_mode();
-    const std::string* values = &plain_;
+    // v2 pages keep their levels uncompressed, ahead of the compressed values; v1 pages compress
+    // levels and values together: [in, in + in_size).
+    const auto* levels = reinterpret_cast<const uint8_t*>(page_body_.data());
+    const size_t raw = v2 ? levels_size : 0;
+    const uint8_t* in = nullptr;
+    size_t in_size = 0;
     if (dict_page) {
       // An all-null chunk has an empty dictionary: its pages hold no indices at all.
       const uint64_t max_index = dict_.size() == 0 ? 0 : static_cast<uint64_t>(dict_.size() - 1);
       const int bw = std::max(1, internal::BitWidthFor(max_index));
       page_body_.push_back(static_cast<char>(bw));
       internal::RleEncode(indices_.data(), static_cast<int64_t>(indices_.size()), bw, &page_body_);
-      values = &page_body_;
-    } else if (levels_size > 0) {
-      page_body_.append(plain_);
-      values = &page_body_;
+      levels = reinterpret_cast<const uint8_t*>(page_body_.data());
+      in = levels + raw;
+      in_size = page_body_.size() - raw;
+    } else if (v2 || levels_size <= kLevelsRoom) {
+      // The levels go into the room left before the values, so the body is not copied.
+      uint8_t* start = plain_.data() + kLevelsRoom - (v2 ? 0 : levels_size);
+      if (!v2 && levels_size > 0) std::memcpy(start, levels, levels_size);
+      in = start;
+      in_size = plain_.size() - static_cast<size_t>(start - plain_.data());
+    } else {
+      page_body_.append(reinterpret_cast<const char*>(plain_.data()) + kLevelsRoom,
+                        static_cast<size_t>(PageBytes()));
+      levels = reinterpret_cast<const uint8_t*>(page_body_.data());
+      in = levels;
+      in_size = page_body_.size();
     }
-    // `values` is either the whole page body or, for required PLAIN pages, plain_ alone.
-    const size_t uncompressed = values == &plain_ ? plain_.size() : page_body_.size();
-    const auto* src = reinterpret_cast<const uint8_t*>(values->data());
-    // v2 pages keep their levels uncompressed.
-    const size_t raw = v2 ? levels_size : 0;
-    const size_t skip = v2 && values == &page_body_ ? levels_size : 0;
+    const size_t uncompressed =
+        dict_page ? page_body_.size() : levels_size + static_cast<size_t>(PageBytes());
     const uint8_t* body = nullptr;
     size_t body_size = 0;
-    RETURN_NOT_OK(CompressPage(src + skip, values->size() - skip,
-                               reinterpret_cast<const uint8_t*>(page_body_.data()), raw, &body,
-                               &body_size));
+    RETURN_NOT_OK(CompressPage(in, in_size, levels, raw, &body, &body_size));
     PageHeader h;
     h.uncompressed_page_size = static_cast<int32_t>(uncompressed);
     h.compressed_page_size = static_cast<int32_t>(body_size);
@@ -771,7 +817,7 @@ class TypedColumnWriter final : public ColumnWriter {
     page_values_ = page_nulls_ = page_rows_ = 0;
     levels_.clear();
     rep_levels_.clear();
-    plain_.clear();
+    plain_.Resize(kLevelsRoom);
     indices_.clear();
     bool_bits_ = 0;
     return Status::OK();
@@ -788,7 +834,7 @@ class TypedColumnWriter final : public ColumnWriter {
   int64_t page_rows_ = 0;
   std::vector<uint32_t> levels_;      // definition levels, materialized once the page holds a null
   std::vector<uint32_t> rep_levels_;  // repetition levels (nested leaves only)
-  std::string plain_;
+  ByteBuffer plain_;  // kLevelsRoom bytes of room for the page's levels, then PLAIN values
   int64_t bool_bits_ = 0;
   std::vector<uint32_t> indices_;
 

@@ -189,8 +189,14 @@ bool Less(const T& a, const T& b) {
     const auto a0 = static_cast<uint8_t>(a[0]) ^ 0x80, b0 = static_cast<uint8_t>(b[0]) ^ 0x80;
     if (a0 != b0) return a0 < b0;
     return a.substr(1) < b.substr(1);
-  } else {
+  } else if constexpr (O == Order::kBytes) {
+    // Most values differ in their first byte: decided there without a call to memcmp.
+    if (!a.empty() && !b.empty() && a[0] != b[0]) {
+      return static_cast<uint8_t>(a[0]) < static_cast<uint8_t>(b[0]);
+    }
     return a < b;  // string_view compares bytes as unsigned char
+  } else {
+    return a < b;
   }
 }
 
@@ -458,7 +464,9 @@ class TypedColumnWriter final : public ColumnWriter {
           levels_.insert(levels_.end(), static_cast<size_t>(n), 1u);
         }
       }
-      if (nulls == 0) {
+      if (nulls == 0 && O != Order::kBool && !dict_mode()) {
+        AppendPlainValues(values, n);
+      } else if (nulls == 0) {
         for (int64_t i = 0; i < n; ++i) Put(values[i]);
       } else {
         for (int64_t i = 0; i < n; ++i) {
@@ -638,6 +646,46 @@ class TypedColumnWriter final : public ColumnWriter {
       plain_.Append(v.data(), v.size());
     } else {
       plain_.Append(&v, sizeof(T));
+    }
+  }
+
+  // Put() of n non-null values in PLAIN mode: one copy sized up front, statistics in the same
+  // loop (or, for integers, a min/max loop over the values in place).
+  void AppendPlainValues(const T* values, int64_t n) {
+    if (n == 0) return;
+    if constexpr (kBytes) {
+      const bool prefixed = config_.physical_type == PhysicalType::kByteArray;
+      size_t total = prefixed ? 4 * static_cast<size_t>(n) : 0;
+      for (int64_t i = 0; i < n; ++i) total += values[i].size();
+      uint8_t* p = plain_.Extend(total);
+      for (int64_t i = 0; i < n; ++i) {
+        const std::string_view v = values[i];
+        if (prefixed) {
+          const auto len = static_cast<uint32_t>(v.size());
+          std::memcpy(p, &len, 4);
+          p += 4;
+        }
+        if (!v.empty()) std::memcpy(p, v.data(), v.size());
+        p += v.size();
+        UpdateStats(v);
+      }
+    } else {
+      std::memcpy(plain_.Extend(static_cast<size_t>(n) * sizeof(T)), values,
+                  static_cast<size_t>(n) * sizeof(T));
+      if constexpr (kFloat) {
+        for (int64_t i = 0; i < n; ++i) {
+          chunk_nans_ += std::isnan(values[i]);
+          UpdateStats(values[i]);
+        }
+      } else {
+        T lo = values[0], hi = values[0];
+        for (int64_t i = 1; i < n; ++i) {
+          lo = Less<T, O>(values[i], lo) ? values[i] : lo;
+          hi = Less<T, O>(hi, values[i]) ? values[i] : hi;
+        }
+        UpdateStats(lo);
+        UpdateStats(hi);
+      }
     }
   }
 

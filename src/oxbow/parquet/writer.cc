@@ -397,8 +397,19 @@ const Dst* DecimalToInt(const Array& a, int64_t start, int64_t n, std::vector<Ds
 const std::string_view* Views(const Array& a, int64_t start, int64_t n,
                               std::vector<std::string_view>* scratch, std::string*, int32_t) {
   scratch->resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) (*scratch)[i] = a.GetView(start + i);
-  return scratch->data();
+  std::string_view* out = scratch->data();
+  if (a.type().is_variable_length()) {
+    // From the offsets directly: GetView is a call and a type test per value.
+    const int32_t* offsets = a.raw_offsets() + start;
+    const auto* bytes = reinterpret_cast<const char*>(a.buffer(2)->data());
+    for (int64_t i = 0; i < n; ++i) {
+      out[i] =
+          std::string_view(bytes + offsets[i], static_cast<size_t>(offsets[i + 1] - offsets[i]));
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = a.GetView(start + i);
+  }
+  return out;
 }
 
 // decimal128 (16 bytes little-endian) -> `width` bytes big-endian two's complement.

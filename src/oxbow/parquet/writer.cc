@@ -94,7 +94,9 @@ class PageStore {
       used_ = 0;
     }
     if (slab_ == slabs_.size()) {
-      const size_t size = std::max(n, kSlabBytes);
+      // Doubling from 64 KiB up to 4 MiB: a narrow column's chunk stays small.
+      const size_t grown = slabs_.empty() ? kFirstSlabBytes : 2 * slabs_.back().size;
+      const size_t size = std::max(n, std::min(grown, kSlabBytes));
       slabs_.push_back({std::unique_ptr<uint8_t[]>(new uint8_t[size]), size});
       used_ = 0;
     }
@@ -127,6 +129,7 @@ class PageStore {
   }
 
  private:
+  static constexpr size_t kFirstSlabBytes = size_t{64} << 10;
   static constexpr size_t kSlabBytes = size_t{4} << 20;
   struct Slab {
     std::unique_ptr<uint8_t[]> data;

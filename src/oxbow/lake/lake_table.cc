@@ -416,6 +416,18 @@ Result<iceberg::PartitionSpec> ParsePartitionSpec(std::string_view text,
   return spec;
 }
 
+namespace {
+
+// A column of `n` values, no nulls, that `fill` writes in place.
+template <typename T, typename Fill>
+Result<arrow::Array> SystemColumn(DataType type, int64_t n, Fill fill) {
+  ASSIGN_OR_RAISE(auto values, MutableBuffer::Allocate(n * static_cast<int64_t>(sizeof(T))));
+  fill(reinterpret_cast<T*>(values->mutable_data()));
+  return arrow::Array::Make(std::move(type), n, {nullptr, std::move(values)}, 0);
+}
+
+}  // namespace
+
 Result<arrow::RecordBatchPtr> ToLakeBatch(const LakeSchema& schema, const arrow::RecordBatch& batch,
                                           int32_t bucket, int64_t base_offset,
                                           int64_t append_time_ms) {
@@ -426,19 +438,16 @@ Result<arrow::RecordBatchPtr> ToLakeBatch(const LakeSchema& schema, const arrow:
     ASSIGN_OR_RAISE(auto cast, arrow::Cast(batch.column(i), schema.arrow_schema->field(i).type));
     columns.push_back(std::move(cast));
   }
-  std::vector<int32_t> buckets(static_cast<size_t>(n), bucket);
-  std::vector<int64_t> offsets(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) offsets[i] = base_offset + i;
-  std::vector<int64_t> times(static_cast<size_t>(n), append_time_ms * 1000);
-  arrow::Int32Builder bucket_builder(DataType::Int32());
-  arrow::Int64Builder offset_builder(DataType::Int64());
-  arrow::Int64Builder time_builder(schema.arrow_schema->fields().back().type);
-  RETURN_NOT_OK(bucket_builder.AppendValues(buckets.data(), n));
-  RETURN_NOT_OK(offset_builder.AppendValues(offsets.data(), n));
-  RETURN_NOT_OK(time_builder.AppendValues(times.data(), n));
-  ASSIGN_OR_RAISE(auto bucket_column, bucket_builder.Finish());
-  ASSIGN_OR_RAISE(auto offset_column, offset_builder.Finish());
-  ASSIGN_OR_RAISE(auto time_column, time_builder.Finish());
+  ASSIGN_OR_RAISE(auto bucket_column, SystemColumn<int32_t>(DataType::Int32(), n, [&](int32_t* v) {
+                    std::fill_n(v, n, bucket);
+                  }));
+  ASSIGN_OR_RAISE(auto offset_column, SystemColumn<int64_t>(DataType::Int64(), n, [&](int64_t* v) {
+                    for (int64_t i = 0; i < n; ++i) v[i] = base_offset + i;
+                  }));
+  ASSIGN_OR_RAISE(
+      auto time_column,
+      SystemColumn<int64_t>(schema.arrow_schema->fields().back().type, n,
+                            [&](int64_t* v) { std::fill_n(v, n, append_time_ms * 1000); }));
   columns.push_back(std::move(bucket_column));
   columns.push_back(std::move(offset_column));
   columns.push_back(std::move(time_column));

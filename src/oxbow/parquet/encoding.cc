@@ -288,44 +288,53 @@ ZSTD_DCtx* ThreadDecompressionContext() {
 
 }  // namespace
 
-Status Compress(Codec codec, int level, const uint8_t* in, size_t n, std::string* out) {
-  const size_t old = out->size();
+size_t CompressBound(Codec codec, size_t n) {
+  switch (codec) {
+    case Codec::kSnappy: return snappy::MaxCompressedLength(n);
+    case Codec::kZstd: return ZSTD_compressBound(n);
+    case Codec::kLz4Raw:
+      return n > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)
+                 ? n
+                 : static_cast<size_t>(LZ4_compressBound(static_cast<int>(n)));
+    case Codec::kGzip: return compressBound(static_cast<uLong>(n)) + 32;  // + the gzip wrapper
+    default: return n;
+  }
+}
+
+Status CompressTo(Codec codec, int level, const uint8_t* in, size_t n, uint8_t* out,
+                  size_t capacity, size_t* written) {
   switch (codec) {
     case Codec::kUncompressed:
-      out->append(reinterpret_cast<const char*>(in), n);
+      if (capacity < n) return Status::Internal("no room for an uncompressed page");
+      if (n > 0) std::memcpy(out, in, n);
+      *written = n;
       return Status::OK();
-    case Codec::kSnappy: {
-      out->resize(old + snappy::MaxCompressedLength(n));
-      size_t written = 0;
-      snappy::RawCompress(reinterpret_cast<const char*>(in), n, out->data() + old, &written);
-      out->resize(old + written);
+    case Codec::kSnappy:
+      if (capacity < snappy::MaxCompressedLength(n)) {
+        return Status::Internal("no room for a snappy page");
+      }
+      snappy::RawCompress(reinterpret_cast<const char*>(in), n, reinterpret_cast<char*>(out),
+                          written);
       return Status::OK();
-    }
     case Codec::kZstd: {
-      out->resize(old + ZSTD_compressBound(n));
       ZSTD_CCtx* context = ThreadCompressionContext();
       if (context == nullptr) return Status::ResourceExhausted("cannot allocate a zstd context");
-      const size_t r = ZSTD_compressCCtx(context, out->data() + old, out->size() - old, in, n,
-                                         level == 0 ? 1 : level);
+      const size_t r = ZSTD_compressCCtx(context, out, capacity, in, n, level == 0 ? 1 : level);
       if (ZSTD_isError(r)) {
-        out->resize(old);
         return Status::Internal(std::string("zstd compression failed: ") + ZSTD_getErrorName(r));
       }
-      out->resize(old + r);
+      *written = r;
       return Status::OK();
     }
     case Codec::kLz4Raw: {
       if (n > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) {
         return Status::Invalid("page too large for LZ4: " + std::to_string(n) + " bytes");
       }
-      out->resize(old + static_cast<size_t>(LZ4_compressBound(static_cast<int>(n))));
-      const int r = LZ4_compress_default(reinterpret_cast<const char*>(in), out->data() + old,
-                                         static_cast<int>(n), static_cast<int>(out->size() - old));
-      if (r <= 0 && n > 0) {
-        out->resize(old);
-        return Status::Internal("lz4 compression failed");
-      }
-      out->resize(old + static_cast<size_t>(r));
+      const int r = LZ4_compress_default(reinterpret_cast<const char*>(in),
+                                         reinterpret_cast<char*>(out), static_cast<int>(n),
+                                         static_cast<int>(std::min<size_t>(capacity, INT32_MAX)));
+      if (r <= 0 && n > 0) return Status::Internal("lz4 compression failed");
+      *written = static_cast<size_t>(r);
       return Status::OK();
     }
     case Codec::kGzip: {
@@ -334,25 +343,30 @@ Status Compress(Codec codec, int level, const uint8_t* in, size_t n, std::string
                        Z_DEFAULT_STRATEGY) != Z_OK) {
         return Status::Internal("zlib deflateInit2 failed");
       }
-      out->resize(old + deflateBound(&z, n) + 32);
       z.next_in = const_cast<Bytef*>(in);
       z.avail_in = static_cast<uInt>(n);
-      z.next_out = reinterpret_cast<Bytef*>(out->data() + old);
-      z.avail_out = static_cast<uInt>(out->size() - old);
+      z.next_out = out;
+      z.avail_out = static_cast<uInt>(capacity);
       const int r = deflate(&z, Z_FINISH);
-      const size_t written = z.total_out;
+      *written = z.total_out;
       deflateEnd(&z);
-      if (r != Z_STREAM_END) {
-        out->resize(old);
-        return Status::Internal("zlib deflate failed");
-      }
-      out->resize(old + written);
+      if (r != Z_STREAM_END) return Status::Internal("zlib deflate failed");
       return Status::OK();
     }
     default:
       return Status::NotImplemented("compression codec " + std::string(CodecName(codec)) +
                                     " is not supported");
   }
+}
+
+Status Compress(Codec codec, int level, const uint8_t* in, size_t n, std::string* out) {
+  const size_t old = out->size();
+  out->resize(old + CompressBound(codec, n));
+  size_t written = 0;
+  Status st = CompressTo(codec, level, in, n, reinterpret_cast<uint8_t*>(out->data()) + old,
+                         out->size() - old, &written);
+  out->resize(st.ok() ? old + written : old);
+  return st;
 }
 
 Status Decompress(Codec codec, const uint8_t* in, size_t n, uint8_t* out, size_t out_size) {

@@ -51,7 +51,13 @@ class RleDecoder {
 Status DeltaBinaryPackedDecode(const uint8_t* data, int64_t size, int64_t count, int64_t* out,
                                int64_t* consumed);
 
-// Compresses `n` bytes, appending to `out`. `level` applies to ZSTD and GZIP (0 = default).
+// The most bytes CompressTo can write for `n` input bytes.
+size_t CompressBound(Codec codec, size_t n);
+// Compresses `n` bytes into `out` (`capacity` >= CompressBound(codec, n)); *written says how
+// many bytes it wrote. `level` applies to ZSTD and GZIP (0 = default).
+Status CompressTo(Codec codec, int level, const uint8_t* in, size_t n, uint8_t* out,
+                  size_t capacity, size_t* written);
+// The same, appending to `out`.
 Status Compress(Codec codec, int level, const uint8_t* in, size_t n, std::string* out);
 // Decompresses into exactly `out_size` bytes; any other outcome is Corruption.
 Status Decompress(Codec codec, const uint8_t* in, size_t n, uint8_t* out, size_t out_size);

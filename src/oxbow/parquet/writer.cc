@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <span>
 #include <type_traits>
 
 #include "oxbow/arrow/compute.h"
@@ -35,9 +37,12 @@ class FileOutputStream : public OutputStream {
  public:
   explicit FileOutputStream(std::unique_ptr<File> file) : file_(std::move(file)) {}
   Status Write(const void* data, int64_t size) override {
-    RETURN_NOT_OK(file_->WriteAt(
-        position_, ByteSpan(static_cast<const uint8_t*>(data), static_cast<size_t>(size))));
-    position_ += size;
+    const ByteSpan piece(static_cast<const uint8_t*>(data), static_cast<size_t>(size));
+    return Write(std::span<const ByteSpan>(&piece, 1));
+  }
+  Status Write(std::span<const ByteSpan> pieces) override {
+    RETURN_NOT_OK(file_->WriteAt(position_, pieces));
+    for (const ByteSpan& piece : pieces) position_ += static_cast<int64_t>(piece.size());
     return Status::OK();
   }
   Status Close() override { return file_->Sync(); }
@@ -67,14 +72,112 @@ class ColumnWriter {
   virtual Status WriteLevels(const internal::ShreddedLeaf& leaf) = 0;
   // Bytes buffered for the current row group (encoded pages plus the open page).
   virtual int64_t BufferedBytes() const = 0;
-  // Closes the column chunk. `meta` offsets are relative to the chunk start; the chunk's bytes
-  // are `*dictionary_page` followed by `*data_pages`.
-  virtual Status FinishChunk(ColumnMetaData* meta, std::string* dictionary_page,
-                             std::string* data_pages) = 0;
+  // Closes the column chunk, handing its bytes to `write`. `meta` offsets are relative to the
+  // chunk's start.
+  using ChunkSink = std::function<Status(std::span<const ByteSpan> pieces)>;
+  virtual Status FinishChunk(ColumnMetaData* meta, const ChunkSink& write) = 0;
   ColumnMetrics metrics;
 };
 
 namespace {
+
+// A column chunk's pages as they go to disk, each page's header apart from its body, so a body
+// is compressed straight into place and no page is copied into a chunk-sized buffer. Bodies live
+// in slabs that stay allocated from row group to row group (and are not zero-filled first, as a
+// std::string's resize would).
+class PageStore {
+ public:
+  // Room for the next page body, at least `n` bytes; AddPage says how much of it was used.
+  uint8_t* Reserve(size_t n) {
+    while (slab_ < slabs_.size() && slabs_[slab_].size - used_ < n) {
+      ++slab_;
+      used_ = 0;
+    }
+    if (slab_ == slabs_.size()) {
+      // Doubling from 64 KiB up to 4 MiB: a narrow column's chunk stays small.
+      const size_t grown = slabs_.empty() ? kFirstSlabBytes : 2 * slabs_.back().size;
+      const size_t size = std::max(n, std::min(grown, kSlabBytes));
+      slabs_.push_back({std::unique_ptr<uint8_t[]>(new uint8_t[size]), size});
+      used_ = 0;
+    }
+    return slabs_[slab_].data.get() + used_;
+  }
+  // Adds a page: `header`, then the first `body_size` bytes at the last Reserve. The dictionary
+  // page goes `first`. Returns the header's size.
+  size_t AddPage(const PageHeader& header, size_t body_size, bool first) {
+    const size_t offset = headers_.size();
+    SerializePageHeader(header, &headers_);
+    Page page{offset, headers_.size() - offset, slabs_[slab_].data.get() + used_, body_size};
+    used_ += body_size;
+    bytes_ += page.header_size + body_size;
+    pages_.insert(first ? pages_.begin() : pages_.end(), page);
+    return page.header_size;
+  }
+  // Bytes of headers and bodies.
+  int64_t bytes() const { return static_cast<int64_t>(bytes_); }
+  void AppendPieces(std::vector<ByteSpan>* out) const {
+    const auto* headers = reinterpret_cast<const uint8_t*>(headers_.data());
+    for (const Page& p : pages_) {
+      out->emplace_back(headers + p.header_offset, p.header_size);
+      out->emplace_back(p.body, p.body_size);
+    }
+  }
+  void Clear() {
+    headers_.clear();
+    pages_.clear();
+    slab_ = used_ = bytes_ = 0;
+  }
+
+ private:
+  static constexpr size_t kFirstSlabBytes = size_t{64} << 10;
+  static constexpr size_t kSlabBytes = size_t{4} << 20;
+  struct Slab {
+    std::unique_ptr<uint8_t[]> data;
+    size_t size;
+  };
+  struct Page {
+    size_t header_offset, header_size;
+    const uint8_t* body;
+    size_t body_size;
+  };
+  std::vector<Slab> slabs_;
+  size_t slab_ = 0, used_ = 0;  // the slab being filled, and its bytes taken
+  std::string headers_;
+  std::vector<Page> pages_;
+  size_t bytes_ = 0;
+};
+
+// Bytes grown without zero-filling, written through pointers.
+class ByteBuffer {
+ public:
+  uint8_t* data() { return data_.get(); }
+  size_t size() const { return size_; }
+  // `n` more bytes, uninitialized; returns where they start.
+  uint8_t* Extend(size_t n) {
+    if (n > capacity_ - size_) Grow(size_ + n);
+    uint8_t* p = data_.get() + size_;
+    size_ += n;
+    return p;
+  }
+  void Append(const void* p, size_t n) {
+    if (n > 0) std::memcpy(Extend(n), p, n);
+  }
+  void Resize(size_t n) {
+    if (n > size_) Extend(n - size_);
+    size_ = n;
+  }
+
+ private:
+  void Grow(size_t needed) {
+    const size_t capacity = std::max({needed, capacity_ * 2, size_t{4096}});
+    std::unique_ptr<uint8_t[]> bigger(new uint8_t[capacity]);
+    if (size_ > 0) std::memcpy(bigger.get(), data_.get(), size_);
+    data_ = std::move(bigger);
+    capacity_ = capacity;
+  }
+  std::unique_ptr<uint8_t[]> data_;
+  size_t size_ = 0, capacity_ = 0;
+};
 
 // Min/max ordering of a column (ColumnOrder TYPE_ORDER as parquet.thrift defines it).
 enum class Order { kSigned, kUnsigned, kFloat, kBool, kBytes, kDecimalBytes };
@@ -89,8 +192,14 @@ bool Less(const T& a, const T& b) {
     const auto a0 = static_cast<uint8_t>(a[0]) ^ 0x80, b0 = static_cast<uint8_t>(b[0]) ^ 0x80;
     if (a0 != b0) return a0 < b0;
     return a.substr(1) < b.substr(1);
-  } else {
+  } else if constexpr (O == Order::kBytes) {
+    // Most values differ in their first byte: decided there without a call to memcmp.
+    if (!a.empty() && !b.empty() && a[0] != b[0]) {
+      return static_cast<uint8_t>(a[0]) < static_cast<uint8_t>(b[0]);
+    }
     return a < b;  // string_view compares bytes as unsigned char
+  } else {
+    return a < b;
   }
 }
 
@@ -291,8 +400,19 @@ const Dst* DecimalToInt(const Array& a, int64_t start, int64_t n, std::vector<Ds
 const std::string_view* Views(const Array& a, int64_t start, int64_t n,
                               std::vector<std::string_view>* scratch, std::string*, int32_t) {
   scratch->resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) (*scratch)[i] = a.GetView(start + i);
-  return scratch->data();
+  std::string_view* out = scratch->data();
+  if (a.type().is_variable_length()) {
+    // From the offsets directly: GetView is a call and a type test per value.
+    const int32_t* offsets = a.raw_offsets() + start;
+    const auto* bytes = reinterpret_cast<const char*>(a.buffer(2)->data());
+    for (int64_t i = 0; i < n; ++i) {
+      out[i] =
+          std::string_view(bytes + offsets[i], static_cast<size_t>(offsets[i + 1] - offsets[i]));
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = a.GetView(start + i);
+  }
+  return out;
 }
 
 // decimal128 (16 bytes little-endian) -> `width` bytes big-endian two's complement.
@@ -333,6 +453,7 @@ class TypedColumnWriter final : public ColumnWriter {
     if constexpr (kBytes)
       dict_.set_fixed(config_.physical_type == PhysicalType::kFixedLenByteArray);
     use_dict_ = config_.dictionary;
+    plain_.Resize(kLevelsRoom);
   }
 
   Status Write(const Array& array, int64_t offset, int64_t length) override {
@@ -357,7 +478,9 @@ class TypedColumnWriter final : public ColumnWriter {
           levels_.insert(levels_.end(), static_cast<size_t>(n), 1u);
         }
       }
-      if (nulls == 0) {
+      if (nulls == 0 && O != Order::kBool && !dict_mode()) {
+        AppendPlainValues(values, n);
+      } else if (nulls == 0) {
         for (int64_t i = 0; i < n; ++i) Put(values[i]);
       } else {
         for (int64_t i = 0; i < n; ++i) {
@@ -410,33 +533,29 @@ class TypedColumnWriter final : public ColumnWriter {
   }
 
   int64_t BufferedBytes() const override {
-    return static_cast<int64_t>(pages_.size()) + PageBytes() +
-           (dict_mode() ? dict_.PlainSize() : 0);
+    return pages_.bytes() + PageBytes() + (dict_mode() ? dict_.PlainSize() : 0);
   }
 
-  Status FinishChunk(ColumnMetaData* meta, std::string* dictionary_page,
-                     std::string* data_pages) override {
+  Status FinishChunk(ColumnMetaData* meta, const ChunkSink& write) override {
     RETURN_NOT_OK(FlushPage());
-    dictionary_page->clear();
-    int64_t dict_uncompressed = 0;
+    int64_t dict_uncompressed = 0, dict_bytes = 0;
     const bool wrote_dict = use_dict_ && !abandoned_ && dict_pages_ > 0;
     if (wrote_dict) {
       page_body_.clear();
       dict_.AppendPlain(&page_body_);
-      compressed_.clear();
-      RETURN_NOT_OK(internal::Compress(
-          config_.options->compression, config_.options->compression_level,
-          reinterpret_cast<const uint8_t*>(page_body_.data()), page_body_.size(), &compressed_));
+      const uint8_t* body = nullptr;
+      size_t body_size = 0;
+      RETURN_NOT_OK(CompressPage(reinterpret_cast<const uint8_t*>(page_body_.data()),
+                                 page_body_.size(), nullptr, 0, &body, &body_size));
       PageHeader h;
       h.type = PageType::kDictionaryPage;
       h.uncompressed_page_size = static_cast<int32_t>(page_body_.size());
-      h.compressed_page_size = static_cast<int32_t>(compressed_.size());
+      h.compressed_page_size = static_cast<int32_t>(body_size);
       h.dictionary_page_header =
           DictionaryPageHeader{static_cast<int32_t>(dict_.size()), Encoding::kPlain, std::nullopt};
-      SetCrc(&h);
-      SerializePageHeader(h, dictionary_page);
-      dict_uncompressed = static_cast<int64_t>(dictionary_page->size() + page_body_.size());
-      dictionary_page->append(compressed_);
+      const size_t header_size = AddPage(&h, body, body_size, /*first=*/true);
+      dict_uncompressed = static_cast<int64_t>(header_size + page_body_.size());
+      dict_bytes = static_cast<int64_t>(header_size + body_size);
     }
 
     *meta = ColumnMetaData{};
@@ -445,8 +564,8 @@ class TypedColumnWriter final : public ColumnWriter {
     meta->codec = config_.options->compression;
     meta->num_values = chunk_values_;
     meta->total_uncompressed_size = dict_uncompressed + chunk_uncompressed_;
-    meta->total_compressed_size = static_cast<int64_t>(dictionary_page->size() + pages_.size());
-    meta->data_page_offset = static_cast<int64_t>(dictionary_page->size());
+    meta->total_compressed_size = pages_.bytes();
+    meta->data_page_offset = dict_bytes;
     if (wrote_dict) {
       meta->dictionary_page_offset = 0;
       meta->encodings = {Encoding::kPlain, Encoding::kRle, Encoding::kRleDictionary};
@@ -488,8 +607,9 @@ class TypedColumnWriter final : public ColumnWriter {
       metrics.upper_bound = EncodeStat(file_max_.get(), false);
     }
 
-    data_pages->swap(pages_);
-    pages_.clear();
+    pieces_.clear();
+    pages_.AppendPieces(&pieces_);
+    RETURN_NOT_OK(write(pieces_));
     ResetChunk();
     return Status::OK();
   }
@@ -499,6 +619,9 @@ class TypedColumnWriter final : public ColumnWriter {
   // from its start: a dictionary of mostly unique values (ids, offsets, timestamps, random
   // strings) costs hashing and adds a dictionary page for no gain.
   static constexpr int64_t kDictionaryProbeValues = 4096;
+  // Room before a page's PLAIN values for its levels (a page without nulls needs about 10
+  // bytes): a larger level section means copying the values after it.
+  static constexpr size_t kLevelsRoom = 64;
 
   bool dict_mode() const { return use_dict_ && !fallen_back_ && !abandoned_; }
 
@@ -532,23 +655,82 @@ class TypedColumnWriter final : public ColumnWriter {
     if constexpr (kBytes) {
       if (config_.physical_type == PhysicalType::kByteArray) {
         const auto len = static_cast<uint32_t>(v.size());
-        plain_.append(reinterpret_cast<const char*>(&len), 4);
+        plain_.Append(&len, 4);
       }
-      plain_.append(v.data(), v.size());
+      plain_.Append(v.data(), v.size());
     } else {
-      plain_.append(reinterpret_cast<const char*>(&v), sizeof(T));
+      plain_.Append(&v, sizeof(T));
     }
   }
 
-  // Checksums the page body about to follow `h` on disk (compressed_), when the options say so.
-  void SetCrc(PageHeader* h) const {
-    if (!config_.options->page_checksums) return;
-    const uint32_t crc = internal::PageCrc(0, reinterpret_cast<const uint8_t*>(compressed_.data()),
-                                           compressed_.size());
-    h->crc = static_cast<int32_t>(crc);  // the i32 field holds the CRC's 32 bits
+  // Put() of n non-null values in PLAIN mode: one copy sized up front, statistics in the same
+  // loop (or, for integers, a min/max loop over the values in place).
+  void AppendPlainValues(const T* values, int64_t n) {
+    if (n == 0) return;
+    if constexpr (kBytes) {
+      const bool prefixed = config_.physical_type == PhysicalType::kByteArray;
+      size_t total = prefixed ? 4 * static_cast<size_t>(n) : 0;
+      for (int64_t i = 0; i < n; ++i) total += values[i].size();
+      uint8_t* p = plain_.Extend(total);
+      for (int64_t i = 0; i < n; ++i) {
+        const std::string_view v = values[i];
+        if (prefixed) {
+          const auto len = static_cast<uint32_t>(v.size());
+          std::memcpy(p, &len, 4);
+          p += 4;
+        }
+        if (!v.empty()) std::memcpy(p, v.data(), v.size());
+        p += v.size();
+        UpdateStats(v);
+      }
+    } else {
+      std::memcpy(plain_.Extend(static_cast<size_t>(n) * sizeof(T)), values,
+                  static_cast<size_t>(n) * sizeof(T));
+      if constexpr (kFloat) {
+        for (int64_t i = 0; i < n; ++i) {
+          chunk_nans_ += std::isnan(values[i]);
+          UpdateStats(values[i]);
+        }
+      } else {
+        T lo = values[0], hi = values[0];
+        for (int64_t i = 1; i < n; ++i) {
+          lo = Less<T, O>(values[i], lo) ? values[i] : lo;
+          hi = Less<T, O>(hi, values[i]) ? values[i] : hi;
+        }
+        UpdateStats(lo);
+        UpdateStats(hi);
+      }
+    }
+  }
+
+  // Writes a page body into pages_' next room: `raw_size` bytes at `raw` as they are (a v2
+  // page's levels), then `n` bytes at `in` compressed; *body and *body_size say where it is.
+  Status CompressPage(const uint8_t* in, size_t n, const uint8_t* raw, size_t raw_size,
+                      const uint8_t** body, size_t* body_size) {
+    const Codec codec = config_.options->compression;
+    const size_t bound = internal::CompressBound(codec, n);
+    uint8_t* out = pages_.Reserve(raw_size + bound);
+    if (raw_size > 0) std::memcpy(out, raw, raw_size);
+    size_t written = 0;
+    RETURN_NOT_OK(internal::CompressTo(codec, config_.options->compression_level, in, n,
+                                       out + raw_size, bound, &written));
+    *body = out;
+    *body_size = raw_size + written;
+    return Status::OK();
+  }
+
+  // Adds the page whose body CompressPage just wrote, under `h` (checksummed when the options
+  // say so). Returns the header's size.
+  size_t AddPage(PageHeader* h, const uint8_t* body, size_t body_size, bool first = false) {
+    if (config_.options->page_checksums) {
+      // The i32 field holds the CRC's 32 bits.
+      h->crc = static_cast<int32_t>(internal::PageCrc(0, body, body_size));
+    }
+    return pages_.AddPage(*h, body_size, first);
   }
 
   void ResetChunk() {
+    pages_.Clear();
     dict_.Clear();
     fallen_back_ = false;
     abandoned_ = false;
@@ -575,8 +757,8 @@ class TypedColumnWriter final : public ColumnWriter {
   void Put(const T& v) {
     if constexpr (kFloat) chunk_nans_ += std::isnan(v);
     if constexpr (O == Order::kBool) {
-      if ((bool_bits_ & 7) == 0) plain_.push_back(0);
-      if (v) plain_.back() = static_cast<char>(plain_.back() | (1 << (bool_bits_ & 7)));
+      if ((bool_bits_ & 7) == 0) *plain_.Extend(1) = 0;
+      if (v) plain_.data()[plain_.size() - 1] |= static_cast<uint8_t>(1 << (bool_bits_ & 7));
       ++bool_bits_;
       UpdateStats(v);
     } else {
@@ -595,7 +777,7 @@ class TypedColumnWriter final : public ColumnWriter {
     if (dict_mode()) {
       return static_cast<int64_t>(indices_.size()) * (internal::BitWidthFor(dict_.size()) + 1) / 8;
     }
-    return static_cast<int64_t>(plain_.size());
+    return static_cast<int64_t>(plain_.size() - kLevelsRoom);
   }
 
   std::string EncodeStat(const T& v, bool is_min) const {
@@ -637,34 +819,42 @@ class TypedColumnWriter final : public ColumnWriter {
     if (config_.max_def > 0) append_levels(levels_, config_.max_def);
     const size_t levels_size = page_body_.size();
     const bool dict_page = dict_mode();
-    const std::string* values = &plain_;
+    // v2 pages keep their levels uncompressed, ahead of the compressed values; v1 pages compress
+    // levels and values together: [in, in + in_size).
+    const auto* levels = reinterpret_cast<const uint8_t*>(page_body_.data());
+    const size_t raw = v2 ? levels_size : 0;
+    const uint8_t* in = nullptr;
+    size_t in_size = 0;
     if (dict_page) {
       // An all-null chunk has an empty dictionary: its pages hold no indices at all.
       const uint64_t max_index = dict_.size() == 0 ? 0 : static_cast<uint64_t>(dict_.size() - 1);
       const int bw = std::max(1, internal::BitWidthFor(max_index));
       page_body_.push_back(static_cast<char>(bw));
       internal::RleEncode(indices_.data(), static_cast<int64_t>(indices_.size()), bw, &page_body_);
-      values = &page_body_;
-    } else if (levels_size > 0) {
-      page_body_.append(plain_);
-      values = &page_body_;
-    }
-    // `values` is either the whole page body or, for required PLAIN pages, plain_ alone.
-    const size_t uncompressed = values == &plain_ ? plain_.size() : page_body_.size();
-    compressed_.clear();
-    const auto* src = reinterpret_cast<const uint8_t*>(values->data());
-    if (v2) {
-      compressed_.append(page_body_.data(), levels_size);
-      const size_t skip = values == &page_body_ ? levels_size : 0;
-      RETURN_NOT_OK(internal::Compress(opts.compression, opts.compression_level, src + skip,
-                                       values->size() - skip, &compressed_));
+      levels = reinterpret_cast<const uint8_t*>(page_body_.data());
+      in = levels + raw;
+      in_size = page_body_.size() - raw;
+    } else if (v2 || levels_size <= kLevelsRoom) {
+      // The levels go into the room left before the values, so the body is not copied.
+      uint8_t* start = plain_.data() + kLevelsRoom - (v2 ? 0 : levels_size);
+      if (!v2 && levels_size > 0) std::memcpy(start, levels, levels_size);
+      in = start;
+      in_size = plain_.size() - static_cast<size_t>(start - plain_.data());
     } else {
-      RETURN_NOT_OK(internal::Compress(opts.compression, opts.compression_level, src,
-                                       values->size(), &compressed_));
+      page_body_.append(reinterpret_cast<const char*>(plain_.data()) + kLevelsRoom,
+                        static_cast<size_t>(PageBytes()));
+      levels = reinterpret_cast<const uint8_t*>(page_body_.data());
+      in = levels;
+      in_size = page_body_.size();
     }
+    const size_t uncompressed =
+        dict_page ? page_body_.size() : levels_size + static_cast<size_t>(PageBytes());
+    const uint8_t* body = nullptr;
+    size_t body_size = 0;
+    RETURN_NOT_OK(CompressPage(in, in_size, levels, raw, &body, &body_size));
     PageHeader h;
     h.uncompressed_page_size = static_cast<int32_t>(uncompressed);
-    h.compressed_page_size = static_cast<int32_t>(compressed_.size());
+    h.compressed_page_size = static_cast<int32_t>(body_size);
     const Encoding encoding = dict_page ? Encoding::kRleDictionary : Encoding::kPlain;
     if (v2) {
       h.type = PageType::kDataPageV2;
@@ -682,18 +872,14 @@ class TypedColumnWriter final : public ColumnWriter {
       h.data_page_header = DataPageHeader{static_cast<int32_t>(page_values_), encoding,
                                           Encoding::kRle, Encoding::kRle, std::nullopt};
     }
-    SetCrc(&h);
-    const size_t before = pages_.size();
-    SerializePageHeader(h, &pages_);
-    chunk_uncompressed_ += static_cast<int64_t>(pages_.size() - before + uncompressed);
-    pages_.append(compressed_);
+    chunk_uncompressed_ += static_cast<int64_t>(AddPage(&h, body, body_size) + uncompressed);
     (dict_page ? dict_pages_ : plain_pages_) += 1;
     chunk_values_ += page_values_;
     chunk_nulls_ += page_nulls_;
     page_values_ = page_nulls_ = page_rows_ = 0;
     levels_.clear();
     rep_levels_.clear();
-    plain_.clear();
+    plain_.Resize(kLevelsRoom);
     indices_.clear();
     bool_bits_ = 0;
     return Status::OK();
@@ -710,7 +896,7 @@ class TypedColumnWriter final : public ColumnWriter {
   int64_t page_rows_ = 0;
   std::vector<uint32_t> levels_;      // definition levels, materialized once the page holds a null
   std::vector<uint32_t> rep_levels_;  // repetition levels (nested leaves only)
-  std::string plain_;
+  ByteBuffer plain_;  // kLevelsRoom bytes of room for the page's levels, then PLAIN values
   int64_t bool_bits_ = 0;
   std::vector<uint32_t> indices_;
 
@@ -719,9 +905,9 @@ class TypedColumnWriter final : public ColumnWriter {
   bool fallen_back_ = false;
   bool abandoned_ = false;  // the chunk is PLAIN from its start
   Dictionary dict_;
-  std::string pages_;
+  PageStore pages_;
+  std::vector<ByteSpan> pieces_;  // the chunk's, as FinishChunk hands them over
   std::string page_body_;
-  std::string compressed_;
   int64_t chunk_values_ = 0, chunk_nulls_ = 0, chunk_nans_ = 0, chunk_uncompressed_ = 0;
   int32_t dict_pages_ = 0, plain_pages_ = 0;
   bool has_minmax_ = false;
@@ -925,18 +1111,20 @@ Status FileWriter::FlushRowGroup() {
   group.ordinal = static_cast<int16_t>(std::min<size_t>(metadata_.row_groups.size(), INT16_MAX));
   metrics_.row_group_offsets.push_back(position_);
   int64_t compressed = 0;
-  std::string dictionary_page, data_pages;
+  const auto write = [this](std::span<const ByteSpan> pieces) -> Status {
+    RETURN_NOT_OK(out_->Write(pieces));
+    for (const ByteSpan& piece : pieces) position_ += static_cast<int64_t>(piece.size());
+    return Status::OK();
+  };
   for (auto& column : columns_) {
     ColumnChunk chunk;
     chunk.meta_data.emplace();
     ColumnMetaData& meta = *chunk.meta_data;
-    RETURN_NOT_OK(column->FinishChunk(&meta, &dictionary_page, &data_pages));
     const int64_t start = position_;
+    RETURN_NOT_OK(column->FinishChunk(&meta, write));
     chunk.file_offset = start;
     meta.data_page_offset += start;
     if (meta.dictionary_page_offset) *meta.dictionary_page_offset += start;
-    RETURN_NOT_OK(WriteBytes(dictionary_page.data(), static_cast<int64_t>(dictionary_page.size())));
-    RETURN_NOT_OK(WriteBytes(data_pages.data(), static_cast<int64_t>(data_pages.size())));
     group.total_byte_size += meta.total_uncompressed_size;
     compressed += meta.total_compressed_size;
     group.columns.push_back(std::move(chunk));

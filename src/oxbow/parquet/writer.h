@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,11 +78,18 @@ struct FileMetrics {
   std::vector<ColumnMetrics> columns;      // one per leaf column, in schema order
 };
 
-// Where the bytes go. Writes arrive in large pieces (whole column chunks).
+// Where the bytes go. Writes arrive in large pieces (whole column chunks, as their pages).
 class OutputStream {
  public:
   virtual ~OutputStream() = default;
   virtual Status Write(const void* data, int64_t size) = 0;
+  // Writes the pieces back to back.
+  virtual Status Write(std::span<const ByteSpan> pieces) {
+    for (const ByteSpan& piece : pieces) {
+      RETURN_NOT_OK(Write(piece.data(), static_cast<int64_t>(piece.size())));
+    }
+    return Status::OK();
+  }
   virtual Status Close() = 0;
 };
 
@@ -91,6 +99,7 @@ Result<std::unique_ptr<OutputStream>> OpenFileOutput(FileSystem& fs, const std::
 // Collects the file in memory.
 class StringOutputStream : public OutputStream {
  public:
+  using OutputStream::Write;
   Status Write(const void* data, int64_t size) override {
     bytes_.append(static_cast<const char*>(data), static_cast<size_t>(size));
     return Status::OK();

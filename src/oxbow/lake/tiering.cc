@@ -30,10 +30,19 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-int64_t WallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+int64_t Millis(std::chrono::nanoseconds d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+int64_t WallMs() { return Millis(std::chrono::system_clock::now().time_since_epoch()); }
+
+// Lets each bucket's log drop what lies below `floor` (what the lake holds).
+Status SetRetentionFloors(engine::Engine* engine, const std::string& table,
+                          const std::vector<int64_t>& floor) {
+  for (int32_t b = 0; b < static_cast<int32_t>(floor.size()); ++b) {
+    RETURN_NOT_OK(engine->SetRetentionFloor(table, b, floor[b]));
+  }
+  return Status::OK();
 }
 
 std::string RandomName() {
@@ -246,8 +255,7 @@ class HoldTimer {
   HoldTimer(const TableTiering& s, const char* what)
       : table_(s.descriptor.name), what_(what), since_(Clock::now()) {}
   ~HoldTimer() {
-    const auto ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - since_).count();
+    const int64_t ms = Millis(Clock::now() - since_);
     if (ms >= kSlowHoldMs)
       spdlog::info("lake: '{}' held its table {} ms for {}", table_, ms, what_);
   }
@@ -886,11 +894,7 @@ Result<std::shared_ptr<TableTiering>> TieringService::StateFor(
     if (!descriptor.primary_key.empty()) {
       ASSIGN_OR_RAISE(state->index, LoadKeyIndex(options_.fs.get(), *state));
     }
-    const std::vector<int64_t> floor = state->FloorOffsets();
-    for (int32_t b = 0; b < descriptor.buckets; ++b) {
-      RETURN_NOT_OK(engine_->SetRetentionFloor(descriptor.name, b, floor[b]));
-    }
-    return Status::OK();
+    return SetRetentionFloors(engine_, descriptor.name, state->FloorOffsets());
   };
   state->init_error = init();
   if (!state->init_error.ok()) {
@@ -914,6 +918,18 @@ parquet::WriterOptions FreshFileOptions(parquet::WriterOptions options) {
 }
 
 // What a round read from the log since the tiered offsets.
+// Ends a round: the log's floors move to `floor` (none when the round tiered nothing), and a
+// round that read every bucket to its end marks the table caught up as of its start.
+Status EndRound(engine::Engine* engine, TableTiering& s, const std::vector<int64_t>& floor,
+                bool caught_up, int64_t started_ms, Status read_error) {
+  RETURN_NOT_OK(SetRetentionFloors(engine, s.descriptor.name, floor));
+  if (caught_up) {
+    std::lock_guard<std::mutex> lock(s.status_mu);
+    s.caught_up_ms = started_ms;
+  }
+  return read_error;
+}
+
 struct RoundInput {
   std::vector<int64_t> next;  // per bucket, the offset after what was read
   bool caught_up = true;      // every bucket read to its end
@@ -1031,28 +1047,14 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
   const bool caught_up = input.caught_up;
   const Status& read_error = input.read_error;
   if (batches.empty() && next == s.tiered) {
-    if (caught_up) {
-      std::lock_guard<std::mutex> lock(s.status_mu);
-      s.caught_up_ms = started_ms;
-    }
-    return read_error;
+    return EndRound(engine, s, {}, caught_up, started_ms, read_error);
   }
   const auto read_done = Clock::now();
   ASSIGN_OR_RAISE(const size_t files, AppendRound(options, s, batches, next, nullptr, input.bytes));
-  auto ms = [](Clock::duration d) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-  };
   spdlog::debug("lake: '{}' round: {} log bytes in {} files; read {} ms, write and commit {} ms",
-                s.descriptor.name, input.bytes, files, ms(read_done - round_start),
-                ms(Clock::now() - read_done));
-  for (int32_t b = 0; b < static_cast<int32_t>(next.size()); ++b) {
-    RETURN_NOT_OK(engine->SetRetentionFloor(s.descriptor.name, b, next[b]));
-  }
-  if (caught_up) {
-    std::lock_guard<std::mutex> lock(s.status_mu);
-    s.caught_up_ms = started_ms;
-  }
-  return read_error;
+                s.descriptor.name, input.bytes, files, Millis(read_done - round_start),
+                Millis(Clock::now() - read_done));
+  return EndRound(engine, s, next, caught_up, started_ms, read_error);
 }
 
 // Merges the small files of each partition (spec and tuple) into files near the target size,
@@ -1331,11 +1333,7 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
   const bool caught_up = input.caught_up;
   const Status read_error = input.read_error.ok() ? changelog_error : input.read_error;
   if (batches.empty() && next == s.tiered) {
-    if (caught_up) {
-      std::lock_guard<std::mutex> lock(s.status_mu);
-      s.caught_up_ms = started_ms;
-    }
-    return read_error;
+    return EndRound(engine, s, {}, caught_up, started_ms, read_error);
   }
   internal::KeyIndex& index = *s.index;
   std::vector<std::vector<int32_t>> keep(batches.size());
@@ -1430,26 +1428,12 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
   for (auto& [partition, group] : deletes) {
     index.AddDeleteFile(delete_files[d++].file_path, std::move(group.targets));
   }
-  {
-    auto ms = [](auto a, auto b) {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
-    };
-    const auto t_end = Clock::now();
-    spdlog::debug(
-        "lake: round of '{}': read {} ms, plan {} ms, files {} ms, commit {} ms, index {} ms "
-        "({} keys)",
-        s.descriptor.name, ms(t0, t_read), ms(t_read, t_plan), ms(t_plan, t_files),
-        ms(t_files, t_commit), ms(t_commit, t_end), last.size());
-  }
-  const std::vector<int64_t> floor = s.FloorOffsets();
-  for (int32_t b = 0; b < static_cast<int32_t>(floor.size()); ++b) {
-    RETURN_NOT_OK(engine->SetRetentionFloor(s.descriptor.name, b, floor[b]));
-  }
-  if (caught_up) {
-    std::lock_guard<std::mutex> lock(s.status_mu);
-    s.caught_up_ms = started_ms;
-  }
-  return read_error;
+  spdlog::debug(
+      "lake: round of '{}': read {} ms, plan {} ms, files {} ms, commit {} ms, index {} ms "
+      "({} keys)",
+      s.descriptor.name, Millis(t_read - t0), Millis(t_plan - t_read), Millis(t_files - t_plan),
+      Millis(t_commit - t_files), Millis(Clock::now() - t_commit), last.size());
+  return EndRound(engine, s, s.FloorOffsets(), caught_up, started_ms, read_error);
 }
 
 // A primary-key table's compaction: in each partition (spec and directory; the output keeps the
@@ -1748,8 +1732,7 @@ void Report(TableTiering& s, const std::string& previous) {
 Status TieringService::Round(TableTiering& s) {
   const auto asked = Clock::now();
   std::lock_guard<std::mutex> work(s.work);
-  const auto waited =
-      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - asked).count();
+  const int64_t waited = Millis(Clock::now() - asked);
   if (waited >= 100) {
     spdlog::info("lake: a round of '{}' waited {} ms for its table", s.descriptor.name, waited);
   }

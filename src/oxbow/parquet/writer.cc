@@ -1033,7 +1033,7 @@ Result<std::unique_ptr<FileWriter>> FileWriter::Open(arrow::SchemaPtr schema,
   for (const auto& [k, v] : w->options_.key_value_metadata) {
     w->metadata_.key_value_metadata.push_back({k, v});
   }
-  RETURN_NOT_OK(w->WriteBytes("PAR1", 4));
+  RETURN_NOT_OK(w->WriteBytes("PAR1"));
   return w;
 }
 
@@ -1044,10 +1044,15 @@ Result<std::unique_ptr<FileWriter>> FileWriter::Open(arrow::SchemaPtr schema, Fi
   return Open(std::move(schema), std::move(out), std::move(options));
 }
 
-Status FileWriter::WriteBytes(const void* data, int64_t size) {
-  RETURN_NOT_OK(out_->Write(data, size));
-  position_ += size;
+Status FileWriter::WriteBytes(std::span<const ByteSpan> pieces) {
+  RETURN_NOT_OK(out_->Write(pieces));
+  for (const ByteSpan& piece : pieces) position_ += static_cast<int64_t>(piece.size());
   return Status::OK();
+}
+
+Status FileWriter::WriteBytes(std::string_view bytes) {
+  const ByteSpan piece(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  return WriteBytes(std::span<const ByteSpan>(&piece, 1));
 }
 
 Status FileWriter::Write(const arrow::RecordBatch& batch) {
@@ -1111,11 +1116,7 @@ Status FileWriter::FlushRowGroup() {
   group.ordinal = static_cast<int16_t>(std::min<size_t>(metadata_.row_groups.size(), INT16_MAX));
   metrics_.row_group_offsets.push_back(position_);
   int64_t compressed = 0;
-  const auto write = [this](std::span<const ByteSpan> pieces) -> Status {
-    RETURN_NOT_OK(out_->Write(pieces));
-    for (const ByteSpan& piece : pieces) position_ += static_cast<int64_t>(piece.size());
-    return Status::OK();
-  };
+  const auto write = [this](std::span<const ByteSpan> pieces) { return WriteBytes(pieces); };
   for (auto& column : columns_) {
     ColumnChunk chunk;
     chunk.meta_data.emplace();
@@ -1145,7 +1146,7 @@ Result<FileMetrics> FileWriter::Close() {
   const auto len = static_cast<uint32_t>(footer.size());
   footer.append(reinterpret_cast<const char*>(&len), 4);
   footer.append("PAR1", 4);
-  RETURN_NOT_OK(WriteBytes(footer.data(), static_cast<int64_t>(footer.size())));
+  RETURN_NOT_OK(WriteBytes(footer));
   RETURN_NOT_OK(out_->Close());
   metrics_.row_count = metadata_.num_rows;
   metrics_.file_size = position_;

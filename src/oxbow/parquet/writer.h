@@ -141,7 +141,9 @@ class FileWriter {
 
  private:
   FileWriter(arrow::SchemaPtr schema, std::unique_ptr<OutputStream> out, WriterOptions options);
-  Status WriteBytes(const void* data, int64_t size);
+  // Appends to the file and advances position_.
+  Status WriteBytes(std::span<const ByteSpan> pieces);
+  Status WriteBytes(std::string_view bytes);
 
   arrow::SchemaPtr schema_;
   std::unique_ptr<OutputStream> out_;

@@ -438,6 +438,24 @@ def catch_up(server: Oxbowd, mb: float, producers: int) -> dict:
             "rewritten_seconds": time.monotonic() - start}
 
 
+def mem_free_mb() -> float:
+    """MemFree of /proc/meminfo, MB."""
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemFree:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def read_ballast(path: str) -> None:
+    """Reads `path` through the page cache, so free memory is low when a run starts: its log then
+    gets page-cache pages by reclaim, not from free memory a VM with free page reporting has
+    handed back to its host (bench.md, "Free page reporting")."""
+    with open(path, "rb", buffering=0) as f:
+        while f.read(8 << 20):
+            pass
+
+
 def flat_out_pairs(server: Oxbowd, args) -> list:
     """--ratio-runs flat-out runs with tiering on, then off; after each "on" run it waits (up to
     120 s; not in --quick) until that table is tiered, so no run shares the cores with an earlier
@@ -445,9 +463,16 @@ def flat_out_pairs(server: Oxbowd, args) -> list:
     ratios = []
     # --quick: 1.5 s runs, so their backlog does not lengthen oxbowd's stop (it waits for rounds).
     seconds = 1.5 if args.quick else args.seconds
+    free = []
     for run in range(args.ratio_runs):
+        if args.page_cache_ballast:
+            read_ballast(args.page_cache_ballast)
+        free.append(mem_free_mb())
         on = throughput(server, True, seconds, args.producers, run)
         drain = wait_tiered(server, on["table"], 0 if args.quick else 120)
+        if args.page_cache_ballast:
+            read_ballast(args.page_cache_ballast)
+        free.append(mem_free_mb())
         off = throughput(server, False, seconds, args.producers, run,
                          args.profile if args.flat_out_only and run == 0 else "")
         ratios.append(on["mb_s"] / off["mb_s"])
@@ -458,7 +483,8 @@ def flat_out_pairs(server: Oxbowd, args) -> list:
               f"off {off['mb_s']:.0f} MB/s, ratio on/off {ratios[-1]:.2f}; CPU ms per MB "
               f"oxbowd {on['server_ms_per_mb']:.2f} / {off['server_ms_per_mb']:.2f}, producers "
               f"{on['client_ms_per_mb']:.2f} / {off['client_ms_per_mb']:.2f}; lake caught up "
-              f"{drain:.1f} s after the on run")
+              f"{drain:.1f} s after the on run; free memory at the start {free[-2]:.0f} / "
+              f"{free[-1]:.0f} MB")
         for name, share in off.get("profile", []):
             print(f"    profile of the off run: {name}: {100 * share:.1f}%")
     print(f"  produce flat out: ratio on/off median {statistics.median(ratios):.2f}, "
@@ -592,6 +618,10 @@ def main() -> int:
                              "print where the tiering's CPU goes; with --flat-out-only, during "
                              "the first run without tiering: where the produce path's goes "
                              "(needs perf)")
+    parser.add_argument("--page-cache-ballast", default="",
+                        help="a large file read before each flat-out run, so both runs of a "
+                             "pair start with little free memory (bench.md, \"Free page "
+                             "reporting\")")
     parser.add_argument("--oxbowd-arg", action="append", default=[],
                         help="extra oxbowd flag, e.g. --oxbowd-arg=--log-level=debug")
     args = parser.parse_args()

@@ -139,7 +139,7 @@ def wait_settled(server, table: str, quiet_s: float = 0.6, timeout_s: float = 30
 
 def settled_files(server, table: str) -> tuple[dict, set[str]]:
     """A settled table's status and the data files its snapshots reference, all on disk. A
-    maintenance pass at nice 10 can be starved past wait_settled's quiet time on a loaded
+    maintenance pass at nice 19 can be starved past wait_settled's quiet time on a loaded
     machine and then expire snapshots while they are read: missing files fail only while the
     metadata that references them is still the current one."""
     for _ in range(10):

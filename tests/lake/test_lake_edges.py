@@ -150,19 +150,27 @@ def _nice_levels(pid: int) -> list[int]:
     return levels
 
 
-@pytest.mark.parametrize("round_nice", [None, "0", "5"])
-def test_lake_round_nice_sets_the_round_workers_priority(make_lake_server, round_nice):
-    """The two round workers and the maintenance thread run at nice 10 by default;
-    --lake-round-nice moves the round workers only (docs/lake.md, "Threads and CPU budget").
+@pytest.mark.parametrize("round_nice,maintenance_nice", [(None, None), ("0", None), ("5", "12")])
+def test_lake_nice_flags_set_the_rounds_and_the_maintenance_priority(make_lake_server, round_nice,
+                                                                     maintenance_nice):
+    """The two round workers run at nice 10 and the maintenance thread at 19 by default, beside
+    the log's and the lake's scrubbers (also 19); --lake-round-nice moves the round workers and
+    --lake-maintenance-nice the maintenance thread (docs/lake.md, "Threads and CPU budget").
     A thread can only lower its priority, so this needs an oxbowd started below nice 5."""
-    args = () if round_nice is None else ("--lake-round-nice", round_nice)
+    args = []
+    if round_nice is not None:
+        args += ["--lake-round-nice", round_nice]
+    if maintenance_nice is not None:
+        args += ["--lake-maintenance-nice", maintenance_nice]
     server = make_lake_server(*args)
     base = os.getpriority(os.PRIO_PROCESS, server.proc.pid)
     if base >= 5:
         pytest.skip(f"oxbowd runs at nice {base}: its threads cannot show lower levels")
     rounds = 10 if round_nice is None else max(base, int(round_nice))
-    want = {10: 1}  # the maintenance thread
-    want[rounds] = want.get(rounds, 0) + 2
+    maintenance = 19 if maintenance_nice is None else max(base, int(maintenance_nice))
+    want = {19: 2}  # the scrubbers
+    for level, threads in ((rounds, 2), (maintenance, 1)):
+        want[level] = want.get(level, 0) + threads
     deadline = time.monotonic() + 10
     while True:
         levels = _nice_levels(server.proc.pid)

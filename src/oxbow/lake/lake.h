@@ -111,13 +111,18 @@ struct LakeOptions {
   int64_t snapshot_max_age_ms = 10 * 60 * 1000;
   // How often compaction, manifest merging and expiry run per table. Default: 10 s.
   int64_t maintenance_interval_ms = 10 * 1000;
-  // Threads running tiering rounds (at nice 10), one table per thread at a time, so a busy or an
-  // empty table holds up at most one of them. Maintenance runs on one more thread at nice 19
-  // and holds a table's lock only to commit. Default: 2 (the CPU budget of docs/lake.md).
+  // Threads running tiering rounds (at round_nice), one table per thread at a time, so a busy or
+  // an empty table holds up at most one of them. Maintenance runs on one more thread (at
+  // maintenance_nice) and holds a table's lock only to commit. Default: 2 (the CPU budget of
+  // docs/lake.md).
   int tiering_threads = 2;
   // The nice level of the round workers: 10 lets the lake lag rather than the produce path when
   // the machine is saturated; 0 gives rounds the producers' share, for freshness. Default: 10.
   int round_nice = 10;
+  // The nice level of the maintenance thread (compaction, manifest merging, expiry). It is not
+  // on the freshness path, so it yields to the rounds: at 10 its passes (every table at once)
+  // doubled a hot table's p99 on a saturated machine (docs/bench.md). Default: 19.
+  int maintenance_nice = 19;
   // File system of the warehouse. Default (null): the real one.
   std::shared_ptr<FileSystem> fs;
   // Catalog holding each lake table's current metadata. Default (null): a FileCatalog over

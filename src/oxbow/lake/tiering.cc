@@ -615,7 +615,9 @@ void TieringService::RoundWorker() {
 }
 
 void TieringService::MaintenanceLoop() {
-  LowerThreadPriority(10, "maintenance thread");
+  if (options_.maintenance_nice != 0) {
+    LowerThreadPriority(options_.maintenance_nice, "maintenance thread");
+  }
   const auto interval = std::chrono::milliseconds(options_.maintenance_interval_ms);
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {

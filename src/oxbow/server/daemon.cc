@@ -131,6 +131,10 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
                  "Nice level of the lake's round workers (0: the producers' priority)")
       ->check(CLI::Range(0, 19))
       ->capture_default_str();
+  app.add_option("--lake-maintenance-nice", options->node.lake.maintenance_nice,
+                 "Nice level of the lake's maintenance thread (compaction, merging, expiry)")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
   app.add_option("--lake-retain-snapshots", options->node.lake.retain_snapshots,
                  "Newest snapshots always kept")
       ->capture_default_str();

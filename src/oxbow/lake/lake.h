@@ -121,7 +121,7 @@ struct LakeOptions {
   int round_nice = 10;
   // The nice level of the maintenance thread (compaction, manifest merging, expiry). It is not
   // on the freshness path, so it yields to the rounds: at 10 its passes (every table at once)
-  // doubled a hot table's p99 on a saturated machine (docs/bench.md). Default: 19.
+  // raised a hot table's p99 1.5-1.8x on a saturated machine (docs/bench.md). Default: 19.
   int maintenance_nice = 19;
   // File system of the warehouse. Default (null): the real one.
   std::shared_ptr<FileSystem> fs;

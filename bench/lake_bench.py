@@ -447,13 +447,16 @@ def mem_free_mb() -> float:
     return 0.0
 
 
-def read_ballast(path: str) -> None:
-    """Reads `path` through the page cache, so free memory is low when a run starts: its log then
-    gets page-cache pages by reclaim, not from free memory a VM with free page reporting has
-    handed back to its host (bench.md, "Free page reporting")."""
-    with open(path, "rb", buffering=0) as f:
-        while f.read(8 << 20):
-            pass
+def free_mb_at_start(ballast: str) -> float:
+    """Reads `ballast` (if given) through the page cache, so free memory is low when a run starts:
+    its log then gets page-cache pages by reclaim, not from free memory a VM with free page
+    reporting has handed back to its host (bench.md, "Free page reporting"). Returns the free
+    memory left."""
+    if ballast:
+        with open(ballast, "rb", buffering=0) as f:
+            while f.read(8 << 20):
+                pass
+    return mem_free_mb()
 
 
 def flat_out_pairs(server: Oxbowd, args) -> list:
@@ -465,14 +468,10 @@ def flat_out_pairs(server: Oxbowd, args) -> list:
     seconds = 1.5 if args.quick else args.seconds
     free = []
     for run in range(args.ratio_runs):
-        if args.page_cache_ballast:
-            read_ballast(args.page_cache_ballast)
-        free.append(mem_free_mb())
+        free.append(free_mb_at_start(args.page_cache_ballast))
         on = throughput(server, True, seconds, args.producers, run)
         drain = wait_tiered(server, on["table"], 0 if args.quick else 120)
-        if args.page_cache_ballast:
-            read_ballast(args.page_cache_ballast)
-        free.append(mem_free_mb())
+        free.append(free_mb_at_start(args.page_cache_ballast))
         off = throughput(server, False, seconds, args.producers, run,
                          args.profile if args.flat_out_only and run == 0 else "")
         ratios.append(on["mb_s"] / off["mb_s"])

@@ -14,7 +14,9 @@ import pathlib
 import signal
 import socket
 import subprocess
+import threading
 import time
+from collections.abc import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -248,6 +250,24 @@ def action(client: fl.FlightClient, name: str, body=None):
     raw = body if isinstance(body, bytes) else json.dumps(body or {}).encode()
     results = client.do_action(fl.Action(name, raw))
     return json.loads(b"".join(r.body.to_pybytes() for r in results))
+
+
+def kill_while_writing(server: OxbowServer, writers: list[Callable[[threading.Event], None]],
+                       delay: float) -> None:
+    """The crash tests' step: runs each writer (called with a stop event) on a thread of its own,
+    SIGKILLs `server` after `delay` seconds, stops and joins the writers (one that hangs fails
+    the test) and starts the server again on the same data."""
+    stop = threading.Event()
+    threads = [threading.Thread(target=writer, args=(stop,), daemon=True) for writer in writers]
+    for t in threads:
+        t.start()
+    time.sleep(delay)
+    server.kill()
+    stop.set()
+    for t in threads:
+        t.join(timeout=30)
+        assert not t.is_alive(), "a writer hung after the server was killed"
+    server.start()
 
 
 def schema_json(schema: pa.Schema) -> dict:

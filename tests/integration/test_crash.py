@@ -16,6 +16,7 @@ OXBOW_CRASH_SEED fixes the random choices (the seed is printed either way).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -27,7 +28,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import ALIGNED, OxbowServer, descriptor
+from oxbowd_harness import ALIGNED, OxbowServer, descriptor, kill_while_writing
 
 ITERATIONS = int(os.environ.get("OXBOW_CRASH_ITERATIONS", "20"))
 PRODUCERS = 4
@@ -187,21 +188,10 @@ def test_crash_recovery(make_server, tmp_path, bucket_key, flush):
     for iteration in range(ITERATIONS):
         acked_before = len(ledger.acked)
         acked_ids_before = set(ledger.acked)
-        stop = threading.Event()
-        producers = [threading.Thread(
-            target=produce,
-            args=(server.location, table, p, iteration, rng.randrange(1 << 30), ledger, stop),
-            daemon=True) for p in range(PRODUCERS)]
-        for t in producers:
-            t.start()
+        producers = [functools.partial(produce, server.location, table, p, iteration,
+                                       rng.randrange(1 << 30), ledger) for p in range(PRODUCERS)]
         delay = rng.uniform(0.05, 0.5)
-        time.sleep(delay)
-        server.kill()
-        stop.set()
-        for t in producers:
-            t.join(timeout=30)
-            assert not t.is_alive(), "a producer hung after the server was killed"
-        server.start()
+        kill_while_writing(server, producers, delay)
         new_acks = [i for i in ledger.acked if i not in acked_ids_before]
         recovered, visible = verify(server, table, ledger, whole_batches=not bucket_key,
                                     check_offsets_of=new_acks)

@@ -14,6 +14,7 @@ OXBOW_CRASH_ITERATIONS (default 20) sets the kills; OXBOW_CRASH_SEED fixes the r
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -24,7 +25,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import schema_json
+from oxbowd_harness import kill_while_writing, schema_json
 
 ITERATIONS = int(os.environ.get("OXBOW_CRASH_ITERATIONS", "20"))
 WRITERS = 3
@@ -157,17 +158,8 @@ def test_sigkill_while_writing_loses_no_acknowledged_change(make_server, tmp_pat
     server.action("create_table", {"table": TABLE, "schema": schema_json(SCHEMA),
                                    "primary_key": ["id"], "buckets": BUCKETS})
     writers = [Writer(i, seed) for i in range(WRITERS)]
-    for iteration in range(ITERATIONS):
-        stop = threading.Event()
-        threads = [threading.Thread(target=w.run, args=(server.location, stop)) for w in writers]
-        for t in threads:
-            t.start()
-        time.sleep(rng.uniform(0.05, 0.5))
-        server.kill()
-        stop.set()
-        for t in threads:
-            t.join(timeout=30)
-            assert not t.is_alive(), "a writer hung after the kill"
-        server.start()
+    for _ in range(ITERATIONS):
+        kill_while_writing(server, [functools.partial(w.run, server.location) for w in writers],
+                           rng.uniform(0.05, 0.5))
         check(server, writers)
     assert sum(len(w.state) for w in writers) > 0

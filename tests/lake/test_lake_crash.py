@@ -20,6 +20,7 @@ OXBOW_LAKE_CRASH_ITERATIONS (default 20); OXBOW_LAKE_CRASH_SEED replays a run (p
 from __future__ import annotations
 
 import decimal
+import functools
 import os
 import pathlib
 import random
@@ -34,7 +35,7 @@ import pytest
 
 from lake_harness import (assert_lake_equals_log, data_files, lake_rows, local_path,
                           metadata_json, wait_lake)
-from oxbowd_harness import descriptor
+from oxbowd_harness import descriptor, kill_while_writing
 
 ITERATIONS = int(os.environ.get("OXBOW_LAKE_CRASH_ITERATIONS", "20"))
 BUCKETS = 4
@@ -62,8 +63,8 @@ def make_batch(first_id: int, rows: int, rng: random.Random) -> pa.RecordBatch:
     ], schema=SCHEMA)
 
 
-def produce(location: str, producer: int, iteration: int, seed: int,
-            stop: threading.Event, acked: list, failures: list) -> None:
+def produce(location: str, producer: int, iteration: int, seed: int, acked: list,
+            failures: list, stop: threading.Event) -> None:
     """Writes small streams to both tables until the server dies; counts acks in `acked`,
     and records an error that a dying server does not explain in `failures`."""
     rng = random.Random(seed)
@@ -195,23 +196,12 @@ def test_lake_crash_recovery(make_server, tmp_path):
     tiered = {t: [0] * BUCKETS for t in TABLES}
     started = time.monotonic()
     for iteration in range(ITERATIONS):
-        stop = threading.Event()
         acked, failures = [], []
-        producers = [threading.Thread(target=produce, args=(server.location, p, iteration,
-                                                            rng.randrange(1 << 30), stop,
-                                                            acked, failures),
-                                      daemon=True) for p in range(2)]
-        for t in producers:
-            t.start()
+        producers = [functools.partial(produce, server.location, p, iteration,
+                                       rng.randrange(1 << 30), acked, failures) for p in range(2)]
         delay = rng.uniform(0.05, 0.7)
-        time.sleep(delay)
-        server.kill()
-        stop.set()
-        for t in producers:
-            t.join(timeout=30)
-            assert not t.is_alive(), "a producer hung after the server was killed"
+        kill_while_writing(server, producers, delay)
         assert not failures, f"producers failed: {failures}"
-        server.start()
         full = iteration % 5 == 4 or iteration == ITERATIONS - 1
         line = []
         for table in TABLES:

@@ -15,6 +15,7 @@ OXBOW_LAKE_CRASH_ITERATIONS (default 20); OXBOW_LAKE_CRASH_SEED replays a run (p
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -26,7 +27,7 @@ import pyarrow.flight as fl
 import pytest
 
 from lake_harness import read_log
-from oxbowd_harness import schema_json
+from oxbowd_harness import kill_while_writing, schema_json
 from readers import check_readers
 from test_lake_crash import wait_settled
 from test_pk_changelog_lake import wait_changelog_settled
@@ -115,17 +116,8 @@ def test_sigkill_across_tiering_leaves_the_lake_equal_to_the_model(make_lake_ser
                                                   "lake.changelog": "true"}})
     writers = [Writer(i, seed) for i in range(WRITERS)]
     for _ in range(ITERATIONS):
-        stop = threading.Event()
-        threads = [threading.Thread(target=w.run, args=(server.location, stop)) for w in writers]
-        for t in threads:
-            t.start()
-        time.sleep(rng.uniform(0.05, 0.7))
-        server.kill()
-        stop.set()
-        for t in threads:
-            t.join(timeout=30)
-            assert not t.is_alive(), "a writer hung after the kill"
-        server.start()
+        kill_while_writing(server, [functools.partial(w.run, server.location) for w in writers],
+                           rng.uniform(0.05, 0.7))
         snapshot = server_snapshot(server)
         for w in writers:  # an in-flight batch's keys take what the server kept
             for k in w.in_flight or []:

@@ -18,7 +18,8 @@ and the rest getting a 100 KB batch per second each (their producers and pollers
 second process, so their pyiceberg scans do not queue behind the hot table's on one GIL). Then
 the producers run flat out for --seconds into a table with lake.enabled "true" and one with "false", --ratio-runs
 times: the throughput ratio is the tiering's dead-time; each run also prints the CPU oxbowd and
-the producers spent per MB, and the "off" run waits until the "on" table is tiered.
+the producers spent per MB, the acks' latency at the producers and its mean inside oxbowd with the
+log fsync's part (from oxbowd's metrics), and the "off" run waits until the "on" table is tiered.
 --catch-up-mb also prints the CPU until compaction rewrote every fresh file (lake.fresh-codec).
 --flat-out-only runs just these pairs (with --profile: where oxbowd's CPU goes in the first
 "off" run). The producers slice their payload from a random pool made once, so making a batch
@@ -125,6 +126,7 @@ class Producer:
     def __init__(self, address: str, table: str, schema: pa.Schema, rate_mb: float, first_seq: int,
                  stride: int, rows: int = ROWS_PER_MB):
         self.acks: dict[int, float] = {}
+        self.ack_seconds: list[float] = []  # each batch's write to its ack, as this client saw it
         self.bytes = 0
         self._args = (address, table, schema, rate_mb, first_seq, stride, rows)
         self._stop = threading.Event()
@@ -140,8 +142,10 @@ class Producer:
         start = time.perf_counter()
         while not self._stop.is_set():
             batch = make_batch(schema, seq, rows)
+            sent = time.perf_counter()
             writer.write_batch(batch)
             reader.read()
+            self.ack_seconds.append(time.perf_counter() - sent)
             self.acks[seq] = time.time()
             self.bytes += size
             seq += stride
@@ -368,6 +372,16 @@ def mixed_load(server: Oxbowd, hot_rate: float, trickles: int, seconds: float,
     return out
 
 
+def ack_metrics(server: Oxbowd, table: str) -> tuple:
+    """oxbowd's count and sum of `table`'s receipt-to-ack times and of its log fsyncs (all
+    tables; only one takes puts at a time here)."""
+    produce = "oxbow_produce_latency_seconds_"
+    fsync = "oxbow_fsync_latency_seconds_"
+    return (server.metric(produce + "count", f'table="{table}"'),
+            server.metric(produce + "sum", f'table="{table}"'),
+            server.metric(fsync + "count"), server.metric(fsync + "sum"))
+
+
 def throughput(server: Oxbowd, lake: bool, seconds: float, producers: int, run: int,
                profile: str = "") -> dict:
     """MB/s of `producers` flat out into a new table for `seconds`, and the CPU that took in
@@ -377,6 +391,7 @@ def throughput(server: Oxbowd, lake: bool, seconds: float, producers: int, run: 
     schema = make_schema()
     create(server, table, schema, lake=lake)
     server_cpu, client_cpu = proc_cpu_faults(server.proc.pid)[0], time.process_time()
+    before = ack_metrics(server, table)
     workers = [Producer(server.address, table, schema, 0, i, producers) for i in range(producers)]
     time.sleep(1)
     perf = start_perf(server, profile, max(1.0, seconds - 3))
@@ -384,7 +399,13 @@ def throughput(server: Oxbowd, lake: bool, seconds: float, producers: int, run: 
     for w in workers:
         w.stop()
     mb = sum(w.bytes for w in workers) / 1e6
+    acks = sorted(s for w in workers for s in w.ack_seconds)
+    after = ack_metrics(server, table)
+    puts, syncs = after[0] - before[0], after[2] - before[2]
     result = {"mb_s": mb / seconds, "table": table,
+              "ack_ms": (1000 * acks[len(acks) // 2], 1000 * acks[len(acks) * 99 // 100]),
+              "server_ack_ms": 1000 * (after[1] - before[1]) / max(puts, 1),
+              "fsync_ms": 1000 * (after[3] - before[3]) / max(syncs, 1),
               "server_ms_per_mb": 1000 * (proc_cpu_faults(server.proc.pid)[0] - server_cpu) / mb,
               "client_ms_per_mb": 1000 * (time.process_time() - client_cpu) / mb}
     if perf:
@@ -484,6 +505,10 @@ def flat_out_pairs(server: Oxbowd, args) -> list:
               f"{on['client_ms_per_mb']:.2f} / {off['client_ms_per_mb']:.2f}; lake caught up "
               f"{drain:.1f} s after the on run; free memory at the start {free[-2]:.0f} / "
               f"{free[-1]:.0f} MB")
+        print(f"    acks on / off: p50 {on['ack_ms'][0]:.2f} / {off['ack_ms'][0]:.2f} ms, p99 "
+              f"{on['ack_ms'][1]:.2f} / {off['ack_ms'][1]:.2f} ms at the client; oxbowd's "
+              f"receipt to ack {on['server_ack_ms']:.2f} / {off['server_ack_ms']:.2f} ms, of "
+              f"which the log's fsync {on['fsync_ms']:.2f} / {off['fsync_ms']:.2f} ms (means)")
         for name, share in off.get("profile", []):
             print(f"    profile of the off run: {name}: {100 * share:.1f}%")
     print(f"  produce flat out: ratio on/off median {statistics.median(ratios):.2f}, "

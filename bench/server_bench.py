@@ -20,6 +20,7 @@ import collections
 import json
 import os
 import pathlib
+import re
 import signal
 import socket
 import subprocess
@@ -27,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 import pyarrow as pa
 import pyarrow.flight as fl
@@ -105,6 +107,7 @@ class Oxbowd:
     def __init__(self, data_dir: pathlib.Path, log_path: pathlib.Path, extra_args=()):
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
+        self.log_path = log_path
         self.log = open(log_path, "wb")
         # The warehouse sits beside the data dir unless extra_args names one.
         warehouse = () if "--warehouse" in extra_args else (
@@ -133,6 +136,15 @@ class Oxbowd:
     def action(self, name: str, body: dict) -> dict:
         results = self.client.do_action(fl.Action(name, json.dumps(body).encode()))
         return json.loads(b"".join(r.body.to_pybytes() for r in results))
+
+    def metric(self, name: str, labels: str = "") -> float:
+        """The sum of every series of `name` (e.g. "oxbow_fsync_latency_seconds_count") whose
+        labels contain `labels` (e.g. 'table="bench.t"'), from oxbowd's metrics listener."""
+        port = re.findall(r"serving metrics on \S+ \(port (\d+)\)", self.log_path.read_text())[-1]
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+        pattern = re.escape(name) + r"(?:\{([^}]*)\})? (\S+)$"
+        return sum(float(m.group(2)) for m in re.finditer(pattern, text, re.MULTILINE)
+                   if labels in (m.group(1) or ""))
 
     def create_table(self, table: str, schema: pa.Schema, buckets: int) -> None:
         fields = [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in schema]

@@ -23,13 +23,11 @@ import json
 import multiprocessing
 import os
 import pathlib
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -111,13 +109,11 @@ def run_log(location: str, columns, min_id, out):
     out.put((seconds, table.num_rows, table.nbytes, proc_status(os.getpid(), "VmHWM")))
 
 
-def pruned(log_path: pathlib.Path) -> str:
+def pruned(server: Oxbowd) -> str:
     """oxbow_union_read_pruned_total of the bench table, from oxbowd's metrics listener."""
-    port = re.findall(r"serving metrics on \S+ \(port (\d+)\)", log_path.read_text())[-1]
-    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-    found = dict(re.findall(r'oxbow_union_read_pruned_total\{table="' + re.escape(TABLE) +
-                            r'",unit="(\w+)"\} (\S+)', text))
-    return f"{found.get('file', '0')} data files, {found.get('row_group', '0')} row groups"
+    found = {unit: server.metric("oxbow_union_read_pruned_total",
+                                 f'table="{TABLE}",unit="{unit}"') for unit in ("file", "row_group")}
+    return f"{found['file']:.0f} data files, {found['row_group']:.0f} row groups"
 
 
 def in_child(target, *args):
@@ -225,7 +221,7 @@ def main() -> None:
                     planned = len(list(StaticTable.from_metadata(metadata).scan(
                         row_filter=f"id >= {filter_min}").plan_files()))
                     print(f"  the {args.runs} filtered union reads skipped "
-                          f"{pruned(base / 'oxbowd.log')}; pyiceberg plans {planned} of "
+                          f"{pruned(server)}; pyiceberg plans {planned} of "
                           f"{described['lake']['data_files']} data files")
         finally:
             server.stop()

@@ -22,8 +22,8 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
                  "(https://) and Kafka (SSL) over TLS");
   app.add_option("--tls-key", options->tls_key_file, "PEM private key of --tls-cert");
   app.add_option("--tls-client-ca", options->tls_client_ca_file,
-                 "PEM CA bundle: require client certificates signed by it (mutual TLS on Flight "
-                 "and the REST catalog)");
+                 "PEM CA bundle: require client certificates signed by it (mutual TLS on Flight, "
+                 "the REST catalog and Kafka)");
   app.add_flag("--metrics-tls", options->metrics_tls,
                "Serve the metrics listener over HTTPS with --tls-cert and --tls-key");
   app.add_flag("--auth", options->auth,

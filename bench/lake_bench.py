@@ -16,10 +16,11 @@ is the p99 to the end of the scan that returned the row, the measure before 2026
 mixed run measures the same for --mixed-tables tables at once: one hot at --mixed-hot-rate MB/s
 and the rest getting a 100 KB batch per second each (their producers and pollers run in a
 second process, so their pyiceberg scans do not queue behind the hot table's on one GIL). Then
-the producers run flat out for --seconds into a table with lake.enabled "true" and one with "false", --ratio-runs
-times: the throughput ratio is the tiering's dead-time; each run also prints the CPU oxbowd and
-the producers spent per MB, the acks' latency at the producers and its mean inside oxbowd with the
-log fsync's part (from oxbowd's metrics), and the "off" run waits until the "on" table is tiered.
+the producers run flat out for --seconds into a table with lake.enabled "false", then into one
+with "true", --ratio-runs times: the throughput ratio is the tiering's dead-time; each run also
+prints the CPU oxbowd and the producers spent per MB, the acks' latency at the producers and its
+mean inside oxbowd with the log fsync's part (from oxbowd's metrics); each pair waits until its
+"on" table is tiered and drops both tables before the next pair starts.
 --catch-up-mb also prints the CPU until compaction rewrote every fresh file (lake.fresh-codec).
 --flat-out-only runs just these pairs (with --profile: where oxbowd's CPU goes in the first
 "off" run). The producers slice their payload from a random pool made once, so making a batch
@@ -481,20 +482,22 @@ def free_mb_at_start(ballast: str) -> float:
 
 
 def flat_out_pairs(server: Oxbowd, args) -> list:
-    """--ratio-runs flat-out runs with tiering on, then off; after each "on" run it waits (up to
-    120 s; not in --quick) until that table is tiered, so no run shares the cores with an earlier
-    one's backlog. Each pair's tables are dropped after it."""
+    """--ratio-runs flat-out pairs: a run with tiering off, then one with it on; after the "on"
+    run it waits (up to 120 s; not in --quick) until that table is tiered, and then drops both
+    tables, which also ends the "on" table's maintenance. So no run shares the machine with an
+    earlier run's tiering or compaction (when "on" ran first, its table's compaction ran during
+    some "off" runs and slowed them)."""
     ratios = []
     # --quick: 1.5 s runs, so their backlog does not lengthen oxbowd's stop (it waits for rounds).
     seconds = 1.5 if args.quick else args.seconds
     free = []
     for run in range(args.ratio_runs):
         free.append(free_mb_at_start(args.page_cache_ballast))
-        on = throughput(server, True, seconds, args.producers, run)
-        drain = wait_tiered(server, on["table"], 0 if args.quick else 120)
-        free.append(free_mb_at_start(args.page_cache_ballast))
         off = throughput(server, False, seconds, args.producers, run,
                          args.profile if args.flat_out_only and run == 0 else "")
+        free.append(free_mb_at_start(args.page_cache_ballast))
+        on = throughput(server, True, seconds, args.producers, run)
+        drain = wait_tiered(server, on["table"], 0 if args.quick else 120)
         ratios.append(on["mb_s"] / off["mb_s"])
         # A pair writes 10-20 GB (log and lake); three of them filled this machine's disk.
         for table in (on["table"], off["table"]):
@@ -503,8 +506,8 @@ def flat_out_pairs(server: Oxbowd, args) -> list:
               f"off {off['mb_s']:.0f} MB/s, ratio on/off {ratios[-1]:.2f}; CPU ms per MB "
               f"oxbowd {on['server_ms_per_mb']:.2f} / {off['server_ms_per_mb']:.2f}, producers "
               f"{on['client_ms_per_mb']:.2f} / {off['client_ms_per_mb']:.2f}; lake caught up "
-              f"{drain:.1f} s after the on run; free memory at the start {free[-2]:.0f} / "
-              f"{free[-1]:.0f} MB")
+              f"{drain:.1f} s after the on run; free memory at the start {free[-1]:.0f} / "
+              f"{free[-2]:.0f} MB")
         print(f"    acks on / off: p50 {on['ack_ms'][0]:.2f} / {off['ack_ms'][0]:.2f} ms, p99 "
               f"{on['ack_ms'][1]:.2f} / {off['ack_ms'][1]:.2f} ms at the client; oxbowd's "
               f"receipt to ack {on['server_ack_ms']:.2f} / {off['server_ack_ms']:.2f} ms, of "

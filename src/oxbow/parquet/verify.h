@@ -21,7 +21,7 @@ struct FileVerifyReport {
   int64_t bytes_read = 0;         // everything read: file ends, footer, page headers and bodies
   // The first problem found, where the walk stopped: Corruption naming the file, and the row
   // group, column and page offset when it is in a page; NotImplemented for a file the reader
-  // would refuse (nested columns, encrypted footer, column data in another file). OK when none.
+  // would refuse (encrypted footer, column data in another file). OK when none.
   Status problem;
 
   bool ok() const { return problem.ok(); }

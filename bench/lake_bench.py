@@ -55,7 +55,7 @@ from pyiceberg.expressions import GreaterThanOrEqual
 from pyiceberg.table import StaticTable
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from server_bench import REPO_ROOT, Oxbowd, RssSampler, proc_cpu_faults, proc_status  # noqa: E402
+from server_bench import REPO_ROOT, Oxbowd, RssSampler, metric_sum, proc_cpu_faults, proc_status  # noqa: E402
 
 TABLE = "bench.lake"
 ROWS_PER_MB = 4000  # 1 MB batches: 4000 rows of about 250 bytes
@@ -376,11 +376,12 @@ def mixed_load(server: Oxbowd, hot_rate: float, trickles: int, seconds: float,
 def ack_metrics(server: Oxbowd, table: str) -> tuple:
     """oxbowd's count and sum of `table`'s receipt-to-ack times and of its log fsyncs (all
     tables; only one takes puts at a time here)."""
+    page = server.metrics()
     produce = "oxbow_produce_latency_seconds_"
     fsync = "oxbow_fsync_latency_seconds_"
-    return (server.metric(produce + "count", f'table="{table}"'),
-            server.metric(produce + "sum", f'table="{table}"'),
-            server.metric(fsync + "count"), server.metric(fsync + "sum"))
+    return (metric_sum(page, produce + "count", f'table="{table}"'),
+            metric_sum(page, produce + "sum", f'table="{table}"'),
+            metric_sum(page, fsync + "count"), metric_sum(page, fsync + "sum"))
 
 
 def throughput(server: Oxbowd, lake: bool, seconds: float, producers: int, run: int,
@@ -490,12 +491,11 @@ def flat_out_pairs(server: Oxbowd, args) -> list:
     ratios = []
     # --quick: 1.5 s runs, so their backlog does not lengthen oxbowd's stop (it waits for rounds).
     seconds = 1.5 if args.quick else args.seconds
-    free = []
     for run in range(args.ratio_runs):
-        free.append(free_mb_at_start(args.page_cache_ballast))
+        free_off = free_mb_at_start(args.page_cache_ballast)
         off = throughput(server, False, seconds, args.producers, run,
                          args.profile if args.flat_out_only and run == 0 else "")
-        free.append(free_mb_at_start(args.page_cache_ballast))
+        free_on = free_mb_at_start(args.page_cache_ballast)
         on = throughput(server, True, seconds, args.producers, run)
         drain = wait_tiered(server, on["table"], 0 if args.quick else 120)
         ratios.append(on["mb_s"] / off["mb_s"])
@@ -506,8 +506,8 @@ def flat_out_pairs(server: Oxbowd, args) -> list:
               f"off {off['mb_s']:.0f} MB/s, ratio on/off {ratios[-1]:.2f}; CPU ms per MB "
               f"oxbowd {on['server_ms_per_mb']:.2f} / {off['server_ms_per_mb']:.2f}, producers "
               f"{on['client_ms_per_mb']:.2f} / {off['client_ms_per_mb']:.2f}; lake caught up "
-              f"{drain:.1f} s after the on run; free memory at the start {free[-1]:.0f} / "
-              f"{free[-2]:.0f} MB")
+              f"{drain:.1f} s after the on run; free memory at the start {free_on:.0f} / "
+              f"{free_off:.0f} MB")
         print(f"    acks on / off: p50 {on['ack_ms'][0]:.2f} / {off['ack_ms'][0]:.2f} ms, p99 "
               f"{on['ack_ms'][1]:.2f} / {off['ack_ms'][1]:.2f} ms at the client; oxbowd's "
               f"receipt to ack {on['server_ack_ms']:.2f} / {off['server_ack_ms']:.2f} ms, of "

@@ -103,6 +103,14 @@ def disk_write_bandwidth(directory: pathlib.Path, total: int) -> float:
     return written / 1e6 / seconds
 
 
+def metric_sum(page: str, name: str, labels: str = "") -> float:
+    """The sum of every series of `name` (e.g. "oxbow_fsync_latency_seconds_count") on a metrics
+    `page` whose labels contain `labels` (e.g. 'table="bench.t"')."""
+    pattern = re.escape(name) + r"(?:\{([^}]*)\})? (\S+)$"
+    return sum(float(m.group(2)) for m in re.finditer(pattern, page, re.MULTILINE)
+               if labels in (m.group(1) or ""))
+
+
 class Oxbowd:
     def __init__(self, data_dir: pathlib.Path, log_path: pathlib.Path, extra_args=()):
         self.port = free_port()
@@ -137,14 +145,10 @@ class Oxbowd:
         results = self.client.do_action(fl.Action(name, json.dumps(body).encode()))
         return json.loads(b"".join(r.body.to_pybytes() for r in results))
 
-    def metric(self, name: str, labels: str = "") -> float:
-        """The sum of every series of `name` (e.g. "oxbow_fsync_latency_seconds_count") whose
-        labels contain `labels` (e.g. 'table="bench.t"'), from oxbowd's metrics listener."""
+    def metrics(self) -> str:
+        """oxbowd's metrics page (Prometheus text); read one series with metric_sum()."""
         port = re.findall(r"serving metrics on \S+ \(port (\d+)\)", self.log_path.read_text())[-1]
-        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-        pattern = re.escape(name) + r"(?:\{([^}]*)\})? (\S+)$"
-        return sum(float(m.group(2)) for m in re.finditer(pattern, text, re.MULTILINE)
-                   if labels in (m.group(1) or ""))
+        return urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
 
     def create_table(self, table: str, schema: pa.Schema, buckets: int) -> None:
         fields = [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in schema]

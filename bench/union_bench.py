@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.flight as fl
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from server_bench import Oxbowd, RssSampler, proc_status  # noqa: E402
+from server_bench import Oxbowd, RssSampler, metric_sum, proc_status  # noqa: E402
 
 TABLE = "bench.union"
 BATCH_ROWS = 50_000
@@ -111,8 +111,9 @@ def run_log(location: str, columns, min_id, out):
 
 def pruned(server: Oxbowd) -> str:
     """oxbow_union_read_pruned_total of the bench table, from oxbowd's metrics listener."""
-    found = {unit: server.metric("oxbow_union_read_pruned_total",
-                                 f'table="{TABLE}",unit="{unit}"') for unit in ("file", "row_group")}
+    page = server.metrics()
+    found = {unit: metric_sum(page, "oxbow_union_read_pruned_total",
+                              f'table="{TABLE}",unit="{unit}"') for unit in ("file", "row_group")}
     return f"{found['file']:.0f} data files, {found['row_group']:.0f} row groups"
 
 

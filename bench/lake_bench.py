@@ -43,6 +43,7 @@ import os
 import pathlib
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -635,6 +636,8 @@ def soak(workdir: pathlib.Path, args) -> dict:
 
 
 def main() -> int:
+    # A kill runs the `finally` blocks too: they stop oxbowd and delete its data, tens of GB.
+    signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="seconds, not minutes (CI)")
     parser.add_argument("--rates", default="50,100", help="MB/s, comma-separated")

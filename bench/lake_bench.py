@@ -12,9 +12,9 @@ loops: describe_table -> metadata_location -> StaticTable.from_metadata(...).sca
 first unseen) and stamps every seq that scan returns with the moment the poller read that
 metadata location: the row was visible to a scan started then. Between commits it reads the
 table's version-hint.text every 5 ms and asks oxbowd only once that names a newer version (or
-250 ms passed). latency = visible - ack (p50/p99;
-the median time of one metadata load + scan is printed, since it bounds the resolution, and so
-is the p99 to the end of the scan that returned the row, the measure before 2026-12-02). The
+250 ms passed). latency = visible - ack (p50/p99; the median time of one metadata load + scan is
+printed, since it bounds the resolution, and so is the p99 to the end of the scan that returned
+the row, the measure before 2026-12-02). The
 mixed run measures the same for --mixed-tables tables at once: one hot at --mixed-hot-rate MB/s
 and the rest getting a 100 KB batch per second each (their producers and pollers run in a
 second process, so their pyiceberg scans do not queue behind the hot table's on one GIL). Then
@@ -200,7 +200,7 @@ def poll_visibility(server, table: str, stop: threading.Event, seen: dict,
     while not stop.is_set():
         if last_location and time.time() - asked < 0.25:
             hint = version_hint(last_location)
-            if hint is not None and hint <= metadata_version({"metadata_location": last_location}):
+            if hint is not None and hint <= metadata_version(last_location):
                 time.sleep(0.005)
                 continue
         start = asked = time.time()
@@ -540,9 +540,8 @@ def flat_out_pairs(server: Oxbowd, args) -> list:
     return ratios
 
 
-def metadata_version(state: dict) -> int:
-    """N of the current vN.metadata.json: every commit (appends and maintenance) adds one."""
-    location = state["metadata_location"]
+def metadata_version(location: str | None) -> int:
+    """N of the vN.metadata.json at `location`: every commit (appends and maintenance) adds one."""
     return int(pathlib.Path(location).name.split(".")[0][1:]) if location else 0
 
 
@@ -595,7 +594,8 @@ def soak(workdir: pathlib.Path, args) -> dict:
         def done() -> bool:
             if args.soak_seconds > 0:
                 return time.time() - start >= args.soak_seconds
-            return metadata_version(lake_state(server, table)) >= args.soak_commits
+            location = lake_state(server, table)["metadata_location"]
+            return metadata_version(location) >= args.soak_commits
 
         if args.soak_sample_seconds > 0:
             print("  soak: minutes, metadata version, live data files, data files on disk, "
@@ -612,7 +612,7 @@ def soak(workdir: pathlib.Path, args) -> dict:
                 rounds, log_lines = round_write_ms(log_path, log_lines)
                 rounds_text = (f"{statistics.median(rounds):.0f}/{max(rounds):.0f}" if rounds
                                else "-")
-                print(f"  soak: {(time.time() - start) / 60:5.1f} min  v{metadata_version({'metadata_location': location})}"
+                print(f"  soak: {(time.time() - start) / 60:5.1f} min  v{metadata_version(location)}"
                       f"  {f['data_files_live']}  {f['data_files_on_disk']}  {f['manifests']}"
                       f"  {f['snapshots']}  {f['metadata_json_bytes'] / 1e3:.1f}"
                       f"  {f['metadata_dir_files']}  {load_ms:.0f}  {rounds_text}"
@@ -626,7 +626,8 @@ def soak(workdir: pathlib.Path, args) -> dict:
             time.sleep(0.1)
         state = lake_state(server, table)
         footprint = metadata_footprint(state["metadata_location"])
-        footprint.update({"commits": metadata_version(state), "seconds": elapsed,
+        footprint.update({"commits": metadata_version(state["metadata_location"]),
+                          "seconds": elapsed,
                           "rss_mb": proc_status(server.proc.pid, "VmRSS") / 1e6,
                           "anon_mb": proc_status(server.proc.pid, "RssAnon") / 1e6})
         return footprint

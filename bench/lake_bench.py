@@ -22,7 +22,8 @@ the producers run flat out for --seconds into a table with lake.enabled "false",
 with "true", --ratio-runs times: the throughput ratio is the tiering's dead-time; each run also
 prints the CPU oxbowd and the producers spent per MB, the acks' latency at the producers and its
 mean inside oxbowd with the log fsync's part (from oxbowd's metrics); each pair waits until its
-"on" table is tiered and drops both tables before the next pair starts.
+"on" table is tiered and drops both tables before the next pair starts; every other phase drops
+its tables once measured too.
 --catch-up-mb also prints the CPU until compaction rewrote every fresh file (lake.fresh-codec).
 --flat-out-only runs just these pairs (with --profile: where oxbowd's CPU goes in the first
 "off" run). The producers slice their payload from a random pool made once, so making a batch
@@ -174,6 +175,13 @@ class Actions:
     def action(self, name: str, body: dict) -> dict:
         results = self.client.do_action(fl.Action(name, json.dumps(body).encode()))
         return json.loads(b"".join(r.body.to_pybytes() for r in results))
+
+
+def drop(server: Oxbowd, tables: list) -> None:
+    """Drops `tables` once measured, which ends their tiering and compaction, so the next phase
+    does not share the machine with them (docs/bench.md, "Each phase drops its tables")."""
+    for table in tables:
+        server.action("drop_table", {"table": table})
 
 
 def lake_state(server, table: str) -> dict:
@@ -353,6 +361,7 @@ def freshness(server: Oxbowd, rate: float, seconds: float, producers: int,
     if perf:
         perf.wait()
         result["profile"] = profile_summary(profile, recorded)
+    drop(server, [table])
     return result
 
 
@@ -391,6 +400,7 @@ def mixed_load(server: Oxbowd, hot_rate: float, trickles: int, seconds: float,
     out = [measure_visibility(server, server.address, hot, hot_rate, seconds, producers)]
     out.extend(results.get())
     child.join()
+    drop(server, [hot, *cold])
     return out
 
 
@@ -476,7 +486,7 @@ def catch_up(server: Oxbowd, mb: float, producers: int) -> dict:
            time.monotonic() - start < 900):
         time.sleep(1)
     rewritten = proc_cpu_faults(server.proc.pid)[0] - cpu
-    server.action("drop_table", {"table": table})
+    drop(server, [table])
     return {"mb": put, "seconds": seconds, "mb_s": put / seconds,
             "cpu_ms_per_mb": 1000 * used / put, "rewritten_cpu_ms_per_mb": 1000 * rewritten / put,
             "rewritten_seconds": time.monotonic() - start}
@@ -521,8 +531,7 @@ def flat_out_pairs(server: Oxbowd, args) -> list:
         drain = wait_tiered(server, on["table"], 0 if args.quick else 120)
         ratios.append(on["mb_s"] / off["mb_s"])
         # A pair writes 10-20 GB (log and lake); three of them filled this machine's disk.
-        for table in (on["table"], off["table"]):
-            server.action("drop_table", {"table": table})
+        drop(server, [on["table"], off["table"]])
         print(f"  produce flat out, run {run + 1}: tiering on {on['mb_s']:.0f} MB/s, "
               f"off {off['mb_s']:.0f} MB/s, ratio on/off {ratios[-1]:.2f}; CPU ms per MB "
               f"oxbowd {on['server_ms_per_mb']:.2f} / {off['server_ms_per_mb']:.2f}, producers "

@@ -14,10 +14,10 @@ metadata location: the row was visible to a scan started then. Between commits i
 table's version-hint.text every 5 ms and asks oxbowd only once that names a newer version (or
 250 ms passed). latency = visible - ack (p50/p99; the median time of one metadata load + scan is
 printed, since it bounds the resolution, and so is the p99 to the end of the scan that returned
-the row, the measure before 2026-12-02). The
-mixed run measures the same for --mixed-tables tables at once: one hot at --mixed-hot-rate MB/s
-and the rest getting a 100 KB batch per second each (their producers and pollers run in a
-second process, so their pyiceberg scans do not queue behind the hot table's on one GIL). Then
+the row, the measure before 2026-12-02). The mixed run measures the same for --mixed-tables
+tables at once: one hot at --mixed-hot-rate MB/s and the rest getting a 100 KB batch per second
+each (their producers and pollers run in a second process, so their pyiceberg scans do not queue
+behind the hot table's on one GIL). Then
 the producers run flat out for --seconds into a table with lake.enabled "false", then into one
 with "true", --ratio-runs times: the throughput ratio is the tiering's dead-time; each run also
 prints the CPU oxbowd and the producers spent per MB, the acks' latency at the producers and its

@@ -64,6 +64,41 @@ def wait_describe(server: OxbowServer, table: str, predicate, what: str,
         time.sleep(0.05)
 
 
+def fresh_files_left(metadata_location: str) -> bool:
+    """Whether the current snapshot of that metadata still reads a fresh file (or a commit since
+    expired what it names, so the answer is not known yet)."""
+    try:
+        return any(f.endswith(".fresh.parquet") for f in data_files(metadata_location))
+    except OSError:
+        return True
+
+
+def wait_settled(server: OxbowServer, table: str, predicate=lambda lake: True,
+                 what: str = "the lake settling", quiet_s: float = 0.6,
+                 timeout_s: float = 30) -> dict:
+    """Waits (bounded) until the lake holds every durable row, predicate holds, the current
+    snapshot has no fresh file left, and then the metadata stays the same for `quiet_s`.
+    Maintenance rewrites fresh files (lake.fresh-codec, lz4 by default) once their partition is
+    quiet and expires snapshots, deleting the files only they reached, so a reader of a metadata
+    location it just replaced can miss them (as with any Iceberg expiry): checks read a settled
+    table."""
+    def settled(lake):
+        if lake["lag_rows"] != 0 or not predicate(lake):
+            return False
+        return lake["metadata_location"] is None or not fresh_files_left(lake["metadata_location"])
+    deadline = time.monotonic() + timeout_s
+    wait_describe(server, table, settled, what, timeout_s)
+    status = wait_lake(server, table, timeout_s=timeout_s)
+    since = time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        assert time.monotonic() < deadline, f"{table}: the lake kept changing for {timeout_s}s"
+        time.sleep(0.05)
+        now = wait_lake(server, table, timeout_s=timeout_s)
+        if now["metadata_location"] != status["metadata_location"]:
+            status, since = now, time.monotonic()
+    return status
+
+
 def iceberg_table(metadata_location: str):
     return StaticTable.from_metadata(metadata_location)
 

@@ -34,7 +34,7 @@ import pyarrow.flight as fl
 import pytest
 
 from lake_harness import (assert_lake_equals_log, data_files, lake_rows, local_path,
-                          metadata_json, wait_lake)
+                          metadata_json, wait_settled)
 from oxbowd_harness import descriptor, kill_while_writing
 
 ITERATIONS = int(os.environ.get("OXBOW_LAKE_CRASH_ITERATIONS", "20"))
@@ -119,23 +119,6 @@ def snapshot_files(metadata_location: str) -> tuple[set[str], set[str], list[str
                         data.add(str(local_path(entry["data_file"]["file_path"])))
     missing.extend(p for p in sorted(data) if not pathlib.Path(p).is_file())
     return meta_files, data, missing
-
-
-def wait_settled(server, table: str, quiet_s: float = 0.6, timeout_s: float = 30) -> dict:
-    """Waits for lag 0 and then for the metadata to stay the same for `quiet_s`. Maintenance runs
-    beside the rounds (every 150 ms here) and expires snapshots at once (max age 1 ms), deleting
-    the files only they reached, so a reader of the metadata.json it just replaced can miss them
-    (as with any Iceberg expiry): the checks read a settled table."""
-    deadline = time.monotonic() + timeout_s
-    status = wait_lake(server, table, timeout_s=timeout_s)
-    since = time.monotonic()
-    while time.monotonic() - since < quiet_s:
-        assert time.monotonic() < deadline, f"{table}: the lake kept changing for {timeout_s}s"
-        time.sleep(0.05)
-        now = wait_lake(server, table, timeout_s=timeout_s)
-        if now["metadata_location"] != status["metadata_location"]:
-            status, since = now, time.monotonic()
-    return status
 
 
 def settled_files(server, table: str) -> tuple[dict, set[str]]:

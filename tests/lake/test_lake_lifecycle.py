@@ -14,7 +14,7 @@ import pytest
 import type_samples
 from lake_harness import (assert_lake_equals_log, avro_files_of_current_snapshot, data_files,
                           duckdb_union, iceberg_table, lake_rows, local_path, metadata_json,
-                          wait_describe, wait_lake)
+                          wait_describe, wait_lake, wait_settled)
 from oxbowd_harness import expect_error
 from readers import check_readers
 from test_lake_conformance import check_data_files_with_duckdb, part_batch, PART_SCHEMA, wide
@@ -248,9 +248,8 @@ def test_compaction_merge_and_expiry_keep_the_table_exact(make_lake_server, ware
                 operations[s["snapshot-id"]] = s["summary"]["operation"]
         return lake["data_files"] < 10 and lake["snapshots"] <= 3
 
-    wait_describe(server, table_name, compacted_and_expired, "compaction and expiry",
-                  timeout_s=15)
-    status = wait_lake(server, table_name)
+    status = wait_settled(server, table_name, compacted_and_expired, "compaction and expiry",
+                          timeout_s=15)
     location = status["metadata_location"]
     assert set(operations.values()) <= {"replace"}, operations
     assert status["data_files"] < 10, status
@@ -275,9 +274,8 @@ def test_compaction_per_partition(make_lake_server, table_name, spark_or_none):
         server.put(table_name, [part_batch(r * 10, 10, nulls=False)])
         wait_lake(server, table_name)
     # 6 commits per partition, compacted once each when 4 small files are there: 1 + 2 files
-    wait_describe(server, table_name, lambda lake: lake["data_files"] <= 6,
-                  "compaction of both partitions", timeout_s=15)
-    location = wait_lake(server, table_name)["metadata_location"]
+    location = wait_settled(server, table_name, lambda lake: lake["data_files"] <= 6,
+                            "compaction of both partitions", timeout_s=15)["metadata_location"]
     tasks = iceberg_table(location).scan().plan_files()
     for t in tasks:
         rows = duckdb_union([str(local_path(t.file.file_path))])

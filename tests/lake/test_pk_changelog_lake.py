@@ -19,7 +19,7 @@ import uuid
 import pyarrow as pa
 import pytest
 
-from lake_harness import local_path, wait_describe, wait_lake
+from lake_harness import fresh_files_left, local_path, wait_describe, wait_lake
 from test_pk_lake import check_lake_matches, lake_props
 from test_primary_keys import (COLUMNS, SCHEMA, Model, command, create_pk_table, random_write,
                                write)
@@ -65,11 +65,12 @@ def changelog_location(server, table: str) -> str:
 
 
 def wait_changelog_settled(server, table: str, quiet_s: float = 0.6, timeout_s: float = 30) -> str:
-    """changelog_location, once that metadata file stayed current for `quiet_s` (maintenance
-    that expires snapshots at once may delete files a reader of a replaced one would open)."""
+    """changelog_location, once that metadata file stayed current for `quiet_s` and reads no
+    fresh file (maintenance rewrites those and expires snapshots at once, so it may delete files a
+    reader of a replaced metadata file would open)."""
     deadline = time.monotonic() + timeout_s
     location, since = changelog_location(server, table), time.monotonic()
-    while time.monotonic() - since < quiet_s:
+    while time.monotonic() - since < quiet_s or fresh_files_left(location):
         assert time.monotonic() < deadline, f"{table}: the changelog table kept changing"
         time.sleep(0.05)
         now = changelog_location(server, table)

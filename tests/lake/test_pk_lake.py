@@ -17,8 +17,7 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from lake_harness import local_path, wait_lake
-from test_lake_crash import wait_settled
+from lake_harness import local_path, wait_lake, wait_settled
 from test_primary_keys import (COLUMNS, ENGINES, KEY, SCHEMA, Model, command, create_pk_table,
                                random_write, write)
 from pyiceberg.table import StaticTable

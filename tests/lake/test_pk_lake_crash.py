@@ -26,10 +26,9 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from lake_harness import read_log
+from lake_harness import read_log, wait_settled
 from oxbowd_harness import kill_while_writing, schema_json
 from readers import check_readers
-from test_lake_crash import wait_settled
 from test_pk_changelog_lake import wait_changelog_settled
 from test_pk_lake import check_lake_matches, equality_deletes_ever
 

@@ -14,7 +14,7 @@ import pyarrow.flight as fl
 import pytest
 
 import type_samples
-from lake_harness import assert_same_columns, lake_type_samples, wait_describe, wait_lake
+from lake_harness import assert_same_columns, lake_type_samples, wait_lake, wait_settled
 from oxbowd_harness import ALIGNED, expect_error
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("pad", pa.string()),
@@ -183,7 +183,7 @@ def test_union_read_after_compaction_and_retention(make_lake_server, table_name)
     def compacted(lake):
         return lake["data_files"] < 24 and lake["lag_rows"] == 0
 
-    wait_describe(server, table_name, compacted, "compaction", timeout_s=30)
+    wait_settled(server, table_name, compacted, "compaction", timeout_s=30)
     assert server.describe(table_name)["bucket_offsets"][0]["earliest_offset"] > 0, (
         "retention deleted nothing: the test tested nothing")
     got, first, metas = union(server, table_name)

@@ -4,14 +4,16 @@ clashes, bucket-keyed tables."""
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from lake_harness import assert_lake_equals_log, expected_lake, assert_same_columns, lake_rows, \
-    wait_lake
+from lake_harness import assert_lake_equals_log, data_files, expected_lake, assert_same_columns, \
+    lake_rows, wait_lake
 from oxbowd_harness import expect_error, put
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("pad", pa.string())])
@@ -178,3 +180,28 @@ def test_lake_nice_flags_set_the_rounds_and_the_maintenance_priority(make_lake_s
             break
         assert time.monotonic() < deadline, f"thread nice levels {sorted(levels)}, want {want}"
         time.sleep(0.05)
+
+
+@pytest.mark.parametrize("flag,fresh", [(None, True), ("lz4", True), ("zstd", False)])
+def test_lake_fresh_codec_flag_sets_the_rounds_codec(make_lake_server, table_name, flag, fresh):
+    """Rounds write lz4 fresh files by default; --lake-fresh-codec zstd writes final files at once
+    (docs/lake.md, "Fresh files"). Maintenance waits an hour, so no rewrite hides the round's."""
+    args = ["--lake-maintenance-interval-ms", "3600000"]
+    if flag is not None:
+        args += ["--lake-fresh-codec", flag]
+    server = make_lake_server(*args)
+    server.create_table(table_name, SCHEMA)
+    server.put(table_name, [batch(0, 50)])
+    files = data_files(wait_lake(server, table_name)["metadata_location"])
+    assert files and all(f.endswith(".fresh.parquet") == fresh for f in files), files
+    codecs = {pq.ParquetFile(f).metadata.row_group(0).column(0).compression for f in files}
+    assert codecs == ({"LZ4"} if fresh else {"ZSTD"}), codecs  # pyarrow calls LZ4_RAW "LZ4"
+
+
+def test_lake_fresh_codec_flag_refuses_an_unknown_codec(oxbowd_bin, tmp_path):
+    run = subprocess.run([str(oxbowd_bin), "--data-dir", str(tmp_path / "d"), "--listen",
+                          "127.0.0.1:0", "--metrics-listen", "", "--kafka-listen", "",
+                          "--catalog-listen", "", "--lake-fresh-codec", "brotli"],
+                         capture_output=True, timeout=20, text=True)
+    assert run.returncode != 0
+    assert "unknown compression 'brotli'" in run.stdout + run.stderr, run.stdout + run.stderr

@@ -91,9 +91,10 @@ struct LakeOptions {
   int64_t max_round_bytes = int64_t{256} << 20;
   // Writer options of the data files. Default: zstd, dictionary on.
   parquet::WriterOptions parquet;
-  // The codec of the files rounds write unless lake.fresh-codec says otherwise. Default: zstd
-  // (no fresh files: lz4 ones cut the rounds' CPU but not the freshness, see docs/bench.md).
-  parquet::Codec fresh_codec = parquet::Codec::kZstd;
+  // The codec of the files rounds write unless lake.fresh-codec says otherwise; any other than
+  // the final codec (zstd) makes fresh files that compaction rewrites. Default: lz4 (the rounds
+  // take less CPU, so a saturated machine stays fresher; docs/lake.md, "Fresh files").
+  parquet::Codec fresh_codec = parquet::Codec::kLz4Raw;
   // Compaction merges small data files of a partition into files of about this size.
   // Default: 128 MiB.
   int64_t target_file_bytes = int64_t{128} << 20;

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <map>
 
+#include "oxbow/parquet/writer.h"
 #include "oxbow/server/server.h"
 
 namespace oxbow::server {
@@ -118,6 +119,18 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--lake-freshness-ms", options->node.lake.freshness_ms,
                  "How often tables are tiered (table property lake.freshness overrides)")
       ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--lake-fresh-codec",
+         [options](const std::string& name) {
+           options->node.lake.fresh_codec = parquet::ParseCodec(name).ValueOrDie();
+         },
+         "Codec of the files rounds write (table property lake.fresh-codec overrides); "
+         "compaction rewrites them in zstd, so zstd means no fresh files")
+      ->check([](const std::string& name) {
+        auto codec = parquet::ParseCodec(name);
+        return codec.ok() ? std::string() : codec.status().message();
+      })
+      ->default_str("lz4");
   app.add_option("--lake-target-file-bytes", options->node.lake.target_file_bytes,
                  "Compaction merges small lake files into files of about this size")
       ->capture_default_str();

@@ -230,13 +230,14 @@ def poll_visibility(server, table: str, stop: threading.Event, seen: dict,
 
 
 # Where the tiering threads' CPU goes, by the first rule (in order) that matches a sample's call
-# stack. libzstd and zlib are built without frame pointers, so their samples lose their callers;
-# only the lake compresses and checksums pages in oxbowd (the log uses CRC-32C), so a sample
-# whose leaf is in them is counted as the tiering's.
+# stack. libzstd, liblz4 and zlib are built without frame pointers, so their samples lose their
+# callers; in this benchmark only the lake compresses and checksums pages in oxbowd (the log uses
+# CRC-32C), so a sample whose leaf is in them is counted as the tiering's.
 PROFILE_RULES = [
     ("fsync of data files and metadata", ("fdatasync", "fsync")),
     ("write(2) into the page cache", ("pwrite", "ext4_buffered_write", "vfs_write")),
     ("zstd (compression; compaction's decompression)", ("libzstd",)),
+    ("lz4 (fresh files; compaction's decompression)", ("liblz4",)),
     ("page CRC-32 (zlib)", ("crc32_z",)),
     ("Avro manifests and manifest lists", ("Manifest", "avro::")),
     ("metadata JSON", ("ToJson", "FromJson", "nlohmann")),
@@ -244,6 +245,7 @@ PROFILE_RULES = [
     ("Parquet encoding (values, dictionary, RLE, buffers)", ("parquet::",)),
     ("log read + IPC decode + lake batch", ("NextDecoded", "ToLakeBatch", "LogReadCursor")),
 ]
+LEAF_ONLY_KEYS = ("libzstd", "liblz4", "crc32_z")
 
 
 def perf_stacks(perf_data: str) -> list:
@@ -263,11 +265,11 @@ def profile_summary(perf_data: str, seconds: float) -> list:
         total += 1
         stack = "\n".join(frames)
         if not ("TieringService" in stack or "TierRound" in stack or "Compact" in stack
-                or "libzstd" in frames[0] or "crc32_z" in frames[0]):
+                or any(k in frames[0] for k in LEAF_ONLY_KEYS)):
             continue
         tiering += 1
         name = next((n for n, keys in PROFILE_RULES
-                     if any(k in (frames[0] if k in ("libzstd", "crc32_z") else stack)
+                     if any(k in (frames[0] if k in LEAF_ONLY_KEYS else stack)
                             for k in keys)), "other")
         counts[name] = counts.get(name, 0) + 1
     shares = sorted(((n, c / max(1, tiering)) for n, c in counts.items()), key=lambda x: -x[1])

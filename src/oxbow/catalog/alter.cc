@@ -1,5 +1,6 @@
 // alter_table: parsing a request and applying its changes to a descriptor (docs/api.md).
 #include <algorithm>
+#include <cctype>
 
 #include "oxbow/catalog/json_internal.h"
 
@@ -229,10 +230,15 @@ Result<Node*> Resolve(Node* root, const std::vector<std::string>& path) {
 }
 
 // A struct field's name must print back in the type's name (docs/api.md#nested-types).
+// A nested name lives inside its struct's type string ("struct<name: type>"), so it must parse
+// back as itself: no separators, no brackets, no edge whitespace (the parser trims it).
 Status CheckNestedName(const std::string& name) {
-  if (name.empty() || name.find_first_of(",:<>") != std::string::npos) {
+  const bool edge_space = !name.empty() && (std::isspace(static_cast<unsigned char>(name.front())) ||
+                                            std::isspace(static_cast<unsigned char>(name.back())));
+  if (name.empty() || edge_space || name.find_first_of(",:<>()[]") != std::string::npos) {
     return Status::Invalid("field name " + Quote(name) +
-                           " must be non-empty without ',', ':', '<' or '>' inside a struct");
+                           " inside a struct must be non-empty, without ',', ':', brackets "
+                           "('<>', '()', '[]') or leading and trailing spaces");
   }
   return Status::OK();
 }

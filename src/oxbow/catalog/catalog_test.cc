@@ -404,8 +404,21 @@ TEST(AlterTest, NestedRefusalsNameTheRule) {
   EXPECT_EQ(message(R"j([{"op":"rename_column","name":["p","x"],"new_name":"y"}])j"),
             "change 1: rename to 'y': that field already exists");
   EXPECT_EQ(message(R"j([{"op":"rename_column","name":["p","x"],"new_name":"a:b"}])j"),
-            "change 1: field name 'a:b' must be non-empty without ',', ':', '<' or '>' inside a "
-            "struct");
+            "change 1: field name 'a:b' inside a struct must be non-empty, without ',', ':', "
+            "brackets ('<>', '()', '[]') or leading and trailing spaces");
+  // Each of these would print into the struct's type string and parse back differently.
+  for (const char* bad : {"w)", "(w", "w]", "[w", " w", "w ", "a<b"}) {
+    EXPECT_NE(message(R"j([{"op":"rename_column","name":["p","x"],"new_name":")j" +
+                      std::string(bad) + R"j("}])j")
+                  .find("inside a struct must be non-empty"),
+              std::string::npos)
+        << bad;
+    EXPECT_NE(message(R"j([{"op":"add_column","name":["p",")j" + std::string(bad) +
+                      R"j("],"type":"int8"}])j")
+                  .find("inside a struct must be non-empty"),
+              std::string::npos)
+        << bad;
+  }
   EXPECT_EQ(message(R"j([{"op":"set_column_doc","name":["p","x"],"doc":"d"}])j"),
             "change 1: set_column_doc 'p.x': a nested field has no doc (its type's name has no "
             "place for one)");

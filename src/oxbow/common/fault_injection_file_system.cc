@@ -51,7 +51,7 @@ class FaultInjectionFile : public File {
 
   Status Sync() override {
     RETURN_NOT_OK(CheckAlive());
-    RETURN_NOT_OK(fs_->TakeSyncFault());
+    RETURN_NOT_OK(fs_->TakeSyncFault(path()));
     RETURN_NOT_OK(base_->Sync());
     ASSIGN_OR_RAISE(int64_t size, base_->Size());
     std::lock_guard lock(fs_->mutex_);
@@ -108,9 +108,11 @@ void FaultInjectionFileSystem::FailRemovals(Status error, int count, std::string
   remove_fault_ = {std::move(error), count, std::move(path_contains)};
 }
 
-void FaultInjectionFileSystem::SetSyncDelay(std::chrono::microseconds delay) {
+void FaultInjectionFileSystem::SetSyncDelay(std::chrono::microseconds delay,
+                                            std::string path_contains) {
   std::lock_guard lock(mutex_);
   sync_delay_ = delay;
+  sync_delay_path_contains_ = std::move(path_contains);
 }
 
 void FaultInjectionFileSystem::ClearFaults() {
@@ -138,8 +140,8 @@ Status FaultInjectionFileSystem::TakeRemoveFault(const std::string& path) {
   return remove_fault_.error;
 }
 
-Status FaultInjectionFileSystem::TakeSyncFault() {
-  std::chrono::microseconds delay;
+Status FaultInjectionFileSystem::TakeSyncFault(const std::string& path) {
+  std::chrono::microseconds delay{0};
   {
     std::lock_guard lock(mutex_);
     counters_.file_syncs++;
@@ -147,7 +149,7 @@ Status FaultInjectionFileSystem::TakeSyncFault() {
       if (sync_fault_count_ > 0) sync_fault_count_--;
       return sync_error_;
     }
-    delay = sync_delay_;
+    if (path.find(sync_delay_path_contains_) != std::string::npos) delay = sync_delay_;
   }
   if (delay.count() > 0) std::this_thread::sleep_for(delay);
   return Status::OK();

@@ -36,8 +36,9 @@ class FaultInjectionFileSystem : public FileSystem {
   // The next `count` Remove and RemoveAll calls (-1: all) on paths containing `path_contains`
   // fail with `error` and remove nothing.
   void FailRemovals(Status error, int count = -1, std::string path_contains = "");
-  // Every File::Sync takes at least this long (to make group commit observable).
-  void SetSyncDelay(std::chrono::microseconds delay);
+  // Every File::Sync of a path containing `path_contains` takes at least this long (to make
+  // group commit observable, or to hold a writer mid-file).
+  void SetSyncDelay(std::chrono::microseconds delay, std::string path_contains = "");
   void ClearFaults();
 
   // Simulates power loss: every file written through this object is cut back to the length
@@ -85,7 +86,7 @@ class FaultInjectionFileSystem : public FileSystem {
   Status CheckUp() const;
   // Returns the fault to apply to a write to `path`, or OK.
   Status TakeWriteFault(const std::string& path, int64_t* partial_bytes);
-  Status TakeSyncFault();
+  Status TakeSyncFault(const std::string& path);
   Status TakeRemoveFault(const std::string& path);
   // Bookkeeping after `from` became `to`.
   void Renamed(const std::string& from, const std::string& to);
@@ -98,6 +99,7 @@ class FaultInjectionFileSystem : public FileSystem {
   Status sync_error_;
   int sync_fault_count_ = 0;
   std::chrono::microseconds sync_delay_{0};
+  std::string sync_delay_path_contains_;
   int64_t generation_ = 0;
   bool down_ = false;
   Counters counters_;

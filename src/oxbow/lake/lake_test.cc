@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "oxbow/arrow/builder.h"
 #include "oxbow/common/fault_injection_file_system.h"
@@ -299,6 +300,30 @@ TEST_F(LakeTest, FreshFilesAreRewrittenInTheFinalCodecOnceNoRoundAddsOne) {
   EXPECT_EQ(LakeIds(), Ids(100));
   ASSERT_TRUE(Service().RunOnce().ok());  // a final file alone is left as it is
   EXPECT_EQ(live_paths(), rewritten);
+}
+
+// A drop while compaction rewrites a file (its output's fsync held up) waits for that step, so
+// the step writes nothing into the directory being removed and the drop succeeds whole.
+TEST_F(LakeTest, DropTableWaitsForACompactionInProgress) {
+  CreateTable({{kFreshCodecProperty, "lz4"}});
+  Put(0, 50);
+  ASSERT_TRUE(Service().RunOnce().ok());  // one fresh file, seen by this pass
+  fs_->SetSyncDelay(std::chrono::milliseconds(500), "/warehouse/");
+  std::thread maintenance([&] { (void)Service().RunOnce(); });  // rewrites the quiet fresh file
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto table = engine_->DescribeTable("ns.t").ValueOrDie();
+  ASSERT_TRUE(engine_->DropTable("ns.t").ok());  // as node::Node::DropTable does
+  Status dropped = Service().DropTable(table.table);
+  int compactions = 0;
+  {
+    std::lock_guard<std::mutex> lock(events_->mu);
+    compactions = events_->compactions_ok + events_->compactions_failed;
+  }
+  maintenance.join();
+  fs_->ClearFaults();
+  EXPECT_TRUE(dropped.ok()) << dropped.ToString();
+  EXPECT_EQ(compactions, 1);  // the step ended before the drop did
+  EXPECT_FALSE(std::filesystem::exists(options_.warehouse + "/ns/t"));
 }
 
 // Partition evolution: files of the first spec stay in it, files after the alter are of the new

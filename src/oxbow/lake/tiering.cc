@@ -1893,7 +1893,10 @@ Status TieringService::DropTable(const catalog::TableDescriptor& table) {
     }
   }
   if (!state) return Status::OK();
-  std::lock_guard<std::mutex> work(state->work);  // waits for a round in progress
+  // Waits for a maintenance pass in progress (compaction writes files without holding work),
+  // then for a round.
+  std::lock_guard<std::mutex> maintaining(state->maintaining);
+  std::lock_guard<std::mutex> work(state->work);
   state->dropped = true;
   if (state->changelog) {
     std::lock_guard<std::mutex> changelog_work(state->changelog->work);

@@ -1216,7 +1216,8 @@ Result<std::unique_ptr<engine::ReadCursor>> OpenLogRead(engine::Engine* engine,
 }
 
 Result<std::vector<std::optional<int64_t>>> EarliestLakeOffsets(
-    const LakeAccess& lake, const catalog::TableDescriptor& table) {
+    const LakeAccess& lake, const catalog::TableDescriptor& table,
+    const std::vector<std::optional<int64_t>>& known) {
   ASSIGN_OR_RAISE(auto snapshot, LoadSnapshot(lake, table));
   ASSIGN_OR_RAISE(
       const LakeColumns columns,
@@ -1224,6 +1225,12 @@ Result<std::vector<std::optional<int64_t>>> EarliestLakeOffsets(
                       snapshot));
   std::vector<std::optional<int64_t>> out(static_cast<size_t>(table.buckets));
   for (int32_t b = 0; b < table.buckets; ++b) {
+    const auto i = static_cast<size_t>(b);
+    if (i < known.size() && known[i]) {
+      out[i] = known[i];
+      continue;
+    }
+    const int64_t tiered = snapshot.tiered_offsets[i];  // the lake holds offsets below it
     // The lowest offset bound of the files that may hold the bucket: the search starts there.
     std::optional<int64_t> from;
     for (const auto& f : snapshot.files) {
@@ -1235,10 +1242,10 @@ Result<std::vector<std::optional<int64_t>>> EarliestLakeOffsets(
       const int64_t lo = IntBound(MapBound(f.lower_bounds, columns.offset_field_id), 8).value_or(0);
       from = from ? std::min(*from, lo) : lo;
     }
-    if (!from) continue;
-    LakeRangeReader reader(lake.fs, snapshot, columns, b, *from, INT64_MAX);
+    if (!from || *from >= tiered) continue;
+    LakeRangeReader reader(lake.fs, snapshot, columns, b, *from, tiered);
     ASSIGN_OR_RAISE(auto run, reader.Next());
-    if (run) out[b] = run->base_offset;
+    if (run) out[i] = run->base_offset;
   }
   return out;
 }

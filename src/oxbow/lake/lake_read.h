@@ -35,8 +35,11 @@ Result<std::unique_ptr<engine::ReadCursor>> OpenLogRead(engine::Engine* engine,
 
 // Per bucket, the first offset of a log table's current lake snapshot (none: no row of that
 // bucket), found by reading the __bucket and __offset columns of the files that may hold it.
+// Buckets `known` gives an offset for keep it (the lake never drops a row), and a bucket the
+// snapshot tiered nothing from has none: neither reads a data file.
 Result<std::vector<std::optional<int64_t>>> EarliestLakeOffsets(
-    const LakeAccess& lake, const catalog::TableDescriptor& table);
+    const LakeAccess& lake, const catalog::TableDescriptor& table,
+    const std::vector<std::optional<int64_t>>& known = {});
 
 struct UnionReadRequest {
   std::string table;

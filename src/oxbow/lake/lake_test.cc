@@ -72,15 +72,16 @@ class LakeTest : public ::testing::Test {
     }
     return *service_;
   }
-  void CreateTable(std::map<std::string, std::string> props = {}) {
+  void CreateTable(std::map<std::string, std::string> props = {}, int32_t buckets = 2) {
     catalog::CreateTableRequest req;
     req.table.name = "ns.t";
     req.table.schema = schema_;
-    req.table.buckets = 2;
+    req.table.buckets = buckets;
     req.table.properties = std::move(props);
     ASSERT_TRUE(engine_->CreateTable(req).ok());
   }
-  void Put(int64_t first_id, int64_t rows) {
+  // Rows first_id.. into the table's buckets, or all into `bucket`.
+  void Put(int64_t first_id, int64_t rows, std::optional<int32_t> bucket = std::nullopt) {
     arrow::Int64Builder ids(DataType::Int64());
     arrow::UInt16Builder small(DataType::UInt16());
     arrow::Int64Builder ts(schema_->field(2).type);
@@ -96,7 +97,9 @@ class LakeTest : public ::testing::Test {
     auto encoded = ipc::EncodeRecordBatch(*batch).ValueOrDie();
     auto raw =
         ipc::ParseMessage(encoded.metadata, encoded.BodyAsBuffer().ValueOrDie()).ValueOrDie();
-    auto put = engine_->StartPut("ns.t", schema_).ValueOrDie();
+    auto put = (bucket ? engine_->StartPutToBucket("ns.t", schema_, *bucket)
+                       : engine_->StartPut("ns.t", schema_))
+                   .ValueOrDie();
     ASSERT_TRUE(put->Append(raw).ok());
   }
   std::unique_ptr<iceberg::IcebergTable> Lake() {
@@ -616,6 +619,26 @@ TEST_F(LakeTest, UnionReadIsTheLakeSnapshotThenTheLogAfterIt) {
   } while (next.ok() && next->has_value());
   ASSERT_FALSE(next.ok());
   EXPECT_NE(next.status().message().find(lost), std::string::npos) << next.status().ToString();
+}
+
+// describe_table asks for these at each new snapshot while a bucket has no lake row: buckets
+// known, and buckets the lake tiered nothing from, must not read data files.
+TEST_F(LakeTest, EarliestLakeOffsetsReadNoDataFileForKnownOrUntieredBuckets) {
+  CreateTable({}, 3);
+  Put(0, 10, /*bucket=*/0);
+  Put(10, 10, /*bucket=*/2);  // the file's __bucket bounds, 0 to 2, take in bucket 1 too
+  ASSERT_TRUE(Service().RunOnce().ok());
+  const auto table = engine_->DescribeTable("ns.t")->table;
+  const LakeAccess access{Service().catalog(), Service().file_system()};
+  using Earliest = std::vector<std::optional<int64_t>>;
+  ASSERT_EQ(EarliestLakeOffsets(access, table).ValueOrDie(), (Earliest{0, std::nullopt, 0}));
+  // With its data files gone, only the buckets that need no reading still answer.
+  for (const auto& e : Lake()->LiveEntries().ValueOrDie()) {
+    std::filesystem::remove(iceberg::LocalPath(e.data_file.file_path));
+  }
+  EXPECT_EQ(EarliestLakeOffsets(access, table, {0, std::nullopt, 0}).ValueOrDie(),
+            (Earliest{0, std::nullopt, 0}));
+  EXPECT_FALSE(EarliestLakeOffsets(access, table).ok());
 }
 
 // The ids a filtered union read of ns.t returns, and what it pruned.

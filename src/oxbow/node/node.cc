@@ -105,8 +105,9 @@ Result<TableDescription> Node::DescribeTable(const std::string& name) const {
     if (start.earliest.empty() || start.table_id != table.table_id ||
         (start.metadata_location != description.lake.metadata_location && !all_known)) {
       // A lake that cannot be read now leaves the field out; describe_table still answers.
-      auto earliest =
-          lake::EarliestLakeOffsets({tiering_->catalog(), tiering_->file_system()}, table);
+      if (start.table_id != table.table_id) start.earliest.clear();
+      auto earliest = lake::EarliestLakeOffsets({tiering_->catalog(), tiering_->file_system()},
+                                                table, start.earliest);
       start = earliest.ok() ? LakeStart{table.table_id, description.lake.metadata_location,
                                         std::move(earliest).ValueOrDie()}
                             : LakeStart{};

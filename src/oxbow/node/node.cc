@@ -1,6 +1,5 @@
 #include "oxbow/node/node.h"
 
-#include <algorithm>
 
 namespace oxbow::node {
 
@@ -100,10 +99,14 @@ Result<TableDescription> Node::DescribeTable(const std::string& name) const {
       !description.lake.metadata_location.empty()) {
     std::lock_guard<std::mutex> lock(lake_starts_mu_);
     LakeStart& start = lake_starts_[name];
-    const bool all_known =
-        std::all_of(start.earliest.begin(), start.earliest.end(), [](const auto& e) { return e; });
+    // A bucket without a lake row gains its first only as tiering moves its offset up.
+    const std::vector<int64_t>& tiered = description.lake.tiered_offsets;
+    bool unknown_tiered = false;
+    for (size_t b = 0; b < start.earliest.size() && b < tiered.size(); ++b) {
+      if (!start.earliest[b] && tiered[b] > 0) unknown_tiered = true;
+    }
     if (start.earliest.empty() || start.table_id != table.table_id ||
-        (start.metadata_location != description.lake.metadata_location && !all_known)) {
+        (start.metadata_location != description.lake.metadata_location && unknown_tiered)) {
       // A lake that cannot be read now leaves the field out; describe_table still answers.
       if (start.table_id != table.table_id) start.earliest.clear();
       auto earliest = lake::EarliestLakeOffsets({tiering_->catalog(), tiering_->file_system()},

@@ -98,8 +98,9 @@ class Node {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<lake::TieringService> tiering_;
   std::map<std::string, std::string> lake_reader_config_;
-  // The lake's first offsets per log table (lake::EarliestLakeOffsets), by table name: found
-  // once per metadata location, and kept for buckets once known (the lake never drops a row).
+  // The lake's first offsets per log table (lake::EarliestLakeOffsets), by table name: kept for
+  // buckets once known (the lake never drops a row), and looked for again, at most once per
+  // metadata location, only while a bucket the lake tiered rows of has none known.
   struct LakeStart {
     int64_t table_id = 0;
     std::string metadata_location;

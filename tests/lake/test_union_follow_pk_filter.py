@@ -278,6 +278,30 @@ def test_describe_reports_the_earliest_offsets_of_the_log_and_the_lake(make_lake
     assert "earliest_offsets" not in lake, "a primary-key lake holds rows, not offsets"
 
 
+def test_describe_finds_the_lake_start_of_a_bucket_written_later(make_lake_server, table_name):
+    """A bucket without a lake row has no earliest offset; once tiering moves it, it has one."""
+    server = make_lake_server()
+    server.create_table(table_name, SCHEMA, buckets=2, bucket_key=["id"],
+                        properties={"lake.freshness": "100ms"})
+
+    def next_offsets():
+        return [b["next_offset"] for b in server.describe(table_name)["bucket_offsets"]]
+
+    server.put(table_name, [batch(0, 1)])
+    first = next(b for b, o in enumerate(next_offsets()) if o > 0)
+    wait_lake(server, table_name)
+    expected = [None, None]
+    expected[first] = 0
+    assert server.describe(table_name)["lake"]["earliest_offsets"] == expected
+    for i in range(1, 100):  # rows until one hashes into the other bucket
+        server.put(table_name, [batch(i, 1)])
+        if min(next_offsets()) > 0:
+            break
+    assert min(next_offsets()) > 0
+    wait_lake(server, table_name)
+    assert server.describe(table_name)["lake"]["earliest_offsets"] == [0, 0]
+
+
 def test_pruning_survives_manifest_merging_and_compaction(make_lake_server, table_name):
     """Files whose manifests were merged (more than --lake-max-manifests) keep their bounds for
     the union read's pruning, as for pyiceberg's planning."""

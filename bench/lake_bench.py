@@ -363,6 +363,9 @@ def freshness(server: Oxbowd, rate: float, seconds: float, producers: int,
     if perf:
         perf.wait()
         result["profile"] = profile_summary(profile, recorded)
+    files = live_files(lake_state(server, table)["metadata_location"])
+    result["data_files"] = len(files)
+    result["fresh_files"] = sum(1 for f in files if f.endswith(".fresh.parquet"))
     drop(server, [table])
     return result
 
@@ -457,10 +460,14 @@ def wait_tiered(server: Oxbowd, table: str, timeout: float) -> float:
     return time.monotonic() - start
 
 
+def live_files(location: str) -> list:
+    """The paths of the live data files of the lake table at `location`."""
+    return [t.file.file_path for t in StaticTable.from_metadata(location).scan().plan_files()]
+
+
 def fresh_files(location: str) -> int:
     """Live data files of the lake table at `location` still in a fresh codec (docs/lake.md)."""
-    return sum(1 for t in StaticTable.from_metadata(location).scan().plan_files()
-               if t.file.file_path.endswith(".fresh.parquet"))
+    return sum(1 for f in live_files(location) if f.endswith(".fresh.parquet"))
 
 
 def catch_up(server: Oxbowd, mb: float, producers: int) -> dict:
@@ -726,7 +733,8 @@ def run_freshness_and_throughput(workdir: pathlib.Path, args) -> int:
             print(f"  {r['rate_target_mb_s']:5.0f} MB/s target ({r['rate_mb_s']:.1f} achieved): "
                   f"p50 {r['p50_ms']:.0f} ms, p99 {r['p99_ms']:.0f} ms, max {r['max_ms']:.0f} ms "
                   f"over {r['visible']}/{r['batches']} batches; poll {r['poll_ms']:.0f} ms "
-                  f"(p99 to the scan's end {r['p99_scan_end_ms']:.0f} ms)")
+                  f"(p99 to the scan's end {r['p99_scan_end_ms']:.0f} ms); then "
+                  f"{r['data_files']} data files, {r['fresh_files']} of them fresh")
             for name, share in r.get("profile", []):
                 print(f"    profile: {name}: {100 * share:.1f}%")
         if args.mixed_tables > 0:

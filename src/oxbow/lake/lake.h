@@ -225,7 +225,9 @@ class TieringService {
   // derived here, the lake's schema evolving to the table's current columns first.
   Result<bool> OpenLakeTable(TableTiering& state, const iceberg::TableIdentifier& lake_id);
   Status Round(TableTiering& state);
-  Status Maintenance(TableTiering& state);
+  // One maintenance pass of `state`: a scheduled one, or a `follow_up` taken at once because the
+  // previous one left a compaction backlog.
+  Status Maintenance(TableTiering& state, bool follow_up);
 
   engine::Engine* engine_;
   LakeOptions options_;

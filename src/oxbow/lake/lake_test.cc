@@ -266,6 +266,25 @@ TEST_F(LakeTest, CompactsAndMergesManifestsWithoutChangingRows) {
   }
 }
 
+// A pass whose compaction step leaves enough small files for another takes the next step at
+// once, so compaction keeps up with rounds that add files faster than one step per interval.
+TEST_F(LakeTest, CompactionStepsFollowEachOtherWhileABacklogLasts) {
+  options_.compaction_min_files = 1000;  // the rounds alone first
+  CreateTable();
+  for (int round = 0; round < 10; ++round) {
+    Put(round * 10, 10);
+    ASSERT_TRUE(Service().RunOnce().ok());
+  }
+  ASSERT_EQ(Lake()->LiveEntries().ValueOrDie().size(), 10u);
+  service_.reset();
+  options_.compaction_min_files = 4;
+  options_.compaction_step_bytes = 1;  // two files per step
+  ASSERT_TRUE(Service().RunOnce().ok());
+  EXPECT_EQ(Lake()->LiveEntries().ValueOrDie().size(), 3u);  // 10 -> 3, one file per step
+  EXPECT_EQ(events_->compactions_ok, 7);
+  EXPECT_EQ(LakeIds(), Ids(100));
+}
+
 // lake.fresh-codec lz4: rounds write *.fresh.parquet files in LZ4_RAW; fewer of them than
 // compaction_min_files are rewritten in zstd once a maintenance pass saw no new one.
 TEST_F(LakeTest, FreshFilesAreRewrittenInTheFinalCodecOnceNoRoundAddsOne) {

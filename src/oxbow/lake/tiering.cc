@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <filesystem>
@@ -158,8 +159,11 @@ class TableTiering {
   int64_t freshness_ms = 1000;
   double delete_ratio = kDefaultDeleteRatio;
   parquet::Codec fresh_codec = parquet::Codec::kZstd;  // of the files AppendRound writes
-  // The fresh files (IsFreshFile) live at the previous compaction pass.
+  // The fresh files (IsFreshFile) live at the previous scheduled compaction pass.
   std::set<std::string> fresh_seen;
+  // The last compaction step left a partition with compaction_min_files small files or more:
+  // the maintenance thread takes the next step at once instead of an interval later.
+  std::atomic<bool> compaction_backlog{false};
   // A primary-key table's key-location index, equal to the committed snapshot; `index_stale`
   // after a commit whose outcome is unknown (the next round rebuilds it from the lake).
   std::optional<internal::KeyIndex> index;
@@ -568,6 +572,11 @@ std::chrono::milliseconds RoundPeriod(const TableTiering& state) {
   return std::chrono::milliseconds(std::max<int64_t>(1, state.freshness_ms / 4));
 }
 
+// Whether the last maintenance pass left the table or its changelog lake table a backlog.
+bool CompactionBacklog(const TableTiering& state) {
+  return state.compaction_backlog || (state.changelog && state.changelog->compaction_backlog);
+}
+
 }  // namespace
 
 std::vector<std::shared_ptr<TableTiering>> TieringService::TieredTables() {
@@ -628,9 +637,12 @@ void TieringService::MaintenanceLoop() {
         state->next_maintenance = now + interval;  // a table's first maintenance waits one interval
         continue;
       }
-      if (now < state->next_maintenance) continue;
-      state->next_maintenance = now + interval;
-      (void)Maintenance(*state);  // errors are logged and published per table
+      // A backlog of small files gets its next step now (at this thread's low priority), so
+      // compaction keeps up with a busy table; the other tables' passes come in between.
+      const bool follow_up = now < state->next_maintenance && CompactionBacklog(*state);
+      if (now < state->next_maintenance && !follow_up) continue;
+      if (!follow_up) state->next_maintenance = now + interval;
+      (void)Maintenance(*state, follow_up);  // errors are logged and published per table
     }
     lock.lock();
     wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stopping_; });
@@ -641,7 +653,8 @@ Status TieringService::RunOnce() {
   Status first;
   for (const auto& state : TieredTables()) {
     Status round = Round(*state);
-    Status maintenance = Maintenance(*state);
+    Status maintenance = Maintenance(*state, false);
+    while (maintenance.ok() && CompactionBacklog(*state)) maintenance = Maintenance(*state, true);
     if (first.ok()) first = round.ok() ? maintenance : round;
   }
   return first;
@@ -1064,10 +1077,12 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
 // split by the current one. Fresh files (IsFreshFile) count as small whatever their size, and a
 // partition whose fresh files were all live at the previous pass too (no round added one since)
 // has them rewritten even when it holds fewer than compaction_min_files, so none stays in the
-// fresh codec (docs/lake.md, "Fresh files"). Holds the table's lock only to list the live files
-// and to commit, so rounds go on meanwhile (only compaction removes live files, so its inputs
-// stay live while it rewrites them).
-Status Compact(const LakeOptions& options, TableTiering& s) {
+// fresh codec (docs/lake.md, "Fresh files"). A `follow_up` pass (one taken at once after a step
+// that left a backlog) leaves that rule to the scheduled passes. Sets s.compaction_backlog. Holds
+// the table's lock only to list the live files and to commit, so rounds go on meanwhile (only
+// compaction removes live files, so its inputs stay live while it rewrites them).
+Status Compact(const LakeOptions& options, TableTiering& s, bool follow_up) {
+  s.compaction_backlog = false;
   std::vector<iceberg::ManifestEntry> live;
   {
     std::lock_guard<std::mutex> work(s.work);
@@ -1094,8 +1109,11 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
     small[{e.data_file.spec_id.value_or(0), path.substr(0, path.rfind('/'))}].push_back(&e);
   }
   std::set<std::string> fresh_before;
-  fresh_before.swap(s.fresh_seen);
-  s.fresh_seen = fresh_live;
+  if (!follow_up) {
+    fresh_before.swap(s.fresh_seen);
+    s.fresh_seen = fresh_live;
+  }
+  bool backlog = false;
   for (auto& group : small) {
     const std::string& dir = group.first.second;
     auto& entries = group.second;
@@ -1103,6 +1121,7 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
     // Fewer small files than that: only fresh files, once their partition went quiet.
     bool quiet = false;
     if (!enough) {
+      if (follow_up) continue;
       std::erase_if(entries, [](const auto* e) { return !IsFreshFile(e->data_file.file_path); });
       quiet = !entries.empty() && std::all_of(entries.begin(), entries.end(), [&](const auto* e) {
         return fresh_before.count(e->data_file.file_path) > 0;
@@ -1129,6 +1148,9 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
     }
     // Merging one file gains nothing, unless it is fresh.
     if (inputs.size() < 2 && !IsFreshFile(inputs.front())) continue;
+    // What the step leaves: the files it does not take, and at most one small output.
+    const bool more = enough && static_cast<int>(entries.size() - inputs.size()) + 1 >=
+                                    options.compaction_min_files;
     const int64_t rows_per_file = std::max<int64_t>(
         1, static_cast<int64_t>(static_cast<double>(input_rows) * options.target_file_bytes /
                                 std::max(1.0, output_bytes)));
@@ -1207,7 +1229,9 @@ Status Compact(const LakeOptions& options, TableTiering& s) {
     if (observer.on_commit) observer.on_commit(s.descriptor.name, "compaction");
     spdlog::info("lake: '{}' compacted {} files ({} bytes) into {}", s.descriptor.name,
                  inputs.size(), input_bytes, added.size());
+    backlog = backlog || more;
   }
+  s.compaction_backlog = backlog;
   return Status::OK();
 }
 
@@ -1688,8 +1712,8 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
 }
 
 // Compaction, manifest merging and snapshot expiry of one lake table.
-Status MaintainTable(const LakeOptions& options, TableTiering& s) {
-  RETURN_NOT_OK(s.index ? CompactPrimaryKey(options, s) : Compact(options, s));
+Status MaintainTable(const LakeOptions& options, TableTiering& s, bool follow_up) {
+  RETURN_NOT_OK(s.index ? CompactPrimaryKey(options, s) : Compact(options, s, follow_up));
   std::lock_guard<std::mutex> work(s.work);
   HoldTimer held(s, "manifest merging and snapshot expiry");
   if (s.dropped || s.table->CurrentSnapshot() == nullptr) return Status::OK();
@@ -1707,10 +1731,10 @@ Status MaintainTable(const LakeOptions& options, TableTiering& s) {
 }
 
 // The table's maintenance, then its changelog lake table's.
-Status Maintain(const LakeOptions& options, TableTiering& s) {
-  Status st = MaintainTable(options, s);
+Status Maintain(const LakeOptions& options, TableTiering& s, bool follow_up) {
+  Status st = MaintainTable(options, s, follow_up);
   if (s.changelog) {
-    Status changelog = MaintainTable(options, *s.changelog);
+    Status changelog = MaintainTable(options, *s.changelog, follow_up);
     if (st.ok() && !changelog.ok()) st = changelog.WithContext("changelog table");
   }
   return st;
@@ -1768,7 +1792,7 @@ Status TieringService::Round(TableTiering& s) {
   return st;
 }
 
-Status TieringService::Maintenance(TableTiering& s) {
+Status TieringService::Maintenance(TableTiering& s, bool follow_up) {
   std::lock_guard<std::mutex> maintaining(s.maintaining);
   Status swept;
   {
@@ -1780,7 +1804,7 @@ Status TieringService::Maintenance(TableTiering& s) {
       if (swept.ok()) swept = changelog;
     }
   }
-  Status st = Maintain(options_, s);
+  Status st = Maintain(options_, s, follow_up);
   if (st.ok() && !swept.ok()) st = swept.WithContext("removing files of failed commits");
   std::lock_guard<std::mutex> work(s.work);
   if (s.dropped) return Status::OK();

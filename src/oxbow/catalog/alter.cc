@@ -229,12 +229,13 @@ Result<Node*> Resolve(Node* root, const std::vector<std::string>& path) {
   return node;
 }
 
-// A struct field's name must print back in the type's name (docs/api.md#nested-types).
-// A nested name lives inside its struct's type string ("struct<name: type>"), so it must parse
-// back as itself: no separators, no brackets, no edge whitespace (the parser trims it).
+// A struct field's name must print back in the type's name ("struct<name: type>",
+// docs/api.md#nested-types) and parse back as itself: no separators, no brackets, no edge
+// whitespace (the parser trims it).
 Status CheckNestedName(const std::string& name) {
-  const bool edge_space = !name.empty() && (std::isspace(static_cast<unsigned char>(name.front())) ||
-                                            std::isspace(static_cast<unsigned char>(name.back())));
+  const bool edge_space =
+      !name.empty() && (std::isspace(static_cast<unsigned char>(name.front())) ||
+                        std::isspace(static_cast<unsigned char>(name.back())));
   if (name.empty() || edge_space || name.find_first_of(",:<>()[]") != std::string::npos) {
     return Status::Invalid("field name " + Quote(name) +
                            " inside a struct must be non-empty, without ',', ':', brackets "

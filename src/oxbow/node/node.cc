@@ -1,6 +1,5 @@
 #include "oxbow/node/node.h"
 
-
 namespace oxbow::node {
 
 namespace {

@@ -407,16 +407,15 @@ TEST(AlterTest, NestedRefusalsNameTheRule) {
             "change 1: field name 'a:b' inside a struct must be non-empty, without ',', ':', "
             "brackets ('<>', '()', '[]') or leading and trailing spaces");
   // Each of these would print into the struct's type string and parse back differently.
-  for (const char* bad : {"w)", "(w", "w]", "[w", " w", "w ", "a<b"}) {
-    EXPECT_NE(message(R"j([{"op":"rename_column","name":["p","x"],"new_name":")j" +
-                      std::string(bad) + R"j("}])j")
-                  .find("inside a struct must be non-empty"),
-              std::string::npos)
+  auto refused_name = [&](const std::string& changes) {
+    return message(changes).find("inside a struct must be non-empty") != std::string::npos;
+  };
+  for (const std::string bad : {"w)", "(w", "w]", "[w", " w", "w ", "a<b"}) {
+    EXPECT_TRUE(refused_name(R"j([{"op":"rename_column","name":["p","x"],"new_name":")j" + bad +
+                             R"j("}])j"))
         << bad;
-    EXPECT_NE(message(R"j([{"op":"add_column","name":["p",")j" + std::string(bad) +
-                      R"j("],"type":"int8"}])j")
-                  .find("inside a struct must be non-empty"),
-              std::string::npos)
+    EXPECT_TRUE(
+        refused_name(R"j([{"op":"add_column","name":["p",")j" + bad + R"j("],"type":"int8"}])j"))
         << bad;
   }
   EXPECT_EQ(message(R"j([{"op":"set_column_doc","name":["p","x"],"doc":"d"}])j"),

@@ -332,7 +332,18 @@ TEST_F(LakeTest, DropTableWaitsForACompactionInProgress) {
   ASSERT_TRUE(Service().RunOnce().ok());  // one fresh file, seen by this pass
   fs_->SetSyncDelay(std::chrono::milliseconds(500), "/warehouse/");
   std::thread maintenance([&] { (void)Service().RunOnce(); });  // rewrites the quiet fresh file
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Until the step's output file exists: compaction is then mid-file.
+  const auto data_dir = std::filesystem::path(options_.warehouse) / "ns" / "t" / "data";
+  auto compacting = [&] {
+    for (const auto& f : std::filesystem::directory_iterator(data_dir)) {
+      if (!f.path().string().ends_with(".fresh.parquet")) return true;
+    }
+    return false;
+  };
+  for (int i = 0; i < 1000 && !compacting(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(compacting());
   auto table = engine_->DescribeTable("ns.t").ValueOrDie();
   ASSERT_TRUE(engine_->DropTable("ns.t").ok());  // as node::Node::DropTable does
   Status dropped = Service().DropTable(table.table);
@@ -640,8 +651,8 @@ TEST_F(LakeTest, UnionReadIsTheLakeSnapshotThenTheLogAfterIt) {
   EXPECT_NE(next.status().message().find(lost), std::string::npos) << next.status().ToString();
 }
 
-// describe_table asks for these at each new snapshot while a bucket has no lake row: buckets
-// known, and buckets the lake tiered nothing from, must not read data files.
+// describe_table asks for these again while a bucket has no lake row: buckets known, and
+// buckets the lake tiered nothing from, must not read data files.
 TEST_F(LakeTest, EarliestLakeOffsetsReadNoDataFileForKnownOrUntieredBuckets) {
   CreateTable({}, 3);
   Put(0, 10, /*bucket=*/0);

@@ -152,6 +152,15 @@ def compile_kafka_bench(classpath: str) -> pathlib.Path:
     return classes
 
 
+def random_cluster_id() -> str:
+    """A cluster id as Kafka's Uuid.randomUuid makes it: never starting with "-",
+    which kafka-storage's argument parser would read as an option."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
 class KafkaBroker:
     """One KRaft node, broker and controller, on 127.0.0.1 with a fresh log dir."""
 
@@ -194,7 +203,7 @@ class KafkaBroker:
             "appender.file.layout.type = PatternLayout\n"
             "appender.file.layout.pattern = [%d] %p %m (%c)%n\n")
         java = ["java", f"-Dlog4j2.configurationFile={log4j}", "-cp", classpath]
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        cluster_id = random_cluster_id()
         fmt = subprocess.run(java + ["kafka.tools.StorageTool", "format", "--standalone",
                                      "--cluster-id", cluster_id, "--config", str(config)],
                              capture_output=True, text=True, timeout=120)

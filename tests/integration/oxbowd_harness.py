@@ -33,6 +33,23 @@ def oxbowd_binary() -> pathlib.Path:
     return build_dir / "tools" / "oxbowd"
 
 
+def refused_start(binary: pathlib.Path, data_dir: pathlib.Path, *args: str, timeout: float = 20,
+                  **listeners: str) -> str:
+    """Starts oxbowd on `data_dir` with Flight on an ephemeral loopback port, its other
+    listeners off and `args`, expects it to exit with an error, and returns what it printed (one
+    that starts serving fails the test at `timeout`). `listeners` replaces a listener's address,
+    e.g. listen="0.0.0.0:0"."""
+    flags = {"listen": "127.0.0.1:0", "metrics_listen": "", "kafka_listen": "",
+             "catalog_listen": "", **listeners}
+    command = [str(binary), "--data-dir", str(data_dir)]
+    for name, value in flags.items():
+        command += ["--" + name.replace("_", "-"), value]
+    run = subprocess.run([*command, *args], capture_output=True, text=True, timeout=timeout)
+    printed = run.stdout + run.stderr
+    assert run.returncode != 0, f"oxbowd {' '.join(args)} started:\n{printed}"
+    return printed
+
+
 _ports_handed_out: set[int] = set()
 
 

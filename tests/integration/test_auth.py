@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import expect_error, oxbowd_binary, schema_json
+from oxbowd_harness import expect_error, oxbowd_binary, refused_start, schema_json
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False)])
 BATCH = pa.record_batch([pa.array([1, 2, 3], pa.int64())], schema=SCHEMA)
@@ -133,15 +133,8 @@ def test_cli_refuses_bad_users(tmp_path):
 
 
 def test_server_refuses_unsafe_starts(oxbowd_bin, tmp_path):
-    def run(*args):
-        return subprocess.run([str(oxbowd_bin), "--data-dir", str(tmp_path / "d"),
-                               "--metrics-listen", "", "--kafka-listen", "", "--catalog-listen", "", *args],
-                              capture_output=True, text=True, timeout=20)
-    open_to_all = run("--listen", "0.0.0.0:0")
-    assert open_to_all.returncode != 0
-    assert "without authentication" in open_to_all.stdout + open_to_all.stderr
-    nobody = run("--listen", "127.0.0.1:0", "--auth")
-    assert nobody.returncode != 0 and "at least one user" in nobody.stdout + nobody.stderr
+    assert "without authentication" in refused_start(oxbowd_bin, tmp_path / "d", listen="0.0.0.0:0")
+    assert "at least one user" in refused_start(oxbowd_bin, tmp_path / "d", "--auth")
 
 
 # --- every call x every grant level --------------------------------------------------------

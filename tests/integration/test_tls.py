@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import OxbowServer
+from oxbowd_harness import OxbowServer, refused_start
 
 
 def openssl(*args, cwd):
@@ -86,16 +86,12 @@ def test_mutual_tls_needs_a_client_certificate(make_server, pki):
 
 
 def test_bad_tls_flags_are_refused(oxbowd_bin, tmp_path, pki):
-    def run(*args):
-        return subprocess.run([str(oxbowd_bin), "--data-dir", str(tmp_path / "d"), "--listen",
-                               "127.0.0.1:0", "--metrics-listen", "", "--kafka-listen", "", "--catalog-listen", "", *args],
-                              capture_output=True, timeout=20, text=True)
-    only_cert = run("--tls-cert", str(pki / "server.pem"))
-    assert only_cert.returncode != 0 and "both --tls-cert and --tls-key" in only_cert.stdout + only_cert.stderr
-    missing = run("--tls-cert", str(tmp_path / "nope.pem"), "--tls-key", str(pki / "server.key"))
-    assert missing.returncode != 0 and "nope.pem" in missing.stdout + missing.stderr
-    mismatched = run("--tls-cert", str(pki / "server.pem"), "--tls-key", str(pki / "client.key"))
-    assert mismatched.returncode != 0
+    def refused(*args):
+        return refused_start(oxbowd_bin, tmp_path / "d", *args)
+    assert "both --tls-cert and --tls-key" in refused("--tls-cert", str(pki / "server.pem"))
+    assert "nope.pem" in refused("--tls-cert", str(tmp_path / "nope.pem"), "--tls-key",
+                                 str(pki / "server.key"))
+    refused("--tls-cert", str(pki / "server.pem"), "--tls-key", str(pki / "client.key"))
 
 
 def test_cli_over_tls_with_a_login(make_server, pki, tmp_path):

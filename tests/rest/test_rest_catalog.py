@@ -7,7 +7,6 @@ from __future__ import annotations
 import http.client
 import json
 import re
-import subprocess
 
 import pytest
 import requests
@@ -17,6 +16,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
 from lake_harness import wait_describe, wait_lake
+from oxbowd_harness import refused_start
 from rest_data import SCHEMA, batch, rest_catalog, user_columns, written
 
 
@@ -172,10 +172,6 @@ def test_bearer_token(make_lake_server):
 
 
 def test_catalog_listen_on_a_busy_port_fails_to_start(shop, oxbowd_bin, tmp_path):
-    other = subprocess.run(
-        [str(oxbowd_bin), "--data-dir", str(tmp_path / "other"), "--listen", "127.0.0.1:0",
-         "--metrics-listen", "", "--kafka-listen", "", "--warehouse", str(tmp_path / "w"),
-         "--catalog-listen", f"127.0.0.1:{shop.catalog_port}"],
-        capture_output=True, text=True, timeout=30)
-    assert other.returncode != 0
-    assert "cannot listen for the REST catalog on" in other.stdout, other.stdout
+    other = refused_start(oxbowd_bin, tmp_path / "other", "--warehouse", str(tmp_path / "w"),
+                          catalog_listen=f"127.0.0.1:{shop.catalog_port}", timeout=30)
+    assert "cannot listen for the REST catalog on" in other, other

@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import json
 import ssl
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -20,7 +19,7 @@ import requests
 from pyiceberg.catalog import load_catalog
 from pyiceberg.exceptions import ForbiddenError, UnauthorizedError
 
-from oxbowd_harness import schema_json
+from oxbowd_harness import refused_start, schema_json
 from rest_data import SCHEMA, batch, rest_catalog, user_columns, written
 from test_auth import add_user, oxbow  # noqa: F401 (oxbow: the CLI the users are made with)
 from test_tls import pki, rogue  # noqa: F401 (fixtures)
@@ -261,15 +260,11 @@ def test_mutual_tls_on_the_catalog(make_server, tmp_path, pki, rogue):  # noqa: 
 
 
 def test_refused_starts(oxbowd_bin, tmp_path):
-    def run(*args):
-        return subprocess.run([str(oxbowd_bin), "--data-dir", str(tmp_path / "d"), "--listen", "127.0.0.1:0",
-                               "--metrics-listen", "", "--kafka-listen", "", *args],
-                              capture_output=True, text=True, timeout=20)
     # Only checked, never bound: the refusal comes before any listener starts.
-    open_catalog = run("--catalog-listen", "0.0.0.0:0")
-    assert open_catalog.returncode != 0
-    assert "without authentication" in open_catalog.stdout and "REST catalog" in open_catalog.stdout
+    open_catalog = refused_start(oxbowd_bin, tmp_path / "d", catalog_listen="0.0.0.0:0")
+    assert "without authentication" in open_catalog and "REST catalog" in open_catalog
     (tmp_path / "d").mkdir(exist_ok=True)
     add_user(tmp_path / "d", "root", "*=admin")
-    both = run("--catalog-listen", "127.0.0.1:0", "--auth", "--catalog-token", "x")
-    assert both.returncode != 0 and "exclude each other" in both.stdout, both.stdout
+    both = refused_start(oxbowd_bin, tmp_path / "d", "--auth", "--catalog-token", "x",
+                         catalog_listen="127.0.0.1:0")
+    assert "exclude each other" in both, both

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
-import subprocess
 import time
 import urllib.request
 
@@ -19,6 +18,7 @@ from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.table import StaticTable
 
 from lake_harness import assert_same_columns, expected_lake, read_log, wait_lake
+from oxbowd_harness import refused_start
 from readers import check_reader, duckdb_rows, duckdb_use_s3, spark_frame_rows
 from spark_session import register_catalog
 
@@ -204,12 +204,6 @@ def test_oxbowd_refuses_to_start_with_wrong_credentials(s3_env, s3_lake, oxbowd_
                                                        monkeypatch):
     bad_secret = "not-the-secret-" + "y" * 16
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", bad_secret)
-    proc = subprocess.run(
-        [str(oxbowd_bin), "--data-dir", str(tmp_path / "data"), "--listen", "127.0.0.1:0",
-         "--metrics-listen", "", "--kafka-listen", "", "--catalog-listen", "",
-         "--warehouse", s3_lake.warehouse],
-        capture_output=True, timeout=60)
-    out = (proc.stdout + proc.stderr).decode()
-    assert proc.returncode != 0, out
+    out = refused_start(oxbowd_bin, tmp_path / "data", "--warehouse", s3_lake.warehouse, timeout=60)
     assert "SignatureDoesNotMatch" in out and "credentials" in out, out
     assert bad_secret not in out and s3_env.secret_access_key not in out

@@ -1078,16 +1078,15 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
 // partition whose fresh files were all live at the previous pass too (no round added one since)
 // has them rewritten even when it holds fewer than compaction_min_files, so none stays in the
 // fresh codec (docs/lake.md, "Fresh files"). A `follow_up` pass (one taken at once after a step
-// that left a backlog) leaves that rule to the scheduled passes. Sets `*backlog` when a step
-// left enough small files for another. Holds the table's lock only to list the live files and to
+// that left a backlog) leaves that rule to the scheduled passes. Returns whether a step left
+// enough small files for another. Holds the table's lock only to list the live files and to
 // commit, so rounds go on meanwhile (only compaction removes live files, so its inputs stay live
 // while it rewrites them).
-Status CompactPartitions(const LakeOptions& options, TableTiering& s, bool follow_up,
-                         bool* backlog) {
+Result<bool> CompactPartitions(const LakeOptions& options, TableTiering& s, bool follow_up) {
   std::vector<iceberg::ManifestEntry> live;
   {
     std::lock_guard<std::mutex> work(s.work);
-    if (s.dropped) return Status::OK();
+    if (s.dropped) return false;
     ASSIGN_OR_RAISE(live, s.table->LiveEntries());
   }
   // By spec and partition directory (a spec's tuples have directories of their own).
@@ -1114,6 +1113,7 @@ Status CompactPartitions(const LakeOptions& options, TableTiering& s, bool follo
     fresh_before.swap(s.fresh_seen);
     s.fresh_seen = fresh_live;
   }
+  bool backlog = false;
   for (auto& group : small) {
     const std::string& dir = group.first.second;
     auto& entries = group.second;
@@ -1221,7 +1221,7 @@ Status CompactPartitions(const LakeOptions& options, TableTiering& s, bool follo
     const LakeObserver& observer = options.observer;
     if (!st.ok()) {
       for (const auto& path : written) (void)options.fs->Remove(path);
-      if (st.code() == StatusCode::kCancelled) return Status::OK();
+      if (st.code() == StatusCode::kCancelled) return false;  // dropped meanwhile
       if (observer.on_compaction) observer.on_compaction(s.descriptor.name, seconds, false);
       return st.WithContext("compacting " + dir);
     }
@@ -1229,19 +1229,18 @@ Status CompactPartitions(const LakeOptions& options, TableTiering& s, bool follo
     if (observer.on_commit) observer.on_commit(s.descriptor.name, "compaction");
     spdlog::info("lake: '{}' compacted {} files ({} bytes) into {}", s.descriptor.name,
                  inputs.size(), input_bytes, added.size());
-    *backlog = *backlog || more;
+    backlog = backlog || more;
   }
-  return Status::OK();
+  return backlog;
 }
 
 // CompactPartitions, then s.compaction_backlog for the maintenance thread. The flag changes only
 // as a pass ends, so one pass running (another thread's) never reads as "no backlog"; a failed
 // pass leaves none, so a failing step is not retried at once.
 Status Compact(const LakeOptions& options, TableTiering& s, bool follow_up) {
-  bool backlog = false;
-  Status st = CompactPartitions(options, s, follow_up, &backlog);
-  s.compaction_backlog = st.ok() && backlog;
-  return st;
+  Result<bool> backlog = CompactPartitions(options, s, follow_up);
+  s.compaction_backlog = backlog.ok() && *backlog;
+  return backlog.status();
 }
 
 // Writes one position delete file of `partition` (that of the data files it names) under

@@ -109,6 +109,15 @@ def test_utf8_bench_quick():
         assert re.search(rf"^{name} .* dataset_MBps=", proc.stdout, re.M), proc.stdout
 
 
+def test_fsync_probe_quick(tmp_path):
+    out = run_quick("fsync_probe.py", tmp_path=tmp_path)
+    for mode in ("append", "overwrite"):
+        for label in ("alone", "beside 16 MiB/s O_DIRECT writes", "beside 16 MiB/s O_DIRECT reads"):
+            assert re.search(rf"^fdatasync after a 1 MiB {mode}, {label}: p50 {NUMBER} ms, mean "
+                             rf"{NUMBER} ms, p99 {NUMBER} ms; ratio to the append alone {NUMBER}$",
+                             out, re.M), f"missing line for {mode}, {label}:\n{out}"
+
+
 def test_vs_kafka_quick(tmp_path):
     for rel in ("bench/server_bench", "tools/oxbowd"):
         if not (BUILD_DIR / rel).is_file():

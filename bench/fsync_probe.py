@@ -44,9 +44,9 @@ def sync_latencies(path: pathlib.Path, overwrite: bool, syncs: int) -> list[floa
         path.unlink()
 
 
-def direct_io(path: str, write: bool, mib_per_s: float, file_mib: int, stop) -> None:
+def direct_io(path: str, write: bool, mib_per_s: float, file_mib: int, ready, stop) -> None:
     """O_DIRECT 1 MiB writes (fsync'd every file_mib) or reads of a file of file_mib, paced to
-    mib_per_s, until `stop` is set."""
+    mib_per_s, from setting `ready` until `stop` is set."""
     block = mmap.mmap(-1, MIB)  # page-aligned, as O_DIRECT needs
     block.write(os.urandom(MIB))
     if not write:
@@ -61,6 +61,7 @@ def direct_io(path: str, write: bool, mib_per_s: float, file_mib: int, stop) -> 
         fd = os.open(path, flags, 0o644)
     try:
         start, done = time.monotonic(), 0
+        ready.set()
         while not stop.is_set():
             offset = (done % file_mib) * MIB
             if write:
@@ -83,11 +84,15 @@ def measure(workdir: pathlib.Path, overwrite: bool, syncs: int, beside: tuple | 
     if beside is None:
         return sync_latencies(workdir / "log", overwrite, syncs)
     kind, rate = beside
-    stop = multiprocessing.Event()
+    ready, stop = multiprocessing.Event(), multiprocessing.Event()
     other = multiprocessing.Process(target=direct_io, args=(
-        str(workdir / "lake"), kind == "writes", rate, file_mib, stop))
+        str(workdir / "lake"), kind == "writes", rate, file_mib, ready, stop))
     other.start()
-    time.sleep(0.5 if kind == "writes" else 0.5 + file_mib / 200)  # reads: the file is made first
+    if not ready.wait(120):  # reads: after the file to read is written and synced
+        stop.set()
+        other.join()
+        raise RuntimeError(f"the O_DIRECT {kind} did not start within 120 s")
+    time.sleep(0.2)
     try:
         return sync_latencies(workdir / "log", overwrite, syncs)
     finally:

@@ -169,3 +169,39 @@ def test_kafka_perf_quick(tmp_path):
         for metric in ("produce MB/s", "produce p99 ms", "consume MB/s"):
             assert re.search(rf"^ratio oxbow/kafka {re.escape(metric)}, {mode}: {NUMBER}$", out,
                              re.M), f"missing ratio {metric}, {mode}:\n{out}"
+
+
+# Two CPUs, laid out as `perf script -F comm,pid,tid,cpu,time,event,trace` prints them. Second 0:
+# the server's other thread (102) sleeps, so the gRPC thread's one wait (woken at .6, in at .7
+# behind the client) is "background quiet", with CPU 1 idle meanwhile. Second 1: thread 102 runs
+# half of it ("background busy") while the gRPC thread waits 50 ms behind the client.
+SCHED_TRACE = """\
+         swapper     0/0     [000]  1000.000000: sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=grpcpp_sync_ser next_pid=101 next_prio=120
+          oxbowd   100/102   [001]  1000.000000: sched:sched_switch: prev_comm=oxbowd prev_pid=102 prev_prio=130 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ grpcpp_sync_ser   100/101   [000]  1000.500000: sched:sched_switch: prev_comm=grpcpp_sync_ser prev_pid=101 prev_prio=120 prev_state=S ==> next_comm=python next_pid=200 next_prio=120
+          python   200/200   [000]  1000.600000: sched:sched_wakeup: comm=grpcpp_sync_ser pid=101 prio=120 target_cpu=000
+          python   200/200   [000]  1000.700000: sched:sched_switch: prev_comm=python prev_pid=200 prev_prio=120 prev_state=R ==> next_comm=grpcpp_sync_ser next_pid=101 next_prio=120
+         swapper     0/0     [001]  1001.000000: sched:sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=oxbowd next_pid=102 next_prio=130
+ grpcpp_sync_ser   100/101   [000]  1001.400000: sched:sched_switch: prev_comm=grpcpp_sync_ser prev_pid=101 prev_prio=120 prev_state=R ==> next_comm=python next_pid=200 next_prio=120
+          python   200/200   [000]  1001.450000: sched:sched_switch: prev_comm=python prev_pid=200 prev_prio=120 prev_state=S ==> next_comm=grpcpp_sync_ser next_pid=101 next_prio=120
+          oxbowd   100/102   [001]  1001.500000: sched:sched_switch: prev_comm=oxbowd prev_pid=102 prev_prio=130 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ grpcpp_sync_ser   100/101   [000]  1002.000000: sched:sched_switch: prev_comm=grpcpp_sync_ser prev_pid=101 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+         swapper     0/0     [001]  1002.000000: sched:sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=kworker/1:1 next_pid=50 next_prio=120
+"""
+
+
+def test_sched_wait_attributes_each_wait(tmp_path):
+    trace = tmp_path / "sched.txt"
+    trace.write_text(SCHED_TRACE)
+    proc = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "sched_wait.py"), str(trace),
+                           "--pid", "100", "--client-pid", "200"],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    busy, quiet = proc.stdout.split("background quiet:")
+    assert "background busy: 1 s; grpc* threads waited for a CPU 1 times a second, 50.0 ms per s" in busy
+    assert re.search(r"during those waits.*\n    (client|server, other threads): 50\.0\n    "
+                     r"(client|server, other threads): 50\.0\n", busy), busy
+    assert re.search(r"took the CPU from, ms of wait per s:\n    client: 50\.0\n", busy), busy
+    assert quiet.startswith(" 1 s; grpc* threads waited for a CPU 1 times a second, 100.0 ms per s"), quiet
+    assert re.search(r"during those waits.*\n    (client|idle): 100\.0\n    (client|idle): 100\.0\n", quiet), quiet
+    assert re.search(r"took the CPU from, ms of wait per s:\n    client: 100\.0\n", quiet), quiet

@@ -16,18 +16,7 @@ using arrow::TypeId;
 
 // Bytes per value of a fixed-width type (bool: 1); 0 for variable length.
 int32_t FixedWidth(const arrow::DataType& type) {
-  switch (type.id()) {
-    case TypeId::kBool: return 1;
-    case TypeId::kString:
-    case TypeId::kBinary:
-    case TypeId::kList:
-    case TypeId::kStruct:
-    case TypeId::kMap:
-    case TypeId::kFixedSizeList: return 0;
-    case TypeId::kDecimal128:
-    case TypeId::kFixedSizeBinary: return type.byte_width();
-    default: return type.bit_width() / 8;
-  }
+  return type.id() == TypeId::kBool ? 1 : type.bit_width() / 8;
 }
 
 void AppendVarint(uint64_t v, std::string* out) {

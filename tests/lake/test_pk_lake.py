@@ -17,7 +17,7 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from lake_harness import local_path, wait_lake, wait_settled
+from lake_harness import local_path, wait_describe, wait_lake, wait_settled
 from test_primary_keys import (COLUMNS, ENGINES, KEY, SCHEMA, Model, command, create_pk_table,
                                random_write, write)
 from pyiceberg.table import StaticTable
@@ -168,6 +168,42 @@ def test_deleted_rows_stay_bounded_under_many_rounds(make_lake_server, table_nam
     check_lake_matches(lake["metadata_location"], model.rows, spark_or_none)
     assert sum(f["record_count"] for f in data) < 20 * 3
     assert "delete files" in server.log_tail(2000), "compaction never ran"
+
+
+def test_compaction_steps_follow_each_other_while_a_backlog_lasts(make_lake_server, table_name):
+    """A maintenance pass whose step leaves enough small files for another takes the next step
+    at once, not a pass later (docs/lake.md, "Compaction"). Two small files and three larger
+    ones: the first step merges the two small ones (a larger file waits for peers of its size),
+    which leaves four files, so the second step follows within the same pass."""
+    interval_ms = 10_000
+    server = make_lake_server("--lake-maintenance-interval-ms", str(interval_ms),
+                              "--lake-compaction-min-files", "4", freshness_ms=50)
+    create_pk_table(server, table_name, buckets=1, properties=lake_props("last_row"))
+    model = Model("last_row")
+    first = 0
+    for rows in (1000, 1000, 5000, 5000, 5000):  # a round, so a data file, each
+        batch = [{"id": i, "tag": "k", "v": i, "s": f"value {i}", "flag": i % 2 == 0, "ver": 1}
+                 for i in range(first, first + rows)]
+        write(server.client, command(table_name, "upsert"),
+              [pa.Table.from_pylist(batch, schema=SCHEMA).to_batches()[0]])
+        for r in batch:
+            model.upsert(r)
+        first += rows
+        wait_lake(server, table_name)
+
+    def data_files(lake):
+        return [f for f in live_files(lake["metadata_location"]) if f["content"] == 0]
+
+    sizes = sorted(f["file_size_in_bytes"] for f in data_files(wait_lake(server, table_name)))
+    assert len(sizes) == 5 and sizes[2] > sizes[0] + sizes[1], sizes
+    lake = wait_describe(server, table_name, lambda lake: len(data_files(lake)) == 1,
+                         "compaction into one file", timeout_s=4 * interval_ms / 1000)
+    metadata = json.loads(local_path(lake["metadata_location"]).read_text())
+    compactions = sorted(snap["timestamp-ms"] for snap in metadata["snapshots"]
+                         if "oxbow.compacted-files" in snap["summary"])
+    assert len(compactions) == 2, metadata["snapshots"]
+    assert compactions[1] - compactions[0] < interval_ms / 2, compactions
+    check_lake_matches(lake["metadata_location"], model.rows)
 
 
 def test_updates_racing_compaction_of_a_large_file_reach_the_lake(make_lake_server, table_name):

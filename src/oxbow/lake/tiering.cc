@@ -1234,15 +1234,6 @@ Result<bool> CompactPartitions(const LakeOptions& options, TableTiering& s, bool
   return backlog;
 }
 
-// CompactPartitions, then s.compaction_backlog for the maintenance thread. The flag changes only
-// as a pass ends, so one pass running (another thread's) never reads as "no backlog"; a failed
-// pass leaves none, so a failing step is not retried at once.
-Status Compact(const LakeOptions& options, TableTiering& s, bool follow_up) {
-  Result<bool> backlog = CompactPartitions(options, s, follow_up);
-  s.compaction_backlog = backlog.ok() && *backlog;
-  return backlog.status();
-}
-
 // Writes one position delete file of `partition` (that of the data files it names) under
 // <location>/data/<partition path>/ (its path goes to `written`).
 Result<iceberg::DataFile> WriteDeleteFile(FileSystem* fs, const TableTiering& state,
@@ -1479,8 +1470,8 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
 // taken to plan, to commit, and a slice of keys at a time to pick the live rows and to settle
 // the keys on the output. A row a round deleted or replaced after it was picked is deleted in
 // the output by a position delete file of the same snapshot, so no round's delete is lost with
-// the inputs.
-Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
+// the inputs. Returns whether a step left enough candidates for another (as CompactPartitions).
+Result<bool> CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
   // Keys looked up per hold of the table's lock, so rounds wait for a slice, not a file.
   constexpr size_t kIndexSlice = 16384;
   struct Candidate {
@@ -1493,7 +1484,7 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
   {
     std::lock_guard<std::mutex> work(s.work);
     HoldTimer held(s, "planning compaction");
-    if (s.dropped) return Status::OK();
+    if (s.dropped) return false;
     if (s.index_stale) RETURN_NOT_OK(ReloadPrimaryKeyLake(options.fs.get(), s));
     generation = s.index_generation;
     const internal::KeyIndex& index = *s.index;
@@ -1512,6 +1503,7 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
       }
     }
   }
+  bool backlog = false;
   for (auto& dir_candidates : by_dir) {
     const std::string& dir = dir_candidates.first.second;  // lambdas capture it (no binding)
     auto& candidates = dir_candidates.second;
@@ -1540,6 +1532,13 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
     }
     if (merged == 1) inputs.pop_back();  // one small file alone is not worth a rewrite
     if (inputs.empty()) continue;
+    // What the step leaves: a mostly-deleted file it did not take, or enough small files with
+    // its output.
+    const bool more =
+        std::any_of(candidates.begin() + static_cast<std::ptrdiff_t>(inputs.size()),
+                    candidates.end(), [](const Candidate& c) { return c.mostly_deleted; }) ||
+        (small_files >= options.compaction_min_files &&
+         small_files - static_cast<int64_t>(inputs.size()) + 1 >= options.compaction_min_files);
     const auto started = Clock::now();
     // Phase 1: watch the inputs (their rows that rounds change from now on are recorded), then
     // read them and their keys unlocked.
@@ -1547,7 +1546,7 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
     internal::FilePartition partition;
     {
       std::lock_guard<std::mutex> work(s.work);
-      if (s.dropped || s.index_generation != generation) return Status::OK();
+      if (s.dropped || s.index_generation != generation) return false;
       for (int32_t id : inputs) {
         paths.push_back(s.index->file(id).path);
         s.index->Watch(id);
@@ -1591,7 +1590,7 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
       for (size_t from = 0; from < rows; from += kIndexSlice) {
         std::lock_guard<std::mutex> work(s.work);
         HoldTimer held(s, "picking the live rows to compact");
-        if (s.dropped || s.index_generation != generation) return Status::OK();
+        if (s.dropped || s.index_generation != generation) return false;
         for (size_t pos = from; pos < std::min(rows, from + kIndexSlice); ++pos) {
           picked[i][pos] = s.index->Find(read[i].keys[pos]) ==
                            internal::RowLocation{inputs[i], static_cast<int64_t>(pos)};
@@ -1675,12 +1674,13 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
     const LakeObserver& observer = options.observer;
     if (!st.ok()) {
       for (const auto& path : written) (void)options.fs->Remove(path);
-      if (st.code() == StatusCode::kCancelled) return Status::OK();
+      if (st.code() == StatusCode::kCancelled) return false;
       if (observer.on_compaction) observer.on_compaction(s.descriptor.name, seconds, false);
       return st.WithContext("compacting " + dir);
     }
     if (observer.on_compaction) observer.on_compaction(s.descriptor.name, seconds, true);
     if (observer.on_commit) observer.on_commit(s.descriptor.name, "compaction");
+    backlog = backlog || more;
     // The output takes the inputs' place: their keys resolve to it now and are settled on it
     // a slice at a time below.
     internal::KeyIndex& index = *s.index;
@@ -1706,22 +1706,33 @@ Status CompactPrimaryKey(const LakeOptions& options, TableTiering& s) {
     for (size_t from = 0; from < sources.size(); from += kIndexSlice) {
       std::lock_guard<std::mutex> settle(s.work);
       HoldTimer held_settle(s, "settling compacted keys");
-      if (s.dropped || s.index_generation != generation) return Status::OK();
+      if (s.dropped || s.index_generation != generation) return false;
       for (size_t out = from; out < std::min(sources.size(), from + kIndexSlice); ++out) {
         const auto [i, pos] = sources[out];
         s.index->Settle(read[i].keys[static_cast<size_t>(pos)]);
       }
     }
     std::lock_guard<std::mutex> settled(s.work);
-    if (s.dropped || s.index_generation != generation) return Status::OK();
+    if (s.dropped || s.index_generation != generation) return false;
     for (int32_t id : inputs) s.index->EndMove(id);
   }
-  return Status::OK();
+  return backlog;
+}
+
+// CompactPartitions (CompactPrimaryKey for a primary-key table), then s.compaction_backlog for
+// the maintenance thread. The flag changes only as a pass ends, so one pass running (another
+// thread's) never reads as "no backlog"; a failed pass leaves none, so a failing step is not
+// retried at once.
+Status Compact(const LakeOptions& options, TableTiering& s, bool follow_up) {
+  Result<bool> backlog =
+      s.index ? CompactPrimaryKey(options, s) : CompactPartitions(options, s, follow_up);
+  s.compaction_backlog = backlog.ok() && *backlog;
+  return backlog.status();
 }
 
 // Compaction, manifest merging and snapshot expiry of one lake table.
 Status MaintainTable(const LakeOptions& options, TableTiering& s, bool follow_up) {
-  RETURN_NOT_OK(s.index ? CompactPrimaryKey(options, s) : Compact(options, s, follow_up));
+  RETURN_NOT_OK(Compact(options, s, follow_up));
   std::lock_guard<std::mutex> work(s.work);
   HoldTimer held(s, "manifest merging and snapshot expiry");
   if (s.dropped || s.table->CurrentSnapshot() == nullptr) return Status::OK();

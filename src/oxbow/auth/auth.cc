@@ -5,10 +5,15 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
 #include <nlohmann/json.hpp>
+
+#include "oxbow/catalog/descriptor.h"
 
 namespace oxbow::auth {
 
@@ -145,6 +150,16 @@ Result<Access> ParseAccess(std::string_view name) {
   return Status::Invalid("access " + Quote(name) + " is unknown (known: read, write, admin)");
 }
 
+Status ValidateGrantTables(std::string_view tables) {
+  if (tables == "*") return Status::OK();
+  const Status valid = tables.ends_with(".*")
+                           ? catalog::ValidateNamespace(tables.substr(0, tables.size() - 2))
+                           : catalog::ValidateTableName(tables);
+  if (valid.ok()) return valid;
+  return Status::Invalid("grant tables " + Quote(tables) +
+                         " must be \"ns.t\", \"ns.*\" or \"*\": " + valid.message());
+}
+
 Result<Grant> ParseGrant(std::string_view text) {
   const auto eq = text.rfind('=');
   if (eq == std::string_view::npos || eq == 0) {
@@ -154,13 +169,7 @@ Result<Grant> ParseGrant(std::string_view text) {
   Grant grant;
   grant.tables = std::string(text.substr(0, eq));
   ASSIGN_OR_RAISE(grant.access, ParseAccess(text.substr(eq + 1)));
-  const bool wildcard =
-      grant.tables == "*" ||
-      (grant.tables.size() > 2 && grant.tables.compare(grant.tables.size() - 2, 2, ".*") == 0 &&
-       grant.tables.find('.') == grant.tables.size() - 2);
-  if (!wildcard && std::count(grant.tables.begin(), grant.tables.end(), '.') != 1) {
-    return Status::Invalid("grant " + Quote(text) + " must name \"ns.t\", \"ns.*\" or \"*\"");
-  }
+  RETURN_NOT_OK(ValidateGrantTables(grant.tables));
   return grant;
 }
 
@@ -255,11 +264,25 @@ Result<UserStore> UserStore::Load(std::shared_ptr<FileSystem> fs, std::string pa
       }
       auto access = ParseAccess(g["access"].get<std::string>());
       if (!access.ok()) return bad(access.status().message());
+      const Status tables = ValidateGrantTables(g["tables"].get<std::string>());
+      if (!tables.ok()) return bad("user " + Quote(user.name) + ": " + tables.message());
       user.grants.push_back({g["tables"].get<std::string>(), *access});
     }
     store.users_.push_back(std::move(user));
   }
   return store;
+}
+
+Status UserStore::CheckPrivate(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return errno == ENOENT ? Status::OK() : ErrnoToStatus(errno, "stat", path);
+  }
+  if ((st.st_mode & (S_IRWXG | S_IRWXO)) == 0) return Status::OK();
+  char mode[8];
+  std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  return Status::Invalid("the users file " + path + " may be read by others (mode " + mode +
+                         "): its hashes are SCRAM credentials; run `chmod 600 " + path + "`");
 }
 
 const User* UserStore::Find(std::string_view name) const {
@@ -309,25 +332,67 @@ Status UserStore::Save() const {
                      {"grants", std::move(grants)}});
   }
   const std::string text = json{{"users", std::move(users)}}.dump(2) + "\n";
-  const std::string tmp = path_ + ".tmp";
+  const auto slash = path_.rfind('/');
+  return WriteFileAtomically(*fs_, slash == std::string::npos ? "." : path_.substr(0, slash),
+                             path_.substr(slash + 1), text, FileMode::kCreatePrivate);
+}
+
+std::string KeyedHash(std::string_view key, std::string_view data) { return HmacSha256(key, data); }
+
+namespace {
+
+// A secret of this process alone, for an Authenticator given none (tests, tools).
+std::string ProcessSecret() {
+  auto secret = RandomHex(32);
+  return secret.ok() ? *secret
+                     : std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+}  // namespace
+
+Result<std::string> LoadOrCreateServerSecret(FileSystem& fs, const std::string& data_dir) {
+  constexpr size_t kSecretBytes = 32;
+  const std::string path = JoinPath(data_dir, "server.secret");
+  auto read = [&]() -> Result<std::string> {
+    ASSIGN_OR_RAISE(auto bytes, ReadWholeFile(fs, path));
+    std::string_view text = bytes->view();
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+    std::optional<std::string> secret = Unhex(text);
+    if (!secret || secret->size() != kSecretBytes) {
+      return Status::Corruption(path + " is not " + std::to_string(2 * kSecretBytes) +
+                                " hex digits; remove it to make a new server secret (unknown "
+                                "users' SCRAM salts and Kafka topic ids change with it)");
+    }
+    return *secret;
+  };
+  auto existing = read();
+  if (!existing.status().IsNotFound()) return existing;
+  RETURN_NOT_OK(fs.CreateDirs(data_dir));
+  ASSIGN_OR_RAISE(std::string hex, RandomHex(kSecretBytes));
+  // Written aside and moved in without replacing, so two servers starting at once agree.
+  const std::string tmp = path + ".new-" + hex.substr(0, 8);
   {
-    ASSIGN_OR_RAISE(auto file, fs_->OpenFile(tmp, FileMode::kCreate));
-    RETURN_NOT_OK(file->Truncate(0));
+    ASSIGN_OR_RAISE(auto file, fs.OpenFile(tmp, FileMode::kCreatePrivate));
+    hex.push_back('\n');
     RETURN_NOT_OK(
-        file->WriteAt(0, ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size())));
+        file->WriteAt(0, ByteSpan(reinterpret_cast<const uint8_t*>(hex.data()), hex.size())));
     RETURN_NOT_OK(file->Sync());
   }
-  RETURN_NOT_OK(fs_->Rename(tmp, path_));
-  const auto slash = path_.rfind('/');
-  return fs_->SyncDir(slash == std::string::npos ? "." : path_.substr(0, slash));
+  const Status moved = fs.RenameNoReplace(tmp, path);
+  if (!moved.ok()) (void)fs.Remove(tmp);
+  if (!moved.ok() && moved.code() != StatusCode::kAlreadyExists) return moved;
+  RETURN_NOT_OK(fs.SyncDir(data_dir));
+  return read();
 }
 
 Authenticator::Authenticator(std::shared_ptr<FileSystem> fs, std::string users_path,
-                             std::chrono::seconds token_lifetime, LoginLimit limit)
+                             std::chrono::seconds token_lifetime, LoginLimit limit,
+                             std::string server_secret)
     : fs_(std::move(fs)),
       users_path_(std::move(users_path)),
       token_lifetime_(token_lifetime),
-      limit_(limit) {}
+      limit_(limit),
+      server_secret_(server_secret.empty() ? ProcessSecret() : std::move(server_secret)) {}
 
 Result<UserStore> Authenticator::Users() { return UserStore::Load(fs_, users_path_); }
 
@@ -338,48 +403,99 @@ std::string FailureKey(std::string_view name) { return std::string(name.substr(0
 
 }  // namespace
 
+namespace {
+
+Status LockedOut(std::chrono::steady_clock::duration left) {
+  const auto wait = std::chrono::ceil<std::chrono::seconds>(left).count();
+  return Status::ResourceExhausted("too many failed logins for this user name; retry in " +
+                                   std::to_string(wait) + " s");
+}
+
+}  // namespace
+
 Status Authenticator::CheckNotLockedOut(std::string_view name) {
   std::lock_guard<std::mutex> lock(mu_);
   const auto now = std::chrono::steady_clock::now();
   auto it = failures_.find(FailureKey(name));
   if (it == failures_.end() || it->second.locked_until <= now) return Status::OK();
-  const auto wait = std::chrono::ceil<std::chrono::seconds>(it->second.locked_until - now).count();
-  return Status::ResourceExhausted("too many failed logins for this user name; retry in " +
-                                   std::to_string(wait) + " s");
+  return LockedOut(it->second.locked_until - now);
 }
 
-void Authenticator::RecordLogin(std::string_view name, bool succeeded) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (succeeded) {
-    failures_.erase(FailureKey(name));
-    return;
-  }
-  const auto now = std::chrono::steady_clock::now();
-  // Names tried once and never again must not pile up: at 10,000, forget the unlocked ones.
-  if (failures_.size() >= 10'000) {
-    for (auto it = failures_.begin(); it != failures_.end();) {
-      it = it->second.locked_until > now ? std::next(it) : failures_.erase(it);
+Status Authenticator::Admit(const std::string& key) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + limit_.queue_wait;
+  while (true) {
+    const auto now = std::chrono::steady_clock::now();
+    // Names tried once and never again must not pile up: at 10,000, forget the idle ones.
+    if (failures_.size() >= 10'000) {
+      for (auto it = failures_.begin(); it != failures_.end();) {
+        const bool idle = it->second.locked_until <= now && it->second.in_flight == 0;
+        it = idle && it->first != key ? failures_.erase(it) : std::next(it);
+      }
+    }
+    Failures& failures = failures_[key];
+    if (failures.locked_until > now) return LockedOut(failures.locked_until - now);
+    if (failures.count + failures.in_flight < limit_.max_failures) {
+      ++failures.in_flight;
+      return Status::OK();
+    }
+    if (login_finished_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      return Status::ResourceExhausted(
+          "too many logins of this user name at once; retry when they have finished");
     }
   }
-  Failures& failures = failures_[FailureKey(name)];
-  if (++failures.count >= limit_.max_failures) {
-    failures.count = 0;
-    failures.locked_until = now + limit_.lockout;
+}
+
+void Authenticator::Finish(const std::string& key, const Status& outcome) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Failures& failures = failures_[key];
+    --failures.in_flight;
+    if (outcome.ok()) {
+      failures.count = 0;
+    } else if (outcome.code() == StatusCode::kUnauthenticated &&
+               ++failures.count >= limit_.max_failures) {
+      failures.count = 0;
+      failures.locked_until = std::chrono::steady_clock::now() + limit_.lockout;
+    }
+    if (failures.count == 0 && failures.in_flight == 0 &&
+        failures.locked_until <= std::chrono::steady_clock::now()) {
+      failures_.erase(key);
+    }
   }
+  login_finished_.notify_all();
+}
+
+Status Authenticator::GuardLogin(std::string_view name, const std::function<Status()>& check) {
+  const std::string key = FailureKey(name);
+  RETURN_NOT_OK(Admit(key));
+  const Status outcome = check();
+  Finish(key, outcome);
+  return outcome;
 }
 
 Result<User> Authenticator::CheckPassword(std::string_view name, std::string_view password) {
-  RETURN_NOT_OK(CheckNotLockedOut(name));
-  ASSIGN_OR_RAISE(auto users, Users());
-  const User* user = users.Find(name);
-  // The same work and the same answer whether the user exists or not.
-  const std::string salt = user ? user->salt : std::string(32, '0');
-  ASSIGN_OR_RAISE(std::string hash, Pbkdf2(password, salt, user ? user->iterations : kIterations));
-  const bool right = user && hash.size() == user->hash.size() &&
-                     CRYPTO_memcmp(hash.data(), user->hash.data(), hash.size()) == 0;
-  RecordLogin(name, right);
-  if (right) return *user;
-  return Status::Unauthenticated("wrong user name or password");
+  std::optional<User> found;
+  RETURN_NOT_OK(GuardLogin(name, [&]() -> Status {
+    ASSIGN_OR_RAISE(auto users, Users());
+    const User* user = users.Find(name);
+    // The same work and the same answer whether the user exists or not.
+    const std::string salt = user ? user->salt : std::string(32, '0');
+    ASSIGN_OR_RAISE(std::string hash,
+                    Pbkdf2(password, salt, user ? user->iterations : kIterations));
+    if (!user || hash.size() != user->hash.size() ||
+        CRYPTO_memcmp(hash.data(), user->hash.data(), hash.size()) != 0) {
+      return Status::Unauthenticated("wrong user name or password");
+    }
+    found = *user;
+    return Status::OK();
+  }));
+  return std::move(*found);
+}
+
+std::string Authenticator::MadeUpSalt(std::string_view name) const {
+  const std::string mac = HmacSha256(server_secret_, "scram-salt:" + std::string(name));
+  return Hex(reinterpret_cast<const unsigned char*>(mac.data()), 16);
 }
 
 Result<std::optional<User>> Authenticator::FindUser(std::string_view name) {
@@ -396,23 +512,32 @@ Result<std::string> Authenticator::Login(std::string_view name, std::string_view
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     it = it->second.expires < now ? sessions_.erase(it) : std::next(it);
   }
-  sessions_[token] = {user.name, now + token_lifetime_};
+  sessions_[token] = {user.name, user.salt, now + token_lifetime_};
   return token;
 }
 
 Result<User> Authenticator::Verify(std::string_view token) {
-  std::string name;
+  User issued_to;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = sessions_.find(std::string(token));
     if (it == sessions_.end() || it->second.expires < std::chrono::steady_clock::now()) {
       return Status::Unauthenticated("the bearer token is unknown or expired; authenticate again");
     }
-    name = it->second.user;
+    issued_to.name = it->second.user;
+    issued_to.salt = it->second.salt;
   }
+  return Reload(issued_to);
+}
+
+Result<User> Authenticator::Reload(const User& logged_in) {
   ASSIGN_OR_RAISE(auto users, Users());
-  const User* user = users.Find(name);
-  if (!user) return Status::Unauthenticated("user " + Quote(name) + " was removed");
+  const User* user = users.Find(logged_in.name);
+  if (!user || user->salt != logged_in.salt) {
+    return Status::Unauthenticated("user " + Quote(logged_in.name) +
+                                   " was removed or given a new password since this login; "
+                                   "authenticate again");
+  }
   return *user;
 }
 
@@ -498,12 +623,9 @@ Result<std::string> ScramSha256Server::ClientFirst(std::string_view message) {
     salt = user_->salt;
     iterations = user_->iterations;
   } else {
-    // The same made-up salt every time for a name, so that asking twice does not tell an
-    // unknown user from a known one (RFC 5802 section 9).
-    static const Result<std::string> kFakeSaltKey = RandomHex(32);
-    RETURN_NOT_OK(kFakeSaltKey.status());
-    const std::string mac = HmacSha256(*kFakeSaltKey, *name);
-    salt = Hex(reinterpret_cast<const unsigned char*>(mac.data()), 16);
+    // The same made-up salt every time for a name, even across restarts, so that asking twice
+    // does not tell an unknown user from a known one (RFC 5802 section 9).
+    salt = authenticator_->MadeUpSalt(*name);
   }
   ASSIGN_OR_RAISE(std::string server_nonce, RandomHex(18));
   nonce_ = std::string(parts[3].substr(2)) + server_nonce;
@@ -515,11 +637,13 @@ Result<std::pair<std::string, User>> ScramSha256Server::ClientFinal(std::string_
   // nonce_ is set once a client-first-message was accepted.
   if (nonce_.empty() || final_done_) return ScramError("a client-final-message out of turn");
   final_done_ = true;
-  // Locked out since the first message (by other connections' failures): no proof is checked.
-  RETURN_NOT_OK(authenticator_->CheckNotLockedOut(name_));
-  auto result = CheckProof(message);
-  authenticator_->RecordLogin(name_, result.ok());
-  return result;
+  // Refused when locked out since the first message (by other connections' failures).
+  std::optional<std::pair<std::string, User>> result;
+  RETURN_NOT_OK(authenticator_->GuardLogin(name_, [&]() -> Status {
+    ASSIGN_OR_RAISE(result, CheckProof(message));
+    return Status::OK();
+  }));
+  return std::move(*result);
 }
 
 Result<std::pair<std::string, User>> ScramSha256Server::CheckProof(std::string_view message) {

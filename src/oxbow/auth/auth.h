@@ -4,6 +4,8 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,8 +30,11 @@ struct Grant {
   std::string tables;
   Access access = Access::kRead;
 };
-// Parses "<tables>=<read|write|admin>".
+// Parses "<tables>=<read|write|admin>"; the tables are checked by ValidateGrantTables.
 Result<Grant> ParseGrant(std::string_view text);
+// Invalid unless `tables` is "*", "ns.*" or "ns.t" with namespace and table names a table can
+// have (catalog::ValidateTableName): a grant that could match no table is refused.
+Status ValidateGrantTables(std::string_view tables);
 
 // The (user, password) of HTTP basic auth: base64 of "user:password" (RFC 7617).
 // Unauthenticated naming the problem otherwise.
@@ -48,7 +53,9 @@ Result<std::pair<std::string, std::string>> ParseSaslPlain(std::string_view mess
 
 struct User {
   std::string name;
-  std::string salt;  // hex
+  // hex; new at every `UserStore::Put`, so it also tells this user from an earlier one of the
+  // same name, or from the same user before a password change (tokens are bound to it).
+  std::string salt;
   std::string hash;  // hex, PBKDF2-HMAC-SHA256
   int iterations = 0;
   std::vector<Grant> grants;
@@ -58,12 +65,17 @@ struct User {
 };
 
 // <data_dir>/users.json: {"users": [{"name", "salt", "hash", "iterations", "grants": [{"tables",
-// "access"}]}]}. Written whole and atomically (tmp file, fsync, rename).
+// "access"}]}]}. Written whole and atomically (tmp file, fsync, rename), readable by its owner
+// only (0600).
 class UserStore {
  public:
   static std::string PathIn(const std::string& data_dir);
-  // Loads the file; a missing file is an empty store.
+  // Loads the file; a missing file is an empty store. Corruption names a malformed user or
+  // grant.
   static Result<UserStore> Load(std::shared_ptr<FileSystem> fs, std::string path);
+  // Invalid when the users file at `path` may be read by its group or others: it holds the
+  // credentials of SCRAM logins (docs/security.md). A missing file is OK.
+  static Status CheckPrivate(const std::string& path);
 
   const std::vector<User>& users() const { return users_; }
   const User* Find(std::string_view name) const;
@@ -80,19 +92,33 @@ class UserStore {
 
 // Brute-force protection: after `max_failures` wrong passwords in a row for one user name
 // (existing or not), that name's logins are refused for `lockout`, without checking the
-// password, whatever the password.
+// password, whatever the password. A check in flight counts against the limit before its
+// outcome is known: at most `max_failures` minus the failures so far are checked at once, and
+// further logins of the name wait (up to `queue_wait`, then ResourceExhausted) for their
+// outcome, so concurrent guesses cannot outrun the count.
 struct LoginLimit {
-  int max_failures = 5;              // default 5
-  std::chrono::seconds lockout{30};  // default 30 s
+  int max_failures = 5;                 // default 5
+  std::chrono::seconds lockout{30};     // default 30 s
+  std::chrono::seconds queue_wait{10};  // default 10 s
 };
 
+// The data dir's server secret: 32 random bytes kept in <data_dir>/server.secret (hex, 0600),
+// created on first use. It keys what must look random to clients yet stay the same across
+// restarts (the made-up SCRAM salts of unknown users, Kafka topic ids).
+Result<std::string> LoadOrCreateServerSecret(FileSystem& fs, const std::string& data_dir);
+// HMAC-SHA256 of `data` under `key`: 32 bytes.
+std::string KeyedHash(std::string_view key, std::string_view data);
+
 // Checks passwords against the users file (re-read when it changes, so `oxbow user` takes
-// effect on a running server) and hands out bearer tokens valid for `token_lifetime`.
+// effect on a running server) and hands out bearer tokens valid for `token_lifetime`. A token
+// belongs to one identity of its user (User::salt): removing the user, or giving them a new
+// password, ends it, and re-creating the name does not bring it back. `server_secret`
+// (LoadOrCreateServerSecret) keys the made-up SCRAM salts; empty: a random one per process.
 class Authenticator {
  public:
   Authenticator(std::shared_ptr<FileSystem> fs, std::string users_path,
-                std::chrono::seconds token_lifetime = std::chrono::hours(24),
-                LoginLimit limit = {});
+                std::chrono::seconds token_lifetime = std::chrono::hours(24), LoginLimit limit = {},
+                std::string server_secret = {});
 
   // The user, when the password is theirs; Unauthenticated naming no detail of what was wrong,
   // or ResourceExhausted while the name is locked out (LoginLimit).
@@ -101,6 +127,9 @@ class Authenticator {
   Result<std::string> Login(std::string_view user, std::string_view password);
   // The user a bearer token belongs to, with their current grants.
   Result<User> Verify(std::string_view token);
+  // `user` (logged in earlier) as the users file has them now, with their current grants;
+  // Unauthenticated when they were removed or given a new password since (a new salt).
+  Result<User> Reload(const User& user);
   // The user an authorization header names: "Bearer <token>" or "Basic base64(user:password)".
   Result<User> VerifyHeader(std::string_view authorization);
   // The user as the users file has them now; std::nullopt when there is no such user.
@@ -109,11 +138,19 @@ class Authenticator {
   // The LoginLimit shared by every way of logging in (the Flight handshake, REST basic
   // credentials, SASL/PLAIN, SASL/SCRAM): ResourceExhausted while `user` is locked out.
   Status CheckNotLockedOut(std::string_view user);
-  // Counts a failed login of `user` (locking the name out at the limit), or clears its count.
-  void RecordLogin(std::string_view user, bool succeeded);
+  // Runs `check` (a password or proof check of `user`) as one login attempt under the
+  // LoginLimit: refused while the name is locked out, waiting while its checks in flight use
+  // up what is left before the lockout. Unauthenticated from `check` counts as a failed login,
+  // OK clears the count, any other error counts as neither.
+  Status GuardLogin(std::string_view user, const std::function<Status()>& check);
+  // The made-up salt (hex) SCRAM hands an unknown user: keyed by the server secret, so the same
+  // across attempts and restarts, like a real user's.
+  std::string MadeUpSalt(std::string_view user) const;
 
  private:
   Result<UserStore> Users();
+  Status Admit(const std::string& key);
+  void Finish(const std::string& key, const Status& outcome);
 
   std::shared_ptr<FileSystem> fs_;
   const std::string users_path_;
@@ -121,22 +158,26 @@ class Authenticator {
   std::mutex mu_;
   struct Session {
     std::string user;
+    std::string salt;  // the identity of the user the token was issued to
     std::chrono::steady_clock::time_point expires;
   };
   std::unordered_map<std::string, Session> sessions_;  // guarded by mu_
   const LoginLimit limit_;
+  const std::string server_secret_;
   struct Failures {
-    int count = 0;
+    int count = 0;      // failed logins in a row
+    int in_flight = 0;  // checks admitted and not yet finished
     std::chrono::steady_clock::time_point locked_until{};
   };
   std::unordered_map<std::string, Failures> failures_;  // by user name; guarded by mu_
+  std::condition_variable login_finished_;              // a check of some name finished
 };
 
 // The server side of one SCRAM-SHA-256 exchange (RFC 5802, RFC 7677) against the users file.
 // users.json's `hash` is SCRAM's SaltedPassword: PBKDF2-HMAC-SHA256 of the password, with the
 // salt's hex text as the salt and the user's iterations, so every user can log in this way.
 // Channel binding is not offered; an unknown user gets a made-up salt and fails at the proof.
-// Failed proofs count towards the same lockout as wrong passwords elsewhere (LoginLimit).
+// Proofs are checked under the same LoginLimit as passwords elsewhere.
 class ScramSha256Server {
  public:
   explicit ScramSha256Server(Authenticator* authenticator) : authenticator_(authenticator) {}

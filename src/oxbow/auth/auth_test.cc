@@ -4,9 +4,13 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
+#include <sys/stat.h>
 
+#include <atomic>
+#include <barrier>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 namespace oxbow::auth {
 namespace {
@@ -43,6 +47,70 @@ TEST_F(AuthTest, GrantsMatchTablesAndLevels) {
   EXPECT_FALSE(ParseGrant("shop.*=owner").ok());
   EXPECT_FALSE(ParseGrant("shop=read").ok());
   EXPECT_FALSE(ParseGrant("a.b.*=read").ok());
+  // Every form that could match no table is refused, as "a*" always was.
+  for (const char* never : {"*.*=read", ".*=read", "shop.ord*=read", "shop.=read", "*.orders=read",
+                            " shop.*=read", "shop/x.*=read", "sh op.*=read", "a*=read",
+                            "shop.or ders=read", ".orders=read", "shop..t=read"}) {
+    const auto grant = ParseGrant(never);
+    EXPECT_EQ(grant.status().code(), StatusCode::kInvalid) << never;
+    EXPECT_NE(grant.status().message().find("must be \"ns.t\", \"ns.*\" or \"*\""),
+              std::string::npos)
+        << grant.status().ToString();
+  }
+  for (const char* valid : {"*=read", "shop.*=read", "shop.orders=admin", "a-b.c_d=write"}) {
+    EXPECT_TRUE(ParseGrant(valid).ok()) << valid;
+  }
+}
+
+TEST_F(AuthTest, UsersFileWithAGrantThatMatchesNothingIsCorruption) {
+  auto fs = PosixFileSystem::Default();
+  const std::string text =
+      R"({"users": [{"name": "a", "salt": "00", "hash": "00", "iterations": 1,)"
+      R"( "grants": [{"tables": "shop.ord*", "access": "read"}]}]})";
+  ASSERT_TRUE(WriteFileAtomically(*fs, dir_.string(), "users.json", text).ok());
+  const Status loaded = UserStore::Load(fs, path_).status();
+  EXPECT_TRUE(loaded.IsCorruption()) << loaded.ToString();
+  EXPECT_NE(loaded.message().find("'shop.ord*'"), std::string::npos) << loaded.ToString();
+}
+
+TEST_F(AuthTest, UsersFileIsWrittenOwnerOnlyAndCheckedSo) {
+  auto fs = PosixFileSystem::Default();
+  EXPECT_TRUE(UserStore::CheckPrivate(path_).ok());  // no file yet
+  // A file left group- and world-readable (as every earlier version wrote it) is refused.
+  ASSERT_TRUE(WriteFileAtomically(*fs, dir_.string(), "users.json", R"({"users": []})").ok());
+  ASSERT_EQ(::chmod(path_.c_str(), 0644), 0);
+  const Status open = UserStore::CheckPrivate(path_);
+  EXPECT_EQ(open.code(), StatusCode::kInvalid);
+  EXPECT_NE(open.message().find("mode 0644"), std::string::npos) << open.ToString();
+  EXPECT_NE(open.message().find("chmod 600 " + path_), std::string::npos) << open.ToString();
+  // Saving makes it 0600, whatever a left-over temporary file had.
+  ASSERT_TRUE(WriteFileAtomically(*fs, dir_.string(), "users.json.tmp", "").ok());
+  ASSERT_EQ(::chmod((path_ + ".tmp").c_str(), 0666), 0);
+  auto store = UserStore::Load(fs, path_);
+  ASSERT_TRUE(store->Put("alice", "correct horse", {}).ok());
+  ASSERT_TRUE(store->Save().ok());
+  struct stat st;
+  ASSERT_EQ(::stat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_TRUE(UserStore::CheckPrivate(path_).ok());
+}
+
+TEST_F(AuthTest, ServerSecretIsMadeOnceAndKeptPrivate) {
+  auto fs = PosixFileSystem::Default();
+  const std::string data_dir = (dir_ / "data").string();
+  auto first = LoadOrCreateServerSecret(*fs, data_dir);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->size(), 32u);
+  auto second = LoadOrCreateServerSecret(*fs, data_dir);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(*second, *first);
+  struct stat st;
+  ASSERT_EQ(::stat((data_dir + "/server.secret").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_TRUE(WriteFileAtomically(*fs, data_dir, "server.secret", "abc\n").ok());
+  const Status damaged = LoadOrCreateServerSecret(*fs, data_dir).status();
+  EXPECT_TRUE(damaged.IsCorruption()) << damaged.ToString();
+  EXPECT_NE(damaged.message().find("server.secret"), std::string::npos);
 }
 
 TEST_F(AuthTest, UsersSurviveSaveAndLoginIssuesTokens) {
@@ -74,6 +142,42 @@ TEST_F(AuthTest, UsersSurviveSaveAndLoginIssuesTokens) {
   EXPECT_TRUE(again->Remove("alice").IsNotFound());
   ASSERT_TRUE(again->Save().ok());
   EXPECT_EQ(auth.Verify(*token).status().code(), StatusCode::kUnauthenticated);
+}
+
+TEST_F(AuthTest, TokensDieWithTheIdentityTheyWereIssuedTo) {
+  auto fs = PosixFileSystem::Default();
+  auto put = [&](const std::string& password, const char* grant) {
+    auto store = UserStore::Load(fs, path_);
+    ASSERT_TRUE(store->Put("x", password, {*ParseGrant(grant)}).ok());
+    ASSERT_TRUE(store->Save().ok());
+  };
+  put("first password", "a.*=read");
+  Authenticator auth(fs, path_);
+  auto token = auth.Login("x", "first password");
+  ASSERT_TRUE(token.ok());
+  auto logged_in = auth.Verify(*token);
+  ASSERT_TRUE(logged_in.ok());
+  // Removed, then created again under the same name with more grants: the old token stays dead.
+  auto store = UserStore::Load(fs, path_);
+  ASSERT_TRUE(store->Remove("x").ok());
+  ASSERT_TRUE(store->Save().ok());
+  put("first password", "*=admin");
+  const Status revived = auth.Verify(*token).status();
+  EXPECT_EQ(revived.code(), StatusCode::kUnauthenticated);
+  EXPECT_NE(revived.message().find("removed or given a new password"), std::string::npos)
+      << revived.ToString();
+  EXPECT_EQ(auth.Reload(*logged_in).status().code(), StatusCode::kUnauthenticated);
+  // A password change ends the tokens of the old one too.
+  auto fresh = auth.Login("x", "first password");
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_TRUE(auth.Verify(*fresh).ok());
+  put("second password", "*=admin");
+  EXPECT_EQ(auth.Verify(*fresh).status().code(), StatusCode::kUnauthenticated);
+  auto current = auth.Login("x", "second password");
+  ASSERT_TRUE(current.ok());
+  auto user = auth.Verify(*current);
+  ASSERT_TRUE(user.ok());
+  EXPECT_TRUE(auth.Reload(*user).ok());
 }
 
 TEST_F(AuthTest, BasicCredentials) {
@@ -255,8 +359,22 @@ TEST_F(AuthTest, ScramSha256Exchange) {
   ASSERT_TRUE(first.ok());
   EXPECT_FALSE(server.ClientFinal(ScramClientFinal("x", "n=mallory,r=abc", *first).first).ok());
   ScramSha256Server again(&auth);
-  auto salt = [](const std::string& m) { return m.substr(m.find(",s=")); };
+  auto salt = [](const std::string& m) {
+    return m.substr(m.find(",s="), m.find(",i=") - m.find(",s="));
+  };
   EXPECT_EQ(salt(*again.ClientFirst("n,,n=mallory,r=abc")), salt(*first));
+  EXPECT_EQ(salt(*first).size(),
+            salt(*ScramSha256Server(&auth).ClientFirst("n,,n=alice,r=abc")).size());
+  // Keyed by the server secret: the same across restarts (a new Authenticator with the same
+  // secret), different under another secret.
+  Authenticator restarted(fs, path_, std::chrono::hours(1), {}, std::string(32, 's'));
+  Authenticator restarted_again(fs, path_, std::chrono::hours(1), {}, std::string(32, 's'));
+  Authenticator other(fs, path_, std::chrono::hours(1), {}, std::string(32, 'o'));
+  auto unknown_salt = [&](Authenticator* a) {
+    return salt(*ScramSha256Server(a).ClientFirst("n,,n=mallory,r=abc"));
+  };
+  EXPECT_EQ(unknown_salt(&restarted), unknown_salt(&restarted_again));
+  EXPECT_NE(unknown_salt(&restarted), unknown_salt(&other));
   for (const char* bad :
        {"", "p=tls-unique,,n=alice,r=x", "n,,n=alice", "n,,r=x,n=alice", "n,a=bob,n=alice,r=x",
         "n,,n=al=ice,r=x", "n,,n=alice,r=x,tokenauth=true"}) {
@@ -301,6 +419,65 @@ TEST_F(AuthTest, ScramFailuresShareThePasswordLockout) {
   EXPECT_EQ(scram("wrong").code(), StatusCode::kUnauthenticated);
   EXPECT_EQ(scram("wrong").code(), StatusCode::kUnauthenticated);
   EXPECT_TRUE(scram("correct horse").ok());
+}
+
+// 40 wrong guesses at once for one name: no more are checked than the lockout allows, on every
+// way of logging in (the listeners all go through CheckPassword or ScramSha256Server).
+TEST_F(AuthTest, ConcurrentGuessesCannotOutrunTheLockout) {
+  auto fs = PosixFileSystem::Default();
+  auto store = UserStore::Load(fs, path_);
+  ASSERT_TRUE(store->Put("alice", "correct horse", {}).ok());
+  ASSERT_TRUE(store->Save().ok());
+  constexpr int kGuesses = 40;
+  for (const bool scram : {false, true}) {
+    Authenticator auth(fs, path_, std::chrono::hours(1), {5, std::chrono::seconds(30)});
+    std::atomic<int> checked{0}, refused{0};
+    std::barrier start(kGuesses);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kGuesses; ++i) {
+      threads.emplace_back([&] {
+        ScramSha256Server server(&auth);
+        std::string first;
+        if (scram) {
+          auto f = server.ClientFirst("n,,n=alice,r=abc");
+          EXPECT_TRUE(f.ok()) << f.status().ToString();
+          if (f.ok()) first = *f;
+        }
+        start.arrive_and_wait();
+        const Status st =
+            scram ? server.ClientFinal(ScramClientFinal("wrong", "n=alice,r=abc", first).first)
+                        .status()
+                  : auth.CheckPassword("alice", "wrong").status();
+        (st.code() == StatusCode::kUnauthenticated ? checked : refused)++;
+        EXPECT_TRUE(st.code() == StatusCode::kUnauthenticated ||
+                    st.code() == StatusCode::kResourceExhausted)
+            << st.ToString();
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(checked.load(), 5) << (scram ? "SCRAM" : "password");
+    EXPECT_EQ(refused.load(), kGuesses - 5);
+    EXPECT_EQ(auth.CheckPassword("alice", "correct horse").status().code(),
+              StatusCode::kResourceExhausted);
+  }
+}
+
+// Right passwords sent at once all get in: beyond the budget they wait their turn.
+TEST_F(AuthTest, ConcurrentRightPasswordsWaitTheirTurn) {
+  auto fs = PosixFileSystem::Default();
+  auto store = UserStore::Load(fs, path_);
+  ASSERT_TRUE(store->Put("alice", "correct horse", {}).ok());
+  ASSERT_TRUE(store->Save().ok());
+  Authenticator auth(fs, path_);
+  std::atomic<int> in{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 12; ++i) {
+    threads.emplace_back([&] {
+      if (auth.CheckPassword("alice", "correct horse").ok()) in++;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(in.load(), 12);
 }
 
 }  // namespace

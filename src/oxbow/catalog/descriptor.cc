@@ -414,6 +414,14 @@ Status ValidateTableName(std::string_view name) {
   return Status::OK();
 }
 
+Status ValidateNamespace(std::string_view name) {
+  if (!ValidNamePart(name)) {
+    return Status::Invalid("namespace " + Quote(name) +
+                           " must be 1-128 letters, digits, '_' or '-'");
+  }
+  return Status::OK();
+}
+
 Result<arrow::SchemaPtr> SchemaFromJson(std::string_view text) {
   return TranslateJsonErrors("schema", [&]() -> Result<arrow::SchemaPtr> {
     ASSIGN_OR_RAISE(json j, ParseJson(text, "schema"));

@@ -75,6 +75,8 @@ void SetFieldDoc(arrow::Field* field, const std::optional<std::string>& doc);
 
 // Checks "namespace.table" (letters, digits, '_' and '-', each part 1-128 characters).
 Status ValidateTableName(std::string_view name);
+// Checks a namespace alone, by the same rule.
+Status ValidateNamespace(std::string_view name);
 
 // {"fields":[{"name":"id","type":"int64","nullable":false,"metadata":{...}},...]}
 Result<arrow::SchemaPtr> SchemaFromJson(std::string_view json);

@@ -214,7 +214,8 @@ Result<std::unique_ptr<File>> FaultInjectionFileSystem::OpenFile(const std::stri
                                                                  FileMode mode) {
   RETURN_NOT_OK(CheckUp());
   bool existed = true;
-  if (mode == FileMode::kCreate || mode == FileMode::kCreateSequential) {
+  if (mode == FileMode::kCreate || mode == FileMode::kCreatePrivate ||
+      mode == FileMode::kCreateSequential) {
     auto size = base_->FileSize(path);
     if (!size.ok() && !size.status().IsNotFound()) return size.status();
     existed = size.ok();

@@ -311,14 +311,21 @@ Result<std::unique_ptr<File>> PosixFileSystem::OpenFile(const std::string& path,
   switch (mode) {
     case FileMode::kRead: flags |= O_RDONLY; break;
     case FileMode::kWrite: flags |= O_RDWR; break;
-    case FileMode::kCreate: flags |= O_RDWR | O_CREAT; break;
+    case FileMode::kCreate:
+    case FileMode::kCreatePrivate: flags |= O_RDWR | O_CREAT; break;
     case FileMode::kCreateSequential: return SequentialFile::Open(path);
   }
+  const bool owner_only = mode == FileMode::kCreatePrivate;
   int fd;
   do {
-    fd = open(path.c_str(), flags, 0644);
+    fd = open(path.c_str(), flags, owner_only ? 0600 : 0644);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) return ErrnoToStatus(errno, "open", path);
+  if (owner_only && fchmod(fd, 0600) != 0) {
+    const int err = errno;
+    close(fd);
+    return ErrnoToStatus(err, "chmod 600", path);
+  }
   return std::unique_ptr<File>(new PosixFile(path, fd));
 }
 
@@ -414,10 +421,10 @@ Result<int64_t> PosixFileSystem::FreeSpace(const std::string& path) {
 }
 
 Status WriteFileAtomically(FileSystem& fs, const std::string& dir, const std::string& name,
-                           std::string_view content) {
+                           std::string_view content, FileMode mode) {
   const std::string tmp = JoinPath(dir, name + ".tmp");
   {
-    ASSIGN_OR_RAISE(auto file, fs.OpenFile(tmp, FileMode::kCreate));
+    ASSIGN_OR_RAISE(auto file, fs.OpenFile(tmp, mode));
     RETURN_NOT_OK(file->Truncate(0));
     RETURN_NOT_OK(file->WriteAt(
         0, ByteSpan(reinterpret_cast<const uint8_t*>(content.data()), content.size())));

@@ -24,6 +24,9 @@ enum class FileMode {
   kRead,    // read only; the file must exist
   kWrite,   // read and write; the file must exist
   kCreate,  // read and write; created empty when absent
+  // As kCreate, and readable and writable by the owner only (0600; made so when the file
+  // exists): credentials and secrets. Object stores treat it as kCreate.
+  kCreatePrivate,
   // Write only, created empty (emptied when present), written front to back and synced once
   // whole: a file written once for others to read (Parquet data files). POSIX writes it past
   // the page cache (O_DIRECT) where the file system allows, sparing the copy into page-cache
@@ -133,10 +136,10 @@ Result<std::shared_ptr<Buffer>> ReadWholeFile(FileSystem& fs, const std::string&
 // The one place errno becomes a Status: `what` names the operation ("open", "fsync", ...).
 Status ErrnoToStatus(int errnum, std::string_view what, const std::string& path);
 
-// Durably replaces dir/name with `content`: writes and syncs dir/name.tmp, renames it over
-// dir/name, then syncs the directory.
+// Durably replaces dir/name with `content`: writes and syncs dir/name.tmp (opened with
+// `mode`, kCreate or kCreatePrivate), renames it over dir/name, then syncs the directory.
 Status WriteFileAtomically(FileSystem& fs, const std::string& dir, const std::string& name,
-                           std::string_view content);
+                           std::string_view content, FileMode mode = FileMode::kCreate);
 
 // Joins two path components with a single '/'.
 std::string JoinPath(const std::string& dir, const std::string& name);

@@ -1,5 +1,6 @@
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -267,9 +268,13 @@ Result<std::string> TableForTopic(std::string_view topic) {
   return table;
 }
 
-Uuid TopicId(int64_t table_id) {
-  Uuid id{'o', 'x', 'b', 'o', 'w', 0, 0, 0};
-  for (int i = 0; i < 8; ++i) id[15 - i] = static_cast<uint8_t>(table_id >> (8 * i));
+Uuid TopicId(std::string_view server_secret, int64_t table_id) {
+  const std::string mac =
+      auth::KeyedHash(server_secret, "kafka-topic-id:" + std::to_string(table_id));
+  Uuid id{};
+  std::copy_n(mac.begin(), id.size(), id.begin());
+  // Never Kafka's reserved ids: zero, and 1 (the metadata topic).
+  if (std::all_of(id.begin(), id.end() - 1, [](uint8_t b) { return b == 0; })) id[0] = 1;
   return id;
 }
 
@@ -332,10 +337,7 @@ Result<std::optional<std::string>> Broker::Handle(std::string_view frame, Sessio
     }
     if (Clock::now() - session.user_loaded > kUserRefresh) {
       // Grants and removals in users.json apply to open connections too.
-      ASSIGN_OR_RAISE(auto user, options_.authenticator->FindUser(session.user->name));
-      if (!user)
-        return Status::Unauthenticated("user " + Quote(session.user->name) + " was removed");
-      session.user = std::move(user);
+      ASSIGN_OR_RAISE(session.user, options_.authenticator->Reload(*session.user));
       session.user_loaded = Clock::now();
     }
   }
@@ -386,7 +388,7 @@ Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSup
     }
     case ApiKey::kProduce: {
       ASSIGN_OR_RAISE(auto req, DecodeProduce(r, v));
-      if (v >= 13) NameTopicsById(req.topics);
+      if (v >= 13) NameTopicsById(req.topics, session);
       ProduceResponse response = Produce(req, v, session);
       *no_response = req.acks == 0;
       Encode(response, v, w);
@@ -394,7 +396,7 @@ Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSup
     }
     case ApiKey::kFetch: {
       ASSIGN_OR_RAISE(auto req, DecodeFetch(r, v));
-      if (v >= 13) NameTopicsById(req.topics);
+      if (v >= 13) NameTopicsById(req.topics, session);
       Encode(Fetch(req, session), v, w);
       break;
     }
@@ -509,6 +511,16 @@ Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSup
     }
   }
   return w.Take();
+}
+
+std::optional<std::string> Broker::TopicById(const Uuid& topic_id, const Session& session) const {
+  for (const auto& table : node_->ListTables()) {
+    if (TopicId(options_.server_secret, table.table_id) != topic_id) continue;
+    std::string topic = TopicForTable(table.name);
+    if (!Allows(session, topic, auth::Access::kRead)) return std::nullopt;
+    return topic;
+  }
+  return std::nullopt;
 }
 
 bool Broker::Allows(const Session& session, const std::string& topic, auth::Access access) const {
@@ -643,7 +655,7 @@ MetadataResponse Broker::Metadata(const MetadataRequest& request, const Session&
   auto describe = [&](const catalog::TableDescriptor& table, std::string topic) {
     MetadataTopic t;
     t.name = std::move(topic);
-    t.topic_id = TopicId(table.table_id);
+    t.topic_id = TopicId(options_.server_secret, table.table_id);
     for (int32_t b = 0; b < table.buckets; ++b) {
       t.partitions.push_back({ErrorCode::kNone, b, kNodeId, {kNodeId}});
     }
@@ -734,7 +746,9 @@ CreateTopicsResponse Broker::CreateTopics(const CreateTopicsRequest& request, in
       result.replication_factor = 1;
       if (version >= 7 && !request.validate_only) {
         auto table = node_->DescribeTable(*TableForTopic(t.name));
-        if (table.ok()) result.topic_id = TopicId(table->table.table.table_id);
+        if (table.ok()) {
+          result.topic_id = TopicId(options_.server_secret, table->table.table.table_id);
+        }
       }
     }
     response.topics.push_back(std::move(result));
@@ -749,19 +763,19 @@ DeleteTopicsResponse Broker::DeleteTopics(const DeleteTopicsRequest& request,
     DeleteTopicResult result;
     result.name = request.names[i];
     result.topic_id = request.topic_ids[i];
-    std::optional<std::string> table;
-    if (result.name) {
-      auto t = TableForTopic(*result.name);
-      if (t.ok()) table = *t;
-    } else {
-      for (const auto& d : node_->ListTables()) {
-        if (TopicId(d.table_id) == result.topic_id) {
-          table = d.name;
-          result.name = TopicForTable(d.name);
-        }
+    if (!result.name) {
+      // By id: an id whose table the session may not read is answered as unknown, nameless.
+      result.name = TopicById(result.topic_id, session);
+      if (!result.name) {
+        result.error = ErrorCode::kUnknownTopicId;
+        result.message = "no topic has this id";
+        response.results.push_back(std::move(result));
+        continue;
       }
     }
-    if (result.name && !Allows(session, *result.name, auth::Access::kAdmin)) {
+    std::optional<std::string> table;
+    if (auto t = TableForTopic(*result.name); t.ok()) table = *t;
+    if (!Allows(session, *result.name, auth::Access::kAdmin)) {
       result.error = ErrorCode::kTopicAuthorizationFailed;
       result.message = "deleting " + Quote(*result.name) + " needs admin access to its table";
       response.results.push_back(std::move(result));

@@ -29,8 +29,9 @@ const arrow::SchemaPtr& RawTopicSchema();
 Result<std::string> TableForTopic(std::string_view topic);
 // The topic a table is listed as: the table name without the "kafka." namespace.
 std::string TopicForTable(std::string_view table);
-// A table's topic id in Kafka's v10+ messages: "oxbow" then the table id, big-endian.
-Uuid TopicId(int64_t table_id);
+// A table's topic id in Kafka's v7+ messages: the first 16 bytes of HMAC-SHA256 of the table
+// id under the server secret, so ids neither count the tables nor repeat after a drop.
+Uuid TopicId(std::string_view server_secret, int64_t table_id);
 
 // What one connection has established: its peer and, under --auth, its SASL login.
 struct Session {
@@ -110,16 +111,14 @@ class Broker {
   FetchResponse Fetch(const FetchRequest& request, const Session& session);
   FetchPartitionResult FetchPartition(const std::string& topic, const kafka::FetchPartition& part,
                                       int64_t max_bytes);
-  // Names the topics of a v13+ Produce or Fetch, which name them by id; an unknown id leaves
-  // the name empty.
+  // The topic an id names, when the session may read its table (a topic it may not read is
+  // answered as an unknown id, so ids reveal no name).
+  std::optional<std::string> TopicById(const Uuid& topic_id, const Session& session) const;
+  // Names the topics of a v13+ Produce or Fetch, which name them by id; an unknown id (or one
+  // the session may not read) leaves the name empty.
   template <typename Topics>
-  void NameTopicsById(Topics& topics) const {
-    const auto tables = node_->ListTables();
-    for (auto& t : topics) {
-      for (const auto& table : tables) {
-        if (TopicId(table.table_id) == t.topic_id) t.name = TopicForTable(table.name);
-      }
-    }
+  void NameTopicsById(Topics& topics, const Session& session) const {
+    for (auto& t : topics) t.name = TopicById(t.topic_id, session).value_or("");
   }
   FindCoordinatorResponse FindCoordinator(const FindCoordinatorRequest& request) const;
   InitProducerIdResponse InitProducerId(const InitProducerIdRequest& request);

@@ -33,6 +33,10 @@ struct KafkaOptions {
   // Users and grants: every connection must log in with SASL (PLAIN or SCRAM-SHA-256) and
   // each request needs a grant on the tables it touches. Default (null): no authentication.
   auth::Authenticator* authenticator = nullptr;
+  // Keys the topic ids (docs/kafka.md#topic-ids), so that they look random and stay the same
+  // across restarts. The server passes the data dir's auth::LoadOrCreateServerSecret.
+  // Default: empty, the ids are still keyed, by the empty key.
+  std::string server_secret;
   // PEM certificate chain and private key: the listener speaks TLS only. Default: plaintext.
   std::string tls_cert_file;
   std::string tls_key_file;

@@ -278,13 +278,26 @@ std::string Metrics::Render(const std::vector<Sample>& samples) const {
 Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& listen,
                                                             const http::TlsOptions& tls,
                                                             std::function<std::string()> page,
-                                                            std::function<bool()> ready) {
+                                                            std::function<bool()> ready,
+                                                            ScrapeAuthorizer authorize) {
   std::unique_ptr<MetricsServer> server(new MetricsServer());
   ASSIGN_OR_RAISE(
       server->listener_, http::Listener::Start("metrics", listen, tls, [&](httplib::Server& http) {
-        http.Get("/metrics", [page](const httplib::Request&, httplib::Response& response) {
-          response.set_content(page(), "text/plain; version=0.0.4; charset=utf-8");
-        });
+        http.Get("/metrics",
+                 [page, authorize](const httplib::Request& request, httplib::Response& response) {
+                   if (authorize) {
+                     const Status allowed = authorize(request.get_header_value("Authorization"));
+                     if (!allowed.ok()) {
+                       const bool forbidden = allowed.code() == StatusCode::kPermissionDenied;
+                       response.status = forbidden ? 403 : 401;
+                       if (!forbidden)
+                         response.set_header("WWW-Authenticate", "Basic realm=\"oxbow\"");
+                       response.set_content(allowed.message() + "\n", "text/plain");
+                       return;
+                     }
+                   }
+                   response.set_content(page(), "text/plain; version=0.0.4; charset=utf-8");
+                 });
         http.Get("/healthz", [](const httplib::Request&, httplib::Response& response) {
           response.set_content("ok\n", "text/plain");
         });

@@ -82,16 +82,23 @@ class Metrics {
   std::unique_ptr<Impl> impl_;
 };
 
+// Decides whether a scrape of /metrics may see the page, from its Authorization header (empty
+// when it sent none): OK, or Unauthenticated (a 401 asking for credentials), PermissionDenied
+// (403) or ResourceExhausted (a 401 too: a locked-out name), whose message the answer carries.
+using ScrapeAuthorizer = std::function<Status(std::string_view authorization)>;
+
 // What the metrics listener serves: GET /metrics (Prometheus text), /healthz (200 while the
 // process runs) and /readyz (200 once `ready` says so, else 503).
 class MetricsServer {
  public:
   // Binds `listen` ("host:port"; port 0 picks one), over HTTPS when `tls` names files, and
-  // serves on a thread of its own.
+  // serves on a thread of its own. With `authorize`, /metrics answers only the scrapes it
+  // allows; /healthz and /readyz stay open to probes.
   static Result<std::unique_ptr<MetricsServer>> Start(const std::string& listen,
                                                       const http::TlsOptions& tls,
                                                       std::function<std::string()> page,
-                                                      std::function<bool()> ready);
+                                                      std::function<bool()> ready,
+                                                      ScrapeAuthorizer authorize = {});
   ~MetricsServer();
   int port() const;
   void Stop();

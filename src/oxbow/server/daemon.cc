@@ -39,6 +39,11 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--metrics-listen", options->metrics_listen,
                  "host:port of /metrics (Prometheus), /healthz and /readyz (empty: off)")
       ->capture_default_str();
+  app.add_option("--metrics-auth", options->metrics_auth,
+                 "on: /metrics needs a login of a user granted '*' (basic auth or a bearer "
+                 "token); off: no login; auto: on under --auth beyond loopback")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   app.add_option("--kafka-listen", options->kafka.listen,
                  "host:port of the Kafka listener (empty: no Kafka)")
       ->capture_default_str();

@@ -2,6 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
+
 #include "oxbow/common/file_system.h"
 #include "oxbow/server/flight_service.h"
 
@@ -53,10 +55,14 @@ Status RefuseUnauthenticated(const std::string& listen, std::string_view what,
                          "--allow-unauthenticated to accept that");
 }
 
-// Refuses to serve every table to anyone who can reach a non-loopback address, and checks that
-// authentication has someone to authenticate.
-Result<std::unique_ptr<auth::Authenticator>> MakeAuthenticator(const ServerOptions& options) {
+// Refuses to serve every table to anyone who can reach a non-loopback address.
+Status CheckExposure(const ServerOptions& options) {
   if (!options.auth) {
+    if (options.metrics_auth == "on") {
+      return Status::Invalid(
+          "--metrics-auth on needs --auth: the scrape user comes from the "
+          "users of --auth");
+    }
     if (!options.allow_unauthenticated) {
       if (!IsLoopback(options.listen)) {
         return RefuseUnauthenticated(options.listen, "Flight", "read, write and drop every table");
@@ -72,15 +78,24 @@ Result<std::unique_ptr<auth::Authenticator>> MakeAuthenticator(const ServerOptio
                                      "read, write and drop every table");
       }
     }
-    return std::unique_ptr<auth::Authenticator>();
+    return Status::OK();
   }
   if (!options.catalog.token.empty()) {
     return Status::Invalid(
         "--catalog-token and --auth exclude each other: under --auth the REST catalog takes the "
         "users' tokens and passwords");
   }
+  return Status::OK();
+}
+
+// Under --auth, checks that authentication has someone to authenticate and that the users file
+// is kept private.
+Result<std::unique_ptr<auth::Authenticator>> MakeAuthenticator(const ServerOptions& options,
+                                                               std::string server_secret) {
+  if (!options.auth) return std::unique_ptr<auth::Authenticator>();
   auto fs = PosixFileSystem::Default();
   const std::string path = auth::UserStore::PathIn(options.node.engine.data_dir);
+  RETURN_NOT_OK(auth::UserStore::CheckPrivate(path));
   ASSIGN_OR_RAISE(auto users, auth::UserStore::Load(fs, path));
   if (users.users().empty()) {
     return Status::Invalid(
@@ -91,17 +106,43 @@ Result<std::unique_ptr<auth::Authenticator>> MakeAuthenticator(const ServerOptio
     return Status::Invalid("--auth-token-lifetime-s must be at least 1");
   }
   return std::make_unique<auth::Authenticator>(fs, path,
-                                               std::chrono::seconds(options.token_lifetime_s));
+                                               std::chrono::seconds(options.token_lifetime_s),
+                                               auth::LoginLimit{}, std::move(server_secret));
+}
+
+// The scrapes /metrics answers (ServerOptions::metrics_auth): any, or those of a user granted
+// "*", since the page names every table.
+metrics::ScrapeAuthorizer ScrapeAuthorizer(const ServerOptions& options,
+                                           auth::Authenticator* authenticator) {
+  if (!authenticator || !MetricsLoginRequired(options)) return {};
+  return [authenticator](std::string_view authorization) -> Status {
+    ASSIGN_OR_RAISE(auth::User user, authenticator->VerifyHeader(authorization));
+    const bool every_table = std::any_of(user.grants.begin(), user.grants.end(),
+                                         [](const auth::Grant& g) { return g.tables == "*"; });
+    if (every_table) return Status::OK();
+    return Status::PermissionDenied("user " + Quote(user.name) +
+                                    " may not read the metrics: they name every table, so a "
+                                    "scrape needs a grant on '*' (e.g. '*=read')");
+  };
 }
 
 }  // namespace
+
+bool MetricsLoginRequired(const ServerOptions& options) {
+  return options.metrics_auth == "on" ||
+         (options.metrics_auth == "auto" && options.auth && !IsLoopback(options.metrics_listen));
+}
 
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   ASSIGN_OR_RAISE(auto credentials, Credentials(options));
   if (options.metrics_tls && options.tls_cert_file.empty()) {
     return Status::Invalid("--metrics-tls needs --tls-cert and --tls-key");
   }
-  ASSIGN_OR_RAISE(auto authenticator, MakeAuthenticator(options));
+  RETURN_NOT_OK(CheckExposure(options));
+  ASSIGN_OR_RAISE(
+      std::string server_secret,
+      auth::LoadOrCreateServerSecret(*PosixFileSystem::Default(), options.node.engine.data_dir));
+  ASSIGN_OR_RAISE(auto authenticator, MakeAuthenticator(options, server_secret));
   std::unique_ptr<Server> server(new Server());
   server->authenticator_ = std::move(authenticator);
   if (options.kafka.state_dir.empty()) {
@@ -116,7 +157,8 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
             options.metrics_tls ? http::TlsOptions{options.tls_cert_file, options.tls_key_file, ""}
                                 : http::TlsOptions{},
             [s] { return s->ready_ ? s->node_->MetricsPage() : std::string(); },
-            [s] { return s->ready_.load(); }));
+            [s] { return s->ready_.load(); },
+            ScrapeAuthorizer(options, server->authenticator_.get())));
   }
   ASSIGN_OR_RAISE(server->node_, node::Node::Open(std::move(options.node)));
   server->service_ =
@@ -138,6 +180,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   if (!options.kafka.listen.empty()) {
     // The same users and the same certificate as Flight (docs/security.md#kafka).
     options.kafka.authenticator = server->authenticator_.get();
+    options.kafka.server_secret = server_secret;
     options.kafka.tls_cert_file = options.tls_cert_file;
     options.kafka.tls_key_file = options.tls_key_file;
     options.kafka.tls_client_ca_file = options.tls_client_ca_file;

@@ -41,6 +41,10 @@ struct ServerOptions {
   // Serve the metrics listener over HTTPS with tls_cert_file and tls_key_file (no client
   // certificate asked, so probes and scrapers need only the CA). Default: plain HTTP.
   bool metrics_tls = false;
+  // Whether /metrics needs a login of a user with a grant on "*" (HTTP basic auth or a bearer
+  // token of the handshake): "on" (needs auth), "off", or "auto", on when `auth` is and
+  // metrics_listen is not loopback. Default: "auto". /healthz and /readyz stay open.
+  std::string metrics_auth = "auto";
   // The data dir, the warehouse and everything about them.
   node::NodeOptions node;
   // The Kafka listener (docs/kafka.md); an empty kafka.listen serves no Kafka.
@@ -83,6 +87,9 @@ class Server {
   int port_ = 0;
   bool shut_down_ = false;
 };
+
+// Whether /metrics asks for a login under `options` (ServerOptions::metrics_auth).
+bool MetricsLoginRequired(const ServerOptions& options);
 
 // The whole oxbowd command line: flags, logging, signals. Returns the exit code.
 int RunDaemon(int argc, char** argv);

@@ -166,5 +166,22 @@ TEST_F(ServerTest, ClientTranslatesErrors) {
   EXPECT_TRUE(client::Client::Connect("no-port").status().IsInvalid());
 }
 
+TEST(MetricsLogin, OnUnderAuthBeyondLoopbackUnlessSaidOtherwise) {
+  ServerOptions options;
+  auto required = [&](bool auth, const char* mode, const char* listen) {
+    options.auth = auth;
+    options.metrics_auth = mode;
+    options.metrics_listen = listen;
+    return MetricsLoginRequired(options);
+  };
+  EXPECT_TRUE(required(true, "auto", "0.0.0.0:9249"));
+  EXPECT_TRUE(required(true, "auto", "10.1.2.3:9249"));
+  EXPECT_FALSE(required(true, "auto", "127.0.0.1:9249"));
+  EXPECT_FALSE(required(true, "auto", "[::1]:9249"));
+  EXPECT_FALSE(required(false, "auto", "0.0.0.0:9249"));
+  EXPECT_FALSE(required(true, "off", "0.0.0.0:9249"));
+  EXPECT_TRUE(required(true, "on", "127.0.0.1:9249"));
+}
+
 }  // namespace
 }  // namespace oxbow::server

@@ -341,6 +341,7 @@ Result<std::unique_ptr<File>> S3FileSystem::OpenFile(const std::string& path, Fi
       return std::unique_ptr<File>(new S3ReadFile(path, client_.get(), std::move(location), size));
     }
     case FileMode::kCreate:
+    case FileMode::kCreatePrivate:
     case FileMode::kCreateSequential:
       return std::unique_ptr<File>(new S3WriteFile(path, client_.get(), std::move(location),
                                                    options_.part_bytes,

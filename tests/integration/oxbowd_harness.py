@@ -34,17 +34,18 @@ def oxbowd_binary() -> pathlib.Path:
 
 
 def refused_start(binary: pathlib.Path, data_dir: pathlib.Path, *args: str, timeout: float = 20,
-                  **listeners: str) -> str:
-    """Starts oxbowd on `data_dir` with Flight on an ephemeral loopback port, its other
-    listeners off and `args`, expects it to exit with an error, and returns what it printed (one
-    that starts serving fails the test at `timeout`). `listeners` replaces a listener's address,
-    e.g. listen="0.0.0.0:0"."""
+                  cwd: pathlib.Path | None = None, **listeners: str) -> str:
+    """Starts oxbowd on `data_dir` (in `cwd`, default this process's) with Flight on an
+    ephemeral loopback port, its other listeners off and `args`, expects it to exit with an
+    error, and returns what it printed (one that starts serving fails the test at `timeout`).
+    `listeners` replaces a listener's address, e.g. listen="0.0.0.0:0"."""
     flags = {"listen": "127.0.0.1:0", "metrics_listen": "", "kafka_listen": "",
              "catalog_listen": "", **listeners}
     command = [str(binary), "--data-dir", str(data_dir)]
     for name, value in flags.items():
         command += ["--" + name.replace("_", "-"), value]
-    run = subprocess.run([*command, *args], capture_output=True, text=True, timeout=timeout)
+    run = subprocess.run([*command, *args], capture_output=True, text=True, timeout=timeout,
+                         cwd=cwd)
     printed = run.stdout + run.stderr
     assert run.returncode != 0, f"oxbowd {' '.join(args)} started:\n{printed}"
     return printed

@@ -200,3 +200,35 @@ def test_lake_fresh_codec_flag_sets_the_rounds_codec(make_lake_server, table_nam
 def test_lake_fresh_codec_flag_refuses_an_unknown_codec(oxbowd_bin, tmp_path):
     printed = refused_start(oxbowd_bin, tmp_path / "d", "--lake-fresh-codec", "brotli")
     assert "unknown compression 'brotli'" in printed, printed
+
+
+def test_a_file_uri_warehouse_is_that_directory(make_server, tmp_path, table_name):
+    """--warehouse file:///abs/wh puts metadata and data under /abs/wh, where pyiceberg reads
+    them (data files once went to ./file:/abs/wh)."""
+    warehouse = tmp_path / "wh"
+    server = make_server(extra_args=("--warehouse", f"file://{warehouse}",
+                                     "--lake-freshness-ms", "100"))
+    server.create_table(table_name, SCHEMA, properties={"lake.enabled": "true"})
+    sent = [batch(0), batch(20)]
+    server.put(table_name, sent)
+    location = wait_lake(server, table_name)["metadata_location"]
+    assert location.startswith(str(warehouse) + "/"), location
+    assert_same_columns(lake_rows(location), produced_form(sent))
+    files = data_files(location)
+    assert files and all(f.startswith(str(warehouse) + "/") for f in files), files
+
+
+@pytest.mark.parametrize("spec, says", [
+    ("hour(ts", "'(' at position 4 is never closed"),
+    ("day(ts))", "unmatched ')' at position 7"),
+])
+def test_unbalanced_lake_partition_is_refused_naming_the_position(lake_server, table_name, spec,
+                                                                  says):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False),
+                        pa.field("ts", pa.timestamp("us"))])
+    with expect_error("INVALID_ARGUMENT", "lake.partition", says):
+        lake_server.create_table(table_name, schema, properties={"lake.partition": spec})
+    lake_server.create_table(table_name, schema)
+    with expect_error("INVALID_ARGUMENT", "lake.partition", says):
+        lake_server.action("alter_table", {"table": table_name, "changes": [
+            {"op": "set_properties", "properties": {"lake.partition": spec}}]})

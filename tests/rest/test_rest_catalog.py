@@ -134,6 +134,14 @@ def test_malformed_requests_are_spec_400s(shop):
         assert says in error["message"], (path, error)
 
 
+def test_a_uri_too_long_to_read_is_a_414_that_says_so(shop):
+    status, content_type, reply = raw_request(shop.catalog_port, "GET",
+                                              "/v1/namespaces/" + "x" * 9000)
+    assert status == 414 and content_type == "application/json", reply
+    assert reply["error"]["message"] == (
+        "HTTP 414 for a request whose URI is longer than 8192 bytes"), reply
+
+
 def test_writes_are_refused_and_change_nothing(shop):
     catalog = rest_catalog(shop)
     schema = Schema(NestedField(1, "id", LongType(), required=True))

@@ -303,7 +303,10 @@ Result<Command> ParseCommand(std::string_view text) {
     return Status::Invalid("command descriptor needs \"table\": \"namespace.table\"");
   }
   c.table = j["table"].get<std::string>();
-  const std::string op = j.contains("op") && j["op"].is_string() ? j["op"].get<std::string>() : "";
+  if (!j.contains("op")) {
+    return Status::Invalid("command descriptor needs \"op\": \"upsert\", \"delete\" or \"lookup\"");
+  }
+  const std::string op = j["op"].is_string() ? j["op"].get<std::string>() : j["op"].dump();
   if (op == "upsert") {
     c.op = Command::Op::kUpsert;
   } else if (op == "delete") {
@@ -311,8 +314,8 @@ Result<Command> ParseCommand(std::string_view text) {
   } else if (op == "lookup") {
     c.op = Command::Op::kLookup;
   } else {
-    return Status::Invalid(
-        "command descriptor \"op\" must be \"upsert\", \"delete\" or \"lookup\"");
+    return Status::Invalid("command descriptor \"op\" " + Quote(op) +
+                           " is unknown: it must be \"upsert\", \"delete\" or \"lookup\"");
   }
   ASSIGN_OR_RAISE(c.prefix, Flag(j, "prefix", "command descriptor"));
   ASSIGN_OR_RAISE(c.columns, ColumnList(j, "command descriptor"));

@@ -448,7 +448,7 @@ Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSup
         denied_commits.push_back(std::move(result));
         return true;
       });
-      auto response = groups_->Commit(req);
+      auto response = groups_->Commit(req, v);
       if (!response.ok()) {
         spdlog::error("kafka: committing offsets of group '{}': {}", req.group_id,
                       response.status().message());
@@ -640,7 +640,14 @@ std::pair<ErrorCode, std::string> Broker::CreateRawTopic(const std::string& topi
   request.table.schema = RawTopicSchema();
   request.table.buckets = partitions;
   auto created = node_->CreateTable(request);
-  if (created.ok()) return {ErrorCode::kNone, ""};
+  if (created.ok()) {
+    // Offsets committed to an earlier topic of this name (one dropped over Flight) are stale.
+    if (Status forgot = groups_->ForgetTopics({topic, TopicForTable(*table)}); !forgot.ok()) {
+      spdlog::error("kafka: created topic {} but kept stale committed offsets: {}", topic,
+                    forgot.message());
+    }
+    return {ErrorCode::kNone, ""};
+  }
   const Status& st = created.status();
   return {st.code() == StatusCode::kAlreadyExists ? ErrorCode::kTopicAlreadyExists
                                                   : ErrorCode::kInvalidRequest,
@@ -785,6 +792,11 @@ DeleteTopicsResponse Broker::DeleteTopics(const DeleteTopicsRequest& request,
     if (!st.ok()) {
       result.error = ToErrorCode(st);
       result.message = st.message();
+    } else if (Status forgot = groups_->ForgetTopics({*result.name, TopicForTable(*table)});
+               !forgot.ok()) {
+      // As in Kafka, the topic is gone whatever becomes of its groups' offsets.
+      spdlog::error("kafka: deleted topic {} but not its committed offsets: {}", *result.name,
+                    forgot.message());
     }
     response.results.push_back(std::move(result));
   }
@@ -1080,13 +1092,23 @@ FindCoordinatorResponse Broker::FindCoordinator(const FindCoordinatorRequest& re
   FindCoordinatorResponse response;
   for (const auto& key : request.keys) {
     Coordinator c{key, kNodeId, host_, port_, ErrorCode::kNone, std::nullopt};
-    if (request.key_type != 0) {
+    // Transactions are not served: a non-retriable error, so that a transactional producer
+    // fails at once (librdkafka, the Java client and kafka-python all take 53 as fatal)
+    // instead of retrying until its timeout; any other key type is not Kafka's either.
+    if (request.key_type == 1) {
       c = {key,
            -1,
            "",
            -1,
-           ErrorCode::kCoordinatorNotAvailable,
+           ErrorCode::kTransactionalIdAuthorizationFailed,
            "transactions are not supported, only consumer groups"};
+    } else if (request.key_type != 0) {
+      c = {key,
+           -1,
+           "",
+           -1,
+           ErrorCode::kInvalidRequest,
+           "coordinator key type " + std::to_string(request.key_type) + " is not served"};
     }
     response.coordinators.push_back(std::move(c));
   }

@@ -68,12 +68,17 @@ void GroupCoordinator::Stop() {
 }
 
 void GroupCoordinator::ExpireMembers(Group& group, Clock::time_point now) {
+  const bool syncs_overdue =
+      group.state == State::kCompletingRebalance && now > group.sync_deadline;
   bool removed = false;
   for (auto it = group.members.begin(); it != group.members.end();) {
     const Member& m = it->second;
     const bool waiting_in_join = group.state == State::kPreparingRebalance && m.joined;
-    if (!waiting_in_join && now - m.last_seen > std::chrono::milliseconds(m.session_timeout_ms)) {
-      it = group.members.erase(it);
+    const bool expired =
+        !waiting_in_join && !m.awaiting_sync &&
+        (syncs_overdue || now - m.last_seen > std::chrono::milliseconds(m.session_timeout_ms));
+    if (expired) {
+      RemoveMember(group, it++);
       removed = true;
     } else {
       ++it;
@@ -85,6 +90,48 @@ void GroupCoordinator::ExpireMembers(Group& group, Clock::time_point now) {
   } else {
     StartRebalance(group, now);
   }
+}
+
+ErrorCode GroupCoordinator::ValidateMember(const Group& group, const std::string& member_id,
+                                           const std::optional<std::string>& instance_id) {
+  if (instance_id) {
+    auto holder = group.static_members.find(*instance_id);
+    if (holder == group.static_members.end()) return ErrorCode::kUnknownMemberId;
+    if (holder->second != member_id) return ErrorCode::kFencedInstanceId;
+  }
+  return group.members.count(member_id) ? ErrorCode::kNone : ErrorCode::kUnknownMemberId;
+}
+
+ErrorCode GroupCoordinator::GoneError(const Group& group, const std::string& member_id,
+                                      const std::optional<std::string>& instance_id) {
+  const ErrorCode error = ValidateMember(group, member_id, instance_id);
+  return error == ErrorCode::kNone ? ErrorCode::kUnknownMemberId : error;
+}
+
+void GroupCoordinator::RemoveMember(Group& group, std::map<std::string, Member>::iterator member) {
+  if (member->second.instance_id) {
+    auto holder = group.static_members.find(*member->second.instance_id);
+    if (holder != group.static_members.end() && holder->second == member->first) {
+      group.static_members.erase(holder);
+    }
+  }
+  group.join_results.erase(member->first);
+  group.members.erase(member);
+}
+
+void GroupCoordinator::ReplaceStaticMember(Group& group, const std::string& old_id,
+                                           const std::string& new_id) {
+  auto old = group.members.find(old_id);
+  Member member = std::move(old->second);
+  group.members.erase(old);
+  group.join_results.erase(old_id);
+  member.id = new_id;
+  member.joined = false;
+  member.awaiting_sync = false;
+  group.static_members[*member.instance_id] = new_id;
+  group.members[new_id] = std::move(member);
+  if (group.leader == old_id) group.leader = new_id;
+  changed_.notify_all();  // the old member's blocked JoinGroup or SyncGroup answers: fenced
 }
 
 void GroupCoordinator::StartRebalance(Group& group, Clock::time_point now) {
@@ -105,7 +152,24 @@ void GroupCoordinator::MaybeCompleteRebalance(Group& group, Clock::time_point no
   const bool all_joined = std::all_of(group.members.begin(), group.members.end(),
                                       [](const auto& m) { return m.second.joined; });
   if (!all_joined && now < group.rebalance_deadline) return;
-  std::erase_if(group.members, [](const auto& m) { return !m.second.joined; });
+  // Dynamic members that did not rejoin leave; static ones stay (their session decides).
+  for (auto it = group.members.begin(); it != group.members.end();) {
+    if (!it->second.joined && !it->second.instance_id) {
+      RemoveMember(group, it++);
+    } else {
+      ++it;
+    }
+  }
+  const auto joined = std::find_if(group.members.begin(), group.members.end(),
+                                   [](const auto& m) { return m.second.joined; });
+  if (joined == group.members.end() && !group.members.empty()) {
+    // Only static members that have not rejoined: wait for them another rebalance timeout.
+    int32_t timeout_ms = 0;
+    for (const auto& [id, m] : group.members)
+      timeout_ms = std::max(timeout_ms, m.rebalance_timeout_ms);
+    group.rebalance_deadline = now + std::chrono::milliseconds(timeout_ms);
+    return;
+  }
   ++group.generation;
   if (group.members.empty()) {
     group.state = State::kEmpty;
@@ -113,7 +177,9 @@ void GroupCoordinator::MaybeCompleteRebalance(Group& group, Clock::time_point no
     changed_.notify_all();
     return;
   }
-  if (!group.members.count(group.leader)) group.leader = group.members.begin()->first;
+  if (!group.members.count(group.leader) || !group.members.at(group.leader).joined) {
+    group.leader = joined->first;
+  }
   // The first protocol of the leader's preference that every member supports.
   group.protocol_name.clear();
   for (const auto& candidate : group.members.at(group.leader).protocols) {
@@ -127,7 +193,12 @@ void GroupCoordinator::MaybeCompleteRebalance(Group& group, Clock::time_point no
       break;
     }
   }
+  int32_t timeout_ms = 0;
   for (auto& [id, m] : group.members) {
+    timeout_ms = std::max(timeout_ms, m.rebalance_timeout_ms);
+    m.last_seen = now;
+    m.assignment.clear();
+    if (!m.joined) continue;  // a static member that did not rejoin: nobody waits for an answer
     JoinGroupResponse r;
     r.error =
         group.protocol_name.empty() ? ErrorCode::kInconsistentGroupProtocol : ErrorCode::kNone;
@@ -140,14 +211,13 @@ void GroupCoordinator::MaybeCompleteRebalance(Group& group, Clock::time_point no
       for (const auto& [other_id, other] : group.members) {
         for (const auto& p : other.protocols) {
           if (p.name == group.protocol_name)
-            r.members.push_back({other_id, std::nullopt, p.metadata});
+            r.members.push_back({other_id, other.instance_id, p.metadata});
         }
       }
     }
     group.join_results[id] = std::move(r);
-    m.last_seen = now;
-    m.assignment.clear();
   }
+  group.sync_deadline = now + std::chrono::milliseconds(timeout_ms);
   group.state = State::kCompletingRebalance;
   changed_.notify_all();
 }
@@ -173,14 +243,24 @@ JoinGroupResponse GroupCoordinator::Join(const JoinGroupRequest& request,
     response.error = ErrorCode::kInconsistentGroupProtocol;
     return response;
   }
+  const std::optional<std::string>& instance = request.group_instance_id;
   std::string member_id = request.member_id;
+  std::optional<std::string> replaced;  // the member id a returning static member takes over
   if (member_id.empty()) {
     static thread_local std::mt19937_64 random(std::random_device{}());
-    member_id = "oxbow-" + std::to_string(++next_member_) + "-" + std::to_string(random());
-  } else if (!group.members.count(member_id)) {
-    response.error = ErrorCode::kUnknownMemberId;
+    member_id = (instance ? *instance : "oxbow") + "-" + std::to_string(++next_member_) + "-" +
+                std::to_string(random());
+    if (instance) {
+      auto holder = group.static_members.find(*instance);
+      if (holder != group.static_members.end()) replaced = holder->second;
+    }
+  } else if (const ErrorCode error = ValidateMember(group, member_id, instance);
+             error != ErrorCode::kNone) {
+    response.error = error;
     return response;
   }
+  const std::string leader_before = group.leader;
+  if (replaced) ReplaceStaticMember(group, *replaced, member_id);
   Member& member = group.members[member_id];
   member.id = member_id;
   member.client_id = client_id;
@@ -189,7 +269,25 @@ JoinGroupResponse GroupCoordinator::Join(const JoinGroupRequest& request,
   member.session_timeout_ms = request.session_timeout_ms;
   member.rebalance_timeout_ms = request.rebalance_timeout_ms;
   member.last_seen = now;
+  if (instance) {
+    member.instance_id = instance;
+    group.static_members[*instance] = member_id;
+  }
   group.protocol_type = request.protocol_type;
+  const bool keeps_protocol =
+      std::any_of(member.protocols.begin(), member.protocols.end(),
+                  [&](const GroupProtocol& p) { return p.name == group.protocol_name; });
+  if (replaced && group.state == State::kStable && keeps_protocol) {
+    // A static member's restart: the group goes on as it was, and SyncGroup hands the member
+    // its old assignment. A restarted leader is answered as a follower (the leader id it is
+    // told is its old one), so that it does not assign again.
+    response.generation_id = group.generation;
+    response.protocol_type = group.protocol_type;
+    response.protocol_name = group.protocol_name;
+    response.leader = leader_before;
+    response.member_id = member_id;
+    return response;
+  }
   if (group.state != State::kPreparingRebalance) StartRebalance(group, now);
   group.members.at(member_id).joined = true;
   MaybeCompleteRebalance(group, now);
@@ -200,9 +298,12 @@ JoinGroupResponse GroupCoordinator::Join(const JoinGroupRequest& request,
     }
     if (!group.members.count(member_id)) break;
     changed_.wait_for(lock, kWakeInterval);
+    // Members that crashed are dropped at their session timeout, so the join can complete.
+    ExpireMembers(group, Clock::now());
     MaybeCompleteRebalance(group, Clock::now());
   }
-  response.error = ErrorCode::kUnknownMemberId;
+  response.member_id = member_id;
+  response.error = GoneError(group, member_id, instance);
   return response;
 }
 
@@ -210,13 +311,22 @@ SyncGroupResponse GroupCoordinator::Sync(const SyncGroupRequest& request) {
   SyncGroupResponse response;
   std::unique_lock lock(mu_);
   auto g = groups_.find(request.group_id);
-  if (g == groups_.end() || !g->second.members.count(request.member_id)) {
+  if (g == groups_.end()) {
     response.error = ErrorCode::kUnknownMemberId;
     return response;
   }
   Group& group = g->second;
+  if (const ErrorCode error = ValidateMember(group, request.member_id, request.group_instance_id);
+      error != ErrorCode::kNone) {
+    response.error = error;
+    return response;
+  }
   if (request.generation_id != group.generation) {
     response.error = ErrorCode::kIllegalGeneration;
+    return response;
+  }
+  if (group.state == State::kPreparingRebalance) {
+    response.error = ErrorCode::kRebalanceInProgress;
     return response;
   }
   response.protocol_type = group.protocol_type;
@@ -231,14 +341,24 @@ SyncGroupResponse GroupCoordinator::Sync(const SyncGroupRequest& request) {
     changed_.notify_all();
   }
   const int32_t generation = group.generation;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(
-                                           group.members.at(request.member_id).session_timeout_ms);
-  changed_.wait_until(lock, deadline, [&] {
-    return stopping_ || group.state != State::kCompletingRebalance ||
-           group.generation != generation;
-  });
+  auto waiting = [&] {
+    return !stopping_ && group.state == State::kCompletingRebalance &&
+           group.generation == generation && group.members.count(request.member_id);
+  };
+  // While it waits the member's session cannot expire, as in Kafka; others' can.
+  group.members.at(request.member_id).awaiting_sync = true;
+  while (waiting()) {
+    changed_.wait_for(lock, kWakeInterval);
+    ExpireMembers(group, Clock::now());
+  }
   auto m = group.members.find(request.member_id);
-  if (group.state == State::kStable && group.generation == generation && m != group.members.end()) {
+  if (m != group.members.end()) {
+    m->second.awaiting_sync = false;
+    m->second.last_seen = Clock::now();
+  }
+  if (m == group.members.end()) {
+    response.error = GoneError(group, request.member_id, request.group_instance_id);
+  } else if (group.state == State::kStable && group.generation == generation) {
     response.assignment = m->second.assignment;
   } else {
     response.error = ErrorCode::kRebalanceInProgress;
@@ -254,11 +374,13 @@ ErrorCode GroupCoordinator::Heartbeat(const HeartbeatRequest& request) {
   const auto now = Clock::now();
   ExpireMembers(group, now);
   MaybeCompleteRebalance(group, now);
-  auto m = group.members.find(request.member_id);
-  if (m == group.members.end()) return ErrorCode::kUnknownMemberId;
-  m->second.last_seen = now;
-  if (group.state == State::kPreparingRebalance) return ErrorCode::kRebalanceInProgress;
+  if (const ErrorCode error = ValidateMember(group, request.member_id, request.group_instance_id);
+      error != ErrorCode::kNone) {
+    return error;
+  }
   if (request.generation_id != group.generation) return ErrorCode::kIllegalGeneration;
+  group.members.at(request.member_id).last_seen = now;
+  if (group.state == State::kPreparingRebalance) return ErrorCode::kRebalanceInProgress;
   return ErrorCode::kNone;
 }
 
@@ -267,13 +389,26 @@ LeaveGroupResponse GroupCoordinator::Leave(const LeaveGroupRequest& request) {
   std::lock_guard lock(mu_);
   auto g = groups_.find(request.group_id);
   bool removed = false;
-  for (const auto& member_id : request.member_ids) {
-    const bool known = g != groups_.end() && g->second.members.erase(member_id) > 0;
-    removed |= known;
-    response.members.emplace_back(member_id,
-                                  known ? ErrorCode::kNone : ErrorCode::kUnknownMemberId);
+  for (LeavingMember member : request.members) {
+    if (g == groups_.end()) {
+      member.error = ErrorCode::kUnknownMemberId;
+    } else if (member.member_id.empty() && member.group_instance_id) {
+      // A static member removed by its instance id alone (an administrator's removal).
+      auto holder = g->second.static_members.find(*member.group_instance_id);
+      member.error =
+          holder == g->second.static_members.end() ? ErrorCode::kUnknownMemberId : ErrorCode::kNone;
+      if (member.error == ErrorCode::kNone) {
+        RemoveMember(g->second, g->second.members.find(holder->second));
+      }
+    } else {
+      member.error = ValidateMember(g->second, member.member_id, member.group_instance_id);
+      if (member.error == ErrorCode::kNone) {
+        RemoveMember(g->second, g->second.members.find(member.member_id));
+      }
+    }
+    removed |= member.error == ErrorCode::kNone;
+    response.members.push_back(std::move(member));
   }
-  if (request.member_ids.size() == 1) response.error = response.members[0].second;
   if (removed) {
     Group& group = g->second;
     if (group.state == State::kPreparingRebalance) {
@@ -285,22 +420,42 @@ LeaveGroupResponse GroupCoordinator::Leave(const LeaveGroupRequest& request) {
   return response;
 }
 
-Result<OffsetCommitResponse> GroupCoordinator::Commit(const OffsetCommitRequest& request) {
+Result<OffsetCommitResponse> GroupCoordinator::Commit(const OffsetCommitRequest& request,
+                                                      int16_t version) {
   std::lock_guard lock(mu_);
   ErrorCode error = ErrorCode::kNone;
   auto g = groups_.find(request.group_id);
-  const bool has_members = g != groups_.end() && !g->second.members.empty();
+  const bool exists = g != groups_.end() || offsets_.count(request.group_id);
+  const bool from_a_member = request.generation_id >= 0 || !request.member_id.empty() ||
+                             request.group_instance_id.has_value();
+  State state = State::kEmpty;
+  if (g != groups_.end()) {
+    ExpireMembers(g->second, Clock::now());
+    state = g->second.state;
+  }
   if (request.group_id.empty()) {
     error = ErrorCode::kInvalidGroupId;
-  } else if (request.generation_id < 0 && request.member_id.empty()) {
-    // A commit from outside the group (assign() consumers, tools): only while nobody is in it.
-    if (has_members) error = ErrorCode::kIllegalGeneration;
-  } else if (!has_members || !g->second.members.count(request.member_id)) {
+  } else if (!exists) {
+    // A group nobody joined takes commits from outside (assign() consumers, tools) only.
+    if (request.generation_id >= 0) {
+      error = version >= 9 ? ErrorCode::kGroupIdNotFound : ErrorCode::kIllegalGeneration;
+    }
+  } else if (from_a_member) {
+    error = g == groups_.end()
+                ? ErrorCode::kUnknownMemberId
+                : ValidateMember(g->second, request.member_id, request.group_instance_id);
+    if (error == ErrorCode::kNone && request.generation_id != g->second.generation) {
+      error = ErrorCode::kIllegalGeneration;
+    }
+  } else if (state != State::kEmpty) {
+    // A commit from outside the group: only while nobody is in it.
     error = ErrorCode::kUnknownMemberId;
-  } else if (g->second.state == State::kPreparingRebalance) {
+  }
+  if (error == ErrorCode::kNone && state == State::kCompletingRebalance) {
     error = ErrorCode::kRebalanceInProgress;
-  } else if (request.generation_id != g->second.generation) {
-    error = ErrorCode::kIllegalGeneration;
+  }
+  if (error == ErrorCode::kNone && from_a_member && g != groups_.end()) {
+    g->second.members.at(request.member_id).last_seen = Clock::now();
   }
   if (error == ErrorCode::kNone) {
     auto& topics = offsets_[request.group_id];
@@ -316,6 +471,16 @@ Result<OffsetCommitResponse> GroupCoordinator::Commit(const OffsetCommitRequest&
     response.topics.push_back(std::move(result));
   }
   return response;
+}
+
+Status GroupCoordinator::ForgetTopics(const std::vector<std::string>& topics) {
+  std::lock_guard lock(mu_);
+  bool changed = false;
+  for (auto group = offsets_.begin(); group != offsets_.end();) {
+    for (const auto& topic : topics) changed |= group->second.erase(topic) > 0;
+    group = group->second.empty() ? offsets_.erase(group) : std::next(group);
+  }
+  return changed ? SaveOffsets() : Status::OK();
 }
 
 OffsetFetchResponse GroupCoordinator::FetchOffsets(const OffsetFetchRequest& request) {
@@ -382,7 +547,7 @@ DescribeGroupsResponse GroupCoordinator::Describe(const DescribeGroupsRequest& r
       d.protocol_type = group.protocol_type;
       if (group.state == State::kStable) d.protocol_name = group.protocol_name;
       for (const auto& [id, m] : group.members) {
-        DescribedMember dm{id, m.client_id, m.client_host, {}, {}};
+        DescribedMember dm{id, m.instance_id, m.client_id, m.client_host, {}, {}};
         if (group.state == State::kStable) {
           for (const auto& p : m.protocols) {
             if (p.name == group.protocol_name) dm.metadata = p.metadata;

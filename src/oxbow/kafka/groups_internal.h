@@ -9,7 +9,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "oxbow/common/file_system.h"
 #include "oxbow/kafka/messages.h"
@@ -22,8 +24,10 @@ class GroupCoordinator {
   static Result<std::unique_ptr<GroupCoordinator>> Open(std::shared_ptr<FileSystem> fs,
                                                         std::string dir);
 
-  // Blocks until the group's rebalance completes (every member rejoined, or the rebalance
-  // timeout dropped those that did not) or Stop().
+  // Blocks until the group's rebalance completes (every member rejoined, or members that did
+  // not were dropped at their session timeout or at the rebalance timeout) or Stop(). A static
+  // member (group.instance.id) coming back takes its old place: in a Stable group it gets the
+  // current generation at once and its old assignment, without a rebalance.
   // `client_id` and `client_host` are what DescribeGroups reports of the member.
   JoinGroupResponse Join(const JoinGroupRequest& request, const std::string& client_id,
                          const std::string& client_host);
@@ -31,7 +35,11 @@ class GroupCoordinator {
   SyncGroupResponse Sync(const SyncGroupRequest& request);
   ErrorCode Heartbeat(const HeartbeatRequest& request);
   LeaveGroupResponse Leave(const LeaveGroupRequest& request);
-  Result<OffsetCommitResponse> Commit(const OffsetCommitRequest& request);
+  // Kafka's rules: a commit of the current generation is accepted while the group is Stable
+  // or PreparingRebalance, refused (REBALANCE_IN_PROGRESS) while CompletingRebalance.
+  Result<OffsetCommitResponse> Commit(const OffsetCommitRequest& request, int16_t version);
+  // Forgets every group's committed offsets of these topics (a deleted topic), as Kafka does.
+  Status ForgetTopics(const std::vector<std::string>& topics);
   OffsetFetchResponse FetchOffsets(const OffsetFetchRequest& request);
   DescribeGroupsResponse Describe(const DescribeGroupsRequest& request);
   // Groups with members or committed offsets.
@@ -49,8 +57,10 @@ class GroupCoordinator {
     std::vector<GroupProtocol> protocols;
     int32_t session_timeout_ms = 0;
     int32_t rebalance_timeout_ms = 0;
+    std::optional<std::string> instance_id;  // a static member's group.instance.id
     Clock::time_point last_seen;
-    bool joined = false;  // has sent JoinGroup in the current rebalance
+    bool joined = false;         // has sent JoinGroup in the current rebalance
+    bool awaiting_sync = false;  // blocked in SyncGroup, waiting for the leader's
     std::string assignment;
   };
   struct Group {
@@ -60,7 +70,10 @@ class GroupCoordinator {
     std::string protocol_name;
     std::string leader;
     std::map<std::string, Member> members;
+    std::map<std::string, std::string> static_members;  // instance id -> member id
     Clock::time_point rebalance_deadline;
+    // When CompletingRebalance gives up on the members that have not sent SyncGroup.
+    Clock::time_point sync_deadline;
     // The joins answered by the last completed rebalance: member id -> response.
     std::map<std::string, JoinGroupResponse> join_results;
   };
@@ -73,8 +86,22 @@ class GroupCoordinator {
 
   GroupCoordinator(std::shared_ptr<FileSystem> fs, std::string dir)
       : fs_(std::move(fs)), dir_(std::move(dir)) {}
-  // Drops members whose session expired; a change starts a rebalance.
+  // Drops members whose session expired (those waiting in JoinGroup or SyncGroup excepted),
+  // and those that never sent SyncGroup by the group's sync deadline; a change starts a
+  // rebalance, or completes the one under way.
   void ExpireMembers(Group& group, Clock::time_point now);
+  // Kafka's validateMember: UNKNOWN_MEMBER_ID for a member (or instance id) the group does
+  // not have, FENCED_INSTANCE_ID for an instance id that another member id now holds.
+  static ErrorCode ValidateMember(const Group& group, const std::string& member_id,
+                                  const std::optional<std::string>& instance_id);
+  // Removes a member, and its instance id when it still holds it.
+  static void RemoveMember(Group& group, std::map<std::string, Member>::iterator member);
+  // A static member coming back under a new member id takes the place of `old_id`: its
+  // assignment, its leadership, its instance id.
+  void ReplaceStaticMember(Group& group, const std::string& old_id, const std::string& new_id);
+  // The error of a member whose wait in JoinGroup or SyncGroup ended without it in the group.
+  static ErrorCode GoneError(const Group& group, const std::string& member_id,
+                             const std::optional<std::string>& instance_id);
   void StartRebalance(Group& group, Clock::time_point now);
   static std::string StateName(State state);
   // Completes the rebalance when every member has joined, or when its deadline passed (then

@@ -535,7 +535,7 @@ Result<SyncGroupRequest> DecodeSyncGroup(Reader& r, int16_t version) {
   m.group_id = r.String(f);
   m.generation_id = r.Int32();
   m.member_id = r.String(f);
-  if (version >= 3) (void)r.NullableString(f);  // group instance id
+  if (version >= 3) m.group_instance_id = r.NullableString(f);
   if (version >= 5) {
     (void)r.NullableString(f);  // protocol type
     (void)r.NullableString(f);  // protocol name
@@ -602,7 +602,7 @@ Result<HeartbeatRequest> DecodeHeartbeat(Reader& r, int16_t version) {
   m.group_id = r.String(f);
   m.generation_id = r.Int32();
   m.member_id = r.String(f);
-  if (version >= 3) (void)r.NullableString(f);  // group instance id
+  if (version >= 3) m.group_instance_id = r.NullableString(f);
   r.SkipTaggedFields(f);
   return Finish(r, std::move(m));
 }
@@ -620,14 +620,16 @@ Result<LeaveGroupRequest> DecodeLeaveGroup(Reader& r, int16_t version) {
   const bool f = version >= 4;
   m.group_id = r.String(f);
   if (version <= 2) {
-    m.member_ids.push_back(r.String(f));
+    m.members.push_back({r.String(f), std::nullopt});
   } else {
     const int32_t n = r.ArrayLength(f);
     for (int32_t i = 0; i < n && r.ok(); ++i) {
-      m.member_ids.push_back(r.String(f));
-      (void)r.NullableString(f);                    // group instance id
+      LeavingMember member;
+      member.member_id = r.String(f);
+      member.group_instance_id = r.NullableString(f);
       if (version >= 5) (void)r.NullableString(f);  // reason
       r.SkipTaggedFields(f);
+      m.members.push_back(std::move(member));
     }
   }
   r.SkipTaggedFields(f);
@@ -637,13 +639,14 @@ Result<LeaveGroupRequest> DecodeLeaveGroup(Reader& r, int16_t version) {
 void Encode(const LeaveGroupResponse& m, int16_t version, Writer& w) {
   const bool f = version >= 4;
   if (version >= 1) w.Int32(0);  // throttle time
-  Error(w, m.error);
+  // Before v3 the one member's error is the response's; from v3 each member has its own.
+  Error(w, version < 3 && !m.members.empty() ? m.members[0].error : m.error);
   if (version >= 3) {
     w.ArrayLength(static_cast<int32_t>(m.members.size()), f);
-    for (const auto& [member_id, error] : m.members) {
-      w.String(member_id, f);
-      w.NullableString(std::nullopt, f);  // group instance id
-      Error(w, error);
+    for (const auto& member : m.members) {
+      w.String(member.member_id, f);
+      w.NullableString(member.group_instance_id, f);
+      Error(w, member.error);
       w.NoTaggedFields(f);
     }
   }
@@ -675,7 +678,7 @@ void Encode(const DescribeGroupsResponse& m, int16_t version, Writer& w) {
     w.ArrayLength(static_cast<int32_t>(g.members.size()), f);
     for (const auto& member : g.members) {
       w.String(member.member_id, f);
-      if (version >= 4) w.NullableString(std::nullopt, f);  // group instance id
+      if (version >= 4) w.NullableString(member.group_instance_id, f);
       w.String(member.client_id, f);
       w.String(member.client_host, f);
       w.Bytes(member.metadata, f);
@@ -761,8 +764,8 @@ Result<OffsetCommitRequest> DecodeOffsetCommit(Reader& r, int16_t version) {
   m.group_id = r.String(f);
   m.generation_id = r.Int32();
   m.member_id = r.String(f);
-  if (version >= 7) (void)r.NullableString(f);  // group instance id
-  if (version <= 4) (void)r.Int64();            // retention time
+  if (version >= 7) m.group_instance_id = r.NullableString(f);
+  if (version <= 4) (void)r.Int64();  // retention time
   m.topics = ReadStructs(r, f, [&] {
     OffsetCommitTopic t;
     t.name = r.String(f);

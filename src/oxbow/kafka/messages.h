@@ -90,6 +90,7 @@ enum class ErrorCode : int16_t {
   kGroupIdNotFound = 69,
   kUnknownTopicId = 100,
   kMemberIdRequired = 79,
+  kFencedInstanceId = 82,
   kInvalidRecord = 87,
 };
 
@@ -353,6 +354,7 @@ struct SyncGroupRequest {
   std::string group_id;
   int32_t generation_id = 0;
   std::string member_id;
+  std::optional<std::string> group_instance_id;                  // v3+
   std::vector<std::pair<std::string, std::string>> assignments;  // member id, assignment
 };
 struct SyncGroupResponse {
@@ -393,19 +395,25 @@ struct HeartbeatRequest {
   std::string group_id;
   int32_t generation_id = 0;
   std::string member_id;
+  std::optional<std::string> group_instance_id;  // v3+
 };
 Result<HeartbeatRequest> DecodeHeartbeat(Reader& r, int16_t version);
 // Heartbeat's response is a bare error code (and throttle time).
 void EncodeHeartbeat(ErrorCode error, int16_t version, Writer& w);
 
 // --- LeaveGroup (13) ---
+struct LeavingMember {
+  std::string member_id;
+  std::optional<std::string> group_instance_id;  // v3+
+  ErrorCode error = ErrorCode::kNone;            // in the response
+};
 struct LeaveGroupRequest {
   std::string group_id;
-  std::vector<std::string> member_ids;  // one before v3
+  std::vector<LeavingMember> members;  // one before v3
 };
 struct LeaveGroupResponse {
-  ErrorCode error = ErrorCode::kNone;
-  std::vector<std::pair<std::string, ErrorCode>> members;  // v3+
+  ErrorCode error = ErrorCode::kNone;  // before v3: the one member's
+  std::vector<LeavingMember> members;  // v3+
 };
 Result<LeaveGroupRequest> DecodeLeaveGroup(Reader& r, int16_t version);
 void Encode(const LeaveGroupResponse& m, int16_t version, Writer& w);
@@ -416,6 +424,7 @@ struct DescribeGroupsRequest {
 };
 struct DescribedMember {
   std::string member_id;
+  std::optional<std::string> group_instance_id;  // v4+
   std::string client_id;
   std::string client_host;
   std::string metadata;
@@ -484,6 +493,7 @@ struct OffsetCommitRequest {
   std::string group_id;
   int32_t generation_id = -1;
   std::string member_id;
+  std::optional<std::string> group_instance_id;  // v7+
   std::vector<OffsetCommitTopic> topics;
 };
 struct PartitionError {

@@ -32,8 +32,9 @@ std::string Names(const Table& table) {
   return out;
 }
 
+// Strings, binaries and fixed-size binaries compare by their bytes, unsigned.
 bool IsOrdered(const arrow::DataType& type) {
-  return type.id() != TypeId::kBool && type.id() != TypeId::kFixedSizeBinary && !type.is_nested();
+  return type.id() != TypeId::kBool && !type.is_nested();
 }
 
 bool IsSummable(const arrow::DataType& type) {

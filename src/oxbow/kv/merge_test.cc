@@ -180,5 +180,24 @@ TEST(MergeTest, NestedColumnsTakeOnlyTheFunctionsThatReplaceOrKeepAValue) {
   EXPECT_TRUE(versioned.status().IsInvalid());
 }
 
+TEST(MergeTest, MinAndMaxOfFixedSizeBinaryCompareUnsignedBytes) {
+  auto schema = std::make_shared<arrow::Schema>(std::vector<Field>{
+      {"id", DataType::Int64(), false, {}},
+      {"lo", DataType::FixedSizeBinary(2), true, {}},
+      {"hi", DataType::FixedSizeBinary(2), true, {}},
+  });
+  auto rules = ParseMergeRules(
+      *schema, {0},
+      {{"merge_engine", "aggregate"}, {"fields.lo.agg", "min"}, {"fields.hi.agg", "max"}});
+  ASSERT_TRUE(rules.ok()) << rules.status().ToString();
+  const Cell small{false, std::string("\x01\xff", 2)};
+  const Cell large{false, std::string("\x80\x00", 2)};  // above 0x01 unsigned, below it signed
+  Row old = {I64(1), large, small};
+  auto merged = Merge(*rules, *schema, &old, {I64(1), small, large}, {true, true, true});
+  ASSERT_TRUE(merged.ok() && merged->has_value()) << merged.status().ToString();
+  EXPECT_EQ((**merged)[1], small);
+  EXPECT_EQ((**merged)[2], large);
+}
+
 }  // namespace
 }  // namespace oxbow::kv

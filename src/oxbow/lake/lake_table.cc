@@ -388,13 +388,24 @@ Result<iceberg::PartitionSpec> ParsePartitionSpec(std::string_view text,
                                                   const iceberg::Schema& schema) {
   auto parse = [&]() -> Result<iceberg::PartitionSpec> {
     std::vector<iceberg::PartitionFieldRequest> requests;
-    int depth = 0;
+    std::vector<size_t> open_at;  // positions of the brackets not closed yet
     size_t start = 0;
     for (size_t i = 0; i <= text.size(); ++i) {
       const char c = i < text.size() ? text[i] : ',';
-      if (c == '(' || c == '[') ++depth;
-      if (c == ')' || c == ']') --depth;
-      if (c != ',' || depth != 0) continue;
+      if (c == '(' || c == '[') open_at.push_back(i);
+      if (c == ')' || c == ']') {
+        const char opening = c == ')' ? '(' : '[';
+        if (open_at.empty() || text[open_at.back()] != opening) {
+          return Status::Invalid("unmatched '" + std::string(1, c) + "' at position " +
+                                 std::to_string(i));
+        }
+        open_at.pop_back();
+      }
+      if (i == text.size() && !open_at.empty()) {
+        return Status::Invalid("'" + std::string(1, text[open_at.back()]) + "' at position " +
+                               std::to_string(open_at.back()) + " is never closed");
+      }
+      if (c != ',' || !open_at.empty()) continue;
       const std::string_view item = Trim(text.substr(start, i - start));
       start = i + 1;
       if (item.empty()) continue;

@@ -832,6 +832,12 @@ TEST(TierabilityTest, LakePropertiesAreChecked) {
       partition_error("day"),
       prefix + "'day': entry 'day' must be transform(column), e.g. day(ts) or bucket[16](id)");
   EXPECT_NE(partition_error("identity(id), identity(id)").find("used twice"), std::string::npos);
+  // Unbalanced brackets are refused, naming the position, never read as "unpartitioned".
+  EXPECT_EQ(partition_error("hour(ts"), prefix + "'hour(ts': '(' at position 4 is never closed");
+  EXPECT_EQ(partition_error("day(ts))"), prefix + "'day(ts))': unmatched ')' at position 7");
+  EXPECT_EQ(partition_error("bucket[4)(id)"),
+            prefix + "'bucket[4)(id)': unmatched ')' at position 8");
+  EXPECT_EQ(partition_error("day(ts), ]"), prefix + "'day(ts), ]': unmatched ']' at position 9");
   for (const char* bad : {"bucket[0](id)", "bucket[-1](id)", "bucket[4]x(id)", "bucket[](id)",
                           "bucket[99999999999](id)", "truncate[0](id)", "hour(id)"}) {
     EXPECT_NE(partition_error(bad).find(prefix), std::string::npos) << bad;

@@ -1,5 +1,8 @@
 #include "oxbow/node/node.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace oxbow::node {
 
 namespace {
@@ -24,6 +27,29 @@ Status UseS3Warehouse(const std::string& data_dir, const storage::S3Options& s3,
   return Status::OK();
 }
 
+// The warehouse as the lake uses it: a directory as given, "file:///dir" as /dir, "s3://"
+// as is; any other scheme is refused, since no other is served.
+Result<std::string> ResolveWarehouse(const std::string& warehouse) {
+  const size_t colon = warehouse.find("://");
+  const std::string_view scheme = std::string_view(warehouse).substr(0, colon);
+  const bool is_scheme =
+      colon != std::string::npos && !scheme.empty() &&
+      std::isalpha(static_cast<unsigned char>(scheme[0])) &&
+      std::all_of(scheme.begin(), scheme.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+      });
+  if (!is_scheme || scheme == "s3") return warehouse;
+  if (scheme == "file") {
+    const std::string path = warehouse.substr(colon + 3);
+    if (path.starts_with("/")) return path;
+    return Status::Invalid("warehouse " + Quote(warehouse) +
+                           ": a file URI names an absolute path on this host, file:///dir");
+  }
+  return Status::Invalid("warehouse " + Quote(warehouse) + ": scheme " + Quote(scheme) +
+                         " is not served (a directory, file:///dir or s3://bucket/prefix; "
+                         "schemes are lower case, and S3 is s3://, not s3a://)");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
@@ -33,6 +59,7 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
   options.engine.make_batch_check = lake::MakeBatchCheck;
   options.engine.log.on_fsync = [m = node->metrics_.get()](double s) { m->ObserveFsync(s); };
   const std::string data_dir = options.engine.data_dir;
+  ASSIGN_OR_RAISE(options.lake.warehouse, ResolveWarehouse(options.lake.warehouse));
   if (storage::IsS3Uri(options.lake.warehouse) && !options.lake.fs) {
     RETURN_NOT_OK(UseS3Warehouse(data_dir, options.s3, &options.lake, &node->lake_reader_config_));
   }

@@ -67,9 +67,14 @@ Result<std::unique_ptr<CatalogServer>> CatalogServer::Start(node::Node* node,
         [](const httplib::Request& req, httplib::Response& res) {
           if (!res.body.empty() || req.method == "HEAD")
             return httplib::Server::HandlerResponse::Unhandled;
-          HttpResponse error = ErrorResponse(
-              res.status, TypeOfStatus(res.status),
-              "HTTP " + std::to_string(res.status) + " for " + req.method + " " + req.target);
+          // A request line too long to read (414) leaves method and target empty.
+          const std::string what =
+              !req.method.empty() ? req.method + " " + req.target
+              : res.status == 414 ? "a request whose URI is longer than " +
+                                        std::to_string(CPPHTTPLIB_REQUEST_URI_MAX_LENGTH) + " bytes"
+                                  : "a request that could not be read";
+          HttpResponse error = ErrorResponse(res.status, TypeOfStatus(res.status),
+                                             "HTTP " + std::to_string(res.status) + " for " + what);
           res.set_content(error.body, "application/json");
           return httplib::Server::HandlerResponse::Handled;
         }));

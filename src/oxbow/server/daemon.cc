@@ -3,6 +3,9 @@
 
 #include <CLI/CLI.hpp>
 #include <map>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "oxbow/parquet/writer.h"
 #include "oxbow/server/server.h"
@@ -103,7 +106,7 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
                  "changelog it covers (0: only at startup)")
       ->capture_default_str();
   app.add_option("--warehouse", options->node.lake.warehouse,
-                 "Directory of the Iceberg tables every log table is tiered into")
+                 "Where the Iceberg tables go: a directory, file:///dir or s3://bucket/prefix")
       ->capture_default_str();
   app.add_option("--cold-log-cache-bytes", options->node.engine.cold_cache_bytes,
                  "Memory cache in front of the cold log's segments (table property "
@@ -166,6 +169,23 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
       ->capture_default_str();
 }
 
+// The command line with each "--flag=" (an empty value) split into "--flag" and "": CLI11 reads
+// "--flag=" as "--flag" and takes the next argument as its value.
+std::vector<std::string> WithEmptyValuesSplit(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (i > 0 && arg.starts_with("--") && arg.size() > 3 && arg.back() == '=' &&
+        arg.find('=') == arg.size() - 1) {
+      args.emplace_back(arg.substr(0, arg.size() - 1));
+      args.emplace_back();
+    } else {
+      args.emplace_back(arg);
+    }
+  }
+  return args;
+}
+
 // Blocks SIGINT and SIGTERM in every thread (call before starting any), then waits for one.
 sigset_t BlockShutdownSignals() {
   sigset_t set;
@@ -185,8 +205,11 @@ int RunDaemon(int argc, char** argv) {
   options.node.s3 = storage::S3OptionsFromEnvironment();
   std::string log_level = "info";
   AddFlags(app, &options, &log_level);
+  std::vector<std::string> args = WithEmptyValuesSplit(argc, argv);
+  std::vector<char*> arg_pointers;
+  for (auto& arg : args) arg_pointers.push_back(arg.data());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(arg_pointers.size()), arg_pointers.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }

@@ -446,6 +446,7 @@ Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted
                                          const std::vector<DataFile>& added,
                                          const std::vector<DataFile>& added_deletes,
                                          const std::map<std::string, std::string>& summary,
+                                         const char* operation,
                                          std::vector<std::string>* written) {
   for (const auto& f : added_deletes) {
     if (f.content != FileContent::kPositionDeletes) {
@@ -509,7 +510,7 @@ Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted
   Snapshot snap = NewSnapshot(snapshot_id, seq, 1);
   written->push_back(snap.manifest_list);
   snap.summary = summary;
-  snap.summary["operation"] = "replace";
+  snap.summary["operation"] = operation;
   int64_t added_size =
       Sum(added, &DataFile::file_size_in_bytes) + Sum(added_deletes, &DataFile::file_size_in_bytes);
   if (!added_deletes.empty()) {
@@ -539,7 +540,15 @@ Result<int64_t> IcebergTable::ReplaceFiles(const std::vector<std::string>& delet
                                            const std::map<std::string, std::string>& summary,
                                            const std::vector<DataFile>& added_deletes) {
   return RetryCommit<int64_t>([&](std::vector<std::string>* written) {
-    return TryReplace(deleted_paths, added, added_deletes, summary, written);
+    return TryReplace(deleted_paths, added, added_deletes, summary, "replace", written);
+  });
+}
+
+Result<int64_t> IcebergTable::OverwriteFiles(const std::vector<std::string>& deleted_paths,
+                                             const std::vector<DataFile>& added,
+                                             const std::map<std::string, std::string>& summary) {
+  return RetryCommit<int64_t>([&](std::vector<std::string>* written) {
+    return TryReplace(deleted_paths, added, {}, summary, "overwrite", written);
   });
 }
 

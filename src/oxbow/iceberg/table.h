@@ -126,6 +126,11 @@ class IcebergTable {
                                const std::vector<DataFile>& added,
                                const std::map<std::string, std::string>& summary = {},
                                const std::vector<DataFile>& added_deletes = {});
+  // The same with operation "overwrite": the data changes (readers of changes must not skip
+  // it, as they skip a "replace"). A lake seeded afresh replaces all it held this way.
+  Result<int64_t> OverwriteFiles(const std::vector<std::string>& deleted_paths,
+                                 const std::vector<DataFile>& added,
+                                 const std::map<std::string, std::string>& summary = {});
   // Merges the current snapshot's manifests into one (live entries kept as EXISTING with their
   // snapshot ids and sequence numbers, DELETED entries dropped) in a "replace" snapshot that
   // changes no data. Does nothing and returns nullopt while there are fewer than
@@ -180,11 +185,12 @@ class IcebergTable {
   // failed attempt wrote are removed. Only a lost race (AlreadyExists) is retried.
   template <typename T>
   Result<T> RetryCommit(const std::function<Result<T>(std::vector<std::string>* written)>& attempt);
+  // `operation`: "replace" or "overwrite".
   Result<int64_t> TryReplace(const std::vector<std::string>& deleted_paths,
                              const std::vector<DataFile>& added,
                              const std::vector<DataFile>& added_deletes,
                              const std::map<std::string, std::string>& summary,
-                             std::vector<std::string>* written);
+                             const char* operation, std::vector<std::string>* written);
   Result<std::optional<int64_t>> TryRewriteManifests(
       int min_manifests, const std::map<std::string, std::string>& summary,
       std::vector<std::string>* written);

@@ -74,7 +74,8 @@ struct LakeObserver {
   std::function<void(const std::string& table, double seconds, bool ok)> on_round;
   // A compaction step (small files of one partition rewritten) that committed or failed.
   std::function<void(const std::string& table, double seconds, bool ok)> on_compaction;
-  // A commit of new Iceberg metadata: `kind` is "append" (a round), "compaction",
+  // A commit of new Iceberg metadata: `kind` is "append" (a round), "seed" (SeedPrimaryKeyLake),
+  // "compaction",
   // "rewrite_manifests" or "expire_snapshots".
   std::function<void(const std::string& table, const char* kind)> on_commit;
 };
@@ -148,6 +149,9 @@ struct LakeTableStatus {
   bool enabled = false;
   std::string metadata_location;        // the current vN.metadata.json (empty before the first)
   std::vector<int64_t> tiered_offsets;  // per bucket: offsets below are in the lake
+  // Per bucket: the lake holds every offset from here to the tiered one; above 0 where offsets
+  // left the log before reaching the lake (a hole below, docs/lake.md "Holes").
+  std::vector<int64_t> start_offsets;
   // Log tables: per bucket, the first offset the lake holds (none: no row of it yet). Empty for
   // primary-key tables and before the first commit (node::Node::DescribeTable fills it).
   std::vector<std::optional<int64_t>> earliest_offsets;
@@ -164,6 +168,7 @@ struct LakeTableStatus {
   bool changelog = false;
   std::string changelog_metadata_location;
   std::vector<int64_t> changelog_tiered_offsets;
+  std::vector<int64_t> changelog_start_offsets;
 };
 
 class TableTiering;

@@ -35,14 +35,18 @@ struct LakeSnapshot {
   std::optional<iceberg::Schema> schema;        // the lake's current schema (none: no lake)
 };
 
-// The current snapshot of `table`'s lake. A lake without metadata, or one left behind by a
-// dropped table of the same name, is empty.
-Result<LakeSnapshot> LoadSnapshot(const LakeAccess& lake, const catalog::TableDescriptor& table) {
+// The current snapshot of `table`'s lake, or with `changelog` of its changelog lake table
+// (<table>$changelog). A lake without metadata, or one left behind by a dropped table of the
+// same name, is empty.
+Result<LakeSnapshot> LoadSnapshot(const LakeAccess& lake, const catalog::TableDescriptor& table,
+                                  bool changelog = false) {
   LakeSnapshot out;
   out.tiered_offsets.assign(static_cast<size_t>(table.buckets), 0);
   const auto dot = table.name.find('.');
   auto loaded = iceberg::IcebergTable::Load(
-      lake.fs, lake.catalog, {table.name.substr(0, dot), table.name.substr(dot + 1)});
+      lake.fs, lake.catalog,
+      {table.name.substr(0, dot),
+       table.name.substr(dot + 1) + (changelog ? std::string(kChangelogSuffix) : "")});
   if (loaded.status().IsNotFound()) return out;
   ASSIGN_OR_RAISE(auto iceberg_table, std::move(loaded));
   if (iceberg_table->metadata().Property(internal::kTableIdProperty, "") !=
@@ -54,7 +58,7 @@ Result<LakeSnapshot> LoadSnapshot(const LakeAccess& lake, const catalog::TableDe
   if (snapshot == nullptr) return out;
   out.id = snapshot->snapshot_id;
   ASSIGN_OR_RAISE(out.tiered_offsets,
-                  internal::TieredOffsets(*iceberg_table, out.tiered_offsets.size()));
+                  internal::SummaryOffsets(*iceberg_table, out.tiered_offsets.size()));
   ASSIGN_OR_RAISE(auto entries, iceberg_table->LiveEntries());
   for (auto& e : entries) {
     if (e.data_file.content == iceberg::FileContent::kData) {
@@ -125,6 +129,12 @@ Result<LakeColumns> MakeLakeColumns(const catalog::TableDescriptor& table, arrow
   for (const auto& field : schema->fields()) {
     const int i = table.schema->GetFieldIndex(field.name);
     out.ids.push_back(i < 0 ? std::nullopt : table_ids[static_cast<size_t>(i)]);
+    if (i < 0 && field.name == internal::kChangeTypeColumn && snapshot.schema) {
+      // A changelog read served by the changelog lake table, which has the column too.
+      if (const iceberg::NestedField* f = snapshot.schema->FindField(field.name)) {
+        out.ids.back() = f->id;
+      }
+    }
     catalog::ChildIds lake_ids;  // a nested field the lake does not hold yet: -1, in no file
     if (i >= 0 && static_cast<size_t>(i) < child_ids.size()) {
       for (const auto& id : child_ids[static_cast<size_t>(i)]) lake_ids.push_back(id ? *id : -1);
@@ -498,7 +508,9 @@ class LakeBackedCursor : public engine::ReadCursor {
       lake_end_ = end_ ? std::min(*end_, bucket.earliest_offset) : bucket.earliest_offset;
       // Loaded now, after retention moved the log's start: the lake's current snapshot holds
       // every offset below it (retention never passes the tiered offsets).
-      ASSIGN_OR_RAISE(auto snapshot, LoadSnapshot(lake_access_, table_));
+      // A primary-key table's changelog is in its changelog lake table.
+      ASSIGN_OR_RAISE(auto snapshot,
+                      LoadSnapshot(lake_access_, table_, !table_.primary_key.empty()));
       ASSIGN_OR_RAISE(auto columns, MakeLakeColumns(table_, schema_, snapshot));
       lake_ = std::make_unique<LakeRangeReader>(lake_access_.fs, std::move(snapshot),
                                                 std::move(columns), request_.bucket, position_,
@@ -1208,9 +1220,10 @@ Result<std::unique_ptr<engine::ReadCursor>> OpenLogRead(engine::Engine* engine,
   }
   ASSIGN_OR_RAISE(auto status, engine->DescribeTable(request.table));
   const auto& table = status.table;
-  if (!table.primary_key.empty() || !IsLakeEnabled(table) || request.bucket >= table.buckets ||
+  const bool in_lake = table.primary_key.empty() ? IsLakeEnabled(table) : HasChangelogLake(table);
+  if (!in_lake || request.bucket >= table.buckets ||
       request.from.offset >= status.buckets[request.bucket].earliest_offset) {
-    return cursor;  // not a read of offsets retention deleted from a lake table's log
+    return cursor;  // not a read of offsets retention deleted from a log the lake holds
   }
   return LakeBackedCursor::Make(engine, lake, table, request);
 }

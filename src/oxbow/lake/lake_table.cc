@@ -441,7 +441,7 @@ Result<arrow::Array> SystemColumn(DataType type, int64_t n, Fill fill) {
 
 Result<arrow::RecordBatchPtr> ToLakeBatch(const LakeSchema& schema, const arrow::RecordBatch& batch,
                                           int32_t bucket, int64_t base_offset,
-                                          int64_t append_time_ms) {
+                                          int64_t append_time_ms, int64_t offset_step) {
   const int64_t n = batch.num_rows();
   std::vector<arrow::Array> columns;
   columns.reserve(schema.arrow_schema->num_fields());
@@ -453,7 +453,7 @@ Result<arrow::RecordBatchPtr> ToLakeBatch(const LakeSchema& schema, const arrow:
                     std::fill_n(v, n, bucket);
                   }));
   ASSIGN_OR_RAISE(auto offset_column, SystemColumn<int64_t>(DataType::Int64(), n, [&](int64_t* v) {
-                    for (int64_t i = 0; i < n; ++i) v[i] = base_offset + i;
+                    for (int64_t i = 0; i < n; ++i) v[i] = base_offset + i * offset_step;
                   }));
   ASSIGN_OR_RAISE(
       auto time_column,
@@ -550,20 +550,21 @@ Result<iceberg::DataFile> MakeDataFile(const LakeSchema& schema, std::string pat
   return file;
 }
 
-Result<std::vector<int64_t>> TieredOffsets(const iceberg::IcebergTable& table, size_t buckets) {
+Result<std::vector<int64_t>> SummaryOffsets(const iceberg::IcebergTable& table, size_t buckets,
+                                            const char* key) {
   std::vector<int64_t> offsets(buckets, 0);
   const auto* snap = table.CurrentSnapshot();
   if (snap == nullptr) return offsets;
-  auto it = snap->summary.find(kTieredOffsetsKey);
+  auto it = snap->summary.find(key);
   if (it == snap->summary.end()) return offsets;
   nlohmann::json j = nlohmann::json::parse(it->second, nullptr, false);
   if (!j.is_array() || j.size() != buckets) {
-    return Status::Corruption(table.metadata_file() + ": " + kTieredOffsetsKey +
-                              " is not a list of " + std::to_string(buckets) + " offsets");
+    return Status::Corruption(table.metadata_file() + ": " + key + " is not a list of " +
+                              std::to_string(buckets) + " offsets");
   }
   for (size_t b = 0; b < buckets; ++b) {
     if (!j[b].is_number_integer()) {
-      return Status::Corruption(table.metadata_file() + ": bad tiered offset");
+      return Status::Corruption(table.metadata_file() + ": bad offset in " + key);
     }
     offsets[b] = j[b].get<int64_t>();
   }

@@ -29,6 +29,10 @@ inline constexpr char kChangeTypeColumn[] = "_change_type";
 // The snapshot summary key under which tiering records its progress: a JSON list of the next
 // offset to tier per bucket (docs/lake.md, "Exactly once").
 inline constexpr char kTieredOffsetsKey[] = "oxbow.tiered-offsets";
+// Where the lake's copy of the log starts, per bucket, when that is not 0: offsets left the log
+// before reaching the lake, so it holds every offset from here to the tiered one (docs/lake.md,
+// "Holes"). Absent: zeros.
+inline constexpr char kStartOffsetsKey[] = "oxbow.start-offsets";
 // The table property naming the Oxbow table id a lake table belongs to (a re-created name starts
 // a new lake).
 inline constexpr char kTableIdProperty[] = "oxbow.table-id";
@@ -90,9 +94,11 @@ Result<iceberg::PartitionSpec> ParsePartitionSpec(std::string_view text,
                                                   const iceberg::Schema& schema);
 
 // A log batch of `bucket` starting at `base_offset`, appended at `append_time_ms`, in lake form.
+// `offset_step` 0 puts every row at `base_offset` (rows of a snapshot, whose own offsets are
+// not known).
 Result<arrow::RecordBatchPtr> ToLakeBatch(const LakeSchema& schema, const arrow::RecordBatch& batch,
                                           int32_t bucket, int64_t base_offset,
-                                          int64_t append_time_ms);
+                                          int64_t append_time_ms, int64_t offset_step = 1);
 
 // Rows of `batch` grouped by partition tuple (one group of every row when unpartitioned).
 struct PartitionGroup {
@@ -110,7 +116,9 @@ Result<iceberg::DataFile> MakeDataFile(const LakeSchema& schema, std::string pat
                                        iceberg::PartitionValues partition,
                                        const parquet::FileMetrics& metrics);
 
-// The tiered offsets of the current snapshot (zeros before the first), or Corruption.
-Result<std::vector<int64_t>> TieredOffsets(const iceberg::IcebergTable& table, size_t buckets);
+// The offsets the current snapshot's summary records under `key` (kTieredOffsetsKey,
+// kStartOffsetsKey): zeros before the first snapshot or without the key, else Corruption.
+Result<std::vector<int64_t>> SummaryOffsets(const iceberg::IcebergTable& table, size_t buckets,
+                                            const char* key = kTieredOffsetsKey);
 
 }  // namespace oxbow::lake::internal

@@ -156,6 +156,9 @@ class TableTiering {
   std::string location;
   std::unique_ptr<iceberg::IcebergTable> table;
   std::vector<int64_t> tiered;
+  // Per bucket, where the lake's copy of the log starts being whole: it holds every offset from
+  // here to `tiered`. 0 unless offsets left the log before reaching the lake (NoteHoles).
+  std::vector<int64_t> start;
   int64_t freshness_ms = 1000;
   double delete_ratio = kDefaultDeleteRatio;
   parquet::Codec fresh_codec = parquet::Codec::kZstd;  // of the files AppendRound writes
@@ -199,7 +202,19 @@ class TableTiering {
   int64_t caught_up_ms = 0;  // wall time at which the lake last held everything durable
 
   std::map<std::string, std::string> Summary() const {
-    return {{internal::kTieredOffsetsKey, OffsetsJson(tiered)}};
+    std::map<std::string, std::string> summary = {
+        {internal::kTieredOffsetsKey, OffsetsJson(tiered)}};
+    if (std::any_of(start.begin(), start.end(), [](int64_t o) { return o > 0; })) {
+      summary[internal::kStartOffsetsKey] = OffsetsJson(start);
+    }
+    return summary;
+  }
+  // Loads `tiered` and `start` from the current snapshot's summary.
+  Status LoadOffsets() {
+    ASSIGN_OR_RAISE(tiered, internal::SummaryOffsets(*table, tiered.size()));
+    ASSIGN_OR_RAISE(start,
+                    internal::SummaryOffsets(*table, tiered.size(), internal::kStartOffsetsKey));
+    return Status::OK();
   }
   // The offsets below which both lake tables hold the log: the retention floors.
   std::vector<int64_t> FloorOffsets() const {
@@ -214,16 +229,19 @@ class TableTiering {
   // Called with `work` held (or before the state is shared).
   void Publish(const std::string& error) {
     std::vector<int64_t> changelog_tiered;
+    std::vector<int64_t> changelog_start;
     std::string changelog_location;
     if (changelog) {
       std::lock_guard<std::mutex> changelog_work(changelog->work);
       changelog_tiered = changelog->tiered;
+      changelog_start = changelog->start;
       const iceberg::IcebergTable* t = changelog->table.get();
       if (t && t->CurrentSnapshot()) changelog_location = t->metadata_file();
     }
     std::lock_guard<std::mutex> lock(status_mu);
     published.enabled = enabled;
     published.tiered_offsets = tiered;
+    published.start_offsets = start;
     published.error = error;
     if (table) {
       published.metadata_location = table->CurrentSnapshot() ? table->metadata_file() : "";
@@ -246,6 +264,7 @@ class TableTiering {
     }
     published.changelog = changelog != nullptr;
     published.changelog_tiered_offsets = std::move(changelog_tiered);
+    published.changelog_start_offsets = std::move(changelog_start);
     published.changelog_metadata_location = std::move(changelog_location);
   }
 };
@@ -470,7 +489,7 @@ Result<internal::KeyIndex> LoadKeyIndex(FileSystem* fs, const TableTiering& stat
 // After a commit whose outcome is unknown: the committed snapshot, its offsets and its index.
 Status ReloadPrimaryKeyLake(FileSystem* fs, TableTiering& s) {
   RETURN_NOT_OK(s.table->Refresh());
-  ASSIGN_OR_RAISE(s.tiered, internal::TieredOffsets(*s.table, s.tiered.size()));
+  RETURN_NOT_OK(s.LoadOffsets());
   ASSIGN_OR_RAISE(s.index, LoadKeyIndex(fs, s));
   s.index_stale = false;
   ++s.index_generation;
@@ -481,7 +500,7 @@ Status ReloadPrimaryKeyLake(FileSystem* fs, TableTiering& s) {
 // and its offsets.
 Status ReloadOffsets(TableTiering& s) {
   RETURN_NOT_OK(s.table->Refresh());
-  ASSIGN_OR_RAISE(s.tiered, internal::TieredOffsets(*s.table, s.tiered.size()));
+  RETURN_NOT_OK(s.LoadOffsets());
   s.offsets_stale = false;
   return Status::OK();
 }
@@ -825,8 +844,8 @@ Result<bool> TieringService::OpenLakeTable(TableTiering& state,
   } else {
     return loaded.status();
   }
-  ASSIGN_OR_RAISE(state.tiered,
-                  internal::TieredOffsets(*state.table, static_cast<size_t>(descriptor.buckets)));
+  state.tiered.assign(static_cast<size_t>(descriptor.buckets), 0);
+  RETURN_NOT_OK(state.LoadOffsets());
   return created;
 }
 
@@ -946,7 +965,8 @@ Status EndRound(engine::Engine* engine, TableTiering& s, const std::vector<int64
 }
 
 struct RoundInput {
-  std::vector<int64_t> next;  // per bucket, the offset after what was read
+  std::vector<int64_t> next;      // per bucket, the offset after what was read
+  std::vector<int64_t> earliest;  // per bucket, the log's first offset when the round read it
   bool caught_up = true;      // every bucket read to its end
   Status read_error;          // a bucket whose log cannot be read (damage) stops there
   int64_t bytes = 0;          // of the batches read
@@ -961,9 +981,11 @@ Result<RoundInput> ReadSinceTiered(
   ASSIGN_OR_RAISE(auto status, engine->DescribeTable(s.descriptor.name));
   RoundInput input;
   input.next = from;
+  input.earliest.assign(from.size(), 0);
   std::vector<int64_t>& next = input.next;
   for (const auto& bucket : status.buckets) {
     const int32_t b = bucket.bucket;
+    input.earliest[b] = bucket.earliest_offset;
     if (next[b] < bucket.earliest_offset) {
       spdlog::warn("lake: '{}' bucket {}: offsets [{}, {}) left the log before reaching the lake",
                    s.descriptor.name, b, next[b], bucket.earliest_offset);
@@ -992,6 +1014,15 @@ Result<RoundInput> ReadSinceTiered(
     if (next[b] < bucket.next_offset) input.caught_up = false;
   }
   return input;
+}
+
+// Offsets that left the log before reaching `t`'s lake (its tiered offset is below the log's
+// first): the lake holds the log whole only from the log's first offset on, which the next
+// commit records as the bucket's start (docs/lake.md, "Holes").
+void NoteHoles(TableTiering& t, const std::vector<int64_t>& earliest) {
+  for (size_t b = 0; b < t.tiered.size() && b < earliest.size(); ++b) {
+    if (t.tiered[b] < earliest[b]) t.start[b] = std::max(t.start[b], earliest[b]);
+  }
 }
 
 // Writes `batches` (lake form) as one data file per partition and appends them in one snapshot
@@ -1064,6 +1095,7 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, TableTierin
   if (batches.empty() && next == s.tiered) {
     return EndRound(engine, s, {}, caught_up, started_ms, read_error);
   }
+  NoteHoles(s, input.earliest);
   const auto read_done = Clock::now();
   ASSIGN_OR_RAISE(const size_t files, AppendRound(options, s, batches, next, nullptr, input.bytes));
   spdlog::debug("lake: '{}' round: {} log bytes in {} files; read {} ms, write and commit {} ms",
@@ -1272,11 +1304,117 @@ Status TierChangelog(const LakeOptions& options, TableTiering& c,
   return Status::OK();
 }
 
+// The bytes the row groups a writer closed so far hold (uncompressed): where a seed rolls files.
+int64_t WrittenBytes(const parquet::FileWriter& writer) {
+  int64_t bytes = 0;
+  for (const auto& g : writer.metadata().row_groups) bytes += g.total_byte_size;
+  return bytes;
+}
+
+// A primary-key lake that starts, or starts again, where the changelog no longer reaches (the
+// lake was enabled late, or re-enabled, after retention dropped what it had not tiered): the
+// current rows replace all the lake held, from one RocksDB snapshot per bucket, each
+// consistent with a changelog offset, and rounds go on from those offsets. Deletes made while
+// the lake was off cannot come back, and no key is missing (docs/lake.md, "Seeding").
+Status SeedPrimaryKeyLake(engine::Engine* engine, const LakeOptions& options, TableTiering& s) {
+  const int64_t now_ms = WallMs();
+  std::vector<int64_t> seeded(s.tiered.size(), 0);
+  struct Output {
+    iceberg::PartitionValues values;
+    std::unique_ptr<parquet::FileWriter> writer;
+    std::string path;
+  };
+  std::map<std::string, Output> outputs;  // by partition path
+  std::vector<iceberg::DataFile> files;
+  std::vector<std::string> written;
+  auto finish = [&](Output& out) -> Status {
+    ASSIGN_OR_RAISE(auto file, FinishDataFile(s, out.writer.get(), out.path, s.spec.spec_id(),
+                                              out.values));
+    out.writer.reset();
+    files.push_back(std::move(file));
+    return Status::OK();
+  };
+  auto write = [&]() -> Status {
+    for (int32_t b = 0; b < static_cast<int32_t>(seeded.size()); ++b) {
+      ASSIGN_OR_RAISE(auto snapshot,
+                      engine->OpenSnapshot({s.descriptor.name, b, std::nullopt}));
+      for (const auto& o : snapshot->offsets()) {
+        if (o.bucket == b) seeded[b] = o.next_offset;
+      }
+      while (true) {
+        ASSIGN_OR_RAISE(auto rows, snapshot->Next());
+        if (!rows) break;
+        // Every seeded row stands at the offset before the seed's: its own is no longer known.
+        ASSIGN_OR_RAISE(auto lake_batch, internal::ToLakeBatch(s.schema, *rows, b,
+                                                               seeded[b] - 1, now_ms, 0));
+        ASSIGN_OR_RAISE(auto parts, internal::SplitByPartition(s.schema, s.spec, *lake_batch));
+        for (auto& part : parts) {
+          Output& out = outputs[part.path];
+          if (!out.writer) {
+            out.values = std::move(part.values);
+            ASSIGN_OR_RAISE(out.writer, OpenDataFile(options.fs.get(), s, part.path,
+                                                     options.parquet, &written));
+            out.path = written.back();
+          }
+          RETURN_NOT_OK(out.writer->Write(*part.batch));
+          if (WrittenBytes(*out.writer) >= options.target_file_bytes) RETURN_NOT_OK(finish(out));
+        }
+      }
+    }
+    for (auto& [path, out] : outputs) {
+      if (out.writer) RETURN_NOT_OK(finish(out));
+    }
+    return Status::OK();
+  };
+  Status st = write();
+  bool committing = false;
+  if (st.ok()) {
+    auto live = s.table->LiveEntries();
+    st = live.status();
+    if (st.ok()) {
+      std::vector<std::string> replaced;
+      for (const auto& e : *live) replaced.push_back(e.data_file.file_path);
+      const std::vector<int64_t> previous = s.tiered;
+      s.tiered = seeded;
+      committing = true;
+      st = (replaced.empty() ? s.table->AppendFiles(files, s.Summary())
+                             : s.table->OverwriteFiles(replaced, files, s.Summary()))
+               .status();
+      if (!st.ok()) s.tiered = previous;
+    }
+  }
+  if (!st.ok()) {
+    for (auto& [path, out] : outputs) out.writer.reset();
+    for (const auto& path : written) (void)options.fs->Remove(path);
+    if (committing) s.index_stale = true;  // whether the snapshot landed is not known
+    return st.WithContext("seeding the lake from a snapshot");
+  }
+  if (options.observer.on_commit) options.observer.on_commit(s.descriptor.name, "seed");
+  spdlog::warn("lake: '{}' was seeded from a snapshot of its rows at offsets {}: the log no "
+               "longer held what the lake lacked",
+               s.descriptor.name, OffsetsJson(seeded));
+  // The key index follows the new files (and a compaction under way finds it rebuilt).
+  return ReloadPrimaryKeyLake(options.fs.get(), s);
+}
+
+// Seeds the lake (SeedPrimaryKeyLake) when some bucket's tiered offset is below its log's start.
+Status SeedWherePastTheLog(engine::Engine* engine, const LakeOptions& options, TableTiering& s) {
+  ASSIGN_OR_RAISE(auto status, engine->DescribeTable(s.descriptor.name));
+  for (const auto& bucket : status.buckets) {
+    const auto b = static_cast<size_t>(bucket.bucket);
+    if (b < s.tiered.size() && s.tiered[b] < bucket.earliest_offset) {
+      return SeedPrimaryKeyLake(engine, options, s);
+    }
+  }
+  return Status::OK();
+}
+
 // A primary-key table's round: the changelog since the tiered offsets becomes data files of the
 // rows current after it (the last change of each key; -D leaves none) plus position delete files
 // removing the rows those keys had in earlier data files, in one snapshot (docs/lake.md).
 Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, TableTiering& s) {
   if (s.index_stale) RETURN_NOT_OK(ReloadPrimaryKeyLake(options.fs.get(), s));
+  RETURN_NOT_OK(SeedWherePastTheLog(engine, options, s));
   // With lake.changelog, the round reads from the lower of the two tables' offsets and hands
   // each table the rows past its own (they differ only after a crash between the two commits).
   TableTiering* changelog = s.changelog.get();
@@ -1349,6 +1487,7 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, T
   };
   Status changelog_error;
   if (changelog) {
+    NoteHoles(*changelog, input.earliest);
     changelog_error =
         TierChangelog(options, *changelog, changelog_batches, past(changelog->tiered));
     changelog_batches.clear();

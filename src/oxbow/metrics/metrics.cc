@@ -26,7 +26,7 @@ const prometheus::Histogram::BucketBoundaries kLatencyBuckets = {
 const prometheus::Histogram::BucketBoundaries kLakeBuckets = {
     0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
 
-const char* const kCommitKinds[] = {"append", "compaction", "rewrite_manifests",
+const char* const kCommitKinds[] = {"append", "seed", "compaction", "rewrite_manifests",
                                     "expire_snapshots"};
 
 }  // namespace

@@ -192,6 +192,7 @@ json LakeStatusJson(const lake::LakeTableStatus& lake) {
   j["metadata_location"] =
       lake.metadata_location.empty() ? json(nullptr) : json(lake.metadata_location);
   j["tiered_offsets"] = lake.tiered_offsets;
+  j["start_offsets"] = lake.start_offsets;
   if (!lake.earliest_offsets.empty()) {
     json earliest = json::array();
     for (const auto& e : lake.earliest_offsets) earliest.push_back(e ? json(*e) : json());
@@ -205,7 +206,8 @@ json LakeStatusJson(const lake::LakeTableStatus& lake) {
     j["changelog"] = {{"metadata_location", lake.changelog_metadata_location.empty()
                                                 ? json(nullptr)
                                                 : json(lake.changelog_metadata_location)},
-                      {"tiered_offsets", lake.changelog_tiered_offsets}};
+                      {"tiered_offsets", lake.changelog_tiered_offsets},
+                      {"start_offsets", lake.changelog_start_offsets}};
   }
   if (!lake.error.empty()) j["error"] = lake.error;
   for (const auto& d : lake.damaged_files) {

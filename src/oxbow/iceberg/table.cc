@@ -446,8 +446,7 @@ Result<int64_t> IcebergTable::TryReplace(const std::vector<std::string>& deleted
                                          const std::vector<DataFile>& added,
                                          const std::vector<DataFile>& added_deletes,
                                          const std::map<std::string, std::string>& summary,
-                                         const char* operation,
-                                         std::vector<std::string>* written) {
+                                         const char* operation, std::vector<std::string>* written) {
   for (const auto& f : added_deletes) {
     if (f.content != FileContent::kPositionDeletes) {
       return Status::Invalid("ReplaceFiles: " + f.file_path + " is not a position delete file");

@@ -967,9 +967,9 @@ Status EndRound(engine::Engine* engine, TableTiering& s, const std::vector<int64
 struct RoundInput {
   std::vector<int64_t> next;      // per bucket, the offset after what was read
   std::vector<int64_t> earliest;  // per bucket, the log's first offset when the round read it
-  bool caught_up = true;      // every bucket read to its end
-  Status read_error;          // a bucket whose log cannot be read (damage) stops there
-  int64_t bytes = 0;          // of the batches read
+  bool caught_up = true;          // every bucket read to its end
+  Status read_error;              // a bucket whose log cannot be read (damage) stops there
+  int64_t bytes = 0;              // of the batches read
 };
 
 // Reads each bucket from `from` (its tiered offset) toward its end, up to max_round_bytes in all,
@@ -1328,16 +1328,15 @@ Status SeedPrimaryKeyLake(engine::Engine* engine, const LakeOptions& options, Ta
   std::vector<iceberg::DataFile> files;
   std::vector<std::string> written;
   auto finish = [&](Output& out) -> Status {
-    ASSIGN_OR_RAISE(auto file, FinishDataFile(s, out.writer.get(), out.path, s.spec.spec_id(),
-                                              out.values));
+    ASSIGN_OR_RAISE(auto file,
+                    FinishDataFile(s, out.writer.get(), out.path, s.spec.spec_id(), out.values));
     out.writer.reset();
     files.push_back(std::move(file));
     return Status::OK();
   };
   auto write = [&]() -> Status {
     for (int32_t b = 0; b < static_cast<int32_t>(seeded.size()); ++b) {
-      ASSIGN_OR_RAISE(auto snapshot,
-                      engine->OpenSnapshot({s.descriptor.name, b, std::nullopt}));
+      ASSIGN_OR_RAISE(auto snapshot, engine->OpenSnapshot({s.descriptor.name, b, std::nullopt}));
       for (const auto& o : snapshot->offsets()) {
         if (o.bucket == b) seeded[b] = o.next_offset;
       }
@@ -1345,8 +1344,8 @@ Status SeedPrimaryKeyLake(engine::Engine* engine, const LakeOptions& options, Ta
         ASSIGN_OR_RAISE(auto rows, snapshot->Next());
         if (!rows) break;
         // Every seeded row stands at the offset before the seed's: its own is no longer known.
-        ASSIGN_OR_RAISE(auto lake_batch, internal::ToLakeBatch(s.schema, *rows, b,
-                                                               seeded[b] - 1, now_ms, 0));
+        ASSIGN_OR_RAISE(auto lake_batch,
+                        internal::ToLakeBatch(s.schema, *rows, b, seeded[b] - 1, now_ms, 0));
         ASSIGN_OR_RAISE(auto parts, internal::SplitByPartition(s.schema, s.spec, *lake_batch));
         for (auto& part : parts) {
           Output& out = outputs[part.path];
@@ -1390,9 +1389,10 @@ Status SeedPrimaryKeyLake(engine::Engine* engine, const LakeOptions& options, Ta
     return st.WithContext("seeding the lake from a snapshot");
   }
   if (options.observer.on_commit) options.observer.on_commit(s.descriptor.name, "seed");
-  spdlog::warn("lake: '{}' was seeded from a snapshot of its rows at offsets {}: the log no "
-               "longer held what the lake lacked",
-               s.descriptor.name, OffsetsJson(seeded));
+  spdlog::warn(
+      "lake: '{}' was seeded from a snapshot of its rows at offsets {}: the log no "
+      "longer held what the lake lacked",
+      s.descriptor.name, OffsetsJson(seeded));
   // The key index follows the new files (and a compaction under way finds it rebuilt).
   return ReloadPrimaryKeyLake(options.fs.get(), s);
 }

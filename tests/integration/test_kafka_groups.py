@@ -22,7 +22,7 @@ from kafka.protocol.consumer import (HeartbeatRequest, JoinGroupRequest, LeaveGr
                                      OffsetCommitRequest, SyncGroupRequest)
 from kafka.protocol.metadata import FindCoordinatorRequest
 
-from test_kafka import bootstrap, create_topic, new_topic, produce
+from test_kafka import bootstrap, create_topic, group_consumer, new_topic, produce
 from test_kafka_java import fetch_kafka
 from test_kafka_versions import Connection
 
@@ -167,12 +167,10 @@ def test_find_coordinator_for_transactions_is_a_fatal_error(server):
 
 
 def consumer(server, group: str, topic: str, **config) -> Consumer:
-    c = Consumer({"bootstrap.servers": bootstrap(server), "group.id": group,
-                  "auto.offset.reset": "earliest", "enable.auto.commit": False,
-                  "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
-                  "max.poll.interval.ms": 300000, **config})
-    c.subscribe([topic])
-    return c
+    """A group member with a 6 s session (a crash shows that soon) and Kafka's default poll
+    interval (300 s, which a join once waited for)."""
+    return group_consumer(server, group, topic, **{"session.timeout.ms": 6000,
+                                                   "max.poll.interval.ms": 300000, **config})
 
 
 def settle(consumers, partitions: int, timeout: float = 60) -> float:

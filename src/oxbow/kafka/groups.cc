@@ -1,3 +1,5 @@
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
@@ -70,7 +72,7 @@ void GroupCoordinator::Stop() {
 void GroupCoordinator::ExpireMembers(Group& group, Clock::time_point now) {
   const bool syncs_overdue =
       group.state == State::kCompletingRebalance && now > group.sync_deadline;
-  bool removed = false;
+  std::string removed;
   for (auto it = group.members.begin(); it != group.members.end();) {
     const Member& m = it->second;
     const bool waiting_in_join = group.state == State::kPreparingRebalance && m.joined;
@@ -78,17 +80,21 @@ void GroupCoordinator::ExpireMembers(Group& group, Clock::time_point now) {
         !waiting_in_join && !m.awaiting_sync &&
         (syncs_overdue || now - m.last_seen > std::chrono::milliseconds(m.session_timeout_ms));
     if (expired) {
+      removed += (removed.empty() ? "" : ", ") + it->first;
       RemoveMember(group, it++);
-      removed = true;
     } else {
       ++it;
     }
   }
-  if (!removed) return;
+  if (removed.empty()) return;
+  const std::string reason =
+      (syncs_overdue ? "no SyncGroup within the rebalance timeout from " : "session expired: ") +
+      removed;
   if (group.state == State::kPreparingRebalance) {
+    spdlog::info("kafka: group {}: {}", group.id, reason);
     MaybeCompleteRebalance(group, now);
   } else {
-    StartRebalance(group, now);
+    StartRebalance(group, now, reason);
   }
 }
 
@@ -134,7 +140,10 @@ void GroupCoordinator::ReplaceStaticMember(Group& group, const std::string& old_
   changed_.notify_all();  // the old member's blocked JoinGroup or SyncGroup answers: fenced
 }
 
-void GroupCoordinator::StartRebalance(Group& group, Clock::time_point now) {
+void GroupCoordinator::StartRebalance(Group& group, Clock::time_point now,
+                                      const std::string& reason) {
+  spdlog::info("kafka: group {} prepares a rebalance from generation {}: {}", group.id,
+               group.generation, reason);
   group.state = State::kPreparingRebalance;
   group.join_results.clear();
   int32_t timeout_ms = 0;
@@ -237,6 +246,7 @@ JoinGroupResponse GroupCoordinator::Join(const JoinGroupRequest& request,
   }
   std::unique_lock lock(mu_);
   Group& group = groups_[request.group_id];
+  group.id = request.group_id;
   auto now = Clock::now();
   ExpireMembers(group, now);
   if (!group.members.empty() && group.protocol_type != request.protocol_type) {
@@ -288,7 +298,10 @@ JoinGroupResponse GroupCoordinator::Join(const JoinGroupRequest& request,
     response.member_id = member_id;
     return response;
   }
-  if (group.state != State::kPreparingRebalance) StartRebalance(group, now);
+  if (group.state != State::kPreparingRebalance) {
+    StartRebalance(group, now,
+                   "member " + member_id + " joins" + (request.member_id.empty() ? "" : " again"));
+  }
   group.members.at(member_id).joined = true;
   MaybeCompleteRebalance(group, now);
   while (!stopping_) {
@@ -414,7 +427,7 @@ LeaveGroupResponse GroupCoordinator::Leave(const LeaveGroupRequest& request) {
     if (group.state == State::kPreparingRebalance) {
       MaybeCompleteRebalance(group, Clock::now());
     } else {
-      StartRebalance(group, Clock::now());
+      StartRebalance(group, Clock::now(), "a member left");
     }
   }
   return response;

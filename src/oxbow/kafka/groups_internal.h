@@ -64,6 +64,7 @@ class GroupCoordinator {
     std::string assignment;
   };
   struct Group {
+    std::string id;
     State state = State::kEmpty;
     int32_t generation = 0;
     std::string protocol_type;
@@ -102,7 +103,8 @@ class GroupCoordinator {
   // The error of a member whose wait in JoinGroup or SyncGroup ended without it in the group.
   static ErrorCode GoneError(const Group& group, const std::string& member_id,
                              const std::optional<std::string>& instance_id);
-  void StartRebalance(Group& group, Clock::time_point now);
+  // Moves the group to PreparingRebalance (logged at INFO with `reason`, as Kafka logs it).
+  void StartRebalance(Group& group, Clock::time_point now, const std::string& reason);
   static std::string StateName(State state);
   // Completes the rebalance when every member has joined, or when its deadline passed (then
   // without those that did not rejoin).

@@ -88,6 +88,9 @@ class Engine {
                                               const catalog::TableDescriptor& after);
   std::vector<catalog::TableDescriptor> ListTables() const;
   Result<TableStatus> DescribeTable(const std::string& name) const;
+  // The runtime of table `name` now (NotFound when it does not exist). A drop or an alter
+  // replaces it; one already handed out keeps answering as the table was.
+  Result<std::shared_ptr<Table>> GetTable(const std::string& name) const;
 
   // Checks the client's schema against the table: InvalidArgument naming the field otherwise.
   Result<std::unique_ptr<PutSession>> StartPut(const std::string& table,
@@ -116,7 +119,6 @@ class Engine {
 
  private:
   explicit Engine(EngineOptions options) : options_(std::move(options)) {}
-  Result<std::shared_ptr<Table>> GetTable(const std::string& name) const;
   Result<std::shared_ptr<Table>> OpenTable(const catalog::TableDescriptor& descriptor);
   // The checks of a table's descriptor beyond its JSON form (create and alter).
   Status CheckTable(const catalog::TableDescriptor& table) const;

@@ -116,10 +116,16 @@ Result<catalog::TableDescriptor> Node::AlterTable(const catalog::AlterTableReque
 
 std::vector<catalog::TableDescriptor> Node::ListTables() const { return engine_->ListTables(); }
 
+Result<TableHandle> Node::GetTable(const std::string& name) const {
+  ASSIGN_OR_RAISE(auto table, engine_->GetTable(name));
+  return TableHandle(engine_.get(), tiering_.get(), std::move(table));
+}
+
 Result<TableDescription> Node::DescribeTable(const std::string& name) const {
+  ASSIGN_OR_RAISE(const TableHandle handle, GetTable(name));
   TableDescription description;
-  ASSIGN_OR_RAISE(description.table, engine_->DescribeTable(name));
-  ASSIGN_OR_RAISE(description.lake, tiering_->Describe(name));
+  description.table = handle.EngineStatus();
+  ASSIGN_OR_RAISE(description.lake, handle.LakeStatus());
   const catalog::TableDescriptor& table = description.table.table;
   if (description.lake.enabled && table.primary_key.empty() &&
       !description.lake.metadata_location.empty()) {
@@ -146,34 +152,15 @@ Result<TableDescription> Node::DescribeTable(const std::string& name) const {
   return description;
 }
 
-Result<std::unique_ptr<engine::PutSession>> Node::StartPut(const std::string& table,
-                                                           const arrow::SchemaPtr& client_schema,
-                                                           engine::PutOp op) {
-  return engine_->StartPut(table, client_schema, op);
-}
-
 Result<std::unique_ptr<engine::PutSession>> Node::StartPutToBucket(
     const std::string& table, const arrow::SchemaPtr& client_schema, int32_t bucket) {
-  return engine_->StartPutToBucket(table, client_schema, bucket);
+  ASSIGN_OR_RAISE(const TableHandle handle, GetTable(table));
+  return handle.StartPutToBucket(client_schema, bucket);
 }
 
 Result<std::unique_ptr<engine::ReadCursor>> Node::OpenRead(const engine::ReadRequest& request) {
-  return lake::OpenLogRead(engine_.get(), {tiering_->catalog(), tiering_->file_system()}, request);
-}
-
-Result<std::unique_ptr<lake::UnionReader>> Node::OpenUnionRead(
-    const lake::UnionReadRequest& request) {
-  return lake::OpenUnionRead(engine_.get(), {tiering_->catalog(), tiering_->file_system()},
-                             request);
-}
-
-Result<std::unique_ptr<engine::SnapshotReader>> Node::OpenSnapshot(
-    const engine::SnapshotRequest& request) {
-  return engine_->OpenSnapshot(request);
-}
-
-Result<arrow::RecordBatchPtr> Node::Lookup(const engine::LookupRequest& request) {
-  return engine_->Lookup(request);
+  ASSIGN_OR_RAISE(const TableHandle handle, GetTable(request.table));
+  return handle.OpenRead(request);
 }
 
 std::string Node::MetricsPage() const {

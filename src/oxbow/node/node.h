@@ -17,6 +17,7 @@
 #include "oxbow/lake/lake.h"
 #include "oxbow/lake/lake_read.h"
 #include "oxbow/metrics/metrics.h"
+#include "oxbow/node/table_handle.h"
 #include "oxbow/storage/s3.h"
 
 namespace oxbow::node {
@@ -54,24 +55,16 @@ class Node {
   // tiering takes up its new lake properties. Column changes of a table in the lake are refused.
   Result<catalog::TableDescriptor> AlterTable(const catalog::AlterTableRequest& request);
   std::vector<catalog::TableDescriptor> ListTables() const;
+  // Table `name` resolved once (NotFound naming it when it does not exist): what front ends
+  // work on. Cheap: no lake call.
+  Result<TableHandle> GetTable(const std::string& name) const;
+  // The table and the state its lake last published.
   Result<TableDescription> DescribeTable(const std::string& name) const;
 
-  // A put stream of `client_schema` batches (InvalidArgument naming the field on mismatch).
-  Result<std::unique_ptr<engine::PutSession>> StartPut(const std::string& table,
-                                                       const arrow::SchemaPtr& client_schema,
-                                                       engine::PutOp op = engine::PutOp::kUpsert);
-  // The same, every batch going to `bucket` (Kafka's partitions).
+  // Kafka's calls by table name, until its front end works on handles.
   Result<std::unique_ptr<engine::PutSession>> StartPutToBucket(
       const std::string& table, const arrow::SchemaPtr& client_schema, int32_t bucket);
-  // A read of one bucket; offsets the log's retention deleted come from the lake while it has
-  // them (lake::OpenLogRead).
   Result<std::unique_ptr<engine::ReadCursor>> OpenRead(const engine::ReadRequest& request);
-  // A log table's whole contents now: its lake snapshot plus the log after it (lake::UnionReader).
-  Result<std::unique_ptr<lake::UnionReader>> OpenUnionRead(const lake::UnionReadRequest& request);
-  // Primary-key tables: the current rows, and batch lookups by key.
-  Result<std::unique_ptr<engine::SnapshotReader>> OpenSnapshot(
-      const engine::SnapshotRequest& request);
-  Result<arrow::RecordBatchPtr> Lookup(const engine::LookupRequest& request);
 
   // The lake's Iceberg catalog and the file system of its files, for front ends that serve the
   // lake read-only (the Iceberg REST catalog).

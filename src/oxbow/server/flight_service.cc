@@ -340,23 +340,21 @@ grpc::Status FlightService::Handshake(
   return Finish("handshake", Login(ctx, stream));
 }
 
-Result<proto::FlightInfo> FlightService::MakeFlightInfo(
-    const catalog::TableDescriptor& table) const {
-  ASSIGN_OR_RAISE(auto description, node_->DescribeTable(table.name));
-  const engine::TableStatus& status = description.table;
-  ASSIGN_OR_RAISE(ipc::EncodedMessage schema, ipc::EncodeSchema(*status.read_schema));
+Result<proto::FlightInfo> FlightService::MakeFlightInfo(const node::TableHandle& table) const {
+  ASSIGN_OR_RAISE(ipc::EncodedMessage schema, ipc::EncodeSchema(*table.read_schema()));
   ASSIGN_OR_RAISE(auto schema_bytes, schema.ToEncapsulatedBuffer());
   proto::FlightInfo info;
   info.set_schema(std::string(schema_bytes->view()));
   auto* descriptor = info.mutable_flight_descriptor();
   descriptor->set_type(proto::FlightDescriptor::PATH);
-  auto dot = table.name.find('.');
-  descriptor->add_path(table.name.substr(0, dot));
-  descriptor->add_path(table.name.substr(dot + 1));
+  const std::string& name = table.name();
+  auto dot = name.find('.');
+  descriptor->add_path(name.substr(0, dot));
+  descriptor->add_path(name.substr(dot + 1));
   int64_t total = 0;
-  for (const auto& b : status.buckets) {
+  for (const auto& b : table.Buckets()) {
     flight::Ticket read;
-    read.table = table.name;
+    read.table = name;
     read.bucket = b.bucket;
     read.to = b.next_offset;
     info.add_endpoint()->mutable_ticket()->set_ticket(flight::TicketToJson(read));
@@ -373,30 +371,29 @@ grpc::Status FlightService::ListFlights(grpc::ServerContext* ctx, const proto::C
   if (!caller.ok()) return Finish("action", caller.status());
   for (const auto& table : node_->ListTables()) {
     if (!Authorize(*caller, table.name, auth::Access::kRead).ok()) continue;
-    auto info = MakeFlightInfo(table);
-    if (!info.ok()) {
-      if (info.status().IsNotFound()) continue;  // dropped meanwhile
-      return ToGrpcStatus(info.status());
-    }
+    auto handle = node_->GetTable(table.name);
+    if (!handle.ok()) continue;  // dropped meanwhile
+    auto info = MakeFlightInfo(*handle);
+    if (!info.ok()) return ToGrpcStatus(info.status());
     writer->Write(*info);
   }
   return grpc::Status::OK;
 }
 
-Result<node::TableDescription> FlightService::DescribeForRead(
-    grpc::ServerContext* ctx, const proto::FlightDescriptor& descriptor) {
+Result<node::TableHandle> FlightService::TableForRead(grpc::ServerContext* ctx,
+                                                      const proto::FlightDescriptor& descriptor) {
   ASSIGN_OR_RAISE(auto caller, Authenticate(ctx));
   ASSIGN_OR_RAISE(auto name, TableFromDescriptor(descriptor));
   RETURN_NOT_OK(Authorize(caller, name, auth::Access::kRead));
-  return node_->DescribeTable(name);
+  return node_->GetTable(name);
 }
 
 grpc::Status FlightService::GetFlightInfo(grpc::ServerContext* ctx,
                                           const proto::FlightDescriptor* descriptor,
                                           proto::FlightInfo* info) {
-  auto table = DescribeForRead(ctx, *descriptor);
+  auto table = TableForRead(ctx, *descriptor);
   if (!table.ok()) return Finish("action", table.status());
-  auto made = MakeFlightInfo(table->table.table);
+  auto made = MakeFlightInfo(*table);
   if (!made.ok()) return ToGrpcStatus(made.status());
   *info = std::move(made).ValueOrDie();
   return grpc::Status::OK;
@@ -405,9 +402,9 @@ grpc::Status FlightService::GetFlightInfo(grpc::ServerContext* ctx,
 grpc::Status FlightService::GetSchema(grpc::ServerContext* ctx,
                                       const proto::FlightDescriptor* descriptor,
                                       proto::SchemaResult* result) {
-  auto table = DescribeForRead(ctx, *descriptor);
+  auto table = TableForRead(ctx, *descriptor);
   if (!table.ok()) return Finish("action", table.status());
-  auto schema = ipc::EncodeSchema(*table->table.table.schema);
+  auto schema = ipc::EncodeSchema(*table->descriptor().schema);
   if (!schema.ok()) return ToGrpcStatus(schema.status());
   auto bytes = schema->ToEncapsulatedBuffer();
   if (!bytes.ok()) return ToGrpcStatus(bytes.status());
@@ -421,7 +418,8 @@ Status FlightService::SendSnapshot(const flight::Ticket& ticket,
   request.table = ticket.table;
   if (ticket.has_bucket) request.bucket = ticket.bucket;
   request.columns = ticket.columns;
-  ASSIGN_OR_RAISE(auto reader, node_->OpenSnapshot(request));
+  ASSIGN_OR_RAISE(const node::TableHandle table, node_->GetTable(ticket.table));
+  ASSIGN_OR_RAISE(auto reader, table.OpenSnapshot(request));
   ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*reader->schema()));
   if (!writer->Write(SchemaPayload(schema))) return Status::OK();
   // The first batch (empty when the table is) says where the snapshot stands in each changelog.
@@ -450,13 +448,13 @@ Status FlightService::SendSnapshot(const flight::Ticket& ticket,
 
 Status FlightService::SendLookup(const flight::Ticket& ticket,
                                  grpc::ServerWriter<FlightPayload>* writer) {
-  ASSIGN_OR_RAISE(auto description, node_->DescribeTable(ticket.table));
-  ASSIGN_OR_RAISE(auto keys, LookupKeyBatches(description.table.table, ticket));
+  ASSIGN_OR_RAISE(const node::TableHandle table, node_->GetTable(ticket.table));
+  ASSIGN_OR_RAISE(auto keys, LookupKeyBatches(table.descriptor(), ticket));
   bool schema_sent = false;
   for (const auto& batch : keys) {
     const auto start = std::chrono::steady_clock::now();
     engine::LookupRequest request{ticket.table, batch, ticket.prefix, ticket.columns};
-    ASSIGN_OR_RAISE(auto rows, node_->Lookup(request));
+    ASSIGN_OR_RAISE(auto rows, table.Lookup(request));
     if (!schema_sent) {
       ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*rows->schema()));
       if (!writer->Write(SchemaPayload(schema))) return Status::OK();
@@ -478,7 +476,8 @@ Status FlightService::SendUnion(grpc::ServerContext* ctx, const flight::Ticket& 
   request.limit = ticket.limit;
   request.follow = ticket.follow;
   request.filter = ticket.filter;
-  ASSIGN_OR_RAISE(auto reader, node_->OpenUnionRead(request));
+  ASSIGN_OR_RAISE(const node::TableHandle table, node_->GetTable(ticket.table));
+  ASSIGN_OR_RAISE(auto reader, table.OpenUnionRead(std::move(request)));
   ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*reader->schema()));
   if (!writer->Write(SchemaPayload(schema))) return Status::OK();
   metrics::Metrics& metrics = node_->metrics();
@@ -550,7 +549,8 @@ Status FlightService::Get(grpc::ServerContext* ctx, const proto::Ticket* ticket,
   if (request.kind == flight::Ticket::Kind::kUnion) return SendUnion(ctx, request, writer);
   const std::string table = request.table;
   const bool follow = request.follow;
-  ASSIGN_OR_RAISE(auto cursor, node_->OpenRead(ToReadRequest(std::move(request))));
+  ASSIGN_OR_RAISE(const node::TableHandle handle, node_->GetTable(table));
+  ASSIGN_OR_RAISE(auto cursor, handle.OpenRead(ToReadRequest(std::move(request))));
   ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*cursor->schema()));
   if (!writer->Write(SchemaPayload(schema))) return Status::OK();  // client went away
   metrics::Metrics& metrics = node_->metrics();
@@ -621,10 +621,10 @@ Status FlightService::Put(grpc::ServerContext* ctx,
     }
     return st;
   }
-  ASSIGN_OR_RAISE(auto session, node_->StartPut(table, *schema,
-                                                command.op == flight::Command::Op::kDelete
-                                                    ? engine::PutOp::kDelete
-                                                    : engine::PutOp::kUpsert));
+  ASSIGN_OR_RAISE(const node::TableHandle handle, node_->GetTable(table));
+  ASSIGN_OR_RAISE(auto session, handle.StartPut(*schema, command.op == flight::Command::Op::kDelete
+                                                             ? engine::PutOp::kDelete
+                                                             : engine::PutOp::kUpsert));
   FlightDataIn data;
   while (stream->Read(&data)) {
     if (!data.data_header) continue;  // metadata-only messages carry nothing to store
@@ -684,7 +684,8 @@ Status FlightService::ExchangeLookups(
   engine::LookupRequest request{command.table, nullptr, command.prefix, command.columns};
   // An empty lookup checks the request and gives the answer's schema before any key arrives.
   ASSIGN_OR_RAISE(request.keys, EmptyBatch(key_schema));
-  ASSIGN_OR_RAISE(auto empty, node_->Lookup(request));
+  ASSIGN_OR_RAISE(const node::TableHandle table, node_->GetTable(command.table));
+  ASSIGN_OR_RAISE(auto empty, table.Lookup(request));
   ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*empty->schema()));
   if (!stream->Write(SchemaPayload(schema))) return Status::OK();
   FlightDataIn data;
@@ -697,7 +698,7 @@ Status FlightService::ExchangeLookups(
       return Status::Invalid("DoExchange expects RecordBatch messages of keys after the schema");
     }
     ASSIGN_OR_RAISE(request.keys, ipc::DecodeRecordBatch(key_schema, message));
-    ASSIGN_OR_RAISE(auto rows, node_->Lookup(request));
+    ASSIGN_OR_RAISE(auto rows, table.Lookup(request));
     ASSIGN_OR_RAISE(auto payload, BatchPayload(*rows));
     node_->metrics().AddFetch(command.table, metrics::kNoBucket, rows->num_rows(),
                               payload.body_length, SecondsSince(start));

@@ -54,15 +54,15 @@ class FlightService : public grpc::Service {
   grpc::Status ListActions(grpc::ServerContext* ctx, const proto::Empty* empty,
                            grpc::ServerWriter<proto::ActionType>* writer);
 
-  Result<proto::FlightInfo> MakeFlightInfo(const catalog::TableDescriptor& table) const;
+  Result<proto::FlightInfo> MakeFlightInfo(const node::TableHandle& table) const;
   // Who calls: the user of the call's bearer token; std::nullopt when authentication is off.
   using Caller = std::optional<auth::User>;
   Result<Caller> Authenticate(grpc::ServerContext* ctx);
   // PermissionDenied unless `caller` may do `access` on `table`.
   static Status Authorize(const Caller& caller, const std::string& table, auth::Access access);
   // The table of a GetFlightInfo or GetSchema call, which the caller must be allowed to read.
-  Result<node::TableDescription> DescribeForRead(grpc::ServerContext* ctx,
-                                                 const proto::FlightDescriptor& descriptor);
+  Result<node::TableHandle> TableForRead(grpc::ServerContext* ctx,
+                                         const proto::FlightDescriptor& descriptor);
   // The bodies of Handshake, DoGet and DoPut.
   Status Login(grpc::ServerContext* ctx,
                grpc::ServerReaderWriter<proto::HandshakeResponse, proto::HandshakeRequest>* stream);

@@ -1,0 +1,96 @@
+#include "oxbow/clientstate/offset_store.h"
+
+#include <nlohmann/json.hpp>
+
+namespace oxbow::clientstate {
+namespace {
+
+constexpr char kOffsetsFile[] = "offsets.json";
+
+}  // namespace
+
+// offsets.json: {"groups": {group: {topic: {partition: {"offset", "metadata"}}}}}.
+Result<std::unique_ptr<OffsetStore>> OffsetStore::Open(std::shared_ptr<FileSystem> fs,
+                                                       std::string dir) {
+  RETURN_NOT_OK(fs->CreateDirs(dir));
+  std::unique_ptr<OffsetStore> store(new OffsetStore(fs, dir));
+  const std::string path = JoinPath(dir, kOffsetsFile);
+  auto size = fs->FileSize(path);
+  if (size.status().IsNotFound()) return store;
+  ASSIGN_OR_RAISE(auto buffer, ReadWholeFile(*fs, path));
+  const auto doc = nlohmann::json::parse(buffer->data(), buffer->data() + buffer->size(), nullptr,
+                                         /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("groups") || !doc["groups"].is_object()) {
+    return Status::Corruption(path + " is not a consumer group offsets file");
+  }
+  try {
+    for (const auto& [group, topics] : doc["groups"].items()) {
+      for (const auto& [topic, partitions] : topics.items()) {
+        for (const auto& [partition, committed] : partitions.items()) {
+          CommittedOffset& out = store->groups_[group][topic][std::stoi(partition)];
+          out.offset = committed.at("offset").get<int64_t>();
+          if (committed.contains("metadata") && !committed["metadata"].is_null()) {
+            out.metadata = committed["metadata"].get<std::string>();
+          }
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    return Status::Corruption(path + ": " + e.what());
+  }
+  return store;
+}
+
+Status OffsetStore::Save() {
+  nlohmann::json groups = nlohmann::json::object();
+  for (const auto& [group, topics] : groups_) {
+    for (const auto& [topic, partitions] : topics) {
+      for (const auto& [partition, committed] : partitions) {
+        groups[group][topic][std::to_string(partition)] = {
+            {"offset", committed.offset},
+            {"metadata", committed.metadata ? nlohmann::json(*committed.metadata) : nullptr}};
+      }
+    }
+  }
+  const nlohmann::json doc = {{"groups", groups}};
+  return WriteFileAtomically(*fs_, dir_, kOffsetsFile,
+                             doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+Status OffsetStore::Commit(const std::string& group, const std::vector<OffsetCommit>& commits) {
+  std::lock_guard lock(mu_);
+  GroupOffsets& topics = groups_[group];
+  for (const auto& c : commits) topics[c.topic][c.partition] = c.committed;
+  return Save();
+}
+
+std::optional<GroupOffsets> OffsetStore::Offsets(const std::string& group) const {
+  std::lock_guard lock(mu_);
+  auto it = groups_.find(group);
+  if (it == groups_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool OffsetStore::HasGroup(const std::string& group) const {
+  std::lock_guard lock(mu_);
+  return groups_.contains(group);
+}
+
+std::vector<std::string> OffsetStore::Groups() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> names;
+  for (const auto& [group, topics] : groups_) names.push_back(group);
+  return names;
+}
+
+Status OffsetStore::ForgetTopics(const std::vector<std::string>& topics) {
+  std::lock_guard lock(mu_);
+  bool changed = false;
+  for (auto group = groups_.begin(); group != groups_.end();) {
+    for (const auto& topic : topics) changed |= group->second.erase(topic) > 0;
+    group = group->second.empty() ? groups_.erase(group) : std::next(group);
+  }
+  return changed ? Save() : Status::OK();
+}
+
+}  // namespace oxbow::clientstate

@@ -1,0 +1,156 @@
+#include "oxbow/node/node.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "oxbow/arrow/builder.h"
+#include "oxbow/common/fault_injection_file_system.h"
+
+namespace oxbow::node {
+namespace {
+
+using arrow::DataType;
+
+// The lake's catalog, counting every call.
+class CountingCatalog : public iceberg::Catalog {
+ public:
+  explicit CountingCatalog(std::shared_ptr<iceberg::Catalog> base) : base_(std::move(base)) {}
+  std::string TableLocation(const iceberg::TableIdentifier& table) const override {
+    ++calls;
+    return base_->TableLocation(table);
+  }
+  Result<iceberg::MetadataPointer> CurrentMetadata(const iceberg::TableIdentifier& table) override {
+    ++calls;
+    return base_->CurrentMetadata(table);
+  }
+  Result<iceberg::MetadataPointer> SwapMetadata(const iceberg::TableIdentifier& table,
+                                                const iceberg::MetadataPointer& base,
+                                                std::string_view metadata_json) override {
+    ++calls;
+    return base_->SwapMetadata(table, base, metadata_json);
+  }
+  Result<bool> TableExists(const iceberg::TableIdentifier& table) override {
+    ++calls;
+    return base_->TableExists(table);
+  }
+  Result<std::vector<iceberg::TableIdentifier>> ListTables(
+      const std::string& namespace_name) override {
+    ++calls;
+    return base_->ListTables(namespace_name);
+  }
+  mutable std::atomic<int64_t> calls{0};
+
+ private:
+  std::shared_ptr<iceberg::Catalog> base_;
+};
+
+class NodeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("oxbow-node-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    Open();
+  }
+  void Open() {
+    node_.reset();
+    NodeOptions options;
+    options.engine.data_dir = (dir_ / "data").string();
+    options.lake.warehouse = (dir_ / "warehouse").string();
+    options.lake.fs = lake_fs_;
+    catalog_ = std::make_shared<CountingCatalog>(
+        std::make_shared<iceberg::FileCatalog>(lake_fs_, options.lake.warehouse));
+    options.lake.catalog = catalog_;
+    // A round of each table at open, then none for an hour.
+    options.lake.freshness_ms = 3600 * 1000;
+    options.lake.maintenance_interval_ms = 3600 * 1000;
+    options.lake.scrub_interval_ms = 0;
+    node_ = Node::Open(std::move(options)).ValueOrDie();
+  }
+  void TearDown() override {
+    node_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  // Appends ids first_id.. to `bucket` through a handle, as the Kafka produce path does.
+  void PutToBucket(int32_t bucket, int64_t first_id, int64_t rows) {
+    const TableHandle table = node_->GetTable("ns.t").ValueOrDie();
+    arrow::Int64Builder ids(DataType::Int64());
+    for (int64_t i = 0; i < rows; ++i) ASSERT_TRUE(ids.Append(first_id + i).ok());
+    auto batch = arrow::RecordBatch::Make(schema_, rows, {ids.Finish().ValueOrDie()}).ValueOrDie();
+    auto put = table.StartPutToBucket(schema_, bucket).ValueOrDie();
+    ASSERT_TRUE(put->Append(*batch).ok());
+  }
+
+  void WaitForLake(const std::function<bool(const lake::LakeTableStatus&)>& done) {
+    for (int i = 0; i < 500; ++i) {
+      if (done(node_->DescribeTable("ns.t").ValueOrDie().lake)) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  std::filesystem::path dir_;
+  std::shared_ptr<FaultInjectionFileSystem> lake_fs_ =
+      std::make_shared<FaultInjectionFileSystem>(PosixFileSystem::Default());
+  std::shared_ptr<CountingCatalog> catalog_;
+  std::unique_ptr<Node> node_;
+  arrow::SchemaPtr schema_ = std::make_shared<const arrow::Schema>(
+      std::vector<arrow::Field>{arrow::Field("id", DataType::Int64(), false)});
+};
+
+TEST_F(NodeTest, HandlesPutAndReadWithoutTouchingTheLake) {
+  catalog::CreateTableRequest request;
+  request.table.name = "ns.t";
+  request.table.schema = schema_;
+  request.table.buckets = 2;
+  ASSERT_TRUE(node_->CreateTable(request).ok());
+  PutToBucket(1, 0, 10);
+  WaitForLake([&](const lake::LakeTableStatus&) {
+    auto exists = catalog_->TableExists({"ns", "t"});
+    return exists.ok() && *exists;
+  });
+  // A lake found at open is tiered at once, then not for an hour.
+  Open();
+  WaitForLake([](const lake::LakeTableStatus& lake) {
+    return lake.tiered_offsets.size() == 2 && lake.tiered_offsets[1] == 10;
+  });
+  ASSERT_EQ(node_->DescribeTable("ns.t").ValueOrDie().lake.tiered_offsets,
+            (std::vector<int64_t>{0, 10}));
+
+  catalog_->calls = 0;
+  lake_fs_->ResetCounters();
+  PutToBucket(1, 10, 5);
+  PutToBucket(0, 15, 3);
+  const TableHandle table = node_->GetTable("ns.t").ValueOrDie();
+  const auto buckets = table.Buckets();
+  ASSERT_EQ(buckets.size(), 2u);
+  EXPECT_EQ(buckets[0].next_offset, 3);
+  EXPECT_EQ(buckets[1].next_offset, 15);
+  engine::ReadRequest read;
+  read.bucket = 1;
+  read.from.kind = engine::StartPosition::Kind::kOffset;
+  read.from.offset = 10;
+  auto cursor = table.OpenRead(read).ValueOrDie();
+  auto batch = cursor->NextDecoded(std::chrono::steady_clock::now()).ValueOrDie();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->base_offset, 10);
+  EXPECT_EQ(batch->batch->column(0).Value<int64_t>(0), 10);
+
+  EXPECT_EQ(catalog_->calls, 0);
+  const auto io = lake_fs_->counters();
+  EXPECT_EQ(io.reads + io.writes + io.file_syncs + io.dir_syncs, 0);
+}
+
+TEST_F(NodeTest, UnknownTableIsNotFoundByName) {
+  auto table = node_->GetTable("ns.missing");
+  ASSERT_FALSE(table.ok());
+  EXPECT_TRUE(table.status().IsNotFound());
+  EXPECT_NE(table.status().message().find("ns.missing"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace oxbow::node

@@ -1,0 +1,67 @@
+// A table resolved once — per request, per Kafka produce, per tiering round — and the calls a
+// front end makes on it. Resolving is a map lookup; nothing on a handle reads the lake's Iceberg
+// metadata except the reads that serve lake rows (OpenRead below the log, union reads).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "oxbow/catalog/descriptor.h"
+#include "oxbow/engine/engine.h"
+#include "oxbow/lake/lake.h"
+#include "oxbow/lake/lake_read.h"
+
+namespace oxbow::node {
+
+class TableHandle {
+ public:
+  // Node::GetTable makes handles; `engine` and `tiering` outlive them.
+  TableHandle(engine::Engine* engine, lake::TieringService* tiering,
+              std::shared_ptr<engine::Table> table)
+      : engine_(engine), tiering_(tiering), table_(std::move(table)) {}
+
+  const catalog::TableDescriptor& descriptor() const { return table_->descriptor(); }
+  const std::string& name() const { return descriptor().name; }
+  int32_t bucket_count() const { return descriptor().buckets; }
+  bool has_primary_key() const { return !descriptor().primary_key.empty(); }
+  // What a read of the table's log returns (a primary-key changelog adds a column).
+  const arrow::SchemaPtr& read_schema() const { return table_->read_schema(); }
+  // Each bucket's offsets and sizes now, from memory.
+  std::vector<engine::BucketStatus> Buckets() const { return table_->Buckets(); }
+  // The engine's view: descriptor, buckets and read schema.
+  engine::TableStatus EngineStatus() const { return {descriptor(), Buckets(), read_schema()}; }
+  // The state the lake last published for the table (enabled=false when it has no lake).
+  Result<lake::LakeTableStatus> LakeStatus() const { return tiering_->Describe(name()); }
+
+  // A put stream of `client_schema` batches (InvalidArgument naming the field on mismatch).
+  Result<std::unique_ptr<engine::PutSession>> StartPut(const arrow::SchemaPtr& client_schema,
+                                                       engine::PutOp op) const {
+    return table_->StartPut(client_schema, op);
+  }
+  // The same, every batch going to `bucket` (Kafka's partitions).
+  Result<std::unique_ptr<engine::PutSession>> StartPutToBucket(
+      const arrow::SchemaPtr& client_schema, int32_t bucket) const {
+    return table_->StartPutToBucket(client_schema, bucket);
+  }
+  // A read of one bucket (`request.table` is ignored); offsets the log's retention deleted come
+  // from the lake while it has them (lake::OpenLogRead).
+  Result<std::unique_ptr<engine::ReadCursor>> OpenRead(engine::ReadRequest request) const;
+  // The table's whole contents now: its lake snapshot plus the log after it (lake::UnionReader).
+  Result<std::unique_ptr<lake::UnionReader>> OpenUnionRead(lake::UnionReadRequest request) const;
+  // Primary-key tables: the current rows, and batch lookups by key.
+  Result<std::unique_ptr<engine::SnapshotReader>> OpenSnapshot(
+      const engine::SnapshotRequest& request) const {
+    return table_->OpenSnapshot(request);
+  }
+  Result<arrow::RecordBatchPtr> Lookup(const engine::LookupRequest& request) const {
+    return table_->Lookup(request);
+  }
+
+ private:
+  engine::Engine* engine_;
+  lake::TieringService* tiering_;
+  std::shared_ptr<engine::Table> table_;
+};
+
+}  // namespace oxbow::node

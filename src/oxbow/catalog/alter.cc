@@ -244,6 +244,256 @@ Status CheckNestedName(const std::string& name) {
   return Status::OK();
 }
 
+// One column change being applied: where its path leads, and how to refuse it.
+struct ColumnChange {
+  const SchemaChange& c;
+  size_t number;  // 1-based, for messages
+  bool nested;
+  std::string shown;  // the path as messages show it
+  Node* parent;
+  std::string leaf;
+  int index;    // the leaf's place in a struct parent, -1 when absent
+  bool is_key;  // a top-level primary- or bucket-key column
+  std::string parent_shown;
+
+  Status Refuse(const std::string& why) const {
+    return Status::Invalid("change " + std::to_string(number) + ": " + why);
+  }
+  // Only a struct's fields are added, dropped or renamed.
+  Status NeedStructParent(const char* what) const {
+    if (parent->field.type.id() == TypeId::kStruct) return Status::OK();
+    if (!parent->field.type.is_nested()) {
+      return Refuse(parent_shown + " is not nested: it has no field " + Quote(leaf));
+    }
+    return Refuse(std::string(what) + " " + Quote(shown) + ": " + parent_shown + " is " +
+                  KindOf(parent->field.type.id()) + ", not a struct; only a struct's fields are " +
+                  "added, dropped or renamed (a list's item and a map's key and value stay)");
+  }
+  bool is_map_key() const { return parent->field.type.id() == TypeId::kMap && leaf == "key"; }
+};
+
+void SetProperties(const SchemaChange& c, TableDescriptor* next) {
+  for (const auto& [k, v] : c.properties) {
+    if (v) {
+      next->properties[k] = *v;
+    } else {
+      next->properties.erase(k);
+    }
+  }
+}
+
+Status AddColumn(const ColumnChange& ch, TableDescriptor* next) {
+  const SchemaChange& c = ch.c;
+  RETURN_NOT_OK(ch.NeedStructParent("add_column"));
+  if (ch.index >= 0) {
+    return ch.Refuse((ch.nested ? "field " : "column ") + Quote(ch.shown) + " already exists");
+  }
+  if (ch.nested) {
+    auto st = CheckNestedName(ch.leaf);
+    if (!st.ok()) return ch.Refuse(st.message());
+  }
+  RETURN_NOT_OK(c.type.Validate());
+  arrow::Field f{ch.leaf, c.type, true, {}};
+  if (ch.nested && c.doc) {
+    return ch.Refuse("add_column " + Quote(ch.shown) +
+                     ": a nested field has no doc (its type's name has no place for one)");
+  }
+  SetFieldDoc(&f, c.doc);
+  Node* parent = ch.parent;
+  int at = static_cast<int>(parent->children.size());
+  if (c.first) at = 0;
+  if (!c.after.empty()) {
+    const int after = parent->Find(c.after);
+    if (after < 0) {
+      return ch.Refuse("add_column after " + Quote(c.after) + ": no such " +
+                       (ch.nested ? "field in " + ch.parent_shown : std::string("column")));
+    }
+    at = after + 1;
+  }
+  const int32_t id = ++next->last_field_id;
+  parent->children.insert(parent->children.begin() + at, NewNode(f, id, &next->last_field_id));
+  return Status::OK();
+}
+
+Status DropColumn(const ColumnChange& ch, TableDescriptor* next) {
+  const SchemaChange& c = ch.c;
+  RETURN_NOT_OK(ch.NeedStructParent("drop_column"));
+  if (ch.is_key) {
+    return ch.Refuse("column " + Quote(c.name) +
+                     " is part of the primary or bucket key, which cannot be dropped");
+  }
+  if (ch.parent->children.size() == 1) {
+    return ch.Refuse(ch.nested ? "struct " + ch.parent_shown + " keeps at least one field"
+                               : std::string("a table keeps at least one column"));
+  }
+  if (auto v = next->properties.find(kVersionColumnProperty);
+      !ch.nested && v != next->properties.end() && v->second == c.name) {
+    return ch.Refuse("column " + Quote(c.name) +
+                     " is the version column of the versioned merge engine "
+                     "(merge_engine.version_column), which cannot be dropped");
+  }
+  // Its aggregation goes with it.
+  if (!ch.nested) {
+    for (const auto& k : FieldProperties(next->properties, c.name)) next->properties.erase(k);
+  }
+  ch.parent->children.erase(ch.parent->children.begin() + ch.index);
+  return Status::OK();
+}
+
+Status RenameColumn(const ColumnChange& ch, Node* target, TableDescriptor* next) {
+  const SchemaChange& c = ch.c;
+  RETURN_NOT_OK(ch.NeedStructParent("rename_column"));
+  if (ch.is_key) {
+    return ch.Refuse("column " + Quote(c.name) +
+                     " is part of the primary or bucket key, which cannot be renamed");
+  }
+  if (ch.parent->Find(c.new_name) >= 0) {
+    return ch.Refuse("rename to " + Quote(c.new_name) + ": that " +
+                     (ch.nested ? "field" : "column") + " already exists");
+  }
+  if (ch.nested) {
+    auto st = CheckNestedName(c.new_name);
+    if (!st.ok()) return ch.Refuse(st.message());
+  }
+  target->field.name = c.new_name;
+  if (ch.nested) return Status::OK();
+  // The merge properties naming it follow.
+  for (const auto& k : FieldProperties(next->properties, c.name)) {
+    auto node = next->properties.extract(k);
+    node.key() = "fields." + c.new_name + k.substr(7 + c.name.size());
+    next->properties.insert(std::move(node));
+  }
+  if (auto v = next->properties.find(kVersionColumnProperty);
+      v != next->properties.end() && v->second == c.name) {
+    v->second = c.new_name;
+  }
+  return Status::OK();
+}
+
+Status WidenType(const ColumnChange& ch, Node* target) {
+  const SchemaChange& c = ch.c;
+  if (ch.is_key) {
+    return ch.Refuse("column " + Quote(c.name) +
+                     " is part of the primary or bucket key, whose type cannot change");
+  }
+  if (ch.is_map_key()) {
+    return ch.Refuse("cannot change the type of map key " + Quote(ch.shown) +
+                     ": a map's key type never changes (its keys would compare differently)");
+  }
+  if (!IsWidening(target->field.type, c.type)) {
+    return ch.Refuse("cannot change " + std::string(ch.nested ? "field " : "column ") +
+                     Quote(ch.shown) + " from " + target->field.type.ToString() + " to " +
+                     c.type.ToString() +
+                     ": a type may only widen (int8 -> int16 -> int32 -> int64, float -> "
+                     "double, decimal128 precision up with the same scale)");
+  }
+  target->field.type = c.type;
+  return Status::OK();
+}
+
+Status MakeOptional(const ColumnChange& ch, Node* target, const TableDescriptor& table) {
+  if (!ch.nested && Contains(table.primary_key, ch.c.name)) {
+    return ch.Refuse("primary-key column " + Quote(ch.c.name) + " must stay non-nullable");
+  }
+  if (ch.is_map_key()) return ch.Refuse("map key " + Quote(ch.shown) + " cannot be null");
+  target->field.nullable = true;
+  return Status::OK();
+}
+
+Status SetColumnDoc(const ColumnChange& ch, Node* target) {
+  if (ch.nested) {
+    return ch.Refuse("set_column_doc " + Quote(ch.shown) +
+                     ": a nested field has no doc (its type's name has no place for one)");
+  }
+  SetFieldDoc(&target->field, ch.c.doc);
+  return Status::OK();
+}
+
+// Applies change number `number` (1-based) of a column to the tree under `root`.
+Status ApplyColumnChange(const SchemaChange& c, size_t number, const TableDescriptor& table,
+                         Node* root, TableDescriptor* next) {
+  const std::vector<std::string> path = c.path.empty() ? std::vector<std::string>{c.name} : c.path;
+  const bool nested = path.size() > 1;
+  const std::vector<std::string> parent_path(path.begin(), path.end() - 1);
+  auto refuse = [&](const std::string& why) {
+    return Status::Invalid("change " + std::to_string(number) + ": " + why);
+  };
+  auto parent_or = Resolve(root, parent_path);
+  if (!parent_or.ok()) return refuse(parent_or.status().message());
+  Node* parent = *parent_or;
+  const std::string leaf = path.back();
+  const ColumnChange ch{
+      c,
+      number,
+      nested,
+      nested ? FormatColumnPath(path) : path[0],
+      parent,
+      leaf,
+      parent->field.type.id() == TypeId::kStruct ? parent->Find(leaf) : -1,
+      !nested && (Contains(table.primary_key, leaf) || Contains(table.bucket_key, leaf)),
+      FormatColumnPath(parent_path) + " (" + TypeName(*parent) + ")"};
+  if (c.op == SchemaChange::Op::kAddColumn) return AddColumn(ch, next);
+  auto target_or = Resolve(root, path);
+  if (!target_or.ok()) return refuse(target_or.status().message());
+  Node* target = *target_or;
+  switch (c.op) {
+    case SchemaChange::Op::kDropColumn: return DropColumn(ch, next);
+    case SchemaChange::Op::kRenameColumn: return RenameColumn(ch, target, next);
+    case SchemaChange::Op::kWidenType: return WidenType(ch, target);
+    case SchemaChange::Op::kMakeOptional: return MakeOptional(ch, target, table);
+    case SchemaChange::Op::kSetColumnDoc: return SetColumnDoc(ch, target);
+    default: return Status::OK();
+  }
+}
+
+// The table's columns as the children of a struct root, so nested paths and columns resolve
+// alike.
+Node ColumnTree(const TableDescriptor& table) {
+  Node root{{"", arrow::DataType::Struct({}), true, {}}, 0, {}};
+  for (int i = 0; i < table.schema->num_fields(); ++i) {
+    size_t at = 0;
+    const ChildIds none;
+    const ChildIds& ids = static_cast<size_t>(i) < table.child_ids.size()
+                              ? table.child_ids[static_cast<size_t>(i)]
+                              : none;
+    root.children.push_back(
+        ToNode(table.schema->field(i), table.field_ids[static_cast<size_t>(i)], ids, &at));
+  }
+  return root;
+}
+
+// Makes the columns under `root` the new current schema of `next`, unless they equal `table`'s.
+Status SetColumns(const Node& root, const TableDescriptor& table, TableDescriptor* next) {
+  std::vector<arrow::Field> fields;
+  std::vector<int32_t> ids;
+  std::vector<ChildIds> child_ids;
+  for (const Node& column : root.children) {
+    child_ids.emplace_back();
+    fields.push_back(ToField(column, &child_ids.back()));
+    ids.push_back(column.id);
+  }
+  auto unchanged = [&] {
+    std::vector<ChildIds> before = table.child_ids;
+    before.resize(child_ids.size());
+    if (ids != table.field_ids || child_ids != before) return false;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (!fields[i].Equals(table.schema->field(static_cast<int>(i)), true)) return false;
+    }
+    return true;
+  };
+  if (unchanged()) return Status::OK();
+  auto schema = std::make_shared<const arrow::Schema>(std::move(fields), table.schema->metadata());
+  RETURN_NOT_OK(schema->Validate());
+  int32_t max_id = next->schema_id;
+  for (const auto& v : next->previous_schemas) max_id = std::max(max_id, v.schema_id);
+  next->previous_schemas.push_back(table.CurrentSchema());
+  next->schema = std::move(schema);
+  next->field_ids = std::move(ids);
+  next->child_ids = std::move(child_ids);
+  next->schema_id = max_id + 1;
+  return Status::OK();
+}
+
 }  // namespace
 
 bool IsWidening(const arrow::DataType& from, const arrow::DataType& to) {
@@ -288,205 +538,17 @@ Result<AlterTableRequest> ParseAlterTable(std::string_view text) {
 Result<TableDescriptor> ApplyAlter(const TableDescriptor& table,
                                    const std::vector<SchemaChange>& changes) {
   TableDescriptor next = table;
-  // The columns as the children of a struct root, so nested paths and columns resolve alike.
-  Node root{{"", arrow::DataType::Struct({}), true, {}}, 0, {}};
-  for (int i = 0; i < table.schema->num_fields(); ++i) {
-    size_t at = 0;
-    const ChildIds none;
-    const ChildIds& ids = static_cast<size_t>(i) < table.child_ids.size()
-                              ? table.child_ids[static_cast<size_t>(i)]
-                              : none;
-    root.children.push_back(
-        ToNode(table.schema->field(i), table.field_ids[static_cast<size_t>(i)], ids, &at));
-  }
+  Node root = ColumnTree(table);
   bool schema_changed = false;
   for (size_t n = 0; n < changes.size(); ++n) {
-    const SchemaChange& c = changes[n];
-    auto refuse = [&](const std::string& why) {
-      return Status::Invalid("change " + std::to_string(n + 1) + ": " + why);
-    };
-    if (c.op == SchemaChange::Op::kSetProperties) {
-      for (const auto& [k, v] : c.properties) {
-        if (v) {
-          next.properties[k] = *v;
-        } else {
-          next.properties.erase(k);
-        }
-      }
+    if (changes[n].op == SchemaChange::Op::kSetProperties) {
+      SetProperties(changes[n], &next);
       continue;
     }
-    const std::vector<std::string> path =
-        c.path.empty() ? std::vector<std::string>{c.name} : c.path;
-    const bool nested = path.size() > 1;
-    const std::string shown = nested ? FormatColumnPath(path) : path[0];
-    const std::vector<std::string> parent_path(path.begin(), path.end() - 1);
-    auto parent_or = Resolve(&root, parent_path);
-    if (!parent_or.ok()) return refuse(parent_or.status().message());
-    Node* parent = *parent_or;
-    const std::string& leaf = path.back();
-    const int i = parent->field.type.id() == TypeId::kStruct ? parent->Find(leaf) : -1;
-    const bool is_key =
-        !nested && (Contains(table.primary_key, leaf) || Contains(table.bucket_key, leaf));
-    const std::string parent_shown = FormatColumnPath(parent_path) + " (" + TypeName(*parent) + ")";
-    auto need_struct_parent = [&](const char* what) -> Status {
-      if (parent->field.type.id() == TypeId::kStruct) return Status::OK();
-      if (!parent->field.type.is_nested()) {
-        return refuse(parent_shown + " is not nested: it has no field " + Quote(leaf));
-      }
-      return refuse(std::string(what) + " " + Quote(shown) + ": " + parent_shown + " is " +
-                    KindOf(parent->field.type.id()) +
-                    ", not a struct; only a struct's fields are " +
-                    "added, dropped or renamed (a list's item and a map's key and value stay)");
-    };
-    if (c.op == SchemaChange::Op::kAddColumn) {
-      RETURN_NOT_OK(need_struct_parent("add_column"));
-      if (i >= 0) {
-        return refuse((nested ? "field " : "column ") + Quote(shown) + " already exists");
-      }
-      if (nested) {
-        auto st = CheckNestedName(leaf);
-        if (!st.ok()) return refuse(st.message());
-      }
-      RETURN_NOT_OK(c.type.Validate());
-      arrow::Field f{leaf, c.type, true, {}};
-      if (nested && c.doc) {
-        return refuse("add_column " + Quote(shown) +
-                      ": a nested field has no doc (its type's name has no place for one)");
-      }
-      SetFieldDoc(&f, c.doc);
-      int at = static_cast<int>(parent->children.size());
-      if (c.first) at = 0;
-      if (!c.after.empty()) {
-        const int after = parent->Find(c.after);
-        if (after < 0) {
-          return refuse("add_column after " + Quote(c.after) + ": no such " +
-                        (nested ? "field in " + parent_shown : std::string("column")));
-        }
-        at = after + 1;
-      }
-      const int32_t id = ++next.last_field_id;
-      parent->children.insert(parent->children.begin() + at, NewNode(f, id, &next.last_field_id));
-      schema_changed = true;
-      continue;
-    }
-    auto target_or = Resolve(&root, path);
-    if (!target_or.ok()) return refuse(target_or.status().message());
-    Node* target = *target_or;
-    const bool is_map_key = parent->field.type.id() == TypeId::kMap && leaf == "key";
-    switch (c.op) {
-      case SchemaChange::Op::kDropColumn:
-        RETURN_NOT_OK(need_struct_parent("drop_column"));
-        if (is_key) {
-          return refuse("column " + Quote(c.name) +
-                        " is part of the primary or bucket key, which cannot be dropped");
-        }
-        if (parent->children.size() == 1) {
-          return refuse(nested ? "struct " + parent_shown + " keeps at least one field"
-                               : std::string("a table keeps at least one column"));
-        }
-        if (auto v = next.properties.find(kVersionColumnProperty);
-            !nested && v != next.properties.end() && v->second == c.name) {
-          return refuse("column " + Quote(c.name) +
-                        " is the version column of the versioned merge engine "
-                        "(merge_engine.version_column), which cannot be dropped");
-        }
-        // Its aggregation goes with it.
-        if (!nested) {
-          for (const auto& k : FieldProperties(next.properties, c.name)) next.properties.erase(k);
-        }
-        parent->children.erase(parent->children.begin() + i);
-        break;
-      case SchemaChange::Op::kRenameColumn:
-        RETURN_NOT_OK(need_struct_parent("rename_column"));
-        if (is_key) {
-          return refuse("column " + Quote(c.name) +
-                        " is part of the primary or bucket key, which cannot be renamed");
-        }
-        if (parent->Find(c.new_name) >= 0) {
-          return refuse("rename to " + Quote(c.new_name) + ": that " +
-                        (nested ? "field" : "column") + " already exists");
-        }
-        if (nested) {
-          auto st = CheckNestedName(c.new_name);
-          if (!st.ok()) return refuse(st.message());
-        }
-        target->field.name = c.new_name;
-        if (!nested) {
-          // The merge properties naming it follow.
-          for (const auto& k : FieldProperties(next.properties, c.name)) {
-            auto node = next.properties.extract(k);
-            node.key() = "fields." + c.new_name + k.substr(7 + c.name.size());
-            next.properties.insert(std::move(node));
-          }
-          if (auto v = next.properties.find(kVersionColumnProperty);
-              v != next.properties.end() && v->second == c.name) {
-            v->second = c.new_name;
-          }
-        }
-        break;
-      case SchemaChange::Op::kWidenType:
-        if (is_key) {
-          return refuse("column " + Quote(c.name) +
-                        " is part of the primary or bucket key, whose type cannot change");
-        }
-        if (is_map_key) {
-          return refuse("cannot change the type of map key " + Quote(shown) +
-                        ": a map's key type never changes (its keys would compare differently)");
-        }
-        if (!IsWidening(target->field.type, c.type)) {
-          return refuse("cannot change " + std::string(nested ? "field " : "column ") +
-                        Quote(shown) + " from " + target->field.type.ToString() + " to " +
-                        c.type.ToString() +
-                        ": a type may only widen (int8 -> int16 -> int32 -> int64, float -> "
-                        "double, decimal128 precision up with the same scale)");
-        }
-        target->field.type = c.type;
-        break;
-      case SchemaChange::Op::kMakeOptional:
-        if (!nested && Contains(table.primary_key, c.name)) {
-          return refuse("primary-key column " + Quote(c.name) + " must stay non-nullable");
-        }
-        if (is_map_key) return refuse("map key " + Quote(shown) + " cannot be null");
-        target->field.nullable = true;
-        break;
-      case SchemaChange::Op::kSetColumnDoc:
-        if (nested) {
-          return refuse("set_column_doc " + Quote(shown) +
-                        ": a nested field has no doc (its type's name has no place for one)");
-        }
-        SetFieldDoc(&target->field, c.doc);
-        break;
-      default: break;
-    }
+    RETURN_NOT_OK(ApplyColumnChange(changes[n], n + 1, table, &root, &next));
     schema_changed = true;
   }
-  std::vector<arrow::Field> fields;
-  std::vector<int32_t> ids;
-  std::vector<ChildIds> child_ids;
-  for (const Node& column : root.children) {
-    child_ids.emplace_back();
-    fields.push_back(ToField(column, &child_ids.back()));
-    ids.push_back(column.id);
-  }
-  auto unchanged = [&] {
-    std::vector<ChildIds> before = table.child_ids;
-    before.resize(child_ids.size());
-    if (ids != table.field_ids || child_ids != before) return false;
-    for (size_t i = 0; i < fields.size(); ++i) {
-      if (!fields[i].Equals(table.schema->field(static_cast<int>(i)), true)) return false;
-    }
-    return true;
-  };
-  if (!schema_changed || unchanged()) return next;
-  auto schema = std::make_shared<const arrow::Schema>(std::move(fields), table.schema->metadata());
-  RETURN_NOT_OK(schema->Validate());
-  int32_t max_id = next.schema_id;
-  for (const auto& v : next.previous_schemas) max_id = std::max(max_id, v.schema_id);
-  next.previous_schemas.push_back(table.CurrentSchema());
-  next.schema = std::move(schema);
-  next.field_ids = std::move(ids);
-  next.child_ids = std::move(child_ids);
-  next.schema_id = max_id + 1;
+  if (schema_changed) RETURN_NOT_OK(SetColumns(root, table, &next));
   return next;
 }
 

@@ -215,15 +215,11 @@ Result<json> TableProperties(const TableArgs& args) {
   return props;
 }
 
-void RegisterTable(CLI::App& app) {
-  auto args = std::make_shared<TableArgs>();
-  auto* table = app.add_subcommand("table", "Create, list, describe and drop tables");
-  table->require_subcommand(1);
-  auto add_server = [&](CLI::App* cmd) { AddServerOption(cmd, &args->server); };
+// `oxbow table create`.
+void RegisterTableCreate(CLI::App* table, const std::shared_ptr<TableArgs>& args) {
   auto connect = [args]() { return Connect(args->server); };
-
   auto* create = table->add_subcommand("create", "Create a table");
-  add_server(create);
+  AddServerOption(create, &args->server);
   create->add_option("table", args->table, "namespace.table")->required();
   create
       ->add_option("--schema", args->schema,
@@ -263,6 +259,52 @@ void RegisterTable(CLI::App& app) {
     std::cout << ")\n";
     return Status::OK();
   });
+}
+
+// `oxbow table alter`.
+void RegisterTableAlter(CLI::App* table, const std::shared_ptr<TableArgs>& args) {
+  auto connect = [args]() { return Connect(args->server); };
+  auto* alter = table->add_subcommand(
+      "alter", "Change a table's columns and properties, all at once or none (docs/api.md)");
+  AddServerOption(alter, &args->server);
+  alter->add_option("table", args->table, "namespace.table")->required();
+  alter->add_option("--changes", args->changes_json,
+                    "A JSON list of changes, as alter_table takes them (applied first)");
+  alter->add_option("--add-column", args->add_columns,
+                    "\"name type\": a nullable column at the end (repeatable); a name with "
+                    "'.' is a nested field, point.z (`a.b` quotes a name holding '.')");
+  alter->add_option("--drop-column", args->drop_columns,
+                    "A column or nested field (point.z) to drop (repeatable)");
+  alter->add_option("--rename", args->renames,
+                    "old=new: rename a column or nested field (point.z=depth) (repeatable)");
+  alter->add_option("--widen", args->widens,
+                    "\"name type\": widen a column's type, e.g. \"n int64\" (repeatable)");
+  alter->add_option("--make-optional", args->make_optional,
+                    "A required column to make nullable (repeatable)");
+  alter->add_option("--doc", args->docs, "column=text: set a column's doc (repeatable)");
+  alter->add_option("--remove-doc", args->remove_docs, "A column whose doc to remove (repeatable)");
+  alter->add_option("--property", args->properties, "Set table property key=value (repeatable)");
+  alter->add_option("--remove-property", args->remove_properties,
+                    "Remove a table property (repeatable)");
+  SetAction(alter, [args, connect]() -> Status {
+    ASSIGN_OR_RAISE(json changes, AlterChanges(*args));
+    ASSIGN_OR_RAISE(auto c, connect());
+    ASSIGN_OR_RAISE(json altered, Action(*c, args->server.address, "alter_table",
+                                         {{"table", args->table}, {"changes", changes}}));
+    std::cout << "altered " << altered.value("table", args->table) << " (schema version "
+              << altered.value("schema_id", 0) << ")\n";
+    return Status::OK();
+  });
+}
+
+void RegisterTable(CLI::App& app) {
+  auto args = std::make_shared<TableArgs>();
+  auto* table = app.add_subcommand("table", "Create, list, describe and drop tables");
+  table->require_subcommand(1);
+  auto add_server = [&](CLI::App* cmd) { AddServerOption(cmd, &args->server); };
+  auto connect = [args]() { return Connect(args->server); };
+
+  RegisterTableCreate(table, args);
 
   auto* list = table->add_subcommand("list", "List tables");
   add_server(list);
@@ -297,38 +339,7 @@ void RegisterTable(CLI::App& app) {
     return Status::OK();
   });
 
-  auto* alter = table->add_subcommand(
-      "alter", "Change a table's columns and properties, all at once or none (docs/api.md)");
-  add_server(alter);
-  alter->add_option("table", args->table, "namespace.table")->required();
-  alter->add_option("--changes", args->changes_json,
-                    "A JSON list of changes, as alter_table takes them (applied first)");
-  alter->add_option("--add-column", args->add_columns,
-                    "\"name type\": a nullable column at the end (repeatable); a name with "
-                    "'.' is a nested field, point.z (`a.b` quotes a name holding '.')");
-  alter->add_option("--drop-column", args->drop_columns,
-                    "A column or nested field (point.z) to drop (repeatable)");
-  alter->add_option("--rename", args->renames,
-                    "old=new: rename a column or nested field (point.z=depth) (repeatable)");
-  alter->add_option("--widen", args->widens,
-                    "\"name type\": widen a column's type, e.g. \"n int64\" (repeatable)");
-  alter->add_option("--make-optional", args->make_optional,
-                    "A required column to make nullable (repeatable)");
-  alter->add_option("--doc", args->docs, "column=text: set a column's doc (repeatable)");
-  alter->add_option("--remove-doc", args->remove_docs, "A column whose doc to remove (repeatable)");
-  alter->add_option("--property", args->properties, "Set table property key=value (repeatable)");
-  alter->add_option("--remove-property", args->remove_properties,
-                    "Remove a table property (repeatable)");
-  SetAction(alter, [args, connect]() -> Status {
-    ASSIGN_OR_RAISE(json changes, AlterChanges(*args));
-    ASSIGN_OR_RAISE(auto c, connect());
-    ASSIGN_OR_RAISE(json altered, Action(*c, args->server.address, "alter_table",
-                                         {{"table", args->table}, {"changes", changes}}));
-    std::cout << "altered " << altered.value("table", args->table) << " (schema version "
-              << altered.value("schema_id", 0) << ")\n";
-    return Status::OK();
-  });
-
+  RegisterTableAlter(table, args);
   auto* drop = table->add_subcommand("drop", "Drop a table and its data");
   add_server(drop);
   drop->add_option("table", args->table, "namespace.table")->required();

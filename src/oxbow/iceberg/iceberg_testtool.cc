@@ -150,6 +150,102 @@ Json Describe(const IcebergTable& table) {
   return out;
 }
 
+// read-manifest-list <list>: each manifest's fields, bounds in hex.
+Status ManifestListJson(FileSystem* fs, const std::string& path, Json* out) {
+  ASSIGN_OR_RAISE(auto list, ReadManifestList(fs, path));
+  Json manifests = Json::array();
+  for (const auto& m : list) {
+    Json parts = Json::array();
+    for (const auto& p : m.partitions) {
+      parts.push_back({{"contains_null", p.contains_null},
+                       {"lower", p.lower_bound ? Json(ToHex(*p.lower_bound)) : Json()},
+                       {"upper", p.upper_bound ? Json(ToHex(*p.upper_bound)) : Json()}});
+    }
+    manifests.push_back({{"path", m.manifest_path},
+                         {"length", m.manifest_length},
+                         {"spec_id", m.partition_spec_id},
+                         {"sequence_number", m.sequence_number},
+                         {"min_sequence_number", m.min_sequence_number},
+                         {"added_snapshot_id", m.added_snapshot_id},
+                         {"added_files", m.added_files_count},
+                         {"existing_files", m.existing_files_count},
+                         {"deleted_files", m.deleted_files_count},
+                         {"added_rows", m.added_rows_count},
+                         {"partitions", std::move(parts)}});
+  }
+  *out = {{"manifests", std::move(manifests)}};
+  return Status::OK();
+}
+
+// read-manifest <manifest> <metadata.json>: each entry, partition values and bounds in hex.
+Status ManifestJson(FileSystem* fs, const std::string& manifest_path,
+                    const std::string& metadata_path, Json* out) {
+  ASSIGN_OR_RAISE(std::string metadata_json, ReadWholeFile(fs, metadata_path));
+  ASSIGN_OR_RAISE(auto metadata, TableMetadata::FromJson(metadata_json));
+  ASSIGN_OR_RAISE(std::string bytes, ReadWholeFile(fs, manifest_path));
+  const Schema& schema = *metadata.CurrentSchema();
+  const PartitionSpec& spec = *metadata.DefaultSpec();
+  ASSIGN_OR_RAISE(auto types, spec.PartitionTypes(schema));
+  ASSIGN_OR_RAISE(auto entries, DecodeManifest(bytes, schema, spec));
+  Json list = Json::array();
+  for (const auto& e : entries) {
+    Json partition = Json::array();
+    for (size_t i = 0; i < types.size(); ++i) {
+      const auto& v = e.data_file.partition[i];
+      partition.push_back(v ? Json(ToHex(*SerializeLiteral(types[i], *v))) : Json());
+    }
+    Json lower = Json::object(), upper = Json::object(), nulls = Json::object();
+    for (const auto& [id, b] : e.data_file.lower_bounds) lower[std::to_string(id)] = ToHex(b);
+    for (const auto& [id, b] : e.data_file.upper_bounds) upper[std::to_string(id)] = ToHex(b);
+    for (const auto& [id, n] : e.data_file.null_value_counts) nulls[std::to_string(id)] = n;
+    list.push_back({{"status", static_cast<int>(e.status)},
+                    {"snapshot_id", e.snapshot_id ? Json(*e.snapshot_id) : Json()},
+                    {"sequence_number", e.sequence_number ? Json(*e.sequence_number) : Json()},
+                    {"path", e.data_file.file_path},
+                    {"format", e.data_file.file_format},
+                    {"record_count", e.data_file.record_count},
+                    {"file_size", e.data_file.file_size_in_bytes},
+                    {"partition", std::move(partition)},
+                    {"lower_bounds", std::move(lower)},
+                    {"upper_bounds", std::move(upper)},
+                    {"null_value_counts", std::move(nulls)}});
+  }
+  *out = {{"entries", std::move(list)}};
+  return Status::OK();
+}
+
+// create <location> <json>: a new table of the schema, partition spec and properties given.
+Status CreateTable(const std::shared_ptr<FileSystem>& fs, const std::string& location,
+                   const Json& j, Json* out) {
+  std::vector<arrow::Field> fields;
+  for (const auto& jf : j.at("schema")) {
+    arrow::Field field;
+    field.name = jf.at("name").get<std::string>();
+    ASSIGN_OR_RAISE(field.type, arrow::DataType::Parse(jf.at("type").get<std::string>()));
+    field.nullable = jf.value("nullable", true);
+    if (jf.contains("field_id")) {
+      field.metadata.emplace_back("PARQUET:field_id", std::to_string(jf["field_id"].get<int>()));
+    }
+    fields.push_back(std::move(field));
+  }
+  ASSIGN_OR_RAISE(Schema schema, SchemaFromArrow(arrow::Schema(std::move(fields))));
+  std::vector<PartitionFieldRequest> requests;
+  if (j.contains("partition")) {
+    for (const auto& p : j["partition"]) {
+      ASSIGN_OR_RAISE(Transform t, Transform::Parse(p.at("transform").get<std::string>()));
+      requests.push_back({p.at("source").get<std::string>(), t, p.value("name", "")});
+    }
+  }
+  ASSIGN_OR_RAISE(PartitionSpec spec, PartitionSpec::Make(schema, requests));
+  std::map<std::string, std::string> properties;
+  if (j.contains("properties")) {
+    for (const auto& [k, v] : j["properties"].items()) properties[k] = v.get<std::string>();
+  }
+  ASSIGN_OR_RAISE(auto table, IcebergTable::Create(fs, location, schema, spec, properties));
+  *out = Describe(*table);
+  return Status::OK();
+}
+
 Status Run(int argc, char** argv, Json* out) {
   if (argc < 3) return Status::Invalid("usage: iceberg_testtool <command> <args...>");
   std::string command = argv[1];
@@ -163,97 +259,14 @@ Status Run(int argc, char** argv, Json* out) {
     return Status::OK();
   }
   auto fs = PosixFileSystem::Default();
-  if (command == "read-manifest-list") {
-    ASSIGN_OR_RAISE(auto list, ReadManifestList(fs.get(), argv[2]));
-    Json manifests = Json::array();
-    for (const auto& m : list) {
-      Json parts = Json::array();
-      for (const auto& p : m.partitions) {
-        parts.push_back({{"contains_null", p.contains_null},
-                         {"lower", p.lower_bound ? Json(ToHex(*p.lower_bound)) : Json()},
-                         {"upper", p.upper_bound ? Json(ToHex(*p.upper_bound)) : Json()}});
-      }
-      manifests.push_back({{"path", m.manifest_path},
-                           {"length", m.manifest_length},
-                           {"spec_id", m.partition_spec_id},
-                           {"sequence_number", m.sequence_number},
-                           {"min_sequence_number", m.min_sequence_number},
-                           {"added_snapshot_id", m.added_snapshot_id},
-                           {"added_files", m.added_files_count},
-                           {"existing_files", m.existing_files_count},
-                           {"deleted_files", m.deleted_files_count},
-                           {"added_rows", m.added_rows_count},
-                           {"partitions", std::move(parts)}});
-    }
-    *out = {{"manifests", std::move(manifests)}};
-    return Status::OK();
-  }
+  if (command == "read-manifest-list") return ManifestListJson(fs.get(), argv[2], out);
   if (command == "read-manifest") {
     if (argc != 4) return Status::Invalid("usage: read-manifest <manifest> <metadata.json>");
-    ASSIGN_OR_RAISE(std::string metadata_json, ReadWholeFile(fs.get(), argv[3]));
-    ASSIGN_OR_RAISE(auto metadata, TableMetadata::FromJson(metadata_json));
-    ASSIGN_OR_RAISE(std::string bytes, ReadWholeFile(fs.get(), argv[2]));
-    const Schema& schema = *metadata.CurrentSchema();
-    const PartitionSpec& spec = *metadata.DefaultSpec();
-    ASSIGN_OR_RAISE(auto types, spec.PartitionTypes(schema));
-    ASSIGN_OR_RAISE(auto entries, DecodeManifest(bytes, schema, spec));
-    Json list = Json::array();
-    for (const auto& e : entries) {
-      Json partition = Json::array();
-      for (size_t i = 0; i < types.size(); ++i) {
-        const auto& v = e.data_file.partition[i];
-        partition.push_back(v ? Json(ToHex(*SerializeLiteral(types[i], *v))) : Json());
-      }
-      Json lower = Json::object(), upper = Json::object(), nulls = Json::object();
-      for (const auto& [id, b] : e.data_file.lower_bounds) lower[std::to_string(id)] = ToHex(b);
-      for (const auto& [id, b] : e.data_file.upper_bounds) upper[std::to_string(id)] = ToHex(b);
-      for (const auto& [id, n] : e.data_file.null_value_counts) nulls[std::to_string(id)] = n;
-      list.push_back({{"status", static_cast<int>(e.status)},
-                      {"snapshot_id", e.snapshot_id ? Json(*e.snapshot_id) : Json()},
-                      {"sequence_number", e.sequence_number ? Json(*e.sequence_number) : Json()},
-                      {"path", e.data_file.file_path},
-                      {"format", e.data_file.file_format},
-                      {"record_count", e.data_file.record_count},
-                      {"file_size", e.data_file.file_size_in_bytes},
-                      {"partition", std::move(partition)},
-                      {"lower_bounds", std::move(lower)},
-                      {"upper_bounds", std::move(upper)},
-                      {"null_value_counts", std::move(nulls)}});
-    }
-    *out = {{"entries", std::move(list)}};
-    return Status::OK();
+    return ManifestJson(fs.get(), argv[2], argv[3], out);
   }
   std::string location = argv[2];
   Json j = argc > 3 ? Json::parse(argv[3]) : Json::object();
-  if (command == "create") {
-    std::vector<arrow::Field> fields;
-    for (const auto& jf : j.at("schema")) {
-      arrow::Field field;
-      field.name = jf.at("name").get<std::string>();
-      ASSIGN_OR_RAISE(field.type, arrow::DataType::Parse(jf.at("type").get<std::string>()));
-      field.nullable = jf.value("nullable", true);
-      if (jf.contains("field_id")) {
-        field.metadata.emplace_back("PARQUET:field_id", std::to_string(jf["field_id"].get<int>()));
-      }
-      fields.push_back(std::move(field));
-    }
-    ASSIGN_OR_RAISE(Schema schema, SchemaFromArrow(arrow::Schema(std::move(fields))));
-    std::vector<PartitionFieldRequest> requests;
-    if (j.contains("partition")) {
-      for (const auto& p : j["partition"]) {
-        ASSIGN_OR_RAISE(Transform t, Transform::Parse(p.at("transform").get<std::string>()));
-        requests.push_back({p.at("source").get<std::string>(), t, p.value("name", "")});
-      }
-    }
-    ASSIGN_OR_RAISE(PartitionSpec spec, PartitionSpec::Make(schema, requests));
-    std::map<std::string, std::string> properties;
-    if (j.contains("properties")) {
-      for (const auto& [k, v] : j["properties"].items()) properties[k] = v.get<std::string>();
-    }
-    ASSIGN_OR_RAISE(auto table, IcebergTable::Create(fs, location, schema, spec, properties));
-    *out = Describe(*table);
-    return Status::OK();
-  }
+  if (command == "create") return CreateTable(fs, location, j, out);
   ASSIGN_OR_RAISE(auto table, IcebergTable::Load(fs, location));
   if (command == "append") {
     ASSIGN_OR_RAISE(auto files, ParseFiles(*table, j));

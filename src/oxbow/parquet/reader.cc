@@ -97,8 +97,13 @@ class ChunkDecoder {
                       const char* what);
   Status ReadDataPage(int32_t num_values, Encoding encoding, Span rep, Span def, Span values);
   Status DecodeDense(Encoding encoding, const uint8_t* data, int64_t size, int64_t count);
+  Status DecodePlain(const uint8_t* data, int64_t size, int64_t count);
+  Status DecodeDictionaryIndices(Encoding encoding, const uint8_t* data, int64_t size,
+                                 int64_t count);
   Status DecodeDeltaBytes(Encoding encoding, const uint8_t* data, int64_t size, int64_t count);
   Status Emit(int64_t n, int64_t count);
+  // Emit's string and binary case: appends the `count` dense values of `n` slots to data_.
+  Status EmitStrings(int64_t n, int64_t count, bool all_valid, int32_t* offsets);
   Result<const uint8_t*> Decompress(Codec codec, const uint8_t* data, int64_t size,
                                     int64_t uncompressed, PageScratch* buffer);
 
@@ -256,89 +261,95 @@ Status ChunkDecoder::ReadDictionary(const PageHeader& h, const uint8_t* data, in
   return Status::OK();
 }
 
+Status ChunkDecoder::DecodePlain(const uint8_t* data, int64_t size, int64_t count) {
+  if (physical_ == PhysicalType::kByteArray) {
+    dense_views_.resize(static_cast<size_t>(count));
+    int64_t pos = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      if (size - pos < 4) return Error("PLAIN page truncated at value " + std::to_string(i));
+      uint32_t len;
+      std::memcpy(&len, data + pos, 4);
+      pos += 4;
+      if (len > static_cast<uint64_t>(size - pos)) {
+        return Error("value " + std::to_string(i) + " of " + std::to_string(len) +
+                     " bytes runs past the page");
+      }
+      dense_views_[i] = std::string_view(reinterpret_cast<const char*>(data + pos), len);
+      pos += len;
+    }
+  } else if (physical_ == PhysicalType::kBoolean) {
+    if (bit_util::BytesForBits(count) > size) return Error("PLAIN boolean page truncated");
+    dense_buffer_.resize(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) dense_buffer_[i] = bit_util::GetBit(data, i);
+    dense_ = dense_buffer_.data();
+  } else {
+    if (width_ <= 0) return Error("bad FIXED_LEN_BYTE_ARRAY width");
+    if (count > size / width_) {
+      return Error("PLAIN page holds " + std::to_string(size) + " bytes, " + std::to_string(count) +
+                   " values need more");
+    }
+    dense_ = data;
+  }
+  return Status::OK();
+}
+
+Status ChunkDecoder::DecodeDictionaryIndices(Encoding encoding, const uint8_t* data, int64_t size,
+                                             int64_t count) {
+  if (!has_dictionary_) {
+    return Error(std::string(EncodingName(encoding)) + " page without a dictionary page");
+  }
+  if (size < 1) return Error("dictionary-encoded page without a bit width");
+  const int bw = data[0];
+  if (bw > 32) return Error("dictionary index bit width " + std::to_string(bw));
+  indices_.resize(static_cast<size_t>(count));
+  internal::RleDecoder dec(data + 1, size - 1, bw);
+  RETURN_NOT_OK(dec.GetBatch(indices_.data(), count).WithContext("column '" + field_.name + "'"));
+  uint32_t max_index = 0;
+  for (int64_t i = 0; i < count; ++i) max_index = std::max(max_index, indices_[i]);
+  if (count > 0 && max_index >= dict_size_) {
+    return Error("dictionary index " + std::to_string(max_index) + " >= dictionary size " +
+                 std::to_string(dict_size_));
+  }
+  if (physical_ == PhysicalType::kByteArray) {
+    dense_views_.resize(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) dense_views_[i] = dict_views_[indices_[i]];
+  } else if (physical_ == PhysicalType::kBoolean) {
+    dense_buffer_.resize(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) dense_buffer_[i] = dict_bools_[indices_[i]];
+    dense_ = dense_buffer_.data();
+  } else {
+    uint8_t* out = dict_target_;
+    if (out == nullptr) {
+      dense_buffer_.resize(static_cast<size_t>(count * width_));
+      out = dense_buffer_.data();
+    }
+    switch (width_) {
+      case 4:
+        for (int64_t i = 0; i < count; ++i)
+          std::memcpy(out + i * 4, dict_fixed_ + indices_[i] * 4, 4);
+        break;
+      case 8:
+        for (int64_t i = 0; i < count; ++i)
+          std::memcpy(out + i * 8, dict_fixed_ + indices_[i] * 8, 8);
+        break;
+      default:
+        for (int64_t i = 0; i < count; ++i) {
+          std::memcpy(out + i * width_, dict_fixed_ + static_cast<int64_t>(indices_[i]) * width_,
+                      width_);
+        }
+    }
+    dense_ = out;
+  }
+  return Status::OK();
+}
+
 Status ChunkDecoder::DecodeDense(Encoding encoding, const uint8_t* data, int64_t size,
                                  int64_t count) {
   const std::string enc_name(EncodingName(encoding));
   switch (encoding) {
-    case Encoding::kPlain: {
-      if (physical_ == PhysicalType::kByteArray) {
-        dense_views_.resize(static_cast<size_t>(count));
-        int64_t pos = 0;
-        for (int64_t i = 0; i < count; ++i) {
-          if (size - pos < 4) return Error("PLAIN page truncated at value " + std::to_string(i));
-          uint32_t len;
-          std::memcpy(&len, data + pos, 4);
-          pos += 4;
-          if (len > static_cast<uint64_t>(size - pos)) {
-            return Error("value " + std::to_string(i) + " of " + std::to_string(len) +
-                         " bytes runs past the page");
-          }
-          dense_views_[i] = std::string_view(reinterpret_cast<const char*>(data + pos), len);
-          pos += len;
-        }
-      } else if (physical_ == PhysicalType::kBoolean) {
-        if (bit_util::BytesForBits(count) > size) return Error("PLAIN boolean page truncated");
-        dense_buffer_.resize(static_cast<size_t>(count));
-        for (int64_t i = 0; i < count; ++i) dense_buffer_[i] = bit_util::GetBit(data, i);
-        dense_ = dense_buffer_.data();
-      } else {
-        if (width_ <= 0) return Error("bad FIXED_LEN_BYTE_ARRAY width");
-        if (count > size / width_) {
-          return Error("PLAIN page holds " + std::to_string(size) + " bytes, " +
-                       std::to_string(count) + " values need more");
-        }
-        dense_ = data;
-      }
-      return Status::OK();
-    }
+    case Encoding::kPlain: return DecodePlain(data, size, count);
     case Encoding::kPlainDictionary:
-    case Encoding::kRleDictionary: {
-      if (!has_dictionary_) return Error(enc_name + " page without a dictionary page");
-      if (size < 1) return Error("dictionary-encoded page without a bit width");
-      const int bw = data[0];
-      if (bw > 32) return Error("dictionary index bit width " + std::to_string(bw));
-      indices_.resize(static_cast<size_t>(count));
-      internal::RleDecoder dec(data + 1, size - 1, bw);
-      RETURN_NOT_OK(
-          dec.GetBatch(indices_.data(), count).WithContext("column '" + field_.name + "'"));
-      uint32_t max_index = 0;
-      for (int64_t i = 0; i < count; ++i) max_index = std::max(max_index, indices_[i]);
-      if (count > 0 && max_index >= dict_size_) {
-        return Error("dictionary index " + std::to_string(max_index) + " >= dictionary size " +
-                     std::to_string(dict_size_));
-      }
-      if (physical_ == PhysicalType::kByteArray) {
-        dense_views_.resize(static_cast<size_t>(count));
-        for (int64_t i = 0; i < count; ++i) dense_views_[i] = dict_views_[indices_[i]];
-      } else if (physical_ == PhysicalType::kBoolean) {
-        dense_buffer_.resize(static_cast<size_t>(count));
-        for (int64_t i = 0; i < count; ++i) dense_buffer_[i] = dict_bools_[indices_[i]];
-        dense_ = dense_buffer_.data();
-      } else {
-        uint8_t* out = dict_target_;
-        if (out == nullptr) {
-          dense_buffer_.resize(static_cast<size_t>(count * width_));
-          out = dense_buffer_.data();
-        }
-        switch (width_) {
-          case 4:
-            for (int64_t i = 0; i < count; ++i)
-              std::memcpy(out + i * 4, dict_fixed_ + indices_[i] * 4, 4);
-            break;
-          case 8:
-            for (int64_t i = 0; i < count; ++i)
-              std::memcpy(out + i * 8, dict_fixed_ + indices_[i] * 8, 8);
-            break;
-          default:
-            for (int64_t i = 0; i < count; ++i) {
-              std::memcpy(out + i * width_,
-                          dict_fixed_ + static_cast<int64_t>(indices_[i]) * width_, width_);
-            }
-        }
-        dense_ = out;
-      }
-      return Status::OK();
-    }
+    case Encoding::kRleDictionary: return DecodeDictionaryIndices(encoding, data, size, count);
     case Encoding::kRle: {
       if (physical_ != PhysicalType::kBoolean) return Unsupported("RLE encoding for non-booleans");
       if (size < 4) return Error("RLE boolean page without a length");
@@ -507,37 +518,7 @@ Status ChunkDecoder::Emit(int64_t n, int64_t count) {
       });
       return Status::OK();
     case TypeId::kString:
-    case TypeId::kBinary: {
-      auto* offsets = reinterpret_cast<int32_t*>(out);
-      int64_t bytes = 0;
-      for (int64_t j = 0; j < count; ++j) bytes += static_cast<int64_t>(dense_views_[j].size());
-      if (data_.length() + bytes > INT32_MAX) {
-        return Status::NotImplemented("column '" + field_.name +
-                                      "': more than 2 GiB of string data in one row group");
-      }
-      // The first page sizes the whole chunk's data (growing by doubling costs copies and
-      // fresh pages), within 8 times the chunk's uncompressed bytes and 256 MiB, so a lying
-      // footer cannot make it huge; later pages top it up.
-      constexpr int64_t kMaxFirstReserve = int64_t{256} << 20;
-      int64_t reserve = bytes;
-      if (row_ == 0 && n > 0 && n < num_rows_) {
-        const int64_t estimate = bytes / n * num_rows_ + bytes;
-        const int64_t bound = std::min(chunk_uncompressed_bytes_, kMaxFirstReserve / 8) * 8;
-        reserve = std::max(bytes, std::min(estimate, bound));
-      }
-      RETURN_NOT_OK(data_.Reserve(reserve));
-      int64_t end = data_.length();
-      int64_t j = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        if (all_valid || valid_[i]) {
-          const std::string_view v = dense_views_[j++];
-          data_.UnsafeAppend(v.data(), static_cast<int64_t>(v.size()));
-          end += static_cast<int64_t>(v.size());
-        }
-        offsets[row_ + i + 1] = static_cast<int32_t>(end);
-      }
-      return Status::OK();
-    }
+    case TypeId::kBinary: return EmitStrings(n, count, all_valid, reinterpret_cast<int32_t*>(out));
     case TypeId::kDecimal128: {
       auto* dst = reinterpret_cast<__int128*>(out);
       if (physical_ == PhysicalType::kInt32) {
@@ -616,6 +597,37 @@ Status ChunkDecoder::Emit(int64_t n, int64_t count) {
   }
   return Error("cannot convert " + std::string(PhysicalTypeName(physical_)) + " to " +
                t.ToString());
+}
+
+Status ChunkDecoder::EmitStrings(int64_t n, int64_t count, bool all_valid, int32_t* offsets) {
+  int64_t bytes = 0;
+  for (int64_t j = 0; j < count; ++j) bytes += static_cast<int64_t>(dense_views_[j].size());
+  if (data_.length() + bytes > INT32_MAX) {
+    return Status::NotImplemented("column '" + field_.name +
+                                  "': more than 2 GiB of string data in one row group");
+  }
+  // The first page sizes the whole chunk's data (growing by doubling costs copies and
+  // fresh pages), within 8 times the chunk's uncompressed bytes and 256 MiB, so a lying
+  // footer cannot make it huge; later pages top it up.
+  constexpr int64_t kMaxFirstReserve = int64_t{256} << 20;
+  int64_t reserve = bytes;
+  if (row_ == 0 && n > 0 && n < num_rows_) {
+    const int64_t estimate = bytes / n * num_rows_ + bytes;
+    const int64_t bound = std::min(chunk_uncompressed_bytes_, kMaxFirstReserve / 8) * 8;
+    reserve = std::max(bytes, std::min(estimate, bound));
+  }
+  RETURN_NOT_OK(data_.Reserve(reserve));
+  int64_t end = data_.length();
+  int64_t j = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (all_valid || valid_[i]) {
+      const std::string_view v = dense_views_[j++];
+      data_.UnsafeAppend(v.data(), static_cast<int64_t>(v.size()));
+      end += static_cast<int64_t>(v.size());
+    }
+    offsets[row_ + i + 1] = static_cast<int32_t>(end);
+  }
+  return Status::OK();
 }
 
 Status ChunkDecoder::TakeLevels(Span* body, Span* levels, const char* what) const {

@@ -129,93 +129,96 @@ Result<SchemaElement> FieldToSchemaElement(const arrow::Field& field) {
   return e;
 }
 
-Result<arrow::Field> SchemaElementToField(const SchemaElement& e) {
-  arrow::Field field;
-  field.name = e.name;
-  const auto fail = [&](const std::string& what) {
-    return Status::NotImplemented("column '" + e.name + "': " + what + " is not supported");
-  };
-  if (!e.type) return fail("a group (nested) column");
-  if (e.repetition_type == Repetition::kRepeated) return fail("a repeated column");
-  field.nullable = e.repetition_type != Repetition::kRequired;
-  if (e.field_id) {
-    field.metadata.emplace_back(std::string(kFieldIdKey), std::to_string(*e.field_id));
-  }
-  const PhysicalType p = *e.type;
+namespace {
+
+Status Unsupported(const SchemaElement& e, const std::string& what) {
+  return Status::NotImplemented("column '" + e.name + "': " + what + " is not supported");
+}
+
+Status BadLogicalType(const SchemaElement& e, const LogicalType& lt, PhysicalType p) {
+  return Status::NotImplemented("column '" + e.name + "': logical type " + lt.ToString() +
+                                " on physical type " + std::string(PhysicalTypeName(p)) +
+                                " is not supported");
+}
+
+// The column's logical type: its LogicalType, else its legacy ConvertedType read as
+// LogicalTypes.md maps it, else none.
+Result<LogicalType> LogicalTypeOf(const SchemaElement& e) {
   LogicalType lt;
-  if (e.logical_type) {
-    lt = *e.logical_type;
-  } else if (e.converted_type) {
-    // Legacy annotations, read as LogicalTypes.md maps them.
-    switch (*e.converted_type) {
-      case ConvertedType::kUtf8: lt.kind = LogicalType::kString; break;
-      case ConvertedType::kEnum: lt.kind = LogicalType::kEnum; break;
-      case ConvertedType::kJson: lt.kind = LogicalType::kJson; break;
-      case ConvertedType::kBson: lt.kind = LogicalType::kBson; break;
-      case ConvertedType::kDate: lt.kind = LogicalType::kDate; break;
-      case ConvertedType::kDecimal:
-        lt.kind = LogicalType::kDecimal;
-        lt.precision = e.precision.value_or(0);
-        lt.scale = e.scale.value_or(0);
-        break;
-      case ConvertedType::kTimestampMillis:
-      case ConvertedType::kTimestampMicros:
-        lt.kind = LogicalType::kTimestamp;
-        lt.is_adjusted_to_utc = true;
-        lt.unit = *e.converted_type == ConvertedType::kTimestampMillis ? LogicalTimeUnit::kMillis
-                                                                       : LogicalTimeUnit::kMicros;
-        break;
-      case ConvertedType::kTimeMillis:
-      case ConvertedType::kTimeMicros: lt.kind = LogicalType::kTime; break;
-      case ConvertedType::kInt8: lt = IntegerType(8, true); break;
-      case ConvertedType::kInt16: lt = IntegerType(16, true); break;
-      case ConvertedType::kInt32: lt = IntegerType(32, true); break;
-      case ConvertedType::kInt64: lt = IntegerType(64, true); break;
-      case ConvertedType::kUint8: lt = IntegerType(8, false); break;
-      case ConvertedType::kUint16: lt = IntegerType(16, false); break;
-      case ConvertedType::kUint32: lt = IntegerType(32, false); break;
-      case ConvertedType::kUint64: lt = IntegerType(64, false); break;
-      case ConvertedType::kInterval: return fail("INTERVAL");
-      default: return fail("converted type " + std::to_string(static_cast<int>(*e.converted_type)));
-    }
+  if (e.logical_type) return *e.logical_type;
+  if (!e.converted_type) return lt;
+  switch (*e.converted_type) {
+    case ConvertedType::kUtf8: lt.kind = LogicalType::kString; break;
+    case ConvertedType::kEnum: lt.kind = LogicalType::kEnum; break;
+    case ConvertedType::kJson: lt.kind = LogicalType::kJson; break;
+    case ConvertedType::kBson: lt.kind = LogicalType::kBson; break;
+    case ConvertedType::kDate: lt.kind = LogicalType::kDate; break;
+    case ConvertedType::kDecimal:
+      lt.kind = LogicalType::kDecimal;
+      lt.precision = e.precision.value_or(0);
+      lt.scale = e.scale.value_or(0);
+      break;
+    case ConvertedType::kTimestampMillis:
+    case ConvertedType::kTimestampMicros:
+      lt.kind = LogicalType::kTimestamp;
+      lt.is_adjusted_to_utc = true;
+      lt.unit = *e.converted_type == ConvertedType::kTimestampMillis ? LogicalTimeUnit::kMillis
+                                                                     : LogicalTimeUnit::kMicros;
+      break;
+    case ConvertedType::kTimeMillis:
+    case ConvertedType::kTimeMicros: lt.kind = LogicalType::kTime; break;
+    case ConvertedType::kInt8: lt = IntegerType(8, true); break;
+    case ConvertedType::kInt16: lt = IntegerType(16, true); break;
+    case ConvertedType::kInt32: lt = IntegerType(32, true); break;
+    case ConvertedType::kInt64: lt = IntegerType(64, true); break;
+    case ConvertedType::kUint8: lt = IntegerType(8, false); break;
+    case ConvertedType::kUint16: lt = IntegerType(16, false); break;
+    case ConvertedType::kUint32: lt = IntegerType(32, false); break;
+    case ConvertedType::kUint64: lt = IntegerType(64, false); break;
+    case ConvertedType::kInterval: return Unsupported(e, "INTERVAL");
+    default:
+      return Unsupported(e,
+                         "converted type " + std::to_string(static_cast<int>(*e.converted_type)));
   }
-  const auto bad = [&]() {
-    return Status::NotImplemented("column '" + e.name + "': logical type " + lt.ToString() +
-                                  " on physical type " + std::string(PhysicalTypeName(p)) +
-                                  " is not supported");
-  };
-  if (lt.kind == LogicalType::kDecimal) {
-    if (lt.precision < 1 || lt.precision > 38 || lt.scale < 0 || lt.scale > lt.precision) {
-      return Status::Corruption("column '" + e.name + "': bad decimal precision " +
-                                std::to_string(lt.precision) + " / scale " +
-                                std::to_string(lt.scale));
-    }
-    if (p != PhysicalType::kInt32 && p != PhysicalType::kInt64 && p != PhysicalType::kByteArray &&
-        p != PhysicalType::kFixedLenByteArray) {
-      return bad();
-    }
-    if (p == PhysicalType::kFixedLenByteArray &&
-        (!e.type_length || *e.type_length < 1 || *e.type_length > 16)) {
-      return fail("a decimal FIXED_LEN_BYTE_ARRAY wider than 16 bytes");
-    }
-    field.type = DataType::Decimal128(lt.precision, lt.scale);
-    return field;
+  return lt;
+}
+
+Result<DataType> DecimalTypeOf(const SchemaElement& e, const LogicalType& lt, PhysicalType p) {
+  if (lt.precision < 1 || lt.precision > 38 || lt.scale < 0 || lt.scale > lt.precision) {
+    return Status::Corruption("column '" + e.name + "': bad decimal precision " +
+                              std::to_string(lt.precision) + " / scale " +
+                              std::to_string(lt.scale));
   }
+  if (p != PhysicalType::kInt32 && p != PhysicalType::kInt64 && p != PhysicalType::kByteArray &&
+      p != PhysicalType::kFixedLenByteArray) {
+    return BadLogicalType(e, lt, p);
+  }
+  if (p == PhysicalType::kFixedLenByteArray &&
+      (!e.type_length || *e.type_length < 1 || *e.type_length > 16)) {
+    return Unsupported(e, "a decimal FIXED_LEN_BYTE_ARRAY wider than 16 bytes");
+  }
+  return DataType::Decimal128(lt.precision, lt.scale);
+}
+
+// The Arrow type of a leaf of physical type `p` annotated with `lt` (not a decimal).
+Result<DataType> ArrowTypeOf(const SchemaElement& e, const LogicalType& lt, PhysicalType p) {
+  const auto bad = [&]() { return BadLogicalType(e, lt, p); };
+  DataType type;
   switch (p) {
     case PhysicalType::kBoolean:
       if (lt.kind != LogicalType::kNone) return bad();
-      field.type = DataType::Bool();
+      type = DataType::Bool();
       break;
     case PhysicalType::kInt32:
       if (lt.kind == LogicalType::kNone) {
-        field.type = DataType::Int32();
+        type = DataType::Int32();
       } else if (lt.kind == LogicalType::kDate) {
-        field.type = DataType::Date32();
+        type = DataType::Date32();
       } else if (lt.kind == LogicalType::kInteger) {
         switch (lt.bit_width) {
-          case 8: field.type = lt.is_signed ? DataType::Int8() : DataType::UInt8(); break;
-          case 16: field.type = lt.is_signed ? DataType::Int16() : DataType::UInt16(); break;
-          case 32: field.type = lt.is_signed ? DataType::Int32() : DataType::UInt32(); break;
+          case 8: type = lt.is_signed ? DataType::Int8() : DataType::UInt8(); break;
+          case 16: type = lt.is_signed ? DataType::Int16() : DataType::UInt16(); break;
+          case 32: type = lt.is_signed ? DataType::Int32() : DataType::UInt32(); break;
           default: return bad();
         }
       } else {
@@ -224,36 +227,36 @@ Result<arrow::Field> SchemaElementToField(const SchemaElement& e) {
       break;
     case PhysicalType::kInt64:
       if (lt.kind == LogicalType::kNone) {
-        field.type = DataType::Int64();
+        type = DataType::Int64();
       } else if (lt.kind == LogicalType::kInteger && lt.bit_width == 64) {
-        field.type = lt.is_signed ? DataType::Int64() : DataType::UInt64();
+        type = lt.is_signed ? DataType::Int64() : DataType::UInt64();
       } else if (lt.kind == LogicalType::kTimestamp) {
         const TimeUnit unit = lt.unit == LogicalTimeUnit::kMillis   ? TimeUnit::kMilli
                               : lt.unit == LogicalTimeUnit::kMicros ? TimeUnit::kMicro
                                                                     : TimeUnit::kNano;
-        field.type = DataType::Timestamp(unit, lt.is_adjusted_to_utc ? "UTC" : "");
+        type = DataType::Timestamp(unit, lt.is_adjusted_to_utc ? "UTC" : "");
       } else {
         return bad();
       }
       break;
     case PhysicalType::kInt96:
       // Legacy timestamps (nanoseconds of the day, Julian day), read as pyarrow does.
-      field.type = DataType::Timestamp(TimeUnit::kNano);
+      type = DataType::Timestamp(TimeUnit::kNano);
       break;
     case PhysicalType::kFloat:
       if (lt.kind != LogicalType::kNone) return bad();
-      field.type = DataType::Float32();
+      type = DataType::Float32();
       break;
     case PhysicalType::kDouble:
       if (lt.kind != LogicalType::kNone) return bad();
-      field.type = DataType::Float64();
+      type = DataType::Float64();
       break;
     case PhysicalType::kByteArray:
       if (lt.kind == LogicalType::kString || lt.kind == LogicalType::kEnum ||
           lt.kind == LogicalType::kJson) {
-        field.type = DataType::String();
+        type = DataType::String();
       } else if (lt.kind == LogicalType::kNone || lt.kind == LogicalType::kBson) {
-        field.type = DataType::Binary();
+        type = DataType::Binary();
       } else {
         return bad();
       }
@@ -267,12 +270,29 @@ Result<arrow::Field> SchemaElementToField(const SchemaElement& e) {
           lt.kind != LogicalType::kFloat16) {
         return bad();
       }
-      field.type = DataType::FixedSizeBinary(*e.type_length);
+      type = DataType::FixedSizeBinary(*e.type_length);
       break;
     default:
       return Status::Corruption("column '" + e.name + "': unknown physical type " +
                                 std::to_string(static_cast<int>(p)));
   }
+  return type;
+}
+
+}  // namespace
+
+Result<arrow::Field> SchemaElementToField(const SchemaElement& e) {
+  arrow::Field field;
+  field.name = e.name;
+  if (!e.type) return Unsupported(e, "a group (nested) column");
+  if (e.repetition_type == Repetition::kRepeated) return Unsupported(e, "a repeated column");
+  field.nullable = e.repetition_type != Repetition::kRequired;
+  if (e.field_id) {
+    field.metadata.emplace_back(std::string(kFieldIdKey), std::to_string(*e.field_id));
+  }
+  ASSIGN_OR_RAISE(const LogicalType lt, LogicalTypeOf(e));
+  ASSIGN_OR_RAISE(field.type, lt.kind == LogicalType::kDecimal ? DecimalTypeOf(e, lt, *e.type)
+                                                               : ArrowTypeOf(e, lt, *e.type));
   return field;
 }
 

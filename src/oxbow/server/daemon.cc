@@ -13,9 +13,9 @@
 namespace oxbow::server {
 namespace {
 
-// Flags and the optional config file (TOML or INI with the same keys as the long flags).
-void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
-  auto& log = options->node.engine.log;
+// The config file, the data dir and the listeners: Flight, TLS, logins, metrics, Kafka and the
+// REST catalog.
+void AddListenerFlags(CLI::App& app, ServerOptions* options) {
   app.set_config("--config", "", "Read options from a TOML/INI file (keys = long flag names)");
   app.add_option("--data-dir", options->node.engine.data_dir, "Directory of all state")
       ->capture_default_str();
@@ -68,6 +68,11 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
                  "Bearer token the REST catalog requires of every request (default: none; "
                  "under --auth the catalog takes the users instead)")
       ->envname("OXBOW_CATALOG_TOKEN");
+}
+
+// The data dir's logs and key-value store.
+void AddStorageFlags(CLI::App& app, ServerOptions* options) {
+  auto& log = options->node.engine.log;
   static const std::map<std::string, log::FlushPolicy> kPolicies = {
       {"fsync", log::FlushPolicy::kEveryAppend}, {"interval", log::FlushPolicy::kInterval}};
   app.add_option("--flush", log.flush_policy,
@@ -105,6 +110,10 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
                  "How often the key-value store is checkpointed, letting retention delete the "
                  "changelog it covers (0: only at startup)")
       ->capture_default_str();
+}
+
+// The warehouse, its object store and the lake's tiering and maintenance.
+void AddLakeFlags(CLI::App& app, ServerOptions* options) {
   app.add_option("--warehouse", options->node.lake.warehouse,
                  "Where the Iceberg tables go: a directory, file:///dir or s3://bucket/prefix")
       ->capture_default_str();
@@ -165,6 +174,13 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   app.add_option("--lake-maintenance-interval-ms", options->node.lake.maintenance_interval_ms,
                  "How often compaction, manifest merging and expiry run per table")
       ->capture_default_str();
+}
+
+// Flags and the optional config file (TOML or INI with the same keys as the long flags).
+void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
+  AddListenerFlags(app, options);
+  AddStorageFlags(app, options);
+  AddLakeFlags(app, options);
   app.add_option("--log-level", *log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
 }

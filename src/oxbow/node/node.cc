@@ -1,5 +1,7 @@
 #include "oxbow/node/node.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -83,6 +85,20 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
     return tiering.status();
   }
   node->tiering_ = std::move(tiering).ValueOrDie();
+  if (!options.client_state_dir.empty()) {
+    auto offsets =
+        clientstate::OffsetStore::Open(PosixFileSystem::Default(), options.client_state_dir);
+    auto producers = offsets.ok() ? clientstate::ProducerStates::Open(node->engine_.get(),
+                                                                      options.client_state_dir,
+                                                                      options.may_hold_producers)
+                                  : offsets.status();
+    if (!producers.ok()) {
+      (void)node->Close();
+      return producers.status();
+    }
+    node->offsets_ = std::move(offsets).ValueOrDie();
+    node->producers_ = std::move(producers).ValueOrDie();
+  }
   return node;
 }
 
@@ -239,6 +255,11 @@ std::string Node::MetricsPage() const {
 Status Node::Close() {
   if (closed_) return Status::OK();
   closed_ = true;
+  if (producers_) {
+    if (Status st = producers_->Save(); !st.ok()) {
+      spdlog::error("saving the idempotent producers' state: {}", st.message());
+    }
+  }
   if (tiering_) tiering_->Stop();
   return engine_ ? engine_->Close() : Status::OK();
 }

@@ -5,6 +5,7 @@
 // docs/architecture.md draws the layers.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -13,6 +14,8 @@
 #include <vector>
 
 #include "oxbow/catalog/descriptor.h"
+#include "oxbow/clientstate/offset_store.h"
+#include "oxbow/clientstate/producer_states.h"
 #include "oxbow/engine/engine.h"
 #include "oxbow/lake/lake.h"
 #include "oxbow/lake/lake_read.h"
@@ -30,6 +33,11 @@ struct NodeOptions {
   // The object store of an "s3://bucket/prefix" warehouse (docs/storage.md); then the lake's
   // files go there and each table's current-metadata pointer stays in <data_dir>/lake-catalog.
   storage::S3Options s3;
+  // Where the state kept for clients beyond their rows lives (clientstate: idempotent
+  // producers' sequences, consumer groups' committed offsets). Default (empty): none is kept.
+  std::string client_state_dir;
+  // The tables whose logs may hold idempotent producers' batches (replayed at open).
+  std::function<bool(const catalog::TableDescriptor&)> may_hold_producers;
 };
 
 // What describe_table reports.
@@ -78,6 +86,10 @@ class Node {
   // Stops tiering, then flushes and closes every table. Idempotent.
   Status Close();
 
+  // The client state of NodeOptions::client_state_dir; null without one.
+  clientstate::ProducerStates* producers() { return producers_.get(); }
+  clientstate::OffsetStore* offsets() { return offsets_.get(); }
+
   // What front ends count (puts, reads, errors) and the logs time (fsyncs).
   metrics::Metrics& metrics() { return *metrics_; }
   // The Prometheus page: those counters plus offsets, log sizes, lake lag, key-value store
@@ -90,6 +102,8 @@ class Node {
   std::unique_ptr<metrics::Metrics> metrics_ = std::make_unique<metrics::Metrics>();
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<lake::TieringService> tiering_;
+  std::unique_ptr<clientstate::ProducerStates> producers_;
+  std::unique_ptr<clientstate::OffsetStore> offsets_;
   std::map<std::string, std::string> lake_reader_config_;
   // The lake's first offsets per log table (lake::EarliestLakeOffsets), by table name: kept for
   // buckets once known (the lake never drops a row), and looked for again, at most once per

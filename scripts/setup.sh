@@ -13,14 +13,13 @@ APT_PACKAGES=(
   librocksdb-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libflatbuffers-dev flatbuffers-compiler
-  libthrift-dev thrift-compiler libboost-dev
-  libavro-dev zlib1g-dev
+  zlib1g-dev
   libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev libdeflate-dev  # libdeflate: Parquet page CRC-32
   libssl-dev libcurl4-openssl-dev openssl  # openssl: the TLS tests make their certificates
   nlohmann-json3-dev
   prometheus-cpp-dev libcpp-httplib-dev  # the metrics listener, the Iceberg REST catalog
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev libfmt-dev libspdlog-dev
+  libcli11-dev libfmt-dev libspdlog-dev  # fmt: spdlog's formatter (spdlog::spdlog links fmt::fmt)
   python3-venv
   maven openjdk-17-jdk-headless  # bench/vs_kafka (Kafka), tests/rest (Spark, its Iceberg jar)
 )

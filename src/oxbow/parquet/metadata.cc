@@ -489,8 +489,12 @@ Status ReadList(CompactReader& r, CType t, CType expected, std::vector<T>* out, 
     for (int32_t i = 0; i < n; ++i) RETURN_NOT_OK(r.Skip(elem));
     return Status::OK();
   }
-  out->resize(static_cast<size_t>(n));
-  for (int32_t i = 0; i < n; ++i) RETURN_NOT_OK(read_one(&(*out)[i]));
+  // The list grows as its elements parse: a header claiming millions of (one-byte, invalid)
+  // elements costs no more memory than the elements actually read.
+  constexpr int32_t kMaxReserve = 4096;
+  out->clear();
+  out->reserve(static_cast<size_t>(std::min(n, kMaxReserve)));
+  for (int32_t i = 0; i < n; ++i) RETURN_NOT_OK(read_one(&out->emplace_back()));
   return Status::OK();
 }
 

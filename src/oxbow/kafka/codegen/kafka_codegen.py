@@ -19,14 +19,14 @@ import zipfile
 HEADER_INCLUDE = "oxbow/kafka/messages_generated.h"
 CPP_KEYWORDS = {"default", "delete", "new", "operator", "class", "namespace", "template",
                 "this", "union", "private", "public", "protected", "register", "switch"}
-SCALARS = {  # JSON type: (C++ type, Reader call, Writer call, zero)
-    "bool": ("bool", "Bool", "Bool", "false"),
-    "int8": ("int8_t", "Int8", "Int8", "0"),
-    "int16": ("int16_t", "Int16", "Int16", "0"),
-    "int32": ("int32_t", "Int32", "Int32", "0"),
-    "int64": ("int64_t", "Int64", "Int64", "0"),
-    "uint32": ("uint32_t", "UInt32", "UInt32", "0"),
-    "uuid": ("Uuid", "ReadUuid", "WriteUuid", "Uuid{}"),
+SCALARS = {  # JSON type: (C++ type, Reader call, Writer call)
+    "bool": ("bool", "Bool", "Bool"),
+    "int8": ("int8_t", "Int8", "Int8"),
+    "int16": ("int16_t", "Int16", "Int16"),
+    "int32": ("int32_t", "Int32", "Int32"),
+    "int64": ("int64_t", "Int64", "Int64"),
+    "uint32": ("uint32_t", "UInt32", "UInt32"),
+    "uuid": ("Uuid", "ReadUuid", "WriteUuid"),
 }
 INT_LIMITS = {"int8": 7, "int16": 15, "int32": 31, "int64": 63}
 
@@ -115,6 +115,9 @@ class Field:
             structs.append(Struct(self.element, spec["fields"], lo, hi, structs, owned))
         self.error_code = self.name == "ErrorCode" and self.type == "int16"
 
+    def nullable_in_all_versions(self):
+        return self.nullable.lo <= self.versions.lo and self.nullable.hi >= self.versions.hi
+
     def element_cpp(self):
         if self.is_struct:
             return self.element
@@ -186,6 +189,12 @@ class Message:
                 Struct(common["name"], common["fields"], lo, hi, self.structs, owned))
         self.top = Struct(self.name, spec["fields"], lo, hi, self.structs, owned)
         self.flexible = Versions(spec.get("flexibleVersions"), lo, hi)
+        defined = {s.name for s in self.structs}
+        for s in self.structs + [self.top]:
+            for f in s.fields:
+                if f.is_struct and f.element not in defined:
+                    sys.exit(f"kafka_codegen: {self.name}.{f.name} has type {f.type}, which is "
+                             "neither a type the generator knows nor a structure defined here")
         expected = first_flexible if first_flexible <= hi else None
         actual = None if self.flexible.empty() else self.flexible.lo
         if expected != actual:
@@ -214,7 +223,8 @@ def read_value(f, target, reader, nullable_cond):
                 f": std::optional<std::string>({reader}.String(flexible));"]
     if e == "bytes" or e == "records" and f.owned:
         if nullable_cond == "true":
-            return [f"if (auto bytes = {reader}.NullableBytes(flexible)) {target} = std::string(*bytes);"]
+            return [f"if (auto bytes = {reader}.NullableBytes(flexible)) "
+                    f"{target} = std::string(*bytes);"]
         if f.nullable.empty():
             return [f"{target} = std::string({reader}.Bytes(flexible));"]
         return [f"if (auto bytes = ({nullable_cond}) ? {reader}.NullableBytes(flexible) "
@@ -236,7 +246,7 @@ def read_value(f, target, reader, nullable_cond):
 def read_field(f, reader):
     if f.nullable.empty():
         nullable_cond = "false"
-    elif f.nullable.lo <= f.versions.lo and f.nullable.hi >= f.versions.hi:
+    elif f.nullable_in_all_versions():
         nullable_cond = "true"
     else:
         nullable_cond = f.nullable.condition()
@@ -277,15 +287,16 @@ def write_field(f, w="w"):
     is written as the empty value."""
     target = f"m.{f.member}"
     nullable = not f.nullable.empty()
-    if nullable and not (f.nullable.lo <= f.versions.lo and f.nullable.hi >= f.versions.hi):
+    if nullable and not f.nullable_in_all_versions():
         plain = copy.copy(f)
         plain.nullable = Versions("none", 0, 0)
         if f.is_struct and not f.is_array:
             sys.exit(f"kafka_codegen: {f.name} is a struct nullable in some versions only")
-        empty = f"{target}.value_or(decltype({target})::value_type{{}})"
-        inner = write_value(plain, empty, w) if not f.is_array else None
-        if f.is_array:
-            inner = [f"{w}.ArrayLength(static_cast<int32_t>({target} ? {target}->size() : 0), flexible);",
+        if not f.is_array:
+            inner = write_value(plain, f"{target}.value_or(decltype({target})::value_type{{}})", w)
+        else:
+            size = f"static_cast<int32_t>({target} ? {target}->size() : 0)"
+            inner = [f"{w}.ArrayLength({size}, flexible);",
                      f"if ({target}) {{",
                      f"  for (const auto& item : *{target}) {{"]
             inner += ["    " + line for line in write_value(plain, "item", w)]

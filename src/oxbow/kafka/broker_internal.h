@@ -1,5 +1,6 @@
-// The request handlers of the Kafka listener: each request frame in, its response frame out,
-// translated to and from node::Node calls (docs/kafka.md has the mapping).
+// The Kafka listener's broker: each request frame in, its response frame out. Broker::Handle
+// checks the header and the login and dispatches to the API's handler (handlers/, one file per
+// API), which translates to and from node::Node calls (docs/kafka.md has the mapping).
 #pragma once
 
 #include <atomic>

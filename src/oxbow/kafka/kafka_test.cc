@@ -255,6 +255,31 @@ TEST(GeneratedCodecTest, TaggedFieldsAreSentWhenSetAndUnknownOnesSkipped) {
   EXPECT_EQ(heartbeat->member_id, "member");
 }
 
+TEST(GeneratedCodecTest, AKnownTaggedFieldMustFillItsBytes) {
+  Writer w;  // a heartbeat response v4: throttle time, error, then tag 0 of 5 bytes
+  w.Int32(0);
+  w.Int16(0);
+  w.UnsignedVarint(1);
+  w.UnsignedVarint(0);
+  w.UnsignedVarint(5);
+  w.Raw("12345");
+  Reader unknown(w.buffer());  // HeartbeatResponse knows no tag 0: skipped
+  EXPECT_TRUE(Decode<msg::HeartbeatResponse>(unknown, 4).ok());
+
+  msg::ProduceResponse m;
+  m.responses.emplace_back().partition_responses.emplace_back().current_leader = {1, 2};
+  std::string bytes = Encode(m, 10);
+  // The partition's tagged field (leader id, epoch and its own empty tagged fields: 9 bytes)
+  // said to be 10 bytes long.
+  const size_t size_at = bytes.find(std::string("\x01\x00\x09", 3));
+  ASSERT_NE(size_at, std::string::npos);
+  bytes[size_at + 2] = 10;
+  bytes.insert(size_at + 3 + 9, 1, '\0');
+  Reader r(bytes);
+  EXPECT_EQ(Decode<msg::ProduceResponse>(r, 10).status().message(),
+            "tagged field 0: 1 bytes after the field's end");
+}
+
 TEST(GeneratedCodecTest, NullsAreWrittenEmptyWhereAVersionHasNoNull) {
   msg::JoinGroupResponse m;  // protocol_name: nullable from v7
   const std::string v6_bytes = Encode(m, 6);

@@ -170,27 +170,12 @@ Result<std::string> Broker::ServeWith(Broker& broker, Reader& r, RequestContext&
 }
 
 const std::map<ApiKey, Broker::Serve>& Broker::Handlers() {
+  // Each API of apis.inc is served by the Broker method of its name.
   static const std::map<ApiKey, Serve> kHandlers = {
-      {ApiKey::kProduce, &ServeWith<&Broker::Produce>},
-      {ApiKey::kFetch, &ServeWith<&Broker::Fetch>},
-      {ApiKey::kListOffsets, &ServeWith<&Broker::ListOffsets>},
-      {ApiKey::kMetadata, &ServeWith<&Broker::Metadata>},
-      {ApiKey::kOffsetCommit, &ServeWith<&Broker::OffsetCommit>},
-      {ApiKey::kOffsetFetch, &ServeWith<&Broker::OffsetFetch>},
-      {ApiKey::kFindCoordinator, &ServeWith<&Broker::FindCoordinator>},
-      {ApiKey::kJoinGroup, &ServeWith<&Broker::JoinGroup>},
-      {ApiKey::kHeartbeat, &ServeWith<&Broker::Heartbeat>},
-      {ApiKey::kLeaveGroup, &ServeWith<&Broker::LeaveGroup>},
-      {ApiKey::kSyncGroup, &ServeWith<&Broker::SyncGroup>},
-      {ApiKey::kApiVersions, &ServeWith<&Broker::ApiVersions>},
-      {ApiKey::kCreateTopics, &ServeWith<&Broker::CreateTopics>},
-      {ApiKey::kDeleteTopics, &ServeWith<&Broker::DeleteTopics>},
-      {ApiKey::kInitProducerId, &ServeWith<&Broker::InitProducerId>},
-      {ApiKey::kDescribeGroups, &ServeWith<&Broker::DescribeGroups>},
-      {ApiKey::kListGroups, &ServeWith<&Broker::ListGroups>},
-      {ApiKey::kDescribeConfigs, &ServeWith<&Broker::DescribeConfigs>},
-      {ApiKey::kSaslHandshake, &ServeWith<&Broker::SaslHandshake>},
-      {ApiKey::kSaslAuthenticate, &ServeWith<&Broker::SaslAuthenticate>},
+#define KAFKA_API(name, key, min_version, max_version, first_flexible) \
+  {ApiKey::k##name, &ServeWith<&Broker::name>},
+#include "oxbow/kafka/apis.inc"
+#undef KAFKA_API
   };
   return kHandlers;
 }

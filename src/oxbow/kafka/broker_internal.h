@@ -112,7 +112,7 @@ class Broker {
   using Serve = Result<std::string> (*)(Broker& broker, Reader& r, RequestContext& ctx);
   template <auto kHandler>
   static Result<std::string> ServeWith(Broker& broker, Reader& r, RequestContext& ctx);
-  // The handler of each API served (apis.inc), one per file under handlers/.
+  // The handler of each API served (apis.inc): the method of the API's name, under handlers/.
   static const std::map<ApiKey, Serve>& Handlers();
 
   // Under --auth: whether the session's user has `access` to the topic's table (without

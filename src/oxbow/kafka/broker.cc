@@ -6,13 +6,9 @@
 #include <set>
 #include <sstream>
 
-#include "oxbow/arrow/builder.h"
 #include "oxbow/arrow/ipc.h"
-#include "oxbow/arrow/record_batch.h"
-#include "oxbow/kafka/avro_values_internal.h"
 #include "oxbow/kafka/broker_internal.h"
 #include "oxbow/metrics/metrics.h"
-#include "oxbow/text/text.h"
 
 namespace oxbow::kafka::internal {
 namespace {
@@ -20,10 +16,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr char kDefaultNamespace[] = "kafka";
-constexpr int32_t kNodeId = 0;
-constexpr char kClusterId[] = "oxbow";
-// Tables put through Flight do not wake long-polling fetches; they re-check this often.
-constexpr auto kFetchRecheck = std::chrono::milliseconds(20);
 // The recent batches an idempotent producer may retry (Kafka's max in-flight requests).
 constexpr size_t kRecentBatches = 5;
 constexpr char kProducersFile[] = "producers.json";
@@ -47,11 +39,19 @@ bool ParseProducerMetadata(const std::string& text, int64_t* producer_id, int32_
   return !in.fail() && in.eof() && *producer_id >= 0 && *epoch >= 0 && *epoch <= INT16_MAX &&
          *first_sequence >= 0 && *last_sequence >= 0;
 }
-constexpr std::string_view kValueFormatProperty = "kafka.value.format";
-constexpr std::string_view kSaslPlain = "PLAIN";
-constexpr std::string_view kSaslScram = "SCRAM-SHA-256";
 // How long a connection's grants are trusted before users.json is read again.
 constexpr auto kUserRefresh = std::chrono::seconds(1);
+
+// The request and response types of a handler, Broker::X(msg::XRequest&, RequestContext&).
+template <typename Handler>
+struct HandlerTypes;
+template <typename Request, typename Response, typename Context>
+struct HandlerTypes<Result<Response> (Broker::*)(Request&, Context&)> {
+  using RequestType = Request;
+  using ResponseType = Response;
+};
+
+}  // namespace
 
 ErrorCode ToErrorCode(const Status& st) {
   switch (st.code()) {
@@ -61,200 +61,6 @@ ErrorCode ToErrorCode(const Status& st) {
     case StatusCode::kAlreadyExists: return ErrorCode::kTopicAlreadyExists;
     default: return ErrorCode::kUnknownServerError;
   }
-}
-
-// How a table's rows are Kafka records (docs/kafka.md#mapping).
-enum class TableKind {
-  kRaw,    // the raw schema: key, value, timestamp, headers
-  kJson,   // kafka.value.format=json: each value is one row as a JSON object
-  kAvro,   // kafka.value.format=avro: each value is one row as an Avro datum
-  kOther,  // not served through Kafka
-};
-
-TableKind KindOf(const catalog::TableDescriptor& table) {
-  if (table.schema->Equals(*RawTopicSchema())) return TableKind::kRaw;
-  auto format = table.properties.find(std::string(kValueFormatProperty));
-  if (format == table.properties.end()) return TableKind::kOther;
-  if (format->second == "json") return TableKind::kJson;
-  if (format->second == "avro") return TableKind::kAvro;
-  return TableKind::kOther;
-}
-
-std::string NotServedMessage(const std::string& table) {
-  return "table " + Quote(table) +
-         " is neither a raw Kafka table (key binary, value binary, timestamp, headers binary) "
-         "nor has the property " +
-         std::string(kValueFormatProperty) + "=json or avro";
-}
-
-// The rows of an Avro table as Kafka records: each value the row as an Avro datum, no key, the
-// batch's append time.
-Status AppendAvroRecords(const arrow::RecordBatch& rows, int64_t base_offset, int64_t skip,
-                         int64_t append_time_ms, std::string* out) {
-  if (skip >= rows.num_rows()) return Status::OK();
-  RecordBatch batch;
-  batch.base_offset = base_offset + skip;
-  batch.base_timestamp = batch.max_timestamp = append_time_ms;
-  for (int64_t i = skip; i < rows.num_rows(); ++i) {
-    Record r;
-    r.offset = base_offset + i;
-    r.timestamp_ms = append_time_ms;
-    std::string value;
-    RETURN_NOT_OK(AppendAvroRow(rows, i, &value));
-    r.value = std::move(value);
-    batch.records.push_back(std::move(r));
-  }
-  batch.last_offset_delta = static_cast<int32_t>(rows.num_rows() - 1 - skip);
-  return EncodeRecordBatch(batch, out);
-}
-
-// One Kafka record batch as rows of an Avro table; an error names the record.
-Result<arrow::RecordBatchPtr> AvroBatchToRows(const RecordBatch& batch,
-                                              const arrow::SchemaPtr& schema) {
-  std::vector<std::string_view> values;
-  for (size_t i = 0; i < batch.records.size(); ++i) {
-    if (!batch.records[i].value) {
-      return Status::Invalid("record " + std::to_string(i) + " has a null value");
-    }
-    values.push_back(*batch.records[i].value);
-  }
-  return AvroToRows(values, schema);
-}
-
-// The rows of a JSON table as Kafka records: each value the row as a JSON object (the JSON
-// Lines form of docs/text-formats.md), no key, the batch's append time.
-Status AppendJsonRecords(const arrow::RecordBatch& rows, int64_t base_offset, int64_t skip,
-                         int64_t append_time_ms, std::string* out) {
-  if (skip >= rows.num_rows()) return Status::OK();
-  ASSIGN_OR_RAISE(std::string lines, text::FormatBatch(text::TextFormat::kJsonLines,
-                                                       *rows.Slice(skip, rows.num_rows() - skip)));
-  RecordBatch batch;
-  batch.base_offset = base_offset + skip;
-  batch.base_timestamp = batch.max_timestamp = append_time_ms;
-  size_t start = 0;
-  for (int64_t i = skip; i < rows.num_rows(); ++i) {
-    const size_t end = lines.find('\n', start);
-    Record r;
-    r.offset = base_offset + i;
-    r.timestamp_ms = append_time_ms;
-    r.value = lines.substr(start, end - start);
-    batch.records.push_back(std::move(r));
-    start = end + 1;
-  }
-  batch.last_offset_delta = static_cast<int32_t>(rows.num_rows() - 1 - skip);
-  return EncodeRecordBatch(batch, out);
-}
-
-// Parses values as JSON Lines rows of `schema`.
-Result<arrow::RecordBatchPtr> ParseJsonRows(const std::string& lines, int64_t rows,
-                                            const arrow::SchemaPtr& schema) {
-  text::ReadOptions options;
-  options.batch_rows = std::max<int64_t>(rows, 1);
-  ASSIGN_OR_RAISE(auto reader,
-                  text::TextReader::Make(text::TextFormat::kJsonLines, lines, schema, options));
-  ASSIGN_OR_RAISE(auto batch, reader->Next());
-  if (batch == nullptr || batch->num_rows() != rows) {
-    return Status::Invalid("expected " + std::to_string(rows) + " JSON objects");
-  }
-  return batch;
-}
-
-// One Kafka record batch as rows of a JSON table; an error names the first record that is not
-// a JSON object of the table's columns.
-Result<arrow::RecordBatchPtr> JsonToRows(const RecordBatch& batch, const arrow::SchemaPtr& schema) {
-  // JSON Lines needs one object per line: newlines between a value's tokens become spaces
-  // (inside a string a raw newline is not JSON anyway).
-  auto one_line = [](const Record& r, size_t i) -> Result<std::string> {
-    if (!r.value) return Status::Invalid("record " + std::to_string(i) + " has a null value");
-    std::string line = *r.value;
-    std::replace(line.begin(), line.end(), '\n', ' ');
-    std::replace(line.begin(), line.end(), '\r', ' ');
-    if (line.find_first_not_of(" \t") == std::string::npos) {
-      return Status::Invalid("record " + std::to_string(i) + " has an empty value");
-    }
-    return line;
-  };
-  std::string lines;
-  for (size_t i = 0; i < batch.records.size(); ++i) {
-    ASSIGN_OR_RAISE(std::string line, one_line(batch.records[i], i));
-    lines += line;
-    lines += '\n';
-  }
-  auto rows = ParseJsonRows(lines, static_cast<int64_t>(batch.records.size()), schema);
-  if (rows.ok()) return rows;
-  for (size_t i = 0; i < batch.records.size(); ++i) {  // which record is it?
-    ASSIGN_OR_RAISE(std::string line, one_line(batch.records[i], i));
-    auto one = ParseJsonRows(line + "\n", 1, schema);
-    if (!one.ok()) return one.status().WithContext("record " + std::to_string(i));
-  }
-  return rows.status();
-}
-
-// The rows of a raw table as Kafka records, `skip` rows from its start left out.
-Status AppendRecords(const arrow::RecordBatch& rows, int64_t base_offset, int64_t skip,
-                     std::string* out) {
-  if (skip >= rows.num_rows()) return Status::OK();
-  const arrow::Array& key = rows.column(0);
-  const arrow::Array& value = rows.column(1);
-  const arrow::Array& timestamp = rows.column(2);
-  const arrow::Array& headers = rows.column(3);
-  RecordBatch batch;
-  batch.base_offset = base_offset + skip;
-  batch.base_timestamp = timestamp.Value<int64_t>(skip);
-  batch.max_timestamp = batch.base_timestamp;
-  for (int64_t i = skip; i < rows.num_rows(); ++i) {
-    Record r;
-    r.offset = base_offset + i;
-    r.timestamp_ms = timestamp.Value<int64_t>(i);
-    batch.max_timestamp = std::max(batch.max_timestamp, r.timestamp_ms);
-    if (key.IsValid(i)) r.key = std::string(key.GetView(i));
-    if (value.IsValid(i)) r.value = std::string(value.GetView(i));
-    if (headers.IsValid(i)) {
-      ASSIGN_OR_RAISE(r.headers, DecodeHeaders(headers.GetView(i)));
-    }
-    batch.records.push_back(std::move(r));
-  }
-  batch.last_offset_delta = static_cast<int32_t>(rows.num_rows() - 1 - skip);
-  return EncodeRecordBatch(batch, out);
-}
-
-// One Kafka record batch as rows of a raw table.
-Result<arrow::RecordBatchPtr> ToRows(const RecordBatch& batch) {
-  arrow::BinaryBuilder key(arrow::DataType::Binary());
-  arrow::BinaryBuilder value(arrow::DataType::Binary());
-  arrow::Int64Builder timestamp(RawTopicSchema()->field(2).type);
-  arrow::BinaryBuilder headers(arrow::DataType::Binary());
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-  for (const Record& r : batch.records) {
-    RETURN_NOT_OK(r.key ? key.Append(*r.key) : key.AppendNull());
-    RETURN_NOT_OK(r.value ? value.Append(*r.value) : value.AppendNull());
-    RETURN_NOT_OK(timestamp.Append(batch.log_append_time ? now_ms : r.timestamp_ms));
-    RETURN_NOT_OK(r.headers.empty() ? headers.AppendNull()
-                                    : headers.Append(EncodeHeaders(r.headers)));
-  }
-  std::vector<arrow::Array> columns;
-  for (arrow::ArrayBuilder* b :
-       std::initializer_list<arrow::ArrayBuilder*>{&key, &value, &timestamp, &headers}) {
-    ASSIGN_OR_RAISE(auto array, b->Finish());
-    columns.push_back(std::move(array));
-  }
-  return arrow::RecordBatch::Make(RawTopicSchema(), static_cast<int64_t>(batch.records.size()),
-                                  std::move(columns));
-}
-
-}  // namespace
-
-const arrow::SchemaPtr& RawTopicSchema() {
-  using arrow::DataType;
-  static const arrow::SchemaPtr kSchema =
-      std::make_shared<const arrow::Schema>(std::vector<arrow::Field>{
-          {"key", DataType::Binary(), true, {}},
-          {"value", DataType::Binary(), true, {}},
-          {"timestamp", DataType::Timestamp(arrow::TimeUnit::kMilli, "UTC"), false, {}},
-          {"headers", DataType::Binary(), true, {}}});
-  return kSchema;
 }
 
 Result<std::string> TableForTopic(std::string_view topic) {
@@ -319,7 +125,7 @@ Result<std::optional<std::string>> Broker::Handle(std::string_view frame, Sessio
   if (api->key == ApiKey::kApiVersions && !supported) {
     // Kafka's answer to a too new ApiVersions: v0, UNSUPPORTED_VERSION and the versions served.
     EncodeResponseHeader(w, header.correlation_id, false);
-    Encode(ApiVersions(ErrorCode::kUnsupportedVersion), 0, w);
+    w.Raw(Encode(ApiVersionsAnswer(ErrorCode::kUnsupportedVersion), 0));
     return std::optional<std::string>(w.Take());
   }
   if (!supported) {
@@ -344,173 +150,34 @@ Result<std::optional<std::string>> Broker::Handle(std::string_view frame, Sessio
   // ApiVersions answers with header v0 whatever its version, so that any client can read it.
   EncodeResponseHeader(w, header.correlation_id,
                        IsFlexible(*api, header.api_version) && api->key != ApiKey::kApiVersions);
-  bool no_response = false;
-  auto body = HandleBody(header, *api, r, session, &no_response);
+  RequestContext ctx{header, session};
+  auto body = Handlers().at(api->key)(*this, r, ctx);
   if (!body.ok()) {
     return body.status().WithContext("API key " + std::to_string(header.api_key) + " version " +
                                      std::to_string(header.api_version));
   }
-  if (no_response) return std::optional<std::string>();
+  if (ctx.no_response) return std::optional<std::string>();
   w.Raw(*body);
   return std::optional<std::string>(w.Take());
 }
 
-Result<std::string> Broker::HandleBody(const RequestHeader& header, const ApiSupport& api,
-                                       Reader& r, Session& session, bool* no_response) {
-  const int16_t v = header.api_version;
-  Writer w;
-  switch (api.key) {
-    case ApiKey::kApiVersions: {
-      ASSIGN_OR_RAISE(auto req, DecodeApiVersions(r, v));
-      (void)req;
-      Encode(ApiVersions(ErrorCode::kNone), v, w);
-      break;
-    }
-    case ApiKey::kMetadata: {
-      ASSIGN_OR_RAISE(auto req, DecodeMetadata(r, v));
-      Encode(Metadata(req, session), v, w);
-      break;
-    }
-    case ApiKey::kCreateTopics: {
-      ASSIGN_OR_RAISE(auto req, DecodeCreateTopics(r, v));
-      Encode(CreateTopics(req, v, session), v, w);
-      break;
-    }
-    case ApiKey::kDeleteTopics: {
-      ASSIGN_OR_RAISE(auto req, DecodeDeleteTopics(r, v));
-      Encode(DeleteTopics(req, session), v, w);
-      break;
-    }
-    case ApiKey::kListOffsets: {
-      ASSIGN_OR_RAISE(auto req, DecodeListOffsets(r, v));
-      Encode(ListOffsets(req, session), v, w);
-      break;
-    }
-    case ApiKey::kProduce: {
-      ASSIGN_OR_RAISE(auto req, DecodeProduce(r, v));
-      if (v >= 13) NameTopicsById(req.topics, session);
-      ProduceResponse response = Produce(req, v, session);
-      *no_response = req.acks == 0;
-      Encode(response, v, w);
-      break;
-    }
-    case ApiKey::kFetch: {
-      ASSIGN_OR_RAISE(auto req, DecodeFetch(r, v));
-      if (v >= 13) NameTopicsById(req.topics, session);
-      Encode(Fetch(req, session), v, w);
-      break;
-    }
-    case ApiKey::kFindCoordinator: {
-      ASSIGN_OR_RAISE(auto req, DecodeFindCoordinator(r, v));
-      Encode(FindCoordinator(req), v, w);
-      break;
-    }
-    case ApiKey::kJoinGroup: {
-      ASSIGN_OR_RAISE(auto req, DecodeJoinGroup(r, v));
-      Encode(groups_->Join(req, header.client_id.value_or(""), session.client_host), v, w);
-      break;
-    }
-    case ApiKey::kSyncGroup: {
-      ASSIGN_OR_RAISE(auto req, DecodeSyncGroup(r, v));
-      Encode(groups_->Sync(req), v, w);
-      break;
-    }
-    case ApiKey::kHeartbeat: {
-      ASSIGN_OR_RAISE(auto req, DecodeHeartbeat(r, v));
-      EncodeHeartbeat(groups_->Heartbeat(req), v, w);
-      break;
-    }
-    case ApiKey::kLeaveGroup: {
-      ASSIGN_OR_RAISE(auto req, DecodeLeaveGroup(r, v));
-      Encode(groups_->Leave(req), v, w);
-      break;
-    }
-    case ApiKey::kSaslHandshake: {
-      ASSIGN_OR_RAISE(auto req, DecodeSaslHandshake(r, v));
-      Encode(SaslHandshake(req, session), v, w);
-      break;
-    }
-    case ApiKey::kSaslAuthenticate: {
-      ASSIGN_OR_RAISE(auto req, DecodeSaslAuthenticate(r, v));
-      Encode(SaslAuthenticate(req, session), v, w);
-      break;
-    }
-    case ApiKey::kOffsetCommit: {
-      ASSIGN_OR_RAISE(auto req, DecodeOffsetCommit(r, v));
-      // Committing a topic's offsets needs read access to it.
-      std::vector<OffsetCommitTopicResult> denied_commits;
-      std::erase_if(req.topics, [&](const OffsetCommitTopic& t) {
-        if (Allows(session, t.name, auth::Access::kRead)) return false;
-        OffsetCommitTopicResult result{t.name, {}};
-        for (const auto& p : t.partitions) {
-          result.partitions.push_back({p.index, ErrorCode::kTopicAuthorizationFailed});
-        }
-        denied_commits.push_back(std::move(result));
-        return true;
-      });
-      auto response = groups_->Commit(req, v);
-      if (!response.ok()) {
-        spdlog::error("kafka: committing offsets of group '{}': {}", req.group_id,
-                      response.status().message());
-        OffsetCommitResponse failed;
-        for (const auto& t : req.topics) {
-          OffsetCommitTopicResult result{t.name, {}};
-          for (const auto& p : t.partitions) {
-            result.partitions.push_back({p.index, ErrorCode::kUnknownServerError});
-          }
-          failed.topics.push_back(std::move(result));
-        }
-        for (auto& d : denied_commits) failed.topics.push_back(std::move(d));
-        Encode(failed, v, w);
-      } else {
-        for (auto& d : denied_commits) response->topics.push_back(std::move(d));
-        Encode(*response, v, w);
-      }
-      break;
-    }
-    case ApiKey::kOffsetFetch: {
-      ASSIGN_OR_RAISE(auto req, DecodeOffsetFetch(r, v));
-      OffsetFetchResponse response = groups_->FetchOffsets(req);
-      // The committed offsets of a topic are shown to readers of the topic only.
-      for (auto& g : response.groups) {
-        std::erase_if(g.topics, [&](OffsetFetchTopicResult& t) {
-          if (Allows(session, t.name, auth::Access::kRead)) return false;
-          const bool asked = std::any_of(req.groups.begin(), req.groups.end(), [&](const auto& rg) {
-            return rg.group_id == g.group_id && rg.topics &&
-                   std::any_of(rg.topics->begin(), rg.topics->end(),
-                               [&](const auto& rt) { return rt.name == t.name; });
-          });
-          for (auto& p : t.partitions) {
-            p = {p.index, -1, std::nullopt, ErrorCode::kTopicAuthorizationFailed};
-          }
-          return !asked;  // named topics are answered with the error, the others left out
-        });
-      }
-      Encode(response, v, w);
-      break;
-    }
-    case ApiKey::kInitProducerId: {
-      ASSIGN_OR_RAISE(auto req, DecodeInitProducerId(r, v));
-      Encode(InitProducerId(req), v, w);
-      break;
-    }
-    case ApiKey::kDescribeGroups: {
-      ASSIGN_OR_RAISE(auto req, DecodeDescribeGroups(r, v));
-      Encode(groups_->Describe(req), v, w);
-      break;
-    }
-    case ApiKey::kListGroups: {
-      ASSIGN_OR_RAISE(auto req, DecodeListGroups(r, v));
-      Encode(groups_->List(req), v, w);
-      break;
-    }
-    case ApiKey::kDescribeConfigs: {
-      ASSIGN_OR_RAISE(auto req, DecodeDescribeConfigs(r, v));
-      Encode(DescribeConfigs(req, session), v, w);
-      break;
-    }
-  }
-  return w.Take();
+template <auto kHandler>
+Result<std::string> Broker::ServeWith(Broker& broker, Reader& r, RequestContext& ctx) {
+  using Types = HandlerTypes<decltype(kHandler)>;
+  ASSIGN_OR_RAISE(auto request, Decode<typename Types::RequestType>(r, ctx.version()));
+  ASSIGN_OR_RAISE(auto response, (broker.*kHandler)(request, ctx));
+  return Encode(response, ctx.version());
+}
+
+const std::map<ApiKey, Broker::Serve>& Broker::Handlers() {
+  // Each API of apis.inc is served by the Broker method of its name.
+  static const std::map<ApiKey, Serve> kHandlers = {
+#define KAFKA_API(name, key, min_version, max_version, first_flexible) \
+  {ApiKey::k##name, &ServeWith<&Broker::name>},
+#include "oxbow/kafka/apis.inc"
+#undef KAFKA_API
+  };
+  return kHandlers;
 }
 
 std::optional<std::string> Broker::TopicById(const Uuid& topic_id, const Session& session) const {
@@ -529,106 +196,6 @@ bool Broker::Allows(const Session& session, const std::string& topic, auth::Acce
   auto table = TableForTopic(topic);
   // A name that is no table is answered as such by the request's own checks.
   return !table.ok() || session.user->Allows(*table, access);
-}
-
-namespace {
-
-// What a client is told of a failed login: the lockout says so and when to retry (the
-// Authenticator's message); any other failure gives nothing away.
-std::string LoginFailureMessage(const Status& status, std::string_view otherwise) {
-  if (status.code() == StatusCode::kResourceExhausted) {
-    return "Authentication failed: " + status.message();
-  }
-  return "Authentication failed: " + std::string(otherwise);
-}
-
-}  // namespace
-
-SaslHandshakeResponse Broker::SaslHandshake(const SaslHandshakeRequest& request, Session& session) {
-  SaslHandshakeResponse response;
-  if (!auth_required()) {
-    // Kafka's PLAINTEXT and SSL listeners know no SASL mechanism either.
-    response.error = ErrorCode::kUnsupportedSaslMechanism;
-    session.close_after_response = true;
-    return response;
-  }
-  response.mechanisms = {std::string(kSaslPlain), std::string(kSaslScram)};
-  if (session.user || !session.mechanism.empty()) {
-    response.error = ErrorCode::kIllegalSaslState;  // no re-authentication
-    session.close_after_response = true;
-  } else if (request.mechanism != kSaslPlain && request.mechanism != kSaslScram) {
-    response.error = ErrorCode::kUnsupportedSaslMechanism;
-    session.close_after_response = true;
-  } else {
-    session.mechanism = request.mechanism;
-  }
-  return response;
-}
-
-SaslAuthenticateResponse Broker::SaslAuthenticate(const SaslAuthenticateRequest& request,
-                                                  Session& session) {
-  SaslAuthenticateResponse response;
-  auto fail = [&](ErrorCode error, std::string message) {
-    response.error = error;
-    response.message = std::move(message);
-    response.auth_bytes.clear();
-    session.close_after_response = true;  // as Kafka does after a failed login
-    return response;
-  };
-  if (!auth_required() || session.mechanism.empty() || session.user) {
-    return fail(ErrorCode::kIllegalSaslState,
-                "SaslAuthenticate needs a SaslHandshake first (and only one login per connection)");
-  }
-  auto login = [&](auth::User user) {
-    spdlog::debug("kafka: {} logged in from {} with {}", user.name, session.client_host,
-                  session.mechanism);
-    session.user = std::move(user);
-    session.user_loaded = Clock::now();
-  };
-  if (session.mechanism == kSaslPlain) {
-    auto credentials = auth::ParseSaslPlain(request.auth_bytes);
-    if (!credentials.ok()) {
-      node_->metrics().AddError("sasl", StatusCodeName(credentials.status().code()));
-      return fail(ErrorCode::kSaslAuthenticationFailed, credentials.status().message());
-    }
-    auto user = options_.authenticator->CheckPassword(credentials->first, credentials->second);
-    if (!user.ok()) {
-      spdlog::warn("kafka: failed SASL/PLAIN login from {}", session.client_host);
-      node_->metrics().AddError("sasl", StatusCodeName(user.status().code()));
-      return fail(ErrorCode::kSaslAuthenticationFailed,
-                  LoginFailureMessage(user.status(), "invalid username or password"));
-    }
-    login(std::move(user).ValueOrDie());
-    return response;
-  }
-  if (!session.scram) {
-    session.scram = std::make_unique<auth::ScramSha256Server>(options_.authenticator);
-    auto first = session.scram->ClientFirst(request.auth_bytes);
-    if (!first.ok()) {
-      spdlog::warn("kafka: failed SASL/SCRAM-SHA-256 login from {}", session.client_host);
-      node_->metrics().AddError("sasl", StatusCodeName(first.status().code()));
-      return fail(ErrorCode::kSaslAuthenticationFailed,
-                  LoginFailureMessage(first.status(), first.status().message()));
-    }
-    response.auth_bytes = std::move(first).ValueOrDie();
-    return response;
-  }
-  auto final_message = session.scram->ClientFinal(request.auth_bytes);
-  if (!final_message.ok()) {
-    spdlog::warn("kafka: failed SASL/SCRAM-SHA-256 login from {}", session.client_host);
-    node_->metrics().AddError("sasl", StatusCodeName(final_message.status().code()));
-    return fail(ErrorCode::kSaslAuthenticationFailed,
-                LoginFailureMessage(final_message.status(),
-                                    "invalid credentials with SASL mechanism SCRAM-SHA-256"));
-  }
-  response.auth_bytes = std::move(final_message->first);
-  login(std::move(final_message->second));
-  session.scram.reset();
-  return response;
-}
-
-ApiVersionsResponse Broker::ApiVersions(ErrorCode error) const {
-  return ApiVersionsResponse{error, SupportedApis()};
 }
 
 std::pair<ErrorCode, std::string> Broker::CreateRawTopic(const std::string& topic,
@@ -654,255 +221,14 @@ std::pair<ErrorCode, std::string> Broker::CreateRawTopic(const std::string& topi
           st.message()};
 }
 
-MetadataResponse Broker::Metadata(const MetadataRequest& request, const Session& session) {
-  MetadataResponse response;
-  response.brokers.push_back({kNodeId, host_, port_});
-  response.cluster_id = kClusterId;
-  response.controller_id = kNodeId;
-  auto describe = [&](const catalog::TableDescriptor& table, std::string topic) {
-    MetadataTopic t;
-    t.name = std::move(topic);
-    t.topic_id = TopicId(options_.server_secret, table.table_id);
-    for (int32_t b = 0; b < table.buckets; ++b) {
-      t.partitions.push_back({ErrorCode::kNone, b, kNodeId, {kNodeId}});
-    }
-    return t;
-  };
-  if (!request.topics) {
-    for (const auto& table : node_->ListTables()) {
-      const std::string topic = TopicForTable(table.name);
-      if (Allows(session, topic, auth::Access::kRead)) {
-        response.topics.push_back(describe(table, topic));
-      }
-    }
-    return response;
-  }
-  for (const std::string& topic : *request.topics) {
-    auto table = TableForTopic(topic);
-    if (!table.ok()) {
-      response.topics.push_back({ErrorCode::kInvalidTopicException, topic, {}, {}});
-      continue;
-    }
-    if (!Allows(session, topic, auth::Access::kRead)) {
-      response.topics.push_back({ErrorCode::kTopicAuthorizationFailed, topic, {}, {}});
-      continue;
-    }
-    auto found = node_->DescribeTable(*table);
-    const bool create = found.status().IsNotFound() && request.allow_auto_topic_creation &&
-                        options_.auto_create_topics;
-    if (create && !Allows(session, topic, auth::Access::kAdmin)) {
-      // As Kafka answers a missing topic the user may not create.
-      response.topics.push_back({ErrorCode::kTopicAuthorizationFailed, topic, {}, {}});
-      continue;
-    }
-    if (create) {
-      const auto [error, message] = CreateRawTopic(topic, options_.default_partitions);
-      if (error != ErrorCode::kNone && error != ErrorCode::kTopicAlreadyExists) {
-        spdlog::warn("kafka: auto-creating topic '{}': {}", topic, message);
-      }
-      found = node_->DescribeTable(*table);
-    }
-    if (!found.ok()) {
-      response.topics.push_back({ErrorCode::kUnknownTopicOrPartition, topic, {}, {}});
-      continue;
-    }
-    response.topics.push_back(describe(found->table.table, topic));
-  }
-  return response;
-}
-
-CreateTopicsResponse Broker::CreateTopics(const CreateTopicsRequest& request, int16_t version,
-                                          const Session& session) {
-  CreateTopicsResponse response;
-  for (const CreatableTopic& t : request.topics) {
-    CreateTopicResult result;
-    result.name = t.name;
-    const int32_t partitions =
-        t.num_partitions == -1 ? options_.default_partitions : t.num_partitions;
-    if (!Allows(session, t.name, auth::Access::kAdmin)) {
-      result.error = ErrorCode::kTopicAuthorizationFailed;
-      result.message = "creating " + Quote(t.name) + " needs admin access to its table";
-    } else if (partitions <= 0) {
-      result.error = ErrorCode::kInvalidPartitions;
-      result.message = "the number of partitions must be positive";
-    } else if (t.replication_factor != -1 && t.replication_factor != 1) {
-      result.error = ErrorCode::kInvalidReplicationFactor;
-      result.message = "Oxbow keeps one copy of each partition: replication factor must be 1";
-    } else if (t.assignments > 0) {
-      result.error = ErrorCode::kInvalidRequest;
-      result.message = "manual replica assignments are not supported";
-    } else if (!t.configs.empty()) {
-      result.error = ErrorCode::kInvalidConfig;
-      result.message = "topic configs are not supported (" + Quote(t.configs[0].first) +
-                       "): set table properties through Flight";
-    } else if (auto table = TableForTopic(t.name); !table.ok()) {
-      result.error = ErrorCode::kInvalidTopicException;
-      result.message = table.status().message();
-    } else if (request.validate_only) {
-      if (node_->DescribeTable(*table).ok()) {
-        result.error = ErrorCode::kTopicAlreadyExists;
-        result.message = "topic " + Quote(t.name) + " already exists";
-      }
-    } else {
-      auto [error, message] = CreateRawTopic(t.name, partitions);
-      result.error = error;
-      if (error != ErrorCode::kNone) result.message = std::move(message);
-    }
-    if (result.error == ErrorCode::kNone) {
-      result.num_partitions = partitions;
-      result.replication_factor = 1;
-      if (version >= 7 && !request.validate_only) {
-        auto table = node_->DescribeTable(*TableForTopic(t.name));
-        if (table.ok()) {
-          result.topic_id = TopicId(options_.server_secret, table->table.table.table_id);
-        }
-      }
-    }
-    response.topics.push_back(std::move(result));
-  }
-  return response;
-}
-
-DeleteTopicsResponse Broker::DeleteTopics(const DeleteTopicsRequest& request,
-                                          const Session& session) {
-  DeleteTopicsResponse response;
-  for (size_t i = 0; i < request.names.size(); ++i) {
-    DeleteTopicResult result;
-    result.name = request.names[i];
-    result.topic_id = request.topic_ids[i];
-    if (!result.name) {
-      // By id: an id whose table the session may not read is answered as unknown, nameless.
-      result.name = TopicById(result.topic_id, session);
-      if (!result.name) {
-        result.error = ErrorCode::kUnknownTopicId;
-        result.message = "no topic has this id";
-        response.results.push_back(std::move(result));
-        continue;
-      }
-    }
-    std::optional<std::string> table;
-    if (auto t = TableForTopic(*result.name); t.ok()) table = *t;
-    if (!Allows(session, *result.name, auth::Access::kAdmin)) {
-      result.error = ErrorCode::kTopicAuthorizationFailed;
-      result.message = "deleting " + Quote(*result.name) + " needs admin access to its table";
-      response.results.push_back(std::move(result));
-      continue;
-    }
-    Status st = table ? node_->DropTable(*table) : Status::NotFound("no such topic");
-    if (!st.ok()) {
-      result.error = ToErrorCode(st);
-      result.message = st.message();
-    } else if (Status forgot = groups_->ForgetTopics({*result.name, TopicForTable(*table)});
-               !forgot.ok()) {
-      // As in Kafka, the topic is gone whatever becomes of its groups' offsets.
-      spdlog::error("kafka: deleted topic {} but not its committed offsets: {}", *result.name,
-                    forgot.message());
-    }
-    response.results.push_back(std::move(result));
-  }
-  return response;
-}
-
-ListOffsetsResponse Broker::ListOffsets(const ListOffsetsRequest& request, const Session& session) {
-  ListOffsetsResponse response;
-  for (const auto& t : request.topics) {
-    ListOffsetsTopicResult tr{t.name, {}};
-    auto table = TableForTopic(t.name);
-    auto described = table.ok() ? node_->DescribeTable(*table) : table.status();
-    const bool allowed = Allows(session, t.name, auth::Access::kRead);
-    for (const auto& p : t.partitions) {
-      ListOffsetsPartitionResult pr;
-      pr.index = p.index;
-      if (!allowed) {
-        pr.error = ErrorCode::kTopicAuthorizationFailed;
-      } else if (!described.ok() || p.index < 0 ||
-                 p.index >= static_cast<int32_t>(described->table.buckets.size())) {
-        pr.error = ErrorCode::kUnknownTopicOrPartition;
-      } else {
-        const engine::BucketStatus& bucket = described->table.buckets[p.index];
-        if (p.timestamp == -1) {
-          pr.offset = bucket.next_offset;
-        } else if (p.timestamp == -2 || p.timestamp == -4) {
-          pr.offset = bucket.earliest_offset;
-        } else if (p.timestamp < 0) {
-          pr.error = ErrorCode::kInvalidRequest;  // max timestamp (-3) and tiered offsets
-        } else {
-          engine::ReadRequest read;
-          read.table = *table;
-          read.bucket = p.index;
-          read.from.kind = engine::StartPosition::Kind::kTimestamp;
-          read.from.timestamp_ms = p.timestamp;
-          auto cursor = node_->OpenRead(read);
-          auto batch = cursor.ok() ? (*cursor)->Next(Clock::now())
-                                   : Result<std::optional<engine::ReadBatch>>(cursor.status());
-          if (!batch.ok()) {
-            pr.error = ToErrorCode(batch.status());
-          } else if (batch->has_value()) {
-            pr.offset = (*batch)->base_offset;
-            pr.timestamp = (*batch)->append_time_ms;
-          }
-        }
-      }
-      tr.partitions.push_back(pr);
-    }
-    response.topics.push_back(std::move(tr));
-  }
-  return response;
-}
-
-ProduceResponse Broker::Produce(const ProduceRequest& request, int16_t version,
-                                const Session& session) {
-  ProduceResponse response;
-  for (const auto& t : request.topics) {
-    ProduceTopicResult tr{t.name, t.topic_id, {}};
-    for (const auto& p : t.partitions) {
-      if (t.name.empty()) {
-        tr.partitions.push_back({p.index, ErrorCode::kUnknownTopicId, -1, -1, {}, std::nullopt});
-      } else if (!Allows(session, t.name, auth::Access::kWrite)) {
-        tr.partitions.push_back(
-            {p.index,
-             ErrorCode::kTopicAuthorizationFailed,
-             -1,
-             -1,
-             {},
-             "producing to " + Quote(t.name) + " needs write access to its table"});
-      } else if (version < 3) {
-        tr.partitions.push_back({p.index,
-                                 ErrorCode::kUnsupportedVersion,
-                                 -1,
-                                 -1,
-                                 {},
-                                 "Produce v" + std::to_string(version) +
-                                     " (message format v0/v1) is not supported: use v3+"});
-      } else if (request.transactional_id) {
-        tr.partitions.push_back({p.index,
-                                 ErrorCode::kTransactionalIdAuthorizationFailed,
-                                 -1,
-                                 -1,
-                                 {},
-                                 "transactions are not supported"});
-      } else {
-        tr.partitions.push_back(ProducePartition(t.name, p));
-      }
-    }
-    response.topics.push_back(std::move(tr));
-  }
-  {
-    std::lock_guard lock(appended_mu_);
-    ++appends_;
-    appended_.notify_all();
-  }
-  return response;
-}
-
-ProducePartitionResult Broker::ProducePartition(const std::string& topic,
-                                                const kafka::ProducePartition& part) {
+msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
+    const std::string& topic, const msg::ProduceRequest::PartitionProduceData& part) {
   const auto started = Clock::now();
-  ProducePartitionResult result;
-  result.index = part.index;
+  msg::ProduceResponse::PartitionProduceResponse result =
+      ProduceResult(part.index, ErrorCode::kNone, std::nullopt);
   auto fail = [&](ErrorCode error, std::string message) {
-    result.error = error;
-    result.message = std::move(message);
+    result.error_code = error;
+    result.error_message = std::move(message);
     return result;
   };
   auto table = TableForTopic(topic);
@@ -930,9 +256,7 @@ ProducePartitionResult Broker::ProducePartition(const std::string& topic,
     if (batch.transactional || batch.control) {
       return fail(ErrorCode::kInvalidRecord, "transactional batches are not supported");
     }
-    auto rows = kind == TableKind::kRaw    ? ToRows(batch)
-                : kind == TableKind::kJson ? JsonToRows(batch, desc.schema)
-                                           : AvroBatchToRows(batch, desc.schema);
+    auto rows = ToRows(kind, batch, desc.schema);
     if (!rows.ok()) {
       result.record_errors.push_back({static_cast<int32_t>(i), rows.status().message()});
       return fail(ErrorCode::kInvalidRecord,
@@ -986,175 +310,6 @@ ProducePartitionResult Broker::ProducePartition(const std::string& topic,
                             std::chrono::duration<double>(Clock::now() - started).count());
   }
   return result;
-}
-
-FetchPartitionResult Broker::FetchPartition(const std::string& topic,
-                                            const kafka::FetchPartition& part, int64_t max_bytes) {
-  const auto started = Clock::now();
-  FetchPartitionResult result;
-  result.index = part.index;
-  auto table = TableForTopic(topic);
-  auto described = table.ok() ? node_->DescribeTable(*table) : table.status();
-  if (!described.ok() || part.index < 0 || part.index >= described->table.table.buckets) {
-    result.error = ErrorCode::kUnknownTopicOrPartition;
-    return result;
-  }
-  const engine::BucketStatus& bucket = described->table.buckets[part.index];
-  result.high_watermark = bucket.next_offset;
-  result.log_start_offset = bucket.earliest_offset;
-  if (part.fetch_offset < bucket.earliest_offset || part.fetch_offset > bucket.next_offset) {
-    result.error = ErrorCode::kOffsetOutOfRange;
-    return result;
-  }
-  if (part.fetch_offset == bucket.next_offset) return result;
-  const TableKind kind = KindOf(described->table.table);
-  if (kind == TableKind::kOther) {
-    spdlog::warn("kafka: fetch from {}", NotServedMessage(*table));
-    result.error = ErrorCode::kInvalidRecord;
-    return result;
-  }
-  engine::ReadRequest read;
-  read.table = *table;
-  read.bucket = part.index;
-  read.from.kind = engine::StartPosition::Kind::kOffset;
-  read.from.offset = part.fetch_offset;
-  read.to = bucket.next_offset;
-  auto cursor = node_->OpenRead(read);
-  Status st = cursor.status();
-  const int64_t limit = std::min<int64_t>(max_bytes, part.max_bytes);
-  int64_t rows_sent = 0;
-  // Always one batch at least, however large, so that consumers make progress (KIP-74).
-  while (st.ok() &&
-         (result.records.empty() || static_cast<int64_t>(result.records.size()) < limit)) {
-    auto batch = (*cursor)->NextDecoded(Clock::now());
-    if (!batch.ok()) {
-      st = batch.status();
-      break;
-    }
-    if (!batch->has_value()) break;
-    const engine::DecodedBatch& b = **batch;
-    const int64_t skip = std::max<int64_t>(0, part.fetch_offset - b.base_offset);
-    rows_sent += std::max<int64_t>(0, b.batch->num_rows() - skip);
-    st = kind == TableKind::kRaw ? AppendRecords(*b.batch, b.base_offset, skip, &result.records)
-         : kind == TableKind::kJson
-             ? AppendJsonRecords(*b.batch, b.base_offset, skip, b.append_time_ms, &result.records)
-             : AppendAvroRecords(*b.batch, b.base_offset, skip, b.append_time_ms, &result.records);
-  }
-  if (!st.ok()) {
-    spdlog::error("kafka: fetch of '{}' partition {}: {}", topic, part.index, st.message());
-    result.error = result.records.empty() ? ToErrorCode(st) : ErrorCode::kNone;
-  }
-  if (rows_sent > 0) {
-    node_->metrics().AddFetch(*table, part.index, rows_sent,
-                              static_cast<int64_t>(result.records.size()),
-                              std::chrono::duration<double>(Clock::now() - started).count());
-  }
-  return result;
-}
-
-FetchResponse Broker::Fetch(const FetchRequest& request, const Session& session) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(std::max(0, request.max_wait_ms));
-  while (true) {
-    uint64_t seen;
-    {
-      std::lock_guard lock(appended_mu_);
-      seen = appends_;
-    }
-    FetchResponse response;
-    int64_t bytes = 0;
-    bool error = false;
-    for (const auto& t : request.topics) {
-      FetchTopicResult tr{t.name, t.topic_id, {}};
-      for (const auto& p : t.partitions) {
-        if (t.name.empty() || !Allows(session, t.name, auth::Access::kRead)) {
-          tr.partitions.push_back({p.index, t.name.empty() ? ErrorCode::kUnknownTopicId
-                                                           : ErrorCode::kTopicAuthorizationFailed});
-          error = true;
-          continue;
-        }
-        tr.partitions.push_back(
-            FetchPartition(t.name, p, std::max<int64_t>(0, request.max_bytes - bytes)));
-        bytes += static_cast<int64_t>(tr.partitions.back().records.size());
-        error |= tr.partitions.back().error != ErrorCode::kNone;
-      }
-      response.topics.push_back(std::move(tr));
-    }
-    if (bytes >= request.min_bytes || error || stopping_ || Clock::now() >= deadline) {
-      return response;
-    }
-    std::unique_lock lock(appended_mu_);
-    appended_.wait_until(lock, std::min(deadline, Clock::now() + kFetchRecheck),
-                         [&] { return appends_ != seen || stopping_; });
-  }
-}
-
-FindCoordinatorResponse Broker::FindCoordinator(const FindCoordinatorRequest& request) const {
-  FindCoordinatorResponse response;
-  for (const auto& key : request.keys) {
-    Coordinator c{key, kNodeId, host_, port_, ErrorCode::kNone, std::nullopt};
-    // Transactions are not served: a non-retriable error, so that a transactional producer
-    // fails at once (librdkafka, the Java client and kafka-python all take 53 as fatal)
-    // instead of retrying until its timeout; any other key type is not Kafka's either.
-    if (request.key_type == 1) {
-      c = {key,
-           -1,
-           "",
-           -1,
-           ErrorCode::kTransactionalIdAuthorizationFailed,
-           "transactions are not supported, only consumer groups"};
-    } else if (request.key_type != 0) {
-      c = {key,
-           -1,
-           "",
-           -1,
-           ErrorCode::kInvalidRequest,
-           "coordinator key type " + std::to_string(request.key_type) + " is not served"};
-    }
-    response.coordinators.push_back(std::move(c));
-  }
-  return response;
-}
-
-InitProducerIdResponse Broker::InitProducerId(const InitProducerIdRequest& request) {
-  InitProducerIdResponse response;
-  if (request.transactional_id) {
-    response.error = ErrorCode::kTransactionalIdAuthorizationFailed;
-    return response;
-  }
-  if (request.producer_id >= 0) {
-    // An idempotent producer bumping its epoch after an error keeps its id.
-    response.producer_id = request.producer_id;
-    response.producer_epoch = static_cast<int16_t>(request.producer_epoch + 1);
-    return response;
-  }
-  response.producer_id = next_producer_id_++;
-  response.producer_epoch = 0;
-  return response;
-}
-
-DescribeConfigsResponse Broker::DescribeConfigs(const DescribeConfigsRequest& request,
-                                                const Session& session) {
-  constexpr int8_t kTopic = 2;
-  constexpr int8_t kBroker = 4;
-  DescribeConfigsResponse response;
-  for (const auto& resource : request.resources) {
-    DescribeConfigsResult result{ErrorCode::kNone, std::nullopt, resource};
-    if (resource.type == kTopic && !Allows(session, resource.name, auth::Access::kRead)) {
-      result.error = ErrorCode::kTopicAuthorizationFailed;
-      result.message = "topic " + Quote(resource.name) + " needs read access";
-    } else if (resource.type == kTopic) {
-      auto table = TableForTopic(resource.name);
-      if (!table.ok() || !node_->DescribeTable(*table).ok()) {
-        result.error = ErrorCode::kUnknownTopicOrPartition;
-        result.message = "topic " + Quote(resource.name) + " does not exist";
-      }
-    } else if (resource.type != kBroker) {
-      result.error = ErrorCode::kInvalidRequest;
-      result.message = "only topic and broker configs can be described";
-    }
-    response.results.push_back(std::move(result));
-  }
-  return response;
 }
 
 void Broker::ProducerState::Record(int16_t batch_epoch, int32_t first_sequence,

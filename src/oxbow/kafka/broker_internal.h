@@ -1,5 +1,6 @@
-// The request handlers of the Kafka listener: each request frame in, its response frame out,
-// translated to and from node::Node calls (docs/kafka.md has the mapping).
+// The Kafka listener's broker: each request frame in, its response frame out. Broker::Handle
+// checks the header and the login and dispatches to the API's handler (handlers/, one file per
+// API), which translates to and from node::Node calls (docs/kafka.md has the mapping).
 #pragma once
 
 #include <atomic>
@@ -17,12 +18,19 @@
 #include "oxbow/kafka/kafka.h"
 #include "oxbow/kafka/messages.h"
 #include "oxbow/kafka/records.h"
+#include "oxbow/kafka/values_internal.h"
 
 namespace oxbow::kafka::internal {
 
-// The schema of a table created through Kafka: key binary, value binary, timestamp
-// timestamp[ms, tz=UTC] not null, headers binary (Kafka's header encoding; null when none).
-const arrow::SchemaPtr& RawTopicSchema();
+// The one node of this single-node cluster, its id in every answer.
+constexpr int32_t kNodeId = 0;
+// The Kafka error of a failed node call.
+ErrorCode ToErrorCode(const Status& st);
+// ApiVersions' answer: the APIs and versions served (apis.inc).
+msg::ApiVersionsResponse ApiVersionsAnswer(ErrorCode error);
+// A partition's answer to Produce before (or instead of) appending: no offsets yet.
+msg::ProduceResponse::PartitionProduceResponse ProduceResult(int32_t index, ErrorCode error,
+                                                             std::optional<std::string> message);
 
 // The table behind a topic: "ns.t" for a topic named so, "kafka.<topic>" for a topic without a
 // dot. Invalid when the topic cannot name a table.
@@ -92,38 +100,65 @@ class Broker {
                 int64_t base_offset);
   };
 
-  Result<std::string> HandleBody(const RequestHeader& header, const ApiSupport& api, Reader& r,
-                                 Session& session, bool* no_response);
+  // What a handler gets besides its request: the header, the connection's session, and a way
+  // to say that the request wants no answer.
+  struct RequestContext {
+    const RequestHeader& header;
+    Session& session;
+    bool no_response = false;
+    int16_t version() const { return header.api_version; }
+  };
+  // Decodes the body, runs its handler, encodes the response body.
+  using Serve = Result<std::string> (*)(Broker& broker, Reader& r, RequestContext& ctx);
+  template <auto kHandler>
+  static Result<std::string> ServeWith(Broker& broker, Reader& r, RequestContext& ctx);
+  // The handler of each API served (apis.inc): the method of the API's name, under handlers/.
+  static const std::map<ApiKey, Serve>& Handlers();
+
   // Under --auth: whether the session's user has `access` to the topic's table (without
   // --auth: always).
   bool Allows(const Session& session, const std::string& topic, auth::Access access) const;
-  SaslHandshakeResponse SaslHandshake(const SaslHandshakeRequest& request, Session& session);
-  SaslAuthenticateResponse SaslAuthenticate(const SaslAuthenticateRequest& request,
-                                            Session& session);
-  ApiVersionsResponse ApiVersions(ErrorCode error) const;
-  MetadataResponse Metadata(const MetadataRequest& request, const Session& session);
-  CreateTopicsResponse CreateTopics(const CreateTopicsRequest& request, int16_t version,
-                                    const Session& session);
-  DeleteTopicsResponse DeleteTopics(const DeleteTopicsRequest& request, const Session& session);
-  ListOffsetsResponse ListOffsets(const ListOffsetsRequest& request, const Session& session);
-  ProduceResponse Produce(const ProduceRequest& request, int16_t version, const Session& session);
-  ProducePartitionResult ProducePartition(const std::string& topic, const ProducePartition& part);
-  FetchResponse Fetch(const FetchRequest& request, const Session& session);
-  FetchPartitionResult FetchPartition(const std::string& topic, const kafka::FetchPartition& part,
-                                      int64_t max_bytes);
+  Result<msg::ApiVersionsResponse> ApiVersions(msg::ApiVersionsRequest& request,
+                                               RequestContext& ctx);
+  Result<msg::SaslHandshakeResponse> SaslHandshake(msg::SaslHandshakeRequest& request,
+                                                   RequestContext& ctx);
+  Result<msg::SaslAuthenticateResponse> SaslAuthenticate(msg::SaslAuthenticateRequest& request,
+                                                         RequestContext& ctx);
+  Result<msg::MetadataResponse> Metadata(msg::MetadataRequest& request, RequestContext& ctx);
+  Result<msg::CreateTopicsResponse> CreateTopics(msg::CreateTopicsRequest& request,
+                                                 RequestContext& ctx);
+  Result<msg::DeleteTopicsResponse> DeleteTopics(msg::DeleteTopicsRequest& request,
+                                                 RequestContext& ctx);
+  Result<msg::ListOffsetsResponse> ListOffsets(msg::ListOffsetsRequest& request,
+                                               RequestContext& ctx);
+  Result<msg::ProduceResponse> Produce(msg::ProduceRequest& request, RequestContext& ctx);
+  msg::ProduceResponse::PartitionProduceResponse ProducePartition(
+      const std::string& topic, const msg::ProduceRequest::PartitionProduceData& part);
+  Result<msg::FetchResponse> Fetch(msg::FetchRequest& request, RequestContext& ctx);
+  msg::FetchResponse::PartitionData FetchPartition(const std::string& topic,
+                                                   const msg::FetchRequest::FetchPartition& part,
+                                                   int64_t max_bytes);
   // The topic an id names, when the session may read its table (a topic it may not read is
   // answered as an unknown id, so ids reveal no name).
   std::optional<std::string> TopicById(const Uuid& topic_id, const Session& session) const;
-  // Names the topics of a v13+ Produce or Fetch, which name them by id; an unknown id (or one
-  // the session may not read) leaves the name empty.
-  template <typename Topics>
-  void NameTopicsById(Topics& topics, const Session& session) const {
-    for (auto& t : topics) t.name = TopicById(t.topic_id, session).value_or("");
-  }
-  FindCoordinatorResponse FindCoordinator(const FindCoordinatorRequest& request) const;
-  InitProducerIdResponse InitProducerId(const InitProducerIdRequest& request);
-  DescribeConfigsResponse DescribeConfigs(const DescribeConfigsRequest& request,
-                                          const Session& session);
+  Result<msg::FindCoordinatorResponse> FindCoordinator(msg::FindCoordinatorRequest& request,
+                                                       RequestContext& ctx);
+  Result<msg::InitProducerIdResponse> InitProducerId(msg::InitProducerIdRequest& request,
+                                                     RequestContext& ctx);
+  Result<msg::DescribeConfigsResponse> DescribeConfigs(msg::DescribeConfigsRequest& request,
+                                                       RequestContext& ctx);
+  // The consumer groups' APIs, answered by the GroupCoordinator (handlers/groups.cc).
+  Result<msg::JoinGroupResponse> JoinGroup(msg::JoinGroupRequest& request, RequestContext& ctx);
+  Result<msg::SyncGroupResponse> SyncGroup(msg::SyncGroupRequest& request, RequestContext& ctx);
+  Result<msg::HeartbeatResponse> Heartbeat(msg::HeartbeatRequest& request, RequestContext& ctx);
+  Result<msg::LeaveGroupResponse> LeaveGroup(msg::LeaveGroupRequest& request, RequestContext& ctx);
+  Result<msg::DescribeGroupsResponse> DescribeGroups(msg::DescribeGroupsRequest& request,
+                                                     RequestContext& ctx);
+  Result<msg::ListGroupsResponse> ListGroups(msg::ListGroupsRequest& request, RequestContext& ctx);
+  Result<msg::OffsetCommitResponse> OffsetCommit(msg::OffsetCommitRequest& request,
+                                                 RequestContext& ctx);
+  Result<msg::OffsetFetchResponse> OffsetFetch(msg::OffsetFetchRequest& request,
+                                               RequestContext& ctx);
   // Creates a raw topic; the error and message Kafka's CreateTopics would answer.
   std::pair<ErrorCode, std::string> CreateRawTopic(const std::string& topic, int32_t partitions);
 

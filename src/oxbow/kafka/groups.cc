@@ -195,7 +195,7 @@ void GroupCoordinator::MaybeCompleteRebalance(Group& group, Clock::time_point no
     const bool everyone =
         std::all_of(group.members.begin(), group.members.end(), [&](const auto& m) {
           return std::any_of(m.second.protocols.begin(), m.second.protocols.end(),
-                             [&](const GroupProtocol& p) { return p.name == candidate.name; });
+                             [&](const auto& p) { return p.name == candidate.name; });
         });
     if (everyone) {
       group.protocol_name = candidate.name;
@@ -208,8 +208,8 @@ void GroupCoordinator::MaybeCompleteRebalance(Group& group, Clock::time_point no
     m.last_seen = now;
     m.assignment.clear();
     if (!m.joined) continue;  // a static member that did not rejoin: nobody waits for an answer
-    JoinGroupResponse r;
-    r.error =
+    msg::JoinGroupResponse r;
+    r.error_code =
         group.protocol_name.empty() ? ErrorCode::kInconsistentGroupProtocol : ErrorCode::kNone;
     r.generation_id = group.generation;
     r.protocol_type = group.protocol_type;
@@ -231,17 +231,17 @@ void GroupCoordinator::MaybeCompleteRebalance(Group& group, Clock::time_point no
   changed_.notify_all();
 }
 
-JoinGroupResponse GroupCoordinator::Join(const JoinGroupRequest& request,
-                                         const std::string& client_id,
-                                         const std::string& client_host) {
-  JoinGroupResponse response;
+msg::JoinGroupResponse GroupCoordinator::Join(const msg::JoinGroupRequest& request,
+                                              const std::string& client_id,
+                                              const std::string& client_host) {
+  msg::JoinGroupResponse response;
   response.member_id = request.member_id;
   if (request.group_id.empty()) {
-    response.error = ErrorCode::kInvalidGroupId;
+    response.error_code = ErrorCode::kInvalidGroupId;
     return response;
   }
   if (request.session_timeout_ms <= 0) {
-    response.error = ErrorCode::kInvalidSessionTimeout;
+    response.error_code = ErrorCode::kInvalidSessionTimeout;
     return response;
   }
   std::unique_lock lock(mu_);
@@ -250,7 +250,7 @@ JoinGroupResponse GroupCoordinator::Join(const JoinGroupRequest& request,
   auto now = Clock::now();
   ExpireMembers(group, now);
   if (!group.members.empty() && group.protocol_type != request.protocol_type) {
-    response.error = ErrorCode::kInconsistentGroupProtocol;
+    response.error_code = ErrorCode::kInconsistentGroupProtocol;
     return response;
   }
   const std::optional<std::string>& instance = request.group_instance_id;
@@ -266,7 +266,7 @@ JoinGroupResponse GroupCoordinator::Join(const JoinGroupRequest& request,
     }
   } else if (const ErrorCode error = ValidateMember(group, member_id, instance);
              error != ErrorCode::kNone) {
-    response.error = error;
+    response.error_code = error;
     return response;
   }
   const std::string leader_before = group.leader;
@@ -286,7 +286,7 @@ JoinGroupResponse GroupCoordinator::Join(const JoinGroupRequest& request,
   group.protocol_type = request.protocol_type;
   const bool keeps_protocol =
       std::any_of(member.protocols.begin(), member.protocols.end(),
-                  [&](const GroupProtocol& p) { return p.name == group.protocol_name; });
+                  [&](const auto& p) { return p.name == group.protocol_name; });
   if (replaced && group.state == State::kStable && keeps_protocol) {
     // A static member's restart: the group goes on as it was, and SyncGroup hands the member
     // its old assignment. A restarted leader is answered as a follower (the leader id it is
@@ -316,30 +316,30 @@ JoinGroupResponse GroupCoordinator::Join(const JoinGroupRequest& request,
     MaybeCompleteRebalance(group, Clock::now());
   }
   response.member_id = member_id;
-  response.error = GoneError(group, member_id, instance);
+  response.error_code = GoneError(group, member_id, instance);
   return response;
 }
 
-SyncGroupResponse GroupCoordinator::Sync(const SyncGroupRequest& request) {
-  SyncGroupResponse response;
+msg::SyncGroupResponse GroupCoordinator::Sync(const msg::SyncGroupRequest& request) {
+  msg::SyncGroupResponse response;
   std::unique_lock lock(mu_);
   auto g = groups_.find(request.group_id);
   if (g == groups_.end()) {
-    response.error = ErrorCode::kUnknownMemberId;
+    response.error_code = ErrorCode::kUnknownMemberId;
     return response;
   }
   Group& group = g->second;
   if (const ErrorCode error = ValidateMember(group, request.member_id, request.group_instance_id);
       error != ErrorCode::kNone) {
-    response.error = error;
+    response.error_code = error;
     return response;
   }
   if (request.generation_id != group.generation) {
-    response.error = ErrorCode::kIllegalGeneration;
+    response.error_code = ErrorCode::kIllegalGeneration;
     return response;
   }
   if (group.state == State::kPreparingRebalance) {
-    response.error = ErrorCode::kRebalanceInProgress;
+    response.error_code = ErrorCode::kRebalanceInProgress;
     return response;
   }
   response.protocol_type = group.protocol_type;
@@ -370,16 +370,16 @@ SyncGroupResponse GroupCoordinator::Sync(const SyncGroupRequest& request) {
     m->second.last_seen = Clock::now();
   }
   if (m == group.members.end()) {
-    response.error = GoneError(group, request.member_id, request.group_instance_id);
+    response.error_code = GoneError(group, request.member_id, request.group_instance_id);
   } else if (group.state == State::kStable && group.generation == generation) {
     response.assignment = m->second.assignment;
   } else {
-    response.error = ErrorCode::kRebalanceInProgress;
+    response.error_code = ErrorCode::kRebalanceInProgress;
   }
   return response;
 }
 
-ErrorCode GroupCoordinator::Heartbeat(const HeartbeatRequest& request) {
+ErrorCode GroupCoordinator::Heartbeat(const msg::HeartbeatRequest& request) {
   std::lock_guard lock(mu_);
   auto g = groups_.find(request.group_id);
   if (g == groups_.end()) return ErrorCode::kUnknownMemberId;
@@ -397,29 +397,31 @@ ErrorCode GroupCoordinator::Heartbeat(const HeartbeatRequest& request) {
   return ErrorCode::kNone;
 }
 
-LeaveGroupResponse GroupCoordinator::Leave(const LeaveGroupRequest& request) {
-  LeaveGroupResponse response;
+msg::LeaveGroupResponse GroupCoordinator::Leave(const msg::LeaveGroupRequest& request) {
+  msg::LeaveGroupResponse response;
   std::lock_guard lock(mu_);
   auto g = groups_.find(request.group_id);
   bool removed = false;
-  for (LeavingMember member : request.members) {
+  for (const auto& leaving : request.members) {
+    msg::LeaveGroupResponse::MemberResponse member{leaving.member_id, leaving.group_instance_id,
+                                                   ErrorCode::kNone};
     if (g == groups_.end()) {
-      member.error = ErrorCode::kUnknownMemberId;
+      member.error_code = ErrorCode::kUnknownMemberId;
     } else if (member.member_id.empty() && member.group_instance_id) {
       // A static member removed by its instance id alone (an administrator's removal).
       auto holder = g->second.static_members.find(*member.group_instance_id);
-      member.error =
+      member.error_code =
           holder == g->second.static_members.end() ? ErrorCode::kUnknownMemberId : ErrorCode::kNone;
-      if (member.error == ErrorCode::kNone) {
+      if (member.error_code == ErrorCode::kNone) {
         RemoveMember(g->second, g->second.members.find(holder->second));
       }
     } else {
-      member.error = ValidateMember(g->second, member.member_id, member.group_instance_id);
-      if (member.error == ErrorCode::kNone) {
+      member.error_code = ValidateMember(g->second, member.member_id, member.group_instance_id);
+      if (member.error_code == ErrorCode::kNone) {
         RemoveMember(g->second, g->second.members.find(member.member_id));
       }
     }
-    removed |= member.error == ErrorCode::kNone;
+    removed |= member.error_code == ErrorCode::kNone;
     response.members.push_back(std::move(member));
   }
   if (removed) {
@@ -433,14 +435,14 @@ LeaveGroupResponse GroupCoordinator::Leave(const LeaveGroupRequest& request) {
   return response;
 }
 
-Result<OffsetCommitResponse> GroupCoordinator::Commit(const OffsetCommitRequest& request,
-                                                      int16_t version) {
+Result<msg::OffsetCommitResponse> GroupCoordinator::Commit(const msg::OffsetCommitRequest& request,
+                                                           int16_t version) {
   std::lock_guard lock(mu_);
   ErrorCode error = ErrorCode::kNone;
   auto g = groups_.find(request.group_id);
   const bool exists = g != groups_.end() || offsets_.count(request.group_id);
-  const bool from_a_member = request.generation_id >= 0 || !request.member_id.empty() ||
-                             request.group_instance_id.has_value();
+  const bool from_a_member = request.generation_id_or_member_epoch >= 0 ||
+                             !request.member_id.empty() || request.group_instance_id.has_value();
   State state = State::kEmpty;
   if (g != groups_.end()) {
     ExpireMembers(g->second, Clock::now());
@@ -450,14 +452,15 @@ Result<OffsetCommitResponse> GroupCoordinator::Commit(const OffsetCommitRequest&
     error = ErrorCode::kInvalidGroupId;
   } else if (!exists) {
     // A group nobody joined takes commits from outside (assign() consumers, tools) only.
-    if (request.generation_id >= 0) {
+    if (request.generation_id_or_member_epoch >= 0) {
       error = version >= 9 ? ErrorCode::kGroupIdNotFound : ErrorCode::kIllegalGeneration;
     }
   } else if (from_a_member) {
     error = g == groups_.end()
                 ? ErrorCode::kUnknownMemberId
                 : ValidateMember(g->second, request.member_id, request.group_instance_id);
-    if (error == ErrorCode::kNone && request.generation_id != g->second.generation) {
+    if (error == ErrorCode::kNone &&
+        request.generation_id_or_member_epoch != g->second.generation) {
       error = ErrorCode::kIllegalGeneration;
     }
   } else if (state != State::kEmpty) {
@@ -473,14 +476,16 @@ Result<OffsetCommitResponse> GroupCoordinator::Commit(const OffsetCommitRequest&
   if (error == ErrorCode::kNone) {
     auto& topics = offsets_[request.group_id];
     for (const auto& t : request.topics) {
-      for (const auto& p : t.partitions) topics[t.name][p.index] = {p.offset, p.metadata};
+      for (const auto& p : t.partitions) {
+        topics[t.name][p.partition_index] = {p.committed_offset, p.committed_metadata};
+      }
     }
     RETURN_NOT_OK(SaveOffsets());
   }
-  OffsetCommitResponse response;
+  msg::OffsetCommitResponse response;
   for (const auto& t : request.topics) {
-    OffsetCommitTopicResult result{t.name, {}};
-    for (const auto& p : t.partitions) result.partitions.push_back({p.index, error});
+    msg::OffsetCommitResponse::OffsetCommitResponseTopic result{t.name, {}};
+    for (const auto& p : t.partitions) result.partitions.push_back({p.partition_index, error});
     response.topics.push_back(std::move(result));
   }
   return response;
@@ -496,34 +501,37 @@ Status GroupCoordinator::ForgetTopics(const std::vector<std::string>& topics) {
   return changed ? SaveOffsets() : Status::OK();
 }
 
-OffsetFetchResponse GroupCoordinator::FetchOffsets(const OffsetFetchRequest& request) {
+msg::OffsetFetchResponse GroupCoordinator::FetchOffsets(const msg::OffsetFetchRequest& request) {
   std::lock_guard lock(mu_);
-  OffsetFetchResponse response;
+  msg::OffsetFetchResponse response;
   for (const auto& g : request.groups) {
-    OffsetFetchGroupResult result;
+    msg::OffsetFetchResponse::OffsetFetchResponseGroup result;
     result.group_id = g.group_id;
     const auto committed = offsets_.find(g.group_id);
     auto lookup = [&](const std::string& topic, int32_t partition) {
-      OffsetFetchPartitionResult p;
-      p.index = partition;
+      msg::OffsetFetchResponse::OffsetFetchResponsePartitions p;
+      p.partition_index = partition;
+      p.committed_offset = -1;
       if (committed == offsets_.end()) return p;
       auto t = committed->second.find(topic);
       if (t == committed->second.end()) return p;
       auto c = t->second.find(partition);
       if (c == t->second.end()) return p;
-      p.offset = c->second.offset;
+      p.committed_offset = c->second.offset;
       p.metadata = c->second.metadata;
       return p;
     };
     if (g.topics) {
       for (const auto& t : *g.topics) {
-        OffsetFetchTopicResult tr{t.name, {}};
-        for (int32_t partition : t.partitions) tr.partitions.push_back(lookup(t.name, partition));
+        msg::OffsetFetchResponse::OffsetFetchResponseTopics tr{t.name, {}};
+        for (int32_t partition : t.partition_indexes) {
+          tr.partitions.push_back(lookup(t.name, partition));
+        }
         result.topics.push_back(std::move(tr));
       }
     } else if (committed != offsets_.end()) {
       for (const auto& [topic, partitions] : committed->second) {
-        OffsetFetchTopicResult tr{topic, {}};
+        msg::OffsetFetchResponse::OffsetFetchResponseTopics tr{topic, {}};
         for (const auto& [partition, c] : partitions)
           tr.partitions.push_back(lookup(topic, partition));
         result.topics.push_back(std::move(tr));
@@ -544,28 +552,29 @@ std::string GroupCoordinator::StateName(State state) {
   return "Dead";
 }
 
-DescribeGroupsResponse GroupCoordinator::Describe(const DescribeGroupsRequest& request) {
+msg::DescribeGroupsResponse GroupCoordinator::Describe(const msg::DescribeGroupsRequest& request) {
   std::lock_guard lock(mu_);
-  DescribeGroupsResponse response;
+  msg::DescribeGroupsResponse response;
   for (const auto& group_id : request.groups) {
-    DescribedGroup d;
+    msg::DescribeGroupsResponse::DescribedGroup d;
     d.group_id = group_id;
     auto g = groups_.find(group_id);
     if (g == groups_.end()) {
-      d.state = offsets_.count(group_id) ? "Empty" : "Dead";
+      d.group_state = offsets_.count(group_id) ? "Empty" : "Dead";
     } else {
       ExpireMembers(g->second, Clock::now());
       const Group& group = g->second;
-      d.state = StateName(group.state);
+      d.group_state = StateName(group.state);
       d.protocol_type = group.protocol_type;
-      if (group.state == State::kStable) d.protocol_name = group.protocol_name;
+      if (group.state == State::kStable) d.protocol_data = group.protocol_name;
       for (const auto& [id, m] : group.members) {
-        DescribedMember dm{id, m.instance_id, m.client_id, m.client_host, {}, {}};
+        msg::DescribeGroupsResponse::DescribedGroupMember dm{
+            id, m.instance_id, m.client_id, m.client_host, {}, {}};
         if (group.state == State::kStable) {
           for (const auto& p : m.protocols) {
-            if (p.name == group.protocol_name) dm.metadata = p.metadata;
+            if (p.name == group.protocol_name) dm.member_metadata = p.metadata;
           }
-          dm.assignment = m.assignment;
+          dm.member_assignment = m.assignment;
         }
         d.members.push_back(std::move(dm));
       }
@@ -575,14 +584,14 @@ DescribeGroupsResponse GroupCoordinator::Describe(const DescribeGroupsRequest& r
   return response;
 }
 
-ListGroupsResponse GroupCoordinator::List(const ListGroupsRequest& request) {
+msg::ListGroupsResponse GroupCoordinator::List(const msg::ListGroupsRequest& request) {
   std::lock_guard lock(mu_);
-  std::map<std::string, ListedGroup> listed;
+  std::map<std::string, msg::ListGroupsResponse::ListedGroup> listed;
   for (const auto& [group_id, committed] : offsets_)
-    listed[group_id] = {group_id, "consumer", "Empty"};
+    listed[group_id] = {group_id, "consumer", "Empty", "classic"};
   for (const auto& [group_id, group] : groups_) {
     if (group.members.empty() && !offsets_.count(group_id)) continue;
-    listed[group_id] = {group_id, group.protocol_type, StateName(group.state)};
+    listed[group_id] = {group_id, group.protocol_type, StateName(group.state), "classic"};
   }
   // Kafka matches the filters ignoring case (clients send "Stable", "Classic", ...).
   auto listed_in = [](const std::vector<std::string>& filter, std::string_view value) {
@@ -594,9 +603,10 @@ ListGroupsResponse GroupCoordinator::List(const ListGroupsRequest& request) {
                     });
            });
   };
-  ListGroupsResponse response;
+  msg::ListGroupsResponse response;
   for (auto& [group_id, g] : listed) {
-    if (listed_in(request.states, g.state) && listed_in(request.types, "classic")) {
+    if (listed_in(request.states_filter, g.group_state) &&
+        listed_in(request.types_filter, "classic")) {
       response.groups.push_back(std::move(g));
     }
   }

@@ -29,21 +29,24 @@ class GroupCoordinator {
   // member (group.instance.id) coming back takes its old place: in a Stable group it gets the
   // current generation at once and its old assignment, without a rebalance.
   // `client_id` and `client_host` are what DescribeGroups reports of the member.
-  JoinGroupResponse Join(const JoinGroupRequest& request, const std::string& client_id,
-                         const std::string& client_host);
+  msg::JoinGroupResponse Join(const msg::JoinGroupRequest& request, const std::string& client_id,
+                              const std::string& client_host);
   // A follower blocks until the leader's SyncGroup hands out the assignment.
-  SyncGroupResponse Sync(const SyncGroupRequest& request);
-  ErrorCode Heartbeat(const HeartbeatRequest& request);
-  LeaveGroupResponse Leave(const LeaveGroupRequest& request);
+  msg::SyncGroupResponse Sync(const msg::SyncGroupRequest& request);
+  ErrorCode Heartbeat(const msg::HeartbeatRequest& request);
+  // Each member of a request of any version (before v3 the handler makes its one member a list).
+  msg::LeaveGroupResponse Leave(const msg::LeaveGroupRequest& request);
   // Kafka's rules: a commit of the current generation is accepted while the group is Stable
   // or PreparingRebalance, refused (REBALANCE_IN_PROGRESS) while CompletingRebalance.
-  Result<OffsetCommitResponse> Commit(const OffsetCommitRequest& request, int16_t version);
+  Result<msg::OffsetCommitResponse> Commit(const msg::OffsetCommitRequest& request,
+                                           int16_t version);
   // Forgets every group's committed offsets of these topics (a deleted topic), as Kafka does.
   Status ForgetTopics(const std::vector<std::string>& topics);
-  OffsetFetchResponse FetchOffsets(const OffsetFetchRequest& request);
-  DescribeGroupsResponse Describe(const DescribeGroupsRequest& request);
+  // The groups of a v8+ request (the handler makes an older one such a request).
+  msg::OffsetFetchResponse FetchOffsets(const msg::OffsetFetchRequest& request);
+  msg::DescribeGroupsResponse Describe(const msg::DescribeGroupsRequest& request);
   // Groups with members or committed offsets.
-  ListGroupsResponse List(const ListGroupsRequest& request);
+  msg::ListGroupsResponse List(const msg::ListGroupsRequest& request);
   // Wakes every blocked call; they answer with an error.
   void Stop();
 
@@ -54,7 +57,7 @@ class GroupCoordinator {
     std::string id;
     std::string client_id;
     std::string client_host;
-    std::vector<GroupProtocol> protocols;
+    std::vector<msg::JoinGroupRequest::JoinGroupRequestProtocol> protocols;
     int32_t session_timeout_ms = 0;
     int32_t rebalance_timeout_ms = 0;
     std::optional<std::string> instance_id;  // a static member's group.instance.id
@@ -76,7 +79,7 @@ class GroupCoordinator {
     // When CompletingRebalance gives up on the members that have not sent SyncGroup.
     Clock::time_point sync_deadline;
     // The joins answered by the last completed rebalance: member id -> response.
-    std::map<std::string, JoinGroupResponse> join_results;
+    std::map<std::string, msg::JoinGroupResponse> join_results;
   };
   struct Committed {
     int64_t offset = -1;

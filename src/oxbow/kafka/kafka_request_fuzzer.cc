@@ -1,10 +1,11 @@
 // Fuzzes what a Kafka client controls: a request frame (header, then the body of any API and
-// version served), the record batches inside Produce, and an Avro value of a table with a
-// column of every type.
+// version served, through the generated decoders, round-tripped), the record batches inside
+// Produce, and an Avro value of a table with a column of every type.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "oxbow/kafka/avro_values_internal.h"
 #include "oxbow/kafka/messages.h"
@@ -19,39 +20,32 @@ void Check(const oxbow::Result<T>& decoded) {
   if (!decoded.ok() && decoded.status().message().empty()) __builtin_trap();  // errors say why
 }
 
-void DecodeBody(const RequestHeader& h, Reader& r) {
-  const int16_t v = h.api_version;
-  switch (static_cast<ApiKey>(h.api_key)) {
-    case ApiKey::kProduce: {
-      auto req = DecodeProduce(r, v);
-      Check(req);
-      if (!req.ok()) return;
-      for (const auto& t : req->topics) {
-        for (const auto& p : t.partitions) {
-          if (p.records) Check(DecodeRecordBatches(*p.records));
-        }
+// A request body that decodes must encode and decode to the same request.
+template <typename Request>
+void DecodeBody(Reader& r, int16_t version) {
+  auto request = Decode<Request>(r, version);
+  Check(request);
+  if (!request.ok()) return;
+  const std::string again = Encode(*request, version);
+  Reader reread(again);
+  auto decoded = Decode<Request>(reread, version);
+  if (!decoded.ok() || !(*decoded == *request)) __builtin_trap();
+  if constexpr (std::is_same_v<Request, msg::ProduceRequest>) {
+    for (const auto& t : request->topic_data) {
+      for (const auto& p : t.partition_data) {
+        if (p.records) Check(DecodeRecordBatches(*p.records));
       }
-      return;
     }
-    case ApiKey::kFetch: return Check(DecodeFetch(r, v));
-    case ApiKey::kListOffsets: return Check(DecodeListOffsets(r, v));
-    case ApiKey::kMetadata: return Check(DecodeMetadata(r, v));
-    case ApiKey::kOffsetCommit: return Check(DecodeOffsetCommit(r, v));
-    case ApiKey::kOffsetFetch: return Check(DecodeOffsetFetch(r, v));
-    case ApiKey::kFindCoordinator: return Check(DecodeFindCoordinator(r, v));
-    case ApiKey::kJoinGroup: return Check(DecodeJoinGroup(r, v));
-    case ApiKey::kHeartbeat: return Check(DecodeHeartbeat(r, v));
-    case ApiKey::kLeaveGroup: return Check(DecodeLeaveGroup(r, v));
-    case ApiKey::kSyncGroup: return Check(DecodeSyncGroup(r, v));
-    case ApiKey::kApiVersions: return Check(DecodeApiVersions(r, v));
-    case ApiKey::kCreateTopics: return Check(DecodeCreateTopics(r, v));
-    case ApiKey::kDeleteTopics: return Check(DecodeDeleteTopics(r, v));
-    case ApiKey::kInitProducerId: return Check(DecodeInitProducerId(r, v));
-    case ApiKey::kDescribeGroups: return Check(DecodeDescribeGroups(r, v));
-    case ApiKey::kListGroups: return Check(DecodeListGroups(r, v));
-    case ApiKey::kDescribeConfigs: return Check(DecodeDescribeConfigs(r, v));
-    case ApiKey::kSaslHandshake: return Check(DecodeSaslHandshake(r, v));
-    case ApiKey::kSaslAuthenticate: return Check(DecodeSaslAuthenticate(r, v));
+  }
+}
+
+void DecodeBody(const RequestHeader& h, Reader& r) {
+  switch (static_cast<ApiKey>(h.api_key)) {
+#define KAFKA_API(name, key, min_version, max_version, first_flexible) \
+  case ApiKey::k##name:                                                \
+    return DecodeBody<msg::name##Request>(r, h.api_version);
+#include "oxbow/kafka/apis.inc"
+#undef KAFKA_API
   }
 }
 

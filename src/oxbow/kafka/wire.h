@@ -91,6 +91,24 @@ class Writer {
   std::string out_;
 };
 
+// Reads the tagged fields of a flexible structure: `read_field(tag, field)` reads a known tag
+// from `field`, a reader of exactly that field's bytes, and returns false for a tag it does not
+// know, which is skipped. A known field must use all of its bytes.
+template <typename ReadField>
+void ReadTaggedFields(Reader& r, ReadField read_field) {
+  const uint32_t n = r.UnsignedVarint();
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    const uint32_t tag = r.UnsignedVarint();
+    Reader field(r.Raw(r.UnsignedVarint()));
+    if (!r.ok() || !read_field(tag, field)) continue;
+    if (field.ok() && field.remaining() != 0) {
+      field.Fail(std::to_string(field.remaining()) + " bytes after the field's end");
+    }
+    if (!field.ok())
+      r.Fail("tagged field " + std::to_string(tag) + ": " + field.status().message());
+  }
+}
+
 // The varint sizes the record format needs to compute lengths up front.
 int VarintSize(int64_t zigzag_value);
 

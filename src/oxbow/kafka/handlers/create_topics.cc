@@ -1,0 +1,60 @@
+// CreateTopics: raw topics, one table each, with one copy of each partition and no configs.
+#include "oxbow/kafka/broker_internal.h"
+
+namespace oxbow::kafka::internal {
+
+Result<msg::CreateTopicsResponse> Broker::CreateTopics(msg::CreateTopicsRequest& request,
+                                                       RequestContext& ctx) {
+  const Session& session = ctx.session;
+  msg::CreateTopicsResponse response;
+  for (const auto& t : request.topics) {
+    msg::CreateTopicsResponse::CreatableTopicResult result;
+    result.name = t.name;
+    result.configs.emplace();  // none (topics take no configs); Java's admin wants a list
+    const int32_t partitions =
+        t.num_partitions == -1 ? options_.default_partitions : t.num_partitions;
+    if (!Allows(session, t.name, auth::Access::kAdmin)) {
+      result.error_code = ErrorCode::kTopicAuthorizationFailed;
+      result.error_message = "creating " + Quote(t.name) + " needs admin access to its table";
+    } else if (partitions <= 0) {
+      result.error_code = ErrorCode::kInvalidPartitions;
+      result.error_message = "the number of partitions must be positive";
+    } else if (t.replication_factor != -1 && t.replication_factor != 1) {
+      result.error_code = ErrorCode::kInvalidReplicationFactor;
+      result.error_message = "Oxbow keeps one copy of each partition: replication factor must be 1";
+    } else if (!t.assignments.empty()) {
+      result.error_code = ErrorCode::kInvalidRequest;
+      result.error_message = "manual replica assignments are not supported";
+    } else if (!t.configs.empty()) {
+      result.error_code = ErrorCode::kInvalidConfig;
+      result.error_message = "topic configs are not supported (" + Quote(t.configs[0].name) +
+                             "): set table properties through Flight";
+    } else if (auto table = TableForTopic(t.name); !table.ok()) {
+      result.error_code = ErrorCode::kInvalidTopicException;
+      result.error_message = table.status().message();
+    } else if (request.validate_only) {
+      if (node_->DescribeTable(*table).ok()) {
+        result.error_code = ErrorCode::kTopicAlreadyExists;
+        result.error_message = "topic " + Quote(t.name) + " already exists";
+      }
+    } else {
+      auto [error, message] = CreateRawTopic(t.name, partitions);
+      result.error_code = error;
+      if (error != ErrorCode::kNone) result.error_message = std::move(message);
+    }
+    if (result.error_code == ErrorCode::kNone) {
+      result.num_partitions = partitions;
+      result.replication_factor = 1;
+      if (ctx.version() >= 7 && !request.validate_only) {
+        auto table = node_->DescribeTable(*TableForTopic(t.name));
+        if (table.ok()) {
+          result.topic_id = TopicId(options_.server_secret, table->table.table.table_id);
+        }
+      }
+    }
+    response.topics.push_back(std::move(result));
+  }
+  return response;
+}
+
+}  // namespace oxbow::kafka::internal

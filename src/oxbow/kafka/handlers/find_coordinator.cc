@@ -1,0 +1,47 @@
+// FindCoordinator: this node coordinates every group; transactions are not served.
+#include "oxbow/kafka/broker_internal.h"
+
+namespace oxbow::kafka::internal {
+
+Result<msg::FindCoordinatorResponse> Broker::FindCoordinator(msg::FindCoordinatorRequest& request,
+                                                             RequestContext& ctx) {
+  // Before v4 a request names one key, and its answer is the response's own fields.
+  const bool one_key = ctx.version() < 4;
+  if (one_key) request.coordinator_keys = {request.key};
+  msg::FindCoordinatorResponse response;
+  for (const auto& key : request.coordinator_keys) {
+    msg::FindCoordinatorResponse::Coordinator c{key,   kNodeId,          host_,
+                                                port_, ErrorCode::kNone, std::nullopt};
+    // Transactions are not served: a non-retriable error, so that a transactional producer
+    // fails at once (librdkafka, the Java client and kafka-python all take 53 as fatal)
+    // instead of retrying until its timeout; any other key type is not Kafka's either.
+    if (request.key_type == 1) {
+      c = {key,
+           -1,
+           "",
+           -1,
+           ErrorCode::kTransactionalIdAuthorizationFailed,
+           "transactions are not supported, only consumer groups"};
+    } else if (request.key_type != 0) {
+      c = {key,
+           -1,
+           "",
+           -1,
+           ErrorCode::kInvalidRequest,
+           "coordinator key type " + std::to_string(request.key_type) + " is not served"};
+    }
+    response.coordinators.push_back(std::move(c));
+  }
+  if (one_key) {
+    const auto& c = response.coordinators.front();
+    response.error_code = c.error_code;
+    response.error_message = c.error_message;
+    response.node_id = c.node_id;
+    response.host = c.host;
+    response.port = c.port;
+    response.coordinators.clear();
+  }
+  return response;
+}
+
+}  // namespace oxbow::kafka::internal

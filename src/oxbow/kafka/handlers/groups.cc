@@ -1,0 +1,47 @@
+// The classic consumer group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and the
+// groups' descriptions (DescribeGroups, ListGroups), answered by the GroupCoordinator.
+#include "oxbow/kafka/broker_internal.h"
+
+namespace oxbow::kafka::internal {
+
+Result<msg::JoinGroupResponse> Broker::JoinGroup(msg::JoinGroupRequest& request,
+                                                 RequestContext& ctx) {
+  // v0 has no rebalance timeout: the session timeout is the rebalance's too.
+  if (ctx.version() < 1) request.rebalance_timeout_ms = request.session_timeout_ms;
+  return groups_->Join(request, ctx.header.client_id.value_or(""), ctx.session.client_host);
+}
+
+Result<msg::SyncGroupResponse> Broker::SyncGroup(msg::SyncGroupRequest& request, RequestContext&) {
+  return groups_->Sync(request);
+}
+
+Result<msg::HeartbeatResponse> Broker::Heartbeat(msg::HeartbeatRequest& request, RequestContext&) {
+  msg::HeartbeatResponse response;
+  response.error_code = groups_->Heartbeat(request);
+  return response;
+}
+
+Result<msg::LeaveGroupResponse> Broker::LeaveGroup(msg::LeaveGroupRequest& request,
+                                                   RequestContext& ctx) {
+  // Before v3 one member leaves, and its error is the response's.
+  const bool one_member = ctx.version() < 3;
+  if (one_member) request.members = {{request.member_id, std::nullopt, std::nullopt}};
+  msg::LeaveGroupResponse response = groups_->Leave(request);
+  if (one_member) {
+    response.error_code = response.members.front().error_code;
+    response.members.clear();
+  }
+  return response;
+}
+
+Result<msg::DescribeGroupsResponse> Broker::DescribeGroups(msg::DescribeGroupsRequest& request,
+                                                           RequestContext&) {
+  return groups_->Describe(request);
+}
+
+Result<msg::ListGroupsResponse> Broker::ListGroups(msg::ListGroupsRequest& request,
+                                                   RequestContext&) {
+  return groups_->List(request);
+}
+
+}  // namespace oxbow::kafka::internal

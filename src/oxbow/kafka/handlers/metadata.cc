@@ -1,0 +1,93 @@
+// Metadata: this node as the one broker and controller, and the topics the session may read
+// (named ones auto-created when the listener and the request allow it).
+#include <spdlog/spdlog.h>
+
+#include "oxbow/kafka/broker_internal.h"
+
+namespace oxbow::kafka::internal {
+namespace {
+
+constexpr char kClusterId[] = "oxbow";
+
+msg::MetadataResponse::MetadataResponseTopic TopicError(ErrorCode error, const std::string& topic) {
+  msg::MetadataResponse::MetadataResponseTopic t;
+  t.error_code = error;
+  t.name = topic;
+  return t;
+}
+
+}  // namespace
+
+Result<msg::MetadataResponse> Broker::Metadata(msg::MetadataRequest& request, RequestContext& ctx) {
+  const Session& session = ctx.session;
+  std::optional<std::vector<std::string>> topics;  // null: all topics
+  if (request.topics && !(ctx.version() == 0 && request.topics->empty())) {
+    topics.emplace();
+    for (const auto& t : *request.topics) {
+      if (!t.name) return Status::Invalid("metadata by topic id is not supported: name the topic");
+      topics->push_back(*t.name);
+    }
+  }
+  msg::MetadataResponse response;
+  response.brokers.push_back({kNodeId, host_, port_, std::nullopt});
+  response.cluster_id = kClusterId;
+  response.controller_id = kNodeId;
+  auto describe = [&](const catalog::TableDescriptor& table, std::string topic) {
+    msg::MetadataResponse::MetadataResponseTopic t;
+    t.name = std::move(topic);
+    t.topic_id = TopicId(options_.server_secret, table.table_id);
+    for (int32_t b = 0; b < table.buckets; ++b) {
+      msg::MetadataResponse::MetadataResponsePartition p;
+      p.partition_index = b;
+      p.leader_id = kNodeId;
+      p.leader_epoch = 0;
+      p.replica_nodes = {kNodeId};
+      p.isr_nodes = {kNodeId};
+      t.partitions.push_back(std::move(p));
+    }
+    return t;
+  };
+  if (!topics) {
+    for (const auto& table : node_->ListTables()) {
+      const std::string topic = TopicForTable(table.name);
+      if (Allows(session, topic, auth::Access::kRead)) {
+        response.topics.push_back(describe(table, topic));
+      }
+    }
+    return response;
+  }
+  for (const std::string& topic : *topics) {
+    auto table = TableForTopic(topic);
+    if (!table.ok()) {
+      response.topics.push_back(TopicError(ErrorCode::kInvalidTopicException, topic));
+      continue;
+    }
+    if (!Allows(session, topic, auth::Access::kRead)) {
+      response.topics.push_back(TopicError(ErrorCode::kTopicAuthorizationFailed, topic));
+      continue;
+    }
+    auto found = node_->DescribeTable(*table);
+    const bool create = found.status().IsNotFound() && request.allow_auto_topic_creation &&
+                        options_.auto_create_topics;
+    if (create && !Allows(session, topic, auth::Access::kAdmin)) {
+      // As Kafka answers a missing topic the user may not create.
+      response.topics.push_back(TopicError(ErrorCode::kTopicAuthorizationFailed, topic));
+      continue;
+    }
+    if (create) {
+      const auto [error, message] = CreateRawTopic(topic, options_.default_partitions);
+      if (error != ErrorCode::kNone && error != ErrorCode::kTopicAlreadyExists) {
+        spdlog::warn("kafka: auto-creating topic '{}': {}", topic, message);
+      }
+      found = node_->DescribeTable(*table);
+    }
+    if (!found.ok()) {
+      response.topics.push_back(TopicError(ErrorCode::kUnknownTopicOrPartition, topic));
+      continue;
+    }
+    response.topics.push_back(describe(found->table.table, topic));
+  }
+  return response;
+}
+
+}  // namespace oxbow::kafka::internal

@@ -1,0 +1,92 @@
+// OffsetCommit and OffsetFetch: a group's committed offsets, kept by the GroupCoordinator, for
+// the topics the session may read.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "oxbow/kafka/broker_internal.h"
+
+namespace oxbow::kafka::internal {
+namespace {
+
+// The answer to a commit of `topic`'s partitions that all failed with `error`.
+msg::OffsetCommitResponse::OffsetCommitResponseTopic CommitFailed(
+    const msg::OffsetCommitRequest::OffsetCommitRequestTopic& topic, ErrorCode error) {
+  msg::OffsetCommitResponse::OffsetCommitResponseTopic result{topic.name, {}};
+  for (const auto& p : topic.partitions) result.partitions.push_back({p.partition_index, error});
+  return result;
+}
+
+}  // namespace
+
+Result<msg::OffsetCommitResponse> Broker::OffsetCommit(msg::OffsetCommitRequest& request,
+                                                       RequestContext& ctx) {
+  // Committing a topic's offsets needs read access to it.
+  std::vector<msg::OffsetCommitResponse::OffsetCommitResponseTopic> denied;
+  std::erase_if(request.topics, [&](const auto& t) {
+    if (Allows(ctx.session, t.name, auth::Access::kRead)) return false;
+    denied.push_back(CommitFailed(t, ErrorCode::kTopicAuthorizationFailed));
+    return true;
+  });
+  auto response = groups_->Commit(request, ctx.version());
+  if (!response.ok()) {
+    spdlog::error("kafka: committing offsets of group '{}': {}", request.group_id,
+                  response.status().message());
+    msg::OffsetCommitResponse failed;
+    for (const auto& t : request.topics) {
+      failed.topics.push_back(CommitFailed(t, ErrorCode::kUnknownServerError));
+    }
+    for (auto& d : denied) failed.topics.push_back(std::move(d));
+    return failed;
+  }
+  for (auto& d : denied) response->topics.push_back(std::move(d));
+  return response;
+}
+
+Result<msg::OffsetFetchResponse> Broker::OffsetFetch(msg::OffsetFetchRequest& request,
+                                                     RequestContext& ctx) {
+  // Before v8 a request names one group, and its answer is the response's own fields.
+  const bool one_group = ctx.version() < 8;
+  if (one_group) {
+    msg::OffsetFetchRequest::OffsetFetchRequestGroup group;
+    group.group_id = request.group_id;
+    if (request.topics) {
+      group.topics.emplace();
+      for (const auto& t : *request.topics) group.topics->push_back({t.name, t.partition_indexes});
+    }
+    request.groups = {std::move(group)};
+  }
+  msg::OffsetFetchResponse response = groups_->FetchOffsets(request);
+  // The committed offsets of a topic are shown to readers of the topic only.
+  for (auto& g : response.groups) {
+    std::erase_if(g.topics, [&](auto& t) {
+      if (Allows(ctx.session, t.name, auth::Access::kRead)) return false;
+      const bool asked =
+          std::any_of(request.groups.begin(), request.groups.end(), [&](const auto& rg) {
+            return rg.group_id == g.group_id && rg.topics &&
+                   std::any_of(rg.topics->begin(), rg.topics->end(),
+                               [&](const auto& rt) { return rt.name == t.name; });
+          });
+      for (auto& p : t.partitions) {
+        p = {p.partition_index, -1, -1, std::nullopt, ErrorCode::kTopicAuthorizationFailed};
+      }
+      return !asked;  // named topics are answered with the error, the others left out
+    });
+  }
+  if (one_group) {
+    const auto& g = response.groups.front();
+    for (const auto& t : g.topics) {
+      msg::OffsetFetchResponse::OffsetFetchResponseTopic topic{t.name, {}};
+      for (const auto& p : t.partitions) {
+        topic.partitions.push_back({p.partition_index, p.committed_offset, p.committed_leader_epoch,
+                                    p.metadata, p.error_code});
+      }
+      response.topics.push_back(std::move(topic));
+    }
+    response.error_code = g.error_code;
+    response.groups.clear();
+  }
+  return response;
+}
+
+}  // namespace oxbow::kafka::internal

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import expect_error, schema_json
+from oxbowtest.flight import expect_error, schema_json
 from test_primary_keys import ENGINES as PK_ENGINES, SCHEMA as PK_SCHEMA, delete, upsert
 
 WIDER = {pa.int8(): pa.int16(), pa.int16(): pa.int32(), pa.int32(): pa.int64(),
@@ -28,7 +28,7 @@ NEW_TYPES = [pa.int8(), pa.int16(), pa.int32(), pa.float32(), pa.string(), pa.de
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, oxbowd_bin):
-    from oxbowd_harness import OxbowServer
+    from oxbowtest.server import OxbowServer
     tmp = tmp_path_factory.mktemp("alter")
     s = OxbowServer(oxbowd_bin, tmp / "data", tmp / "oxbowd.log").start()
     yield s
@@ -957,7 +957,7 @@ def test_random_nested_alters_and_writes_match_the_model(server, seed):
     """Changes inside nested columns (docs/api.md#nested-fields) interleaved with writes in the
     current and the previous version, read back in every version through DoGet across a
     restart, against nested_model.NestedModel; describe_table's nested field ids match it."""
-    from nested_model import NestedModel
+    from oxbowtest.nested_model import NestedModel
     rng = random.Random(seed)
     table = "evo.nested"
     fresh(server, table, NESTED_START)

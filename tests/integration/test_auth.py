@@ -14,7 +14,8 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import expect_error, oxbowd_binary, refused_start, schema_json
+from oxbowtest.flight import expect_error, schema_json
+from oxbowtest.server import oxbowd_binary, refused_start
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False)])
 BATCH = pa.record_batch([pa.array([1, 2, 3], pa.int64())], schema=SCHEMA)

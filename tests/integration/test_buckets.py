@@ -6,7 +6,7 @@ import threading
 import pyarrow as pa
 import pytest
 
-from oxbowd_harness import assert_tables_equal, put
+from oxbowtest.flight import assert_tables_equal, put
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False),
                     pa.field("k", pa.string()),

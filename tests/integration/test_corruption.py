@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import assert_tables_equal, expect_error
+from oxbowtest.flight import assert_tables_equal, expect_error
 
 TABLE = "integrity.t"
 BATCHES = 100

@@ -21,7 +21,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from oxbowd_harness import OxbowServer
+from oxbowtest.server import OxbowServer
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 RAW_SCHEMA = pa.schema([("key", pa.binary()), ("value", pa.binary()),

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from oxbowd_harness import OxbowServer
+from oxbowtest.server import OxbowServer
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
 from vs_kafka import fetch_kafka  # noqa: E402

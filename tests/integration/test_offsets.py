@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import expect_error
+from oxbowtest.flight import expect_error
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("s", pa.string())])
 FOLLOW_WAIT_S = 5.0  # a correctness bound, not a latency target

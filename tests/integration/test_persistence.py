@@ -7,9 +7,9 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import assert_tables_equal, descriptor
+from oxbowtest.flight import assert_tables_equal, descriptor
 
-from type_samples import LOG_ONLY, make_batches, wide_schema, wide_values
+from oxbowtest.type_samples import LOG_ONLY, make_batches, wide_schema, wide_values
 
 KEYED = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("k", pa.string())])
 

@@ -25,7 +25,8 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import kill_while_writing, schema_json
+from oxbowtest.flight import schema_json
+from oxbowtest.server import kill_while_writing
 
 ITERATIONS = int(os.environ.get("OXBOW_CRASH_ITERATIONS", "20"))
 WRITERS = 3

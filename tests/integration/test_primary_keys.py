@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import expect_error, schema_json
+from oxbowtest.flight import expect_error, schema_json
 
 KEY = ("id", "tag")
 SCHEMA = pa.schema([

@@ -11,7 +11,8 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import expect_error, free_port, refused_start, schema_json
+from oxbowtest.flight import expect_error, schema_json
+from oxbowtest.server import free_port, refused_start
 from test_primary_keys import create_pk_table, snapshot, upsert
 
 

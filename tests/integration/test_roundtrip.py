@@ -6,8 +6,8 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import assert_tables_equal, descriptor, expect_error
-from type_samples import LOG_ONLY, TYPES, make_batches, wide_schema, wide_values
+from oxbowtest.flight import assert_tables_equal, descriptor, expect_error
+from oxbowtest.type_samples import LOG_ONLY, TYPES, make_batches, wide_schema, wide_values
 
 
 def read_sorted(server, table, key="id"):

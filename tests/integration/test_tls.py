@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import OxbowServer, refused_start
+from oxbowtest.server import OxbowServer, refused_start
 
 
 def openssl(*args, cwd):

@@ -4,7 +4,7 @@ A newcomer's path: produce with pyarrow.flight, wait until describe_table's lag_
 describe_table's metadata_location with pyiceberg's StaticTable and scan. The scan must hold
 exactly the log's rows (read back with DoGet, offsets from app_metadata), in the widened types
 Iceberg holds, each (__bucket, __offset) once. DuckDB's iceberg_scan and Spark then read the
-same metadata.json and must return the same rows, value for value (readers.py).
+same metadata.json and must return the same rows, value for value (tests/oxbowtest/readers.py).
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from pyiceberg.types import (BinaryType, BooleanType, DateType, DecimalType, Dou
                              FixedType, FloatType, IntegerType, LongType, StringType,
                              TimestampType, TimestamptzType)
 
-import type_samples
-from lake_harness import (SYSTEM_COLUMNS, assert_lake_equals_log, assert_same_columns,
+from oxbowtest import type_samples
+from oxbowtest.lake import (SYSTEM_COLUMNS, assert_lake_equals_log, assert_same_columns,
                           avro_files_of_current_snapshot, data_files, duckdb_union, field_ids,
                           iceberg_table, lake_rows, lake_type, lake_type_samples, local_path,
                           metadata_json, wait_describe, wait_lake)
-from readers import check_readers, duckdb_rows, spark_rows
+from oxbowtest.readers import check_readers, duckdb_rows, spark_rows
 
 D = decimal.Decimal
 

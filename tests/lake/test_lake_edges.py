@@ -11,9 +11,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lake_harness import assert_lake_equals_log, data_files, expected_lake, assert_same_columns, \
+from oxbowtest.lake import assert_lake_equals_log, data_files, expected_lake, assert_same_columns, \
     lake_rows, wait_lake
-from oxbowd_harness import expect_error, put, refused_start
+from oxbowtest.flight import expect_error, put
+from oxbowtest.server import refused_start
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("pad", pa.string())])
 SMALL_SEGMENTS = ("--segment-bytes", "4096", "--retention-bytes", "4096")

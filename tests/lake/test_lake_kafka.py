@@ -7,7 +7,7 @@ from __future__ import annotations
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from lake_harness import assert_lake_equals_log, wait_lake
+from oxbowtest.lake import assert_lake_equals_log, wait_lake
 
 
 def test_kafka_records_reach_the_lake_at_their_offsets(lake_server):

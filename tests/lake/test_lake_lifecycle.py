@@ -11,12 +11,12 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-import type_samples
-from lake_harness import (assert_lake_equals_log, avro_files_of_current_snapshot, data_files,
+from oxbowtest import type_samples
+from oxbowtest.lake import (assert_lake_equals_log, avro_files_of_current_snapshot, data_files,
                           duckdb_union, iceberg_table, lake_rows, local_path, metadata_json,
                           wait_describe, wait_lake, wait_settled)
-from oxbowd_harness import expect_error
-from readers import check_readers
+from oxbowtest.flight import expect_error
+from oxbowtest.readers import check_readers
 from test_lake_conformance import check_data_files_with_duckdb, part_batch, PART_SCHEMA, wide
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),

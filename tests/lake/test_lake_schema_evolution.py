@@ -17,9 +17,9 @@ import pyarrow.flight as fl
 import pyarrow.parquet as pq
 from pyiceberg.table import StaticTable
 
-from lake_harness import data_files, local_path, metadata_json, wait_lake
-from oxbowd_harness import ALIGNED, expect_error
-from readers import duckdb_rows, pyiceberg_rows, spark_rows
+from oxbowtest.lake import data_files, local_path, metadata_json, wait_lake
+from oxbowtest.flight import ALIGNED, expect_error
+from oxbowtest.readers import duckdb_rows, pyiceberg_rows, spark_rows
 
 # 4 KiB segments and retention: tiered segments are deleted, so DoGet of old offsets reads the
 # lake's files, written in older schemas.
@@ -378,7 +378,7 @@ def nested_ids(schema: dict) -> dict:
 def check_nested_readers(location: str, model, spark) -> None:
     """pyiceberg, DuckDB and Spark (when given) return exactly the model's rows, nested fields by
     the current schema's names (maps compared as sorted pairs)."""
-    from nested_model import normalize, pyiceberg_view
+    from oxbowtest.nested_model import normalize, pyiceberg_view
     readers = {"pyiceberg": pyiceberg_rows, "duckdb": duckdb_rows}
     if spark is not None:
         readers["spark"] = functools.partial(spark_rows, spark)
@@ -402,7 +402,7 @@ def test_nested_alters_read_by_every_reader(make_lake_server, table_name, spark_
     DoGet of offsets retention deleted) give the model's rows from old and new files."""
     import random
 
-    from nested_model import NestedModel
+    from oxbowtest.nested_model import NestedModel
     rng = random.Random(7)
     server = make_lake_server(*SMALL_SEGMENTS)
     server.create_table(table_name, NESTED_V0)

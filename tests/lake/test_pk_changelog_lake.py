@@ -19,12 +19,12 @@ import uuid
 import pyarrow as pa
 import pytest
 
-from lake_harness import fresh_files_left, local_path, wait_describe, wait_lake
+from oxbowtest.lake import fresh_files_left, local_path, wait_describe, wait_lake
 from test_pk_lake import check_lake_matches, lake_props
 from test_primary_keys import (COLUMNS, SCHEMA, Model, command, create_pk_table, random_write,
                                write)
 from pyiceberg.table import StaticTable
-from readers import check_readers
+from oxbowtest.readers import check_readers
 
 
 class ChangelogModel(Model):

@@ -4,7 +4,7 @@ Randomized upserts, partial updates and deletes for every merge engine, checked 
 Python model of tests/integration/test_primary_keys.py: once the lake catches up, a reader of
 the table's metadata.json returns exactly the model's rows (no key twice, no deleted key), and
 no equality-delete file is ever written. The readers are pyiceberg, DuckDB's iceberg_scan and
-Spark (tests/lake/readers.py; Spark left out under OXBOW_SKIP_SPARK=1).
+Spark (tests/oxbowtest/readers.py; Spark left out under OXBOW_SKIP_SPARK=1).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from lake_harness import local_path, wait_describe, wait_lake, wait_settled
+from oxbowtest.lake import local_path, wait_describe, wait_lake, wait_settled
 from test_primary_keys import (COLUMNS, ENGINES, KEY, SCHEMA, Model, command, create_pk_table,
                                random_write, write)
 from pyiceberg.table import StaticTable
-from readers import check_readers
+from oxbowtest.readers import check_readers
 
 SYSTEM_COLUMNS = ["__bucket", "__offset", "__timestamp"]
 BUCKETS = 3

@@ -26,9 +26,10 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from lake_harness import read_log, wait_settled
-from oxbowd_harness import kill_while_writing, schema_json
-from readers import check_readers
+from oxbowtest.lake import read_log, wait_settled
+from oxbowtest.flight import schema_json
+from oxbowtest.server import kill_while_writing
+from oxbowtest.readers import check_readers
 from test_pk_changelog_lake import wait_changelog_settled
 from test_pk_lake import check_lake_matches, equality_deletes_ever
 

@@ -13,9 +13,9 @@ import pyarrow.compute as pc
 import pyarrow.flight as fl
 import pytest
 
-import type_samples
-from lake_harness import assert_same_columns, lake_type_samples, wait_lake, wait_settled
-from oxbowd_harness import ALIGNED, expect_error
+from oxbowtest import type_samples
+from oxbowtest.lake import assert_same_columns, lake_type_samples, wait_lake, wait_settled
+from oxbowtest.flight import ALIGNED, expect_error
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("pad", pa.string()),
                     pa.field("small", pa.int16())])

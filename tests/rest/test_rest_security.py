@@ -19,8 +19,9 @@ import requests
 from pyiceberg.catalog import load_catalog
 from pyiceberg.exceptions import ForbiddenError, UnauthorizedError
 
-from oxbowd_harness import refused_start, schema_json
-from rest_data import SCHEMA, batch, rest_catalog, user_columns, written
+from oxbowtest.flight import schema_json
+from oxbowtest.server import refused_start
+from oxbowtest.rest_data import SCHEMA, batch, rest_catalog, user_columns, written
 from test_auth import add_user, oxbow  # noqa: F401 (oxbow: the CLI the users are made with)
 from test_tls import pki, rogue  # noqa: F401 (fixtures)
 

@@ -17,9 +17,9 @@ import pytest
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.table import StaticTable
 
-from lake_harness import assert_same_columns, expected_lake, read_log, wait_lake
-from oxbowd_harness import refused_start
-from readers import check_reader, duckdb_rows, duckdb_use_s3, spark_frame_rows
+from oxbowtest.lake import assert_same_columns, expected_lake, read_log, wait_lake
+from oxbowtest.server import refused_start
+from oxbowtest.readers import check_reader, duckdb_rows, duckdb_use_s3, spark_frame_rows
 from spark_session import register_catalog
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),

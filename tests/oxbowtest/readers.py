@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from pyiceberg import types as ice
 from pyiceberg.table import StaticTable
 
-from lake_harness import local_path
+from oxbowtest.lake import local_path
 
 
 # --- the readers ------------------------------------------------------------------------------

@@ -20,7 +20,8 @@ import pyarrow.compute as pc
 import pyarrow.flight as fl
 from pyiceberg.table import StaticTable
 
-from oxbowd_harness import ALIGNED, OxbowServer
+from oxbowtest.flight import ALIGNED
+from oxbowtest.server import OxbowServer
 
 SYSTEM_COLUMNS = ["__bucket", "__offset", "__timestamp"]
 LAKE_WAIT_S = 20.0
@@ -282,7 +283,7 @@ def lake_type_samples() -> dict:
     negative values that are not whole microseconds (floor division)."""
     from decimal import Decimal as D
 
-    import type_samples
+    from oxbowtest import type_samples
 
     samples = {k: v for k, v in type_samples.TYPES.items() if k != "uint64"}
     for tz in (None, "UTC"):

@@ -7,6 +7,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
+from oxbowtest.batches import id_batch
 from oxbowtest.flight import assert_tables_equal, descriptor
 
 from oxbowtest.type_samples import LOG_ONLY, make_batches, wide_schema, wide_values
@@ -15,9 +16,7 @@ KEYED = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("k", pa.
 
 
 def keyed_batch(first, rows):
-    ids = range(first, first + rows)
-    return pa.record_batch([pa.array(ids, pa.int64()), pa.array([f"k{i % 11}" for i in ids])],
-                           schema=KEYED)
+    return id_batch(KEYED, first, rows, lambda i: f"k{i % 11}")
 
 
 def snapshot(server):

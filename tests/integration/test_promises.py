@@ -13,7 +13,7 @@ import pytest
 
 from oxbowtest.flight import expect_error, schema_json
 from oxbowtest.server import free_port, refused_start
-from test_primary_keys import create_pk_table, snapshot, upsert
+from oxbowtest.primary_keys import create_pk_table, snapshot, upsert
 
 
 def test_an_unknown_command_op_is_echoed(server):

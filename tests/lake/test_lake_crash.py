@@ -34,7 +34,7 @@ import pyarrow.flight as fl
 import pytest
 
 from oxbowtest.lake import (assert_lake_equals_log, data_files, lake_rows, local_path,
-                          metadata_json, wait_settled)
+                            metadata_json, wait_settled)
 from oxbowtest.flight import descriptor
 from oxbowtest.server import kill_while_writing
 

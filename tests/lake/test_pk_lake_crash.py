@@ -27,7 +27,8 @@ import pyarrow.flight as fl
 import pytest
 
 from oxbowtest.lake import read_log, wait_settled
-from oxbowtest.flight import schema_json
+from oxbowtest.flight import put_one, schema_json
+from oxbowtest.primary_keys import command
 from oxbowtest.server import kill_while_writing
 from oxbowtest.readers import check_readers
 from test_pk_changelog_lake import wait_changelog_settled
@@ -50,18 +51,7 @@ SERVER_FLAGS = ("--lake-compaction-min-files", "3", "--lake-maintenance-interval
 
 
 def do_put(client, op: str, batch: pa.RecordBatch):
-    descriptor = fl.FlightDescriptor.for_command(json.dumps({"table": TABLE, "op": op}))
-    writer, acks = client.do_put(descriptor, batch.schema)
-    try:
-        writer.write_batch(batch)
-        if acks.read() is None:
-            raise ConnectionError("no ack")
-        writer.done_writing()
-    finally:
-        try:
-            writer.close()
-        except pa.ArrowException:
-            pass
+    put_one(client, command(TABLE, op), batch)
 
 
 class Writer:

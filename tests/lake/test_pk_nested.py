@@ -15,7 +15,7 @@ import pytest
 from oxbowtest.lake import metadata_json, wait_lake
 from oxbowtest.flight import expect_error
 from oxbowtest.readers import duckdb_rows, pyiceberg_rows, spark_rows
-from test_primary_keys import command, create_pk_table, do_get, snapshot, write
+from oxbowtest.primary_keys import command, create_pk_table, do_get, snapshot, write
 
 BUCKETS = 2
 KEYS = 24

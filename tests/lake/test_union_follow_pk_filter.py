@@ -19,8 +19,8 @@ import pytest
 
 from oxbowtest.lake import wait_lake
 from oxbowtest.flight import ALIGNED, expect_error
-from test_primary_keys import (COLUMNS, ENGINES, SCHEMA as PK_SCHEMA, Model, command,
-                               create_pk_table, key_of, random_write, write)
+from oxbowtest.primary_keys import (COLUMNS, ENGINES, SCHEMA as PK_SCHEMA, Model, command,
+                                    create_pk_table, key_of, random_write, write)
 from test_union_read import SCHEMA, SMALL_SEGMENTS, batch, produce, union
 
 OPS = {"<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal,

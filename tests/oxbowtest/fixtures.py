@@ -14,6 +14,7 @@ import subprocess
 
 import pytest
 
+from oxbowtest.auth import make_pki, make_rogue
 from oxbowtest.server import OxbowServer, build_dir, oxbowd_binary
 
 
@@ -186,3 +187,15 @@ def make_lake_server(make_server, warehouse):
 @pytest.fixture
 def lake_server(make_lake_server):
     return make_lake_server()
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory) -> pathlib.Path:
+    """A CA, a server certificate for 127.0.0.1 and a client certificate, both signed by it."""
+    return make_pki(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def rogue(tmp_path_factory) -> pathlib.Path:
+    """A client certificate signed by a CA the server does not trust."""
+    return make_rogue(tmp_path_factory)

@@ -22,6 +22,22 @@ def action(client: fl.FlightClient, name: str, body=None):
     return json.loads(b"".join(r.body.to_pybytes() for r in results))
 
 
+def put_one(client: fl.FlightClient, descriptor: fl.FlightDescriptor, batch: pa.RecordBatch) -> None:
+    """One batch put while the server may be killed: a missing ack raises ConnectionError, and a
+    stream the server dropped closes quietly."""
+    writer, acks = client.do_put(descriptor, batch.schema)
+    try:
+        writer.write_batch(batch)
+        if acks.read() is None:
+            raise ConnectionError("no ack")
+        writer.done_writing()
+    finally:
+        try:
+            writer.close()
+        except pa.ArrowException:
+            pass
+
+
 def schema_json(schema: pa.Schema) -> dict:
     fields = []
     for f in schema:
@@ -65,6 +81,12 @@ def get(client: fl.FlightClient, ticket: dict,
         batches.append(chunk.data)
         metas.append(json.loads(chunk.app_metadata.to_pybytes()))
     return pa.Table.from_batches(batches, schema=schema), metas
+
+
+def read_all(client: fl.FlightClient, **ticket) -> pa.Table:
+    """DoGet of the ticket made of the fields that are not None."""
+    fields = {name: value for name, value in ticket.items() if value is not None}
+    return client.do_get(fl.Ticket(json.dumps(fields).encode())).read_all()
 
 
 def assert_tables_equal(actual: pa.Table, expected: pa.Table) -> None:

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowtest.flight import expect_error, read_all, schema_json
+from oxbowtest.flight import expect_error, read_ticket, schema_json
 from oxbowtest.primary_keys import ENGINES as PK_ENGINES, SCHEMA as PK_SCHEMA, delete, upsert
 
 WIDER = {pa.int8(): pa.int16(), pa.int16(): pa.int32(), pa.int32(): pa.int64(),
@@ -41,7 +41,7 @@ def alter(server, table, *changes):
 
 
 def read(server, table, columns=None, schema_id=None) -> pa.Table:
-    return read_all(server.client, table=table, columns=columns, schema_id=schema_id)
+    return read_ticket(server.client, table=table, columns=columns, schema_id=schema_id)
 
 
 def put(server, batch: pa.RecordBatch, table: str | None = None):

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from oxbowtest.batches import id_batch
-from oxbowtest.flight import assert_tables_equal, expect_error, read_all
+from oxbowtest.flight import assert_tables_equal, expect_error, read_ticket
 
 TABLE = "integrity.t"
 BATCHES = 100
@@ -79,7 +79,7 @@ def produce(server, batches=range(BATCHES)) -> None:
 
 
 def read(server, start: int, to: int | None = None, columns=None) -> pa.Table:
-    return read_all(server.client, table=TABLE, bucket=0, **{"from": start}, to=to, columns=columns)
+    return read_ticket(server.client, table=TABLE, bucket=0, **{"from": start}, to=to, columns=columns)
 
 
 def expect_only_damage(server, damaged_from: int, damaged_to: int, segment: pathlib.Path) -> None:

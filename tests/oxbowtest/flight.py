@@ -83,7 +83,7 @@ def get(client: fl.FlightClient, ticket: dict,
     return pa.Table.from_batches(batches, schema=schema), metas
 
 
-def read_all(client: fl.FlightClient, **ticket) -> pa.Table:
+def read_ticket(client: fl.FlightClient, **ticket) -> pa.Table:
     """DoGet of the ticket made of the fields that are not None."""
     fields = {name: value for name, value in ticket.items() if value is not None}
     return client.do_get(fl.Ticket(json.dumps(fields).encode())).read_all()

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Cold-log DoGet beside local-log DoGet: one oxbowd whose warehouse is in the bucket of the test
-S3 server on 127.0.0.1 (tests/s3/s3_server.py: --server moto, moto_server, the default; or
+S3 server on 127.0.0.1 (tests/oxbowtest/s3_server.py: --server moto, moto_server, the default; or
 versitygw, the Versity S3 Gateway that scripts/install_versitygw.sh builds) holds two tables with
 the same rows.
 Table `cold` has log.local.retention 1ms, so its sealed segments move to S3; table `local` keeps
@@ -41,10 +41,9 @@ import pyarrow as pa
 import pyarrow.flight as fl
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "s3"))
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-import s3_server  # noqa: E402
-from oxbowd_harness import OxbowServer, oxbowd_binary  # noqa: E402
+sys.path.insert(0, str(REPO / "tests"))
+from oxbowtest import s3_server  # noqa: E402
+from oxbowtest.server import OxbowServer, oxbowd_binary  # noqa: E402
 
 MIB = 1 << 20
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """S3 client throughput: Oxbow's S3FileSystem (s3_tool bench-put / bench-get) beside boto3, the
-reference client, against the same test server on 127.0.0.1 (tests/s3/s3_server.py: --server moto,
+reference client, against the same test server on 127.0.0.1 (tests/oxbowtest/s3_server.py: --server moto,
 moto_server, the default; or versitygw, the Versity S3 Gateway that scripts/install_versitygw.sh
 builds), alternating runs so both see the same machine load.
 
@@ -30,8 +30,8 @@ import tempfile
 import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "s3"))
-import s3_server  # noqa: E402
+sys.path.insert(0, str(REPO / "tests"))
+from oxbowtest import s3_server  # noqa: E402
 from boto3.s3.transfer import TransferConfig  # noqa: E402
 
 MIB = 1 << 20

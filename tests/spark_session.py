@@ -4,7 +4,7 @@ needs, for the lake on S3) from Maven Central, fetched once into build/spark (li
 for the Kafka benchmark).
 
 One local Spark session serves the whole pytest session (the `spark` fixtures of
-tests/conftest.py; bounded CI mode: local[1], one shuffle partition, no UI): tests/rest gives
+tests/oxbowtest/fixtures.py; bounded CI mode: local[1], one shuffle partition, no UI): tests/rest gives
 each oxbowd a catalog of its own in it (register_catalog), tests/lake loads metadata.json files
 by path. OXBOW_SKIP_SPARK=1 skips Spark, and nothing else does: a missing pyspark, mvn or jar
 fails the tests.

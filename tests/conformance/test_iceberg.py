@@ -136,17 +136,11 @@ def _micros(value) -> int:
 
 def _json_value(ice_type, value):
     """A partition source value as iceberg_testtool takes it."""
-    if value is None:
-        return None
-    if isinstance(ice_type, it.DateType):
-        return (value - datetime.date(1970, 1, 1)).days
-    if isinstance(ice_type, (it.TimestampType, it.TimestamptzType)):
-        return _micros(value)
-    if isinstance(ice_type, (it.BinaryType, it.FixedType)):
+    if value is not None and isinstance(ice_type, (it.BinaryType, it.FixedType)):
         return bytes(value).hex()
-    if isinstance(ice_type, it.DecimalType):
+    if value is not None and isinstance(ice_type, it.DecimalType):
         return str(int(value.scaleb(ice_type.scale)))  # a string: unscaled values exceed 64 bits
-    return value
+    return _json_value_for_pyiceberg(ice_type, value)
 
 
 def _write_file(path: pathlib.Path, table: pa.Table, partition_source=None) -> dict:

@@ -10,6 +10,7 @@ import decimal
 import io
 import json
 import math
+import pathlib
 import random
 import struct
 
@@ -493,12 +494,16 @@ def good_files(tmp_path_factory):
     return files
 
 
+def truncated(path: pathlib.Path, data: bytes, fraction: float) -> pathlib.Path:
+    """Writes the first `fraction` of `data` (at least a byte) to `path`."""
+    path.write_bytes(data[: max(1, int(len(data) * fraction))])
+    return path
+
+
 @pytest.mark.parametrize("fraction", [0.0001, 0.01, 0.1, 0.5, 0.9, 0.999])
 @pytest.mark.parametrize("codec", CODECS, ids=lambda c: c or "none")
 def test_truncated_file(oxbow, tmp_path, good_files, codec, fraction):
-    data = good_files[("file", codec)]
-    path = tmp_path / "t.arrow"
-    path.write_bytes(data[: max(1, int(len(data) * fraction))])
+    path = truncated(tmp_path / "t.arrow", good_files[("file", codec)], fraction)
     err = oxbow.fails("ipc", "cat", path, "-f", "jsonl")
     assert err.startswith("oxbow: error: ") and "t.arrow" in err
 
@@ -506,9 +511,7 @@ def test_truncated_file(oxbow, tmp_path, good_files, codec, fraction):
 @pytest.mark.parametrize("fraction", [0.0001, 0.01, 0.1, 0.5, 0.9, 0.999])
 @pytest.mark.parametrize("codec", CODECS, ids=lambda c: c or "none")
 def test_truncated_stream(oxbow, tmp_path, good_files, codec, fraction):
-    data = good_files[("stream", codec)]
-    path = tmp_path / "t.arrows"
-    path.write_bytes(data[: max(1, int(len(data) * fraction))])
+    path = truncated(tmp_path / "t.arrows", good_files[("stream", codec)], fraction)
     out = tmp_path / "out.arrows"
     proc = oxbow.run("ipc", "copy", path, out)
     # A stream cut exactly between messages is a valid shorter stream: do what pyarrow does.

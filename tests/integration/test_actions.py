@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import action, expect_error
+from oxbowtest.flight import action, expect_error
 
 # Every type name docs/api.md lists -> the pyarrow type it means.
 TYPE_NAMES = {

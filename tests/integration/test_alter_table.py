@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import expect_error, schema_json
-from test_primary_keys import ENGINES as PK_ENGINES, SCHEMA as PK_SCHEMA, delete, upsert
+from oxbowtest.flight import expect_error, read_ticket, schema_json
+from oxbowtest.primary_keys import ENGINES as PK_ENGINES, SCHEMA as PK_SCHEMA, delete, upsert
 
 WIDER = {pa.int8(): pa.int16(), pa.int16(): pa.int32(), pa.int32(): pa.int64(),
          pa.float32(): pa.float64(), pa.decimal128(9, 2): pa.decimal128(12, 2)}
@@ -28,7 +28,7 @@ NEW_TYPES = [pa.int8(), pa.int16(), pa.int32(), pa.float32(), pa.string(), pa.de
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, oxbowd_bin):
-    from oxbowd_harness import OxbowServer
+    from oxbowtest.server import OxbowServer
     tmp = tmp_path_factory.mktemp("alter")
     s = OxbowServer(oxbowd_bin, tmp / "data", tmp / "oxbowd.log").start()
     yield s
@@ -41,13 +41,7 @@ def alter(server, table, *changes):
 
 
 def read(server, table, columns=None, schema_id=None) -> pa.Table:
-    ticket = {"table": table}
-    if columns is not None:
-        ticket["columns"] = columns
-    if schema_id is not None:
-        ticket["schema_id"] = schema_id
-    reader = server.client.do_get(fl.Ticket(json.dumps(ticket).encode()))
-    return reader.read_all()
+    return read_ticket(server.client, table=table, columns=columns, schema_id=schema_id)
 
 
 def put(server, batch: pa.RecordBatch, table: str | None = None):
@@ -735,7 +729,7 @@ def test_streams_open_across_an_alter_end_with_an_error(server):
 
 
 def test_kafka_fetch_serves_earlier_rows_in_the_current_schema(server):
-    from test_kafka import consume_assigned
+    from oxbowtest.kafka import consume_assigned
     fresh(server, "evo.kjson", properties={"lake.enabled": "false", "kafka.value.format": "json"})
     first = pa.RecordBatch.from_pydict({"id": [1], "d": [None], "n": [7]}, schema=SIMPLE)
     writer, acks = server.client.do_put(fl.FlightDescriptor.for_path("evo", "kjson"), SIMPLE)
@@ -957,7 +951,7 @@ def test_random_nested_alters_and_writes_match_the_model(server, seed):
     """Changes inside nested columns (docs/api.md#nested-fields) interleaved with writes in the
     current and the previous version, read back in every version through DoGet across a
     restart, against nested_model.NestedModel; describe_table's nested field ids match it."""
-    from nested_model import NestedModel
+    from oxbowtest.nested_model import NestedModel
     rng = random.Random(seed)
     table = "evo.nested"
     fresh(server, table, NESTED_START)

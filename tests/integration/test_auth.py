@@ -4,9 +4,6 @@ the Flight handshake with basic auth issuing a bearer token, and a grant checked
 from __future__ import annotations
 
 import json
-import os
-import pathlib
-import subprocess
 import time
 import urllib.request
 
@@ -14,22 +11,12 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import expect_error, oxbowd_binary, refused_start, schema_json
+from oxbowtest.auth import oxbow, users_dir
+from oxbowtest.flight import expect_error, schema_json
+from oxbowtest.server import refused_start
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False)])
 BATCH = pa.record_batch([pa.array([1, 2, 3], pa.int64())], schema=SCHEMA)
-
-
-def oxbow(*args, stdin: str | None = None, env: dict | None = None):
-    cli = pathlib.Path(oxbowd_binary()).with_name("oxbow")
-    return subprocess.run([str(cli), *args], input=stdin, capture_output=True, text=True,
-                          timeout=30, env={**os.environ, **(env or {})})
-
-
-def add_user(data_dir, name, *grants):
-    done = oxbow("user", "add", "--data-dir", str(data_dir), name, "--password-stdin",
-                 *[a for g in grants for a in ("--grant", g)], stdin=f"pw-{name}-123\n")
-    assert done.returncode == 0, done.stderr
 
 
 def login(server, name) -> fl.FlightCallOptions:
@@ -58,11 +45,8 @@ def act(server, name, body, options):
 
 @pytest.fixture
 def secured(make_server, tmp_path):
-    data = tmp_path / "secured"
-    data.mkdir()
-    add_user(data, "root", "*=admin")
-    add_user(data, "writer", "shop.*=write")
-    add_user(data, "reader", "shop.orders=read")
+    data = users_dir(tmp_path / "secured", {"root": "*=admin", "writer": "shop.*=write",
+                                            "reader": "shop.orders=read"})
     return make_server(data_dir=data, extra_args=("--auth",))
 
 
@@ -219,12 +203,8 @@ def table_calls(server, root):
 
 @pytest.fixture
 def graded(make_server, tmp_path):
-    data = tmp_path / "graded"
-    data.mkdir()
-    add_user(data, "root", "*=admin")
-    add_user(data, "none", "other.*=admin")
-    for level in LEVELS[1:]:
-        add_user(data, level, f"m.*={level}")
+    data = users_dir(tmp_path / "graded", {"root": "*=admin", "none": "other.*=admin",
+                                           **{level: f"m.*={level}" for level in LEVELS[1:]}})
     server = make_server(data_dir=data, extra_args=("--auth", "--log-level", "debug"))
     root = login(server, "root")
     act(server, "create_table", {"table": "m.log", "schema": schema_json(SCHEMA)}, root)
@@ -292,9 +272,7 @@ def test_secrets_stay_out_of_logs_describe_and_metrics(graded):
 
 
 def test_expired_and_forged_tokens(make_server, tmp_path):
-    data = tmp_path / "short"
-    data.mkdir()
-    add_user(data, "root", "*=admin")
+    data = users_dir(tmp_path / "short", {"root": "*=admin"})
     server = make_server(data_dir=data, extra_args=("--auth", "--auth-token-lifetime-s", "1"))
     root = login(server, "root")
     assert act(server, "list_tables", {}, root) == {"tables": []}

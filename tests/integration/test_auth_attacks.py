@@ -22,12 +22,12 @@ from kafka.protocol.metadata import MetadataRequest
 from kafka.protocol.producer import ProduceRequest
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 
-from oxbowd_harness import expect_error, refused_start
-from test_auth import add_user, oxbow
+from oxbowtest.flight import expect_error
+from oxbowtest.server import refused_start
+from oxbowtest.auth import add_user, oxbow
 from test_kafka_auth import secured  # noqa: F401 (fixture: --auth, TLS, root/writer/reader)
 from test_kafka_auth import (create_topic, raw_connection, raw_login, raw_plain, raw_scram,
                              record_set, tls_auth_server)
-from test_tls import pki  # noqa: F401 (fixture: a CA with server and client certificates)
 
 UNKNOWN_TOPIC_ID = 100
 TOPIC_AUTHORIZATION_FAILED = 29

@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import assert_tables_equal, descriptor, expect_error, put
+from oxbowtest.flight import assert_tables_equal, descriptor, expect_error, put
 
 TABLE = pa.schema([pa.field("id", pa.int64(), nullable=False),
                    pa.field("name", pa.string()),

@@ -6,7 +6,8 @@ import threading
 import pyarrow as pa
 import pytest
 
-from oxbowd_harness import assert_tables_equal, put
+from oxbowtest.batches import id_batch
+from oxbowtest.flight import assert_tables_equal, put
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False),
                     pa.field("k", pa.string()),
@@ -14,9 +15,7 @@ SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False),
 
 
 def batch(first_id, rows, key=lambda i: f"key-{i % 37}"):
-    ids = range(first_id, first_id + rows)
-    return pa.record_batch([pa.array(ids, pa.int64()), pa.array([key(i) for i in ids]),
-                            pa.array([i % 1000 for i in ids], pa.int32())], schema=SCHEMA)
+    return id_batch(SCHEMA, first_id, rows, key, lambda i: i % 1000)
 
 
 def read_bucket(server, table, bucket):

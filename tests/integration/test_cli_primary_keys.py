@@ -9,7 +9,7 @@ import json
 import pyarrow as pa
 import pytest
 
-from test_primary_keys import do_get as flight_get
+from oxbowtest.primary_keys import do_get as flight_get
 
 SCHEMA_TEXT = "id int32 not null, tag string not null, v int64, s string, ver int64"
 SCHEMA = pa.schema([

@@ -3,15 +3,11 @@ so the move, the manifest and the read-back are covered without an S3 server."""
 
 from __future__ import annotations
 
-import pathlib
-import sys
 import time
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "s3"))
-
-from cold_log_harness import (SCHEMA, SERVER_ARGS, Follower, assert_exact, bucket,  # noqa: E402
-                              create, produce, read, wait_cold)
-from oxbowd_harness import expect_error  # noqa: E402
+from oxbowtest.cold_log import (SCHEMA, SERVER_ARGS, Follower, assert_exact, bucket,
+                                create, produce, read, wait_cold)
+from oxbowtest.flight import expect_error
 
 
 def test_cold_segments_move_to_the_warehouse_and_read_back(make_server, tmp_path, table_name):
@@ -59,7 +55,7 @@ def test_kafka_consumers_read_cold_segments(make_server, tmp_path):
     import pyarrow as pa
     from confluent_kafka import Consumer, Producer, TopicPartition
 
-    from cold_log_harness import PROPERTIES
+    from oxbowtest.cold_log import PROPERTIES
     raw = pa.schema([("key", pa.binary()), ("value", pa.binary()),
                      pa.field("timestamp", pa.timestamp("ms", tz="UTC"), nullable=False),
                      ("headers", pa.binary())])

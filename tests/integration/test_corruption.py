@@ -11,7 +11,6 @@ parsed here is docs/log-format.md's.
 
 from __future__ import annotations
 
-import json
 import pathlib
 import re
 import struct
@@ -19,10 +18,10 @@ import time
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import assert_tables_equal, expect_error
+from oxbowtest.batches import id_batch
+from oxbowtest.flight import assert_tables_equal, expect_error, read_ticket
 
 TABLE = "integrity.t"
 BATCHES = 100
@@ -35,10 +34,7 @@ SERVER_ARGS = ("--segment-bytes", "65536", "--scrub-interval-ms", "0")
 
 
 def batch(i: int) -> pa.RecordBatch:
-    ids = list(range(i * ROWS, (i + 1) * ROWS))
-    return pa.record_batch([pa.array(ids, pa.int64()),
-                            pa.array([f"batch {i} row {r} " + "x" * 40 for r in ids])],
-                           schema=SCHEMA)
+    return id_batch(SCHEMA, i * ROWS, ROWS, lambda r: f"batch {i} row {r} " + "x" * 40)
 
 
 EXPECTED = pa.Table.from_batches([batch(i) for i in range(BATCHES)])
@@ -83,13 +79,7 @@ def produce(server, batches=range(BATCHES)) -> None:
 
 
 def read(server, start: int, to: int | None = None, columns=None) -> pa.Table:
-    ticket = {"table": TABLE, "bucket": 0, "from": start}
-    if to is not None:
-        ticket["to"] = to
-    if columns is not None:
-        ticket["columns"] = columns
-    reader = server.client.do_get(fl.Ticket(json.dumps(ticket).encode()))
-    return reader.read_all()
+    return read_ticket(server.client, table=TABLE, bucket=0, **{"from": start}, to=to, columns=columns)
 
 
 def expect_only_damage(server, damaged_from: int, damaged_to: int, segment: pathlib.Path) -> None:

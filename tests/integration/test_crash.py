@@ -28,7 +28,8 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import ALIGNED, OxbowServer, descriptor, kill_while_writing
+from oxbowtest.flight import ALIGNED, descriptor
+from oxbowtest.server import OxbowServer, kill_while_writing
 
 ITERATIONS = int(os.environ.get("OXBOW_CRASH_ITERATIONS", "20"))
 PRODUCERS = 4

@@ -6,8 +6,8 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import assert_tables_equal, descriptor
-from type_samples import LOG_ONLY, make_batches, wide_schema, wide_values
+from oxbowtest.flight import assert_tables_equal, descriptor
+from oxbowtest.type_samples import LOG_ONLY, make_batches, wide_schema, wide_values
 
 
 @pytest.mark.parametrize("buckets", [1, 3, 8])

@@ -14,14 +14,14 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import descriptor
+from oxbowtest.batches import id_batch
+from oxbowtest.flight import descriptor
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("payload", pa.string())])
 
 
 def batch(first: int, rows: int = 1000) -> pa.RecordBatch:
-    return pa.record_batch([pa.array(range(first, first + rows), pa.int64()),
-                            pa.array(["x" * 200] * rows)], schema=SCHEMA)
+    return id_batch(SCHEMA, first, rows, lambda i: "x" * 200)
 
 
 @pytest.fixture

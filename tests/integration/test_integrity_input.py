@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import descriptor, expect_error, get, put
+from oxbowtest.flight import descriptor, expect_error, get, put
 
 HUGE = "x" * 20_000
 HUGE_TABLE = "ns." + HUGE

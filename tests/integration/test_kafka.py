@@ -21,7 +21,8 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from oxbowd_harness import OxbowServer
+from oxbowtest.kafka import (bootstrap, consume_assigned, create_topic, exchange, group_consumer,
+                             new_topic, poll_until, produce)
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 RAW_SCHEMA = pa.schema([("key", pa.binary()), ("value", pa.binary()),
@@ -32,53 +33,6 @@ RAW_SCHEMA = pa.schema([("key", pa.binary()), ("value", pa.binary()),
 @pytest.fixture(scope="module")
 def server(module_server):
     return module_server
-
-
-def bootstrap(server: OxbowServer) -> str:
-    return f"127.0.0.1:{server.kafka_port}"
-
-
-def new_topic() -> str:
-    return "t" + uuid.uuid4().hex[:12]
-
-
-def create_topic(server, topic: str, partitions: int) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap(server)})
-    futures = admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])
-    futures[topic].result(timeout=30)
-
-
-def produce(server, topic: str, messages, **config) -> list:
-    """Produces (partition, key, value, headers) tuples; returns the delivery reports in order."""
-    reports = []
-
-    def on_delivery(err, msg):
-        assert err is None, err
-        reports.append(msg)
-
-    producer = Producer({"bootstrap.servers": bootstrap(server), "linger.ms": 5, **config})
-    for partition, key, value, headers in messages:
-        producer.produce(topic, value=value, key=key, partition=partition, headers=headers,
-                         on_delivery=on_delivery)
-    assert producer.flush(30) == 0
-    return reports
-
-
-def consume_assigned(server, topic: str, partitions: int, count: int, **config) -> list:
-    consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": "assign-" + topic,
-                         "enable.auto.commit": False, **config})
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    got = []
-    deadline = time.monotonic() + 30
-    while len(got) < count and time.monotonic() < deadline:
-        msg = consumer.poll(0.5)
-        if msg is None:
-            continue
-        assert msg.error() is None, msg.error()
-        got.append(msg)
-    consumer.close()
-    assert len(got) == count, f"consumed {len(got)} of {count}"
-    return got
 
 
 def flight_rows(server, table: str, bucket: int) -> list[dict]:
@@ -189,27 +143,6 @@ def test_list_offsets_and_delete_topics(server):
     assert "kafka." + topic not in tables
 
 
-def group_consumer(server, group: str, topic: str, **config) -> Consumer:
-    consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": group,
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False,
-                         "session.timeout.ms": 15000, "heartbeat.interval.ms": 500,
-                         "max.poll.interval.ms": 20000, **config})
-    consumer.subscribe([topic])
-    return consumer
-
-
-def poll_until(consumers, want: int, timeout: float = 60) -> dict:
-    """Polls the consumers in turn until `want` messages arrived; returns consumer -> messages."""
-    got = {c: [] for c in consumers}
-    deadline = time.monotonic() + timeout
-    while sum(len(v) for v in got.values()) < want and time.monotonic() < deadline:
-        for c in consumers:
-            msg = c.poll(0.2)
-            if msg is not None and msg.error() is None:
-                got[c].append(msg)
-    return got
-
-
 @pytest.mark.parametrize("assignor", ["range", "roundrobin", "cooperative-sticky"])
 def test_consumer_group_rebalances_commits_and_resumes_after_restart(server, assignor):
     topic = new_topic()
@@ -257,17 +190,7 @@ def test_consumer_group_rebalances_commits_and_resumes_after_restart(server, ass
 def raw_request(server, payload: bytes) -> bytes | None:
     """Sends one size-prefixed frame; returns the response frame, or None if the server closed."""
     with socket.create_connection(("127.0.0.1", server.kafka_port), timeout=10) as s:
-        s.sendall(struct.pack(">i", len(payload)) + payload)
-        head = s.recv(4)
-        if len(head) < 4:
-            return None
-        (size,) = struct.unpack(">i", head)
-        body = b""
-        while len(body) < size:
-            chunk = s.recv(size - len(body))
-            assert chunk
-            body += chunk
-        return body
+        return exchange(s, payload)
 
 
 def test_bad_frames_get_errors_or_a_closed_connection(server):

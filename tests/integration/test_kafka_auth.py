@@ -14,7 +14,7 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaPythonTopicPartition
@@ -23,19 +23,16 @@ from kafka.protocol.consumer import FetchRequest
 from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 
-from test_auth import add_user
-from test_tls import pki, rogue  # noqa: F401 (fixtures: a CA with server and client certificates, a rogue client)
+from oxbowtest.auth import users_dir
+from oxbowtest.kafka import create_topic as create_kafka_topic, deliver, exchange
 
 MECHANISMS = ["PLAIN", "SCRAM-SHA-256"]
 
 
 def tls_auth_server(make_server, data, pki, users: dict[str, str], *extra_args: str):
     """oxbowd with --auth and TLS from `pki`, its users (name -> grants) added first."""
-    data.mkdir()
-    for user, grants in users.items():
-        add_user(data, user, grants)
     server = make_server(
-        data_dir=data,
+        data_dir=users_dir(data, users),
         extra_args=("--auth", *extra_args, "--tls-cert", str(pki / "server.pem"), "--tls-key",
                     str(pki / "server.key")),
         client_args={"tls_root_certs": (pki / "ca.pem").read_bytes()})
@@ -71,20 +68,14 @@ def confluent(server, user: str, mechanism: str, password: str | None = None) ->
 
 
 def create_topic(server, mechanism: str, topic: str = "orders") -> None:
-    admin = AdminClient(confluent(server, "root", mechanism))
-    admin.create_topics([NewTopic(topic, num_partitions=2,
-                                  replication_factor=1)])[topic].result(timeout=30)
+    create_kafka_topic(server, topic, 2, **confluent(server, "root", mechanism))
 
 
 def produce(config: dict, topic: str, values: list[bytes]) -> list:
     """The delivery errors (None for each delivered record)."""
-    errors = []
-    producer = Producer({**config, "linger.ms": 5, "message.timeout.ms": 20000})
-    for v in values:
-        producer.produce(topic, value=v, partition=0,
-                         on_delivery=lambda err, msg: errors.append(err))
-    producer.flush(30)
-    return errors
+    reports, _ = deliver({**config, "linger.ms": 5, "message.timeout.ms": 20000}, topic,
+                         [(0, None, v, None) for v in values])
+    return [err for err, _ in reports]
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
@@ -218,19 +209,7 @@ def raw_login(server, user: str):
 def kafka_frame(sock, request, version: int, correlation: int) -> bytes | None:
     """Sends a request (kafka-python's encoder); the response frame, or None when closed."""
     request.with_header(correlation_id=correlation, client_id="raw")
-    payload = request.encode(version=version, header=True)
-    sock.sendall(struct.pack(">i", len(payload)) + payload)
-    size = sock.recv(4)
-    if len(size) < 4:
-        return None
-    (n,) = struct.unpack(">i", size)
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return data
+    return exchange(sock, request.encode(version=version, header=True))
 
 
 def test_requests_before_the_login_close_the_connection(secured):

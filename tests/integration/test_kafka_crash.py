@@ -14,7 +14,7 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from oxbowd_harness import OxbowServer, free_port, oxbowd_binary
+from oxbowtest.server import OxbowServer, free_port, oxbowd_binary
 
 pytestmark = pytest.mark.crash
 

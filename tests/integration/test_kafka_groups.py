@@ -22,7 +22,7 @@ from kafka.protocol.consumer import (HeartbeatRequest, JoinGroupRequest, LeaveGr
                                      OffsetCommitRequest, SyncGroupRequest)
 from kafka.protocol.metadata import FindCoordinatorRequest
 
-from test_kafka import bootstrap, create_topic, group_consumer, new_topic, produce
+from oxbowtest.kafka import bootstrap, create_topic, group_consumer, new_topic, produce
 from test_kafka_java import fetch_kafka
 from test_kafka_versions import Connection
 

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from oxbowd_harness import OxbowServer
+from oxbowtest.kafka import bootstrap
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
 from vs_kafka import fetch_kafka  # noqa: E402
@@ -39,10 +39,6 @@ def tool(classpath: str, main: str, *args, stdin: str | None = None) -> str:
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, f"{main} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
     return proc.stdout
-
-
-def bootstrap(server: OxbowServer) -> str:
-    return f"127.0.0.1:{server.kafka_port}"
 
 
 def test_console_producer_every_codec_and_console_consumer_group(server, classpath):

@@ -13,7 +13,7 @@ import pyarrow.flight as fl
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from oxbowd_harness import schema_json
+from oxbowtest.flight import schema_json
 
 
 def scrape(server) -> dict:

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import assert_tables_equal, descriptor, expect_error, schema_json
+from oxbowtest.flight import assert_tables_equal, descriptor, expect_error, schema_json
 
 LOG_ONLY = {"lake.enabled": "false"}
 

@@ -9,16 +9,15 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import expect_error
+from oxbowtest.batches import id_batch
+from oxbowtest.flight import expect_error
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("s", pa.string())])
 FOLLOW_WAIT_S = 5.0  # a correctness bound, not a latency target
 
 
 def batch(first_id, rows):
-    ids = list(range(first_id, first_id + rows))
-    return pa.record_batch([pa.array(ids, pa.int64()), pa.array([f"row {i}" for i in ids])],
-                           schema=SCHEMA)
+    return id_batch(SCHEMA, first_id, rows, lambda i: f"row {i}")
 
 
 @pytest.fixture

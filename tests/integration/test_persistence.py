@@ -7,17 +7,16 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import assert_tables_equal, descriptor
+from oxbowtest.batches import id_batch
+from oxbowtest.flight import assert_tables_equal, descriptor
 
-from type_samples import LOG_ONLY, make_batches, wide_schema, wide_values
+from oxbowtest.type_samples import LOG_ONLY, make_batches, wide_schema, wide_values
 
 KEYED = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("k", pa.string())])
 
 
 def keyed_batch(first, rows):
-    ids = range(first, first + rows)
-    return pa.record_batch([pa.array(ids, pa.int64()), pa.array([f"k{i % 11}" for i in ids])],
-                           schema=KEYED)
+    return id_batch(KEYED, first, rows, lambda i: f"k{i % 11}")
 
 
 def snapshot(server):

@@ -25,7 +25,9 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import kill_while_writing, schema_json
+from oxbowtest.flight import put_one, schema_json
+from oxbowtest.primary_keys import command
+from oxbowtest.server import kill_while_writing
 
 ITERATIONS = int(os.environ.get("OXBOW_CRASH_ITERATIONS", "20"))
 WRITERS = 3
@@ -39,19 +41,7 @@ TABLE = "crash.pk"
 
 
 def do_put(client, op: str, batch: pa.RecordBatch):
-    descriptor = fl.FlightDescriptor.for_command(json.dumps({"table": TABLE, "op": op}))
-    writer, acks = client.do_put(descriptor, batch.schema)
-    try:
-        writer.write_batch(batch)
-        reply = acks.read()
-        if reply is None:
-            raise ConnectionError("no ack")
-        writer.done_writing()
-    finally:
-        try:
-            writer.close()
-        except pa.ArrowException:
-            pass
+    put_one(client, command(TABLE, op), batch)
 
 
 class Writer:

@@ -11,8 +11,9 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import expect_error, free_port, refused_start, schema_json
-from test_primary_keys import create_pk_table, snapshot, upsert
+from oxbowtest.flight import expect_error, schema_json
+from oxbowtest.server import free_port, refused_start
+from oxbowtest.primary_keys import create_pk_table, snapshot, upsert
 
 
 def test_an_unknown_command_op_is_echoed(server):

@@ -6,8 +6,8 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import assert_tables_equal, descriptor, expect_error
-from type_samples import LOG_ONLY, TYPES, make_batches, wide_schema, wide_values
+from oxbowtest.flight import assert_tables_equal, descriptor, expect_error
+from oxbowtest.type_samples import LOG_ONLY, TYPES, make_batches, wide_schema, wide_values
 
 
 def read_sorted(server, table, key="id"):
@@ -31,21 +31,25 @@ def test_roundtrip_type(server, name, nullable):
     assert_tables_equal(read_sorted(server, "ns.t"), expected)
 
 
+def put_compressed(server, table: str, schema: pa.Schema, batches, compression) -> None:
+    """One DoPut stream of `batches`, their bodies compressed with `compression` (or not)."""
+    options = fl.FlightCallOptions(write_options=pa.ipc.IpcWriteOptions(compression=compression))
+    writer, acks = server.client.do_put(descriptor(table), schema, options=options)
+    for batch in batches:
+        writer.write_batch(batch)
+        acks.read()
+    writer.done_writing()
+    writer.close()
+
+
 @pytest.mark.parametrize("compression", [None, "lz4", "zstd"])
 def test_roundtrip_all_types_in_one_table(server, compression):
     schema = wide_schema()
     server.create_table("ns.wide", schema, buckets=3, properties=LOG_ONLY)
     batches = make_batches(schema, 6, 40, wide_values())
-    options = fl.FlightCallOptions(
-        write_options=pa.ipc.IpcWriteOptions(compression=compression))
     # Three streams: without a bucket key each lands on a bucket of its own.
     for part in (batches[0:2], batches[2:4], batches[4:6]):
-        writer, acks = server.client.do_put(descriptor("ns.wide"), schema, options=options)
-        for batch in part:
-            writer.write_batch(batch)
-            acks.read()
-        writer.done_writing()
-        writer.close()
+        put_compressed(server, "ns.wide", schema, part, compression)
     assert_tables_equal(read_sorted(server, "ns.wide"), pa.Table.from_batches(batches))
 
 
@@ -185,13 +189,7 @@ def test_projection_of_compressed_batches(server, compression):
     schema = wide_schema()
     server.create_table("ns.t", schema, properties=LOG_ONLY)
     batches = make_batches(schema, 3, 50, wide_values())
-    options = fl.FlightCallOptions(write_options=pa.ipc.IpcWriteOptions(compression=compression))
-    writer, acks = server.client.do_put(descriptor("ns.t"), schema, options=options)
-    for b in batches:
-        writer.write_batch(b)
-        acks.read()
-    writer.done_writing()
-    writer.close()
+    put_compressed(server, "ns.t", schema, batches, compression)
     columns = ["c_13", "c_0", "id", "c_26"]
     table, _ = server.get({"table": "ns.t", "columns": columns})
     assert_tables_equal(table, pa.Table.from_batches(batches).select(columns))

@@ -5,46 +5,12 @@ without a certificate from the configured CA."""
 from __future__ import annotations
 
 import json
-import pathlib
-import subprocess
 
 import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from oxbowd_harness import OxbowServer, refused_start
-
-
-def openssl(*args, cwd):
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory) -> pathlib.Path:
-    """A CA, a server certificate for 127.0.0.1 and a client certificate, both signed by it."""
-    d = tmp_path_factory.mktemp("pki")
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=oxbow-test-ca",
-            "-keyout", "ca.key", "-out", "ca.pem", cwd=d)
-    (d / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    for name in ("server", "client"):
-        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={name}",
-                "-keyout", f"{name}.key", "-out", f"{name}.csr", cwd=d)
-        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                "-CAcreateserial", "-days", "2", "-extfile", "san.cnf", "-out", f"{name}.pem", cwd=d)
-    return d
-
-
-@pytest.fixture(scope="module")
-def rogue(tmp_path_factory):
-    """A client certificate signed by a CA the server does not trust."""
-    d = tmp_path_factory.mktemp("rogue")
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=rogue-ca",
-            "-keyout", "ca.key", "-out", "ca.pem", cwd=d)
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=client", "-keyout", "client.key",
-            "-out", "client.csr", cwd=d)
-    openssl("x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-            "-CAcreateserial", "-days", "2", "-out", "client.pem", cwd=d)
-    return d
+from oxbowtest.server import OxbowServer, refused_start
 
 
 def tls_server(make_server, pki, mutual=False) -> OxbowServer:
@@ -96,12 +62,9 @@ def test_bad_tls_flags_are_refused(oxbowd_bin, tmp_path, pki):
 
 def test_cli_over_tls_with_a_login(make_server, pki, tmp_path):
     """The oxbow CLI against a server with TLS and --auth: --tls-ca, --user and OXBOW_PASSWORD."""
-    from test_auth import add_user, oxbow
+    from oxbowtest.auth import oxbow, users_dir
 
-    data = tmp_path / "secured"
-    data.mkdir()
-    add_user(data, "root", "*=admin")
-    add_user(data, "reader", "cli.*=read")
+    data = users_dir(tmp_path / "secured", {"root": "*=admin", "reader": "cli.*=read"})
     server = make_server(data_dir=data, extra_args=(
         "--auth", "--tls-cert", str(pki / "server.pem"), "--tls-key", str(pki / "server.key")),
         client_args={"tls_root_certs": (pki / "ca.pem").read_bytes()})

@@ -4,7 +4,7 @@ A newcomer's path: produce with pyarrow.flight, wait until describe_table's lag_
 describe_table's metadata_location with pyiceberg's StaticTable and scan. The scan must hold
 exactly the log's rows (read back with DoGet, offsets from app_metadata), in the widened types
 Iceberg holds, each (__bucket, __offset) once. DuckDB's iceberg_scan and Spark then read the
-same metadata.json and must return the same rows, value for value (readers.py).
+same metadata.json and must return the same rows, value for value (tests/oxbowtest/readers.py).
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from pyiceberg.types import (BinaryType, BooleanType, DateType, DecimalType, Dou
                              FixedType, FloatType, IntegerType, LongType, StringType,
                              TimestampType, TimestamptzType)
 
-import type_samples
-from lake_harness import (SYSTEM_COLUMNS, assert_lake_equals_log, assert_same_columns,
-                          avro_files_of_current_snapshot, data_files, duckdb_union, field_ids,
-                          iceberg_table, lake_rows, lake_type, lake_type_samples, local_path,
-                          metadata_json, wait_describe, wait_lake)
-from readers import check_readers, duckdb_rows, spark_rows
+from oxbowtest import type_samples
+from oxbowtest.lake import (SYSTEM_COLUMNS, assert_lake_equals_log, assert_same_columns,
+                            avro_files_of_current_snapshot, data_files, duckdb_union, field_ids,
+                            iceberg_table, lake_rows, lake_type, local_path,
+                            metadata_json, wait_describe, wait_lake, wide)
+from oxbowtest.readers import check_readers, duckdb_rows, spark_rows
 
 D = decimal.Decimal
 
@@ -53,18 +53,6 @@ def iceberg_type(t: pa.DataType):
     if pa.types.is_fixed_size_binary(t):
         return FixedType(t.byte_width)
     return ICEBERG_TYPES[t]
-
-
-def wide():
-    samples = lake_type_samples()
-    fields = [pa.field("id", pa.int64(), nullable=False)]
-    fields += [pa.field(f"c{i}", t) for i, (t, _) in enumerate(samples.values())]
-    fields += [pa.field("nn_int16", pa.int16(), nullable=False),
-               pa.field("nn_string", pa.string(), nullable=False)]
-    values = {f"c{i}": v for i, (_, v) in enumerate(samples.values())}
-    values["nn_int16"] = [-(2**15), 7, 2**15 - 1]
-    values["nn_string"] = ["", "ünïcødé", "🚀"]
-    return pa.schema(fields), values
 
 
 def check_schema(metadata_location: str, schema: pa.Schema) -> None:

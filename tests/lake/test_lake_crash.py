@@ -33,9 +33,10 @@ import pyarrow.compute as pc
 import pyarrow.flight as fl
 import pytest
 
-from lake_harness import (assert_lake_equals_log, data_files, lake_rows, local_path,
-                          metadata_json, wait_settled)
-from oxbowd_harness import descriptor, kill_while_writing
+from oxbowtest.lake import (assert_lake_equals_log, data_files, lake_rows, local_path,
+                            metadata_json, wait_settled)
+from oxbowtest.flight import descriptor
+from oxbowtest.server import kill_while_writing
 
 ITERATIONS = int(os.environ.get("OXBOW_LAKE_CRASH_ITERATIONS", "20"))
 BUCKETS = 4

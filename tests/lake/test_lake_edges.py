@@ -11,18 +11,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lake_harness import assert_lake_equals_log, data_files, expected_lake, assert_same_columns, \
+from oxbowtest.batches import id_batch
+from oxbowtest.lake import assert_lake_equals_log, data_files, expected_lake, assert_same_columns, \
     lake_rows, wait_lake
-from oxbowd_harness import expect_error, put, refused_start
+from oxbowtest.flight import expect_error, put
+from oxbowtest.server import refused_start
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("pad", pa.string())])
 SMALL_SEGMENTS = ("--segment-bytes", "4096", "--retention-bytes", "4096")
 
 
 def batch(first: int, rows: int = 20) -> pa.RecordBatch:
-    ids = list(range(first, first + rows))
-    return pa.record_batch([pa.array(ids, pa.int64()), pa.array([f"{i:050d}" for i in ids])],
-                           schema=SCHEMA)
+    return id_batch(SCHEMA, first, rows, lambda i: f"{i:050d}")
 
 
 def produced_form(batches) -> pa.Table:

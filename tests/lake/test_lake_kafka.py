@@ -4,29 +4,18 @@ and offset, with its key, value and timestamp."""
 
 from __future__ import annotations
 
-from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
-
-from lake_harness import assert_lake_equals_log, wait_lake
+from oxbowtest.kafka import create_topic, produce
+from oxbowtest.lake import assert_lake_equals_log, wait_lake
 
 
 def test_kafka_records_reach_the_lake_at_their_offsets(lake_server):
-    bootstrap = f"127.0.0.1:{lake_server.kafka_port}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic("clicks", num_partitions=2)])["clicks"].result(timeout=30)
-    acked = {}
-
-    def on_delivery(err, msg):
-        assert err is None, err
-        acked[(msg.partition(), msg.offset())] = (msg.key(), msg.value(), msg.timestamp()[1])
-
-    producer = Producer({"bootstrap.servers": bootstrap, "compression.codec": "zstd",
-                         "linger.ms": 5})
-    for i in range(200):
-        producer.produce("clicks", key=f"user-{i % 7}".encode(), value=f"click {i}".encode(),
-                         partition=i % 2, timestamp=1_780_000_000_000 + i,
-                         on_delivery=on_delivery)
-    assert producer.flush(30) == 0
+    create_topic(lake_server, "clicks", 2)
+    delivered = produce(lake_server, "clicks",
+                        [(i % 2, f"user-{i % 7}".encode(), f"click {i}".encode(), None,
+                          1_780_000_000_000 + i) for i in range(200)],
+                        **{"compression.codec": "zstd"})
+    acked = {(m.partition(), m.offset()): (m.key(), m.value(), m.timestamp()[1])
+             for m in delivered}
 
     lake = wait_lake(lake_server, "kafka.clicks")
     rows = assert_lake_equals_log(lake_server, "kafka.clicks", lake["metadata_location"])

@@ -15,11 +15,11 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from lake_harness import wait_lake, wait_settled
-from oxbowd_harness import expect_error, schema_json
-from readers import check_readers
+from oxbowtest.lake import wait_lake, wait_settled
+from oxbowtest.flight import expect_error, schema_json
+from oxbowtest.readers import check_readers
 from test_pk_changelog_lake import changelog_location
-from test_primary_keys import command, do_get, snapshot, write
+from oxbowtest.primary_keys import command, do_get, snapshot, write
 from test_union_follow_pk_filter import union_rows
 
 RETAIN_LITTLE = ("--segment-bytes", "4096", "--retention-ms", "1",

@@ -11,23 +11,14 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-import type_samples
-from lake_harness import (assert_lake_equals_log, avro_files_of_current_snapshot, data_files,
-                          duckdb_union, iceberg_table, lake_rows, local_path, metadata_json,
-                          wait_describe, wait_lake, wait_settled)
-from oxbowd_harness import expect_error
-from readers import check_readers
-from test_lake_conformance import check_data_files_with_duckdb, part_batch, PART_SCHEMA, wide
-
-SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),
-                    pa.field("v", pa.float64())])
-
-
-def batch(first: int, rows: int) -> pa.RecordBatch:
-    ids = list(range(first, first + rows))
-    return pa.record_batch([pa.array(ids, pa.int64()), pa.array([f"n{i}" for i in ids]),
-                            pa.array([i / 4 for i in ids])], schema=SCHEMA)
-
+from oxbowtest.batches import NAMED_SCHEMA as SCHEMA, named_batch as batch
+from oxbowtest import type_samples
+from oxbowtest.lake import (assert_lake_equals_log, avro_files_of_current_snapshot, data_files,
+                            duckdb_union, iceberg_table, lake_rows, local_path, metadata_json,
+                            wait_describe, wait_lake, wait_settled, wide)
+from oxbowtest.flight import expect_error
+from oxbowtest.readers import check_readers
+from test_lake_conformance import check_data_files_with_duckdb, part_batch, PART_SCHEMA
 
 def table_dir(warehouse: pathlib.Path, table: str) -> pathlib.Path:
     ns, name = table.split(".", 1)

@@ -22,9 +22,9 @@ from pyiceberg.table import StaticTable
 from pyiceberg.transforms import BucketTransform
 from pyiceberg.types import IntegerType
 
-from lake_harness import local_path, metadata_json, wait_lake
-from oxbowd_harness import expect_error
-from readers import check_readers
+from oxbowtest.lake import local_path, metadata_json, wait_lake
+from oxbowtest.flight import expect_error
+from oxbowtest.readers import check_readers
 from test_lake_schema_evolution import SMALL_SEGMENTS, get
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("k", pa.int32()),

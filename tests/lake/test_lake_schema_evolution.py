@@ -7,7 +7,6 @@ lake's files where retention deleted the log) and union read agree."""
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import time
 from decimal import Decimal
@@ -17,9 +16,9 @@ import pyarrow.flight as fl
 import pyarrow.parquet as pq
 from pyiceberg.table import StaticTable
 
-from lake_harness import data_files, local_path, metadata_json, wait_lake
-from oxbowd_harness import ALIGNED, expect_error
-from readers import duckdb_rows, pyiceberg_rows, spark_rows
+from oxbowtest.lake import data_files, local_path, metadata_json, wait_lake
+from oxbowtest.flight import ALIGNED, expect_error
+from oxbowtest.readers import duckdb_rows, lake_readers, pyiceberg_rows
 
 # 4 KiB segments and retention: tiered segments are deleted, so DoGet of old offsets reads the
 # lake's files, written in older schemas.
@@ -94,11 +93,8 @@ def check_readers(location: str, model: Model, spark) -> None:
     md = metadata_json(location)
     current = next(s for s in md["schemas"] if s["schema-id"] == md["current-schema-id"])
     names = [f["name"] for f in current["fields"]]
-    readers = {"pyiceberg": pyiceberg_rows, "duckdb": duckdb_rows}
-    if spark is not None:
-        readers["spark"] = functools.partial(spark_rows, spark)
     want = model.expected()
-    for reader, read in readers.items():
+    for reader, read in lake_readers(spark).items():
         got = read(location)
         assert got.column_names == names, f"{reader}: columns {got.column_names}, not {names}"
         rows = sorted(got.drop_columns(["__timestamp"]).to_pylist(), key=lambda r: r["__offset"])
@@ -378,12 +374,9 @@ def nested_ids(schema: dict) -> dict:
 def check_nested_readers(location: str, model, spark) -> None:
     """pyiceberg, DuckDB and Spark (when given) return exactly the model's rows, nested fields by
     the current schema's names (maps compared as sorted pairs)."""
-    from nested_model import normalize, pyiceberg_view
-    readers = {"pyiceberg": pyiceberg_rows, "duckdb": duckdb_rows}
-    if spark is not None:
-        readers["spark"] = functools.partial(spark_rows, spark)
+    from oxbowtest.nested_model import normalize, pyiceberg_view
     want = model.normalized()
-    for reader, read in readers.items():
+    for reader, read in lake_readers(spark).items():
         got = read(location)
         assert got.column_names == [c.name for c in model.columns] + SYSTEM, reader
         rows = sorted(got.to_pylist(), key=lambda r: r["__offset"])
@@ -402,7 +395,7 @@ def test_nested_alters_read_by_every_reader(make_lake_server, table_name, spark_
     DoGet of offsets retention deleted) give the model's rows from old and new files."""
     import random
 
-    from nested_model import NestedModel
+    from oxbowtest.nested_model import NestedModel
     rng = random.Random(7)
     server = make_lake_server(*SMALL_SEGMENTS)
     server.create_table(table_name, NESTED_V0)

@@ -19,12 +19,12 @@ import uuid
 import pyarrow as pa
 import pytest
 
-from lake_harness import fresh_files_left, local_path, wait_describe, wait_lake
-from test_pk_lake import check_lake_matches, lake_props
-from test_primary_keys import (COLUMNS, SCHEMA, Model, command, create_pk_table, random_write,
-                               write)
+from oxbowtest.lake import fresh_files_left, local_path, wait_describe, wait_lake
+from test_pk_lake import QUICK_MAINTENANCE, check_lake_matches, lake_props
+from oxbowtest.primary_keys import (COLUMNS, SCHEMA, Model, command, create_pk_table, random_write,
+                                    write)
 from pyiceberg.table import StaticTable
-from readers import check_readers
+from oxbowtest.readers import check_readers
 
 
 class ChangelogModel(Model):
@@ -211,10 +211,7 @@ def test_a_crash_between_the_two_commits_is_caught_up(make_lake_server, warehous
 
 def test_changelog_lake_table_is_maintained(make_lake_server, table_name):
     """Manifest merging, compaction and expiry keep the changelog lake table small too."""
-    server = make_lake_server("--lake-maintenance-interval-ms", "100",
-                              "--lake-compaction-min-files", "4", "--lake-max-manifests", "4",
-                              "--lake-retain-snapshots", "2", "--lake-snapshot-max-age-ms", "1",
-                              freshness_ms=50)
+    server = make_lake_server(*QUICK_MAINTENANCE, freshness_ms=50)
     create_pk_table(server, table_name, buckets=1,
                     properties=lake_props("last_row", **{"lake.changelog": "true"}))
     model = ChangelogModel("last_row")

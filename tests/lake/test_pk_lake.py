@@ -4,7 +4,7 @@ Randomized upserts, partial updates and deletes for every merge engine, checked 
 Python model of tests/integration/test_primary_keys.py: once the lake catches up, a reader of
 the table's metadata.json returns exactly the model's rows (no key twice, no deleted key), and
 no equality-delete file is ever written. The readers are pyiceberg, DuckDB's iceberg_scan and
-Spark (tests/lake/readers.py; Spark left out under OXBOW_SKIP_SPARK=1).
+Spark (tests/oxbowtest/readers.py; Spark left out under OXBOW_SKIP_SPARK=1).
 """
 
 from __future__ import annotations
@@ -17,14 +17,18 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from lake_harness import local_path, wait_describe, wait_lake, wait_settled
-from test_primary_keys import (COLUMNS, ENGINES, KEY, SCHEMA, Model, command, create_pk_table,
-                               random_write, write)
+from oxbowtest.lake import local_path, wait_describe, wait_lake, wait_settled
+from oxbowtest.primary_keys import (COLUMNS, ENGINES, KEY, SCHEMA, Model, command, create_pk_table,
+                                    random_write, write)
 from pyiceberg.table import StaticTable
-from readers import check_readers
+from oxbowtest.readers import check_readers
 
 SYSTEM_COLUMNS = ["__bucket", "__offset", "__timestamp"]
 BUCKETS = 3
+# Maintenance every 100 ms that merges, compacts and expires at the first chance.
+QUICK_MAINTENANCE = ("--lake-maintenance-interval-ms", "100", "--lake-compaction-min-files", "4",
+                     "--lake-max-manifests", "4", "--lake-retain-snapshots", "2",
+                     "--lake-snapshot-max-age-ms", "1")
 
 
 def live_files(metadata_location: str) -> list[dict]:
@@ -136,10 +140,7 @@ def test_deleted_rows_stay_bounded_under_many_rounds(make_lake_server, table_nam
                                                      spark_or_none):
     """Many update rounds to 20 keys: compaction rewrites mostly-deleted files and drops the
     delete files it made obsolete, so live data and delete files stay bounded."""
-    server = make_lake_server("--lake-maintenance-interval-ms", "100",
-                              "--lake-compaction-min-files", "4", "--lake-max-manifests", "4",
-                              "--lake-retain-snapshots", "2", "--lake-snapshot-max-age-ms", "1",
-                              freshness_ms=50)
+    server = make_lake_server(*QUICK_MAINTENANCE, freshness_ms=50)
     create_pk_table(server, table_name, buckets=2,
                     properties=lake_props("last_row", **{"lake.compaction.delete-ratio": "0.5"}))
     model = Model("last_row")

@@ -26,9 +26,11 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from lake_harness import read_log, wait_settled
-from oxbowd_harness import kill_while_writing, schema_json
-from readers import check_readers
+from oxbowtest.lake import read_log, wait_settled
+from oxbowtest.flight import put_one, schema_json
+from oxbowtest.primary_keys import command
+from oxbowtest.server import kill_while_writing
+from oxbowtest.readers import check_readers
 from test_pk_changelog_lake import wait_changelog_settled
 from test_pk_lake import check_lake_matches, equality_deletes_ever
 
@@ -49,18 +51,7 @@ SERVER_FLAGS = ("--lake-compaction-min-files", "3", "--lake-maintenance-interval
 
 
 def do_put(client, op: str, batch: pa.RecordBatch):
-    descriptor = fl.FlightDescriptor.for_command(json.dumps({"table": TABLE, "op": op}))
-    writer, acks = client.do_put(descriptor, batch.schema)
-    try:
-        writer.write_batch(batch)
-        if acks.read() is None:
-            raise ConnectionError("no ack")
-        writer.done_writing()
-    finally:
-        try:
-            writer.close()
-        except pa.ArrowException:
-            pass
+    put_one(client, command(TABLE, op), batch)
 
 
 class Writer:

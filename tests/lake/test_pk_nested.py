@@ -12,10 +12,10 @@ import random
 import pyarrow as pa
 import pytest
 
-from lake_harness import metadata_json, wait_lake
-from oxbowd_harness import expect_error
-from readers import duckdb_rows, pyiceberg_rows, spark_rows
-from test_primary_keys import command, create_pk_table, do_get, snapshot, write
+from oxbowtest.lake import metadata_json, wait_lake
+from oxbowtest.flight import expect_error
+from oxbowtest.readers import duckdb_rows, pyiceberg_rows, spark_rows
+from oxbowtest.primary_keys import command, create_pk_table, do_get, snapshot, write
 
 BUCKETS = 2
 KEYS = 24

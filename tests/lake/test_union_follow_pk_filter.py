@@ -17,10 +17,10 @@ import pyarrow.compute as pc
 import pyarrow.flight as fl
 import pytest
 
-from lake_harness import wait_lake
-from oxbowd_harness import ALIGNED, expect_error
-from test_primary_keys import (COLUMNS, ENGINES, SCHEMA as PK_SCHEMA, Model, command,
-                               create_pk_table, key_of, random_write, write)
+from oxbowtest.lake import wait_lake
+from oxbowtest.flight import ALIGNED, expect_error
+from oxbowtest.primary_keys import (COLUMNS, ENGINES, SCHEMA as PK_SCHEMA, Model, command,
+                                    create_pk_table, key_of, random_write, write)
 from test_union_read import SCHEMA, SMALL_SEGMENTS, batch, produce, union
 
 OPS = {"<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal,

@@ -13,9 +13,10 @@ import pyarrow.compute as pc
 import pyarrow.flight as fl
 import pytest
 
-import type_samples
-from lake_harness import assert_same_columns, lake_type_samples, wait_lake, wait_settled
-from oxbowd_harness import ALIGNED, expect_error
+from oxbowtest.batches import id_batch
+from oxbowtest import type_samples
+from oxbowtest.lake import assert_same_columns, lake_type_samples, wait_lake, wait_settled
+from oxbowtest.flight import ALIGNED, expect_error
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("pad", pa.string()),
                     pa.field("small", pa.int16())])
@@ -32,10 +33,7 @@ NO_ROUNDS = {"lake.freshness": "60m"}
 
 
 def batch(first: int, rows: int = 20) -> pa.RecordBatch:
-    ids = list(range(first, first + rows))
-    return pa.record_batch([pa.array(ids, pa.int64()), pa.array([f"{i:050d}" for i in ids]),
-                            pa.array([i % 30000 - 15000 for i in ids], pa.int16())],
-                           schema=SCHEMA)
+    return id_batch(SCHEMA, first, rows, lambda i: f"{i:050d}", lambda i: i % 30000 - 15000)
 
 
 def union(server, table, columns=None, client=None, limit=None):
@@ -194,10 +192,9 @@ def test_union_read_after_compaction_and_retention(make_lake_server, table_name)
     assert by_id(got).equals(written(sent))
 
 
-def test_old_offsets_come_from_the_lake(make_lake_server, table_name):
-    """Offsets retention deleted from the log are read from the lake: the same rows, columns and
-    offsets as the log served before, from any offset, projected, with `to`, across the point
-    where the log begins, and continuing to follow new rows."""
+def rolled_past_the_lake(make_lake_server, table_name):
+    """A server with small segments and 41 batches of 20 in `table_name`, each tiered and the
+    last put after a round, so retention may drop what the lake holds: (server, the batches)."""
     server = make_lake_server(*SMALL_SEGMENTS)
     server.create_table(table_name, SCHEMA, properties={"lake.freshness": "100ms"})
     sent = [batch(20 * i) for i in range(40)]
@@ -207,6 +204,14 @@ def test_old_offsets_come_from_the_lake(make_lake_server, table_name):
     server.put(table_name, [batch(800)])  # rolls a segment: retention runs after the round
     sent.append(batch(800))
     wait_lake(server, table_name)
+    return server, sent
+
+
+def test_old_offsets_come_from_the_lake(make_lake_server, table_name):
+    """Offsets retention deleted from the log are read from the lake: the same rows, columns and
+    offsets as the log served before, from any offset, projected, with `to`, across the point
+    where the log begins, and continuing to follow new rows."""
+    server, sent = rolled_past_the_lake(make_lake_server, table_name)
     server.put(table_name, [batch(820)])
     sent.append(batch(820))
     earliest = server.describe(table_name)["bucket_offsets"][0]["earliest_offset"]
@@ -367,15 +372,7 @@ def test_offsets_in_neither_the_log_nor_the_lake(make_lake_server, warehouse, ta
     """A lake lost while retention ran (its directory removed with the server down): tiering
     starts a new lake from the log's first offset, and a read of the offsets neither holds fails
     with OUT_OF_RANGE naming the earliest offset readable; reading from there works."""
-    server = make_lake_server(*SMALL_SEGMENTS)
-    server.create_table(table_name, SCHEMA, properties={"lake.freshness": "100ms"})
-    sent = [batch(20 * i) for i in range(40)]
-    for b in sent:
-        server.put(table_name, [b])
-    wait_lake(server, table_name)
-    server.put(table_name, [batch(800)])  # a roll after the round: retention runs
-    sent.append(batch(800))
-    wait_lake(server, table_name)
+    server, sent = rolled_past_the_lake(make_lake_server, table_name)
     earliest = server.describe(table_name)["bucket_offsets"][0]["earliest_offset"]
     assert earliest > 0
     server.stop()

@@ -15,9 +15,9 @@ from pyiceberg.exceptions import (NoSuchNamespaceError, NoSuchTableError, RESTEr
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
-from lake_harness import wait_describe, wait_lake
-from oxbowd_harness import refused_start
-from rest_data import SCHEMA, batch, rest_catalog, user_columns, written
+from oxbowtest.lake import wait_describe, wait_lake
+from oxbowtest.server import refused_start
+from oxbowtest.rest_data import SCHEMA, batch, rest_catalog, user_columns, written
 
 
 def test_pyiceberg_lists_loads_and_scans(shop):

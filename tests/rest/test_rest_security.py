@@ -19,10 +19,10 @@ import requests
 from pyiceberg.catalog import load_catalog
 from pyiceberg.exceptions import ForbiddenError, UnauthorizedError
 
-from oxbowd_harness import refused_start, schema_json
-from rest_data import SCHEMA, batch, rest_catalog, user_columns, written
-from test_auth import add_user, oxbow  # noqa: F401 (oxbow: the CLI the users are made with)
-from test_tls import pki, rogue  # noqa: F401 (fixtures)
+from oxbowtest.flight import schema_json
+from oxbowtest.server import refused_start
+from oxbowtest.rest_data import SCHEMA, batch, rest_catalog, user_columns, written
+from oxbowtest.auth import add_user, users_dir
 
 PASSWORD = {name: f"pw-{name}-123" for name in ("root", "shopper", "stranger")}
 
@@ -33,11 +33,8 @@ def token_of(server, user) -> str:
 
 
 def start(make_server, tmp_path, *extra, client_args=None):
-    data = tmp_path / "data"
-    data.mkdir()
-    add_user(data, "root", "*=admin")
-    add_user(data, "shopper", "shop.orders=read")
-    add_user(data, "stranger", "other.*=admin")
+    data = users_dir(tmp_path / "data", {"root": "*=admin", "shopper": "shop.orders=read",
+                                         "stranger": "other.*=admin"})
     server = make_server(data_dir=data, client_args=client_args,
                          extra_args=("--auth", "--warehouse", str(tmp_path / "warehouse"),
                                      "--lake-freshness-ms", "100", *extra))

@@ -9,11 +9,10 @@ import datetime
 import pyarrow as pa
 import pytest
 
-import type_samples
-from lake_harness import SYSTEM_COLUMNS, wait_lake
-from rest_data import SCHEMA, batch, rest_catalog
+from oxbowtest import type_samples
+from oxbowtest.lake import SYSTEM_COLUMNS, wait_lake, wide
+from oxbowtest.rest_data import SCHEMA, batch, rest_catalog
 from spark_session import register_catalog
-from test_lake_conformance import wide
 
 
 def expected_rows(first: int, rows: int) -> list[tuple]:

@@ -1,36 +1,17 @@
 """Fixtures of the S3 suite: one real S3 server (signatures checked) per pytest run, moto_server
-or, with OXBOW_S3_SERVER=versitygw, the Versity S3 Gateway (tests/s3/s3_server.py), and oxbowd
+or, with OXBOW_S3_SERVER=versitygw, the Versity S3 Gateway (tests/oxbowtest/s3_server.py), and oxbowd
 with its warehouse in that server's bucket."""
 
 from __future__ import annotations
 
 import itertools
-import os
 import pathlib
-import sys
 
 import pytest
 
-_HERE = pathlib.Path(__file__).resolve().parent
-_LAKE = _HERE.parent / "lake"
-sys.path.insert(0, str(_HERE))
-sys.path.insert(0, str(_LAKE))
+from oxbowtest import s3_server
+from oxbowtest.server import build_dir
 
-import s3_server  # noqa: E402
-
-import importlib.util  # noqa: E402
-
-# The lake suite's conftest (which loads the integration one) under a name of its own.
-_spec = importlib.util.spec_from_file_location("oxbow_lake_conftest_for_s3", _LAKE / "conftest.py")
-_lake = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_lake)
-
-pytest_configure = _lake.pytest_configure
-oxbowd_bin = _lake.oxbowd_bin
-make_server = _lake.make_server
-table_name = _lake.table_name
-
-REPO_ROOT = _HERE.parents[1]
 _prefixes = itertools.count()
 
 
@@ -63,8 +44,7 @@ def s3_prefix(request) -> str:
 
 @pytest.fixture(scope="session")
 def s3_tool() -> pathlib.Path:
-    build = pathlib.Path(os.environ.get("OXBOW_BUILD_DIR", REPO_ROOT / "build" / "release"))
-    binary = build / "src" / "oxbow" / "storage" / "s3_tool"
+    binary = build_dir() / "src" / "oxbow" / "storage" / "s3_tool"
     if not binary.is_file():
         pytest.fail(f"s3_tool not found at {binary}: build the `s3_tool` target")
     return binary

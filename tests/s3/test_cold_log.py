@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from cold_log_harness import (SCHEMA, SERVER_ARGS, Follower, assert_exact, batch, bucket, create,
-                              expected, produce, read, wait_cold)
+from oxbowtest.cold_log import (SCHEMA, SERVER_ARGS, Follower, assert_exact, batch, bucket, create,
+                                expected, produce, read, wait_cold)
 from fault_proxy import FaultProxy
-from lake_harness import assert_same_columns, expected_lake, read_log, wait_lake
+from oxbowtest.lake import assert_same_columns, expected_lake, read_log, wait_lake
 from test_s3_lake import keys_under, s3_lake, s3_lake_rows  # noqa: F401 (the fixture)
 
 

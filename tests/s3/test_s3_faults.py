@@ -14,7 +14,7 @@ import pytest
 from pyiceberg.table import StaticTable
 
 from fault_proxy import FaultProxy
-from lake_harness import assert_same_columns, expected_lake, read_log, wait_lake
+from oxbowtest.lake import assert_same_columns, expected_lake, read_log, wait_lake
 from test_s3_client import payload
 from test_s3_lake import SCHEMA, batch, keys_under, s3_lake_rows
 

@@ -17,20 +17,11 @@ import pytest
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.table import StaticTable
 
-from lake_harness import assert_same_columns, expected_lake, read_log, wait_lake
-from oxbowd_harness import refused_start
-from readers import check_reader, duckdb_rows, duckdb_use_s3, spark_frame_rows
+from oxbowtest.batches import NAMED_SCHEMA as SCHEMA, named_batch as batch
+from oxbowtest.lake import assert_same_columns, expected_lake, read_log, wait_lake
+from oxbowtest.server import refused_start
+from oxbowtest.readers import check_reader, duckdb_rows, duckdb_use_s3, spark_frame_rows
 from spark_session import register_catalog
-
-SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),
-                    pa.field("v", pa.float64())])
-
-
-def batch(first: int, rows: int) -> pa.RecordBatch:
-    ids = list(range(first, first + rows))
-    return pa.record_batch([pa.array(ids, pa.int64()), pa.array([f"n{i}" for i in ids]),
-                            pa.array([i / 4 for i in ids])], schema=SCHEMA)
-
 
 def s3_lake_rows(s3, metadata_location: str) -> pa.Table:
     table = StaticTable.from_metadata(metadata_location, properties=s3.pyiceberg_properties())
@@ -63,6 +54,15 @@ def s3_lake(s3_env, s3_prefix, make_server, tmp_path):
     make.warehouse = warehouse
     make.prefix = f"{s3_prefix}/warehouse"
     return make
+
+
+def tiered(s3_lake, table_name: str, rows: int):
+    """A server of `s3_lake` with `rows` rows in `table_name`, all in the lake."""
+    server = s3_lake()
+    server.create_table(table_name, SCHEMA)
+    server.put(table_name, [batch(0, rows)])
+    wait_lake(server, table_name)
+    return server
 
 
 def test_lake_files_live_in_the_bucket_and_pyiceberg_reads_them(s3_env, s3_lake, table_name,
@@ -101,10 +101,7 @@ def test_lake_files_live_in_the_bucket_and_pyiceberg_reads_them(s3_env, s3_lake,
 
 
 def test_rest_catalog_gives_readers_the_endpoint_but_no_secret(s3_env, s3_lake, table_name):
-    server = s3_lake()
-    server.create_table(table_name, SCHEMA)
-    server.put(table_name, [batch(0, 40)])
-    wait_lake(server, table_name)
+    server = tiered(s3_lake, table_name, 40)
     ns, name = table_name.split(".", 1)
     base = f"http://127.0.0.1:{server.catalog_port}"
     with urllib.request.urlopen(f"{base}/v1/namespaces/{ns}/tables/{name}", timeout=10) as r:
@@ -184,10 +181,7 @@ def test_duckdb_and_spark_read_the_s3_lake(s3_env, s3_lake, table_name, spark_or
 
 
 def test_drop_removes_the_tables_objects(s3_env, s3_lake, table_name):
-    server = s3_lake()
-    server.create_table(table_name, SCHEMA)
-    server.put(table_name, [batch(0, 10)])
-    wait_lake(server, table_name)
+    server = tiered(s3_lake, table_name, 10)
     ns, name = table_name.split(".", 1)
     table_prefix = f"{s3_lake.prefix}/{ns}/{name}/"
     assert keys_under(s3_env, table_prefix)

@@ -10,7 +10,7 @@ import subprocess
 import botocore.exceptions
 import pytest
 
-import s3_server
+from oxbowtest import s3_server
 
 pytestmark = pytest.mark.skipif(not s3_server.versitygw_binary().is_file(),
                                 reason="versitygw not installed: scripts/install_versitygw.sh")

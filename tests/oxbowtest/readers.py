@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from pyiceberg import types as ice
 from pyiceberg.table import StaticTable
 
-from lake_harness import local_path
+from oxbowtest.lake import local_path
 
 
 # --- the readers ------------------------------------------------------------------------------
@@ -184,6 +184,15 @@ def assert_rows_equal(reader: str, got: pa.Table, expected: pa.Table, key: list[
                 f"{[have[i] for i in diffs]}, expected {[want[i] for i in diffs]}")
 
 
+def lake_readers(spark) -> dict:
+    """Reader name -> function(metadata_location) -> rows: pyiceberg, DuckDB and, when given a
+    session, Spark."""
+    readers = {"pyiceberg": pyiceberg_rows, "duckdb": duckdb_rows}
+    if spark is not None:
+        readers["spark"] = functools.partial(spark_rows, spark)
+    return readers
+
+
 def check_readers(metadata_location: str, expected: pa.Table | list[dict], spark,
                   key: list[str] | None = None) -> dict[str, pa.Table]:
     """pyiceberg, DuckDB and Spark (skipped when `spark` is None: OXBOW_SKIP_SPARK=1) each read
@@ -202,9 +211,7 @@ def check_readers(metadata_location: str, expected: pa.Table | list[dict], spark
         columns = list(expected[0]) if expected else names
         expected = pa.Table.from_pylist(
             expected, schema=pa.schema([arrow_schema.field(c) for c in columns]))
-    readers = {"pyiceberg": pyiceberg_rows, "duckdb": duckdb_rows}
-    if spark is not None:
-        readers["spark"] = functools.partial(spark_rows, spark)
+    readers = lake_readers(spark)
     results = {}
     for reader, read in readers.items():
         results[reader] = read(metadata_location)

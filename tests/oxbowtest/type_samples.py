@@ -45,7 +45,7 @@ TYPES = {
 
 # The properties of a table out of the lake. TYPES holds what only such a table takes (docs/lake.md):
 # uint64, and second/millisecond timestamps beyond the microseconds the lake stores. Tables of these
-# samples test the log; tests/lake covers the lake with lake_harness.lake_type_samples().
+# samples test the log; tests/lake covers the lake with oxbowtest.lake.lake_type_samples().
 LOG_ONLY = {"lake.enabled": "false"}
 
 

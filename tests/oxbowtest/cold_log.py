@@ -12,8 +12,8 @@ import time
 import pyarrow as pa
 import pyarrow.flight as fl
 
-SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),
-                    pa.field("v", pa.float64())])
+from oxbowtest.batches import NAMED_SCHEMA as SCHEMA, id_batch
+
 # Small segments that roll often, and a quick offload pass.
 SERVER_ARGS = ("--segment-bytes", "65536", "--cold-log-check-ms", "100")
 # Segments move once closed for 1 ms; the lake is off so only the cold log writes objects.
@@ -22,10 +22,7 @@ BATCH_ROWS = 500
 
 
 def batch(first: int, rows: int = BATCH_ROWS) -> pa.RecordBatch:
-    ids = list(range(first, first + rows))
-    return pa.record_batch([pa.array(ids, pa.int64()),
-                            pa.array([f"name-{i:08d}" for i in ids]),
-                            pa.array([i / 8 for i in ids])], schema=SCHEMA)
+    return id_batch(SCHEMA, first, rows, lambda i: f"name-{i:08d}", lambda i: i / 8)
 
 
 def expected(rows: int) -> pa.Table:

@@ -20,7 +20,8 @@ import pyarrow.compute as pc
 import pyarrow.flight as fl
 from pyiceberg.table import StaticTable
 
-from oxbowd_harness import ALIGNED, OxbowServer
+from oxbowtest.flight import ALIGNED
+from oxbowtest.server import OxbowServer
 
 SYSTEM_COLUMNS = ["__bucket", "__offset", "__timestamp"]
 LAKE_WAIT_S = 20.0
@@ -282,7 +283,7 @@ def lake_type_samples() -> dict:
     negative values that are not whole microseconds (floor division)."""
     from decimal import Decimal as D
 
-    import type_samples
+    from oxbowtest import type_samples
 
     samples = {k: v for k, v in type_samples.TYPES.items() if k != "uint64"}
     for tz in (None, "UTC"):
@@ -301,3 +302,17 @@ def lake_type_samples() -> dict:
     samples["timestamp[ms, tz=Europe/Paris]"] = (pa.timestamp("ms", tz="Europe/Paris"),
                                                  [1_700_000_000_123, -5, None])
     return samples
+
+
+def wide():
+    """A schema with a column of every lake type sample (three rows each) and two required
+    columns, and its values by column name (without id)."""
+    samples = lake_type_samples()
+    fields = [pa.field("id", pa.int64(), nullable=False)]
+    fields += [pa.field(f"c{i}", t) for i, (t, _) in enumerate(samples.values())]
+    fields += [pa.field("nn_int16", pa.int16(), nullable=False),
+               pa.field("nn_string", pa.string(), nullable=False)]
+    values = {f"c{i}": v for i, (_, v) in enumerate(samples.values())}
+    values["nn_int16"] = [-(2**15), 7, 2**15 - 1]
+    values["nn_string"] = ["", "ünïcødé", "🚀"]
+    return pa.schema(fields), values

@@ -5,16 +5,15 @@ from __future__ import annotations
 import pyarrow as pa
 from pyiceberg.catalog import load_catalog
 
+from oxbowtest.batches import id_batch
+
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),
                     pa.field("price", pa.float64()), pa.field("day", pa.date32())])
 
 
 def batch(first: int, rows: int) -> pa.RecordBatch:
-    ids = list(range(first, first + rows))
-    return pa.record_batch(
-        [pa.array(ids, pa.int64()), pa.array([f"item-{i}" if i % 7 else None for i in ids]),
-         pa.array([i * 1.25 for i in ids]), pa.array([19_000 + i % 30 for i in ids], pa.date32())],
-        schema=SCHEMA)
+    return id_batch(SCHEMA, first, rows, lambda i: f"item-{i}" if i % 7 else None,
+                    lambda i: i * 1.25, lambda i: 19_000 + i % 30)
 
 
 def written(*batches: pa.RecordBatch) -> pa.Table:

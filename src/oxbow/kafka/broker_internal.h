@@ -66,40 +66,9 @@ class Broker {
   bool auth_required() const { return options_.authenticator != nullptr; }
   // Wakes long-polling fetches and group waits; they answer at once.
   void Stop();
-  // The idempotent producers' sequences survive restarts and crashes: each of their batches is
-  // stored with its producer id, epoch and sequences (the batch's "kafka.producer" metadata, in
-  // the same durable write as its rows); a snapshot of the state in
-  // <state_dir>/producers.json, with the offset of each partition it covers, is written now and
-  // then and at stop. Load reads the snapshot and replays the batches after it.
-  Status LoadProducerState();
-  Status SaveProducerState();
-  // Saves the state when it changed and the last snapshot is older than a few seconds.
-  void SaveProducerStateIfDue();
+  node::Node* node() const { return node_; }
 
  private:
-  struct Partition {
-    std::string table;
-    int32_t bucket;
-    auto operator<=>(const Partition&) const = default;
-  };
-  // The sequences of one idempotent producer on one partition, and where its recent batches
-  // landed (Kafka keeps the last five for retries).
-  struct ProducerState {
-    int16_t epoch = -1;
-    int32_t last_sequence = -1;
-    struct Appended {
-      int32_t first_sequence;
-      int32_t last_sequence;
-      int64_t base_offset;
-    };
-    std::vector<Appended> recent;
-
-    // Records a batch appended at `base_offset` (one already recorded, or of an older epoch,
-    // changes nothing).
-    void Record(int16_t batch_epoch, int32_t first_sequence, int32_t last_sequence_of_batch,
-                int64_t base_offset);
-  };
-
   // What a handler gets besides its request: the header, the connection's session, and a way
   // to say that the request wants no answer.
   struct RequestContext {
@@ -172,11 +141,6 @@ class Broker {
   std::mutex appended_mu_;
   std::condition_variable appended_;
   uint64_t appends_ = 0;  // guarded by appended_mu_
-  std::mutex producers_mu_;
-  std::atomic<int64_t> next_producer_id_;
-  std::map<std::tuple<std::string, int32_t, int64_t>, ProducerState> producers_;  // producers_mu_
-  bool producers_changed_ = false;                                                // producers_mu_
-  std::chrono::steady_clock::time_point producers_saved_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace oxbow::kafka::internal

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <nlohmann/json.hpp>
 #include <random>
 
 #include "oxbow/kafka/groups_internal.h"
@@ -10,58 +9,10 @@
 namespace oxbow::kafka::internal {
 namespace {
 
-constexpr char kOffsetsFile[] = "offsets.json";
 // Blocked calls re-check deadlines and member sessions this often.
 constexpr auto kWakeInterval = std::chrono::milliseconds(100);
 
 }  // namespace
-
-Result<std::unique_ptr<GroupCoordinator>> GroupCoordinator::Open(std::shared_ptr<FileSystem> fs,
-                                                                 std::string dir) {
-  RETURN_NOT_OK(fs->CreateDirs(dir));
-  std::unique_ptr<GroupCoordinator> c(new GroupCoordinator(fs, dir));
-  const std::string path = JoinPath(dir, kOffsetsFile);
-  auto size = fs->FileSize(path);
-  if (size.status().IsNotFound()) return c;
-  ASSIGN_OR_RAISE(auto buffer, ReadWholeFile(*fs, path));
-  const auto doc = nlohmann::json::parse(buffer->data(), buffer->data() + buffer->size(), nullptr,
-                                         /*allow_exceptions=*/false);
-  if (!doc.is_object() || !doc.contains("groups") || !doc["groups"].is_object()) {
-    return Status::Corruption(path + " is not a consumer group offsets file");
-  }
-  try {
-    for (const auto& [group, topics] : doc["groups"].items()) {
-      for (const auto& [topic, partitions] : topics.items()) {
-        for (const auto& [partition, committed] : partitions.items()) {
-          Committed& c_out = c->offsets_[group][topic][std::stoi(partition)];
-          c_out.offset = committed.at("offset").get<int64_t>();
-          if (committed.contains("metadata") && !committed["metadata"].is_null()) {
-            c_out.metadata = committed["metadata"].get<std::string>();
-          }
-        }
-      }
-    }
-  } catch (const std::exception& e) {
-    return Status::Corruption(path + ": " + e.what());
-  }
-  return c;
-}
-
-Status GroupCoordinator::SaveOffsets() {
-  nlohmann::json groups = nlohmann::json::object();
-  for (const auto& [group, topics] : offsets_) {
-    for (const auto& [topic, partitions] : topics) {
-      for (const auto& [partition, committed] : partitions) {
-        groups[group][topic][std::to_string(partition)] = {
-            {"offset", committed.offset},
-            {"metadata", committed.metadata ? nlohmann::json(*committed.metadata) : nullptr}};
-      }
-    }
-  }
-  const nlohmann::json doc = {{"groups", groups}};
-  return WriteFileAtomically(*fs_, dir_, kOffsetsFile,
-                             doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-}
 
 void GroupCoordinator::Stop() {
   std::lock_guard lock(mu_);
@@ -440,7 +391,7 @@ Result<msg::OffsetCommitResponse> GroupCoordinator::Commit(const msg::OffsetComm
   std::lock_guard lock(mu_);
   ErrorCode error = ErrorCode::kNone;
   auto g = groups_.find(request.group_id);
-  const bool exists = g != groups_.end() || offsets_.count(request.group_id);
+  const bool exists = g != groups_.end() || offsets_->HasGroup(request.group_id);
   const bool from_a_member = request.generation_id_or_member_epoch >= 0 ||
                              !request.member_id.empty() || request.group_instance_id.has_value();
   State state = State::kEmpty;
@@ -474,13 +425,13 @@ Result<msg::OffsetCommitResponse> GroupCoordinator::Commit(const msg::OffsetComm
     g->second.members.at(request.member_id).last_seen = Clock::now();
   }
   if (error == ErrorCode::kNone) {
-    auto& topics = offsets_[request.group_id];
+    std::vector<clientstate::OffsetCommit> commits;
     for (const auto& t : request.topics) {
       for (const auto& p : t.partitions) {
-        topics[t.name][p.partition_index] = {p.committed_offset, p.committed_metadata};
+        commits.push_back({t.name, p.partition_index, {p.committed_offset, p.committed_metadata}});
       }
     }
-    RETURN_NOT_OK(SaveOffsets());
+    RETURN_NOT_OK(offsets_->Commit(request.group_id, commits));
   }
   msg::OffsetCommitResponse response;
   for (const auto& t : request.topics) {
@@ -492,13 +443,7 @@ Result<msg::OffsetCommitResponse> GroupCoordinator::Commit(const msg::OffsetComm
 }
 
 Status GroupCoordinator::ForgetTopics(const std::vector<std::string>& topics) {
-  std::lock_guard lock(mu_);
-  bool changed = false;
-  for (auto group = offsets_.begin(); group != offsets_.end();) {
-    for (const auto& topic : topics) changed |= group->second.erase(topic) > 0;
-    group = group->second.empty() ? offsets_.erase(group) : std::next(group);
-  }
-  return changed ? SaveOffsets() : Status::OK();
+  return offsets_->ForgetTopics(topics);
 }
 
 msg::OffsetFetchResponse GroupCoordinator::FetchOffsets(const msg::OffsetFetchRequest& request) {
@@ -507,14 +452,14 @@ msg::OffsetFetchResponse GroupCoordinator::FetchOffsets(const msg::OffsetFetchRe
   for (const auto& g : request.groups) {
     msg::OffsetFetchResponse::OffsetFetchResponseGroup result;
     result.group_id = g.group_id;
-    const auto committed = offsets_.find(g.group_id);
+    const std::optional<clientstate::GroupOffsets> committed = offsets_->Offsets(g.group_id);
     auto lookup = [&](const std::string& topic, int32_t partition) {
       msg::OffsetFetchResponse::OffsetFetchResponsePartitions p;
       p.partition_index = partition;
       p.committed_offset = -1;
-      if (committed == offsets_.end()) return p;
-      auto t = committed->second.find(topic);
-      if (t == committed->second.end()) return p;
+      if (!committed) return p;
+      auto t = committed->find(topic);
+      if (t == committed->end()) return p;
       auto c = t->second.find(partition);
       if (c == t->second.end()) return p;
       p.committed_offset = c->second.offset;
@@ -529,8 +474,8 @@ msg::OffsetFetchResponse GroupCoordinator::FetchOffsets(const msg::OffsetFetchRe
         }
         result.topics.push_back(std::move(tr));
       }
-    } else if (committed != offsets_.end()) {
-      for (const auto& [topic, partitions] : committed->second) {
+    } else if (committed) {
+      for (const auto& [topic, partitions] : *committed) {
         msg::OffsetFetchResponse::OffsetFetchResponseTopics tr{topic, {}};
         for (const auto& [partition, c] : partitions)
           tr.partitions.push_back(lookup(topic, partition));
@@ -560,7 +505,7 @@ msg::DescribeGroupsResponse GroupCoordinator::Describe(const msg::DescribeGroups
     d.group_id = group_id;
     auto g = groups_.find(group_id);
     if (g == groups_.end()) {
-      d.group_state = offsets_.count(group_id) ? "Empty" : "Dead";
+      d.group_state = offsets_->HasGroup(group_id) ? "Empty" : "Dead";
     } else {
       ExpireMembers(g->second, Clock::now());
       const Group& group = g->second;
@@ -587,10 +532,11 @@ msg::DescribeGroupsResponse GroupCoordinator::Describe(const msg::DescribeGroups
 msg::ListGroupsResponse GroupCoordinator::List(const msg::ListGroupsRequest& request) {
   std::lock_guard lock(mu_);
   std::map<std::string, msg::ListGroupsResponse::ListedGroup> listed;
-  for (const auto& [group_id, committed] : offsets_)
+  for (const auto& group_id : offsets_->Groups()) {
     listed[group_id] = {group_id, "consumer", "Empty", "classic"};
+  }
   for (const auto& [group_id, group] : groups_) {
-    if (group.members.empty() && !offsets_.count(group_id)) continue;
+    if (group.members.empty() && !offsets_->HasGroup(group_id)) continue;
     listed[group_id] = {group_id, group.protocol_type, StateName(group.state), "classic"};
   }
   // Kafka matches the filters ignoring case (clients send "Stable", "Classic", ...).

@@ -1,7 +1,8 @@
 // The classic consumer group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and the
 // group offsets (OffsetCommit, OffsetFetch), with this node as every group's coordinator.
 // Assignment stays on the client: the leader's assignor (range, roundrobin, cooperative-sticky)
-// computes it, the coordinator only hands it out. Committed offsets are durable in one file.
+// computes it, the coordinator only hands it out. Committed offsets are the node's
+// clientstate::OffsetStore.
 #pragma once
 
 #include <chrono>
@@ -13,16 +14,15 @@
 #include <string>
 #include <vector>
 
-#include "oxbow/common/file_system.h"
+#include "oxbow/clientstate/offset_store.h"
 #include "oxbow/kafka/messages.h"
 
 namespace oxbow::kafka::internal {
 
 class GroupCoordinator {
  public:
-  // Loads the committed offsets of `dir`/offsets.json (absent: none).
-  static Result<std::unique_ptr<GroupCoordinator>> Open(std::shared_ptr<FileSystem> fs,
-                                                        std::string dir);
+  // Commits go to `offsets`, which outlives the coordinator.
+  explicit GroupCoordinator(clientstate::OffsetStore* offsets) : offsets_(offsets) {}
 
   // Blocks until the group's rebalance completes (every member rejoined, or members that did
   // not were dropped at their session timeout or at the rebalance timeout) or Stop(). A static
@@ -81,15 +81,6 @@ class GroupCoordinator {
     // The joins answered by the last completed rebalance: member id -> response.
     std::map<std::string, msg::JoinGroupResponse> join_results;
   };
-  struct Committed {
-    int64_t offset = -1;
-    std::optional<std::string> metadata;
-  };
-  // group -> topic -> partition -> offset
-  using Offsets = std::map<std::string, std::map<std::string, std::map<int32_t, Committed>>>;
-
-  GroupCoordinator(std::shared_ptr<FileSystem> fs, std::string dir)
-      : fs_(std::move(fs)), dir_(std::move(dir)) {}
   // Drops members whose session expired (those waiting in JoinGroup or SyncGroup excepted),
   // and those that never sent SyncGroup by the group's sync deadline; a change starts a
   // rebalance, or completes the one under way.
@@ -112,14 +103,11 @@ class GroupCoordinator {
   // Completes the rebalance when every member has joined, or when its deadline passed (then
   // without those that did not rejoin).
   void MaybeCompleteRebalance(Group& group, Clock::time_point now);
-  Status SaveOffsets();
 
-  const std::shared_ptr<FileSystem> fs_;
-  const std::string dir_;
+  clientstate::OffsetStore* const offsets_;
   std::mutex mu_;
   std::condition_variable changed_;
   std::map<std::string, Group> groups_;
-  Offsets offsets_;
   uint64_t next_member_ = 0;
   bool stopping_ = false;
 };

@@ -27,9 +27,6 @@ struct KafkaOptions {
   bool auto_create_topics = true;
   // The partitions of a topic created without a count (auto-created, or NumPartitions -1).
   int32_t default_partitions = 1;
-  // Where consumer group offsets and producer state are kept (required; the server passes
-  // <data dir>/kafka).
-  std::string state_dir;
   // Users and grants: every connection must log in with SASL (PLAIN or SCRAM-SHA-256) and
   // each request needs a grant on the tables it touches. Default (null): no authentication.
   auth::Authenticator* authenticator = nullptr;
@@ -44,9 +41,15 @@ struct KafkaOptions {
   std::string tls_client_ca_file;
 };
 
+// Whether Kafka producers may write to `table`: it is served through Kafka (the raw topic
+// schema, or kafka.value.format json or avro; docs/kafka.md#mapping). A node serving Kafka
+// replays these tables' idempotent batches at open (node::NodeOptions::may_hold_producers).
+bool MayHoldProducers(const catalog::TableDescriptor& table);
+
 class KafkaServer {
  public:
-  // Binds `options.listen` and serves `node`, which must outlive the server.
+  // Binds `options.listen` and serves `node`, which must outlive the server and keep client
+  // state (node::NodeOptions::client_state_dir: producer sequences, group offsets).
   static Result<std::unique_ptr<KafkaServer>> Start(node::Node* node, KafkaOptions options);
   virtual ~KafkaServer() = default;
   // The port actually bound.

@@ -238,9 +238,6 @@ class TcpKafkaServer : public KafkaServer {
     for (auto& c : connections_) c.thread.join();
     for (auto& c : connections_) ::close(c.fd);
     connections_.clear();
-    if (Status st = broker_->SaveProducerState(); !st.ok()) {
-      spdlog::error("kafka: saving the idempotent producers' state: {}", st.message());
-    }
     ::close(listen_fd_);
     ::close(wake_fd_);
   }
@@ -258,7 +255,7 @@ class TcpKafkaServer : public KafkaServer {
       // Wakes once a second at least, to join the threads of closed connections.
       if (::poll(fds, 2, 1000) < 0 && errno != EINTR) break;
       if (fds[1].revents != 0) break;
-      broker_->SaveProducerStateIfDue();
+      broker_->node()->producers()->SaveIfDue();  // the node saves them at close too
       if ((fds[0].revents & POLLIN) == 0) {
         std::lock_guard lock(mu_);
         ReapFinished();
@@ -356,8 +353,10 @@ class TcpKafkaServer : public KafkaServer {
 }  // namespace
 
 Result<std::unique_ptr<KafkaServer>> KafkaServer::Start(node::Node* node, KafkaOptions options) {
-  if (options.state_dir.empty()) {
-    return Status::Invalid("the Kafka listener needs a state dir for group offsets");
+  if (node->producers() == nullptr || node->offsets() == nullptr) {
+    return Status::Invalid(
+        "the Kafka listener needs a node that keeps client state (producer sequences, group "
+        "offsets): set NodeOptions::client_state_dir");
   }
   if (options.default_partitions <= 0) {
     return Status::Invalid("the default number of Kafka partitions must be positive");
@@ -366,8 +365,7 @@ Result<std::unique_ptr<KafkaServer>> KafkaServer::Start(node::Node* node, KafkaO
   // OpenSSL writes to the socket without MSG_NOSIGNAL: a peer gone mid-write must not kill the
   // process.
   if (tls) ::signal(SIGPIPE, SIG_IGN);
-  ASSIGN_OR_RAISE(auto groups,
-                  internal::GroupCoordinator::Open(PosixFileSystem::Default(), options.state_dir));
+  auto groups = std::make_unique<internal::GroupCoordinator>(node->offsets());
   int port = 0;
   ASSIGN_OR_RAISE(int listen_fd, Listen(options.listen, &port));
   const int wake_fd = ::eventfd(0, EFD_CLOEXEC);
@@ -378,11 +376,6 @@ Result<std::unique_ptr<KafkaServer>> KafkaServer::Start(node::Node* node, KafkaO
   const int32_t max_request_bytes = options.max_request_bytes;
   auto broker =
       std::make_unique<internal::Broker>(node, std::move(options), port, std::move(groups));
-  if (Status st = broker->LoadProducerState(); !st.ok()) {
-    ::close(listen_fd);
-    ::close(wake_fd);
-    return st;
-  }
   return std::unique_ptr<KafkaServer>(new TcpKafkaServer(
       listen_fd, wake_fd, port, max_request_bytes, std::move(tls), std::move(broker)));
 }

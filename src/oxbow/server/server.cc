@@ -145,8 +145,10 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   ASSIGN_OR_RAISE(auto authenticator, MakeAuthenticator(options, server_secret));
   std::unique_ptr<Server> server(new Server());
   server->authenticator_ = std::move(authenticator);
-  if (options.kafka.state_dir.empty()) {
-    options.kafka.state_dir = JoinPath(options.node.engine.data_dir, "kafka");
+  if (!options.kafka.listen.empty()) {
+    // Kafka's producer sequences and group offsets (docs/data-dir.md).
+    options.node.client_state_dir = JoinPath(options.node.engine.data_dir, "kafka");
+    options.node.may_hold_producers = kafka::MayHoldProducers;
   }
   if (!options.metrics_listen.empty()) {
     Server* s = server.get();

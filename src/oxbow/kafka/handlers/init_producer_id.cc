@@ -17,7 +17,7 @@ Result<msg::InitProducerIdResponse> Broker::InitProducerId(msg::InitProducerIdRe
     response.producer_epoch = static_cast<int16_t>(request.producer_epoch + 1);
     return response;
   }
-  response.producer_id = next_producer_id_++;
+  response.producer_id = node_->producers()->NewProducerId();
   response.producer_epoch = 0;
   return response;
 }

@@ -1,7 +1,8 @@
-// Produce: each partition's record batches appended to its table's bucket (Broker::
-// ProducePartition, which keeps the idempotent producers' sequences), long-polling fetches
-// woken after.
+// Produce: each partition's record batches appended to its table's bucket (an idempotent
+// producer's through the node's clientstate::ProducerStates), long-polling fetches woken after.
 #include "oxbow/kafka/broker_internal.h"
+#include "oxbow/kafka/records.h"
+#include "oxbow/kafka/values_internal.h"
 
 namespace oxbow::kafka::internal {
 
@@ -12,6 +13,89 @@ msg::ProduceResponse::PartitionProduceResponse ProduceResult(int32_t index, Erro
   result.error_code = error;
   result.base_offset = -1;
   result.error_message = std::move(message);
+  return result;
+}
+
+msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
+    const std::string& topic, const msg::ProduceRequest::PartitionProduceData& part) {
+  using Outcome = clientstate::SequencedAppend::Outcome;
+  const auto started = std::chrono::steady_clock::now();
+  msg::ProduceResponse::PartitionProduceResponse result =
+      ProduceResult(part.index, ErrorCode::kNone, std::nullopt);
+  auto fail = [&](ErrorCode error, std::string message) {
+    result.error_code = error;
+    result.error_message = std::move(message);
+    return result;
+  };
+  auto name = TableForTopic(topic);
+  if (!name.ok()) return fail(ErrorCode::kUnknownTopicOrPartition, name.status().message());
+  auto table = node_->GetTable(*name);
+  if (!table.ok()) return fail(ErrorCode::kUnknownTopicOrPartition, table.status().message());
+  const catalog::TableDescriptor& desc = table->descriptor();
+  if (part.index < 0 || part.index >= desc.buckets) {
+    return fail(ErrorCode::kUnknownTopicOrPartition,
+                "partition " + std::to_string(part.index) + " does not exist");
+  }
+  const TableKind kind = KindOf(desc);
+  if (kind == TableKind::kOther) {
+    return fail(ErrorCode::kInvalidRecord, NotServedMessage(desc.name));
+  }
+  if (!part.records) return fail(ErrorCode::kCorruptMessage, "null record set");
+  auto batches = DecodeRecordBatches(*part.records);
+  if (!batches.ok()) return fail(ErrorCode::kCorruptMessage, batches.status().message());
+  auto session = table->StartPutToBucket(desc.schema, part.index);
+  if (!session.ok()) return fail(ToErrorCode(session.status()), session.status().message());
+  result.log_start_offset = table->Buckets()[static_cast<size_t>(part.index)].earliest_offset;
+  std::vector<metrics::BucketRows> appended_rows;
+  for (size_t i = 0; i < batches->size(); ++i) {
+    const RecordBatch& batch = (*batches)[i];
+    if (batch.transactional || batch.control) {
+      return fail(ErrorCode::kInvalidRecord, "transactional batches are not supported");
+    }
+    auto rows = ToRows(kind, batch, desc.schema);
+    if (!rows.ok()) {
+      result.record_errors.push_back({static_cast<int32_t>(i), rows.status().message()});
+      return fail(ErrorCode::kInvalidRecord,
+                  "record batch " + std::to_string(i) + ": " + rows.status().message());
+    }
+    // An idempotent batch carries its producer in the stored batch, durable with its rows.
+    auto append = [&](const arrow::KeyValueMetadata* metadata) -> Result<int64_t> {
+      ASSIGN_OR_RAISE(auto appended, metadata ? (*session)->AppendWithMetadata(**rows, *metadata)
+                                              : (*session)->Append(**rows));
+      for (const auto& range : appended) appended_rows.push_back({range.bucket, range.rows});
+      return appended.empty() ? int64_t{-1} : appended.front().base_offset;
+    };
+    clientstate::SequencedAppend done;
+    if (batch.producer_id < 0) {
+      auto appended = append(nullptr);
+      if (!appended.ok()) return fail(ToErrorCode(appended.status()), appended.status().message());
+      done.base_offset = *appended;
+    } else {
+      const clientstate::IdempotentBatch producer{batch.producer_id, batch.producer_epoch,
+                                                  batch.base_sequence,
+                                                  batch.base_sequence + batch.last_offset_delta};
+      auto sequenced = node_->producers()->Append(
+          *name, part.index, producer,
+          [&](const arrow::KeyValueMetadata& metadata) { return append(&metadata); });
+      if (!sequenced.ok()) {
+        return fail(ToErrorCode(sequenced.status()), sequenced.status().message());
+      }
+      done = std::move(sequenced).ValueOrDie();
+    }
+    if (done.outcome == Outcome::kStaleEpoch) {
+      return fail(ErrorCode::kInvalidProducerEpoch, done.message);
+    }
+    if (done.outcome == Outcome::kOutOfOrder) {
+      return fail(ErrorCode::kOutOfOrderSequenceNumber, done.message);
+    }
+    // A retry of a batch already appended is acknowledged at its offset, not appended again.
+    if (i == 0) result.base_offset = done.base_offset;
+  }
+  if (!appended_rows.empty()) {
+    node_->metrics().AddPut(
+        *name, appended_rows, static_cast<int64_t>(part.records->size()),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
   return result;
 }
 

@@ -9,44 +9,12 @@
 
 #include "oxbow/arrow/builder.h"
 #include "oxbow/common/fault_injection_file_system.h"
+#include "oxbow/testing/counting_catalog.h"
 
 namespace oxbow::node {
 namespace {
 
 using arrow::DataType;
-
-// The lake's catalog, counting every call.
-class CountingCatalog : public iceberg::Catalog {
- public:
-  explicit CountingCatalog(std::shared_ptr<iceberg::Catalog> base) : base_(std::move(base)) {}
-  std::string TableLocation(const iceberg::TableIdentifier& table) const override {
-    ++calls;
-    return base_->TableLocation(table);
-  }
-  Result<iceberg::MetadataPointer> CurrentMetadata(const iceberg::TableIdentifier& table) override {
-    ++calls;
-    return base_->CurrentMetadata(table);
-  }
-  Result<iceberg::MetadataPointer> SwapMetadata(const iceberg::TableIdentifier& table,
-                                                const iceberg::MetadataPointer& base,
-                                                std::string_view metadata_json) override {
-    ++calls;
-    return base_->SwapMetadata(table, base, metadata_json);
-  }
-  Result<bool> TableExists(const iceberg::TableIdentifier& table) override {
-    ++calls;
-    return base_->TableExists(table);
-  }
-  Result<std::vector<iceberg::TableIdentifier>> ListTables(
-      const std::string& namespace_name) override {
-    ++calls;
-    return base_->ListTables(namespace_name);
-  }
-  mutable std::atomic<int64_t> calls{0};
-
- private:
-  std::shared_ptr<iceberg::Catalog> base_;
-};
 
 class NodeTest : public ::testing::Test {
  protected:
@@ -63,7 +31,7 @@ class NodeTest : public ::testing::Test {
     options.engine.data_dir = (dir_ / "data").string();
     options.lake.warehouse = (dir_ / "warehouse").string();
     options.lake.fs = lake_fs_;
-    catalog_ = std::make_shared<CountingCatalog>(
+    catalog_ = std::make_shared<testing::CountingCatalog>(
         std::make_shared<iceberg::FileCatalog>(lake_fs_, options.lake.warehouse));
     options.lake.catalog = catalog_;
     // A round of each table at open, then none for an hour.
@@ -96,7 +64,7 @@ class NodeTest : public ::testing::Test {
   std::filesystem::path dir_;
   std::shared_ptr<FaultInjectionFileSystem> lake_fs_ =
       std::make_shared<FaultInjectionFileSystem>(PosixFileSystem::Default());
-  std::shared_ptr<CountingCatalog> catalog_;
+  std::shared_ptr<testing::CountingCatalog> catalog_;
   std::unique_ptr<Node> node_;
   arrow::SchemaPtr schema_ = std::make_shared<const arrow::Schema>(
       std::vector<arrow::Field>{arrow::Field("id", DataType::Int64(), false)});

@@ -5,11 +5,10 @@
 #include <filesystem>
 #include <thread>
 
-#include "oxbow/common/fault_injection_file_system.h"
 #include "oxbow/kafka/broker_internal.h"
 #include "oxbow/kafka/records.h"
 #include "oxbow/kafka/values_internal.h"
-#include "oxbow/testing/counting_catalog.h"
+#include "oxbow/testing/counting_lake.h"
 
 namespace oxbow::kafka::internal {
 namespace {
@@ -17,9 +16,6 @@ namespace {
 class ProducePathTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("oxbow-produce-path-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     Open();
   }
@@ -28,15 +24,7 @@ class ProducePathTest : public ::testing::Test {
     node_.reset();
     node::NodeOptions options;
     options.engine.data_dir = (dir_ / "data").string();
-    options.lake.warehouse = (dir_ / "warehouse").string();
-    options.lake.fs = lake_fs_;
-    catalog_ = std::make_shared<testing::CountingCatalog>(
-        std::make_shared<iceberg::FileCatalog>(lake_fs_, options.lake.warehouse));
-    options.lake.catalog = catalog_;
-    // A round of each table at open, then none for an hour.
-    options.lake.freshness_ms = 4 * 3600 * 1000;
-    options.lake.maintenance_interval_ms = 3600 * 1000;
-    options.lake.scrub_interval_ms = 0;
+    options.lake = lake_.options;
     options.client_state_dir = (dir_ / "data" / "kafka").string();
     options.may_hold_producers = MayHoldProducers;
     node_ = node::Node::Open(std::move(options)).ValueOrDie();
@@ -83,10 +71,11 @@ class ProducePathTest : public ::testing::Test {
     return response.responses.at(0).partition_responses.at(0);
   }
 
-  std::filesystem::path dir_;
-  std::shared_ptr<FaultInjectionFileSystem> lake_fs_ =
-      std::make_shared<FaultInjectionFileSystem>(PosixFileSystem::Default());
-  std::shared_ptr<testing::CountingCatalog> catalog_;
+  const std::filesystem::path dir_ =
+      std::filesystem::temp_directory_path() /
+      ("oxbow-produce-path-" + std::to_string(::getpid()) + "-" +
+       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  testing::CountingLake lake_{(dir_ / "warehouse").string()};
   std::unique_ptr<node::Node> node_;
   std::unique_ptr<Broker> broker_;
 };
@@ -102,9 +91,7 @@ TEST_F(ProducePathTest, ReachesTheLogWithoutALakeCall) {
   EXPECT_EQ(plain.base_offset, 0);
   // Once tiering has set up the table's lake, a reopened node tiers those rows at once, and
   // then not for hours: the lake has a snapshot, as a busy server's has.
-  for (int i = 0; i < 500; ++i) {
-    auto exists = catalog_->TableExists({"kafka", "t"});
-    if (exists.ok() && *exists) break;
+  for (int i = 0; i < 500 && !lake_.HasTable({"kafka", "t"}); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   Open();
@@ -115,8 +102,7 @@ TEST_F(ProducePathTest, ReachesTheLogWithoutALakeCall) {
   }
   ASSERT_EQ(node_->GetTable("kafka.t").ValueOrDie().LakeStatus().ValueOrDie().tiered_offsets,
             (std::vector<int64_t>{0, 2}));
-  catalog_->calls = 0;
-  lake_fs_->ResetCounters();
+  lake_.Reset();
 
   const int64_t producer = node_->producers()->NewProducerId();
   auto idempotent = Produce({"c"}, producer, 0);
@@ -126,9 +112,7 @@ TEST_F(ProducePathTest, ReachesTheLogWithoutALakeCall) {
   EXPECT_EQ(retry.base_offset, 2);  // acknowledged once, not appended again
   EXPECT_EQ(node_->GetTable("kafka.t").ValueOrDie().Buckets()[1].next_offset, 3);
 
-  EXPECT_EQ(catalog_->calls, 0);
-  const auto io = lake_fs_->counters();
-  EXPECT_EQ(io.reads + io.writes + io.file_syncs + io.dir_syncs, 0);
+  EXPECT_EQ(lake_.Calls(), 0);
 }
 
 }  // namespace

@@ -8,8 +8,7 @@
 #include <thread>
 
 #include "oxbow/arrow/builder.h"
-#include "oxbow/common/fault_injection_file_system.h"
-#include "oxbow/testing/counting_catalog.h"
+#include "oxbow/testing/counting_lake.h"
 
 namespace oxbow::node {
 namespace {
@@ -19,9 +18,6 @@ using arrow::DataType;
 class NodeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("oxbow-node-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     Open();
   }
@@ -29,15 +25,7 @@ class NodeTest : public ::testing::Test {
     node_.reset();
     NodeOptions options;
     options.engine.data_dir = (dir_ / "data").string();
-    options.lake.warehouse = (dir_ / "warehouse").string();
-    options.lake.fs = lake_fs_;
-    catalog_ = std::make_shared<testing::CountingCatalog>(
-        std::make_shared<iceberg::FileCatalog>(lake_fs_, options.lake.warehouse));
-    options.lake.catalog = catalog_;
-    // A round of each table at open, then none for an hour.
-    options.lake.freshness_ms = 3600 * 1000;
-    options.lake.maintenance_interval_ms = 3600 * 1000;
-    options.lake.scrub_interval_ms = 0;
+    options.lake = lake_.options;
     node_ = Node::Open(std::move(options)).ValueOrDie();
   }
   void TearDown() override {
@@ -61,10 +49,11 @@ class NodeTest : public ::testing::Test {
     }
   }
 
-  std::filesystem::path dir_;
-  std::shared_ptr<FaultInjectionFileSystem> lake_fs_ =
-      std::make_shared<FaultInjectionFileSystem>(PosixFileSystem::Default());
-  std::shared_ptr<testing::CountingCatalog> catalog_;
+  const std::filesystem::path dir_ =
+      std::filesystem::temp_directory_path() /
+      ("oxbow-node-" + std::to_string(::getpid()) + "-" +
+       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  testing::CountingLake lake_{(dir_ / "warehouse").string()};
   std::unique_ptr<Node> node_;
   arrow::SchemaPtr schema_ = std::make_shared<const arrow::Schema>(
       std::vector<arrow::Field>{arrow::Field("id", DataType::Int64(), false)});
@@ -77,10 +66,7 @@ TEST_F(NodeTest, HandlesPutAndReadWithoutTouchingTheLake) {
   request.table.buckets = 2;
   ASSERT_TRUE(node_->CreateTable(request).ok());
   PutToBucket(1, 0, 10);
-  WaitForLake([&](const lake::LakeTableStatus&) {
-    auto exists = catalog_->TableExists({"ns", "t"});
-    return exists.ok() && *exists;
-  });
+  WaitForLake([&](const lake::LakeTableStatus&) { return lake_.HasTable({"ns", "t"}); });
   // A lake found at open is tiered at once, then not for an hour.
   Open();
   WaitForLake([](const lake::LakeTableStatus& lake) {
@@ -89,8 +75,7 @@ TEST_F(NodeTest, HandlesPutAndReadWithoutTouchingTheLake) {
   ASSERT_EQ(node_->DescribeTable("ns.t").ValueOrDie().lake.tiered_offsets,
             (std::vector<int64_t>{0, 10}));
 
-  catalog_->calls = 0;
-  lake_fs_->ResetCounters();
+  lake_.Reset();
   PutToBucket(1, 10, 5);
   PutToBucket(0, 15, 3);
   const TableHandle table = node_->GetTable("ns.t").ValueOrDie();
@@ -108,9 +93,7 @@ TEST_F(NodeTest, HandlesPutAndReadWithoutTouchingTheLake) {
   EXPECT_EQ(batch->base_offset, 10);
   EXPECT_EQ(batch->batch->column(0).Value<int64_t>(0), 10);
 
-  EXPECT_EQ(catalog_->calls, 0);
-  const auto io = lake_fs_->counters();
-  EXPECT_EQ(io.reads + io.writes + io.file_syncs + io.dir_syncs, 0);
+  EXPECT_EQ(lake_.Calls(), 0);
 }
 
 TEST_F(NodeTest, UnknownTableIsNotFoundByName) {

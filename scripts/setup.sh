@@ -21,7 +21,8 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libfmt-dev libspdlog-dev  # fmt: spdlog's formatter (spdlog::spdlog links fmt::fmt)
   python3-venv
-  maven openjdk-17-jdk-headless  # bench/vs_kafka (Kafka), tests/rest (Spark, its Iceberg jar)
+  maven openjdk-17-jdk-headless  # the build (the kafka-clients jar the Kafka codec is generated
+                                 # from), bench/vs_kafka (Kafka), tests/rest (Spark, its Iceberg jar)
 )
 
 missing=()

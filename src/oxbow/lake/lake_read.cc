@@ -15,7 +15,7 @@
 #include "oxbow/iceberg/table.h"
 #include "oxbow/kv/row.h"
 #include "oxbow/lake/lake.h"
-#include "oxbow/lake/lake_table_internal.h"
+#include "oxbow/lake/lake_schema_internal.h"
 #include "oxbow/parquet/reader.h"
 
 namespace oxbow::lake {

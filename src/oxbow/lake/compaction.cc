@@ -1,0 +1,498 @@
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <set>
+#include <unordered_map>
+
+#include "oxbow/arrow/compute.h"
+#include "oxbow/common/parse.h"
+#include "oxbow/iceberg/table.h"
+#include "oxbow/kv/row.h"
+#include "oxbow/lake/lake.h"
+#include "oxbow/lake/lake_schema_internal.h"
+#include "oxbow/lake/pk_lake_internal.h"
+#include "oxbow/lake/tiering_internal.h"
+#include "oxbow/parquet/reader.h"
+#include "oxbow/parquet/verify.h"
+
+namespace oxbow::lake {
+
+namespace {
+
+// Merges the small files of each partition (spec and tuple) into files near the target size,
+// written in the current spec: files of an earlier spec (partition evolution) have their rows
+// split by the current one. Fresh files (IsFreshFile) count as small whatever their size, and a
+// partition whose fresh files were all live at the previous pass too (no round added one since)
+// has them rewritten even when it holds fewer than compaction_min_files, so none stays in the
+// fresh codec (docs/lake.md, "Fresh files"). A `follow_up` pass (one taken at once after a step
+// that left a backlog) leaves that rule to the scheduled passes. Returns whether a step left
+// enough small files for another. Holds the table's lock only to list the live files and to
+// commit, so rounds go on meanwhile (only compaction removes live files, so its inputs stay live
+// while it rewrites them).
+Result<bool> CompactPartitions(const LakeOptions& options, LakeTable& s, bool follow_up)
+    OXBOW_REQUIRES(s.maintaining) {
+  std::vector<iceberg::ManifestEntry> live;
+  {
+    MutexLock work(s.work);
+    if (s.dropped) return false;
+    ASSIGN_OR_RAISE(live, s.table->LiveEntries());
+  }
+  // By spec and partition directory (a spec's tuples have directories of their own).
+  std::map<std::pair<int32_t, std::string>, std::vector<const iceberg::ManifestEntry*>> small;
+  std::set<std::string> fresh_live;
+  // The final files' bytes per row: a fresh input counts as its rows at that rate, so outputs
+  // reach the target size in the final codec (none yet: as its own size).
+  int64_t final_bytes = 0;
+  int64_t final_rows = 0;
+  for (const auto& e : live) {
+    const std::string& path = e.data_file.file_path;
+    const bool fresh = IsFreshFile(path);
+    if (fresh) {
+      fresh_live.insert(path);
+    } else {
+      final_bytes += e.data_file.file_size_in_bytes;
+      final_rows += e.data_file.record_count;
+    }
+    if (!fresh && e.data_file.file_size_in_bytes * 4 >= options.target_file_bytes * 3) continue;
+    small[{e.data_file.spec_id.value_or(0), path.substr(0, path.rfind('/'))}].push_back(&e);
+  }
+  std::set<std::string> fresh_before;
+  if (!follow_up) {
+    fresh_before.swap(s.fresh_seen);
+    s.fresh_seen = fresh_live;
+  }
+  bool backlog = false;
+  for (auto& group : small) {
+    const std::string& dir = group.first.second;
+    auto& entries = group.second;
+    const bool enough = static_cast<int>(entries.size()) >= options.compaction_min_files;
+    // Fewer small files than that: only fresh files, once their partition went quiet.
+    bool quiet = false;
+    if (!enough) {
+      if (follow_up) continue;
+      std::erase_if(entries, [](const auto* e) { return !IsFreshFile(e->data_file.file_path); });
+      quiet = !entries.empty() && std::all_of(entries.begin(), entries.end(), [&](const auto* e) {
+        return fresh_before.count(e->data_file.file_path) > 0;
+      });
+      if (!quiet) continue;
+    }
+    std::sort(entries.begin(), entries.end(), [](const auto* a, const auto* b) {
+      return a->data_file.file_size_in_bytes < b->data_file.file_size_in_bytes;
+    });
+    // The smallest files, up to the step's budget, so one step stays short.
+    std::vector<std::string> inputs;
+    int64_t input_bytes = 0;
+    int64_t input_rows = 0;
+    double output_bytes = 0;  // what the inputs come to in the final codec
+    for (const auto* e : entries) {
+      if (input_bytes >= options.compaction_step_bytes && inputs.size() >= 2) break;
+      const iceberg::DataFile& f = e->data_file;
+      inputs.push_back(f.file_path);
+      input_bytes += f.file_size_in_bytes;
+      input_rows += f.record_count;
+      output_bytes += IsFreshFile(f.file_path) && final_rows > 0
+                          ? static_cast<double>(f.record_count) * final_bytes / final_rows
+                          : static_cast<double>(f.file_size_in_bytes);
+    }
+    // Merging one file gains nothing, unless it is fresh.
+    if (inputs.size() < 2 && !IsFreshFile(inputs.front())) continue;
+    // What the step leaves: the files it does not take, and at most one small output.
+    const bool more = enough && static_cast<int>(entries.size() - inputs.size()) + 1 >=
+                                    options.compaction_min_files;
+    const int64_t rows_per_file = std::max<int64_t>(
+        1, static_cast<int64_t>(static_cast<double>(input_rows) * options.target_file_bytes /
+                                std::max(1.0, output_bytes)));
+    std::vector<iceberg::DataFile> added;
+    std::vector<std::string> written;
+    // One output per partition of the current spec (one unless the inputs are of another spec).
+    struct Output {
+      std::unique_ptr<parquet::FileWriter> writer;
+      std::string path;
+      iceberg::PartitionValues values;
+      int64_t rows = 0;
+    };
+    std::map<std::string, Output> outputs;  // by partition directory
+    auto finish = [&](Output& out) -> Status {
+      ASSIGN_OR_RAISE(auto file,
+                      FinishDataFile(s, out.writer.get(), out.path, s.spec.spec_id(), out.values));
+      added.push_back(std::move(file));
+      out.writer.reset();
+      out.rows = 0;
+      return Status::OK();
+    };
+    // Streams row group by row group through the FileSystem seam, so memory holds about one
+    // row group per input and output, not the inputs.
+    auto rewrite = [&]() -> Status {
+      for (const auto& input : inputs) {
+        ASSIGN_OR_RAISE(auto reader,
+                        parquet::FileReader::Open(*options.fs, iceberg::LocalPath(input)));
+        std::vector<int> all(static_cast<size_t>(reader->schema()->num_fields()));
+        for (size_t c = 0; c < all.size(); ++c) all[c] = static_cast<int>(c);
+        for (int g = 0; g < reader->num_row_groups(); ++g) {
+          ASSIGN_OR_RAISE(auto b, reader->ReadRowGroup(g, all));
+          // Files of earlier schemas are rewritten in the current one (matched by field id).
+          ASSIGN_OR_RAISE(auto batch, internal::ToLakeSchema(s.schema, *reader->schema(), *b));
+          ASSIGN_OR_RAISE(auto parts, internal::SplitByPartition(s.schema, s.spec, *batch));
+          for (auto& part : parts) {
+            Output& out = outputs[part.path];
+            // Outputs close at rows_per_file exactly, not at an input row group's end: a
+            // compacted input's row group holds up to 128 MiB, so whole ones could make as
+            // many outputs as inputs, step after step.
+            for (int64_t done = 0; done < part.batch->num_rows();) {
+              if (!out.writer) {
+                ASSIGN_OR_RAISE(out.writer, OpenDataFile(options.fs.get(), s, part.path,
+                                                         options.parquet, &written));
+                out.path = written.back();
+                out.values = part.values;
+              }
+              const int64_t n = std::min(part.batch->num_rows() - done, rows_per_file - out.rows);
+              RETURN_NOT_OK(out.writer->Write(*part.batch->Slice(done, n)));
+              out.rows += n;
+              done += n;
+              if (out.rows >= rows_per_file) RETURN_NOT_OK(finish(out));
+            }
+          }
+        }
+      }
+      for (auto& output : outputs) {
+        if (output.second.writer) RETURN_NOT_OK(finish(output.second));
+      }
+      MutexLock work(s.work);
+      if (s.dropped) return Status::Cancelled("table dropped");
+      auto summary = s.Summary();
+      summary["oxbow.compacted-files"] = std::to_string(inputs.size());
+      return s.table->ReplaceFiles(inputs, added, summary).status();
+    };
+    const auto started = Clock::now();
+    Status st = rewrite();
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    const LakeObserver& observer = options.observer;
+    if (!st.ok()) {
+      for (const auto& path : written) (void)options.fs->Remove(path);
+      if (st.code() == StatusCode::kCancelled) return false;  // dropped meanwhile
+      if (observer.on_compaction) observer.on_compaction(s.descriptor.name, seconds, false);
+      return st.WithContext("compacting " + dir);
+    }
+    if (observer.on_compaction) observer.on_compaction(s.descriptor.name, seconds, true);
+    if (observer.on_commit) observer.on_commit(s.descriptor.name, "compaction");
+    spdlog::info("lake: '{}' compacted {} files ({} bytes) into {}", s.descriptor.name,
+                 inputs.size(), input_bytes, added.size());
+    backlog = backlog || more;
+  }
+  return backlog;
+}
+
+// A primary-key table's compaction: in each partition (spec and directory; the output keeps the
+// inputs' spec), the data files whose deleted
+// fraction reaches lake.compaction.delete-ratio, and the small files once compaction_min_files of
+// them gather, are rewritten with their live rows only (the key index says which are live), and
+// the delete files that named only removed files are dropped, in one "replace" snapshot. Reading
+// and writing the files happens without the table's lock, so rounds go on meanwhile; the lock is
+// taken to plan, to commit, and a slice of keys at a time to pick the live rows and to settle
+// the keys on the output. A row a round deleted or replaced after it was picked is deleted in
+// the output by a position delete file of the same snapshot, so no round's delete is lost with
+// the inputs. Returns whether a step left enough candidates for another (as CompactPartitions).
+Result<bool> CompactPrimaryKey(const LakeOptions& options, LakeTable& s) {
+  // Keys looked up per hold of the table's lock, so rounds wait for a slice, not a file.
+  constexpr size_t kIndexSlice = 16384;
+  struct Candidate {
+    int32_t id;
+    int64_t size;
+    bool mostly_deleted;
+  };
+  std::map<std::pair<int32_t, std::string>, std::vector<Candidate>> by_dir;
+  uint64_t generation = 0;
+  {
+    MutexLock work(s.work);
+    HoldTimer held(s, "planning compaction");
+    if (s.dropped) return false;
+    if (s.index_stale) RETURN_NOT_OK(ReloadPrimaryKeyLake(options.fs.get(), s));
+    generation = s.index_generation;
+    const internal::KeyIndex& index = *s.index;
+    ASSIGN_OR_RAISE(auto live, s.table->LiveEntries());
+    for (const auto& e : live) {
+      if (e.data_file.content != iceberg::FileContent::kData) continue;
+      auto id = index.FileId(e.data_file.file_path);
+      if (!id) return Status::Corruption(e.data_file.file_path + " is not in the key index");
+      const auto& info = index.file(*id);
+      const bool mostly_deleted =
+          info.rows == 0 || static_cast<double>(info.deleted) >= s.delete_ratio * info.rows;
+      const bool small = e.data_file.file_size_in_bytes * 4 < options.target_file_bytes * 3;
+      if (mostly_deleted || small) {
+        by_dir[{info.partition.spec_id, info.partition.path}].push_back(
+            {*id, e.data_file.file_size_in_bytes, mostly_deleted});
+      }
+    }
+  }
+  bool backlog = false;
+  for (auto& dir_candidates : by_dir) {
+    const std::string& dir = dir_candidates.first.second;  // lambdas capture it (no binding)
+    auto& candidates = dir_candidates.second;
+    const int64_t small_files = static_cast<int64_t>(candidates.size());
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.mostly_deleted != b.mostly_deleted) return a.mostly_deleted;
+      return a.size < b.size;
+    });
+    // Mostly-deleted files first; then small files, smallest first, each no bigger than those
+    // taken so far together (a big file waits for peers of its size instead of being rewritten
+    // to absorb a few tiny ones, so a row is rewritten about log2(files) times, not every step).
+    std::vector<int32_t> inputs;
+    int64_t input_bytes = 0;
+    int64_t merged = 0;
+    int64_t merged_bytes = 0;
+    for (const auto& c : candidates) {
+      if (input_bytes >= options.compaction_step_bytes && !inputs.empty()) break;
+      if (!c.mostly_deleted) {
+        if (small_files < options.compaction_min_files) break;
+        if (merged >= 2 && c.size > merged_bytes) break;
+        ++merged;
+        merged_bytes += c.size;
+      }
+      inputs.push_back(c.id);
+      input_bytes += c.size;
+    }
+    if (merged == 1) inputs.pop_back();  // one small file alone is not worth a rewrite
+    if (inputs.empty()) continue;
+    // What the step leaves: a mostly-deleted file it did not take, or enough small files with
+    // its output.
+    const bool more =
+        std::any_of(candidates.begin() + static_cast<std::ptrdiff_t>(inputs.size()),
+                    candidates.end(), [](const Candidate& c) { return c.mostly_deleted; }) ||
+        (small_files >= options.compaction_min_files &&
+         small_files - static_cast<int64_t>(inputs.size()) + 1 >= options.compaction_min_files);
+    const auto started = Clock::now();
+    // Phase 1: watch the inputs (their rows that rounds change from now on are recorded), then
+    // read them and their keys unlocked.
+    std::vector<std::string> paths;
+    internal::FilePartition partition;
+    {
+      MutexLock work(s.work);
+      if (s.dropped || s.index_generation != generation) return false;
+      for (int32_t id : inputs) {
+        paths.push_back(s.index->file(id).path);
+        s.index->Watch(id);
+      }
+      partition = s.index->file(inputs.front()).partition;
+    }
+    // Ends the watch on every way out before the commit (which ends it itself).
+    struct WatchGuard {
+      LakeTable& s;
+      const std::vector<int32_t>& inputs;
+      uint64_t generation;
+      bool watching = true;
+      ~WatchGuard() {
+        if (!watching) return;
+        MutexLock work(s.work);
+        if (s.index_generation != generation) return;  // a rebuilt index watches nothing
+        for (int32_t id : inputs) (void)s.index->Unwatch(id);
+      }
+    } watch{s, inputs, generation};
+    struct Input {
+      std::vector<arrow::RecordBatchPtr> row_groups;
+      std::vector<std::string> keys;  // in position order
+    };
+    std::vector<Input> read(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      auto row_groups = ReadLakeFile(options.fs.get(), s, paths[i]);
+      if (!row_groups.ok()) return row_groups.status().WithContext("compacting " + dir);
+      read[i].row_groups = std::move(*row_groups);
+      for (const auto& batch : read[i].row_groups) {
+        for (int64_t r = 0; r < batch->num_rows(); ++r) {
+          read[i].keys.push_back(internal::EncodeLakeKey(*batch, s.schema.key_columns, r));
+        }
+      }
+    }
+    // Phase 2: which rows are live, a slice at a time under the lock. A row a round changes
+    // after its slice is checked is recorded by the watch and deleted at the commit.
+    std::vector<std::vector<bool>> picked(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const size_t rows = read[i].keys.size();
+      picked[i].resize(rows);
+      for (size_t from = 0; from < rows; from += kIndexSlice) {
+        MutexLock work(s.work);
+        HoldTimer held(s, "picking the live rows to compact");
+        if (s.dropped || s.index_generation != generation) return false;
+        for (size_t pos = from; pos < std::min(rows, from + kIndexSlice); ++pos) {
+          picked[i][pos] = s.index->Find(read[i].keys[pos]) ==
+                           internal::RowLocation{inputs[i], static_cast<int64_t>(pos)};
+        }
+      }
+    }
+    // Phase 3, unlocked: write the live rows. `sources` maps an output position to its input
+    // row, `moved` an input row to its output position (-1: not copied).
+    std::vector<std::pair<size_t, int64_t>> sources;
+    std::vector<std::vector<int64_t>> moved(inputs.size());
+    std::vector<std::string> written;
+    std::optional<iceberg::DataFile> added;
+    auto write = [&]() -> Status {
+      std::unique_ptr<parquet::FileWriter> writer;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        moved[i].assign(read[i].keys.size(), -1);
+        int64_t pos = 0;
+        for (const auto& batch : read[i].row_groups) {
+          std::vector<int32_t> rows;
+          for (int64_t r = 0; r < batch->num_rows(); ++r, ++pos) {
+            if (!picked[i][static_cast<size_t>(pos)]) continue;
+            rows.push_back(static_cast<int32_t>(r));
+            moved[i][static_cast<size_t>(pos)] = static_cast<int64_t>(sources.size());
+            sources.emplace_back(i, pos);
+          }
+          if (rows.empty()) continue;
+          ASSIGN_OR_RAISE(auto live_rows, arrow::TakeRows(*batch, rows));
+          if (!writer) {
+            ASSIGN_OR_RAISE(writer,
+                            OpenDataFile(options.fs.get(), s, dir, options.parquet, &written));
+          }
+          RETURN_NOT_OK(writer->Write(*live_rows));
+        }
+      }
+      if (writer) {
+        ASSIGN_OR_RAISE(added, FinishDataFile(s, writer.get(), written.back(), partition.spec_id,
+                                              partition.values));
+      }
+      return Status::OK();
+    };
+    Status st = write();
+    // Phase 4, locked: delete the copied rows that rounds changed meanwhile, then commit.
+    MutexLock work(s.work);
+    std::optional<HoldTimer> held(std::in_place, s, "committing compaction");
+    if (st.ok() && (s.dropped || s.index_stale || s.index_generation != generation)) {
+      st = Status::Cancelled("the table changed under compaction");
+    }
+    std::vector<std::pair<std::string, int64_t>> stale;  // output rows changed since phase 2
+    std::set<std::string> removed(paths.begin(), paths.end());
+    std::vector<std::string> obsolete;
+    std::optional<iceberg::DataFile> stale_file;
+    if (st.ok()) {
+      internal::KeyIndex& index = *s.index;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        for (int64_t pos : index.Unwatch(inputs[i])) {
+          const int64_t out = moved[i][static_cast<size_t>(pos)];
+          if (out >= 0) stale.emplace_back(added->file_path, out);
+        }
+      }
+      watch.watching = false;
+      obsolete = index.ObsoleteDeleteFiles(removed);
+      auto commit = [&]() -> Status {
+        std::vector<iceberg::DataFile> deletes;
+        if (!stale.empty()) {
+          ASSIGN_OR_RAISE(stale_file, WriteDeleteFile(options.fs.get(), s, partition, stale,
+                                                      FreshFileOptions(options.parquet), &written));
+          deletes.push_back(*stale_file);
+        }
+        std::vector<std::string> replaced(removed.begin(), removed.end());
+        replaced.insert(replaced.end(), obsolete.begin(), obsolete.end());
+        auto summary = s.Summary();
+        summary["oxbow.compacted-files"] = std::to_string(inputs.size());
+        std::vector<iceberg::DataFile> outputs;
+        if (added) outputs.push_back(*added);
+        return s.table->ReplaceFiles(replaced, outputs, summary, deletes).status();
+      };
+      st = commit();
+      if (!st.ok()) s.index_stale = true;
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    const LakeObserver& observer = options.observer;
+    if (!st.ok()) {
+      for (const auto& path : written) (void)options.fs->Remove(path);
+      if (st.code() == StatusCode::kCancelled) return false;
+      if (observer.on_compaction) observer.on_compaction(s.descriptor.name, seconds, false);
+      return st.WithContext("compacting " + dir);
+    }
+    if (observer.on_compaction) observer.on_compaction(s.descriptor.name, seconds, true);
+    if (observer.on_commit) observer.on_commit(s.descriptor.name, "compaction");
+    backlog = backlog || more;
+    // The output takes the inputs' place: their keys resolve to it now and are settled on it
+    // a slice at a time below.
+    internal::KeyIndex& index = *s.index;
+    int32_t output = -1;
+    if (added) {
+      output = index.AddMovedFile(added->file_path, partition, static_cast<int64_t>(sources.size()),
+                                  static_cast<int64_t>(stale.size()));
+      for (size_t i = 0; i < inputs.size(); ++i) index.Move(inputs[i], output, std::move(moved[i]));
+    } else {
+      for (int32_t id : inputs) index.RemoveFile(id);
+    }
+    if (stale_file) index.AddDeleteFile(stale_file->file_path, {added->file_path});
+    for (const auto& path : obsolete) index.RemoveDeleteFile(path);
+    held.reset();
+    work.Unlock();
+    spdlog::info(
+        "lake: '{}' compacted {} data files ({} bytes) into {}, dropping {} delete files ({} rows "
+        "changed meanwhile)",
+        s.descriptor.name, inputs.size(), input_bytes, added ? 1 : 0, obsolete.size(),
+        stale.size());
+    if (!added) continue;
+    // Phase 5: settle the keys on the output, a slice at a time under the lock.
+    for (size_t from = 0; from < sources.size(); from += kIndexSlice) {
+      MutexLock settle(s.work);
+      HoldTimer held_settle(s, "settling compacted keys");
+      if (s.dropped || s.index_generation != generation) return false;
+      for (size_t out = from; out < std::min(sources.size(), from + kIndexSlice); ++out) {
+        const auto [i, pos] = sources[out];
+        s.index->Settle(read[i].keys[static_cast<size_t>(pos)]);
+      }
+    }
+    MutexLock settled(s.work);
+    if (s.dropped || s.index_generation != generation) return false;
+    for (int32_t id : inputs) s.index->EndMove(id);
+  }
+  return backlog;
+}
+
+// CompactPartitions (CompactPrimaryKey for a primary-key table), then s.compaction_backlog for
+// the maintenance thread. The flag changes only as a pass ends, so one pass running (another
+// thread's) never reads as "no backlog"; a failed pass leaves none, so a failing step is not
+// retried at once.
+Status Compact(const LakeOptions& options, LakeTable& s, bool follow_up)
+    OXBOW_REQUIRES(s.maintaining) {
+  Result<bool> backlog =
+      s.index ? CompactPrimaryKey(options, s) : CompactPartitions(options, s, follow_up);
+  s.compaction_backlog = backlog.ok() && *backlog;
+  return backlog.status();
+}
+
+// Compaction, manifest merging and snapshot expiry of one lake table.
+Status MaintainTable(const LakeOptions& options, LakeTable& s, bool follow_up)
+    OXBOW_REQUIRES(s.maintaining) {
+  RETURN_NOT_OK(Compact(options, s, follow_up));
+  MutexLock work(s.work);
+  HoldTimer held(s, "manifest merging and snapshot expiry");
+  if (s.dropped || s.table->CurrentSnapshot() == nullptr) return Status::OK();
+  const LakeObserver& observer = options.observer;
+  ASSIGN_OR_RAISE(auto rewritten, s.table->RewriteManifests(options.max_manifests, s.Summary()));
+  if (rewritten && observer.on_commit) observer.on_commit(s.descriptor.name, "rewrite_manifests");
+  iceberg::ExpireOptions expire;
+  expire.retain_last = options.retain_snapshots;
+  expire.older_than_ms = WallMs() - options.snapshot_max_age_ms;
+  ASSIGN_OR_RAISE(auto expired, s.table->ExpireSnapshots(expire));
+  if (expired.expired_snapshots > 0 && observer.on_commit) {
+    observer.on_commit(s.descriptor.name, "expire_snapshots");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Maintain(const LakeOptions& options, LakeTable& s, bool follow_up) {
+  Status st = MaintainTable(options, s, follow_up);
+  if (LakeTable* changelog_table = s.changelog.get()) {
+    // Only ever taken here: the changelog lake table is maintained with its table.
+    MutexLock changelog_maintaining(changelog_table->maintaining);
+    Status changelog = MaintainTable(options, *changelog_table, follow_up);
+    if (st.ok() && !changelog.ok()) st = changelog.WithContext("changelog table");
+  }
+  return st;
+}
+
+}  // namespace oxbow::lake

@@ -29,6 +29,70 @@ namespace oxbow::lake {
 
 namespace {
 
+// Rewrites `inputs` (small files of one partition) into files of `rows_per_file` rows in the
+// current spec and commits them in their place (the outputs go to `added`, every file written to
+// `written`). Streams row group by row group through the FileSystem seam, so memory holds about
+// one row group per input and output, not the inputs. Cancelled when the table was dropped.
+Status RewriteFiles(const LakeOptions& options, LakeTable& s,
+                    const std::vector<std::string>& inputs, int64_t rows_per_file,
+                    std::vector<iceberg::DataFile>* added, std::vector<std::string>* written)
+    OXBOW_EXCLUDES(s.work) {
+  // One output per partition of the current spec (one unless the inputs are of another spec).
+  struct Output {
+    std::unique_ptr<parquet::FileWriter> writer;
+    std::string path;
+    iceberg::PartitionValues values;
+    int64_t rows = 0;
+  };
+  std::map<std::string, Output> outputs;  // by partition directory
+  auto finish = [&](Output& out) -> Status {
+    ASSIGN_OR_RAISE(auto file,
+                    FinishDataFile(s, out.writer.get(), out.path, s.spec.spec_id(), out.values));
+    added->push_back(std::move(file));
+    out.writer.reset();
+    out.rows = 0;
+    return Status::OK();
+  };
+  for (const auto& input : inputs) {
+    ASSIGN_OR_RAISE(auto reader, parquet::FileReader::Open(*options.fs, iceberg::LocalPath(input)));
+    std::vector<int> all(static_cast<size_t>(reader->schema()->num_fields()));
+    for (size_t c = 0; c < all.size(); ++c) all[c] = static_cast<int>(c);
+    for (int g = 0; g < reader->num_row_groups(); ++g) {
+      ASSIGN_OR_RAISE(auto b, reader->ReadRowGroup(g, all));
+      // Files of earlier schemas are rewritten in the current one (matched by field id).
+      ASSIGN_OR_RAISE(auto batch, internal::ToLakeSchema(s.schema, *reader->schema(), *b));
+      ASSIGN_OR_RAISE(auto parts, internal::SplitByPartition(s.schema, s.spec, *batch));
+      for (auto& part : parts) {
+        Output& out = outputs[part.path];
+        // Outputs close at rows_per_file exactly, not at an input row group's end: a
+        // compacted input's row group holds up to 128 MiB, so whole ones could make as
+        // many outputs as inputs, step after step.
+        for (int64_t done = 0; done < part.batch->num_rows();) {
+          if (!out.writer) {
+            ASSIGN_OR_RAISE(out.writer,
+                            OpenDataFile(options.fs.get(), s, part.path, options.parquet, written));
+            out.path = written->back();
+            out.values = part.values;
+          }
+          const int64_t n = std::min(part.batch->num_rows() - done, rows_per_file - out.rows);
+          RETURN_NOT_OK(out.writer->Write(*part.batch->Slice(done, n)));
+          out.rows += n;
+          done += n;
+          if (out.rows >= rows_per_file) RETURN_NOT_OK(finish(out));
+        }
+      }
+    }
+  }
+  for (auto& output : outputs) {
+    if (output.second.writer) RETURN_NOT_OK(finish(output.second));
+  }
+  MutexLock work(s.work);
+  if (s.dropped) return Status::Cancelled("table dropped");
+  auto summary = s.Summary();
+  summary["oxbow.compacted-files"] = std::to_string(inputs.size());
+  return s.table->ReplaceFiles(inputs, *added, summary).status();
+}
+
 // Merges the small files of each partition (spec and tuple) into files near the target size,
 // written in the current spec: files of an earlier spec (partition evolution) have their rows
 // split by the current one. Fresh files (IsFreshFile) count as small whatever their size, and a
@@ -114,67 +178,8 @@ Result<bool> CompactPartitions(const LakeOptions& options, LakeTable& s, bool fo
                                 std::max(1.0, output_bytes)));
     std::vector<iceberg::DataFile> added;
     std::vector<std::string> written;
-    // One output per partition of the current spec (one unless the inputs are of another spec).
-    struct Output {
-      std::unique_ptr<parquet::FileWriter> writer;
-      std::string path;
-      iceberg::PartitionValues values;
-      int64_t rows = 0;
-    };
-    std::map<std::string, Output> outputs;  // by partition directory
-    auto finish = [&](Output& out) -> Status {
-      ASSIGN_OR_RAISE(auto file,
-                      FinishDataFile(s, out.writer.get(), out.path, s.spec.spec_id(), out.values));
-      added.push_back(std::move(file));
-      out.writer.reset();
-      out.rows = 0;
-      return Status::OK();
-    };
-    // Streams row group by row group through the FileSystem seam, so memory holds about one
-    // row group per input and output, not the inputs.
-    auto rewrite = [&]() -> Status {
-      for (const auto& input : inputs) {
-        ASSIGN_OR_RAISE(auto reader,
-                        parquet::FileReader::Open(*options.fs, iceberg::LocalPath(input)));
-        std::vector<int> all(static_cast<size_t>(reader->schema()->num_fields()));
-        for (size_t c = 0; c < all.size(); ++c) all[c] = static_cast<int>(c);
-        for (int g = 0; g < reader->num_row_groups(); ++g) {
-          ASSIGN_OR_RAISE(auto b, reader->ReadRowGroup(g, all));
-          // Files of earlier schemas are rewritten in the current one (matched by field id).
-          ASSIGN_OR_RAISE(auto batch, internal::ToLakeSchema(s.schema, *reader->schema(), *b));
-          ASSIGN_OR_RAISE(auto parts, internal::SplitByPartition(s.schema, s.spec, *batch));
-          for (auto& part : parts) {
-            Output& out = outputs[part.path];
-            // Outputs close at rows_per_file exactly, not at an input row group's end: a
-            // compacted input's row group holds up to 128 MiB, so whole ones could make as
-            // many outputs as inputs, step after step.
-            for (int64_t done = 0; done < part.batch->num_rows();) {
-              if (!out.writer) {
-                ASSIGN_OR_RAISE(out.writer, OpenDataFile(options.fs.get(), s, part.path,
-                                                         options.parquet, &written));
-                out.path = written.back();
-                out.values = part.values;
-              }
-              const int64_t n = std::min(part.batch->num_rows() - done, rows_per_file - out.rows);
-              RETURN_NOT_OK(out.writer->Write(*part.batch->Slice(done, n)));
-              out.rows += n;
-              done += n;
-              if (out.rows >= rows_per_file) RETURN_NOT_OK(finish(out));
-            }
-          }
-        }
-      }
-      for (auto& output : outputs) {
-        if (output.second.writer) RETURN_NOT_OK(finish(output.second));
-      }
-      MutexLock work(s.work);
-      if (s.dropped) return Status::Cancelled("table dropped");
-      auto summary = s.Summary();
-      summary["oxbow.compacted-files"] = std::to_string(inputs.size());
-      return s.table->ReplaceFiles(inputs, added, summary).status();
-    };
     const auto started = Clock::now();
-    Status st = rewrite();
+    Status st = RewriteFiles(options, s, inputs, rows_per_file, &added, &written);
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     const LakeObserver& observer = options.observer;
     if (!st.ok()) {
@@ -193,259 +198,351 @@ Result<bool> CompactPartitions(const LakeOptions& options, LakeTable& s, bool fo
 }
 
 // A primary-key table's compaction: in each partition (spec and directory; the output keeps the
-// inputs' spec), the data files whose deleted
-// fraction reaches lake.compaction.delete-ratio, and the small files once compaction_min_files of
-// them gather, are rewritten with their live rows only (the key index says which are live), and
-// the delete files that named only removed files are dropped, in one "replace" snapshot. Reading
-// and writing the files happens without the table's lock, so rounds go on meanwhile; the lock is
-// taken to plan, to commit, and a slice of keys at a time to pick the live rows and to settle
-// the keys on the output. A row a round deleted or replaced after it was picked is deleted in
-// the output by a position delete file of the same snapshot, so no round's delete is lost with
-// the inputs. Returns whether a step left enough candidates for another (as CompactPartitions).
-Result<bool> CompactPrimaryKey(const LakeOptions& options, LakeTable& s) {
-  // Keys looked up per hold of the table's lock, so rounds wait for a slice, not a file.
-  constexpr size_t kIndexSlice = 16384;
-  struct Candidate {
-    int32_t id;
-    int64_t size;
-    bool mostly_deleted;
-  };
+// inputs' spec), the data files whose deleted fraction reaches lake.compaction.delete-ratio, and
+// the small files once compaction_min_files of them gather, are rewritten with their live rows
+// only (the key index says which are live), and the delete files that named only removed files
+// are dropped, in one "replace" snapshot. Reading and writing the files happens without the
+// table's lock, so rounds go on meanwhile; the lock is taken to plan, to commit, and a slice of
+// keys at a time to pick the live rows and to settle the keys on the output. A row a round
+// deleted or replaced after it was picked is deleted in the output by a position delete file of
+// the same snapshot, so no round's delete is lost with the inputs.
+
+// Keys looked up per hold of the table's lock, so rounds wait for a slice, not a file.
+constexpr size_t kIndexSlice = 16384;
+
+// A data file worth rewriting: mostly deleted, or small.
+struct Candidate {
+  int32_t id;
+  int64_t size;
+  bool mostly_deleted;
+};
+
+// The candidates of each partition directory (spec id, path), and the index generation they
+// were found in. None when the table was dropped.
+struct CompactionPlan {
   std::map<std::pair<int32_t, std::string>, std::vector<Candidate>> by_dir;
   uint64_t generation = 0;
-  {
-    MutexLock work(s.work);
-    HoldTimer held(s, "planning compaction");
-    if (s.dropped) return false;
-    if (s.index_stale) RETURN_NOT_OK(ReloadPrimaryKeyLake(options.fs.get(), s));
-    generation = s.index_generation;
-    const internal::KeyIndex& index = *s.index;
-    ASSIGN_OR_RAISE(auto live, s.table->LiveEntries());
-    for (const auto& e : live) {
-      if (e.data_file.content != iceberg::FileContent::kData) continue;
-      auto id = index.FileId(e.data_file.file_path);
-      if (!id) return Status::Corruption(e.data_file.file_path + " is not in the key index");
-      const auto& info = index.file(*id);
-      const bool mostly_deleted =
-          info.rows == 0 || static_cast<double>(info.deleted) >= s.delete_ratio * info.rows;
-      const bool small = e.data_file.file_size_in_bytes * 4 < options.target_file_bytes * 3;
-      if (mostly_deleted || small) {
-        by_dir[{info.partition.spec_id, info.partition.path}].push_back(
-            {*id, e.data_file.file_size_in_bytes, mostly_deleted});
-      }
+};
+
+Result<std::optional<CompactionPlan>> PlanPrimaryKeyCompaction(const LakeOptions& options,
+                                                               LakeTable& s)
+    OXBOW_EXCLUDES(s.work) {
+  MutexLock work(s.work);
+  HoldTimer held(s, "planning compaction");
+  if (s.dropped) return std::optional<CompactionPlan>();
+  if (s.index_stale) RETURN_NOT_OK(ReloadPrimaryKeyLake(options.fs.get(), s));
+  CompactionPlan plan;
+  plan.generation = s.index_generation;
+  const internal::KeyIndex& index = *s.index;
+  ASSIGN_OR_RAISE(auto live, s.table->LiveEntries());
+  for (const auto& e : live) {
+    if (e.data_file.content != iceberg::FileContent::kData) continue;
+    auto id = index.FileId(e.data_file.file_path);
+    if (!id) return Status::Corruption(e.data_file.file_path + " is not in the key index");
+    const auto& info = index.file(*id);
+    const bool mostly_deleted =
+        info.rows == 0 || static_cast<double>(info.deleted) >= s.delete_ratio * info.rows;
+    const bool small = e.data_file.file_size_in_bytes * 4 < options.target_file_bytes * 3;
+    if (mostly_deleted || small) {
+      plan.by_dir[{info.partition.spec_id, info.partition.path}].push_back(
+          {*id, e.data_file.file_size_in_bytes, mostly_deleted});
     }
   }
-  bool backlog = false;
-  for (auto& dir_candidates : by_dir) {
-    const std::string& dir = dir_candidates.first.second;  // lambdas capture it (no binding)
-    auto& candidates = dir_candidates.second;
-    const int64_t small_files = static_cast<int64_t>(candidates.size());
-    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-      if (a.mostly_deleted != b.mostly_deleted) return a.mostly_deleted;
-      return a.size < b.size;
-    });
-    // Mostly-deleted files first; then small files, smallest first, each no bigger than those
-    // taken so far together (a big file waits for peers of its size instead of being rewritten
-    // to absorb a few tiny ones, so a row is rewritten about log2(files) times, not every step).
-    std::vector<int32_t> inputs;
-    int64_t input_bytes = 0;
-    int64_t merged = 0;
-    int64_t merged_bytes = 0;
-    for (const auto& c : candidates) {
-      if (input_bytes >= options.compaction_step_bytes && !inputs.empty()) break;
-      if (!c.mostly_deleted) {
-        if (small_files < options.compaction_min_files) break;
-        if (merged >= 2 && c.size > merged_bytes) break;
-        ++merged;
-        merged_bytes += c.size;
-      }
-      inputs.push_back(c.id);
-      input_bytes += c.size;
+  return std::optional<CompactionPlan>(std::move(plan));
+}
+
+// The files one step rewrites, and whether it leaves enough candidates for another.
+struct StepInputs {
+  std::vector<int32_t> ids;
+  int64_t bytes = 0;
+  bool more = false;
+};
+
+// Mostly-deleted files first; then small files, smallest first, each no bigger than those taken
+// so far together (a big file waits for peers of its size instead of being rewritten to absorb a
+// few tiny ones, so a row is rewritten about log2(files) times, not every step).
+StepInputs ChooseInputs(const LakeOptions& options, std::vector<Candidate>& candidates) {
+  const int64_t small_files = static_cast<int64_t>(candidates.size());
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.mostly_deleted != b.mostly_deleted) return a.mostly_deleted;
+    return a.size < b.size;
+  });
+  StepInputs step;
+  int64_t merged = 0;
+  int64_t merged_bytes = 0;
+  for (const auto& c : candidates) {
+    if (step.bytes >= options.compaction_step_bytes && !step.ids.empty()) break;
+    if (!c.mostly_deleted) {
+      if (small_files < options.compaction_min_files) break;
+      if (merged >= 2 && c.size > merged_bytes) break;
+      ++merged;
+      merged_bytes += c.size;
     }
-    if (merged == 1) inputs.pop_back();  // one small file alone is not worth a rewrite
-    if (inputs.empty()) continue;
-    // What the step leaves: a mostly-deleted file it did not take, or enough small files with
-    // its output.
-    const bool more =
-        std::any_of(candidates.begin() + static_cast<std::ptrdiff_t>(inputs.size()),
-                    candidates.end(), [](const Candidate& c) { return c.mostly_deleted; }) ||
-        (small_files >= options.compaction_min_files &&
-         small_files - static_cast<int64_t>(inputs.size()) + 1 >= options.compaction_min_files);
+    step.ids.push_back(c.id);
+    step.bytes += c.size;
+  }
+  if (merged == 1) step.ids.pop_back();  // one small file alone is not worth a rewrite
+  // What the step leaves: a mostly-deleted file it did not take, or enough small files with its
+  // output.
+  step.more =
+      std::any_of(candidates.begin() + static_cast<std::ptrdiff_t>(step.ids.size()),
+                  candidates.end(), [](const Candidate& c) { return c.mostly_deleted; }) ||
+      (small_files >= options.compaction_min_files &&
+       small_files - static_cast<int64_t>(step.ids.size()) + 1 >= options.compaction_min_files);
+  return step;
+}
+
+// One step of a primary-key table's compaction: the inputs of one partition directory rewritten
+// into one file, a method a phase. A phase returning false found the table dropped or its index
+// rebuilt, and the step ends there.
+class CompactionJob {
+ public:
+  CompactionJob(const LakeOptions& options, LakeTable& s, uint64_t generation, std::string dir,
+                StepInputs inputs)
+      : options_(options),
+        s_(s),
+        generation_(generation),
+        dir_(std::move(dir)),
+        inputs_(std::move(inputs.ids)),
+        input_bytes_(inputs.bytes) {}
+  // Ends the watch on every way out before the commit (which ends it itself).
+  ~CompactionJob() OXBOW_EXCLUDES(s_.work) {
+    if (!watching_) return;
+    MutexLock work(s_.work);
+    if (s_.index_generation != generation_) return;  // a rebuilt index watches nothing
+    for (int32_t id : inputs_) (void)s_.index->Unwatch(id);
+  }
+  CompactionJob(const CompactionJob&) = delete;
+  CompactionJob& operator=(const CompactionJob&) = delete;
+
+  // The phases in turn: false when the step ended early without an error.
+  Result<bool> Run() OXBOW_EXCLUDES(s_.work) {
     const auto started = Clock::now();
-    // Phase 1: watch the inputs (their rows that rounds change from now on are recorded), then
-    // read them and their keys unlocked.
-    std::vector<std::string> paths;
-    internal::FilePartition partition;
-    {
-      MutexLock work(s.work);
-      if (s.dropped || s.index_generation != generation) return false;
-      for (int32_t id : inputs) {
-        paths.push_back(s.index->file(id).path);
-        s.index->Watch(id);
-      }
-      partition = s.index->file(inputs.front()).partition;
+    if (!Watch()) return false;
+    RETURN_NOT_OK(ReadInputs());
+    if (!PickLiveRows()) return false;
+    Status written = WriteLiveRows();
+    ASSIGN_OR_RAISE(const bool committed, Commit(std::move(written), started));
+    if (!committed) return false;
+    return SettleKeys();
+  }
+
+ private:
+  struct Input {
+    std::vector<arrow::RecordBatchPtr> row_groups;
+    std::vector<std::string> keys;  // in position order
+  };
+
+  // Phase 1, locked: watch the inputs (their rows that rounds change from now on are recorded).
+  bool Watch() OXBOW_EXCLUDES(s_.work) {
+    MutexLock work(s_.work);
+    if (s_.dropped || s_.index_generation != generation_) return false;
+    for (int32_t id : inputs_) {
+      paths_.push_back(s_.index->file(id).path);
+      s_.index->Watch(id);
     }
-    // Ends the watch on every way out before the commit (which ends it itself).
-    struct WatchGuard {
-      LakeTable& s;
-      const std::vector<int32_t>& inputs;
-      uint64_t generation;
-      bool watching = true;
-      ~WatchGuard() {
-        if (!watching) return;
-        MutexLock work(s.work);
-        if (s.index_generation != generation) return;  // a rebuilt index watches nothing
-        for (int32_t id : inputs) (void)s.index->Unwatch(id);
-      }
-    } watch{s, inputs, generation};
-    struct Input {
-      std::vector<arrow::RecordBatchPtr> row_groups;
-      std::vector<std::string> keys;  // in position order
-    };
-    std::vector<Input> read(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      auto row_groups = ReadLakeFile(options.fs.get(), s, paths[i]);
-      if (!row_groups.ok()) return row_groups.status().WithContext("compacting " + dir);
-      read[i].row_groups = std::move(*row_groups);
-      for (const auto& batch : read[i].row_groups) {
+    watching_ = true;
+    partition_ = s_.index->file(inputs_.front()).partition;
+    return true;
+  }
+
+  // Phase 1, unlocked: read the inputs and their keys.
+  Status ReadInputs() {
+    read_.resize(inputs_.size());
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      auto row_groups = ReadLakeFile(options_.fs.get(), s_, paths_[i]);
+      if (!row_groups.ok()) return row_groups.status().WithContext("compacting " + dir_);
+      read_[i].row_groups = std::move(*row_groups);
+      for (const auto& batch : read_[i].row_groups) {
         for (int64_t r = 0; r < batch->num_rows(); ++r) {
-          read[i].keys.push_back(internal::EncodeLakeKey(*batch, s.schema.key_columns, r));
+          read_[i].keys.push_back(internal::EncodeLakeKey(*batch, s_.schema.key_columns, r));
         }
       }
     }
-    // Phase 2: which rows are live, a slice at a time under the lock. A row a round changes
-    // after its slice is checked is recorded by the watch and deleted at the commit.
-    std::vector<std::vector<bool>> picked(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const size_t rows = read[i].keys.size();
-      picked[i].resize(rows);
+    return Status::OK();
+  }
+
+  // Phase 2: which rows are live, a slice at a time under the lock. A row a round changes after
+  // its slice is checked is recorded by the watch and deleted at the commit.
+  bool PickLiveRows() OXBOW_EXCLUDES(s_.work) {
+    picked_.resize(inputs_.size());
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const size_t rows = read_[i].keys.size();
+      picked_[i].resize(rows);
       for (size_t from = 0; from < rows; from += kIndexSlice) {
-        MutexLock work(s.work);
-        HoldTimer held(s, "picking the live rows to compact");
-        if (s.dropped || s.index_generation != generation) return false;
+        MutexLock work(s_.work);
+        HoldTimer held(s_, "picking the live rows to compact");
+        if (s_.dropped || s_.index_generation != generation_) return false;
         for (size_t pos = from; pos < std::min(rows, from + kIndexSlice); ++pos) {
-          picked[i][pos] = s.index->Find(read[i].keys[pos]) ==
-                           internal::RowLocation{inputs[i], static_cast<int64_t>(pos)};
+          picked_[i][pos] = s_.index->Find(read_[i].keys[pos]) ==
+                            internal::RowLocation{inputs_[i], static_cast<int64_t>(pos)};
         }
       }
     }
-    // Phase 3, unlocked: write the live rows. `sources` maps an output position to its input
-    // row, `moved` an input row to its output position (-1: not copied).
-    std::vector<std::pair<size_t, int64_t>> sources;
-    std::vector<std::vector<int64_t>> moved(inputs.size());
-    std::vector<std::string> written;
-    std::optional<iceberg::DataFile> added;
-    auto write = [&]() -> Status {
-      std::unique_ptr<parquet::FileWriter> writer;
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        moved[i].assign(read[i].keys.size(), -1);
-        int64_t pos = 0;
-        for (const auto& batch : read[i].row_groups) {
-          std::vector<int32_t> rows;
-          for (int64_t r = 0; r < batch->num_rows(); ++r, ++pos) {
-            if (!picked[i][static_cast<size_t>(pos)]) continue;
-            rows.push_back(static_cast<int32_t>(r));
-            moved[i][static_cast<size_t>(pos)] = static_cast<int64_t>(sources.size());
-            sources.emplace_back(i, pos);
-          }
-          if (rows.empty()) continue;
-          ASSIGN_OR_RAISE(auto live_rows, arrow::TakeRows(*batch, rows));
-          if (!writer) {
-            ASSIGN_OR_RAISE(writer,
-                            OpenDataFile(options.fs.get(), s, dir, options.parquet, &written));
-          }
-          RETURN_NOT_OK(writer->Write(*live_rows));
+    return true;
+  }
+
+  // Phase 3, unlocked: write the live rows. `sources_` maps an output position to its input row,
+  // `moved_` an input row to its output position (-1: not copied).
+  Status WriteLiveRows() {
+    moved_.resize(inputs_.size());
+    std::unique_ptr<parquet::FileWriter> writer;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      moved_[i].assign(read_[i].keys.size(), -1);
+      int64_t pos = 0;
+      for (const auto& batch : read_[i].row_groups) {
+        std::vector<int32_t> rows;
+        for (int64_t r = 0; r < batch->num_rows(); ++r, ++pos) {
+          if (!picked_[i][static_cast<size_t>(pos)]) continue;
+          rows.push_back(static_cast<int32_t>(r));
+          moved_[i][static_cast<size_t>(pos)] = static_cast<int64_t>(sources_.size());
+          sources_.emplace_back(i, pos);
         }
-      }
-      if (writer) {
-        ASSIGN_OR_RAISE(added, FinishDataFile(s, writer.get(), written.back(), partition.spec_id,
-                                              partition.values));
-      }
-      return Status::OK();
-    };
-    Status st = write();
-    // Phase 4, locked: delete the copied rows that rounds changed meanwhile, then commit.
-    MutexLock work(s.work);
-    std::optional<HoldTimer> held(std::in_place, s, "committing compaction");
-    if (st.ok() && (s.dropped || s.index_stale || s.index_generation != generation)) {
-      st = Status::Cancelled("the table changed under compaction");
-    }
-    std::vector<std::pair<std::string, int64_t>> stale;  // output rows changed since phase 2
-    std::set<std::string> removed(paths.begin(), paths.end());
-    std::vector<std::string> obsolete;
-    std::optional<iceberg::DataFile> stale_file;
-    if (st.ok()) {
-      internal::KeyIndex& index = *s.index;
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        for (int64_t pos : index.Unwatch(inputs[i])) {
-          const int64_t out = moved[i][static_cast<size_t>(pos)];
-          if (out >= 0) stale.emplace_back(added->file_path, out);
+        if (rows.empty()) continue;
+        ASSIGN_OR_RAISE(auto live_rows, arrow::TakeRows(*batch, rows));
+        if (!writer) {
+          ASSIGN_OR_RAISE(writer,
+                          OpenDataFile(options_.fs.get(), s_, dir_, options_.parquet, &written_));
         }
+        RETURN_NOT_OK(writer->Write(*live_rows));
       }
-      watch.watching = false;
-      obsolete = index.ObsoleteDeleteFiles(removed);
-      auto commit = [&]() -> Status {
-        std::vector<iceberg::DataFile> deletes;
-        if (!stale.empty()) {
-          ASSIGN_OR_RAISE(stale_file, WriteDeleteFile(options.fs.get(), s, partition, stale,
-                                                      FreshFileOptions(options.parquet), &written));
-          deletes.push_back(*stale_file);
-        }
-        std::vector<std::string> replaced(removed.begin(), removed.end());
-        replaced.insert(replaced.end(), obsolete.begin(), obsolete.end());
-        auto summary = s.Summary();
-        summary["oxbow.compacted-files"] = std::to_string(inputs.size());
-        std::vector<iceberg::DataFile> outputs;
-        if (added) outputs.push_back(*added);
-        return s.table->ReplaceFiles(replaced, outputs, summary, deletes).status();
-      };
-      st = commit();
-      if (!st.ok()) s.index_stale = true;
     }
-    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-    const LakeObserver& observer = options.observer;
-    if (!st.ok()) {
-      for (const auto& path : written) (void)options.fs->Remove(path);
-      if (st.code() == StatusCode::kCancelled) return false;
-      if (observer.on_compaction) observer.on_compaction(s.descriptor.name, seconds, false);
-      return st.WithContext("compacting " + dir);
+    if (writer) {
+      ASSIGN_OR_RAISE(added_, FinishDataFile(s_, writer.get(), written_.back(), partition_.spec_id,
+                                             partition_.values));
     }
-    if (observer.on_compaction) observer.on_compaction(s.descriptor.name, seconds, true);
-    if (observer.on_commit) observer.on_commit(s.descriptor.name, "compaction");
-    backlog = backlog || more;
-    // The output takes the inputs' place: their keys resolve to it now and are settled on it
-    // a slice at a time below.
-    internal::KeyIndex& index = *s.index;
-    int32_t output = -1;
-    if (added) {
-      output = index.AddMovedFile(added->file_path, partition, static_cast<int64_t>(sources.size()),
-                                  static_cast<int64_t>(stale.size()));
-      for (size_t i = 0; i < inputs.size(); ++i) index.Move(inputs[i], output, std::move(moved[i]));
-    } else {
-      for (int32_t id : inputs) index.RemoveFile(id);
+    return Status::OK();
+  }
+
+  // Phase 4, locked: delete the copied rows that rounds changed meanwhile, commit, and move the
+  // inputs' keys to the output in the index. `st` is how phase 3 went. False when cancelled.
+  Result<bool> Commit(Status st, Clock::time_point started) OXBOW_EXCLUDES(s_.work) {
+    {
+      MutexLock work(s_.work);
+      HoldTimer held(s_, "committing compaction");
+      if (st.ok() && (s_.dropped || s_.index_stale || s_.index_generation != generation_)) {
+        st = Status::Cancelled("the table changed under compaction");
+      }
+      if (st.ok()) {
+        st = ReplaceInputs();
+        if (!st.ok()) s_.index_stale = true;
+      }
+      const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+      const LakeObserver& observer = options_.observer;
+      if (!st.ok()) {
+        for (const auto& path : written_) (void)options_.fs->Remove(path);
+        if (st.code() == StatusCode::kCancelled) return false;
+        if (observer.on_compaction) observer.on_compaction(s_.descriptor.name, seconds, false);
+        return st.WithContext("compacting " + dir_);
+      }
+      if (observer.on_compaction) observer.on_compaction(s_.descriptor.name, seconds, true);
+      if (observer.on_commit) observer.on_commit(s_.descriptor.name, "compaction");
+      MoveKeys();
     }
-    if (stale_file) index.AddDeleteFile(stale_file->file_path, {added->file_path});
-    for (const auto& path : obsolete) index.RemoveDeleteFile(path);
-    held.reset();
-    work.Unlock();
     spdlog::info(
         "lake: '{}' compacted {} data files ({} bytes) into {}, dropping {} delete files ({} rows "
         "changed meanwhile)",
-        s.descriptor.name, inputs.size(), input_bytes, added ? 1 : 0, obsolete.size(),
-        stale.size());
-    if (!added) continue;
-    // Phase 5: settle the keys on the output, a slice at a time under the lock.
-    for (size_t from = 0; from < sources.size(); from += kIndexSlice) {
-      MutexLock settle(s.work);
-      HoldTimer held_settle(s, "settling compacted keys");
-      if (s.dropped || s.index_generation != generation) return false;
-      for (size_t out = from; out < std::min(sources.size(), from + kIndexSlice); ++out) {
-        const auto [i, pos] = sources[out];
-        s.index->Settle(read[i].keys[static_cast<size_t>(pos)]);
+        s_.descriptor.name, inputs_.size(), input_bytes_, added_ ? 1 : 0, obsolete_.size(),
+        stale_.size());
+    return true;
+  }
+
+  // The "replace" snapshot: the output (with a delete file of its rows changed since phase 2)
+  // in place of the inputs and the delete files that named only them.
+  Status ReplaceInputs() OXBOW_REQUIRES(s_.work) {
+    internal::KeyIndex& index = *s_.index;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      for (int64_t pos : index.Unwatch(inputs_[i])) {
+        const int64_t out = moved_[i][static_cast<size_t>(pos)];
+        if (out >= 0) stale_.emplace_back(added_->file_path, out);
       }
     }
-    MutexLock settled(s.work);
-    if (s.dropped || s.index_generation != generation) return false;
-    for (int32_t id : inputs) s.index->EndMove(id);
+    watching_ = false;
+    const std::set<std::string> removed(paths_.begin(), paths_.end());
+    obsolete_ = index.ObsoleteDeleteFiles(removed);
+    std::vector<iceberg::DataFile> deletes;
+    if (!stale_.empty()) {
+      ASSIGN_OR_RAISE(stale_file_, WriteDeleteFile(options_.fs.get(), s_, partition_, stale_,
+                                                   FreshFileOptions(options_.parquet), &written_));
+      deletes.push_back(*stale_file_);
+    }
+    std::vector<std::string> replaced(removed.begin(), removed.end());
+    replaced.insert(replaced.end(), obsolete_.begin(), obsolete_.end());
+    auto summary = s_.Summary();
+    summary["oxbow.compacted-files"] = std::to_string(inputs_.size());
+    std::vector<iceberg::DataFile> outputs;
+    if (added_) outputs.push_back(*added_);
+    return s_.table->ReplaceFiles(replaced, outputs, summary, deletes).status();
+  }
+
+  // The output takes the inputs' place: their keys resolve to it now and are settled on it a
+  // slice at a time in phase 5.
+  void MoveKeys() OXBOW_REQUIRES(s_.work) {
+    internal::KeyIndex& index = *s_.index;
+    if (added_) {
+      const int32_t output =
+          index.AddMovedFile(added_->file_path, partition_, static_cast<int64_t>(sources_.size()),
+                             static_cast<int64_t>(stale_.size()));
+      for (size_t i = 0; i < inputs_.size(); ++i)
+        index.Move(inputs_[i], output, std::move(moved_[i]));
+    } else {
+      for (int32_t id : inputs_) index.RemoveFile(id);
+    }
+    if (stale_file_) index.AddDeleteFile(stale_file_->file_path, {added_->file_path});
+    for (const auto& path : obsolete_) index.RemoveDeleteFile(path);
+  }
+
+  // Phase 5: settle the keys on the output, a slice at a time under the lock.
+  bool SettleKeys() OXBOW_EXCLUDES(s_.work) {
+    if (!added_) return true;
+    for (size_t from = 0; from < sources_.size(); from += kIndexSlice) {
+      MutexLock settle(s_.work);
+      HoldTimer held(s_, "settling compacted keys");
+      if (s_.dropped || s_.index_generation != generation_) return false;
+      for (size_t out = from; out < std::min(sources_.size(), from + kIndexSlice); ++out) {
+        const auto [i, pos] = sources_[out];
+        s_.index->Settle(read_[i].keys[static_cast<size_t>(pos)]);
+      }
+    }
+    MutexLock settled(s_.work);
+    if (s_.dropped || s_.index_generation != generation_) return false;
+    for (int32_t id : inputs_) s_.index->EndMove(id);
+    return true;
+  }
+
+  const LakeOptions& options_;
+  LakeTable& s_;
+  const uint64_t generation_;
+  const std::string dir_;
+  const std::vector<int32_t> inputs_;
+  const int64_t input_bytes_;
+  std::vector<std::string> paths_;
+  internal::FilePartition partition_;
+  bool watching_ = false;
+  std::vector<Input> read_;
+  std::vector<std::vector<bool>> picked_;
+  std::vector<std::pair<size_t, int64_t>> sources_;
+  std::vector<std::vector<int64_t>> moved_;
+  std::vector<std::string> written_;
+  std::optional<iceberg::DataFile> added_;
+  std::vector<std::pair<std::string, int64_t>> stale_;  // output rows changed since phase 2
+  std::vector<std::string> obsolete_;
+  std::optional<iceberg::DataFile> stale_file_;
+};
+
+// Returns whether a step left enough candidates for another (as CompactPartitions).
+Result<bool> CompactPrimaryKey(const LakeOptions& options, LakeTable& s) {
+  ASSIGN_OR_RAISE(std::optional<CompactionPlan> plan, PlanPrimaryKeyCompaction(options, s));
+  if (!plan) return false;
+  bool backlog = false;
+  for (auto& [dir, candidates] : plan->by_dir) {
+    StepInputs inputs = ChooseInputs(options, candidates);
+    if (inputs.ids.empty()) continue;
+    const bool more = inputs.more;
+    CompactionJob job(options, s, plan->generation, dir.second, std::move(inputs));
+    ASSIGN_OR_RAISE(const bool done, job.Run());
+    if (!done) return false;
+    backlog = backlog || more;
   }
   return backlog;
 }

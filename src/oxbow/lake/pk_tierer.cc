@@ -145,6 +145,137 @@ Status SeedWherePastTheLog(engine::Engine* engine, const LakeOptions& options, L
   return Status::OK();
 }
 
+// The last change of each key in a primary-key round: batch, row, and whether it removes the key.
+struct Change {
+  size_t batch;
+  int64_t row;
+  bool deleted;
+};
+
+// What a primary-key round read: the lake form of its batches, the last change of each key, and
+// with lake.changelog the changelog lake table's batches.
+struct PrimaryKeyChanges {
+  std::vector<arrow::RecordBatchPtr> batches;
+  std::unordered_map<std::string, Change> last;
+  std::vector<arrow::RecordBatchPtr> changelog_batches;
+};
+
+// Takes in one changelog batch `read` of bucket `b`: the rows past each table's tiered offset.
+Status CollectChanges(const LakeTable& s, const LakeTable* changelog_table, int32_t b,
+                      const engine::DecodedBatch& read, PrimaryKeyChanges* out) {
+  const int n = s.schema.log_schema->num_fields();
+  if (read.batch->num_columns() != n + 1) {
+    return Status::Corruption("changelog batch of '" + s.descriptor.name + "' has " +
+                              std::to_string(read.batch->num_columns()) + " columns, not " +
+                              std::to_string(n + 1));
+  }
+  // The rows of the batch at or past `tiered`, and the offset of the first.
+  const int64_t num_rows = read.batch->num_rows();
+  auto rows_from = [&](int64_t tiered) -> std::pair<arrow::RecordBatchPtr, int64_t> {
+    const int64_t skip = std::clamp<int64_t>(tiered - read.base_offset, 0, num_rows);
+    if (skip == 0) return {read.batch, read.base_offset};
+    return {read.batch->Slice(skip, num_rows - skip), read.base_offset + skip};
+  };
+  if (changelog_table) {
+    auto [rows, base] = rows_from(changelog_table->tiered[b]);
+    if (rows->num_rows() > 0) {
+      ASSIGN_OR_RAISE(auto lake_batch, internal::ToLakeBatch(changelog_table->schema, *rows, b,
+                                                             base, read.append_time_ms));
+      out->changelog_batches.push_back(std::move(lake_batch));
+    }
+  }
+  auto [changelog_rows, base] = rows_from(s.tiered[b]);
+  const arrow::RecordBatch& changelog = *changelog_rows;
+  if (changelog.num_rows() == 0) return Status::OK();
+  std::vector<arrow::Array> columns;
+  for (int c = 0; c < n; ++c) columns.push_back(changelog.column(c));
+  ASSIGN_OR_RAISE(auto rows, arrow::RecordBatch::Make(s.schema.log_schema, changelog.num_rows(),
+                                                      std::move(columns)));
+  ASSIGN_OR_RAISE(auto lake_batch,
+                  internal::ToLakeBatch(s.schema, *rows, b, base, read.append_time_ms));
+  const arrow::Array& change_types = changelog.column(n);
+  for (int64_t r = 0; r < changelog.num_rows(); ++r) {
+    const std::string_view change = change_types.GetView(r);
+    if (change == "-U") continue;  // the row before an update: the +U that follows wins
+    out->last[internal::EncodeLakeKey(*lake_batch, s.schema.key_columns, r)] =
+        Change{out->batches.size(), r, change == "-D"};
+  }
+  out->batches.push_back(std::move(lake_batch));
+  return Status::OK();
+}
+
+// A primary-key round's output: the rows current after it, by partition directory of the
+// current spec, and the position deletes of the rows its keys had, by the partition (spec,
+// directory) of the data files they name.
+struct RoundPlan {
+  struct Group {
+    iceberg::PartitionValues values;
+    std::vector<arrow::RecordBatchPtr> batches;
+  };
+  struct Deletes {
+    internal::FilePartition partition;
+    std::vector<std::pair<std::string, int64_t>> rows;
+    std::set<std::string> targets;
+  };
+  std::map<std::string, Group> groups;
+  std::map<std::pair<int32_t, std::string>, Deletes> deletes;
+  std::vector<std::string> removed;  // keys a -D removes from the lake (a delete file does)
+};
+
+Result<RoundPlan> PlanRound(const LakeTable& s, const internal::KeyIndex& index,
+                            PrimaryKeyChanges& changes) {
+  RoundPlan plan;
+  std::vector<std::vector<int32_t>> keep(changes.batches.size());
+  for (const auto& [key, change] : changes.last) {
+    if (auto at = index.Find(key)) {
+      const auto& file = index.file(at->file);
+      auto& d = plan.deletes[{file.partition.spec_id, file.partition.path}];
+      d.partition = file.partition;
+      d.rows.emplace_back(file.path, at->pos);
+      d.targets.insert(file.path);
+      if (change.deleted) plan.removed.push_back(key);
+    }
+    if (!change.deleted) keep[change.batch].push_back(static_cast<int32_t>(change.row));
+  }
+  for (size_t i = 0; i < changes.batches.size(); ++i) {
+    if (keep[i].empty()) continue;
+    std::sort(keep[i].begin(), keep[i].end());  // changelog order
+    ASSIGN_OR_RAISE(auto rows, arrow::TakeRows(*changes.batches[i], keep[i]));
+    ASSIGN_OR_RAISE(auto parts, internal::SplitByPartition(s.schema, s.spec, *rows));
+    for (auto& part : parts) {
+      auto& group = plan.groups[part.path];
+      group.values = std::move(part.values);
+      group.batches.push_back(std::move(part.batch));
+    }
+  }
+  changes.batches.clear();
+  return plan;
+}
+
+// The snapshot of `plan` is committed: the key index follows it (AddFile moves the updated keys).
+void FollowCommit(LakeTable& s, RoundPlan& plan, const std::vector<iceberg::DataFile>& files,
+                  const std::vector<std::string>& file_partition_paths,
+                  const std::vector<iceberg::DataFile>& delete_files) {
+  internal::KeyIndex& index = *s.index;
+  for (const auto& key : plan.removed) index.Remove(key);
+  size_t f = 0;
+  for (auto& [path, group] : plan.groups) {
+    std::vector<std::string> keys;
+    for (const auto& batch : group.batches) {
+      for (int64_t r = 0; r < batch->num_rows(); ++r) {
+        keys.push_back(internal::EncodeLakeKey(*batch, s.schema.key_columns, r));
+      }
+    }
+    index.AddFile(files[f].file_path,
+                  {s.spec.spec_id(), files[f].partition, file_partition_paths[f]}, std::move(keys));
+    ++f;
+  }
+  size_t d = 0;
+  for (auto& [partition, group] : plan.deletes) {
+    index.AddDeleteFile(delete_files[d++].file_path, std::move(group.targets));
+  }
+}
+
 }  // namespace
 
 Status ReloadPrimaryKeyLake(FileSystem* fs, LakeTable& s) {
@@ -164,60 +295,14 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, L
   LakeTable* changelog = s.changelog.get();
   OptionalMutexLock changelog_work(changelog ? &changelog->work : nullptr);
   std::vector<int64_t> from = s.tiered;
-  std::vector<arrow::RecordBatchPtr> changelog_batches;  // lake form
   if (changelog) {
     if (changelog->offsets_stale) RETURN_NOT_OK(ReloadOffsets(*changelog));
     from = s.FloorOffsets();
   }
   const int64_t started_ms = WallMs();
-  std::vector<arrow::RecordBatchPtr> batches;  // lake form
-  // The last change of each key in the round: batch, row, and whether it removes the key.
-  struct Change {
-    size_t batch;
-    int64_t row;
-    bool deleted;
-  };
-  std::unordered_map<std::string, Change> last;
-  const int n = s.schema.log_schema->num_fields();
-  auto on_batch = [&](int32_t b, const engine::DecodedBatch& read) -> Status {
-    if (read.batch->num_columns() != n + 1) {
-      return Status::Corruption("changelog batch of '" + s.descriptor.name + "' has " +
-                                std::to_string(read.batch->num_columns()) + " columns, not " +
-                                std::to_string(n + 1));
-    }
-    // The rows of the batch at or past `tiered`, and the offset of the first.
-    const int64_t num_rows = read.batch->num_rows();
-    auto rows_from = [&](int64_t tiered) -> std::pair<arrow::RecordBatchPtr, int64_t> {
-      const int64_t skip = std::clamp<int64_t>(tiered - read.base_offset, 0, num_rows);
-      if (skip == 0) return {read.batch, read.base_offset};
-      return {read.batch->Slice(skip, num_rows - skip), read.base_offset + skip};
-    };
-    if (changelog) {
-      auto [rows, base] = rows_from(changelog->tiered[b]);
-      if (rows->num_rows() > 0) {
-        ASSIGN_OR_RAISE(auto lake_batch, internal::ToLakeBatch(changelog->schema, *rows, b, base,
-                                                               read.append_time_ms));
-        changelog_batches.push_back(std::move(lake_batch));
-      }
-    }
-    auto [changelog_rows, base] = rows_from(s.tiered[b]);
-    const arrow::RecordBatch& changelog = *changelog_rows;
-    if (changelog.num_rows() == 0) return Status::OK();
-    std::vector<arrow::Array> columns;
-    for (int c = 0; c < n; ++c) columns.push_back(changelog.column(c));
-    ASSIGN_OR_RAISE(auto rows, arrow::RecordBatch::Make(s.schema.log_schema, changelog.num_rows(),
-                                                        std::move(columns)));
-    ASSIGN_OR_RAISE(auto lake_batch,
-                    internal::ToLakeBatch(s.schema, *rows, b, base, read.append_time_ms));
-    const arrow::Array& change_types = changelog.column(n);
-    for (int64_t r = 0; r < changelog.num_rows(); ++r) {
-      const std::string_view change = change_types.GetView(r);
-      if (change == "-U") continue;  // the row before an update: the +U that follows wins
-      last[internal::EncodeLakeKey(*lake_batch, s.schema.key_columns, r)] =
-          Change{batches.size(), r, change == "-D"};
-    }
-    batches.push_back(std::move(lake_batch));
-    return Status::OK();
+  PrimaryKeyChanges changes;
+  auto on_batch = [&](int32_t b, const engine::DecodedBatch& read) {
+    return CollectChanges(s, changelog, b, read, &changes);
   };
   const auto t0 = Clock::now();
   ASSIGN_OR_RAISE(RoundInput input, ReadSinceTiered(engine, options, s, from, on_batch));
@@ -232,54 +317,18 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, L
   if (changelog) {
     NoteHoles(*changelog, input.earliest);
     changelog_error =
-        TierChangelog(options, *changelog, changelog_batches, past(changelog->tiered));
-    changelog_batches.clear();
+        TierChangelog(options, *changelog, changes.changelog_batches, past(changelog->tiered));
+    changes.changelog_batches.clear();
     changelog_work.Unlock();
   }
   std::vector<int64_t> next = past(s.tiered);
   const bool caught_up = input.caught_up;
   const Status read_error = input.read_error.ok() ? changelog_error : input.read_error;
-  if (batches.empty() && next == s.tiered) {
+  if (changes.batches.empty() && next == s.tiered) {
     return EndRound(engine, s, {}, caught_up, started_ms, read_error);
   }
   internal::KeyIndex& index = *s.index;
-  std::vector<std::vector<int32_t>> keep(batches.size());
-  std::vector<std::string> removed;  // keys a -D removes from the lake (a delete file does)
-  struct Deletes {
-    internal::FilePartition partition;
-    std::vector<std::pair<std::string, int64_t>> rows;
-    std::set<std::string> targets;
-  };
-  // By the partition (spec, directory) of the data files they name.
-  std::map<std::pair<int32_t, std::string>, Deletes> deletes;
-  for (const auto& [key, change] : last) {
-    if (auto at = index.Find(key)) {
-      const auto& file = index.file(at->file);
-      auto& d = deletes[{file.partition.spec_id, file.partition.path}];
-      d.partition = file.partition;
-      d.rows.emplace_back(file.path, at->pos);
-      d.targets.insert(file.path);
-      if (change.deleted) removed.push_back(key);
-    }
-    if (!change.deleted) keep[change.batch].push_back(static_cast<int32_t>(change.row));
-  }
-  struct Group {
-    iceberg::PartitionValues values;
-    std::vector<arrow::RecordBatchPtr> batches;
-  };
-  std::map<std::string, Group> groups;
-  for (size_t i = 0; i < batches.size(); ++i) {
-    if (keep[i].empty()) continue;
-    std::sort(keep[i].begin(), keep[i].end());  // changelog order
-    ASSIGN_OR_RAISE(auto rows, arrow::TakeRows(*batches[i], keep[i]));
-    ASSIGN_OR_RAISE(auto parts, internal::SplitByPartition(s.schema, s.spec, *rows));
-    for (auto& part : parts) {
-      auto& group = groups[part.path];
-      group.values = std::move(part.values);
-      group.batches.push_back(std::move(part.batch));
-    }
-  }
-  batches.clear();
+  ASSIGN_OR_RAISE(RoundPlan plan, PlanRound(s, index, changes));
   std::vector<iceberg::DataFile> files;
   std::vector<std::string> file_partition_paths;
   std::vector<iceberg::DataFile> delete_files;
@@ -287,14 +336,14 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, L
   bool committing = false;
   Clock::time_point t_files;
   auto commit = [&]() -> Status {
-    for (auto& [path, group] : groups) {
+    for (auto& [path, group] : plan.groups) {
       ASSIGN_OR_RAISE(auto file,
                       WriteDataFile(options.fs.get(), s, path, group.values, group.batches,
                                     FreshFileOptions(options.parquet), &written));
       files.push_back(std::move(file));
       file_partition_paths.push_back(path);
     }
-    for (auto& [partition, d] : deletes) {
+    for (auto& [partition, d] : plan.deletes) {
       ASSIGN_OR_RAISE(auto file,
                       WriteDeleteFile(options.fs.get(), s, d.partition, std::move(d.rows),
                                       FreshFileOptions(options.parquet), &written));
@@ -317,29 +366,12 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, L
     if (committing) s.index_stale = true;
     return st;
   }
-  // The snapshot is committed: the index follows it (AddFile moves the updated keys).
-  for (const auto& key : removed) index.Remove(key);
-  size_t f = 0;
-  for (auto& [path, group] : groups) {
-    std::vector<std::string> keys;
-    for (const auto& batch : group.batches) {
-      for (int64_t r = 0; r < batch->num_rows(); ++r) {
-        keys.push_back(internal::EncodeLakeKey(*batch, s.schema.key_columns, r));
-      }
-    }
-    index.AddFile(files[f].file_path,
-                  {s.spec.spec_id(), files[f].partition, file_partition_paths[f]}, std::move(keys));
-    ++f;
-  }
-  size_t d = 0;
-  for (auto& [partition, group] : deletes) {
-    index.AddDeleteFile(delete_files[d++].file_path, std::move(group.targets));
-  }
+  FollowCommit(s, plan, files, file_partition_paths, delete_files);
   spdlog::debug(
       "lake: round of '{}': read {} ms, plan {} ms, files {} ms, commit {} ms, index {} ms "
       "({} keys)",
       s.descriptor.name, Millis(t_read - t0), Millis(t_plan - t_read), Millis(t_files - t_plan),
-      Millis(t_commit - t_files), Millis(Clock::now() - t_commit), last.size());
+      Millis(t_commit - t_files), Millis(Clock::now() - t_commit), changes.last.size());
   return EndRound(engine, s, s.FloorOffsets(), caught_up, started_ms, read_error);
 }
 

@@ -151,8 +151,9 @@ struct LakeTableStatus {
   // Per bucket: the lake holds every offset from here to the tiered one; above 0 where offsets
   // left the log before reaching the lake (a hole below, docs/lake.md "Holes").
   std::vector<int64_t> start_offsets;
-  // Log tables: per bucket, the first offset the lake holds (none: no row of it yet). Empty for
-  // primary-key tables and before the first commit (node::Node::DescribeTable fills it).
+  // Log tables: per bucket, the first offset the lake holds (none: no row of it yet), found as
+  // commits publish the status. Empty for primary-key tables, before the first commit, and while
+  // the lake cannot be read.
   std::vector<std::optional<int64_t>> earliest_offsets;
   int64_t lag_rows = 0;  // durable rows not yet in the lake
   int64_t lag_ms = 0;    // how far the lake's view trails the log

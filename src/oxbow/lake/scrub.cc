@@ -2,27 +2,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
-#include <charconv>
-#include <chrono>
-#include <filesystem>
-#include <functional>
-#include <nlohmann/json.hpp>
-#include <optional>
-#include <random>
+#include <map>
 #include <set>
-#include <unordered_map>
 
-#include "oxbow/arrow/compute.h"
-#include "oxbow/common/parse.h"
-#include "oxbow/iceberg/table.h"
-#include "oxbow/kv/row.h"
-#include "oxbow/lake/lake.h"
-#include "oxbow/lake/lake_schema_internal.h"
-#include "oxbow/lake/pk_lake_internal.h"
 #include "oxbow/lake/tiering_internal.h"
-#include "oxbow/parquet/reader.h"
 #include "oxbow/parquet/verify.h"
 
 namespace oxbow::lake {

@@ -3,32 +3,26 @@
 #pragma once
 
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
-#include <filesystem>
 #include <functional>
-#include <nlohmann/json.hpp>
+#include <map>
+#include <memory>
 #include <optional>
-#include <random>
 #include <set>
-#include <unordered_map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
-#include "oxbow/arrow/compute.h"
 #include "oxbow/common/mutex.h"
-#include "oxbow/common/parse.h"
 #include "oxbow/iceberg/table.h"
-#include "oxbow/kv/row.h"
 #include "oxbow/lake/lake.h"
 #include "oxbow/lake/lake_read.h"
 #include "oxbow/lake/lake_schema_internal.h"
 #include "oxbow/lake/pk_lake_internal.h"
-#include "oxbow/parquet/reader.h"
-#include "oxbow/parquet/verify.h"
+#include "oxbow/parquet/writer.h"
 
 namespace oxbow::lake {
 

@@ -559,6 +559,9 @@ Status MaintainTable(const LakeOptions& options, LakeTable& s, bool follow_up)
   if (expired.expired_snapshots > 0 && observer.on_commit) {
     observer.on_commit(s.descriptor.name, "expire_snapshots");
   }
+  // Expiry deleted the files only older metadata reaches: Describe names the new metadata now,
+  // not when the pass ends. (A changelog lake table's status is its table's.)
+  if ((rewritten || expired.expired_snapshots > 0) && !s.changelog_table) s.Publish(s.Error());
   return Status::OK();
 }
 

@@ -3,13 +3,11 @@
 // exactly-once protocol and the maintenance (compaction, manifest merging, snapshot expiry).
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -17,6 +15,7 @@
 #include <vector>
 
 #include "oxbow/common/file_system.h"
+#include "oxbow/common/mutex.h"
 #include "oxbow/engine/engine.h"
 #include "oxbow/iceberg/catalog.h"
 #include "oxbow/parquet/writer.h"
@@ -152,8 +151,9 @@ struct LakeTableStatus {
   // Per bucket: the lake holds every offset from here to the tiered one; above 0 where offsets
   // left the log before reaching the lake (a hole below, docs/lake.md "Holes").
   std::vector<int64_t> start_offsets;
-  // Log tables: per bucket, the first offset the lake holds (none: no row of it yet). Empty for
-  // primary-key tables and before the first commit (node::Node::DescribeTable fills it).
+  // Log tables: per bucket, the first offset the lake holds (none: no row of it yet), found as
+  // commits publish the status. Empty for primary-key tables, before the first commit, and while
+  // the lake cannot be read.
   std::vector<std::optional<int64_t>> earliest_offsets;
   int64_t lag_rows = 0;  // durable rows not yet in the lake
   int64_t lag_ms = 0;    // how far the lake's view trails the log
@@ -171,7 +171,7 @@ struct LakeTableStatus {
   std::vector<int64_t> changelog_start_offsets;
 };
 
-class TableTiering;
+class LakeTable;
 
 class TieringService {
  public:
@@ -180,7 +180,7 @@ class TieringService {
   ~TieringService();
 
   // Stops the threads after their current rounds. Idempotent.
-  void Stop();
+  void Stop() OXBOW_EXCLUDES(mu_);
   // Tiers and maintains every enabled table once, now, on the caller's thread (for tests and
   // tools); safe beside the service's own thread.
   Status RunOnce();
@@ -212,39 +212,43 @@ class TieringService {
   TieringService(engine::Engine* engine, LakeOptions options)
       : engine_(engine), options_(std::move(options)) {}
   // Queues each table whose round is due (once: a queued table is not queued again).
-  void ScheduleLoop();
+  void ScheduleLoop() OXBOW_EXCLUDES(mu_);
   // Runs queued rounds until Stop().
-  void RoundWorker();
+  void RoundWorker() OXBOW_EXCLUDES(mu_);
   // Maintains each table whose maintenance is due, until Stop().
-  void MaintenanceLoop();
+  void MaintenanceLoop() OXBOW_EXCLUDES(mu_);
   // Verifies live data files, one at a time within scrub_bytes_per_second, each once per
   // scrub_interval_ms, until Stop().
-  void ScrubLoop();
+  void ScrubLoop() OXBOW_EXCLUDES(mu_);
   // The state of `descriptor`'s lake table, created on first use.
-  Result<std::shared_ptr<TableTiering>> StateFor(const catalog::TableDescriptor& given);
+  Result<std::shared_ptr<LakeTable>> StateFor(const catalog::TableDescriptor& given)
+      OXBOW_EXCLUDES(init_mu_, mu_);
+  // The state of `table` if one is set up for its id and schema version (else null).
+  std::shared_ptr<LakeTable> Find(const catalog::TableDescriptor& table) OXBOW_EXCLUDES(mu_);
   // The tables whose lake is set up (dropped, disabled and broken ones left out).
-  std::vector<std::shared_ptr<TableTiering>> TieredTables();
+  std::vector<std::shared_ptr<LakeTable>> TieredTables();
   // Loads the lake table `lake_id` into `state` (whose descriptor, schema and spec are set),
   // removing its orphan files, or creates it (true) when it is missing or belongs to a dropped
   // table of the same name; then reads its tiered offsets. The state's schema and spec are
   // derived here, the lake's schema evolving to the table's current columns first.
-  Result<bool> OpenLakeTable(TableTiering& state, const iceberg::TableIdentifier& lake_id);
-  Status Round(TableTiering& state);
+  Result<bool> OpenLakeTable(LakeTable& state, const iceberg::TableIdentifier& lake_id);
+  Status Round(LakeTable& state);
   // One maintenance pass of `state`: a scheduled one, or a `follow_up` taken at once because the
   // previous one left a compaction backlog.
-  Status Maintenance(TableTiering& state, bool follow_up);
+  Status Maintenance(LakeTable& state, bool follow_up);
 
   engine::Engine* engine_;
   LakeOptions options_;
   std::shared_ptr<iceberg::Catalog> catalog_;
-  std::mutex init_mu_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::map<std::string, std::shared_ptr<TableTiering>> tables_;
-  std::set<int64_t> dropped_ids_;                  // tables dropped since the service started
-  std::deque<std::shared_ptr<TableTiering>> due_;  // rounds waiting for a worker
-  std::condition_variable due_cv_;
+  // Held while a table's state is created, altered or dropped; taken before mu_ and a table's.
+  Mutex init_mu_ OXBOW_ACQUIRED_BEFORE(mu_);
+  Mutex mu_;
+  CondVar wake_;  // Stop() was called
+  bool stopping_ OXBOW_GUARDED_BY(mu_) = false;
+  std::map<std::string, std::shared_ptr<LakeTable>> tables_ OXBOW_GUARDED_BY(mu_);
+  std::set<int64_t> dropped_ids_ OXBOW_GUARDED_BY(mu_);  // tables dropped since the service started
+  std::deque<std::shared_ptr<LakeTable>> due_ OXBOW_GUARDED_BY(mu_);  // rounds waiting for a worker
+  CondVar due_cv_;
   std::thread scheduler_;
   std::vector<std::thread> round_workers_;
   std::thread maintenance_thread_;

@@ -11,7 +11,7 @@
 #include "oxbow/common/fault_injection_file_system.h"
 #include "oxbow/iceberg/table.h"
 #include "oxbow/lake/lake_read.h"
-#include "oxbow/lake/lake_table_internal.h"
+#include "oxbow/lake/lake_schema_internal.h"
 #include "oxbow/parquet/reader.h"
 #include "oxbow/parquet/verify.h"
 
@@ -669,6 +669,28 @@ TEST_F(LakeTest, EarliestLakeOffsetsReadNoDataFileForKnownOrUntieredBuckets) {
   EXPECT_EQ(EarliestLakeOffsets(access, table, {0, std::nullopt, 0}).ValueOrDie(),
             (Earliest{0, std::nullopt, 0}));
   EXPECT_FALSE(EarliestLakeOffsets(access, table).ok());
+}
+
+// Describe answers from the status the last commit published: each bucket's first lake offset
+// is found as rounds commit, and asking reads neither the catalog nor a data file.
+TEST_F(LakeTest, DescribeReadsThePublishedEarliestOffsets) {
+  CreateTable({}, 3);
+  using Earliest = std::vector<std::optional<int64_t>>;
+  EXPECT_EQ(Service().Describe("ns.t")->earliest_offsets, Earliest{});  // nothing committed
+  Put(0, 10, /*bucket=*/0);
+  ASSERT_TRUE(Service().RunOnce().ok());
+  EXPECT_EQ(Service().Describe("ns.t")->earliest_offsets,
+            (Earliest{0, std::nullopt, std::nullopt}));
+  Put(10, 10, /*bucket=*/2);
+  ASSERT_TRUE(Service().RunOnce().ok());
+  const LakeTableStatus before = Service().Describe("ns.t").ValueOrDie();
+  EXPECT_EQ(before.earliest_offsets, (Earliest{0, std::nullopt, 0}));
+  std::filesystem::remove_all(options_.warehouse + "/ns/t");
+  const LakeTableStatus after = Service().Describe("ns.t").ValueOrDie();
+  EXPECT_EQ(after.earliest_offsets, before.earliest_offsets);
+  EXPECT_EQ(after.metadata_location, before.metadata_location);
+  EXPECT_EQ(after.data_files, before.data_files);
+  EXPECT_EQ(after.lag_rows, 0);
 }
 
 // The ids a filtered union read of ns.t returns, and what it pruned.

@@ -12,7 +12,7 @@
 
 #include "oxbow/arrow/record_batch.h"
 #include "oxbow/iceberg/manifest.h"
-#include "oxbow/lake/lake_table_internal.h"
+#include "oxbow/lake/lake_schema_internal.h"
 
 namespace oxbow::lake::internal {
 

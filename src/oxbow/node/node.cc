@@ -113,10 +113,6 @@ Status Node::DropTable(const std::string& name) {
   ASSIGN_OR_RAISE(auto table, engine_->DescribeTable(name));
   RETURN_NOT_OK(engine_->DropTable(name));
   metrics_->ForgetTable(name);
-  {
-    std::lock_guard<std::mutex> lock(lake_starts_mu_);
-    lake_starts_.erase(name);
-  }
   return tiering_->DropTable(table.table);
 }
 
@@ -142,41 +138,7 @@ Result<TableDescription> Node::DescribeTable(const std::string& name) const {
   TableDescription description;
   description.table = handle.EngineStatus();
   ASSIGN_OR_RAISE(description.lake, handle.LakeStatus());
-  const catalog::TableDescriptor& table = description.table.table;
-  if (description.lake.enabled && table.primary_key.empty() &&
-      !description.lake.metadata_location.empty()) {
-    std::lock_guard<std::mutex> lock(lake_starts_mu_);
-    LakeStart& start = lake_starts_[name];
-    // A bucket without a lake row gains its first only as tiering moves its offset up.
-    const std::vector<int64_t>& tiered = description.lake.tiered_offsets;
-    bool unknown_tiered = false;
-    for (size_t b = 0; b < start.earliest.size() && b < tiered.size(); ++b) {
-      if (!start.earliest[b] && tiered[b] > 0) unknown_tiered = true;
-    }
-    if (start.earliest.empty() || start.table_id != table.table_id ||
-        (start.metadata_location != description.lake.metadata_location && unknown_tiered)) {
-      // A lake that cannot be read now leaves the field out; describe_table still answers.
-      if (start.table_id != table.table_id) start.earliest.clear();
-      auto earliest = lake::EarliestLakeOffsets({tiering_->catalog(), tiering_->file_system()},
-                                                table, start.earliest);
-      start = earliest.ok() ? LakeStart{table.table_id, description.lake.metadata_location,
-                                        std::move(earliest).ValueOrDie()}
-                            : LakeStart{};
-    }
-    description.lake.earliest_offsets = start.earliest;
-  }
   return description;
-}
-
-Result<std::unique_ptr<engine::PutSession>> Node::StartPutToBucket(
-    const std::string& table, const arrow::SchemaPtr& client_schema, int32_t bucket) {
-  ASSIGN_OR_RAISE(const TableHandle handle, GetTable(table));
-  return handle.StartPutToBucket(client_schema, bucket);
-}
-
-Result<std::unique_ptr<engine::ReadCursor>> Node::OpenRead(const engine::ReadRequest& request) {
-  ASSIGN_OR_RAISE(const TableHandle handle, GetTable(request.table));
-  return handle.OpenRead(request);
 }
 
 std::string Node::MetricsPage() const {

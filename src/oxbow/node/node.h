@@ -8,8 +8,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,11 +67,6 @@ class Node {
   // The table and the state its lake last published.
   Result<TableDescription> DescribeTable(const std::string& name) const;
 
-  // Kafka's calls by table name, until its front end works on handles.
-  Result<std::unique_ptr<engine::PutSession>> StartPutToBucket(
-      const std::string& table, const arrow::SchemaPtr& client_schema, int32_t bucket);
-  Result<std::unique_ptr<engine::ReadCursor>> OpenRead(const engine::ReadRequest& request);
-
   // The lake's Iceberg catalog and the file system of its files, for front ends that serve the
   // lake read-only (the Iceberg REST catalog).
   const std::shared_ptr<iceberg::Catalog>& LakeCatalog() const { return tiering_->catalog(); }
@@ -105,16 +98,6 @@ class Node {
   std::unique_ptr<clientstate::ProducerStates> producers_;
   std::unique_ptr<clientstate::OffsetStore> offsets_;
   std::map<std::string, std::string> lake_reader_config_;
-  // The lake's first offsets per log table (lake::EarliestLakeOffsets), by table name: kept for
-  // buckets once known (the lake never drops a row), and looked for again, at most once per
-  // metadata location, only while a bucket the lake tiered rows of has none known.
-  struct LakeStart {
-    int64_t table_id = 0;
-    std::string metadata_location;
-    std::vector<std::optional<int64_t>> earliest;
-  };
-  mutable std::mutex lake_starts_mu_;
-  mutable std::map<std::string, LakeStart> lake_starts_;
   bool closed_ = false;
 };
 

@@ -59,7 +59,7 @@ class NodeTest : public ::testing::Test {
       std::vector<arrow::Field>{arrow::Field("id", DataType::Int64(), false)});
 };
 
-TEST_F(NodeTest, HandlesPutAndReadWithoutTouchingTheLake) {
+TEST_F(NodeTest, HandlesAndDescribeDoNotTouchTheLake) {
   catalog::CreateTableRequest request;
   request.table.name = "ns.t";
   request.table.schema = schema_;
@@ -92,6 +92,12 @@ TEST_F(NodeTest, HandlesPutAndReadWithoutTouchingTheLake) {
   ASSERT_TRUE(batch.has_value());
   EXPECT_EQ(batch->base_offset, 10);
   EXPECT_EQ(batch->batch->column(0).Value<int64_t>(0), 10);
+  // describe_table reads what the lake published: its first offsets too.
+  const auto described = node_->DescribeTable("ns.t").ValueOrDie();
+  EXPECT_EQ(described.lake.tiered_offsets, (std::vector<int64_t>{0, 10}));
+  EXPECT_EQ(described.lake.earliest_offsets,
+            (std::vector<std::optional<int64_t>>{std::nullopt, 0}));
+  EXPECT_EQ(described.lake.lag_rows, 8);
 
   EXPECT_EQ(lake_.Calls(), 0);
 }

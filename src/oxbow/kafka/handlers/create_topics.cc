@@ -33,7 +33,7 @@ Result<msg::CreateTopicsResponse> Broker::CreateTopics(msg::CreateTopicsRequest&
       result.error_code = ErrorCode::kInvalidTopicException;
       result.error_message = table.status().message();
     } else if (request.validate_only) {
-      if (node_->DescribeTable(*table).ok()) {
+      if (node_->GetTable(*table).ok()) {
         result.error_code = ErrorCode::kTopicAlreadyExists;
         result.error_message = "topic " + Quote(t.name) + " already exists";
       }
@@ -46,10 +46,9 @@ Result<msg::CreateTopicsResponse> Broker::CreateTopics(msg::CreateTopicsRequest&
       result.num_partitions = partitions;
       result.replication_factor = 1;
       if (ctx.version() >= 7 && !request.validate_only) {
-        auto table = node_->DescribeTable(*TableForTopic(t.name));
-        if (table.ok()) {
-          result.topic_id = TopicId(options_.server_secret, table->table.table.table_id);
-        }
+        auto table = node_->GetTable(*TableForTopic(t.name));
+        if (table.ok())
+          result.topic_id = TopicId(options_.server_secret, table->descriptor().table_id);
       }
     }
     response.topics.push_back(std::move(result));

@@ -18,7 +18,7 @@ Result<msg::DescribeConfigsResponse> Broker::DescribeConfigs(msg::DescribeConfig
       result.error_message = "topic " + Quote(name) + " needs read access";
     } else if (resource.resource_type == kTopic) {
       auto table = TableForTopic(name);
-      if (!table.ok() || !node_->DescribeTable(*table).ok()) {
+      if (!table.ok() || !node_->GetTable(*table).ok()) {
         result.error_code = ErrorCode::kUnknownTopicOrPartition;
         result.error_message = "topic " + Quote(name) + " does not exist";
       }

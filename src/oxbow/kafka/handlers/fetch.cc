@@ -32,12 +32,12 @@ msg::FetchResponse::PartitionData Broker::FetchPartition(
   const auto started = Clock::now();
   msg::FetchResponse::PartitionData result = FetchResult(part.partition, ErrorCode::kNone);
   auto table = TableForTopic(topic);
-  auto described = table.ok() ? node_->DescribeTable(*table) : table.status();
-  if (!described.ok() || part.partition < 0 || part.partition >= described->table.table.buckets) {
+  auto handle = table.ok() ? node_->GetTable(*table) : table.status();
+  if (!handle.ok() || part.partition < 0 || part.partition >= handle->bucket_count()) {
     result.error_code = ErrorCode::kUnknownTopicOrPartition;
     return result;
   }
-  const engine::BucketStatus& bucket = described->table.buckets[part.partition];
+  const engine::BucketStatus bucket = handle->Buckets()[static_cast<size_t>(part.partition)];
   result.high_watermark = result.last_stable_offset = bucket.next_offset;
   result.log_start_offset = bucket.earliest_offset;
   if (part.fetch_offset < bucket.earliest_offset || part.fetch_offset > bucket.next_offset) {
@@ -45,19 +45,18 @@ msg::FetchResponse::PartitionData Broker::FetchPartition(
     return result;
   }
   if (part.fetch_offset == bucket.next_offset) return result;
-  const TableKind kind = KindOf(described->table.table);
+  const TableKind kind = KindOf(handle->descriptor());
   if (kind == TableKind::kOther) {
     spdlog::warn("kafka: fetch from {}", NotServedMessage(*table));
     result.error_code = ErrorCode::kInvalidRecord;
     return result;
   }
   engine::ReadRequest read;
-  read.table = *table;
   read.bucket = part.partition;
   read.from.kind = engine::StartPosition::Kind::kOffset;
   read.from.offset = part.fetch_offset;
   read.to = bucket.next_offset;
-  auto cursor = node_->OpenRead(read);
+  auto cursor = handle->OpenRead(read);
   Status st = cursor.status();
   const int64_t limit = std::min<int64_t>(max_bytes, part.partition_max_bytes);
   int64_t rows_sent = 0;

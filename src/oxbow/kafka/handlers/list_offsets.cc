@@ -13,18 +13,20 @@ Result<msg::ListOffsetsResponse> Broker::ListOffsets(msg::ListOffsetsRequest& re
     msg::ListOffsetsResponse::ListOffsetsTopicResponse tr;
     tr.name = t.name;
     auto table = TableForTopic(t.name);
-    auto described = table.ok() ? node_->DescribeTable(*table) : table.status();
+    auto handle = table.ok() ? node_->GetTable(*table) : table.status();
+    const std::vector<engine::BucketStatus> buckets =
+        handle.ok() ? handle->Buckets() : std::vector<engine::BucketStatus>{};
     const bool allowed = Allows(session, t.name, auth::Access::kRead);
     for (const auto& p : t.partitions) {
       msg::ListOffsetsResponse::ListOffsetsPartitionResponse pr;
       pr.partition_index = p.partition_index;
       if (!allowed) {
         pr.error_code = ErrorCode::kTopicAuthorizationFailed;
-      } else if (!described.ok() || p.partition_index < 0 ||
-                 p.partition_index >= static_cast<int32_t>(described->table.buckets.size())) {
+      } else if (!handle.ok() || p.partition_index < 0 ||
+                 p.partition_index >= static_cast<int32_t>(buckets.size())) {
         pr.error_code = ErrorCode::kUnknownTopicOrPartition;
       } else {
-        const engine::BucketStatus& bucket = described->table.buckets[p.partition_index];
+        const engine::BucketStatus& bucket = buckets[static_cast<size_t>(p.partition_index)];
         if (p.timestamp == -1) {
           pr.offset = bucket.next_offset;
         } else if (p.timestamp == -2 || p.timestamp == -4) {
@@ -33,11 +35,10 @@ Result<msg::ListOffsetsResponse> Broker::ListOffsets(msg::ListOffsetsRequest& re
           pr.error_code = ErrorCode::kInvalidRequest;  // max timestamp (-3) and tiered offsets
         } else {
           engine::ReadRequest read;
-          read.table = *table;
           read.bucket = p.partition_index;
           read.from.kind = engine::StartPosition::Kind::kTimestamp;
           read.from.timestamp_ms = p.timestamp;
-          auto cursor = node_->OpenRead(read);
+          auto cursor = handle->OpenRead(read);
           auto batch = cursor.ok() ? (*cursor)->Next(std::chrono::steady_clock::now())
                                    : Result<std::optional<engine::ReadBatch>>(cursor.status());
           if (!batch.ok()) {

@@ -66,7 +66,7 @@ Result<msg::MetadataResponse> Broker::Metadata(msg::MetadataRequest& request, Re
       response.topics.push_back(TopicError(ErrorCode::kTopicAuthorizationFailed, topic));
       continue;
     }
-    auto found = node_->DescribeTable(*table);
+    auto found = node_->GetTable(*table);
     const bool create = found.status().IsNotFound() && request.allow_auto_topic_creation &&
                         options_.auto_create_topics;
     if (create && !Allows(session, topic, auth::Access::kAdmin)) {
@@ -79,13 +79,13 @@ Result<msg::MetadataResponse> Broker::Metadata(msg::MetadataRequest& request, Re
       if (error != ErrorCode::kNone && error != ErrorCode::kTopicAlreadyExists) {
         spdlog::warn("kafka: auto-creating topic '{}': {}", topic, message);
       }
-      found = node_->DescribeTable(*table);
+      found = node_->GetTable(*table);
     }
     if (!found.ok()) {
       response.topics.push_back(TopicError(ErrorCode::kUnknownTopicOrPartition, topic));
       continue;
     }
-    response.topics.push_back(describe(found->table.table, topic));
+    response.topics.push_back(describe(found->descriptor(), topic));
   }
   return response;
 }

@@ -1,5 +1,5 @@
-// A table resolved once — per request, per Kafka produce, per tiering round — and the calls a
-// front end makes on it. Resolving is a map lookup; nothing on a handle reads the lake's Iceberg
+// A table resolved once — per Flight call, per Kafka request — and the calls a front end makes
+// on it. Resolving is a map lookup; nothing on a handle reads the lake's Iceberg
 // metadata except the reads that serve lake rows (OpenRead below the log, union reads).
 #pragma once
 
@@ -24,7 +24,6 @@ class TableHandle {
   const catalog::TableDescriptor& descriptor() const { return table_->descriptor(); }
   const std::string& name() const { return descriptor().name; }
   int32_t bucket_count() const { return descriptor().buckets; }
-  bool has_primary_key() const { return !descriptor().primary_key.empty(); }
   // What a read of the table's log returns (a primary-key changelog adds a column).
   const arrow::SchemaPtr& read_schema() const { return table_->read_schema(); }
   // Each bucket's offsets and sizes now, from memory.

@@ -70,7 +70,7 @@ class ClientStateTest : public ::testing::Test {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<ProducerStates> producers_;
   arrow::SchemaPtr schema_ = std::make_shared<const arrow::Schema>(
-      std::vector<arrow::Field>{arrow::Field("id", DataType::Int64(), false)});
+      std::vector<arrow::Field>{arrow::Field{"id", DataType::Int64(), false}});
 };
 
 TEST_F(ClientStateTest, OffsetsSurviveReopenAndForgetDeletedTopics) {

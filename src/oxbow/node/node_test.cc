@@ -56,7 +56,7 @@ class NodeTest : public ::testing::Test {
   testing::CountingLake lake_{(dir_ / "warehouse").string()};
   std::unique_ptr<Node> node_;
   arrow::SchemaPtr schema_ = std::make_shared<const arrow::Schema>(
-      std::vector<arrow::Field>{arrow::Field("id", DataType::Int64(), false)});
+      std::vector<arrow::Field>{arrow::Field{"id", DataType::Int64(), false}});
 };
 
 TEST_F(NodeTest, HandlesAndDescribeDoNotTouchTheLake) {

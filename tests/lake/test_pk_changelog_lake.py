@@ -15,6 +15,7 @@ import json
 import random
 import time
 import uuid
+import zlib
 
 import pyarrow as pa
 import pytest
@@ -105,7 +106,9 @@ def test_changelog_lake_table_holds_every_record(make_lake_server, table_name, e
     create_pk_table(server, table_name, buckets=1,
                     properties=lake_props(engine, **{"lake.changelog": "true"}))
     model = ChangelogModel(engine)
-    rng = random.Random(hash(engine) & 0xFFFF)
+    # A seed fixed per engine: hash() of a str differs from one Python process to the next,
+    # and some seeds write no delete that finds its key.
+    rng = random.Random(zlib.crc32(engine.encode()))
     for _ in range(4):  # several rounds
         write_random(server, table_name, model, rng, 8, engine)
         wait_lake(server, table_name)

@@ -118,7 +118,9 @@ std::vector<std::string> SplitList(const std::string& text) {
 }
 
 Status WithServer(const Status& st, const std::string& server) {
-  if (st.ok() || st.code() != StatusCode::kIOError) return st;
+  if (st.ok() || (st.code() != StatusCode::kIOError && st.code() != StatusCode::kUnavailable)) {
+    return st;
+  }
   return st.WithContext("server " + server);
 }
 

@@ -19,6 +19,8 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kCancelled: return "Cancelled";
     case StatusCode::kUnauthenticated: return "Unauthenticated";
     case StatusCode::kPermissionDenied: return "PermissionDenied";
+    case StatusCode::kUnavailable: return "Unavailable";
+    case StatusCode::kAborted: return "Aborted";
   }
   return "Unknown";
 }

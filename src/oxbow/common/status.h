@@ -23,6 +23,8 @@ enum class StatusCode : int {
   kCancelled = 10,         // the caller gave up
   kUnauthenticated = 11,   // no valid credentials
   kPermissionDenied = 12,  // credentials valid, access not granted
+  kUnavailable = 13,  // cannot serve now (not the leader, too few replicas): retry, maybe elsewhere
+  kAborted = 14,      // a conditional update lost a race (a version check): re-read, retry
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -64,6 +66,8 @@ class [[nodiscard]] Status {
   static Status PermissionDenied(std::string msg) {
     return {StatusCode::kPermissionDenied, std::move(msg)};
   }
+  static Status Unavailable(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
+  static Status Aborted(std::string msg) { return {StatusCode::kAborted, std::move(msg)}; }
 
   bool ok() const { return state_ == nullptr; }
   StatusCode code() const { return state_ ? state_->code : StatusCode::kOk; }

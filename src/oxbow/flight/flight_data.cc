@@ -67,6 +67,8 @@ grpc::Status ToGrpcStatus(const Status& st) {
     case StatusCode::kCancelled: code = grpc::StatusCode::CANCELLED; break;
     case StatusCode::kUnauthenticated: code = grpc::StatusCode::UNAUTHENTICATED; break;
     case StatusCode::kPermissionDenied: code = grpc::StatusCode::PERMISSION_DENIED; break;
+    case StatusCode::kUnavailable: code = grpc::StatusCode::UNAVAILABLE; break;
+    case StatusCode::kAborted: code = grpc::StatusCode::ABORTED; break;
     case StatusCode::kIOError:
     case StatusCode::kCorruption:
     case StatusCode::kInternal: code = grpc::StatusCode::INTERNAL; break;
@@ -88,7 +90,11 @@ Status FromGrpcStatus(const grpc::Status& st) {
     case grpc::StatusCode::INTERNAL: code = StatusCode::kInternal; break;
     case grpc::StatusCode::UNAUTHENTICATED: code = StatusCode::kUnauthenticated; break;
     case grpc::StatusCode::PERMISSION_DENIED: code = StatusCode::kPermissionDenied; break;
-    default: break;  // UNAVAILABLE, DEADLINE_EXCEEDED, ...: the transport failed
+    case grpc::StatusCode::ABORTED: code = StatusCode::kAborted; break;
+    // A server that cannot serve now and a transport that failed both mean: retry, maybe
+    // elsewhere.
+    case grpc::StatusCode::UNAVAILABLE: code = StatusCode::kUnavailable; break;
+    default: break;  // DEADLINE_EXCEEDED, ...: the transport failed
   }
   return Status(code, st.error_message());
 }

@@ -272,7 +272,7 @@ class LogTableImpl : public LogTable, public std::enable_shared_from_this<LogTab
     std::vector<BucketStatus> buckets;
     for (int32_t b = 0; b < static_cast<int32_t>(logs_.size()); ++b) {
       const log::BucketLog& log = *logs_[b];
-      buckets.push_back({b, log.earliest_offset(), log.durable_offset(), log.size_bytes(),
+      buckets.push_back({b, log.earliest_offset(), log.visible_offset(), log.size_bytes(),
                          log.segment_count(), log.damaged_ranges(), log.recovery_info(),
                          log.cold_status()});
     }
@@ -494,7 +494,7 @@ class LogReadCursor : public ReadCursor {
       pending_.clear();
       pending_index_ = 0;
       if (end_ && position_ >= *end_) break;
-      if (position_ >= log.durable_offset()) {
+      if (position_ >= log.visible_offset()) {
         if (!request_.follow) break;
         auto waited = log.WaitForData(position_, deadline);
         if (!waited.ok() && table_->closed()) return table_->ClosedError();
@@ -636,7 +636,7 @@ Result<std::unique_ptr<ReadCursor>> LogTableImpl::OpenRead(const ReadRequest& re
   }
   log::BucketLog& log = *logs_[request.bucket];
   const int64_t earliest = log.earliest_offset();
-  const int64_t durable = log.durable_offset();
+  const int64_t durable = log.visible_offset();
   switch (request.from.kind) {
     case StartPosition::Kind::kEarliest: cursor->position_ = earliest; break;
     case StartPosition::Kind::kLatest: cursor->position_ = durable; break;

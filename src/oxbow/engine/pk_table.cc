@@ -598,12 +598,12 @@ Status PrimaryKeyTable::Recover() {
           " but the changelog starts at " + std::to_string(log.earliest_offset()) +
           ", so they cannot be rebuilt; restore the data dir's kv-checkpoints or drop the table");
     }
-    if (from > log.durable_offset()) {
+    if (from > log.visible_offset()) {
       return Status::Corruption(BucketName(b) + ": its rows are at changelog offset " +
                                 std::to_string(from) + " but the changelog ends at " +
-                                std::to_string(log.durable_offset()));
+                                std::to_string(log.visible_offset()));
     }
-    if (from == log.durable_offset()) continue;
+    if (from == log.visible_offset()) continue;
     ReadRequest request;
     request.table = descriptor_.name;
     request.bucket = b;

@@ -149,6 +149,7 @@ Result<std::unique_ptr<BucketLog>> BucketLog::Open(std::shared_ptr<FileSystem> f
   }
   std::unique_ptr<BucketLog> log(new BucketLog(std::move(fs), std::move(dir), std::move(options)));
   RETURN_NOT_OK(log->Recover().WithContext("open bucket log " + log->dir_));
+  RETURN_NOT_OK(log->LoadLeaderEpochs().WithContext("open bucket log " + log->dir_));
   if (log->options_.flush_policy == FlushPolicy::kInterval) {
     log->flusher_ = std::thread([raw = log.get()] { raw->FlusherLoop(); });
   }
@@ -298,9 +299,16 @@ Result<std::string> BucketLog::CheckBatch(const BatchInfo& info, std::span<const
 Result<AppendResult> BucketLog::AppendLocked(const BatchInfo& info,
                                              const std::string& checksum_table,
                                              std::span<const ByteSpan> metadata,
-                                             std::span<const ByteSpan> body, bool* rolled) {
+                                             std::span<const ByteSpan> body, bool* rolled,
+                                             const ReplicaBatchInfo* replica) {
   if (closing_) return Status::Invalid("bucket log " + dir_ + " is closed");
   if (!failed_.ok()) return failed_;
+  if (!replica && !fence_.ok()) return fence_;
+  if (replica && replica->base_offset != next_offset_) {
+    return Status::Invalid("a replicated batch at offset " + std::to_string(replica->base_offset) +
+                           " does not continue the log, which ends at " +
+                           std::to_string(next_offset_));
+  }
   FrameHeader header;
   header.schema_id = info.schema_id;
   header.base_offset = next_offset_;
@@ -309,7 +317,7 @@ Result<AppendResult> BucketLog::AppendLocked(const BatchInfo& info,
   header.body_length = TotalSize(body);
   header.min_timestamp_ms = info.min_timestamp_ms;
   header.max_timestamp_ms = info.max_timestamp_ms;
-  header.append_time_ms = Now();
+  header.append_time_ms = replica ? replica->append_time_ms : Now();
   int64_t frame_length = header.frame_length();
 
   if (write_position_ > 0) {
@@ -464,14 +472,18 @@ Status BucketLog::Sync() {
 }
 
 Result<int64_t> BucketLog::WaitForData(int64_t offset,
-                                       std::chrono::steady_clock::time_point deadline) {
+                                       std::chrono::steady_clock::time_point deadline,
+                                       bool up_to_durable) {
   std::unique_lock lock(mutex_);
+  auto limit = [&] {
+    return up_to_durable ? durable_offset_ : std::min(durable_offset_, high_watermark_);
+  };
   durable_cv_.wait_until(lock, deadline,
-                         [&] { return durable_offset_ > offset || closing_ || !failed_.ok(); });
-  if (durable_offset_ > offset) return durable_offset_;
+                         [&] { return limit() > offset || closing_ || !failed_.ok(); });
+  if (limit() > offset) return limit();
   if (!failed_.ok()) return failed_;
   if (closing_) return Status::Cancelled("bucket log " + dir_ + " is closed");
-  return durable_offset_;
+  return limit();
 }
 
 std::vector<BucketLog::ReadableSegment> BucketLog::ReadableSegments(int64_t from_offset) const {
@@ -505,7 +517,8 @@ Result<std::vector<LogBatch>> BucketLog::Read(int64_t from_offset, int64_t max_b
   {
     std::lock_guard lock(mutex_);
     earliest = segments_.begin()->first;
-    durable = durable_offset_;
+    // What this read may see: the durable end, or below the high watermark too.
+    durable = options.up_to_durable ? durable_offset_ : std::min(durable_offset_, high_watermark_);
     if (from_offset >= earliest && from_offset < durable) segments = ReadableSegments(from_offset);
   }
   if (from_offset < earliest || from_offset > durable) {
@@ -620,7 +633,7 @@ Result<int64_t> BucketLog::LookupOffsetByTime(int64_t timestamp_ms) {
   int64_t durable;
   {
     std::lock_guard lock(mutex_);
-    durable = durable_offset_;
+    durable = std::min(durable_offset_, high_watermark_);
     segments = ReadableSegments(segments_.begin()->first);
   }
   for (const ReadableSegment& r : segments) {
@@ -724,6 +737,32 @@ int64_t BucketLog::next_offset() const {
 int64_t BucketLog::durable_offset() const {
   std::lock_guard lock(mutex_);
   return durable_offset_;
+}
+
+int64_t BucketLog::visible_offset() const {
+  std::lock_guard lock(mutex_);
+  return std::min(durable_offset_, high_watermark_);
+}
+
+void BucketLog::SetHighWatermark(int64_t offset) {
+  std::lock_guard lock(mutex_);
+  high_watermark_ = offset;
+  durable_cv_.notify_all();
+}
+
+int64_t BucketLog::high_watermark() const {
+  std::lock_guard lock(mutex_);
+  return high_watermark_;
+}
+
+void BucketLog::FenceAppends(Status reason) {
+  std::lock_guard lock(mutex_);
+  fence_ = std::move(reason);
+}
+
+void BucketLog::UnfenceAppends() {
+  std::lock_guard lock(mutex_);
+  fence_ = Status::OK();
 }
 
 int64_t BucketLog::size_bytes() const {

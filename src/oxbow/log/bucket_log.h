@@ -115,6 +115,24 @@ struct ReadOptions {
   // that serves only parts of a body (a column projection) sets false and verifies the parts
   // it serves with LogBatch::VerifyBodyPiece. Metadata is always verified.
   bool verify_body = true;
+  // Read up to durable_offset(), past the high watermark: a leader serving its followers.
+  // Default: false, up to visible_offset().
+  bool up_to_durable = false;
+};
+
+// A batch fetched from a bucket's leader (cluster mode), appended by a follower as it is.
+struct ReplicaBatchInfo {
+  BatchInfo info;
+  int64_t base_offset = 0;     // must be next_offset()
+  int64_t append_time_ms = 0;  // the leader's, kept
+  int32_t leader_epoch = 0;    // the epoch the leader wrote it in
+};
+
+// A leader epoch and an offset (Kafka KIP-101): where the epoch starts, or where it ends.
+// {-1, -1}: none known.
+struct EpochEnd {
+  int32_t epoch = -1;
+  int64_t end_offset = -1;
 };
 
 // A batch as stored. `metadata` and `body` are zero-copy slices of the segment data; body
@@ -212,18 +230,59 @@ class BucketLog {
   // the segment, the byte position and the offsets that cannot be served.
   Result<std::vector<LogBatch>> Read(int64_t from_offset, int64_t max_bytes,
                                      const ReadOptions& options = {});
-  // Blocks until durable_offset() > `offset`, the deadline passes, or the log closes, and
-  // returns durable_offset(). Tailing readers wake within microseconds of an fsync.
-  Result<int64_t> WaitForData(int64_t offset, std::chrono::steady_clock::time_point deadline);
+  // Blocks until visible_offset() > `offset` (durable_offset() with `up_to_durable`), the
+  // deadline passes, or the log closes, and returns that offset. Tailing readers wake within
+  // microseconds of an fsync or a move of the high watermark.
+  Result<int64_t> WaitForData(int64_t offset, std::chrono::steady_clock::time_point deadline,
+                              bool up_to_durable = false);
   // The base offset of the first durable batch whose max timestamp is >= `timestamp_ms`, or
   // durable_offset() when there is none.
   Result<int64_t> LookupOffsetByTime(int64_t timestamp_ms);
 
   int64_t earliest_offset() const;
   int64_t next_offset() const;     // the offset the next append gets
-  int64_t durable_offset() const;  // high watermark: batches below it are fsynced
-  int64_t size_bytes() const;      // total bytes of the local segments
-  int64_t segment_count() const;   // local segments
+  int64_t durable_offset() const;  // batches below it are fsynced
+  // What readers see: min(durable_offset(), high_watermark()).
+  int64_t visible_offset() const;
+
+  // Replication (docs/cluster.md). The high watermark bounds what readers see (Read,
+  // WaitForData, LookupOffsetByTime); it is INT64_MAX until first set, so a log outside cluster
+  // mode serves everything durable. Setting it wakes waiting readers.
+  void SetHighWatermark(int64_t offset);
+  int64_t high_watermark() const;
+  // Appends a batch fetched from the leader byte for byte at the leader's offset and append time
+  // (so its checksums and offsets equal the leader's), recording its leader epoch. Durable per
+  // the flush policy as Append. Invalid unless batch.base_offset == next_offset(). Ignores
+  // FenceAppends.
+  Result<AppendResult> AppendReplica(const ReplicaBatchInfo& batch,
+                                     std::span<const ByteSpan> metadata,
+                                     std::span<const ByteSpan> body);
+  // Removes every batch that ends after `offset` (a follower dropping what its new leader does
+  // not have): next_offset() becomes the end of the last batch kept (<= offset), the durable
+  // offset and the high watermark (once set) drop to it, later segments and leader epochs go. A
+  // crash midway leaves a prefix of the old log. Invalid when the cut falls in the cold log or
+  // below the log's start. The caller makes sure no append runs meanwhile. Returns the new end.
+  Result<int64_t> TruncateTo(int64_t offset);
+  // Deletes every segment and leader epoch and restarts the log empty at `next_offset` (a
+  // follower whose leader no longer has the offsets it would fetch next). Local logs only.
+  Status ResetTo(int64_t next_offset);
+  // Records that leader epoch `epoch` begins at `start_offset` (persisted in the bucket dir,
+  // docs/log-format.md): dropped epochs that start at or after it, ignored when `epoch` is the
+  // latest already, Invalid when it is older.
+  Status AssignLeaderEpoch(int32_t epoch, int64_t start_offset);
+  // The latest epoch and its start offset (in end_offset); {-1, -1} when none was assigned.
+  EpochEnd LatestLeaderEpoch() const;
+  // Kafka's OffsetsForLeaderEpoch: the largest epoch <= `epoch` and where it ends (the start of
+  // the next epoch, or next_offset() for the latest); {-1, -1} when none is <= `epoch`.
+  EpochEnd EndOffsetForEpoch(int32_t epoch) const;
+  // The epoch the batch at `offset` was written in; -1 when unknown.
+  int32_t LeaderEpochAt(int64_t offset) const;
+  // While fenced, Append and AppendAsync fail with `reason` (a follower's log, a leader whose
+  // leadership ended); checked under the append lock, so no append starts after the fence.
+  void FenceAppends(Status reason);
+  void UnfenceAppends();
+  int64_t size_bytes() const;     // total bytes of the local segments
+  int64_t segment_count() const;  // local segments
   ColdStatus cold_status() const;
   const RecoveryInfo& recovery_info() const { return recovery_; }
   // Damage known so far (found at open, by reads, or by scrubbing), oldest offset first.
@@ -281,10 +340,20 @@ class BucketLog {
   // Validates a batch and returns the checksum table of its payload.
   static Result<std::string> CheckBatch(const BatchInfo& info, std::span<const ByteSpan> metadata,
                                         std::span<const ByteSpan> body);
-  // Sets *rolled when it started a new segment.
+  // Sets *rolled when it started a new segment. `replica`: a batch fetched from the leader
+  // (its offset and append time are kept, the fence does not apply); null for an append.
   Result<AppendResult> AppendLocked(const BatchInfo& info, const std::string& checksum_table,
                                     std::span<const ByteSpan> metadata,
-                                    std::span<const ByteSpan> body, bool* rolled);
+                                    std::span<const ByteSpan> body, bool* rolled,
+                                    const ReplicaBatchInfo* replica = nullptr);
+  // Forgets the in-memory state of the segments and recovers it from the files (after
+  // TruncateTo and ResetTo changed them). Requires retention_mutex_ and mutex_.
+  Status ReloadLocked();
+  // Leader epochs (leader_epochs.cc).
+  Status LoadLeaderEpochs();
+  Status PersistLeaderEpochs(const std::vector<EpochEnd>& epochs);
+  // Drops the epochs that start at or after `offset`.
+  Status TruncateLeaderEpochs(int64_t offset);
   Status RollLocked();
   Result<SegmentPtr> CreateSegment(int64_t base_offset);
   // Fsyncs the active segment as the group-commit leader; the caller set sync_in_progress_.
@@ -323,6 +392,11 @@ class BucketLog {
   int64_t retention_floor_;
   Status failed_;  // sticky, after an fsync failure or a failed cleanup
   bool closing_ = false;
+  int64_t high_watermark_ = INT64_MAX;
+  Status fence_;  // appends fail with it while set
+
+  mutable std::mutex epochs_mutex_;
+  std::vector<EpochEnd> leader_epochs_;  // guarded by epochs_mutex_; end_offset = start offset
 
   std::mutex checkpoint_mutex_;
   int64_t checkpoint_segment_ = -1;  // (segment, size) of the newest checkpoint written

@@ -18,6 +18,8 @@ APT_PACKAGES=(
   libssl-dev libcurl4-openssl-dev openssl  # openssl: the TLS tests make their certificates
   nlohmann-json3-dev
   prometheus-cpp-dev libcpp-httplib-dev  # the metrics listener, the Iceberg REST catalog
+  libzookeeper-mt-dev  # cluster mode's coordination (docs/cluster.md)
+  zookeeper  # ZooKeeper 3.8's server jars, for the tests and scripts/cluster.sh (no service)
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libfmt-dev libspdlog-dev  # fmt: spdlog's formatter (spdlog::spdlog links fmt::fmt)
   python3-venv

@@ -1,5 +1,6 @@
 #include "oxbow/catalog/catalog.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "oxbow/catalog/json_internal.h"
@@ -60,6 +61,25 @@ Result<TableDescriptor> Catalog::Create(TableDescriptor table, bool if_not_exist
   RETURN_NOT_OK(Persist(next));
   tables_ = std::move(next);
   return table;
+}
+
+Status Catalog::Adopt(const TableDescriptor& table) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (tables_.count(table.name)) {
+    return Status::AlreadyExists("table " + Quote(table.name) + " already exists");
+  }
+  for (const auto& [name, existing] : tables_) {
+    if (existing.table_id == table.table_id) {
+      return Status::AlreadyExists("table id " + std::to_string(table.table_id) +
+                                   " is taken by table " + Quote(name));
+    }
+  }
+  auto next = tables_;
+  next[table.name] = table;
+  RETURN_NOT_OK(Persist(next));
+  tables_ = std::move(next);
+  next_table_id_ = std::max(next_table_id_, table.table_id + 1);
+  return Status::OK();
 }
 
 Status Catalog::Drop(const std::string& name) {

@@ -24,6 +24,9 @@ class Catalog {
   // Assigns the id and creation time. AlreadyExists unless `if_not_exists`, in which case the
   // existing table is returned.
   Result<TableDescriptor> Create(TableDescriptor table, bool if_not_exists);
+  // Adds `table` as it is, id and creation time included (a copy of a table kept elsewhere).
+  // AlreadyExists when the name or the id is taken.
+  Status Adopt(const TableDescriptor& table);
   Status Drop(const std::string& name);
   // Replaces the descriptor of the existing table of the same name and id (an alter).
   Status Replace(const TableDescriptor& table);

@@ -344,6 +344,44 @@ Result<std::unique_ptr<ExchangeStream>> Client::DoExchange(const flight::Command
   return std::unique_ptr<ExchangeStream>(std::move(stream));
 }
 
+class FlightRawGetStream : public RawGetStream {
+ public:
+  void Start(const std::shared_ptr<grpc::Channel>& channel, const std::string& authorization,
+             const std::string& ticket, int64_t timeout_ms) {
+    Authorize(&context_, authorization);
+    if (timeout_ms > 0) {
+      context_.set_deadline(std::chrono::system_clock::now() +
+                            std::chrono::milliseconds(timeout_ms));
+    }
+    proto::Ticket request;
+    request.set_ticket(ticket);
+    auto method =
+        Method(flight::method::kDoGet, grpc::internal::RpcMethod::SERVER_STREAMING, channel);
+    reader_.reset(grpc::internal::ClientReaderFactory<FlightDataIn>::Create(channel.get(), method,
+                                                                            &context_, request));
+  }
+
+  Result<std::optional<FlightDataIn>> Next() override {
+    FlightDataIn data;
+    if (reader_->Read(&data)) return std::optional<FlightDataIn>(std::move(data));
+    RETURN_NOT_OK(FromGrpcStatus(reader_->Finish()));
+    return std::optional<FlightDataIn>();
+  }
+
+  void Cancel() override { context_.TryCancel(); }
+
+ private:
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReader<FlightDataIn>> reader_;
+};
+
+Result<std::unique_ptr<RawGetStream>> Client::DoGetRaw(const std::string& ticket,
+                                                       int64_t timeout_ms) {
+  auto stream = std::make_unique<FlightRawGetStream>();
+  stream->Start(channel_, authorization_, ticket, timeout_ms);
+  return std::unique_ptr<RawGetStream>(std::move(stream));
+}
+
 Result<std::unique_ptr<GetStream>> Client::DoGet(const std::string& ticket) {
   auto stream = std::make_unique<FlightGetStream>();
   RETURN_NOT_OK(stream->Start(channel_, authorization_, ticket));

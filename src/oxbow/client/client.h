@@ -8,6 +8,7 @@
 
 #include "oxbow/arrow/ipc.h"
 #include "oxbow/common/status.h"
+#include "oxbow/flight/flight_data.h"
 #include "oxbow/flight/requests.h"
 
 namespace grpc {
@@ -43,6 +44,17 @@ class GetStream {
   // The next chunk, or nullopt at the end of the stream.
   virtual Result<std::optional<Chunk>> Next() = 0;
   // Ends a following read from another thread.
+  virtual void Cancel() = 0;
+};
+
+// One DoGet stream as it arrives: FlightData messages, not decoded (cluster replication moves
+// stored batches byte for byte).
+class RawGetStream {
+ public:
+  virtual ~RawGetStream() = default;
+  // The next message, or nullopt at the end of the stream.
+  virtual Result<std::optional<flight::FlightDataIn>> Next() = 0;
+  // Ends the stream from another thread.
   virtual void Cancel() = 0;
 };
 
@@ -98,6 +110,8 @@ class Client {
                                                      const arrow::SchemaPtr& schema);
   // `ticket` is the JSON ticket of docs/api.md.
   Result<std::unique_ptr<GetStream>> DoGet(const std::string& ticket);
+  // The same, handing out the FlightData messages undecoded; `timeout_ms` > 0 bounds the call.
+  Result<std::unique_ptr<RawGetStream>> DoGetRaw(const std::string& ticket, int64_t timeout_ms = 0);
 
  private:
   explicit Client(std::shared_ptr<grpc::Channel> channel) : channel_(std::move(channel)) {}

@@ -293,6 +293,22 @@ Result<catalog::TableDescriptor> Engine::CreateTable(const catalog::CreateTableR
   return descriptor;
 }
 
+Status Engine::AdoptTable(const catalog::TableDescriptor& table) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (tables_.count(table.name)) {
+    return Status::AlreadyExists("table " + Quote(table.name) + " already exists");
+  }
+  RETURN_NOT_OK(CheckTable(table));
+  RETURN_NOT_OK(catalog_->Adopt(table));
+  auto opened = OpenTable(table);
+  if (!opened.ok()) {
+    (void)catalog_->Drop(table.name);
+    return opened.status();
+  }
+  tables_[table.name] = std::move(opened).ValueOrDie();
+  return Status::OK();
+}
+
 Status Engine::DropTable(const std::string& name) {
   std::shared_ptr<Table> table;
   {

@@ -79,6 +79,11 @@ class Engine {
   ~Engine();
 
   Result<catalog::TableDescriptor> CreateTable(const catalog::CreateTableRequest& request);
+  // Creates the table exactly as `table` describes it, id and schema versions included (cluster
+  // mode: the table was created in ZooKeeper, and the local catalog is its cache).
+  Status AdoptTable(const catalog::TableDescriptor& table);
+  // The checks of a table's descriptor beyond its JSON form (create and alter).
+  Status CheckTable(const catalog::TableDescriptor& table) const;
   Status DropTable(const std::string& name);
   // Replaces table `before` (which must still be its current descriptor, else Invalid) with
   // `after` (catalog::ApplyAlter's): checked as CreateTable checks a table, persisted, and the
@@ -120,8 +125,6 @@ class Engine {
  private:
   explicit Engine(EngineOptions options) : options_(std::move(options)) {}
   Result<std::shared_ptr<Table>> OpenTable(const catalog::TableDescriptor& descriptor);
-  // The checks of a table's descriptor beyond its JSON form (create and alter).
-  Status CheckTable(const catalog::TableDescriptor& table) const;
   std::string TableDir(int64_t table_id) const;
   // Removes table directories that the catalog no longer names (an interrupted drop).
   Status RemoveOrphanTableDirs();

@@ -319,6 +319,15 @@ Result<Command> ParseCommand(std::string_view text) {
   }
   ASSIGN_OR_RAISE(c.prefix, Flag(j, "prefix", "command descriptor"));
   ASSIGN_OR_RAISE(c.columns, ColumnList(j, "command descriptor"));
+  if (j.contains("acks")) {
+    const std::string acks =
+        j["acks"].is_string() ? j["acks"].get<std::string>() : j["acks"].dump();
+    if (acks != "all" && acks != "1" && acks != "-1") {
+      return Status::Invalid("command descriptor \"acks\" " + Quote(acks) +
+                             " is unknown: it must be \"all\" or \"1\"");
+    }
+    c.acks_leader = acks == "1";
+  }
   return c;
 }
 
@@ -327,6 +336,7 @@ std::string CommandToJson(const Command& c) {
   json j = {{"table", c.table}, {"op", kOps[static_cast<int>(c.op)]}};
   if (c.op == Command::Op::kLookup) j["prefix"] = c.prefix;
   if (c.columns) j["columns"] = *c.columns;
+  if (c.acks_leader) j["acks"] = "1";
   return j.dump();
 }
 

@@ -55,11 +55,14 @@ Result<Ticket> ParseTicket(std::string_view json);
 std::string TicketToJson(const Ticket& ticket);
 
 // The CMD descriptor of a DoPut or DoExchange: {"table":"ns.t","op":"upsert"|"delete"|"lookup",
-// "prefix":false,"columns":[...]} ("prefix" and "columns" for "lookup" only).
+// "prefix":false,"columns":[...],"acks":"all"|"1"} ("prefix" and "columns" for "lookup" only;
+// "acks" for puts in cluster mode, default "all").
 struct Command {
   enum class Op { kUpsert, kDelete, kLookup };
   std::string table;
   Op op = Op::kUpsert;
+  // A put is acknowledged once the leader has it ("1") rather than every in-sync replica.
+  bool acks_leader = false;
   bool prefix = false;
   std::optional<std::vector<std::string>> columns;
 };

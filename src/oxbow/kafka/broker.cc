@@ -28,6 +28,18 @@ struct HandlerTypes<Result<Response> (Broker::*)(Request&, Context&)> {
 
 ErrorCode ToErrorCode(const Status& st) {
   switch (st.code()) {
+    case StatusCode::kUnavailable: {
+      // Cluster mode's answers (cluster::Cluster): which retriable error a client acts on.
+      const std::string& message = st.message();
+      if (message.starts_with(cluster::kNotEnoughReplicasAfterAppend)) {
+        return ErrorCode::kNotEnoughReplicasAfterAppend;
+      }
+      if (message.starts_with(cluster::kNotEnoughReplicas)) return ErrorCode::kNotEnoughReplicas;
+      if (message.starts_with(cluster::kTimedOutWaitingForReplicas)) {
+        return ErrorCode::kRequestTimedOut;
+      }
+      return ErrorCode::kNotLeaderOrFollower;
+    }
     case StatusCode::kNotFound: return ErrorCode::kUnknownTopicOrPartition;
     case StatusCode::kOutOfRange: return ErrorCode::kOffsetOutOfRange;
     case StatusCode::kInvalid: return ErrorCode::kInvalidRecord;
@@ -167,14 +179,41 @@ bool Broker::Allows(const Session& session, const std::string& topic, auth::Acce
   return !table.ok() || session.user->Allows(*table, access);
 }
 
+std::optional<cluster::ServerInfo> Broker::GroupCoordinatorServer(const std::string& group) const {
+  if (!node_->cluster()) return std::nullopt;
+  auto meta = node_->cluster()->Metadata();
+  std::vector<cluster::ServerInfo> servers;
+  for (const auto& [id, server] : meta->servers) {
+    if (server.kafka.find(':') != std::string::npos) servers.push_back(server);
+  }
+  if (servers.empty()) return std::nullopt;
+  uint32_t hash = 2166136261u;  // FNV-1a: the same on every server
+  for (unsigned char c : group) hash = (hash ^ c) * 16777619u;
+  return servers[hash % servers.size()];
+}
+
+ErrorCode Broker::CheckCoordinator(const std::string& group) const {
+  auto coordinator = GroupCoordinatorServer(group);
+  return coordinator && coordinator->id != NodeId() ? ErrorCode::kNotCoordinator : ErrorCode::kNone;
+}
+
+int32_t Broker::NodeId() const {
+  return node_->cluster() ? node_->cluster()->server_id() : kNodeId;
+}
+
 std::pair<ErrorCode, std::string> Broker::CreateRawTopic(const std::string& topic,
-                                                         int32_t partitions) {
+                                                         int32_t partitions,
+                                                         int16_t replication_factor) {
   auto table = TableForTopic(topic);
   if (!table.ok()) return {ErrorCode::kInvalidTopicException, table.status().message()};
   catalog::CreateTableRequest request;
   request.table.name = *table;
   request.table.schema = RawTopicSchema();
   request.table.buckets = partitions;
+  if (replication_factor > 0) {
+    request.table.properties[cluster::kReplicationFactorProperty] =
+        std::to_string(replication_factor);
+  }
   auto created = node_->CreateTable(request);
   if (created.ok()) {
     // Offsets committed to an earlier topic of this name (one dropped over Flight) are stale.

@@ -22,7 +22,7 @@
 
 namespace oxbow::kafka::internal {
 
-// The one node of this single-node cluster, its id in every answer.
+// The one node of an embedded server, its id in every answer (in cluster mode: the server id).
 constexpr int32_t kNodeId = 0;
 // The Kafka error of a failed node call.
 ErrorCode ToErrorCode(const Status& st);
@@ -102,7 +102,13 @@ class Broker {
                                                RequestContext& ctx);
   Result<msg::ProduceResponse> Produce(msg::ProduceRequest& request, RequestContext& ctx);
   msg::ProduceResponse::PartitionProduceResponse ProducePartition(
-      const std::string& topic, const msg::ProduceRequest::PartitionProduceData& part);
+      const std::string& topic, const msg::ProduceRequest::PartitionProduceData& part,
+      int16_t acks);
+  // Cluster mode: the live server that coordinates group `group` (its name hashed over the
+  // servers with a Kafka listener, by id); nullopt in embedded mode.
+  std::optional<cluster::ServerInfo> GroupCoordinatorServer(const std::string& group) const;
+  // NOT_COORDINATOR when another server coordinates `group` (cluster mode).
+  ErrorCode CheckCoordinator(const std::string& group) const;
   Result<msg::FetchResponse> Fetch(msg::FetchRequest& request, RequestContext& ctx);
   msg::FetchResponse::PartitionData FetchPartition(const std::string& topic,
                                                    const msg::FetchRequest::FetchPartition& part,
@@ -129,7 +135,11 @@ class Broker {
   Result<msg::OffsetFetchResponse> OffsetFetch(msg::OffsetFetchRequest& request,
                                                RequestContext& ctx);
   // Creates a raw topic; the error and message Kafka's CreateTopics would answer.
-  std::pair<ErrorCode, std::string> CreateRawTopic(const std::string& topic, int32_t partitions);
+  // `replication_factor` -1: the cluster's default.
+  std::pair<ErrorCode, std::string> CreateRawTopic(const std::string& topic, int32_t partitions,
+                                                   int16_t replication_factor = -1);
+  // This server's node id: the cluster's server id, or kNodeId.
+  int32_t NodeId() const;
 
   node::Node* const node_;
   const KafkaOptions options_;

@@ -85,6 +85,14 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
     return tiering.status();
   }
   node->tiering_ = std::move(tiering).ValueOrDie();
+  if (!options.cluster.zookeeper.empty()) {
+    auto cluster = cluster::Cluster::Start(options.cluster, node->engine_.get());
+    if (!cluster.ok()) {
+      (void)node->Close();
+      return cluster.status().WithContext("joining the cluster");
+    }
+    node->cluster_ = std::move(cluster).ValueOrDie();
+  }
   if (!options.client_state_dir.empty()) {
     auto offsets =
         clientstate::OffsetStore::Open(PosixFileSystem::Default(), options.client_state_dir);
@@ -106,12 +114,28 @@ Node::~Node() { (void)Close(); }
 
 Result<catalog::TableDescriptor> Node::CreateTable(const catalog::CreateTableRequest& request) {
   RETURN_NOT_OK(lake::CheckTableIsTierable(request.table));
+  if (cluster_) {
+    // Cluster mode part 1 has no lake: a log table is created without one unless it asks.
+    catalog::CreateTableRequest without_lake = request;
+    without_lake.table.properties.try_emplace(std::string(lake::kEnabledProperty), "false");
+    RETURN_NOT_OK(RefuseLakeInCluster(without_lake.table));
+    return cluster_->CreateTable(without_lake);
+  }
   return engine_->CreateTable(request);
+}
+
+Status Node::RefuseLakeInCluster(const catalog::TableDescriptor& table) const {
+  if (cluster_ && lake::IsLakeEnabled(table)) {
+    return Status::NotImplemented(
+        "the lake in cluster mode comes with cluster mode part 2 (docs/cluster.md): table " +
+        Quote(table.name) + " cannot be lake-enabled yet");
+  }
+  return Status::OK();
 }
 
 Status Node::DropTable(const std::string& name) {
   ASSIGN_OR_RAISE(auto table, engine_->DescribeTable(name));
-  RETURN_NOT_OK(engine_->DropTable(name));
+  RETURN_NOT_OK(cluster_ ? cluster_->DropTable(name) : engine_->DropTable(name));
   metrics_->ForgetTable(name);
   return tiering_->DropTable(table.table);
 }
@@ -123,14 +147,24 @@ Result<catalog::TableDescriptor> Node::AlterTable(const catalog::AlterTableReque
   RETURN_NOT_OK(lake::CheckLakeAlter(before, after, request.changes));
   RETURN_NOT_OK(lake::CheckTableIsTierable(after));
   RETURN_NOT_OK(tiering_->CheckPartitionSources(before, after));
+  if (cluster_) {
+    RETURN_NOT_OK(RefuseLakeInCluster(after));
+    return cluster_->AlterTable(before, after);
+  }
   return tiering_->AlterTable(before.name, [&] { return engine_->AlterTable(before, after); });
 }
 
 std::vector<catalog::TableDescriptor> Node::ListTables() const { return engine_->ListTables(); }
 
 Result<TableHandle> Node::GetTable(const std::string& name) const {
-  ASSIGN_OR_RAISE(auto table, engine_->GetTable(name));
-  return TableHandle(engine_.get(), tiering_.get(), std::move(table));
+  auto table = engine_->GetTable(name);
+  if (!table.ok() && cluster_ && table.status().code() == StatusCode::kNotFound) {
+    // Created on another server a moment ago: mirror ZooKeeper now rather than at the next pass.
+    RETURN_NOT_OK(cluster_->Refresh());
+    table = engine_->GetTable(name);
+  }
+  if (!table.ok()) return table.status();
+  return TableHandle(engine_.get(), tiering_.get(), cluster_.get(), std::move(table).ValueOrDie());
 }
 
 Result<TableDescription> Node::DescribeTable(const std::string& name) const {
@@ -140,6 +174,70 @@ Result<TableDescription> Node::DescribeTable(const std::string& name) const {
   ASSIGN_OR_RAISE(description.lake, handle.LakeStatus());
   return description;
 }
+
+namespace {
+
+// Cluster mode: the buckets this server leads (under-replicated ones, followers' lag), what it
+// replicates, and its elections and ISR changes.
+void AddClusterSamples(const cluster::Cluster& cluster, std::vector<metrics::Sample>* samples) {
+  int64_t under_replicated = 0;
+  int64_t offline = 0;
+  for (const auto& b : cluster.BucketStatuses()) {
+    if (b.state.leader < 0) ++offline;
+    if (b.role != "leader") continue;
+    const std::vector<std::pair<std::string, std::string>> labels = {
+        {"table", b.table}, {"bucket", std::to_string(b.bucket)}};
+    if (b.state.isr.size() < b.replicas.size()) ++under_replicated;
+    samples->push_back({"oxbow_cluster_isr_size", "In-sync replicas of a bucket this server leads",
+                        false, labels, static_cast<double>(b.state.isr.size())});
+    samples->push_back({"oxbow_cluster_high_watermark",
+                        "High watermark of a bucket this server leads", false, labels,
+                        static_cast<double>(b.high_watermark)});
+    for (const auto& [follower, end] : b.follower_log_ends) {
+      auto follower_labels = labels;
+      follower_labels.push_back({"follower", std::to_string(follower)});
+      samples->push_back({"oxbow_cluster_replica_lag_rows",
+                          "Rows a follower's last fetch was behind this leader's log end (-1: "
+                          "not fetched since this server became leader)",
+                          false, follower_labels,
+                          end < 0 ? -1.0 : static_cast<double>(b.log_end - end)});
+    }
+  }
+  samples->push_back({"oxbow_cluster_under_replicated_buckets",
+                      "Buckets this server leads whose ISR lacks a replica",
+                      false,
+                      {},
+                      static_cast<double>(under_replicated)});
+  samples->push_back({"oxbow_cluster_offline_buckets",
+                      "Buckets without a live in-sync replica to lead them",
+                      false,
+                      {},
+                      static_cast<double>(offline)});
+  const cluster::ClusterCounters counters = cluster.Counters();
+  samples->push_back({"oxbow_cluster_leader_elections_total",
+                      "Leader elections this server made as controller",
+                      true,
+                      {},
+                      static_cast<double>(counters.leader_elections)});
+  samples->push_back({"oxbow_cluster_isr_changes_total",
+                      "ISR shrinks and expands this server wrote as leader",
+                      true,
+                      {},
+                      static_cast<double>(counters.isr_changes)});
+  const auto meta = cluster.Metadata();
+  samples->push_back({"oxbow_cluster_is_controller",
+                      "1 while this server is the controller",
+                      false,
+                      {},
+                      meta->controller == cluster.server_id() ? 1.0 : 0.0});
+  samples->push_back({"oxbow_cluster_live_servers",
+                      "Servers registered in ZooKeeper",
+                      false,
+                      {},
+                      static_cast<double>(meta->servers.size())});
+}
+
+}  // namespace
 
 std::string Node::MetricsPage() const {
   std::vector<metrics::Sample> samples;
@@ -207,6 +305,7 @@ std::string Node::MetricsPage() const {
                        {},
                        static_cast<double>(kv->block_cache_misses)});
   }
+  if (cluster_) AddClusterSamples(*cluster_, &samples);
   add("oxbow_process_resident_memory_bytes", "Resident set size of oxbowd", {},
       static_cast<double>(metrics::ProcessRssBytes()));
   add("oxbow_process_open_fds", "Open file descriptors of oxbowd", {},
@@ -223,6 +322,11 @@ Status Node::Close() {
     }
   }
   if (tiering_) tiering_->Stop();
+  if (cluster_) {
+    if (Status st = cluster_->Close(); !st.ok()) {
+      spdlog::error("leaving the cluster: {}", st.message());
+    }
+  }
   return engine_ ? engine_->Close() : Status::OK();
 }
 

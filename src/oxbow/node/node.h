@@ -14,6 +14,7 @@
 #include "oxbow/catalog/descriptor.h"
 #include "oxbow/clientstate/offset_store.h"
 #include "oxbow/clientstate/producer_states.h"
+#include "oxbow/cluster/cluster.h"
 #include "oxbow/engine/engine.h"
 #include "oxbow/lake/lake.h"
 #include "oxbow/lake/lake_read.h"
@@ -36,6 +37,8 @@ struct NodeOptions {
   std::string client_state_dir;
   // The tables whose logs may hold idempotent producers' batches (replayed at open).
   std::function<bool(const catalog::TableDescriptor&)> may_hold_producers;
+  // Cluster mode (docs/cluster.md) when cluster.zookeeper is set; embedded mode otherwise.
+  cluster::ClusterOptions cluster;
 };
 
 // What describe_table reports.
@@ -79,6 +82,9 @@ class Node {
   // Stops tiering, then flushes and closes every table. Idempotent.
   Status Close();
 
+  // The cluster this server belongs to; null in embedded mode.
+  cluster::Cluster* cluster() const { return cluster_.get(); }
+
   // The client state of NodeOptions::client_state_dir; null without one.
   clientstate::ProducerStates* producers() { return producers_.get(); }
   clientstate::OffsetStore* offsets() { return offsets_.get(); }
@@ -91,10 +97,13 @@ class Node {
 
  private:
   Node() = default;
+  // Cluster mode part 1 has no lake (docs/cluster.md).
+  Status RefuseLakeInCluster(const catalog::TableDescriptor& table) const;
 
   std::unique_ptr<metrics::Metrics> metrics_ = std::make_unique<metrics::Metrics>();
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<lake::TieringService> tiering_;
+  std::unique_ptr<cluster::Cluster> cluster_;
   std::unique_ptr<clientstate::ProducerStates> producers_;
   std::unique_ptr<clientstate::OffsetStore> offsets_;
   std::map<std::string, std::string> lake_reader_config_;

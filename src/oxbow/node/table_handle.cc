@@ -1,16 +1,97 @@
 #include "oxbow/node/table_handle.h"
 
+#include <atomic>
+
 namespace oxbow::node {
+
+namespace {
+
+// A put stream into a bucket this server leads, acknowledged as its acks level allows.
+class ReplicatedPutSession : public engine::PutSession {
+ public:
+  ReplicatedPutSession(cluster::Cluster* cluster, std::string table, int32_t bucket,
+                       cluster::Acks acks, std::unique_ptr<engine::PutSession> local)
+      : cluster_(cluster),
+        table_(std::move(table)),
+        bucket_(bucket),
+        acks_(acks),
+        local_(std::move(local)) {}
+
+  Result<std::vector<engine::AppendedRange>> Append(
+      const arrow::ipc::RawMessage& message) override {
+    RETURN_NOT_OK(cluster_->CheckWritable(table_, bucket_, acks_));
+    return Acknowledge(local_->Append(message));
+  }
+  Result<std::vector<engine::AppendedRange>> Append(const arrow::RecordBatch& batch) override {
+    RETURN_NOT_OK(cluster_->CheckWritable(table_, bucket_, acks_));
+    return Acknowledge(local_->Append(batch));
+  }
+  Result<std::vector<engine::AppendedRange>> AppendWithMetadata(
+      const arrow::RecordBatch& batch, const arrow::KeyValueMetadata& batch_metadata) override {
+    RETURN_NOT_OK(cluster_->CheckWritable(table_, bucket_, acks_));
+    return Acknowledge(local_->AppendWithMetadata(batch, batch_metadata));
+  }
+
+ private:
+  Result<std::vector<engine::AppendedRange>> Acknowledge(
+      Result<std::vector<engine::AppendedRange>> appended) {
+    if (!appended.ok()) return appended;
+    for (const auto& range : *appended) {
+      RETURN_NOT_OK(cluster_->WaitAcknowledgeable(table_, range.bucket,
+                                                  range.base_offset + range.rows, acks_));
+    }
+    return appended;
+  }
+
+  cluster::Cluster* const cluster_;
+  const std::string table_;
+  const int32_t bucket_;
+  const cluster::Acks acks_;
+  const std::unique_ptr<engine::PutSession> local_;
+};
+
+std::atomic<uint32_t> next_put_bucket{0};
+
+}  // namespace
+
+Result<std::unique_ptr<engine::PutSession>> TableHandle::StartPut(
+    const arrow::SchemaPtr& client_schema, engine::PutOp op, cluster::Acks acks) const {
+  if (!cluster_) return table_->StartPut(client_schema, op);
+  // Cluster mode holds only log tables without a bucket key (cluster::CreateTable): any bucket
+  // this server leads takes the rows.
+  const std::vector<int32_t> led = cluster_->LeaderBuckets(name());
+  if (led.empty()) {
+    RETURN_NOT_OK(cluster_->CheckLeader(name(), 0));
+    return Status::Unavailable("this server leads no bucket of table " + Quote(name()));
+  }
+  const int32_t bucket = led[next_put_bucket.fetch_add(1) % led.size()];
+  return StartPutToBucket(client_schema, bucket, acks);
+}
+
+Result<std::unique_ptr<engine::PutSession>> TableHandle::StartPutToBucket(
+    const arrow::SchemaPtr& client_schema, int32_t bucket, cluster::Acks acks) const {
+  if (!cluster_) return table_->StartPutToBucket(client_schema, bucket);
+  RETURN_NOT_OK(cluster_->CheckLeader(name(), bucket));
+  ASSIGN_OR_RAISE(auto local, table_->StartPutToBucket(client_schema, bucket));
+  return std::unique_ptr<engine::PutSession>(
+      new ReplicatedPutSession(cluster_, name(), bucket, acks, std::move(local)));
+}
 
 Result<std::unique_ptr<engine::ReadCursor>> TableHandle::OpenRead(
     engine::ReadRequest request) const {
   request.table = name();
+  if (cluster_) RETURN_NOT_OK(cluster_->CheckLeader(name(), request.bucket));
   return lake::OpenLogRead(engine_, {tiering_->catalog(), tiering_->file_system()}, request);
 }
 
 Result<std::unique_ptr<lake::UnionReader>> TableHandle::OpenUnionRead(
     lake::UnionReadRequest request) const {
   request.table = name();
+  if (cluster_) {
+    return Status::NotImplemented(
+        "union reads in cluster mode come with cluster mode part 2 (the lake on the cluster); "
+        "read each bucket from its leader");
+  }
   return lake::OpenUnionRead(engine_, {tiering_->catalog(), tiering_->file_system()}, request);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "oxbow/catalog/descriptor.h"
+#include "oxbow/cluster/cluster.h"
 #include "oxbow/engine/engine.h"
 #include "oxbow/lake/lake.h"
 #include "oxbow/lake/lake_read.h"
@@ -16,10 +17,11 @@ namespace oxbow::node {
 
 class TableHandle {
  public:
-  // Node::GetTable makes handles; `engine` and `tiering` outlive them.
-  TableHandle(engine::Engine* engine, lake::TieringService* tiering,
+  // Node::GetTable makes handles; `engine`, `tiering` and `cluster` (null in embedded mode)
+  // outlive them.
+  TableHandle(engine::Engine* engine, lake::TieringService* tiering, cluster::Cluster* cluster,
               std::shared_ptr<engine::Table> table)
-      : engine_(engine), tiering_(tiering), table_(std::move(table)) {}
+      : engine_(engine), tiering_(tiering), cluster_(cluster), table_(std::move(table)) {}
 
   const catalog::TableDescriptor& descriptor() const { return table_->descriptor(); }
   const std::string& name() const { return descriptor().name; }
@@ -34,17 +36,18 @@ class TableHandle {
   Result<lake::LakeTableStatus> LakeStatus() const { return tiering_->Describe(name()); }
 
   // A put stream of `client_schema` batches (InvalidArgument naming the field on mismatch).
-  Result<std::unique_ptr<engine::PutSession>> StartPut(const arrow::SchemaPtr& client_schema,
-                                                       engine::PutOp op) const {
-    return table_->StartPut(client_schema, op);
-  }
+  // In cluster mode the rows go to a bucket this server leads (Unavailable naming a leader
+  // when it leads none), and each Append returns once `acks` allows (docs/cluster.md).
+  Result<std::unique_ptr<engine::PutSession>> StartPut(
+      const arrow::SchemaPtr& client_schema, engine::PutOp op,
+      cluster::Acks acks = cluster::Acks::kAll) const;
   // The same, every batch going to `bucket` (Kafka's partitions).
   Result<std::unique_ptr<engine::PutSession>> StartPutToBucket(
-      const arrow::SchemaPtr& client_schema, int32_t bucket) const {
-    return table_->StartPutToBucket(client_schema, bucket);
-  }
+      const arrow::SchemaPtr& client_schema, int32_t bucket,
+      cluster::Acks acks = cluster::Acks::kAll) const;
   // A read of one bucket (`request.table` is ignored); offsets the log's retention deleted come
-  // from the lake while it has them (lake::OpenLogRead).
+  // from the lake while it has them (lake::OpenLogRead). In cluster mode, of a bucket this
+  // server leads, up to its high watermark.
   Result<std::unique_ptr<engine::ReadCursor>> OpenRead(engine::ReadRequest request) const;
   // The table's whole contents now: its lake snapshot plus the log after it (lake::UnionReader).
   Result<std::unique_ptr<lake::UnionReader>> OpenUnionRead(lake::UnionReadRequest request) const;
@@ -60,6 +63,7 @@ class TableHandle {
  private:
   engine::Engine* engine_;
   lake::TieringService* tiering_;
+  cluster::Cluster* cluster_;
   std::shared_ptr<engine::Table> table_;
 };
 

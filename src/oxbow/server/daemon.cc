@@ -112,6 +112,35 @@ void AddStorageFlags(CLI::App& app, ServerOptions* options) {
       ->capture_default_str();
 }
 
+// Cluster mode (docs/cluster.md): ZooKeeper, this server's id and addresses, replication.
+void AddClusterFlags(CLI::App& app, ServerOptions* options) {
+  auto& cluster = options->node.cluster;
+  app.add_option("--zookeeper", cluster.zookeeper,
+                 "host:port[,host:port...][/chroot] of ZooKeeper: run as one server of a cluster "
+                 "(default: none, embedded mode)");
+  app.add_option("--server-id", cluster.server_id,
+                 "This server's id in the cluster, unique and stable (> 0)");
+  app.add_option("--advertised-flight", cluster.advertised_flight,
+                 "grpc://host:port clients and other servers reach this server's Flight endpoint "
+                 "at (default: grpc://<--listen>)");
+  app.add_option("--advertised-kafka", cluster.advertised_kafka,
+                 "host:port Kafka clients reach this server at (default: the Kafka listener's "
+                 "advertised host and port)");
+  app.add_option("--rack", cluster.rack, "This server's rack, for rack-aware replica placement");
+  app.add_option("--zookeeper-session-timeout-ms", cluster.session_timeout_ms,
+                 "A server silent this long is declared dead and its buckets move")
+      ->capture_default_str();
+  app.add_option("--replica-lag-time-max-ms", cluster.replica_lag_time_max_ms,
+                 "A follower behind its leader this long leaves the in-sync replicas")
+      ->capture_default_str();
+  app.add_option("--replica-fetch-wait-ms", cluster.replica_fetch_wait_ms,
+                 "How long a follower's fetch waits for new rows")
+      ->capture_default_str();
+  app.add_option("--ack-timeout-ms", cluster.ack_timeout_ms,
+                 "An acks=all put fails if its in-sync replicas do not have it this soon")
+      ->capture_default_str();
+}
+
 // The warehouse, its object store and the lake's tiering and maintenance.
 void AddLakeFlags(CLI::App& app, ServerOptions* options) {
   app.add_option("--warehouse", options->node.lake.warehouse,
@@ -181,6 +210,7 @@ void AddFlags(CLI::App& app, ServerOptions* options, std::string* log_level) {
   AddListenerFlags(app, options);
   AddStorageFlags(app, options);
   AddLakeFlags(app, options);
+  AddClusterFlags(app, options);
   app.add_option("--log-level", *log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
 }

@@ -19,6 +19,7 @@ using nlohmann::json;
 namespace ipc = arrow::ipc;
 
 constexpr auto kFollowPoll = std::chrono::milliseconds(100);
+constexpr std::string_view kReplicaFetchPrefix = "{\"replica_fetch\"";
 
 // What follows `scheme` ("Bearer", "Basic") in the call's authorization header, if it has one.
 std::optional<std::string_view> AuthorizationValue(grpc::ServerContext* ctx,
@@ -46,6 +47,12 @@ constexpr ActionInfo kActions[] = {
      "\"add_column\",...}]}"},
     {"list_tables", "List every table with its descriptor"},
     {"describe_table", "Schema, buckets and offsets of a table: {\"table\":\"ns.t\"}"},
+    {"cluster_status",
+     "Cluster mode: servers, controller, and each bucket's leader, ISR and offsets as this "
+     "server sees them"},
+    {"replica_epoch_end",
+     "Cluster mode, between servers: where a leader epoch ends in a bucket leader's log "
+     "{\"table\":\"ns.t\",\"bucket\":b,\"epoch\":e}"},
 };
 
 Result<std::string> TableFromDescriptor(const proto::FlightDescriptor& d) {
@@ -352,12 +359,24 @@ Result<proto::FlightInfo> FlightService::MakeFlightInfo(const node::TableHandle&
   descriptor->add_path(name.substr(0, dot));
   descriptor->add_path(name.substr(dot + 1));
   int64_t total = 0;
+  const auto cluster_meta = node_->cluster() ? node_->cluster()->Metadata() : nullptr;
   for (const auto& b : table.Buckets()) {
     flight::Ticket read;
     read.table = name;
     read.bucket = b.bucket;
     read.to = b.next_offset;
-    info.add_endpoint()->mutable_ticket()->set_ticket(flight::TicketToJson(read));
+    auto* endpoint = info.add_endpoint();
+    endpoint->mutable_ticket()->set_ticket(flight::TicketToJson(read));
+    if (cluster_meta) {
+      // In cluster mode a bucket is read from its leader.
+      const cluster::TableMeta* meta = cluster_meta->FindTable(name);
+      if (meta && b.bucket < static_cast<int32_t>(meta->states.size())) {
+        auto server = cluster_meta->servers.find(meta->states[b.bucket].leader);
+        if (server != cluster_meta->servers.end()) {
+          endpoint->add_location()->set_uri(server->second.flight);
+        }
+      }
+    }
     total += b.next_offset - b.earliest_offset;
   }
   info.set_total_records(total);
@@ -542,6 +561,9 @@ Status FlightService::SendUnion(grpc::ServerContext* ctx, const flight::Ticket& 
 Status FlightService::Get(grpc::ServerContext* ctx, const proto::Ticket* ticket,
                           grpc::ServerWriter<FlightPayload>* writer) {
   ASSIGN_OR_RAISE(auto caller, Authenticate(ctx));
+  if (node_->cluster() && ticket->ticket().starts_with(kReplicaFetchPrefix)) {
+    return ServeReplicaFetch(ticket->ticket(), writer);
+  }
   ASSIGN_OR_RAISE(auto request, flight::ParseTicket(ticket->ticket()));
   RETURN_NOT_OK(Authorize(caller, request.table, auth::Access::kRead));
   if (request.kind == flight::Ticket::Kind::kSnapshot) return SendSnapshot(request, writer);
@@ -587,6 +609,32 @@ Status FlightService::Get(grpc::ServerContext* ctx, const proto::Ticket* ticket,
   return Status::OK();
 }
 
+Status FlightService::ServeReplicaFetch(const std::string& ticket,
+                                        grpc::ServerWriter<FlightPayload>* writer) {
+  json j = json::parse(ticket, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("replica_fetch")) {
+    return Status::Invalid("a replica_fetch ticket must be {\"replica_fetch\": {...}}");
+  }
+  ASSIGN_OR_RAISE(auto fetch, cluster::ReplicaFetchFromJson(j["replica_fetch"].dump()));
+  bool client_gone = false;
+  ASSIGN_OR_RAISE(
+      int64_t high_watermark,
+      node_->cluster()->ServeFetch(fetch, [&](const log::LogBatch& batch, int32_t epoch) {
+        if (client_gone) return Status::OK();
+        FlightPayload payload;
+        payload.data_header = batch.metadata;
+        payload.data_body = {batch.body};
+        payload.body_length = batch.body ? batch.body->size() : 0;
+        payload.app_metadata = cluster::FetchedBatchMetadata(batch, epoch);
+        client_gone = !writer->Write(payload);
+        return Status::OK();
+      }));
+  FlightPayload end;
+  end.app_metadata = cluster::FetchEndMetadata(high_watermark);
+  writer->Write(end);
+  return Status::OK();
+}
+
 grpc::Status FlightService::DoGet(grpc::ServerContext* ctx, const proto::Ticket* ticket,
                                   grpc::ServerWriter<FlightPayload>* writer) {
   return Finish("fetch", Get(ctx, ticket, writer));
@@ -622,9 +670,12 @@ Status FlightService::Put(grpc::ServerContext* ctx,
     return st;
   }
   ASSIGN_OR_RAISE(const node::TableHandle handle, node_->GetTable(table));
-  ASSIGN_OR_RAISE(auto session, handle.StartPut(*schema, command.op == flight::Command::Op::kDelete
-                                                             ? engine::PutOp::kDelete
-                                                             : engine::PutOp::kUpsert));
+  ASSIGN_OR_RAISE(
+      auto session,
+      handle.StartPut(*schema,
+                      command.op == flight::Command::Op::kDelete ? engine::PutOp::kDelete
+                                                                 : engine::PutOp::kUpsert,
+                      command.acks_leader ? cluster::Acks::kLeader : cluster::Acks::kAll));
   FlightDataIn data;
   while (stream->Read(&data)) {
     if (!data.data_header) continue;  // metadata-only messages carry nothing to store
@@ -749,9 +800,56 @@ Result<std::string> FlightService::RunAction(const Caller& caller, const std::st
     j["lake"] = LakeStatusJson(description.lake);
     return j.dump();
   }
+  if (type == "cluster_status") {
+    return ClusterStatusJson();
+  }
+  if (type == "replica_epoch_end" && node_->cluster()) {
+    json j = json::parse(body, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("table") || !j.contains("bucket") ||
+        !j.contains("epoch")) {
+      return Status::Invalid("replica_epoch_end needs {\"table\", \"bucket\", \"epoch\"}");
+    }
+    ASSIGN_OR_RAISE(auto end, node_->cluster()->EndOffsetForEpoch(j["table"].get<std::string>(),
+                                                                  j["bucket"].get<int32_t>(),
+                                                                  j["epoch"].get<int32_t>()));
+    return json{{"epoch", end.epoch}, {"end_offset", end.end_offset}}.dump();
+  }
   std::string known;
   for (const auto& a : kActions) known += std::string(known.empty() ? "" : ", ") + a.type;
   return Status::NotImplemented("unknown action " + Quote(type) + " (known: " + known + ")");
+}
+
+Result<std::string> FlightService::ClusterStatusJson() const {
+  const cluster::Cluster* cluster = node_->cluster();
+  if (!cluster) return json{{"mode", "embedded"}}.dump();
+  auto meta = cluster->Metadata();
+  json servers = json::array();
+  for (const auto& [id, server] : meta->servers) {
+    servers.push_back(
+        {{"id", id}, {"flight", server.flight}, {"kafka", server.kafka}, {"rack", server.rack}});
+  }
+  json buckets = json::array();
+  for (const auto& b : cluster->BucketStatuses()) {
+    json followers = json::object();
+    for (const auto& [id, end] : b.follower_log_ends) followers[std::to_string(id)] = end;
+    buckets.push_back({{"table", b.table},
+                       {"bucket", b.bucket},
+                       {"replicas", b.replicas},
+                       {"leader", b.state.leader},
+                       {"leader_epoch", b.state.leader_epoch},
+                       {"isr", b.state.isr},
+                       {"role", b.role},
+                       {"log_end", b.local ? json(b.log_end) : json(nullptr)},
+                       {"high_watermark", b.local ? json(b.high_watermark) : json(nullptr)},
+                       {"follower_log_ends", followers}});
+  }
+  return json{{"mode", "cluster"},
+              {"server_id", cluster->server_id()},
+              {"controller", meta->controller},
+              {"controller_epoch", meta->controller_epoch},
+              {"servers", servers},
+              {"buckets", buckets}}
+      .dump();
 }
 
 grpc::Status FlightService::DoAction(grpc::ServerContext* ctx, const proto::Action* action,

@@ -84,6 +84,10 @@ class FlightService : public grpc::Service {
   Status ExchangeLookups(
       grpc::ServerContext* ctx,
       grpc::ServerReaderWriter<flight::FlightPayload, flight::FlightDataIn>* stream);
+  // Cluster mode: a follower's fetch of a bucket this server leads (a {"replica_fetch": ...}
+  // ticket): the stored batches byte for byte, then the high watermark.
+  Status ServeReplicaFetch(const std::string& ticket, grpc::ServerWriter<FlightPayload>* writer);
+  Result<std::string> ClusterStatusJson() const;
   Result<std::string> RunAction(const Caller& caller, const std::string& type,
                                 const std::string& body);
 

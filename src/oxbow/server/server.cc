@@ -128,6 +128,32 @@ metrics::ScrapeAuthorizer ScrapeAuthorizer(const ServerOptions& options,
 
 }  // namespace
 
+// Cluster mode: what this server advertises, and what part 1 does not serve yet.
+static Status PrepareClusterOptions(ServerOptions* options) {
+  cluster::ClusterOptions& cluster = options->node.cluster;
+  if (cluster.zookeeper.empty()) return Status::OK();
+  if (options->auth || !options->tls_cert_file.empty()) {
+    return Status::NotImplemented(
+        "cluster mode does not yet combine with --auth or TLS: servers fetch from each other "
+        "without credentials (docs/cluster.md#limits)");
+  }
+  if (cluster.advertised_flight.empty()) {
+    if (options->listen.ends_with(":0")) {
+      return Status::Invalid("cluster mode needs a fixed --listen port or --advertised-flight");
+    }
+    cluster.advertised_flight = "grpc://" + options->listen;
+  }
+  if (cluster.advertised_kafka.empty() && !options->kafka.listen.empty()) {
+    const std::string& listen = options->kafka.listen;
+    const std::string port = listen.substr(listen.rfind(':') + 1);
+    const std::string host = options->kafka.advertised_host.empty()
+                                 ? listen.substr(0, listen.rfind(':'))
+                                 : options->kafka.advertised_host;
+    cluster.advertised_kafka = host + ":" + port;
+  }
+  return Status::OK();
+}
+
 bool MetricsLoginRequired(const ServerOptions& options) {
   return options.metrics_auth == "on" ||
          (options.metrics_auth == "auto" && options.auth && !IsLoopback(options.metrics_listen));
@@ -162,6 +188,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
             [s] { return s->ready_.load(); },
             ScrapeAuthorizer(options, server->authenticator_.get())));
   }
+  RETURN_NOT_OK(PrepareClusterOptions(&options));
   ASSIGN_OR_RAISE(server->node_, node::Node::Open(std::move(options.node)));
   server->service_ =
       std::make_unique<FlightService>(server->node_.get(), server->authenticator_.get());
@@ -182,7 +209,9 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   if (!options.kafka.listen.empty()) {
     // The same users and the same certificate as Flight (docs/security.md#kafka).
     options.kafka.authenticator = server->authenticator_.get();
-    options.kafka.server_secret = server_secret;
+    // Topic ids derive from the secret: in a cluster every server must give the same ones.
+    options.kafka.server_secret =
+        server->node_->cluster() ? server->node_->cluster()->cluster_secret() : server_secret;
     options.kafka.tls_cert_file = options.tls_cert_file;
     options.kafka.tls_key_file = options.tls_key_file;
     options.kafka.tls_client_ca_file = options.tls_client_ca_file;

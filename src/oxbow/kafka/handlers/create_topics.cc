@@ -19,9 +19,11 @@ Result<msg::CreateTopicsResponse> Broker::CreateTopics(msg::CreateTopicsRequest&
     } else if (partitions <= 0) {
       result.error_code = ErrorCode::kInvalidPartitions;
       result.error_message = "the number of partitions must be positive";
-    } else if (t.replication_factor != -1 && t.replication_factor != 1) {
+    } else if (t.replication_factor != -1 && t.replication_factor != 1 && !node_->cluster()) {
       result.error_code = ErrorCode::kInvalidReplicationFactor;
-      result.error_message = "Oxbow keeps one copy of each partition: replication factor must be 1";
+      result.error_message =
+          "an embedded Oxbow keeps one copy of each partition: replication factor must be 1 "
+          "(cluster mode replicates)";
     } else if (!t.assignments.empty()) {
       result.error_code = ErrorCode::kInvalidRequest;
       result.error_message = "manual replica assignments are not supported";
@@ -38,17 +40,22 @@ Result<msg::CreateTopicsResponse> Broker::CreateTopics(msg::CreateTopicsRequest&
         result.error_message = "topic " + Quote(t.name) + " already exists";
       }
     } else {
-      auto [error, message] = CreateRawTopic(t.name, partitions);
+      auto [error, message] = CreateRawTopic(t.name, partitions, t.replication_factor);
       result.error_code = error;
       if (error != ErrorCode::kNone) result.error_message = std::move(message);
     }
     if (result.error_code == ErrorCode::kNone) {
       result.num_partitions = partitions;
       result.replication_factor = 1;
-      if (ctx.version() >= 7 && !request.validate_only) {
+      if (!request.validate_only) {
         auto table = node_->GetTable(*TableForTopic(t.name));
-        if (table.ok())
-          result.topic_id = TopicId(options_.server_secret, table->descriptor().table_id);
+        if (table.ok()) {
+          if (ctx.version() >= 7) {
+            result.topic_id = TopicId(options_.server_secret, table->descriptor().table_id);
+          }
+          auto factor = cluster::ReplicationFactor(table->descriptor(), 1);
+          if (factor.ok()) result.replication_factor = static_cast<int16_t>(*factor);
+        }
       }
     }
     response.topics.push_back(std::move(result));

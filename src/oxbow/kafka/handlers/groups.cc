@@ -1,5 +1,6 @@
 // The classic consumer group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and the
-// groups' descriptions (DescribeGroups, ListGroups), answered by the GroupCoordinator.
+// groups' descriptions (DescribeGroups, ListGroups), answered by the GroupCoordinator (in
+// cluster mode, NOT_COORDINATOR on any server but the group's).
 #include "oxbow/kafka/broker_internal.h"
 
 namespace oxbow::kafka::internal {
@@ -8,16 +9,28 @@ Result<msg::JoinGroupResponse> Broker::JoinGroup(msg::JoinGroupRequest& request,
                                                  RequestContext& ctx) {
   // v0 has no rebalance timeout: the session timeout is the rebalance's too.
   if (ctx.version() < 1) request.rebalance_timeout_ms = request.session_timeout_ms;
+  if (ErrorCode error = CheckCoordinator(request.group_id); error != ErrorCode::kNone) {
+    msg::JoinGroupResponse response;
+    response.error_code = error;
+    response.member_id = request.member_id;
+    return response;
+  }
   return groups_->Join(request, ctx.header.client_id.value_or(""), ctx.session.client_host);
 }
 
 Result<msg::SyncGroupResponse> Broker::SyncGroup(msg::SyncGroupRequest& request, RequestContext&) {
+  if (ErrorCode error = CheckCoordinator(request.group_id); error != ErrorCode::kNone) {
+    msg::SyncGroupResponse response;
+    response.error_code = error;
+    return response;
+  }
   return groups_->Sync(request);
 }
 
 Result<msg::HeartbeatResponse> Broker::Heartbeat(msg::HeartbeatRequest& request, RequestContext&) {
   msg::HeartbeatResponse response;
-  response.error_code = groups_->Heartbeat(request);
+  response.error_code = CheckCoordinator(request.group_id);
+  if (response.error_code == ErrorCode::kNone) response.error_code = groups_->Heartbeat(request);
   return response;
 }
 
@@ -26,6 +39,11 @@ Result<msg::LeaveGroupResponse> Broker::LeaveGroup(msg::LeaveGroupRequest& reque
   // Before v3 one member leaves, and its error is the response's.
   const bool one_member = ctx.version() < 3;
   if (one_member) request.members = {{request.member_id, std::nullopt, std::nullopt}};
+  if (ErrorCode error = CheckCoordinator(request.group_id); error != ErrorCode::kNone) {
+    msg::LeaveGroupResponse response;
+    response.error_code = error;
+    return response;
+  }
   msg::LeaveGroupResponse response = groups_->Leave(request);
   if (one_member) {
     response.error_code = response.members.front().error_code;

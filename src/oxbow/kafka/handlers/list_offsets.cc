@@ -25,6 +25,11 @@ Result<msg::ListOffsetsResponse> Broker::ListOffsets(msg::ListOffsetsRequest& re
       } else if (!handle.ok() || p.partition_index < 0 ||
                  p.partition_index >= static_cast<int32_t>(buckets.size())) {
         pr.error_code = ErrorCode::kUnknownTopicOrPartition;
+      } else if (Status leads = node_->cluster()
+                                    ? node_->cluster()->CheckLeader(*table, p.partition_index)
+                                    : Status::OK();
+                 !leads.ok()) {
+        pr.error_code = ToErrorCode(leads);
       } else {
         const engine::BucketStatus& bucket = buckets[static_cast<size_t>(p.partition_index)];
         if (p.timestamp == -1) {
@@ -49,7 +54,9 @@ Result<msg::ListOffsetsResponse> Broker::ListOffsets(msg::ListOffsetsRequest& re
           }
         }
       }
-      pr.leader_epoch = pr.offset >= 0 ? 0 : -1;
+      // Cluster mode leaves the epoch unknown, so clients do not validate positions with
+      // OffsetsForLeaderEpoch, which is not served.
+      pr.leader_epoch = pr.offset >= 0 && !node_->cluster() ? 0 : -1;
       tr.partitions.push_back(pr);
     }
     response.topics.push_back(std::move(tr));

@@ -1,5 +1,6 @@
-// Metadata: this node as the one broker and controller, and the topics the session may read
-// (named ones auto-created when the listener and the request allow it).
+// Metadata: the brokers (this node alone, or every server of the cluster) and the controller,
+// and the topics the session may read with each partition's leader, replicas and ISR (named
+// topics auto-created when the listener and the request allow it).
 #include <spdlog/spdlog.h>
 
 #include "oxbow/kafka/broker_internal.h"
@@ -29,20 +30,42 @@ Result<msg::MetadataResponse> Broker::Metadata(msg::MetadataRequest& request, Re
     }
   }
   msg::MetadataResponse response;
-  response.brokers.push_back({kNodeId, host_, port_, std::nullopt});
   response.cluster_id = kClusterId;
-  response.controller_id = kNodeId;
+  const auto cluster = node_->cluster() ? node_->cluster()->Metadata() : nullptr;
+  if (cluster) {
+    for (const auto& [id, server] : cluster->servers) {
+      const size_t colon = server.kafka.rfind(':');
+      if (colon == std::string::npos) continue;  // no Kafka listener
+      response.brokers.push_back(
+          {id, server.kafka.substr(0, colon), std::stoi(server.kafka.substr(colon + 1)),
+           server.rack.empty() ? std::nullopt : std::optional<std::string>(server.rack)});
+    }
+    response.controller_id = cluster->controller;
+  } else {
+    response.brokers.push_back({kNodeId, host_, port_, std::nullopt});
+    response.controller_id = kNodeId;
+  }
   auto describe = [&](const catalog::TableDescriptor& table, std::string topic) {
     msg::MetadataResponse::MetadataResponseTopic t;
     t.name = std::move(topic);
     t.topic_id = TopicId(options_.server_secret, table.table_id);
+    const cluster::TableMeta* meta = cluster ? cluster->FindTable(table.name) : nullptr;
     for (int32_t b = 0; b < table.buckets; ++b) {
       msg::MetadataResponse::MetadataResponsePartition p;
       p.partition_index = b;
-      p.leader_id = kNodeId;
-      p.leader_epoch = 0;
-      p.replica_nodes = {kNodeId};
-      p.isr_nodes = {kNodeId};
+      if (meta && b < static_cast<int32_t>(meta->states.size())) {
+        const cluster::BucketState& state = meta->states[static_cast<size_t>(b)];
+        p.leader_id = state.leader;
+        p.leader_epoch = state.leader_epoch;
+        p.replica_nodes = meta->replicas[static_cast<size_t>(b)];
+        p.isr_nodes = state.isr;
+        if (state.leader < 0) p.error_code = ErrorCode::kLeaderNotAvailable;
+      } else {
+        p.leader_id = kNodeId;
+        p.leader_epoch = 0;
+        p.replica_nodes = {kNodeId};
+        p.isr_nodes = {kNodeId};
+      }
       t.partitions.push_back(std::move(p));
     }
     return t;

@@ -21,6 +21,11 @@ msg::OffsetCommitResponse::OffsetCommitResponseTopic CommitFailed(
 
 Result<msg::OffsetCommitResponse> Broker::OffsetCommit(msg::OffsetCommitRequest& request,
                                                        RequestContext& ctx) {
+  if (ErrorCode error = CheckCoordinator(request.group_id); error != ErrorCode::kNone) {
+    msg::OffsetCommitResponse response;
+    for (const auto& t : request.topics) response.topics.push_back(CommitFailed(t, error));
+    return response;
+  }
   // Committing a topic's offsets needs read access to it.
   std::vector<msg::OffsetCommitResponse::OffsetCommitResponseTopic> denied;
   std::erase_if(request.topics, [&](const auto& t) {
@@ -55,6 +60,20 @@ Result<msg::OffsetFetchResponse> Broker::OffsetFetch(msg::OffsetFetchRequest& re
       for (const auto& t : *request.topics) group.topics->push_back({t.name, t.partition_indexes});
     }
     request.groups = {std::move(group)};
+  }
+  for (const auto& g : request.groups) {
+    if (ErrorCode error = CheckCoordinator(g.group_id); error != ErrorCode::kNone) {
+      msg::OffsetFetchResponse response;
+      response.error_code = error;
+      for (const auto& rg : request.groups) {
+        msg::OffsetFetchResponse::OffsetFetchResponseGroup failed;
+        failed.group_id = rg.group_id;
+        failed.error_code = error;
+        response.groups.push_back(std::move(failed));
+      }
+      if (one_group) response.groups.clear();
+      return response;
+    }
   }
   msg::OffsetFetchResponse response = groups_->FetchOffsets(request);
   // The committed offsets of a topic are shown to readers of the topic only.

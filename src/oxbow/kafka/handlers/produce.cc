@@ -17,7 +17,7 @@ msg::ProduceResponse::PartitionProduceResponse ProduceResult(int32_t index, Erro
 }
 
 msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
-    const std::string& topic, const msg::ProduceRequest::PartitionProduceData& part) {
+    const std::string& topic, const msg::ProduceRequest::PartitionProduceData& part, int16_t acks) {
   using Outcome = clientstate::SequencedAppend::Outcome;
   const auto started = std::chrono::steady_clock::now();
   msg::ProduceResponse::PartitionProduceResponse result =
@@ -43,7 +43,9 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
   if (!part.records) return fail(ErrorCode::kCorruptMessage, "null record set");
   auto batches = DecodeRecordBatches(*part.records);
   if (!batches.ok()) return fail(ErrorCode::kCorruptMessage, batches.status().message());
-  auto session = table->StartPutToBucket(desc.schema, part.index);
+  // acks=-1 waits for every in-sync replica in cluster mode; 0 and 1 for the leader.
+  auto session = table->StartPutToBucket(desc.schema, part.index,
+                                         acks == -1 ? cluster::Acks::kAll : cluster::Acks::kLeader);
   if (!session.ok()) return fail(ToErrorCode(session.status()), session.status().message());
   result.log_start_offset = table->Buckets()[static_cast<size_t>(part.index)].earliest_offset;
   std::vector<metrics::BucketRows> appended_rows;
@@ -128,7 +130,7 @@ Result<msg::ProduceResponse> Broker::Produce(msg::ProduceRequest& request, Reque
             ProduceResult(p.index, ErrorCode::kTransactionalIdAuthorizationFailed,
                           "transactions are not supported"));
       } else {
-        tr.partition_responses.push_back(ProducePartition(t.name, p));
+        tr.partition_responses.push_back(ProducePartition(t.name, p, request.acks));
       }
     }
     response.responses.push_back(std::move(tr));

@@ -1,0 +1,172 @@
+// Cluster mode (docs/cluster.md): this server's membership in a cluster of oxbowd processes that
+// share one ZooKeeper ensemble. It registers the server, takes part in the controller election
+// (and, while elected, assigns bucket replicas and elects leaders), mirrors the tables kept in
+// ZooKeeper into the local engine, and replicates each bucket's log: a leader serves its
+// followers' fetches and keeps the high watermark; a follower fetches from its leader. Front
+// ends reach it only through node::TableHandle, which checks leadership and waits for acks.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oxbow/catalog/descriptor.h"
+#include "oxbow/cluster/metadata.h"
+#include "oxbow/common/status.h"
+#include "oxbow/engine/engine.h"
+#include "oxbow/log/bucket_log.h"
+
+namespace oxbow::cluster {
+
+struct ClusterOptions {
+  // "host:port,host:port" of the ZooKeeper ensemble, with an optional chroot ("/oxbow-a").
+  // Empty: embedded mode (no Cluster at all).
+  std::string zookeeper;
+  // This server's id, unique and stable (> 0).
+  int32_t server_id = -1;
+  // What clients are told: "grpc://host:port" of the Flight endpoint, "host:port" of the Kafka
+  // listener (empty: none).
+  std::string advertised_flight;
+  std::string advertised_kafka;
+  // The rack, for rack-aware assignment. Default: none.
+  std::string rack;
+  // ZooKeeper's session timeout: a server silent this long is dead. Default 6 s.
+  int64_t session_timeout_ms = 6000;
+  // A follower that has not caught up with its leader's log end for this long leaves the ISR.
+  // Default 10 s (Kafka's replica.lag.time.max.ms).
+  int64_t replica_lag_time_max_ms = 10'000;
+  // A follower's fetch waits at most this long for new data. Default 500 ms.
+  int64_t replica_fetch_wait_ms = 500;
+  // A fetch response carries at most this many bytes (at least one batch). Default 8 MiB.
+  int64_t replica_fetch_max_bytes = int64_t{8} << 20;
+  // An acks=all put fails with Unavailable when its rows are not in sync on the ISR this soon.
+  // Default 30 s (Kafka's request.timeout.ms).
+  int64_t ack_timeout_ms = 30'000;
+};
+
+// How the Unavailable answers of a put start, so that front ends can tell them apart (Kafka's
+// NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT; any other
+// Unavailable means "not the leader").
+inline constexpr char kNotEnoughReplicas[] = "not enough replicas";
+inline constexpr char kNotEnoughReplicasAfterAppend[] = "not enough replicas after append";
+inline constexpr char kTimedOutWaitingForReplicas[] = "timed out waiting for the in-sync replicas";
+
+// When a put is acknowledged.
+enum class Acks {
+  kLeader,  // once durable on the leader (Kafka acks=1); a failover can lose it
+  kAll,     // once every in-sync replica has it, with at least min.insync.replicas of them
+};
+
+// A follower's fetch of a bucket's log from its leader (the internal Flight DoGet ticket
+// {"replica_fetch": {...}}, docs/cluster.md#replication-of-a-buckets-log).
+struct ReplicaFetch {
+  std::string table;
+  int32_t bucket = 0;
+  int64_t from = 0;          // the follower's log end
+  int32_t leader_epoch = 0;  // the epoch the follower believes the leader has
+  int32_t replica = -1;      // the follower's server id
+  int64_t max_wait_ms = 500;
+  int64_t max_bytes = int64_t{8} << 20;
+};
+std::string ReplicaFetchToJson(const ReplicaFetch& fetch);
+// `json` is the value of "replica_fetch".
+Result<ReplicaFetch> ReplicaFetchFromJson(std::string_view json);
+
+// The app_metadata of each message of a fetch response: a batch (its data_header and body are
+// the stored metadata and body), and the last message, which carries the high watermark.
+std::string FetchedBatchMetadata(const log::LogBatch& batch, int32_t leader_epoch);
+std::string FetchEndMetadata(int64_t high_watermark);
+
+// One bucket as this server sees it, for status pages.
+struct BucketReplicaStatus {
+  std::string table;
+  int32_t bucket = 0;
+  std::vector<int32_t> replicas;
+  BucketState state;
+  // This server's log of the bucket, when it holds a replica.
+  bool local = false;
+  std::string role;  // "leader", "follower", "none"
+  int64_t log_end = 0;
+  int64_t high_watermark = 0;
+  // Leader only: each follower's log end as its last fetch said (-1: not yet fetched).
+  std::map<int32_t, int64_t> follower_log_ends;
+};
+
+// What the metrics count.
+struct ClusterCounters {
+  int64_t leader_elections = 0;  // made by this server while controller
+  int64_t isr_changes = 0;       // ISR shrinks and expands written by this server as leader
+};
+
+class Cluster {
+ public:
+  // Connects to ZooKeeper, registers this server, mirrors the tables into `engine` and starts
+  // replicating. `engine` outlives the Cluster.
+  static Result<std::unique_ptr<Cluster>> Start(ClusterOptions options, engine::Engine* engine);
+  ~Cluster();  // Close()s
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  int32_t server_id() const;
+  // A random secret the whole cluster shares (made once, kept in ZooKeeper): what derived
+  // identifiers such as Kafka topic ids are keyed with, so that every server gives the same.
+  const std::string& cluster_secret() const;
+  // The cluster as of the last read of ZooKeeper.
+  std::shared_ptr<const ClusterMetadata> Metadata() const;
+  // Reads ZooKeeper and applies what changed now (a table a client names that this server has
+  // not mirrored yet).
+  Status Refresh();
+
+  // Tables live in ZooKeeper: these write there, then wait until this server mirrored the change.
+  Result<catalog::TableDescriptor> CreateTable(const catalog::CreateTableRequest& request);
+  Status DropTable(const std::string& name);
+  // Replaces `before` (still current, else Aborted) with `after`.
+  Result<catalog::TableDescriptor> AlterTable(const catalog::TableDescriptor& before,
+                                              const catalog::TableDescriptor& after);
+
+  // OK when this server leads `bucket`; Unavailable otherwise, its message JSON naming the
+  // leader: {"error": "not_leader", "table": t, "bucket": b, "leader": id, "location":
+  // "grpc://...", "leader_epoch": e} ("leader": -1 when the bucket is offline).
+  Status CheckLeader(const std::string& table, int32_t bucket) const;
+  // The buckets of `table` this server leads now.
+  std::vector<int32_t> LeaderBuckets(const std::string& table) const;
+  // Before a put into `bucket`: CheckLeader, and for kAll Unavailable ("not enough replicas")
+  // while the ISR has fewer than min.insync.replicas members.
+  Status CheckWritable(const std::string& table, int32_t bucket, Acks acks) const;
+  // After the leader appended rows up to `next_offset` (durable locally): returns once the put
+  // may be acknowledged under `acks`; Unavailable when leadership was lost meanwhile, the ISR
+  // shrank below min.insync.replicas, or ack_timeout_ms passed. Never OK for rows that a
+  // failover may take back under kAll.
+  Status WaitAcknowledgeable(const std::string& table, int32_t bucket, int64_t next_offset,
+                             Acks acks);
+
+  // The leader's side of a follower's fetch: `emit` gets each batch from `fetch.from` on (up to
+  // max_bytes, waiting up to max_wait_ms for the first) with the leader epoch it was written
+  // in; returns the high watermark to send along. OutOfRange naming the log start when
+  // `fetch.from` is below it.
+  Result<int64_t> ServeFetch(const ReplicaFetch& fetch,
+                             const std::function<Status(const log::LogBatch&, int32_t)>& emit);
+  // The leader's answer to a follower's OffsetsForLeaderEpoch (KIP-101).
+  Result<log::EpochEnd> EndOffsetForEpoch(const std::string& table, int32_t bucket,
+                                          int32_t epoch) const;
+
+  // Every bucket of every table, as this server sees it.
+  std::vector<BucketReplicaStatus> BucketStatuses() const;
+  ClusterCounters Counters() const;
+
+  // Leaves the cluster: stops fetchers, closes the ZooKeeper session (ephemeral znodes go at
+  // once, so the controller moves leadership without waiting for a timeout). Idempotent.
+  Status Close();
+
+ private:
+  class Impl;
+  explicit Cluster(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace oxbow::cluster

@@ -6,4 +6,4 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-pytest_plugins = ["oxbowtest.fixtures"]
+pytest_plugins = ["oxbowtest.fixtures", "oxbowtest.zookeeper"]

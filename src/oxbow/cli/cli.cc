@@ -26,6 +26,7 @@ int RunCli(int argc, char** argv) {
   RegisterServerCommands(app);
   RegisterKeyCommands(app);
   RegisterUserCommands(app);
+  RegisterClusterCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -21,5 +21,7 @@ void RegisterServerCommands(CLI::App& app);
 void RegisterKeyCommands(CLI::App& app);
 // user add|remove|list: the users file of a data dir.
 void RegisterUserCommands(CLI::App& app);
+// cluster status: a cluster's servers, controller and buckets.
+void RegisterClusterCommands(CLI::App& app);
 
 }  // namespace oxbow::cli

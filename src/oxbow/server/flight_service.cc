@@ -364,7 +364,9 @@ Result<proto::FlightInfo> FlightService::MakeFlightInfo(const node::TableHandle&
     flight::Ticket read;
     read.table = name;
     read.bucket = b.bucket;
-    read.to = b.next_offset;
+    // A bucket led elsewhere is read to its end when the leader serves it: this server's
+    // copy may trail the leader's.
+    if (!cluster_meta) read.to = b.next_offset;
     auto* endpoint = info.add_endpoint();
     endpoint->mutable_ticket()->set_ticket(flight::TicketToJson(read));
     if (cluster_meta) {

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# A local Oxbow cluster on 127.0.0.1 (docs/cluster.md): ZooKeeper and N oxbowd servers from
+# build/release, each with its own data dir under ${OXBOW_CLUSTER_DIR:-build/cluster}.
+#   scripts/cluster.sh up [N]      start ZooKeeper and servers 1..N (default 3)
+#   scripts/cluster.sh status      oxbow cluster status (asks server 1, else any live one)
+#   scripts/cluster.sh kill I      SIGKILL server I          start I   start it again
+#   scripts/cluster.sh pause I     SIGSTOP server I          resume I  SIGCONT it
+#   scripts/cluster.sh down        stop everything (the data stays; rm -rf the dir to forget it)
+# Server I listens for Flight on 127.0.0.1:(9100+I), Kafka on 9200+I, metrics on 9300+I;
+# ZooKeeper on ${OXBOW_ZOOKEEPER_PORT:-2181}.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DIR=${OXBOW_CLUSTER_DIR:-build/cluster}
+BIN=${OXBOW_BUILD_DIR:-build/release}/tools
+# The port `up` used, remembered for the commands after it.
+ZK_PORT=${OXBOW_ZOOKEEPER_PORT:-$(cat "$DIR/zookeeper.port" 2>/dev/null || echo 2181)}
+
+need_binaries() {
+  if [ ! -x "$BIN/oxbowd" ] || [ ! -x "$BIN/oxbow" ]; then
+    echo "cluster.sh: $BIN/oxbowd is missing: run scripts/build.sh release first" >&2
+    exit 1
+  fi
+}
+
+pid_of() { cat "$DIR/server$1/oxbowd.pid" 2>/dev/null || true; }
+
+start_server() {
+  local i=$1
+  mkdir -p "$DIR/server$i"
+  "$BIN/oxbowd" --data-dir "$DIR/server$i/data" --warehouse "$DIR/server$i/warehouse" \
+    --listen "127.0.0.1:$((9100 + i))" --kafka-listen "127.0.0.1:$((9200 + i))" \
+    --metrics-listen "127.0.0.1:$((9300 + i))" --catalog-listen "" \
+    --zookeeper "127.0.0.1:$ZK_PORT/oxbow-local" --server-id "$i" \
+    >> "$DIR/server$i/oxbowd.log" 2>&1 &
+  echo $! > "$DIR/server$i/oxbowd.pid"
+  for _ in $(seq 1 100); do
+    if curl -sf "http://127.0.0.1:$((9300 + i))/readyz" > /dev/null 2>&1; then
+      echo "server $i: flight grpc://127.0.0.1:$((9100 + i))  kafka 127.0.0.1:$((9200 + i))  log $DIR/server$i/oxbowd.log"
+      return 0
+    fi
+    if ! kill -0 "$(pid_of "$i")" 2>/dev/null; then
+      echo "cluster.sh: server $i exited; its log:" >&2
+      tail -5 "$DIR/server$i/oxbowd.log" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+  echo "cluster.sh: server $i not ready after 10 s (see $DIR/server$i/oxbowd.log)" >&2
+  return 1
+}
+
+signal_server() {
+  local pid
+  pid=$(pid_of "$2")
+  [ -n "$pid" ] || { echo "cluster.sh: server $2 is not running" >&2; exit 1; }
+  kill "-$1" "$pid"
+}
+
+case "${1:-}" in
+  up)
+    need_binaries
+    n=${2:-3}
+    mkdir -p "$DIR"
+    scripts/zookeeper.sh start "$ZK_PORT" "$DIR/zookeeper"
+    echo "$ZK_PORT" > "$DIR/zookeeper.port"
+    echo "zookeeper: 127.0.0.1:$ZK_PORT"
+    for i in $(seq 1 "$n"); do start_server "$i"; done
+    echo "$n" > "$DIR/servers"
+    ;;
+  start) need_binaries; start_server "${2:?server}" ;;
+  kill) signal_server KILL "${2:?server}"; rm -f "$DIR/server$2/oxbowd.pid" ;;
+  pause) signal_server STOP "${2:?server}" ;;
+  resume) signal_server CONT "${2:?server}" ;;
+  status)
+    need_binaries
+    for i in $(seq 1 "$(cat "$DIR/servers" 2>/dev/null || echo 3)"); do
+      if [ -n "$(pid_of "$i")" ] && kill -0 "$(pid_of "$i")" 2>/dev/null; then
+        exec "$BIN/oxbow" cluster status --server "127.0.0.1:$((9100 + i))"
+      fi
+    done
+    echo "cluster.sh: no server is running" >&2
+    exit 1
+    ;;
+  down)
+    for pidfile in "$DIR"/server*/oxbowd.pid; do
+      [ -f "$pidfile" ] || continue
+      kill -CONT "$(cat "$pidfile")" 2>/dev/null || true
+      kill -TERM "$(cat "$pidfile")" 2>/dev/null || true
+      rm -f "$pidfile"
+    done
+    sleep 1
+    scripts/zookeeper.sh stop "$DIR/zookeeper"
+    ;;
+  *)
+    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac

@@ -1,0 +1,254 @@
+"""Cluster mode part 1 (docs/cluster.md) on three real oxbowd processes and a real ZooKeeper:
+replication, client routing over Flight and Kafka, and the faults of issue 36 under load, each
+checked by the acknowledged-writes checker (oxbowtest/cluster.py).
+
+OXBOW_CLUSTER_KILLS sets how many leaders the kill loop SIGKILLs (default 20)."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+
+import pyarrow as pa
+import pyarrow.flight as fl
+import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from oxbowtest.cluster import (SESSION_TIMEOUT_MS, Cluster, TailReader, Writer,
+                               check_acknowledged, not_leader, wait_for)
+from oxbowtest.flight import action, descriptor
+
+KILLS = int(os.environ.get("OXBOW_CLUSTER_KILLS", "20"))
+
+
+@pytest.fixture
+def cluster(oxbowd_bin, zookeeper, tmp_path, request):
+    c = Cluster(oxbowd_bin, zookeeper.chroot(request.node.name[:40]), tmp_path).start()
+    yield c
+    c.stop()
+
+
+def test_a_table_replicates_and_every_server_routes_clients(cluster):
+    cluster.create_table("ns.events", buckets=3)
+    # A put on each server lands in a bucket that server leads.
+    for i in (1, 2, 3):
+        batch = pa.record_batch([pa.array([i * 10 + k for k in range(10)], pa.int64()),
+                                 pa.array([f"s{i}"] * 10)], names=["id", "writer"])
+        writer, acks = cluster.client(i).do_put(descriptor("ns.events"), batch.schema)
+        writer.write_batch(batch)
+        ack = json.loads(acks.read().to_pybytes())
+        writer.close()
+        bucket = ack["offsets"][0]["bucket"]
+        assert cluster.bucket("ns.events", bucket)["leader"] == i
+    # Read each bucket where its endpoint says; a read elsewhere names the leader.
+    info = cluster.client(1).get_flight_info(descriptor("ns.events"))
+    locations = [ep.locations[0].uri.decode() for ep in info.endpoints]
+    assert sorted(locations) == sorted(
+        f"grpc://127.0.0.1:{cluster.servers[i].port}" for i in (1, 2, 3)), locations
+    rows = 0
+    for ep in info.endpoints:
+        rows += fl.connect(ep.locations[0].uri.decode()).do_get(ep.ticket).read_all().num_rows
+    assert rows == 30
+    leader = cluster.leader_of("ns.events", 0)
+    other = leader % 3 + 1
+    with pytest.raises(fl.FlightUnavailableError) as e:
+        cluster.client(other).do_get(fl.Ticket(b'{"table":"ns.events","bucket":0}')).read_all()
+    assert not_leader(e.value)["location"] == f"grpc://127.0.0.1:{cluster.servers[leader].port}"
+    for b in range(3):
+        state = cluster.wait_in_sync("ns.events", b)
+        assert state["log_end"] == 10
+    assert action(cluster.client(2), "cluster_status")["controller"] in (1, 2, 3)
+
+
+def test_kafka_clients_see_three_brokers_and_produce_and_consume(cluster):
+    bootstrap = ",".join(f"127.0.0.1:{s.kafka_port}" for s in cluster.servers.values())
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    created = admin.create_topics([NewTopic("orders", num_partitions=3, replication_factor=3)])
+    created["orders"].result(timeout=30)
+    metadata = admin.list_topics(timeout=10)
+    assert sorted(metadata.brokers) == [1, 2, 3]
+    assert sorted(b.port for b in metadata.brokers.values()) == sorted(
+        s.kafka_port for s in cluster.servers.values())
+    partitions = metadata.topics["orders"].partitions
+    assert len(partitions) == 3
+    for p in partitions.values():
+        assert sorted(p.replicas) == [1, 2, 3]
+        assert sorted(p.isrs) == [1, 2, 3]
+        assert p.leader in (1, 2, 3)
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    delivered = []
+    for k in range(300):
+        producer.produce("orders", value=f"order-{k}".encode(), partition=k % 3,
+                         on_delivery=lambda err, msg: delivered.append(err))
+    assert producer.flush(30) == 0
+    assert delivered == [None] * 300
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "g1",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe(["orders"])
+    values = set()
+    deadline = time.monotonic() + 60
+    while len(values) < 300 and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            values.add(message.value())
+    consumer.close()
+    assert values == {f"order-{k}".encode() for k in range(300)}
+
+
+def test_leader_kills_under_load_lose_no_acknowledged_row(cluster):
+    cluster.create_table("ns.kills")
+    writer = Writer(cluster, "ns.kills", "w")
+    reader = TailReader(cluster, "ns.kills")
+    writer.start()
+    reader.start()
+    resume_ms = []
+    try:
+        for kill in range(KILLS):
+            wait_for(lambda: len(writer.acked) > 0, what="a first acknowledged write")
+            cluster.wait_in_sync("ns.kills")
+            leader = cluster.leader_of("ns.kills")
+            killed_at = time.monotonic()
+            cluster.kill(leader)
+            first = wait_for(lambda: next((t for t, s in writer.acks
+                                           if t > killed_at and s != leader), None),
+                             timeout=60, what=f"an acknowledged write after kill {kill}")
+            resume_ms.append((first - killed_at) * 1000)
+            cluster.restart(leader)
+    finally:
+        time.sleep(0.5)
+        writer.stop()
+    cluster.wait_in_sync("ns.kills")
+    time.sleep(0.5)
+    reader.stop()
+    rows = cluster.read_bucket("ns.kills")
+    check_acknowledged(rows, [writer])
+    final = dict(rows)
+    taken_back = [o for o, v in reader.seen.items() if final.get(o) != v]
+    assert not taken_back, f"a reader saw {len(taken_back)} rows that later changed or went"
+    assert len(writer.acked) > KILLS
+    resume_ms.sort()
+    p99 = resume_ms[min(len(resume_ms) - 1, int(len(resume_ms) * 0.99))]
+    print(f"\n{KILLS} leader kills: {len(writer.acked)} rows acknowledged, {len(rows)} stored; "
+          f"kill to first ack on the new leader p50 {statistics.median(resume_ms):.0f} ms, "
+          f"p99 {p99:.0f} ms, max {resume_ms[-1]:.0f} ms "
+          f"(session timeout {SESSION_TIMEOUT_MS} ms)")
+
+
+def test_a_paused_leader_acknowledges_nothing_after_it_is_deposed(cluster):
+    cluster.create_table("ns.zombie")
+    leader = cluster.leader_of("ns.zombie")
+    writer = Writer(cluster, "ns.zombie", "w")
+    writer.target = leader
+    writer.start()
+    wait_for(lambda: len(writer.acked) > 100, what="writes before the pause")
+    cluster.wait_in_sync("ns.zombie")
+    cluster.pause(leader)
+    try:
+        # Longer than the session: the controller moves the bucket.
+        wait_for(lambda: cluster.bucket("ns.zombie", 0)["leader"] not in (leader, -1),
+                 timeout=30, what="a new leader")
+        new_leader = cluster.leader_of("ns.zombie")
+        # The writer keeps trying the zombie too: it resumes and must not acknowledge.
+        writer.target = leader
+        time.sleep(0.5)
+    finally:
+        cluster.resume(leader)
+    resumed_at = time.monotonic()
+    time.sleep(3)
+    writer.stop()
+    zombie_acks = [t for t, s in writer.acks if s == leader and t > resumed_at]
+    cluster.wait_in_sync("ns.zombie")
+    rows = cluster.read_bucket("ns.zombie")
+    check_acknowledged(rows, [writer])
+    assert new_leader != leader
+    print(f"\nacks from the old leader after it resumed: {len(zombie_acks)} "
+          f"(each checked present above)")
+
+
+def test_two_servers_down_refuse_writes_then_resume_without_loss(cluster):
+    cluster.create_table("ns.quorum")
+    writer = Writer(cluster, "ns.quorum", "w")
+    writer.start()
+    wait_for(lambda: len(writer.acked) > 100, what="writes")
+    cluster.wait_in_sync("ns.quorum")
+    leader = cluster.leader_of("ns.quorum")
+    others = [i for i in (1, 2, 3) if i != leader]
+    for i in others:
+        cluster.kill(i)
+    # The ISR shrinks to the leader alone: acks=all puts are refused, never acknowledged.
+    wait_for(lambda: cluster.bucket("ns.quorum", 0, leader)["isr"] == [leader], timeout=30,
+             what="the ISR to shrink")
+    acked_before = len(writer.acked)
+    time.sleep(1.5)
+    batch = pa.record_batch([pa.array([-1], pa.int64()), pa.array(["probe"])],
+                            names=["id", "writer"])
+    w, acks = cluster.client(leader).do_put(descriptor("ns.quorum"), batch.schema)
+    with pytest.raises(fl.FlightUnavailableError, match="not enough replicas"):
+        w.write_batch(batch)
+        acks.read()
+        w.close()
+    for i in others:
+        cluster.restart(i)
+    wait_for(lambda: len(writer.acked) > acked_before + 100, timeout=60, what="writes to resume")
+    writer.stop()
+    cluster.wait_in_sync("ns.quorum")
+    check_acknowledged(cluster.read_bucket("ns.quorum"), [writer])
+
+
+def test_the_controller_dies_and_another_takes_over(cluster):
+    cluster.create_table("ns.control", buckets=3)
+    controller = cluster.status()["controller"]
+    writer = Writer(cluster, "ns.control", "w")
+    writer.start()
+    wait_for(lambda: len(writer.acked) > 50, what="writes")
+    cluster.kill(controller)
+    wait_for(lambda: cluster.status()["controller"] not in (-1, controller), timeout=30,
+             what="a new controller")
+    # The new controller moved every bucket the old one led.
+    for b in range(3):
+        wait_for(lambda: cluster.bucket("ns.control", b)["leader"] not in (-1, controller),
+                 timeout=30, what=f"bucket {b} to move")
+    acked = len(writer.acked)
+    wait_for(lambda: len(writer.acked) > acked + 50, timeout=30, what="writes to go on")
+    cluster.restart(controller)
+    writer.stop()
+    for b in range(3):
+        cluster.wait_in_sync("ns.control", b)
+    rows = [r for b in range(3) for r in cluster.read_bucket("ns.control", b)]
+    ids = [v for _, v in rows]
+    assert len(ids) == len(set(ids))
+    assert set(writer.acked) <= set(ids)
+
+
+def test_zookeeper_restarted_under_load(cluster, zookeeper):
+    cluster.create_table("ns.zk")
+    writer = Writer(cluster, "ns.zk", "w")
+    writer.start()
+    wait_for(lambda: len(writer.acked) > 50, what="writes")
+    zookeeper.kill()
+    time.sleep(1)
+    zookeeper.start()
+    acked = len(writer.acked)
+    wait_for(lambda: len(writer.acked) > acked + 100, timeout=60, what="writes after the restart")
+    writer.stop()
+    cluster.wait_in_sync("ns.zk")
+    check_acknowledged(cluster.read_bucket("ns.zk"), [writer])
+
+
+def test_a_follower_whose_disk_was_wiped_replicates_everything_again(cluster):
+    cluster.create_table("ns.wiped")
+    writer = Writer(cluster, "ns.wiped", "w")
+    writer.start()
+    wait_for(lambda: len(writer.acked) > 200, what="writes")
+    leader = cluster.leader_of("ns.wiped")
+    follower = leader % 3 + 1
+    cluster.wipe(follower)
+    acked = len(writer.acked)
+    wait_for(lambda: len(writer.acked) > acked + 100, timeout=60, what="writes after the wipe")
+    writer.stop()
+    state = cluster.wait_in_sync("ns.wiped")
+    assert cluster.bucket("ns.wiped", 0, follower)["log_end"] == state["log_end"]
+    check_acknowledged(cluster.read_bucket("ns.wiped"), [writer])

@@ -164,28 +164,51 @@ Status ProducerStates::Load(const std::function<bool(const catalog::TableDescrip
 
 Status ProducerStates::Replay(const std::string& table, int32_t bucket, int64_t from, int64_t to,
                               int64_t* replayed) {
-  engine::ReadRequest read;
-  read.table = table;
-  read.bucket = bucket;
-  read.from.kind = engine::StartPosition::Kind::kOffset;
-  read.from.offset = from;
-  read.to = to;
-  ASSIGN_OR_RAISE(auto cursor, engine_->OpenRead(read));
-  while (true) {
-    ASSIGN_OR_RAISE(auto batch, cursor->Next(Clock::now()));
-    if (!batch.has_value()) return Status::OK();
-    ASSIGN_OR_RAISE(auto metadata, arrow::ipc::MessageCustomMetadata(*batch->message.metadata));
-    const auto producer = arrow::FindMetadata(metadata, kProducerMetadataKey);
-    if (!producer) continue;
-    IdempotentBatch parsed;
-    if (!ParseProducerMetadata(*producer, &parsed)) {
-      return Status::Corruption("offset " + std::to_string(batch->base_offset) + ": " +
-                                std::string(kProducerMetadataKey) + " " + Quote(*producer) +
-                                " is not \"<producer id> <epoch> <first> <last sequence>\"");
-    }
-    producers_[{table, bucket, parsed.producer_id}].Record(parsed, batch->base_offset);
-    ++*replayed;
+  // The log itself, up to its durable end: in cluster mode a new leader replays what its high
+  // watermark does not cover yet too, since a producer may retry any of it.
+  ASSIGN_OR_RAISE(auto runtime, engine_->GetTable(table));
+  if (bucket < 0 || bucket >= static_cast<int32_t>(runtime->logs().size())) {
+    return Status::OutOfRange("table " + Quote(table) + " has no bucket " + std::to_string(bucket));
   }
+  log::BucketLog& log = *runtime->logs()[static_cast<size_t>(bucket)];
+  log::ReadOptions read;
+  read.verify_body = false;  // only the metadata is read
+  read.up_to_durable = true;
+  for (int64_t offset = from; offset < to;) {
+    ASSIGN_OR_RAISE(auto batches, log.Read(offset, int64_t{8} << 20, read));
+    if (batches.empty()) return Status::OK();
+    for (const log::LogBatch& batch : batches) {
+      offset = batch.next_offset();
+      ASSIGN_OR_RAISE(auto metadata, arrow::ipc::MessageCustomMetadata(*batch.metadata));
+      const auto producer = arrow::FindMetadata(metadata, kProducerMetadataKey);
+      if (!producer) continue;
+      IdempotentBatch parsed;
+      if (!ParseProducerMetadata(*producer, &parsed)) {
+        return Status::Corruption("offset " + std::to_string(batch.base_offset) + ": " +
+                                  std::string(kProducerMetadataKey) + " " + Quote(*producer) +
+                                  " is not \"<producer id> <epoch> <first> <last sequence>\"");
+      }
+      producers_[{table, bucket, parsed.producer_id}].Record(parsed, batch.base_offset);
+      ++*replayed;
+    }
+  }
+  return Status::OK();
+}
+
+Status ProducerStates::RebuildBucket(const std::string& table, int32_t bucket) {
+  ASSIGN_OR_RAISE(auto runtime, engine_->GetTable(table));
+  if (bucket < 0 || bucket >= static_cast<int32_t>(runtime->logs().size())) {
+    return Status::OutOfRange("table " + Quote(table) + " has no bucket " + std::to_string(bucket));
+  }
+  const log::BucketLog& log = *runtime->logs()[static_cast<size_t>(bucket)];
+  std::lock_guard lock(mu_);
+  std::erase_if(producers_, [&](const auto& entry) {
+    return std::get<0>(entry.first) == table && std::get<1>(entry.first) == bucket;
+  });
+  int64_t replayed = 0;
+  RETURN_NOT_OK(Replay(table, bucket, log.earliest_offset(), log.durable_offset(), &replayed));
+  changed_ = true;
+  return Status::OK();
 }
 
 Status ProducerStates::Save() {

@@ -64,6 +64,10 @@ class ProducerStates {
       const std::string& table, int32_t bucket, const IdempotentBatch& batch,
       const std::function<Result<int64_t>(const arrow::KeyValueMetadata&)>& append);
 
+  // Cluster mode: this server just became the leader of `bucket`; replaces what it knew of the
+  // bucket's producers with what its log (the copy its followers hold too) says.
+  Status RebuildBucket(const std::string& table, int32_t bucket);
+
   // Writes the snapshot now.
   Status Save();
   // Writes it when the state changed and the last snapshot is older than a few seconds.

@@ -47,6 +47,9 @@ struct ClusterOptions {
   // An acks=all put fails with Unavailable when its rows are not in sync on the ISR this soon.
   // Default 30 s (Kafka's request.timeout.ms).
   int64_t ack_timeout_ms = 30'000;
+  // Runs when this server becomes a bucket's leader, before it takes puts (the state kept for
+  // clients beside the rows catches up with the log). Default: none.
+  std::function<void(const std::string& table, int32_t bucket)> on_leadership;
 };
 
 // How the Unavailable answers of a put start, so that front ends can tell them apart (Kafka's

@@ -111,6 +111,7 @@ void Replica::BecomeLeader(const BucketState& state, const std::vector<int32_t>&
     spdlog::error("{}[{}]: recording leader epoch {}: {}", table_, bucket_, state.leader_epoch,
                   st.ToString());
   }
+  if (options_.on_leadership) options_.on_leadership(table_, bucket_);
   std::lock_guard lock(mu_);
   role_ = Role::kLeader;
   state_ = state;

@@ -85,14 +85,6 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
     return tiering.status();
   }
   node->tiering_ = std::move(tiering).ValueOrDie();
-  if (!options.cluster.zookeeper.empty()) {
-    auto cluster = cluster::Cluster::Start(options.cluster, node->engine_.get());
-    if (!cluster.ok()) {
-      (void)node->Close();
-      return cluster.status().WithContext("joining the cluster");
-    }
-    node->cluster_ = std::move(cluster).ValueOrDie();
-  }
   if (!options.client_state_dir.empty()) {
     auto offsets =
         clientstate::OffsetStore::Open(PosixFileSystem::Default(), options.client_state_dir);
@@ -106,6 +98,26 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
     }
     node->offsets_ = std::move(offsets).ValueOrDie();
     node->producers_ = std::move(producers).ValueOrDie();
+  }
+  if (!options.cluster.zookeeper.empty()) {
+    // A new leader rebuilds its buckets' idempotent producers from the log before taking puts.
+    clientstate::ProducerStates* producers = node->producers_.get();
+    engine::Engine* engine = node->engine_.get();
+    options.cluster.on_leadership = [producers, engine, may_hold = options.may_hold_producers](
+                                        const std::string& table, int32_t bucket) {
+      auto runtime = engine->GetTable(table);
+      if (!producers || !may_hold || !runtime.ok() || !may_hold((*runtime)->descriptor())) return;
+      if (Status st = producers->RebuildBucket(table, bucket); !st.ok()) {
+        spdlog::warn("rebuilding the idempotent producers of {}[{}]: {}", table, bucket,
+                     st.message());
+      }
+    };
+    auto cluster = cluster::Cluster::Start(options.cluster, node->engine_.get());
+    if (!cluster.ok()) {
+      (void)node->Close();
+      return cluster.status().WithContext("joining the cluster");
+    }
+    node->cluster_ = std::move(cluster).ValueOrDie();
   }
   return node;
 }

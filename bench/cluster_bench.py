@@ -172,7 +172,7 @@ def failover(bootstrap: str, nodes: dict, kills: int, topic_config: dict) -> lis
     admin = AdminClient({"bootstrap.servers": bootstrap})
     topic = "failover-" + uuid.uuid4().hex[:8]
     admin.create_topics([NewTopic(topic, 1, 3, config=topic_config)])[topic].result(60)
-    acks: list[float] = []
+    acks: list[tuple[float, float]] = []  # (sent, acknowledged)
     lock = threading.Lock()
     stop = threading.Event()
 
@@ -187,7 +187,7 @@ def failover(bootstrap: str, nodes: dict, kills: int, topic_config: dict) -> lis
             def delivered(err, msg, sent=sent):
                 if err is None:
                     with lock:
-                        acks.append(sent)
+                        acks.append((sent, time.monotonic()))
             producer.produce(topic, b"x" * 100, partition=0, on_delivery=delivered)
             producer.poll(0.002)
         producer.flush(30)
@@ -213,14 +213,13 @@ def failover(bootstrap: str, nodes: dict, kills: int, topic_config: dict) -> lis
             nodes[leader].kill()
             while True:
                 with lock:
-                    after = [t for t in acks if t > killed_at]
+                    after = [acked for sent, acked in acks if sent > killed_at]
                 if after:
                     break
                 if time.monotonic() - killed_at > 120:
                     sys.exit("cluster_bench.py: no acknowledged write within 120 s of a kill")
                 time.sleep(0.01)
-            # The first record sent after the kill that was acknowledged: its ack came when
-            # the new leader took it; measure to the ack, not the send.
+            # To the first acknowledgement of a record sent after the kill: the new leader's.
             times.append((min(after) - killed_at) * 1000)
             nodes[leader].start()
             log(f"kill {k + 1}/{kills}: {times[-1]:.0f} ms")
@@ -299,7 +298,7 @@ def main() -> None:
             single_mb = statistics.median(r["MB/s"] for r in results[systems[3][0]])
             print(f"  Oxbow 3 servers / 1 server (fsync): {cluster_mb / single_mb:.2f}")
             print("peak RSS during produce (MiB): " +
-                  ", ".join(f"{k} {v / 1024:.0f}" for k, v in rss.items()))
+                  ", ".join(f"{k} {v / (1 << 20):.0f}" for k, v in rss.items()))
             sampler.stop()
             print(f"\nfailover: {args.kills} SIGKILLs of partition 0's leader, session 2 s, "
                   "kill to first acknowledged record (ms)")

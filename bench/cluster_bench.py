@@ -45,7 +45,25 @@ from vs_kafka import (KAFKA_BROKER_JVM, MemorySampler, die_with_parent, fetch_ka
 SESSION_MS = 2000
 
 
-class KafkaNode:
+class Node:
+    """A server process the bench starts, SIGKILLs and starts again."""
+
+    proc: subprocess.Popen | None = None
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+class KafkaNode(Node):
     """One KRaft node (broker and controller) of a static 3-voter quorum; restartable."""
 
     def __init__(self, classpath: str, node_id: int, ports: dict, tmp: pathlib.Path,
@@ -82,28 +100,14 @@ class KafkaNode:
                              capture_output=True, text=True, timeout=120)
         if fmt.returncode != 0:
             sys.exit(f"cluster_bench.py: StorageTool format failed:\n{fmt.stdout}{fmt.stderr}")
-        self.proc = None
-
     def start(self) -> None:
         self.proc = subprocess.Popen(
             ["java", *KAFKA_BROKER_JVM, f"-Dlog4j2.configurationFile={self.log4j}", "-cp",
              self.classpath, "kafka.Kafka", str(self.config)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
 
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
 
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-
-
-class OxbowNode:
+class OxbowNode(Node):
     """One oxbowd of the cluster (or alone, without zookeeper); restartable on fixed ports."""
 
     def __init__(self, node_id: int, tmp: pathlib.Path, zookeeper: str | None, flush: str):
@@ -125,15 +129,6 @@ class OxbowNode:
         self.home.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(self.args, stdout=open(self.home / "oxbowd.log", "ab"),
                                      stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(timeout=60)
 
 
 def wait_brokers(bootstrap: str, count: int, timeout: float = 120) -> AdminClient:

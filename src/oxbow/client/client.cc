@@ -161,17 +161,25 @@ class FlightPutStream : public PutStream {
   BidiCall<proto::PutResult> call_;
 };
 
+// Starts a DoGet of `ticket` on `context` (authorized, its deadline set by the caller).
+std::unique_ptr<grpc::ClientReader<FlightDataIn>> StartDoGet(
+    const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* context,
+    const std::string& ticket) {
+  proto::Ticket request;
+  request.set_ticket(ticket);
+  auto method =
+      Method(flight::method::kDoGet, grpc::internal::RpcMethod::SERVER_STREAMING, channel);
+  return std::unique_ptr<grpc::ClientReader<FlightDataIn>>(
+      grpc::internal::ClientReaderFactory<FlightDataIn>::Create(channel.get(), method, context,
+                                                                request));
+}
+
 class FlightGetStream : public GetStream {
  public:
   Status Start(const std::shared_ptr<grpc::Channel>& channel, const std::string& authorization,
                const std::string& ticket) {
     Authorize(&context_, authorization);
-    proto::Ticket request;
-    request.set_ticket(ticket);
-    auto method =
-        Method(flight::method::kDoGet, grpc::internal::RpcMethod::SERVER_STREAMING, channel);
-    reader_.reset(grpc::internal::ClientReaderFactory<FlightDataIn>::Create(channel.get(), method,
-                                                                            &context_, request));
+    reader_ = StartDoGet(channel, &context_, ticket);
     ASSIGN_OR_RAISE(schema_, ReadSchema(*reader_, "DoGet"));
     if (!schema_) return Finished("DoGet stream ended before its schema");
     return Status::OK();
@@ -353,12 +361,7 @@ class FlightRawGetStream : public RawGetStream {
       context_.set_deadline(std::chrono::system_clock::now() +
                             std::chrono::milliseconds(timeout_ms));
     }
-    proto::Ticket request;
-    request.set_ticket(ticket);
-    auto method =
-        Method(flight::method::kDoGet, grpc::internal::RpcMethod::SERVER_STREAMING, channel);
-    reader_.reset(grpc::internal::ClientReaderFactory<FlightDataIn>::Create(channel.get(), method,
-                                                                            &context_, request));
+    reader_ = StartDoGet(channel, &context_, ticket);
   }
 
   Result<std::optional<FlightDataIn>> Next() override {

@@ -67,13 +67,6 @@ std::string ZooKeeperServer::Chroot() {
   return hosts_ + "/test-" + std::to_string(getpid()) + "-" + std::to_string(++chroots_);
 }
 
-void ZooKeeperServer::Pause(int ms) {
-  const std::string pid = "$(cat " + dir_ + "/zookeeper.pid)";
-  (void)std::system(
-      ("kill -STOP " + pid + "; sleep " + std::to_string(ms / 1000.0) + "; kill -CONT " + pid)
-          .c_str());
-}
-
 ZooKeeperServer::~ZooKeeperServer() {
   (void)std::system((Script() + " stop " + dir_).c_str());
   std::filesystem::remove_all(dir_);

@@ -20,9 +20,6 @@ class ZooKeeperServer {
   const std::string& hosts() const { return hosts_; }
   // hosts() with a chroot no other call returned: a test's own namespace.
   std::string Chroot();
-  // Freezes the server (SIGSTOP) for `ms` milliseconds: every session it serves and that is
-  // shorter expires when it thaws.
-  void Pause(int ms);
 
   ~ZooKeeperServer();
 

@@ -7,6 +7,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
+
+# One ZooKeeper for every unit test binary of the run (testing::ZooKeeperServer uses it; pytest
+# starts its own once per session).
+zk_dir=$(mktemp -d)
+zk_port=$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+scripts/zookeeper.sh start "$zk_port" "$zk_dir"
+trap 'scripts/zookeeper.sh stop "$zk_dir"; rm -rf "$zk_dir"' EXIT
+export OXBOW_TEST_ZOOKEEPER="127.0.0.1:$zk_port"
+
 scripts/build.sh release
 ctest --test-dir build/release --output-on-failure -j2
 

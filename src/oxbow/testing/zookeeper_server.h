@@ -1,5 +1,6 @@
-// A real ZooKeeper server for a test binary: started once on first use by scripts/zookeeper.sh
-// (Debian's ZooKeeper, installed by scripts/setup.sh) on a free loopback port, stopped at exit.
+// A real ZooKeeper server for a test binary: the one OXBOW_TEST_ZOOKEEPER names (scripts/test.sh
+// starts one for the whole run), else one started on first use by scripts/zookeeper.sh (Debian's
+// ZooKeeper, installed by scripts/setup.sh) on a free loopback port and stopped at exit.
 #pragma once
 
 #include <string>

@@ -7,17 +7,43 @@ namespace {
 
 constexpr char kOffsetsFile[] = "offsets.json";
 
+class FileOffsetStore final : public OffsetStore {
+ public:
+  FileOffsetStore(std::shared_ptr<FileSystem> fs, std::string dir)
+      : fs_(std::move(fs)), dir_(std::move(dir)) {}
+
+  Status Load();
+  Status Commit(const std::string& group, const std::vector<OffsetCommit>& commits) override;
+  std::optional<GroupOffsets> Offsets(const std::string& group) const override;
+  bool HasGroup(const std::string& group) const override;
+  std::vector<std::string> Groups() const override;
+  Status ForgetTopics(const std::vector<std::string>& topics) override;
+
+ private:
+  Status Save();  // under mu_
+
+  const std::shared_ptr<FileSystem> fs_;
+  const std::string dir_;
+  mutable std::mutex mu_;
+  std::map<std::string, GroupOffsets> groups_;  // guarded by mu_
+};
+
 }  // namespace
 
 // offsets.json: {"groups": {group: {topic: {partition: {"offset", "metadata"}}}}}.
 Result<std::unique_ptr<OffsetStore>> OffsetStore::Open(std::shared_ptr<FileSystem> fs,
                                                        std::string dir) {
-  RETURN_NOT_OK(fs->CreateDirs(dir));
-  std::unique_ptr<OffsetStore> store(new OffsetStore(fs, dir));
-  const std::string path = JoinPath(dir, kOffsetsFile);
-  auto size = fs->FileSize(path);
-  if (size.status().IsNotFound()) return store;
-  ASSIGN_OR_RAISE(auto buffer, ReadWholeFile(*fs, path));
+  auto store = std::make_unique<FileOffsetStore>(std::move(fs), std::move(dir));
+  RETURN_NOT_OK(store->Load());
+  return std::unique_ptr<OffsetStore>(std::move(store));
+}
+
+Status FileOffsetStore::Load() {
+  RETURN_NOT_OK(fs_->CreateDirs(dir_));
+  const std::string path = JoinPath(dir_, kOffsetsFile);
+  auto size = fs_->FileSize(path);
+  if (size.status().IsNotFound()) return Status::OK();
+  ASSIGN_OR_RAISE(auto buffer, ReadWholeFile(*fs_, path));
   const auto doc = nlohmann::json::parse(buffer->data(), buffer->data() + buffer->size(), nullptr,
                                          /*allow_exceptions=*/false);
   if (!doc.is_object() || !doc.contains("groups") || !doc["groups"].is_object()) {
@@ -27,7 +53,7 @@ Result<std::unique_ptr<OffsetStore>> OffsetStore::Open(std::shared_ptr<FileSyste
     for (const auto& [group, topics] : doc["groups"].items()) {
       for (const auto& [topic, partitions] : topics.items()) {
         for (const auto& [partition, committed] : partitions.items()) {
-          CommittedOffset& out = store->groups_[group][topic][std::stoi(partition)];
+          CommittedOffset& out = groups_[group][topic][std::stoi(partition)];
           out.offset = committed.at("offset").get<int64_t>();
           if (committed.contains("metadata") && !committed["metadata"].is_null()) {
             out.metadata = committed["metadata"].get<std::string>();
@@ -38,10 +64,10 @@ Result<std::unique_ptr<OffsetStore>> OffsetStore::Open(std::shared_ptr<FileSyste
   } catch (const std::exception& e) {
     return Status::Corruption(path + ": " + e.what());
   }
-  return store;
+  return Status::OK();
 }
 
-Status OffsetStore::Save() {
+Status FileOffsetStore::Save() {
   nlohmann::json groups = nlohmann::json::object();
   for (const auto& [group, topics] : groups_) {
     for (const auto& [topic, partitions] : topics) {
@@ -57,33 +83,33 @@ Status OffsetStore::Save() {
                              doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
-Status OffsetStore::Commit(const std::string& group, const std::vector<OffsetCommit>& commits) {
+Status FileOffsetStore::Commit(const std::string& group, const std::vector<OffsetCommit>& commits) {
   std::lock_guard lock(mu_);
   GroupOffsets& topics = groups_[group];
   for (const auto& c : commits) topics[c.topic][c.partition] = c.committed;
   return Save();
 }
 
-std::optional<GroupOffsets> OffsetStore::Offsets(const std::string& group) const {
+std::optional<GroupOffsets> FileOffsetStore::Offsets(const std::string& group) const {
   std::lock_guard lock(mu_);
   auto it = groups_.find(group);
   if (it == groups_.end()) return std::nullopt;
   return it->second;
 }
 
-bool OffsetStore::HasGroup(const std::string& group) const {
+bool FileOffsetStore::HasGroup(const std::string& group) const {
   std::lock_guard lock(mu_);
   return groups_.contains(group);
 }
 
-std::vector<std::string> OffsetStore::Groups() const {
+std::vector<std::string> FileOffsetStore::Groups() const {
   std::lock_guard lock(mu_);
   std::vector<std::string> names;
   for (const auto& [group, topics] : groups_) names.push_back(group);
   return names;
 }
 
-Status OffsetStore::ForgetTopics(const std::vector<std::string>& topics) {
+Status FileOffsetStore::ForgetTopics(const std::vector<std::string>& topics) {
   std::lock_guard lock(mu_);
   bool changed = false;
   for (auto group = groups_.begin(); group != groups_.end();) {

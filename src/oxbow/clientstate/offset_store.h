@@ -1,5 +1,5 @@
-// The positions consumer groups committed (Kafka's OffsetCommit), durable in one file:
-// <dir>/offsets.json (docs/kafka.md#consumer-groups). The group protocol itself (members,
+// The positions consumer groups committed (Kafka's OffsetCommit): in embedded mode durable in one
+// file, <dir>/offsets.json (docs/kafka.md#consumer-groups). The group protocol itself (members,
 // generations, rebalances) stays with the front end; this is the state it leaves behind.
 #pragma once
 
@@ -30,30 +30,40 @@ struct OffsetCommit {
 // A group's positions: topic -> partition -> position.
 using GroupOffsets = std::map<std::string, std::map<int32_t, CommittedOffset>>;
 
+// Where a group's commits go and come from. Embedded mode keeps them in one file (Open); cluster
+// mode in a replicated table whose bucket leaders coordinate the groups (node's).
 class OffsetStore {
  public:
-  // Loads <dir>/offsets.json (absent: no commits yet); Corruption naming the file otherwise.
+  virtual ~OffsetStore() = default;
+  // The file store: loads <dir>/offsets.json (absent: no commits yet); Corruption naming the file
+  // otherwise.
   static Result<std::unique_ptr<OffsetStore>> Open(std::shared_ptr<FileSystem> fs, std::string dir);
 
-  // Records the commits of `group`; durable when it returns OK.
-  Status Commit(const std::string& group, const std::vector<OffsetCommit>& commits);
+  // The server that coordinates `group`; nullopt when this one coordinates every group.
+  virtual Result<std::optional<int32_t>> Coordinator(const std::string& group) {
+    (void)group;
+    return std::optional<int32_t>();
+  }
+  // OK when this server can serve `group` now; Unavailable starting with kNotCoordinator or
+  // kCoordinatorLoading otherwise.
+  virtual Status Prepare(const std::string& group) {
+    (void)group;
+    return Status::OK();
+  }
+  // Records the commits of `group`; durable (in cluster mode: acknowledged by acks=all) when it
+  // returns OK.
+  virtual Status Commit(const std::string& group, const std::vector<OffsetCommit>& commits) = 0;
   // The group's positions; nullopt when it never committed (or all its topics were forgotten).
-  std::optional<GroupOffsets> Offsets(const std::string& group) const;
-  bool HasGroup(const std::string& group) const;
-  // Every group with positions, sorted.
-  std::vector<std::string> Groups() const;
+  virtual std::optional<GroupOffsets> Offsets(const std::string& group) const = 0;
+  virtual bool HasGroup(const std::string& group) const = 0;
+  // Every group with positions (that this server coordinates), sorted.
+  virtual std::vector<std::string> Groups() const = 0;
   // Forgets every group's positions of these topics (deleted topics), as Kafka does.
-  Status ForgetTopics(const std::vector<std::string>& topics);
-
- private:
-  OffsetStore(std::shared_ptr<FileSystem> fs, std::string dir)
-      : fs_(std::move(fs)), dir_(std::move(dir)) {}
-  Status Save();  // under mu_
-
-  const std::shared_ptr<FileSystem> fs_;
-  const std::string dir_;
-  mutable std::mutex mu_;
-  std::map<std::string, GroupOffsets> groups_;  // guarded by mu_
+  virtual Status ForgetTopics(const std::vector<std::string>& topics) = 0;
 };
+
+// The prefixes of Prepare's answers.
+inline constexpr char kNotCoordinator[] = "not the coordinator";
+inline constexpr char kCoordinatorLoading[] = "loading the group's offsets";
 
 }  // namespace oxbow::clientstate

@@ -104,6 +104,8 @@ class Cluster::Impl {
           "tables bucketed by key in cluster mode come with cluster mode part 2: put routing by "
           "key (docs/cluster.md); create the table without bucket.key");
     }
+    // A fresh read: the replication factor counts servers that registered a moment ago.
+    RETURN_NOT_OK(Refresh());
     auto meta = Metadata();
     if (const TableMeta* existing = meta->FindTable(table.name)) {
       if (request.if_not_exists) return existing->descriptor;

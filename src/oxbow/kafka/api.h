@@ -45,6 +45,7 @@ enum class ErrorCode : int16_t {
   kNotLeaderOrFollower = 6,
   kRequestTimedOut = 7,
   kMessageTooLarge = 10,
+  kCoordinatorLoadInProgress = 14,
   kCoordinatorNotAvailable = 15,
   kNotCoordinator = 16,
   kInvalidTopicException = 17,

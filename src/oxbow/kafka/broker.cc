@@ -48,16 +48,6 @@ ErrorCode ToErrorCode(const Status& st) {
   }
 }
 
-Result<std::string> TableForTopic(std::string_view topic) {
-  if (topic.empty() || topic.size() > 249) {
-    return Status::Invalid("topic name must have 1 to 249 characters");
-  }
-  std::string table = topic.find('.') == std::string_view::npos
-                          ? std::string(kDefaultNamespace) + "." + std::string(topic)
-                          : std::string(topic);
-  RETURN_NOT_OK(catalog::ValidateTableName(table).WithContext("topic " + Quote(topic)));
-  return table;
-}
 
 Uuid TopicId(std::string_view server_secret, int64_t table_id) {
   const std::string mac =
@@ -179,22 +169,41 @@ bool Broker::Allows(const Session& session, const std::string& topic, auth::Acce
   return !table.ok() || session.user->Allows(*table, access);
 }
 
-std::optional<cluster::ServerInfo> Broker::GroupCoordinatorServer(const std::string& group) const {
-  if (!node_->cluster()) return std::nullopt;
+Result<std::optional<cluster::ServerInfo>> Broker::GroupCoordinatorServer(
+    const std::string& group) const {
+  if (!node_->cluster()) return std::optional<cluster::ServerInfo>();
+  ASSIGN_OR_RAISE(std::optional<int32_t> id, node_->offsets()->Coordinator(group));
+  if (!id) return std::optional<cluster::ServerInfo>();
   auto meta = node_->cluster()->Metadata();
-  std::vector<cluster::ServerInfo> servers;
-  for (const auto& [id, server] : meta->servers) {
-    if (server.kafka.find(':') != std::string::npos) servers.push_back(server);
+  auto server = meta->servers.find(*id);
+  if (server == meta->servers.end() || server->second.kafka.find(':') == std::string::npos) {
+    return Status::Unavailable("the coordinator of group " + Quote(group) + ", server " +
+                               std::to_string(*id) + ", serves no Kafka listener now");
   }
-  if (servers.empty()) return std::nullopt;
-  uint32_t hash = 2166136261u;  // FNV-1a: the same on every server
-  for (unsigned char c : group) hash = (hash ^ c) * 16777619u;
-  return servers[hash % servers.size()];
+  return std::optional<cluster::ServerInfo>(server->second);
+}
+
+ErrorCode CoordinatorErrorCode(const Status& st) {
+  if (st.ok()) return ErrorCode::kNone;
+  if (st.message().starts_with(clientstate::kCoordinatorLoading)) {
+    return ErrorCode::kCoordinatorLoadInProgress;
+  }
+  // As Kafka's coordinator answers its own appends' errors: leadership lost means "ask again
+  // who coordinates", anything else "not available now".
+  if (st.code() == StatusCode::kUnavailable &&
+      ToErrorCode(st) == ErrorCode::kNotLeaderOrFollower) {
+    return ErrorCode::kNotCoordinator;
+  }
+  return ErrorCode::kCoordinatorNotAvailable;
 }
 
 ErrorCode Broker::CheckCoordinator(const std::string& group) const {
-  auto coordinator = GroupCoordinatorServer(group);
-  return coordinator && coordinator->id != NodeId() ? ErrorCode::kNotCoordinator : ErrorCode::kNone;
+  if (!node_->cluster()) return ErrorCode::kNone;
+  Status ready = node_->offsets()->Prepare(group);
+  if (!ready.ok() && ready.code() != StatusCode::kUnavailable) {
+    spdlog::error("kafka: loading the offsets of group '{}': {}", group, ready.message());
+  }
+  return CoordinatorErrorCode(ready);
 }
 
 int32_t Broker::NodeId() const {
@@ -232,6 +241,17 @@ std::pair<ErrorCode, std::string> Broker::CreateRawTopic(const std::string& topi
 }  // namespace oxbow::kafka::internal
 
 namespace oxbow::kafka {
+
+Result<std::string> TableForTopic(std::string_view topic) {
+  if (topic.empty() || topic.size() > 249) {
+    return Status::Invalid("topic name must have 1 to 249 characters");
+  }
+  std::string table = topic.find('.') == std::string_view::npos
+                          ? std::string(internal::kDefaultNamespace) + "." + std::string(topic)
+                          : std::string(topic);
+  RETURN_NOT_OK(catalog::ValidateTableName(table).WithContext("topic " + Quote(topic)));
+  return table;
+}
 
 bool MayHoldProducers(const catalog::TableDescriptor& table) {
   return internal::KindOf(table) != internal::TableKind::kOther;

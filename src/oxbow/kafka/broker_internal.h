@@ -26,15 +26,14 @@ namespace oxbow::kafka::internal {
 constexpr int32_t kNodeId = 0;
 // The Kafka error of a failed node call.
 ErrorCode ToErrorCode(const Status& st);
+// The error a group coordinator answers for a failure to serve or store a group's offsets.
+ErrorCode CoordinatorErrorCode(const Status& st);
 // ApiVersions' answer: the APIs and versions served (apis.inc).
 msg::ApiVersionsResponse ApiVersionsAnswer(ErrorCode error);
 // A partition's answer to Produce before (or instead of) appending: no offsets yet.
 msg::ProduceResponse::PartitionProduceResponse ProduceResult(int32_t index, ErrorCode error,
                                                              std::optional<std::string> message);
 
-// The table behind a topic: "ns.t" for a topic named so, "kafka.<topic>" for a topic without a
-// dot. Invalid when the topic cannot name a table.
-Result<std::string> TableForTopic(std::string_view topic);
 // The topic a table is listed as: the table name without the "kafka." namespace.
 std::string TopicForTable(std::string_view table);
 // A table's topic id in Kafka's v7+ messages: the first 16 bytes of HMAC-SHA256 of the table
@@ -104,10 +103,12 @@ class Broker {
   msg::ProduceResponse::PartitionProduceResponse ProducePartition(
       const std::string& topic, const msg::ProduceRequest::PartitionProduceData& part,
       int16_t acks);
-  // Cluster mode: the live server that coordinates group `group` (its name hashed over the
-  // servers with a Kafka listener, by id); nullopt in embedded mode.
-  std::optional<cluster::ServerInfo> GroupCoordinatorServer(const std::string& group) const;
-  // NOT_COORDINATOR when another server coordinates `group` (cluster mode).
+  // Cluster mode: the server that coordinates group `group` (the leader of its bucket of the
+  // group offsets table); nullopt in embedded mode; Unavailable while it has none.
+  Result<std::optional<cluster::ServerInfo>> GroupCoordinatorServer(const std::string& group) const;
+  // Whether this server serves `group` now: NOT_COORDINATOR when another server coordinates it,
+  // COORDINATOR_LOAD_IN_PROGRESS while its offsets load, COORDINATOR_NOT_AVAILABLE while nobody
+  // coordinates it (cluster mode).
   ErrorCode CheckCoordinator(const std::string& group) const;
   Result<msg::FetchResponse> Fetch(msg::FetchRequest& request, RequestContext& ctx);
   msg::FetchResponse::PartitionData FetchPartition(const std::string& topic,

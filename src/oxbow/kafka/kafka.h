@@ -46,6 +46,10 @@ struct KafkaOptions {
 // replays these tables' idempotent batches at open (node::NodeOptions::may_hold_producers).
 bool MayHoldProducers(const catalog::TableDescriptor& table);
 
+// The table behind a topic: "ns.t" for a topic named so, "kafka.<topic>" for a topic without a
+// dot. Invalid when the topic cannot name a table.
+Result<std::string> TableForTopic(std::string_view topic);
+
 class KafkaServer {
  public:
   // Binds `options.listen` and serves `node`, which must outlive the server and keep client

@@ -312,10 +312,10 @@ TEST(GeneratedCodecTest, MalformedBodiesAreNamedErrors) {
 }
 
 TEST(TopicsTest, TopicsMapToTables) {
-  EXPECT_EQ(*internal::TableForTopic("orders"), "kafka.orders");
-  EXPECT_EQ(*internal::TableForTopic("shop.orders"), "shop.orders");
-  EXPECT_FALSE(internal::TableForTopic("a.b.c").ok());
-  EXPECT_FALSE(internal::TableForTopic("").ok());
+  EXPECT_EQ(*kafka::TableForTopic("orders"), "kafka.orders");
+  EXPECT_EQ(*kafka::TableForTopic("shop.orders"), "shop.orders");
+  EXPECT_FALSE(kafka::TableForTopic("a.b.c").ok());
+  EXPECT_FALSE(kafka::TableForTopic("").ok());
   EXPECT_EQ(internal::TopicForTable("kafka.orders"), "orders");
   EXPECT_EQ(internal::TopicForTable("shop.orders"), "shop.orders");
 }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "oxbow/node/group_offsets.h"
+
 namespace oxbow::node {
 
 namespace {
@@ -118,6 +120,11 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
       return cluster.status().WithContext("joining the cluster");
     }
     node->cluster_ = std::move(cluster).ValueOrDie();
+    if (node->offsets_) {
+      // Groups' offsets live in a replicated table (docs/cluster.md#consumer-groups).
+      node->offsets_ = std::make_unique<ReplicatedOffsetStore>(
+          node.get(), node->engine_.get(), node->cluster_.get(), options.table_for_topic);
+    }
   }
   return node;
 }
@@ -125,6 +132,7 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
 Node::~Node() { (void)Close(); }
 
 Result<catalog::TableDescriptor> Node::CreateTable(const catalog::CreateTableRequest& request) {
+  RETURN_NOT_OK(CheckNotReserved(request.table.name));
   RETURN_NOT_OK(lake::CheckTableIsTierable(request.table));
   if (cluster_) {
     // Cluster mode part 1 has no lake: a log table is created without one unless it asks.
@@ -146,6 +154,7 @@ Status Node::RefuseLakeInCluster(const catalog::TableDescriptor& table) const {
 }
 
 Status Node::DropTable(const std::string& name) {
+  RETURN_NOT_OK(CheckNotReserved(name));
   ASSIGN_OR_RAISE(auto table, engine_->DescribeTable(name));
   RETURN_NOT_OK(cluster_ ? cluster_->DropTable(name) : engine_->DropTable(name));
   metrics_->ForgetTable(name);
@@ -153,6 +162,7 @@ Status Node::DropTable(const std::string& name) {
 }
 
 Result<catalog::TableDescriptor> Node::AlterTable(const catalog::AlterTableRequest& request) {
+  RETURN_NOT_OK(CheckNotReserved(request.table));
   ASSIGN_OR_RAISE(auto status, engine_->DescribeTable(request.table));
   const catalog::TableDescriptor& before = status.table;
   ASSIGN_OR_RAISE(auto after, catalog::ApplyAlter(before, request.changes));

@@ -37,6 +37,9 @@ struct NodeOptions {
   std::string client_state_dir;
   // The tables whose logs may hold idempotent producers' batches (replayed at open).
   std::function<bool(const catalog::TableDescriptor&)> may_hold_producers;
+  // The table a Kafka topic names (Invalid when none): in cluster mode a committed offset
+  // remembers its topic's table id, so that a dropped topic's commits are forgotten.
+  std::function<Result<std::string>(std::string_view topic)> table_for_topic;
   // Cluster mode (docs/cluster.md) when cluster.zookeeper is set; embedded mode otherwise.
   cluster::ClusterOptions cluster;
 };

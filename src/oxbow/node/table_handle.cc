@@ -54,8 +54,18 @@ std::atomic<uint32_t> next_put_bucket{0};
 
 }  // namespace
 
+Status CheckNotReserved(std::string_view table) {
+  const std::string prefix = std::string(kReservedNamespace) + ".";
+  if (table.substr(0, prefix.size()) == prefix) {
+    return Status::PermissionDenied("table " + Quote(table) + " is Oxbow's own (namespace " +
+                                    kReservedNamespace + " is reserved)");
+  }
+  return Status::OK();
+}
+
 Result<std::unique_ptr<engine::PutSession>> TableHandle::StartPut(
     const arrow::SchemaPtr& client_schema, engine::PutOp op, cluster::Acks acks) const {
+  RETURN_NOT_OK(CheckNotReserved(name()));
   if (!cluster_) return table_->StartPut(client_schema, op);
   // Cluster mode holds only log tables without a bucket key (cluster::CreateTable): any bucket
   // this server leads takes the rows.
@@ -65,10 +75,16 @@ Result<std::unique_ptr<engine::PutSession>> TableHandle::StartPut(
     return Status::Unavailable("this server leads no bucket of table " + Quote(name()));
   }
   const int32_t bucket = led[next_put_bucket.fetch_add(1) % led.size()];
-  return StartPutToBucket(client_schema, bucket, acks);
+  return StartReplicatedPut(client_schema, bucket, acks);
 }
 
 Result<std::unique_ptr<engine::PutSession>> TableHandle::StartPutToBucket(
+    const arrow::SchemaPtr& client_schema, int32_t bucket, cluster::Acks acks) const {
+  RETURN_NOT_OK(CheckNotReserved(name()));
+  return StartReplicatedPut(client_schema, bucket, acks);
+}
+
+Result<std::unique_ptr<engine::PutSession>> TableHandle::StartReplicatedPut(
     const arrow::SchemaPtr& client_schema, int32_t bucket, cluster::Acks acks) const {
   if (!cluster_) return table_->StartPutToBucket(client_schema, bucket);
   RETURN_NOT_OK(cluster_->CheckLeader(name(), bucket));

@@ -15,6 +15,14 @@
 
 namespace oxbow::node {
 
+// Tables Oxbow keeps for itself (the consumer groups' offsets of cluster mode) live in this
+// namespace; clients read them but never create, alter, drop or write them.
+inline constexpr char kReservedNamespace[] = "__oxbow";
+// PermissionDenied naming the table when it is in the reserved namespace.
+Status CheckNotReserved(std::string_view table);
+
+class ReplicatedOffsetStore;
+
 class TableHandle {
  public:
   // Node::GetTable makes handles; `engine`, `tiering` and `cluster` (null in embedded mode)
@@ -61,6 +69,11 @@ class TableHandle {
   }
 
  private:
+  friend class ReplicatedOffsetStore;
+  // StartPutToBucket without the reserved-namespace check.
+  Result<std::unique_ptr<engine::PutSession>> StartReplicatedPut(
+      const arrow::SchemaPtr& client_schema, int32_t bucket, cluster::Acks acks) const;
+
   engine::Engine* engine_;
   lake::TieringService* tiering_;
   cluster::Cluster* cluster_;

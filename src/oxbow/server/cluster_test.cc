@@ -136,7 +136,8 @@ class ClusterTest : public ::testing::Test {
 };
 
 TEST_F(ClusterTest, ReplicatesEveryBucketByteForByte) {
-  ASSERT_TRUE(CreateTable(1, 3).ok());
+  Status created = CreateTable(1, 3);
+  ASSERT_TRUE(created.ok()) << created.ToString();
   // Every server leads one bucket (3 buckets, 3 servers, round-robin).
   for (int id = 1; id <= kServers; ++id) {
     for (int round = 0; round < 5; ++round) {
@@ -172,7 +173,8 @@ TEST_F(ClusterTest, ReplicatesEveryBucketByteForByte) {
 }
 
 TEST_F(ClusterTest, ALeaderThatLeavesIsReplacedAndNothingAcknowledgedIsLost) {
-  ASSERT_TRUE(CreateTable(1, 1).ok());
+  Status created = CreateTable(1, 1);
+  ASSERT_TRUE(created.ok()) << created.ToString();
   const int leader = BucketStatus(1, 0)["leader"];
   ASSERT_TRUE(Put(leader, 0, 100).ok());
   const int other = leader % kServers + 1;
@@ -219,7 +221,8 @@ TEST_F(ClusterTest, ALeaderThatLeavesIsReplacedAndNothingAcknowledgedIsLost) {
 }
 
 TEST_F(ClusterTest, AcksAllRefusesWhenTooFewReplicasAreInSync) {
-  ASSERT_TRUE(CreateTable(1, 1).ok());
+  Status created = CreateTable(1, 1);
+  ASSERT_TRUE(created.ok()) << created.ToString();
   const int leader = BucketStatus(1, 0)["leader"];
   for (int id = 1; id <= kServers; ++id) {
     if (id == leader) continue;

@@ -175,6 +175,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     // Kafka's producer sequences and group offsets (docs/data-dir.md).
     options.node.client_state_dir = JoinPath(options.node.engine.data_dir, "kafka");
     options.node.may_hold_producers = kafka::MayHoldProducers;
+    options.node.table_for_topic = kafka::TableForTopic;
   }
   if (!options.metrics_listen.empty()) {
     Server* s = server.get();

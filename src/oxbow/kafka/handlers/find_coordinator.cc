@@ -1,5 +1,5 @@
-// FindCoordinator: this node coordinates every group (in cluster mode: the server that a group's
-// name hashes to among the live ones); transactions are not served.
+// FindCoordinator: this node coordinates every group (in cluster mode: the leader of the group's
+// bucket of the group offsets table); transactions are not served.
 #include "oxbow/kafka/broker_internal.h"
 
 namespace oxbow::kafka::internal {
@@ -13,11 +13,17 @@ Result<msg::FindCoordinatorResponse> Broker::FindCoordinator(msg::FindCoordinato
   for (const auto& key : request.coordinator_keys) {
     msg::FindCoordinatorResponse::Coordinator c{key,   kNodeId,          host_,
                                                 port_, ErrorCode::kNone, std::nullopt};
-    if (auto coordinator = GroupCoordinatorServer(key)) {
-      const size_t colon = coordinator->kafka.rfind(':');
-      c.node_id = coordinator->id;
-      c.host = coordinator->kafka.substr(0, colon);
-      c.port = std::stoi(coordinator->kafka.substr(colon + 1));
+    auto coordinator = request.key_type == 0 ? GroupCoordinatorServer(key)
+                                             : std::optional<cluster::ServerInfo>();
+    if (!coordinator.ok()) {
+      c = {key, -1, "", -1, ErrorCode::kCoordinatorNotAvailable,
+           std::string(coordinator.status().message())};
+    } else if (*coordinator) {
+      const std::string& address = (*coordinator)->kafka;
+      const size_t colon = address.rfind(':');
+      c.node_id = (*coordinator)->id;
+      c.host = address.substr(0, colon);
+      c.port = std::stoi(address.substr(colon + 1));
     }
     // Transactions are not served: a non-retriable error, so that a transactional producer
     // fails at once (librdkafka, the Java client and kafka-python all take 53 as fatal)

@@ -415,6 +415,11 @@ class Cluster::Impl {
         Reconcile(*current);
       } else {
         st = meta.status();
+        // A failed call may have left its watch unset: arm every path again on the next read.
+        {
+          std::lock_guard lock(wakeup_->mu);
+          wakeup_->armed.clear();
+        }
         MarkDirty();
       }
     }
@@ -447,7 +452,8 @@ class Cluster::Impl {
     } else if (controller.status().code() == StatusCode::kNotFound) {
       Disarm(paths::kController);
       ASSIGN_OR_RAISE(auto exists, zk->Exists(paths::kController, Watch(paths::kController)));
-      (void)exists;
+      // Created between the two calls: its watch now waits for a change that may never come.
+      if (exists) MarkDirty();
     } else {
       Disarm(paths::kController);
       return controller.status();
@@ -483,7 +489,7 @@ class Cluster::Impl {
       } else {
         Disarm(assignment_path);
         ASSIGN_OR_RAISE(auto exists, zk->Exists(assignment_path, Watch(assignment_path)));
-        (void)exists;
+        if (exists) MarkDirty();
       }
       meta.tables[name] = std::move(t);
     }

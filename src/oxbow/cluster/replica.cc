@@ -134,6 +134,11 @@ void Replica::BecomeLeader(const BucketState& state, const std::vector<int32_t>&
 void Replica::UpdateLeaderState(const BucketState& state, int32_t min_insync) {
   std::lock_guard lock(mu_);
   if (role_ != Role::kLeader || state.leader_epoch != state_.leader_epoch) return;
+  // A follower the controller took out of the ISR (its server left) rejoins only after it
+  // fetches again; otherwise its last fetch would put it straight back.
+  for (auto& [id, f] : followers_) {
+    if (state_.InSync(id) && !state.InSync(id)) f.log_end = -1;
+  }
   state_ = state;
   min_insync_ = min_insync;
   AdvanceHighWatermarkLocked();

@@ -44,6 +44,7 @@ ErrorCode ToErrorCode(const Status& st) {
     case StatusCode::kOutOfRange: return ErrorCode::kOffsetOutOfRange;
     case StatusCode::kInvalid: return ErrorCode::kInvalidRecord;
     case StatusCode::kAlreadyExists: return ErrorCode::kTopicAlreadyExists;
+    case StatusCode::kPermissionDenied: return ErrorCode::kTopicAuthorizationFailed;
     default: return ErrorCode::kUnknownServerError;
   }
 }

@@ -109,5 +109,18 @@ TEST_F(NodeTest, UnknownTableIsNotFoundByName) {
   EXPECT_NE(table.status().message().find("ns.missing"), std::string::npos);
 }
 
+TEST_F(NodeTest, TheReservedNamespaceIsRefusedToClients) {
+  catalog::CreateTableRequest request;
+  request.table.name = "__oxbow.group_offsets";
+  request.table.schema = schema_;
+  auto created = node_->CreateTable(request);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(created.status().message().find("__oxbow.group_offsets"), std::string::npos);
+  EXPECT_EQ(node_->DropTable("__oxbow.group_offsets").code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(CheckNotReserved("ns.__oxbow").ok());
+  EXPECT_TRUE(CheckNotReserved("__oxbowx.t").ok());
+}
+
 }  // namespace
 }  // namespace oxbow::node

@@ -2,13 +2,18 @@
 replication, client routing over Flight and Kafka, and the faults of issue 36 under load, each
 checked by the acknowledged-writes checker (oxbowtest/cluster.py).
 
-OXBOW_CLUSTER_KILLS sets how many leaders the kill loop SIGKILLs (default 20)."""
+OXBOW_CLUSTER_KILLS sets how many leaders the Flight kill loop SIGKILLs (default 20),
+OXBOW_CLUSTER_KAFKA_KILLS how many the Kafka producers' loop does (default 6)."""
 
 from __future__ import annotations
 
 import json
 import os
+import pathlib
 import statistics
+import subprocess
+import sys
+import threading
 import time
 
 import pyarrow as pa
@@ -22,6 +27,10 @@ from oxbowtest.cluster import (SESSION_TIMEOUT_MS, Cluster, TailReader, Writer,
 from oxbowtest.flight import action, descriptor
 
 KILLS = int(os.environ.get("OXBOW_CLUSTER_KILLS", "20"))
+KAFKA_KILLS = int(os.environ.get("OXBOW_CLUSTER_KAFKA_KILLS", "6"))
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
+from vs_kafka import fetch_kafka  # noqa: E402
 
 
 @pytest.fixture
@@ -307,3 +316,115 @@ def test_group_offsets_survive_the_death_of_their_coordinator(cluster):
     assert values == list(range(300))
     new = admin.describe_consumer_groups(["g-fail"])["g-fail"].result(timeout=10).coordinator.id
     assert new != coordinator
+
+
+class RdkafkaWriter(threading.Thread):
+    """librdkafka's idempotent producer (acks=all) sending "r<n>" to partition 0 until stopped;
+    records each acknowledged (value, offset) and when, and each failure."""
+
+    def __init__(self, bootstrap: str, topic: str):
+        super().__init__(daemon=True)
+        self.producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
+                                  "enable.idempotence": True, "linger.ms": 5,
+                                  "message.timeout.ms": 120000})
+        self.topic = topic
+        self.acked: list[tuple[str, int]] = []
+        self.ack_times: list[float] = []
+        self.failed: list[str] = []
+        self.stop_event = threading.Event()
+
+    def delivered(self, err, msg) -> None:
+        if err is None:
+            self.acked.append((msg.value().decode(), msg.offset()))
+            self.ack_times.append(time.monotonic())
+        else:
+            self.failed.append(f"{msg.value().decode()}: {err}")
+
+    def run(self) -> None:
+        n = 0
+        while not self.stop_event.is_set():
+            try:
+                self.producer.produce(self.topic, value=f"r{n}".encode(), partition=0,
+                                      on_delivery=self.delivered)
+                n += 1
+            except BufferError:
+                pass
+            self.producer.poll(0.002)
+        self.producer.flush(150)
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.join(timeout=180)
+
+
+class JavaWriter(threading.Thread):
+    """FailoverProducer.java (Kafka's Java producer, idempotent, acks=all) sending "j<n>"."""
+
+    def __init__(self, bootstrap: str, topic: str):
+        super().__init__(daemon=True)
+        probe = pathlib.Path(__file__).with_name("FailoverProducer.java")
+        self.proc = subprocess.Popen(
+            ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", fetch_kafka(),
+             str(probe), bootstrap, topic, "j"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.acked: list[tuple[str, int]] = []
+        self.ack_times: list[float] = []
+        self.failed: list[str] = []
+
+    def run(self) -> None:
+        for line in self.proc.stdout:
+            kind, value, detail = line.split()
+            if kind == "ack":
+                self.acked.append((value, int(detail)))
+                self.ack_times.append(time.monotonic())
+            else:
+                self.failed.append(f"{value}: {detail}")
+
+    def stop(self) -> None:
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=180) == 0
+        self.join(timeout=30)
+
+
+def test_kafka_producers_fail_over_without_user_code(cluster):
+    """librdkafka's and the Java client's idempotent producers write through SIGKILLs of the
+    partition's leader: every acknowledged record is stored once, at its acknowledged offset, in
+    the order each producer sent it."""
+    bootstrap = ",".join(f"127.0.0.1:{s.kafka_port}" for s in cluster.servers.values())
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic("failover", num_partitions=1,
+                                  replication_factor=3)])["failover"].result(timeout=30)
+    writers = [RdkafkaWriter(bootstrap, "failover"), JavaWriter(bootstrap, "failover")]
+    for w in writers:
+        w.start()
+    try:
+        for kill in range(KAFKA_KILLS):
+            wait_for(lambda: all(w.ack_times for w in writers), timeout=120,
+                     what="a first acknowledgement from each producer")
+            cluster.wait_in_sync("kafka.failover")
+            leader = cluster.leader_of("kafka.failover")
+            killed_at = time.monotonic()
+            cluster.kill(leader)
+            for w in writers:
+                wait_for(lambda: w.ack_times and w.ack_times[-1] > killed_at, timeout=120,
+                         what=f"{type(w).__name__} to write again after kill {kill}")
+            cluster.restart(leader)
+    finally:
+        for w in writers:
+            w.stop()
+    cluster.wait_in_sync("kafka.failover")
+    rows = cluster.read_bucket("kafka.failover", column="value")
+    assert [o for o, _ in rows] == list(range(len(rows))), "offsets are not contiguous"
+    stored = [v.decode() for _, v in rows]
+    assert len(stored) == len(set(stored)), f"{len(stored) - len(set(stored))} records twice"
+    at = {v: o for o, v in zip(range(len(stored)), stored)}
+    for w in writers:
+        assert not w.failed, w.failed[:5]
+        assert len(w.acked) > KAFKA_KILLS
+        wrong = [(v, o, at.get(v)) for v, o in w.acked if at.get(v) != o]
+        assert not wrong, f"{len(wrong)} acknowledged records not at their offset: {wrong[:5]}"
+        prefix = w.acked[0][0][0]
+        mine = [int(v[1:]) for v in stored if v[0] == prefix]
+        assert mine == sorted(mine), f"{type(w).__name__}'s records out of order"
+    print(f"\n{KAFKA_KILLS} leader kills: librdkafka {len(writers[0].acked)} and Java "
+          f"{len(writers[1].acked)} records acknowledged, {len(stored)} stored")

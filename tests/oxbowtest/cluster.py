@@ -153,14 +153,14 @@ class Cluster:
             return state
         return wait_for(synced, timeout, what=f"{table}[{bucket}] fully in sync")
 
-    def read_bucket(self, table: str, bucket: int = 0) -> list[tuple[int, int]]:
-        """(offset, id) of every row of the bucket, read from its leader."""
+    def read_bucket(self, table: str, bucket: int = 0, column: str = "id") -> list[tuple]:
+        """(offset, value of `column`) of every row of the bucket, read from its leader."""
         leader = self.leader_of(table, bucket)
         ticket = fl.Ticket(json.dumps({"table": table, "bucket": bucket}).encode())
         rows = []
         for chunk in self.client(leader).do_get(ticket):
             meta = json.loads(chunk.app_metadata.to_pybytes())
-            ids = chunk.data.column("id").to_pylist()
+            ids = chunk.data.column(column).to_pylist()
             rows += [(meta["base_offset"] + k, v) for k, v in enumerate(ids)]
         return rows
 

@@ -164,7 +164,7 @@ Status ProducerStates::Load(const std::function<bool(const catalog::TableDescrip
 
 Status ProducerStates::Replay(const std::string& table, int32_t bucket, int64_t from, int64_t to,
                               int64_t* replayed) {
-  // The log itself, up to its durable end: in cluster mode a new leader replays what its high
+  // The log itself, fsynced or not: in cluster mode a new leader replays what its high
   // watermark does not cover yet too, since a producer may retry any of it.
   ASSIGN_OR_RAISE(auto runtime, engine_->GetTable(table));
   if (bucket < 0 || bucket >= static_cast<int32_t>(runtime->logs().size())) {
@@ -173,7 +173,7 @@ Status ProducerStates::Replay(const std::string& table, int32_t bucket, int64_t 
   log::BucketLog& log = *runtime->logs()[static_cast<size_t>(bucket)];
   log::ReadOptions read;
   read.verify_body = false;  // only the metadata is read
-  read.up_to_durable = true;
+  read.limit = log::ReadLimit::kWritten;
   for (int64_t offset = from; offset < to;) {
     ASSIGN_OR_RAISE(auto batches, log.Read(offset, int64_t{8} << 20, read));
     if (batches.empty()) return Status::OK();
@@ -206,7 +206,7 @@ Status ProducerStates::RebuildBucket(const std::string& table, int32_t bucket) {
     return std::get<0>(entry.first) == table && std::get<1>(entry.first) == bucket;
   });
   int64_t replayed = 0;
-  RETURN_NOT_OK(Replay(table, bucket, log.earliest_offset(), log.durable_offset(), &replayed));
+  RETURN_NOT_OK(Replay(table, bucket, log.earliest_offset(), log.next_offset(), &replayed));
   changed_ = true;
   return Status::OK();
 }

@@ -192,7 +192,10 @@ bool Replica::IsFollowing(int32_t leader, int32_t epoch, const std::string& loca
 
 void Replica::AdvanceHighWatermarkLocked() {
   log::BucketLog& l = log();
-  int64_t candidate = l.durable_offset();
+  // What the leader acknowledges from: its fsynced end under --flush fsync, its written end
+  // under --flush interval (as a single server acknowledges); followers report the same.
+  int64_t candidate = l.flush_policy() == log::FlushPolicy::kEveryAppend ? l.durable_offset()
+                                                                         : l.next_offset();
   for (int32_t id : state_.isr) {
     if (id == state_.leader) continue;
     auto it = followers_.find(id);
@@ -229,8 +232,9 @@ Status Replica::WaitAcknowledgeable(int64_t next_offset, Acks acks, Clock::time_
                                  " moved before the put was replicated; it may or may not be "
                                  "in the log: write it again");
     }
-    if (acks == Acks::kLeader) return Status::OK();
+    // The leader's own fsync may be the last to end: the watermark moves on it too.
     AdvanceHighWatermarkLocked();
+    if (acks == Acks::kLeader) return Status::OK();
     if (high_watermark_ >= next_offset) {
       if (static_cast<int32_t>(state_.isr.size()) < min_insync_) {
         return Status::Unavailable(std::string(kNotEnoughReplicasAfterAppend) +
@@ -268,7 +272,7 @@ Result<int64_t> Replica::ServeFetch(
                              " is not a follower of bucket " + std::to_string(bucket_) +
                              " of table " + Quote(table_));
     }
-    const int64_t leader_end = l.durable_offset();
+    const int64_t leader_end = l.next_offset();
     if (fetch.from > leader_end) {
       return Status::OutOfRange("fetch from " + std::to_string(fetch.from) +
                                 " is past the leader's log end " + std::to_string(leader_end));
@@ -290,14 +294,13 @@ Result<int64_t> Replica::ServeFetch(
   if (fetch.from < l.earliest_offset()) {
     return Status::OutOfRange("log_start=" + std::to_string(l.earliest_offset()));
   }
+  // Followers get what the leader has written, fsynced or not: they write and fsync it while
+  // the leader does (the high watermark still waits for the leader's own fsync).
   const auto deadline = Clock::now() + std::chrono::milliseconds(fetch.max_wait_ms);
-  if (fetch.from >= l.durable_offset()) {
-    ASSIGN_OR_RAISE(int64_t end, l.WaitForData(fetch.from, deadline, /*up_to_durable=*/true));
-    (void)end;
-  }
-  if (fetch.from < l.durable_offset()) {
+  ASSIGN_OR_RAISE(int64_t end, l.WaitForData(fetch.from, deadline, log::ReadLimit::kWritten));
+  if (fetch.from < end) {
     log::ReadOptions read_options;
-    read_options.up_to_durable = true;
+    read_options.limit = log::ReadLimit::kWritten;
     ASSIGN_OR_RAISE(auto batches, l.Read(fetch.from, fetch.max_bytes, read_options));
     for (const auto& batch : batches) {
       RETURN_NOT_OK(emit(batch, l.LeaderEpochAt(batch.base_offset)));
@@ -430,6 +433,11 @@ Status Replica::FetchOnce(client::Client& leader, int32_t epoch) {
   ReplicaFetch fetch;
   fetch.table = table_;
   fetch.bucket = bucket_;
+  // Under --flush fsync the log end reported to the leader (which acknowledges from it) is
+  // fsynced: one fsync for the whole run the previous fetch brought.
+  if (l.flush_policy() == log::FlushPolicy::kEveryAppend) {
+    RETURN_NOT_OK(l.WaitDurable(l.next_offset()));
+  }
   fetch.from = l.next_offset();
   fetch.leader_epoch = epoch;
   fetch.replica = options_.server_id;

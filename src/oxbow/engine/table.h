@@ -139,6 +139,9 @@ class PutSession {
     (void)batch_metadata;
     return Status::NotImplemented("only log tables keep batch metadata");
   }
+  // Blocks until everything appended so far is acknowledged, for sessions whose appends return
+  // before that (a replicated put that defers its acknowledgements); OK at once otherwise.
+  virtual Status WaitAcknowledged() { return Status::OK(); }
 };
 
 // One read stream over a bucket.

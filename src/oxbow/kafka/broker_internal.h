@@ -100,9 +100,20 @@ class Broker {
   Result<msg::ListOffsetsResponse> ListOffsets(msg::ListOffsetsRequest& request,
                                                RequestContext& ctx);
   Result<msg::ProduceResponse> Produce(msg::ProduceRequest& request, RequestContext& ctx);
+  // A partition appended on this server whose acknowledgement (the in-sync replicas' copies)
+  // a Produce waits for after appending every partition of the request.
+  struct PendingAck {
+    std::unique_ptr<engine::PutSession> session;
+    std::string table;
+    std::vector<metrics::BucketRows> rows;
+    int64_t bytes = 0;
+    std::chrono::steady_clock::time_point started;
+  };
+  // Appends one partition's batches; what is left to wait for goes to `pending` (no session
+  // when the partition failed or had nothing to append).
   msg::ProduceResponse::PartitionProduceResponse ProducePartition(
       const std::string& topic, const msg::ProduceRequest::PartitionProduceData& part,
-      int16_t acks);
+      int16_t acks, PendingAck* pending);
   // Cluster mode: the server that coordinates group `group` (the leader of its bucket of the
   // group offsets table); nullopt in embedded mode; Unavailable while it has none.
   Result<std::optional<cluster::ServerInfo>> GroupCoordinatorServer(const std::string& group) const;

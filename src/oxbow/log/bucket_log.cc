@@ -355,6 +355,7 @@ Result<AppendResult> BucketLog::AppendLocked(const BatchInfo& info,
   write_position_ += frame_length;
   next_offset_ = header.next_offset();
   written_bytes_ += frame_length;
+  appended_cv_.notify_all();
   return AppendResult{header.base_offset, header.next_offset()};
 }
 
@@ -471,19 +472,26 @@ Status BucketLog::Sync() {
   return WaitDurable(target);
 }
 
+int64_t BucketLog::EndLocked(ReadLimit limit) const {
+  switch (limit) {
+    case ReadLimit::kWritten: return next_offset_;
+    case ReadLimit::kDurable: return durable_offset_;
+    case ReadLimit::kVisible: break;
+  }
+  return std::min(durable_offset_, high_watermark_);
+}
+
 Result<int64_t> BucketLog::WaitForData(int64_t offset,
                                        std::chrono::steady_clock::time_point deadline,
-                                       bool up_to_durable) {
+                                       ReadLimit limit) {
   std::unique_lock lock(mutex_);
-  auto limit = [&] {
-    return up_to_durable ? durable_offset_ : std::min(durable_offset_, high_watermark_);
-  };
-  durable_cv_.wait_until(lock, deadline,
-                         [&] { return limit() > offset || closing_ || !failed_.ok(); });
-  if (limit() > offset) return limit();
+  std::condition_variable& cv = limit == ReadLimit::kWritten ? appended_cv_ : durable_cv_;
+  cv.wait_until(lock, deadline,
+                [&] { return EndLocked(limit) > offset || closing_ || !failed_.ok(); });
+  if (EndLocked(limit) > offset) return EndLocked(limit);
   if (!failed_.ok()) return failed_;
   if (closing_) return Status::Cancelled("bucket log " + dir_ + " is closed");
-  return limit();
+  return EndLocked(limit);
 }
 
 std::vector<BucketLog::ReadableSegment> BucketLog::ReadableSegments(int64_t from_offset) const {
@@ -517,9 +525,11 @@ Result<std::vector<LogBatch>> BucketLog::Read(int64_t from_offset, int64_t max_b
   {
     std::lock_guard lock(mutex_);
     earliest = segments_.begin()->first;
-    // What this read may see: the durable end, or below the high watermark too.
-    durable = options.up_to_durable ? durable_offset_ : std::min(durable_offset_, high_watermark_);
+    durable = EndLocked(options.limit);
     if (from_offset >= earliest && from_offset < durable) segments = ReadableSegments(from_offset);
+    if (options.limit == ReadLimit::kWritten && !segments.empty()) {
+      segments.back().durable_end = segments.back().size;  // the active segment, fsynced or not
+    }
   }
   if (from_offset < earliest || from_offset > durable) {
     return Status::OutOfRange("offset " + std::to_string(from_offset) + " is outside [" +
@@ -876,6 +886,7 @@ Status BucketLog::Close() {
   {
     std::lock_guard lock(mutex_);
     closing_ = true;
+    appended_cv_.notify_all();
     durable_cv_.notify_all();
     flusher_cv_.notify_all();
   }

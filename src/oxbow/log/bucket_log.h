@@ -110,14 +110,19 @@ struct AppendResult {
   int64_t next_offset = 0;  // base_offset + row_count
 };
 
+// How far a read, or a wait for data, may go.
+enum class ReadLimit {
+  kVisible,  // visible_offset(): fsynced and below the high watermark (what clients see)
+  kDurable,  // durable_offset(), past the high watermark
+  kWritten,  // next_offset(), fsynced or not: what a leader serves its followers
+};
+
 struct ReadOptions {
   // Verify the checksums of every body byte before returning a batch. Default: true. A reader
   // that serves only parts of a body (a column projection) sets false and verifies the parts
   // it serves with LogBatch::VerifyBodyPiece. Metadata is always verified.
   bool verify_body = true;
-  // Read up to durable_offset(), past the high watermark: a leader serving its followers.
-  // Default: false, up to visible_offset().
-  bool up_to_durable = false;
+  ReadLimit limit = ReadLimit::kVisible;
 };
 
 // A batch fetched from a bucket's leader (cluster mode), appended by a follower as it is.
@@ -230,11 +235,11 @@ class BucketLog {
   // the segment, the byte position and the offsets that cannot be served.
   Result<std::vector<LogBatch>> Read(int64_t from_offset, int64_t max_bytes,
                                      const ReadOptions& options = {});
-  // Blocks until visible_offset() > `offset` (durable_offset() with `up_to_durable`), the
-  // deadline passes, or the log closes, and returns that offset. Tailing readers wake within
-  // microseconds of an fsync or a move of the high watermark.
+  // Blocks until the end `limit` names is > `offset`, the deadline passes, or the log closes,
+  // and returns that end. Tailing readers wake within microseconds of an fsync or a move of the
+  // high watermark; followers (kWritten) of an append.
   Result<int64_t> WaitForData(int64_t offset, std::chrono::steady_clock::time_point deadline,
-                              bool up_to_durable = false);
+                              ReadLimit limit = ReadLimit::kVisible);
   // The base offset of the first durable batch whose max timestamp is >= `timestamp_ms`, or
   // durable_offset() when there is none.
   Result<int64_t> LookupOffsetByTime(int64_t timestamp_ms);
@@ -250,10 +255,13 @@ class BucketLog {
   // mode serves everything durable. Setting it wakes waiting readers.
   void SetHighWatermark(int64_t offset);
   int64_t high_watermark() const;
+  FlushPolicy flush_policy() const { return options_.flush_policy; }
   // Appends a batch fetched from the leader byte for byte at the leader's offset and append time
-  // (so its checksums and offsets equal the leader's), recording its leader epoch. Durable per
-  // the flush policy as Append. Invalid unless batch.base_offset == next_offset(). Ignores
-  // FenceAppends.
+  // (so its checksums and offsets equal the leader's), recording its leader epoch. Returns once
+  // written (under kInterval fsyncing inline past flush_bytes, as Append does); under
+  // kEveryAppend the follower makes a fetched run durable with WaitDurable(next_offset()) before
+  // it reports its log end to the leader. Invalid unless batch.base_offset == next_offset().
+  // Ignores FenceAppends.
   Result<AppendResult> AppendReplica(const ReplicaBatchInfo& batch,
                                      std::span<const ByteSpan> metadata,
                                      std::span<const ByteSpan> body);
@@ -362,6 +370,7 @@ class BucketLog {
   void FlusherLoop();
   // The segment holding `from_offset` and all later ones, as readers may see them.
   std::vector<ReadableSegment> ReadableSegments(int64_t from_offset) const;
+  int64_t EndLocked(ReadLimit limit) const;  // the end `limit` names; under mutex_
   // Cold log internals (bucket_log_cold.cc).
   Status LoadColdManifest(std::vector<int64_t>* local_bases);
   SegmentPtr OpenColdSegment(const internal::ColdSegment& entry) const;
@@ -377,6 +386,7 @@ class BucketLog {
   RecoveryInfo recovery_;
 
   mutable std::mutex mutex_;
+  std::condition_variable appended_cv_;       // next_offset_ advanced, or closing
   std::condition_variable durable_cv_;        // durable_offset_ advanced, a sync ended, or closing
   std::map<int64_t, SegmentEntry> segments_;  // by base offset; the last one is active
   SegmentPtr active_;

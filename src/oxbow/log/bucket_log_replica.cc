@@ -36,7 +36,7 @@ Result<AppendResult> BucketLog::AppendReplica(const ReplicaBatchInfo& batch,
   bool rolled = false;
   ASSIGN_OR_RAISE(AppendResult result,
                   AppendLocked(batch.info, checksum_table, metadata, body, &rolled, &batch));
-  const bool wait = options_.flush_policy == FlushPolicy::kEveryAppend ||
+  const bool wait = options_.flush_policy == FlushPolicy::kInterval &&
                     written_bytes_ - durable_bytes_ >= options_.flush_bytes;
   lock.unlock();
   if (wait) RETURN_NOT_OK(WaitDurable(result.next_offset));

@@ -56,7 +56,7 @@ class ReplicationTest : public ::testing::Test {
   // Copies every batch of `from` the follower lacks, as a follower's fetch does.
   static void Replicate(BucketLog& from, BucketLog& to, int32_t epoch) {
     ReadOptions read;
-    read.up_to_durable = true;
+    read.limit = ReadLimit::kDurable;
     while (to.next_offset() < from.durable_offset()) {
       auto batches = from.Read(to.next_offset(), 1 << 20, read);
       ASSERT_TRUE(batches.ok()) << batches.status().ToString();
@@ -91,7 +91,7 @@ TEST_F(ReplicationTest, HighWatermarkBoundsReadersAndWakesThem) {
   EXPECT_EQ(visible->back().next_offset(), 6);
   EXPECT_EQ(log->Read(9, 1 << 20).status().code(), StatusCode::kOutOfRange);
   ReadOptions leader;
-  leader.up_to_durable = true;
+  leader.limit = ReadLimit::kDurable;
   EXPECT_EQ(log->Read(9, 1 << 20, leader)->size(), 1u);
   EXPECT_EQ(*log->LookupOffsetByTime(100), 6);
   // A reader waiting at the high watermark wakes when it moves.
@@ -103,7 +103,7 @@ TEST_F(ReplicationTest, HighWatermarkBoundsReadersAndWakesThem) {
   mover.join();
   ASSERT_TRUE(woke.ok());
   EXPECT_EQ(*woke, 9);
-  auto durable = log->WaitForData(9, std::chrono::steady_clock::now(), /*up_to_durable=*/true);
+  auto durable = log->WaitForData(9, std::chrono::steady_clock::now(), ReadLimit::kDurable);
   EXPECT_EQ(*durable, 12);
 }
 

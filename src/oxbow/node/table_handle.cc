@@ -1,5 +1,6 @@
 #include "oxbow/node/table_handle.h"
 
+#include <algorithm>
 #include <atomic>
 
 namespace oxbow::node {
@@ -10,11 +11,13 @@ namespace {
 class ReplicatedPutSession : public engine::PutSession {
  public:
   ReplicatedPutSession(cluster::Cluster* cluster, std::string table, int32_t bucket,
-                       cluster::Acks acks, std::unique_ptr<engine::PutSession> local)
+                       cluster::Acks acks, bool defer_acks,
+                       std::unique_ptr<engine::PutSession> local)
       : cluster_(cluster),
         table_(std::move(table)),
         bucket_(bucket),
         acks_(acks),
+        defer_acks_(defer_acks),
         local_(std::move(local)) {}
 
   Result<std::vector<engine::AppendedRange>> Append(
@@ -31,15 +34,19 @@ class ReplicatedPutSession : public engine::PutSession {
     RETURN_NOT_OK(cluster_->CheckWritable(table_, bucket_, acks_));
     return Acknowledge(local_->AppendWithMetadata(batch, batch_metadata));
   }
+  Status WaitAcknowledged() override {
+    if (appended_end_ < 0) return Status::OK();
+    return cluster_->WaitAcknowledgeable(table_, bucket_, appended_end_, acks_);
+  }
 
  private:
   Result<std::vector<engine::AppendedRange>> Acknowledge(
       Result<std::vector<engine::AppendedRange>> appended) {
     if (!appended.ok()) return appended;
     for (const auto& range : *appended) {
-      RETURN_NOT_OK(cluster_->WaitAcknowledgeable(table_, range.bucket,
-                                                  range.base_offset + range.rows, acks_));
+      appended_end_ = std::max(appended_end_, range.base_offset + range.rows);
     }
+    if (!defer_acks_) RETURN_NOT_OK(WaitAcknowledged());
     return appended;
   }
 
@@ -47,7 +54,9 @@ class ReplicatedPutSession : public engine::PutSession {
   const std::string table_;
   const int32_t bucket_;
   const cluster::Acks acks_;
+  const bool defer_acks_;
   const std::unique_ptr<engine::PutSession> local_;
+  int64_t appended_end_ = -1;  // the end of the last batch appended
 };
 
 std::atomic<uint32_t> next_put_bucket{0};
@@ -79,18 +88,20 @@ Result<std::unique_ptr<engine::PutSession>> TableHandle::StartPut(
 }
 
 Result<std::unique_ptr<engine::PutSession>> TableHandle::StartPutToBucket(
-    const arrow::SchemaPtr& client_schema, int32_t bucket, cluster::Acks acks) const {
+    const arrow::SchemaPtr& client_schema, int32_t bucket, cluster::Acks acks,
+    bool defer_acks) const {
   RETURN_NOT_OK(CheckNotReserved(name()));
-  return StartReplicatedPut(client_schema, bucket, acks);
+  return StartReplicatedPut(client_schema, bucket, acks, defer_acks);
 }
 
 Result<std::unique_ptr<engine::PutSession>> TableHandle::StartReplicatedPut(
-    const arrow::SchemaPtr& client_schema, int32_t bucket, cluster::Acks acks) const {
+    const arrow::SchemaPtr& client_schema, int32_t bucket, cluster::Acks acks,
+    bool defer_acks) const {
   if (!cluster_) return table_->StartPutToBucket(client_schema, bucket);
   RETURN_NOT_OK(cluster_->CheckLeader(name(), bucket));
   ASSIGN_OR_RAISE(auto local, table_->StartPutToBucket(client_schema, bucket));
   return std::unique_ptr<engine::PutSession>(
-      new ReplicatedPutSession(cluster_, name(), bucket, acks, std::move(local)));
+      new ReplicatedPutSession(cluster_, name(), bucket, acks, defer_acks, std::move(local)));
 }
 
 Result<std::unique_ptr<engine::ReadCursor>> TableHandle::OpenRead(

@@ -49,10 +49,12 @@ class TableHandle {
   Result<std::unique_ptr<engine::PutSession>> StartPut(
       const arrow::SchemaPtr& client_schema, engine::PutOp op,
       cluster::Acks acks = cluster::Acks::kAll) const;
-  // The same, every batch going to `bucket` (Kafka's partitions).
+  // The same, every batch going to `bucket` (Kafka's partitions). With `defer_acks` an
+  // Append returns once the leader has the batch, and WaitAcknowledged waits for what `acks`
+  // asks (a Kafka produce appends every partition first, then waits for them together).
   Result<std::unique_ptr<engine::PutSession>> StartPutToBucket(
       const arrow::SchemaPtr& client_schema, int32_t bucket,
-      cluster::Acks acks = cluster::Acks::kAll) const;
+      cluster::Acks acks = cluster::Acks::kAll, bool defer_acks = false) const;
   // A read of one bucket (`request.table` is ignored); offsets the log's retention deleted come
   // from the lake while it has them (lake::OpenLogRead). In cluster mode, of a bucket this
   // server leads, up to its high watermark.
@@ -72,7 +74,8 @@ class TableHandle {
   friend class ReplicatedOffsetStore;
   // StartPutToBucket without the reserved-namespace check.
   Result<std::unique_ptr<engine::PutSession>> StartReplicatedPut(
-      const arrow::SchemaPtr& client_schema, int32_t bucket, cluster::Acks acks) const;
+      const arrow::SchemaPtr& client_schema, int32_t bucket, cluster::Acks acks,
+      bool defer_acks = false) const;
 
   engine::Engine* engine_;
   lake::TieringService* tiering_;

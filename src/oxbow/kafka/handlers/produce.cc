@@ -17,7 +17,8 @@ msg::ProduceResponse::PartitionProduceResponse ProduceResult(int32_t index, Erro
 }
 
 msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
-    const std::string& topic, const msg::ProduceRequest::PartitionProduceData& part, int16_t acks) {
+    const std::string& topic, const msg::ProduceRequest::PartitionProduceData& part, int16_t acks,
+    PendingAck* pending) {
   using Outcome = clientstate::SequencedAppend::Outcome;
   const auto started = std::chrono::steady_clock::now();
   msg::ProduceResponse::PartitionProduceResponse result =
@@ -44,8 +45,10 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
   auto batches = DecodeRecordBatches(*part.records);
   if (!batches.ok()) return fail(ErrorCode::kCorruptMessage, batches.status().message());
   // acks=-1 waits for every in-sync replica in cluster mode; 0 and 1 for the leader.
-  auto session = table->StartPutToBucket(desc.schema, part.index,
-                                         acks == -1 ? cluster::Acks::kAll : cluster::Acks::kLeader);
+  auto session =
+      table->StartPutToBucket(desc.schema, part.index,
+                              acks == -1 ? cluster::Acks::kAll : cluster::Acks::kLeader,
+                              /*defer_acks=*/true);
   if (!session.ok()) return fail(ToErrorCode(session.status()), session.status().message());
   result.log_start_offset = table->Buckets()[static_cast<size_t>(part.index)].earliest_offset;
   std::vector<metrics::BucketRows> appended_rows;
@@ -93,11 +96,8 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
     // A retry of a batch already appended is acknowledged at its offset, not appended again.
     if (i == 0) result.base_offset = done.base_offset;
   }
-  if (!appended_rows.empty()) {
-    node_->metrics().AddPut(
-        *name, appended_rows, static_cast<int64_t>(part.records->size()),
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  }
+  *pending = {std::move(session).ValueOrDie(), *name, std::move(appended_rows),
+              static_cast<int64_t>(part.records->size()), started};
   return result;
 }
 
@@ -105,6 +105,8 @@ Result<msg::ProduceResponse> Broker::Produce(msg::ProduceRequest& request, Reque
   const int16_t version = ctx.version();
   ctx.no_response = request.acks == 0;
   msg::ProduceResponse response;
+  // (topic, partition) of each response still waiting for its acknowledgement.
+  std::vector<std::tuple<size_t, size_t, PendingAck>> pending;
   for (auto& t : request.topic_data) {
     // v13+ names topics by id; an unknown id (or one the session may not read) leaves the name
     // empty.
@@ -130,10 +132,30 @@ Result<msg::ProduceResponse> Broker::Produce(msg::ProduceRequest& request, Reque
             ProduceResult(p.index, ErrorCode::kTransactionalIdAuthorizationFailed,
                           "transactions are not supported"));
       } else {
-        tr.partition_responses.push_back(ProducePartition(t.name, p, request.acks));
+        PendingAck ack;
+        tr.partition_responses.push_back(ProducePartition(t.name, p, request.acks, &ack));
+        if (ack.session) {
+          pending.emplace_back(response.responses.size(), tr.partition_responses.size() - 1,
+                               std::move(ack));
+        }
       }
     }
     response.responses.push_back(std::move(tr));
+  }
+  // Every partition is appended: their replication runs at once, and is awaited here.
+  for (auto& [topic, partition, ack] : pending) {
+    auto& result = response.responses[topic].partition_responses[partition];
+    if (Status acknowledged = ack.session->WaitAcknowledged(); !acknowledged.ok()) {
+      result.error_code = ToErrorCode(acknowledged);
+      result.error_message = acknowledged.message();
+      result.base_offset = -1;
+      continue;
+    }
+    if (!ack.rows.empty()) {
+      node_->metrics().AddPut(
+          ack.table, ack.rows, ack.bytes,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - ack.started).count());
+    }
   }
   {
     std::lock_guard lock(appended_mu_);

@@ -84,6 +84,11 @@ void Broker::Stop() {
 }
 
 Result<std::optional<std::string>> Broker::Handle(std::string_view frame, Session& session) {
+  ASSIGN_OR_RAISE(Answer answer, Accept(frame, session));
+  return answer();
+}
+
+Result<Broker::Answer> Broker::Accept(std::string_view frame, Session& session) {
   Reader r(frame);
   const RequestHeader header = DecodeRequestHeader(r);
   if (!r.ok()) return r.status().WithContext("request header");
@@ -98,7 +103,9 @@ Result<std::optional<std::string>> Broker::Handle(std::string_view frame, Sessio
     // Kafka's answer to a too new ApiVersions: v0, UNSUPPORTED_VERSION and the versions served.
     EncodeResponseHeader(w, header.correlation_id, false);
     w.Raw(Encode(ApiVersionsAnswer(ErrorCode::kUnsupportedVersion), 0));
-    return std::optional<std::string>(w.Take());
+    return Answer([frame = w.Take()]() mutable -> Result<std::optional<std::string>> {
+      return std::optional<std::string>(std::move(frame));  // called once
+    });
   }
   if (!supported) {
     return Status::NotImplemented("API key " + std::to_string(header.api_key) + " version " +
@@ -123,22 +130,39 @@ Result<std::optional<std::string>> Broker::Handle(std::string_view frame, Sessio
   EncodeResponseHeader(w, header.correlation_id,
                        IsFlexible(*api, header.api_version) && api->key != ApiKey::kApiVersions);
   RequestContext ctx{header, session};
+  const std::string context = "API key " + std::to_string(header.api_key) + " version " +
+                              std::to_string(header.api_version);
   auto body = Handlers().at(api->key)(*this, r, ctx);
-  if (!body.ok()) {
-    return body.status().WithContext("API key " + std::to_string(header.api_key) + " version " +
-                                     std::to_string(header.api_version));
-  }
-  if (ctx.no_response) return std::optional<std::string>();
-  w.Raw(*body);
-  return std::optional<std::string>(w.Take());
+  if (!body.ok()) return body.status().WithContext(context);
+  return Answer([head = w.Take(), body = std::move(body).ValueOrDie(), context,
+                 no_response = ctx.no_response]() -> Result<std::optional<std::string>> {
+    auto encoded = body();
+    if (!encoded.ok()) return encoded.status().WithContext(context);
+    if (no_response) return std::optional<std::string>();
+    return std::optional<std::string>(head + *encoded);
+  });
 }
 
 template <auto kHandler>
-Result<std::string> Broker::ServeWith(Broker& broker, Reader& r, RequestContext& ctx) {
+Result<Broker::Body> Broker::ServeWith(Broker& broker, Reader& r, RequestContext& ctx) {
   using Types = HandlerTypes<decltype(kHandler)>;
   ASSIGN_OR_RAISE(auto request, Decode<typename Types::RequestType>(r, ctx.version()));
   ASSIGN_OR_RAISE(auto response, (broker.*kHandler)(request, ctx));
-  return Encode(response, ctx.version());
+  const int16_t version = ctx.version();
+  if constexpr (std::is_same_v<typename Types::ResponseType, msg::ProduceResponse>) {
+    if (!ctx.pending_acks.empty()) {
+      // Shared: a Body is copyable, the pending sessions are not.
+      auto waiting = std::make_shared<std::pair<msg::ProduceResponse, decltype(ctx.pending_acks)>>(
+          std::move(response), std::move(ctx.pending_acks));
+      return Body([&broker, waiting, version]() -> Result<std::string> {
+        broker.AwaitAcks(waiting->first, waiting->second);
+        return Encode(waiting->first, version);
+      });
+    }
+  }
+  return Body([encoded = Encode(response, version)]() mutable -> Result<std::string> {
+    return std::move(encoded);  // called once
+  });
 }
 
 const std::map<ApiKey, Broker::Serve>& Broker::Handlers() {

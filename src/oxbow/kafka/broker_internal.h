@@ -56,10 +56,17 @@ class Broker {
   Broker(node::Node* node, KafkaOptions options, int port,
          std::unique_ptr<GroupCoordinator> groups);
 
-  // Answers one request frame (without its length prefix): the response frame, or nothing
-  // when the request wants no answer (Produce with acks=0). An error means the frame cannot
-  // be answered (unknown API, malformed header, a request before the SASL login under --auth):
-  // the connection closes. `session` is the connection's.
+  // The answer to a request, returned when called: the response frame, or nothing when the
+  // request wants no answer (Produce with acks=0). Most answers are built when the request is
+  // accepted; a Produce's waits in the call for the in-sync replicas, so that the connection
+  // may read and accept its next requests meanwhile (their answers go out in order).
+  using Answer = std::function<Result<std::optional<std::string>>()>;
+  // Accepts one request frame (without its length prefix), doing everything the requests after
+  // it may depend on (a Produce's appends, a login). An error, here or from the answer, means
+  // the frame cannot be answered (unknown API, malformed header, a request before the SASL
+  // login under --auth): the connection closes. `session` is the connection's.
+  Result<Answer> Accept(std::string_view frame, Session& session);
+  // Accept, then the answer.
   Result<std::optional<std::string>> Handle(std::string_view frame, Session& session);
   // Whether a connection must log in (SASL) before anything but ApiVersions and SASL.
   bool auth_required() const { return options_.authenticator != nullptr; }
@@ -68,18 +75,33 @@ class Broker {
   node::Node* node() const { return node_; }
 
  private:
+  // A partition appended on this server whose acknowledgement (the in-sync replicas' copies)
+  // a Produce waits for after appending every partition of the request.
+  struct PendingAck {
+    std::unique_ptr<engine::PutSession> session;
+    std::string table;
+    std::vector<metrics::BucketRows> rows;
+    int64_t bytes = 0;
+    std::chrono::steady_clock::time_point started;
+  };
   // What a handler gets besides its request: the header, the connection's session, and a way
   // to say that the request wants no answer.
   struct RequestContext {
     const RequestHeader& header;
     Session& session;
     bool no_response = false;
+    // A Produce's partitions appended here and waiting for their replicas: each is
+    // (topic index, partition index) of the response and what to wait on.
+    std::vector<std::tuple<size_t, size_t, PendingAck>> pending_acks;
     int16_t version() const { return header.api_version; }
   };
-  // Decodes the body, runs its handler, encodes the response body.
-  using Serve = Result<std::string> (*)(Broker& broker, Reader& r, RequestContext& ctx);
+  // The encoded response body, once it returns.
+  using Body = std::function<Result<std::string>()>;
+  // Decodes the body, runs its handler, encodes the response body (a Produce's after its
+  // pending acknowledgements, in the Body).
+  using Serve = Result<Body> (*)(Broker& broker, Reader& r, RequestContext& ctx);
   template <auto kHandler>
-  static Result<std::string> ServeWith(Broker& broker, Reader& r, RequestContext& ctx);
+  static Result<Body> ServeWith(Broker& broker, Reader& r, RequestContext& ctx);
   // The handler of each API served (apis.inc): the method of the API's name, under handlers/.
   static const std::map<ApiKey, Serve>& Handlers();
 
@@ -99,16 +121,11 @@ class Broker {
                                                  RequestContext& ctx);
   Result<msg::ListOffsetsResponse> ListOffsets(msg::ListOffsetsRequest& request,
                                                RequestContext& ctx);
+  // Appends every partition; what waits for replicas is left in ctx.pending_acks.
   Result<msg::ProduceResponse> Produce(msg::ProduceRequest& request, RequestContext& ctx);
-  // A partition appended on this server whose acknowledgement (the in-sync replicas' copies)
-  // a Produce waits for after appending every partition of the request.
-  struct PendingAck {
-    std::unique_ptr<engine::PutSession> session;
-    std::string table;
-    std::vector<metrics::BucketRows> rows;
-    int64_t bytes = 0;
-    std::chrono::steady_clock::time_point started;
-  };
+  // Waits for each pending partition's acknowledgement, setting the error of those refused.
+  void AwaitAcks(msg::ProduceResponse& response,
+                 std::vector<std::tuple<size_t, size_t, PendingAck>>& pending);
   // Appends one partition's batches; what is left to wait for goes to `pending` (no session
   // when the partition failed or had nothing to append).
   msg::ProduceResponse::PartitionProduceResponse ProducePartition(

@@ -1,5 +1,6 @@
-// The TCP side of the Kafka listener: one thread accepts, one thread per connection reads
-// size-prefixed request frames and writes the responses back in order, over TLS when asked.
+// The TCP side of the Kafka listener: one thread accepts; per connection one thread reads
+// size-prefixed request frames and accepts them, another writes the answers back in order
+// (one thread does both over TLS).
 // OpenSSL's errors are translated here.
 #include <netdb.h>
 #include <netinet/in.h>
@@ -15,8 +16,12 @@
 
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <list>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "oxbow/common/file_system.h"
@@ -28,6 +33,9 @@ namespace {
 // Requests of a connection that has not logged in yet are bounded by this (Kafka's
 // sasl.server.max.receive.size), so that no one unauthenticated makes the server allocate much.
 constexpr int32_t kMaxUnauthenticatedRequestBytes = 512 * 1024;
+// Requests of a connection accepted before the oldest is answered: Kafka clients' default
+// max.in.flight.requests.per.connection.
+constexpr size_t kMaxAnswersInFlight = 5;
 
 // The last OpenSSL errors as text (and the queue cleared).
 std::string OpenSslErrors() {
@@ -293,6 +301,10 @@ class TcpKafkaServer : public KafkaServer {
     }
   }
 
+  // Reads requests and accepts each in turn; answers go out in request order. While the oldest
+  // answer waits (a Produce for its replicas), up to kMaxAnswersInFlight later requests are
+  // read and accepted, as a client with max.in.flight.requests.per.connection > 1 expects.
+  // Under TLS one thread does both: an SSL stream is not shared between threads.
   void Serve(int fd) {
     internal::Session session;
     session.client_host = PeerHost(fd);
@@ -301,6 +313,9 @@ class TcpKafkaServer : public KafkaServer {
       ::shutdown(fd, SHUT_RDWR);
       return;
     }
+    AnswerQueue answers;
+    std::thread writer;
+    if (!tls_) writer = std::thread([&] { WriteAnswers(stream, answers, fd); });
     std::string frame;
     while (true) {
       char size_bytes[4];
@@ -317,25 +332,95 @@ class TcpKafkaServer : public KafkaServer {
       }
       frame.resize(static_cast<size_t>(size));
       if (!stream.ReadFully(frame.data(), frame.size())) break;
-      auto response = broker_->Handle(frame, session);
-      if (!response.ok()) {
+      auto answer = broker_->Accept(frame, session);
+      if (!answer.ok()) {
         spdlog::warn("kafka: closing a connection from {}: {}", session.client_host,
-                     response.status().message());
+                     answer.status().message());
         break;
       }
-      if (!response->has_value()) continue;
+      const bool last = session.close_after_response;
+      if (tls_) {
+        if (!WriteAnswer(stream, *answer, last)) break;
+      } else if (!answers.Push(std::move(answer).ValueOrDie(), last)) {
+        break;
+      }
+      if (last) break;
+    }
+    answers.Close();
+    if (writer.joinable()) writer.join();
+    ::shutdown(fd, SHUT_RDWR);
+  }
+
+  // The answers a connection still owes, oldest first.
+  class AnswerQueue {
+   public:
+    // Waits for room; false once the connection is closing.
+    bool Push(internal::Broker::Answer answer, bool last) {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return closed_ || queue_.size() < kMaxAnswersInFlight; });
+      if (closed_) return false;
+      queue_.push_back({std::move(answer), last});
+      cv_.notify_all();
+      return true;
+    }
+    // The oldest answer; nullopt once closed and empty.
+    std::optional<std::pair<internal::Broker::Answer, bool>> Pop() {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return closed_ || !queue_.empty(); });
+      if (queue_.empty()) return std::nullopt;
+      auto front = std::move(queue_.front());
+      queue_.pop_front();
+      cv_.notify_all();
+      return front;
+    }
+    // No more answers are pushed; the writer writes those queued.
+    void Close() {
+      std::lock_guard lock(mu_);
+      closed_ = true;
+      cv_.notify_all();
+    }
+    // The writer failed: drop what is queued and stop the reader.
+    void Abandon() {
+      std::lock_guard lock(mu_);
+      closed_ = true;
+      queue_.clear();
+      cv_.notify_all();
+    }
+
+   private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<std::pair<internal::Broker::Answer, bool>> queue_;
+    bool closed_ = false;
+  };
+
+  void WriteAnswers(Stream& stream, AnswerQueue& answers, int fd) {
+    while (auto next = answers.Pop()) {
+      if (!WriteAnswer(stream, next->first, next->second)) {
+        answers.Abandon();
+        ::shutdown(fd, SHUT_RDWR);  // the reader stops too
+        return;
+      }
+    }
+  }
+
+  // Writes one answer; false when the connection must close.
+  bool WriteAnswer(Stream& stream, const internal::Broker::Answer& answer, bool last) {
+    auto response = answer();
+    if (!response.ok()) {
+      spdlog::warn("kafka: closing a connection: {}", response.status().message());
+      return false;
+    }
+    if (response->has_value()) {
       Writer prefix;
       prefix.Int32(static_cast<int32_t>((*response)->size()));
       if (!stream.WriteFully(prefix.buffer().data(), 4) ||
           !stream.WriteFully((*response)->data(), (*response)->size())) {
-        break;
-      }
-      if (session.close_after_response) {
-        stream.Linger();
-        break;
+        return false;
       }
     }
-    ::shutdown(fd, SHUT_RDWR);
+    if (last) stream.Linger();
+    return !last;
   }
 
   const int listen_fd_;

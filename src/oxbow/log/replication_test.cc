@@ -107,6 +107,34 @@ TEST_F(ReplicationTest, HighWatermarkBoundsReadersAndWakesThem) {
   EXPECT_EQ(*durable, 12);
 }
 
+TEST_F(ReplicationTest, FollowersAreServedWhatIsWrittenBeforeItIsFsynced) {
+  options_.flush_policy = FlushPolicy::kInterval;
+  options_.flush_interval_ms = 3'600'000;  // nothing fsyncs on its own during the test
+  auto log = Open("written");
+  ASSERT_TRUE(Append(*log, 1).ok());
+  ASSERT_TRUE(Append(*log, 2).ok());
+  ASSERT_EQ(log->next_offset(), 6);
+  ASSERT_EQ(log->durable_offset(), 0);
+  EXPECT_TRUE(log->Read(0, 1 << 20)->empty());  // readers see only what is fsynced
+  ReadOptions written;
+  written.limit = ReadLimit::kWritten;
+  auto batches = log->Read(0, 1 << 20, written);
+  ASSERT_TRUE(batches.ok()) << batches.status().ToString();
+  ASSERT_EQ(batches->size(), 2u);
+  EXPECT_EQ(batches->back().next_offset(), 6);
+  // A follower waiting at the written end wakes on the next append, not on an fsync.
+  std::thread appender([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_TRUE(Append(*log, 3).ok());
+  });
+  auto woke = log->WaitForData(6, std::chrono::steady_clock::now() + std::chrono::seconds(10),
+                               ReadLimit::kWritten);
+  appender.join();
+  ASSERT_TRUE(woke.ok());
+  EXPECT_EQ(*woke, 9);
+  EXPECT_EQ(log->durable_offset(), 0);
+}
+
 TEST_F(ReplicationTest, AReplicaIsTheSameBytesAtTheSameOffsets) {
   auto leader = Open("leader");
   auto follower = Open("follower");

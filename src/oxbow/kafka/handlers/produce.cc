@@ -105,8 +105,6 @@ Result<msg::ProduceResponse> Broker::Produce(msg::ProduceRequest& request, Reque
   const int16_t version = ctx.version();
   ctx.no_response = request.acks == 0;
   msg::ProduceResponse response;
-  // (topic, partition) of each response still waiting for its acknowledgement.
-  std::vector<std::tuple<size_t, size_t, PendingAck>> pending;
   for (auto& t : request.topic_data) {
     // v13+ names topics by id; an unknown id (or one the session may not read) leaves the name
     // empty.
@@ -135,14 +133,24 @@ Result<msg::ProduceResponse> Broker::Produce(msg::ProduceRequest& request, Reque
         PendingAck ack;
         tr.partition_responses.push_back(ProducePartition(t.name, p, request.acks, &ack));
         if (ack.session) {
-          pending.emplace_back(response.responses.size(), tr.partition_responses.size() - 1,
-                               std::move(ack));
+          ctx.pending_acks.emplace_back(response.responses.size(),
+                                        tr.partition_responses.size() - 1, std::move(ack));
         }
       }
     }
     response.responses.push_back(std::move(tr));
   }
-  // Every partition is appended: their replication runs at once, and is awaited here.
+  {
+    std::lock_guard lock(appended_mu_);
+    ++appends_;
+    appended_.notify_all();
+  }
+  return response;
+}
+
+void Broker::AwaitAcks(msg::ProduceResponse& response,
+                       std::vector<std::tuple<size_t, size_t, PendingAck>>& pending) {
+  // Every partition was appended: their replication ran at once, and is awaited here.
   for (auto& [topic, partition, ack] : pending) {
     auto& result = response.responses[topic].partition_responses[partition];
     if (Status acknowledged = ack.session->WaitAcknowledged(); !acknowledged.ok()) {
@@ -157,12 +165,10 @@ Result<msg::ProduceResponse> Broker::Produce(msg::ProduceRequest& request, Reque
           std::chrono::duration<double>(std::chrono::steady_clock::now() - ack.started).count());
     }
   }
-  {
-    std::lock_guard lock(appended_mu_);
-    ++appends_;
-    appended_.notify_all();
-  }
-  return response;
+  // Long-polling fetches read up to the high watermark, which has moved now.
+  std::lock_guard lock(appended_mu_);
+  ++appends_;
+  appended_.notify_all();
 }
 
 }  // namespace oxbow::kafka::internal

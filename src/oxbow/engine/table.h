@@ -142,6 +142,9 @@ class PutSession {
   // Blocks until everything appended so far is acknowledged, for sessions whose appends return
   // before that (a replicated put that defers its acknowledgements); OK at once otherwise.
   virtual Status WaitAcknowledged() { return Status::OK(); }
+  // Makes WaitAcknowledged cover the log below `next_offset` too: rows appended before (a
+  // producer's retry answered with the offsets of its first attempt).
+  virtual void IncludeInAcknowledgement(int64_t next_offset) { (void)next_offset; }
 };
 
 // One read stream over a bucket.

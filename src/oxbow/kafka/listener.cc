@@ -314,8 +314,7 @@ class TcpKafkaServer : public KafkaServer {
       return;
     }
     AnswerQueue answers;
-    std::thread writer;
-    if (!tls_) writer = std::thread([&] { WriteAnswers(stream, answers, fd); });
+    std::thread writer;  // started by the first request: an idle connection costs one thread
     std::string frame;
     while (true) {
       char size_bytes[4];
@@ -341,9 +340,10 @@ class TcpKafkaServer : public KafkaServer {
       const bool last = session.close_after_response;
       if (tls_) {
         if (!WriteAnswer(stream, *answer, last)) break;
-      } else if (!answers.Push(std::move(answer).ValueOrDie(), last)) {
-        break;
+        continue;
       }
+      if (!writer.joinable()) writer = std::thread([&] { WriteAnswers(stream, answers, fd); });
+      if (!answers.Push(std::move(answer).ValueOrDie(), last)) break;
       if (last) break;
     }
     answers.Close();

@@ -34,6 +34,9 @@ class ReplicatedPutSession : public engine::PutSession {
     RETURN_NOT_OK(cluster_->CheckWritable(table_, bucket_, acks_));
     return Acknowledge(local_->AppendWithMetadata(batch, batch_metadata));
   }
+  void IncludeInAcknowledgement(int64_t next_offset) override {
+    appended_end_ = std::max(appended_end_, next_offset);
+  }
   Status WaitAcknowledged() override {
     if (appended_end_ < 0) return Status::OK();
     return cluster_->WaitAcknowledgeable(table_, bucket_, appended_end_, acks_);

@@ -93,6 +93,10 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
     if (done.outcome == Outcome::kOutOfOrder) {
       return fail(ErrorCode::kOutOfOrderSequenceNumber, done.message);
     }
+    // A retry is answered once its first attempt is acknowledged (replicated), as an append is.
+    if (done.outcome == Outcome::kDuplicate) {
+      (*session)->IncludeInAcknowledgement(done.base_offset + batch.last_offset_delta + 1);
+    }
     // A retry of a batch already appended is acknowledged at its offset, not appended again.
     if (i == 0) result.base_offset = done.base_offset;
   }

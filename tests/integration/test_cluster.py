@@ -276,17 +276,22 @@ def test_group_offsets_survive_the_death_of_their_coordinator(cluster):
     assert producer.flush(30) == 0
 
     def consumer():
-        return Consumer({"bootstrap.servers": bootstrap, "group.id": "g-fail",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": "g-fail",
+                      "auto.offset.reset": "earliest", "enable.auto.commit": False})
+        c.subscribe(["clicks"])
+        return c
+
+    def consume(c, count: int, timeout: float) -> list:
+        messages = []
+        deadline = time.monotonic() + timeout
+        while len(messages) < count and time.monotonic() < deadline:
+            message = c.poll(0.5)
+            if message is not None and message.error() is None:
+                messages.append(message)
+        return messages
 
     first = consumer()
-    first.subscribe(["clicks"])
-    before = []
-    deadline = time.monotonic() + 60
-    while len(before) < 150 and time.monotonic() < deadline:
-        message = first.poll(0.5)
-        if message is not None and message.error() is None:
-            before.append(message)
+    before = consume(first, 150, 60)
     assert len(before) == 150
     first.commit(asynchronous=False)
     committed = {p.partition: p.offset for p in first.committed(
@@ -300,13 +305,7 @@ def test_group_offsets_survive_the_death_of_their_coordinator(cluster):
 
     cluster.kill(coordinator)
     second = consumer()
-    second.subscribe(["clicks"])
-    after = []
-    deadline = time.monotonic() + 90
-    while len(after) < 150 and time.monotonic() < deadline:
-        message = second.poll(0.5)
-        if message is not None and message.error() is None:
-            after.append(message)
+    after = consume(second, 150, 90)
     second.close()
     # Each partition resumes exactly at its commit: nothing read twice, nothing skipped.
     for p in range(3):

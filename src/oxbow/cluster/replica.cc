@@ -194,8 +194,8 @@ void Replica::AdvanceHighWatermarkLocked() {
   log::BucketLog& l = log();
   // What the leader acknowledges from: its fsynced end under --flush fsync, its written end
   // under --flush interval (as a single server acknowledges); followers report the same.
-  int64_t candidate = l.flush_policy() == log::FlushPolicy::kEveryAppend ? l.durable_offset()
-                                                                         : l.next_offset();
+  int64_t candidate =
+      l.flush_policy() == log::FlushPolicy::kEveryAppend ? l.durable_offset() : l.next_offset();
   for (int32_t id : state_.isr) {
     if (id == state_.leader) continue;
     auto it = followers_.find(id);

@@ -49,7 +49,6 @@ ErrorCode ToErrorCode(const Status& st) {
   }
 }
 
-
 Uuid TopicId(std::string_view server_secret, int64_t table_id) {
   const std::string mac =
       auth::KeyedHash(server_secret, "kafka-topic-id:" + std::to_string(table_id));
@@ -215,8 +214,7 @@ ErrorCode CoordinatorErrorCode(const Status& st) {
   }
   // As Kafka's coordinator answers its own appends' errors: leadership lost means "ask again
   // who coordinates", anything else "not available now".
-  if (st.code() == StatusCode::kUnavailable &&
-      ToErrorCode(st) == ErrorCode::kNotLeaderOrFollower) {
+  if (st.code() == StatusCode::kUnavailable && ToErrorCode(st) == ErrorCode::kNotLeaderOrFollower) {
     return ErrorCode::kNotCoordinator;
   }
   return ErrorCode::kCoordinatorNotAvailable;

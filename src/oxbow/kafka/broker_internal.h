@@ -129,8 +129,8 @@ class Broker {
   // Appends one partition's batches; what is left to wait for goes to `pending` (no session
   // when the partition failed or had nothing to append).
   msg::ProduceResponse::PartitionProduceResponse ProducePartition(
-      const std::string& topic, const msg::ProduceRequest::PartitionProduceData& part,
-      int16_t acks, PendingAck* pending);
+      const std::string& topic, const msg::ProduceRequest::PartitionProduceData& part, int16_t acks,
+      PendingAck* pending);
   // Cluster mode: the server that coordinates group `group` (the leader of its bucket of the
   // group offsets table); nullopt in embedded mode; Unavailable while it has none.
   Result<std::optional<cluster::ServerInfo>> GroupCoordinatorServer(const std::string& group) const;

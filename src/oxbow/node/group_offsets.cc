@@ -58,7 +58,8 @@ Result<std::optional<int32_t>> ReplicatedOffsetStore::Coordinator(const std::str
   if (!table || table->states.empty()) {
     return Status::Unavailable(std::string(kGroupOffsetsTable) + " has no leaders yet");
   }
-  const int32_t leader = table->states[static_cast<size_t>(BucketOf(group, table->states.size()))].leader;
+  const int32_t leader =
+      table->states[static_cast<size_t>(BucketOf(group, table->states.size()))].leader;
   if (leader < 0) {
     return Status::Unavailable("the bucket of group " + Quote(group) + " has no leader now");
   }
@@ -96,8 +97,8 @@ Status ReplicatedOffsetStore::Load(int32_t bucket, Bucket* into) {
   ASSIGN_OR_RAISE(auto cursor, handle.OpenRead(request));
   int64_t rows = 0;
   while (true) {
-    ASSIGN_OR_RAISE(auto decoded,
-                    cursor->NextDecoded(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+    ASSIGN_OR_RAISE(auto decoded, cursor->NextDecoded(std::chrono::steady_clock::now() +
+                                                      std::chrono::seconds(10)));
     if (!decoded) break;
     const arrow::RecordBatch& batch = *decoded->batch;
     for (int64_t i = 0; i < batch.num_rows(); ++i) {
@@ -157,9 +158,9 @@ Status ReplicatedOffsetStore::Commit(const std::string& group,
     ASSIGN_OR_RAISE(auto column, b->Finish());
     columns.push_back(std::move(column));
   }
-  ASSIGN_OR_RAISE(auto batch, arrow::RecordBatch::Make(OffsetsSchema(),
-                                                       static_cast<int64_t>(commits.size()),
-                                                       std::move(columns)));
+  ASSIGN_OR_RAISE(auto batch,
+                  arrow::RecordBatch::Make(OffsetsSchema(), static_cast<int64_t>(commits.size()),
+                                           std::move(columns)));
   ASSIGN_OR_RAISE(TableHandle handle, node_->GetTable(kGroupOffsetsTable));
   const int32_t bucket = BucketOf(group, static_cast<size_t>(handle.bucket_count()));
   ASSIGN_OR_RAISE(auto session,
@@ -217,4 +218,4 @@ Status ReplicatedOffsetStore::ForgetTopics(const std::vector<std::string>& topic
   return Status::OK();
 }
 
-}  // namespace node
+}  // namespace oxbow::node

@@ -13,10 +13,14 @@ Result<msg::FindCoordinatorResponse> Broker::FindCoordinator(msg::FindCoordinato
   for (const auto& key : request.coordinator_keys) {
     msg::FindCoordinatorResponse::Coordinator c{key,   kNodeId,          host_,
                                                 port_, ErrorCode::kNone, std::nullopt};
-    auto coordinator = request.key_type == 0 ? GroupCoordinatorServer(key)
-                                             : std::optional<cluster::ServerInfo>();
+    auto coordinator =
+        request.key_type == 0 ? GroupCoordinatorServer(key) : std::optional<cluster::ServerInfo>();
     if (!coordinator.ok()) {
-      c = {key, -1, "", -1, ErrorCode::kCoordinatorNotAvailable,
+      c = {key,
+           -1,
+           "",
+           -1,
+           ErrorCode::kCoordinatorNotAvailable,
            std::string(coordinator.status().message())};
     } else if (*coordinator) {
       const std::string& address = (*coordinator)->kafka;

@@ -37,8 +37,8 @@ Result<msg::OffsetCommitResponse> Broker::OffsetCommit(msg::OffsetCommitRequest&
   if (!response.ok()) {
     spdlog::error("kafka: committing offsets of group '{}': {}", request.group_id,
                   response.status().message());
-    const ErrorCode error = node_->cluster() ? CoordinatorErrorCode(response.status())
-                                             : ErrorCode::kUnknownServerError;
+    const ErrorCode error =
+        node_->cluster() ? CoordinatorErrorCode(response.status()) : ErrorCode::kUnknownServerError;
     msg::OffsetCommitResponse failed;
     for (const auto& t : request.topics) failed.topics.push_back(CommitFailed(t, error));
     for (auto& d : denied) failed.topics.push_back(std::move(d));

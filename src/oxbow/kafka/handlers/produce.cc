@@ -45,10 +45,9 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
   auto batches = DecodeRecordBatches(*part.records);
   if (!batches.ok()) return fail(ErrorCode::kCorruptMessage, batches.status().message());
   // acks=-1 waits for every in-sync replica in cluster mode; 0 and 1 for the leader.
-  auto session =
-      table->StartPutToBucket(desc.schema, part.index,
-                              acks == -1 ? cluster::Acks::kAll : cluster::Acks::kLeader,
-                              /*defer_acks=*/true);
+  auto session = table->StartPutToBucket(desc.schema, part.index,
+                                         acks == -1 ? cluster::Acks::kAll : cluster::Acks::kLeader,
+                                         /*defer_acks=*/true);
   if (!session.ok()) return fail(ToErrorCode(session.status()), session.status().message());
   result.log_start_offset = table->Buckets()[static_cast<size_t>(part.index)].earliest_offset;
   std::vector<metrics::BucketRows> appended_rows;

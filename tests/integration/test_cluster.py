@@ -152,7 +152,8 @@ def test_a_paused_leader_acknowledges_nothing_after_it_is_deposed(cluster):
     writer = Writer(cluster, "ns.zombie", "w")
     writer.target = leader
     writer.start()
-    wait_for(lambda: len(writer.acked) > 100, what="writes before the pause")
+    kafka = start_kafka_writer(cluster, "zombie")
+    wait_for(lambda: len(writer.acked) > 100 and kafka.acked, what="writes before the pause")
     cluster.wait_in_sync("ns.zombie")
     cluster.pause(leader)
     try:
@@ -168,10 +169,12 @@ def test_a_paused_leader_acknowledges_nothing_after_it_is_deposed(cluster):
     resumed_at = time.monotonic()
     time.sleep(3)
     writer.stop()
+    kafka.stop()
     zombie_acks = [t for t, s in writer.acks if s == leader and t > resumed_at]
     cluster.wait_in_sync("ns.zombie")
     rows = cluster.read_bucket("ns.zombie")
     check_acknowledged(rows, [writer])
+    check_kafka_records(cluster, "zombie", [kafka])
     assert new_leader != leader
     print(f"\nacks from the old leader after it resumed: {len(zombie_acks)} "
           f"(each checked present above)")
@@ -181,7 +184,8 @@ def test_two_servers_down_refuse_writes_then_resume_without_loss(cluster):
     cluster.create_table("ns.quorum")
     writer = Writer(cluster, "ns.quorum", "w")
     writer.start()
-    wait_for(lambda: len(writer.acked) > 100, what="writes")
+    kafka = start_kafka_writer(cluster, "quorum")
+    wait_for(lambda: len(writer.acked) > 100 and kafka.acked, what="writes")
     cluster.wait_in_sync("ns.quorum")
     leader = cluster.leader_of("ns.quorum")
     others = [i for i in (1, 2, 3) if i != leader]
@@ -201,10 +205,14 @@ def test_two_servers_down_refuse_writes_then_resume_without_loss(cluster):
         w.close()
     for i in others:
         cluster.restart(i)
-    wait_for(lambda: len(writer.acked) > acked_before + 100, timeout=60, what="writes to resume")
+    kafka_before = len(kafka.acked)
+    wait_for(lambda: len(writer.acked) > acked_before + 100 and len(kafka.acked) > kafka_before,
+             timeout=60, what="writes to resume")
     writer.stop()
+    kafka.stop()
     cluster.wait_in_sync("ns.quorum")
     check_acknowledged(cluster.read_bucket("ns.quorum"), [writer])
+    check_kafka_records(cluster, "quorum", [kafka])
 
 
 def test_the_controller_dies_and_another_takes_over(cluster):
@@ -212,7 +220,8 @@ def test_the_controller_dies_and_another_takes_over(cluster):
     controller = cluster.status()["controller"]
     writer = Writer(cluster, "ns.control", "w")
     writer.start()
-    wait_for(lambda: len(writer.acked) > 50, what="writes")
+    kafka = start_kafka_writer(cluster, "control")
+    wait_for(lambda: len(writer.acked) > 50 and kafka.acked, what="writes")
     cluster.kill(controller)
     wait_for(lambda: cluster.status()["controller"] not in (-1, controller), timeout=30,
              what="a new controller")
@@ -224,6 +233,8 @@ def test_the_controller_dies_and_another_takes_over(cluster):
     wait_for(lambda: len(writer.acked) > acked + 50, timeout=30, what="writes to go on")
     cluster.restart(controller)
     writer.stop()
+    kafka.stop()
+    check_kafka_records(cluster, "control", [kafka])
     for b in range(3):
         cluster.wait_in_sync("ns.control", b)
     rows = [r for b in range(3) for r in cluster.read_bucket("ns.control", b)]
@@ -236,31 +247,39 @@ def test_zookeeper_restarted_under_load(cluster, zookeeper):
     cluster.create_table("ns.zk")
     writer = Writer(cluster, "ns.zk", "w")
     writer.start()
-    wait_for(lambda: len(writer.acked) > 50, what="writes")
+    kafka = start_kafka_writer(cluster, "zk")
+    wait_for(lambda: len(writer.acked) > 50 and kafka.acked, what="writes")
     zookeeper.kill()
     time.sleep(1)
     zookeeper.start()
-    acked = len(writer.acked)
-    wait_for(lambda: len(writer.acked) > acked + 100, timeout=60, what="writes after the restart")
+    acked, kafka_acked = len(writer.acked), len(kafka.acked)
+    wait_for(lambda: len(writer.acked) > acked + 100 and len(kafka.acked) > kafka_acked,
+             timeout=60, what="writes after the restart")
     writer.stop()
+    kafka.stop()
     cluster.wait_in_sync("ns.zk")
     check_acknowledged(cluster.read_bucket("ns.zk"), [writer])
+    check_kafka_records(cluster, "zk", [kafka])
 
 
 def test_a_follower_whose_disk_was_wiped_replicates_everything_again(cluster):
     cluster.create_table("ns.wiped")
     writer = Writer(cluster, "ns.wiped", "w")
     writer.start()
-    wait_for(lambda: len(writer.acked) > 200, what="writes")
+    kafka = start_kafka_writer(cluster, "wiped")
+    wait_for(lambda: len(writer.acked) > 200 and kafka.acked, what="writes")
     leader = cluster.leader_of("ns.wiped")
     follower = leader % 3 + 1
     cluster.wipe(follower)
-    acked = len(writer.acked)
-    wait_for(lambda: len(writer.acked) > acked + 100, timeout=60, what="writes after the wipe")
+    acked, kafka_acked = len(writer.acked), len(kafka.acked)
+    wait_for(lambda: len(writer.acked) > acked + 100 and len(kafka.acked) > kafka_acked,
+             timeout=60, what="writes after the wipe")
     writer.stop()
+    kafka.stop()
     state = cluster.wait_in_sync("ns.wiped")
     assert cluster.bucket("ns.wiped", 0, follower)["log_end"] == state["log_end"]
     check_acknowledged(cluster.read_bucket("ns.wiped"), [writer])
+    check_kafka_records(cluster, "wiped", [kafka])
 
 
 def test_group_offsets_survive_the_death_of_their_coordinator(cluster):
@@ -315,6 +334,38 @@ def test_group_offsets_survive_the_death_of_their_coordinator(cluster):
     assert values == list(range(300))
     new = admin.describe_consumer_groups(["g-fail"])["g-fail"].result(timeout=10).coordinator.id
     assert new != coordinator
+
+
+def check_kafka_records(cluster, topic: str, writers: list) -> list[str]:
+    """Partition 0 of `topic` once in sync: offsets contiguous, no record twice, every
+    acknowledged record at its acknowledged offset, each producer's records in its order,
+    no delivery failed. Returns the stored values."""
+    cluster.wait_in_sync("kafka." + topic)
+    rows = cluster.read_bucket("kafka." + topic, column="value")
+    assert [o for o, _ in rows] == list(range(len(rows))), "offsets are not contiguous"
+    stored = [v.decode() for _, v in rows]
+    assert len(stored) == len(set(stored)), f"{len(stored) - len(set(stored))} records twice"
+    at = {v: o for o, v in enumerate(stored)}
+    for w in writers:
+        assert not w.failed, w.failed[:5]
+        assert w.acked, f"{type(w).__name__} had nothing acknowledged"
+        wrong = [(v, o, at.get(v)) for v, o in w.acked if at.get(v) != o]
+        assert not wrong, f"{len(wrong)} acknowledged records not at their offset: {wrong[:5]}"
+        prefix = w.acked[0][0][0]
+        mine = [int(v[1:]) for v in stored if v[0] == prefix]
+        assert mine == sorted(mine), f"{type(w).__name__}'s records out of order"
+    return stored
+
+
+def start_kafka_writer(cluster, topic: str) -> "RdkafkaWriter":
+    """librdkafka's idempotent producer on a new topic (1 partition, replication 3), started."""
+    bootstrap = ",".join(f"127.0.0.1:{s.kafka_port}" for s in cluster.servers.values())
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # alive until the topic exists
+    admin.create_topics([NewTopic(topic, num_partitions=1,
+                                  replication_factor=3)])[topic].result(timeout=30)
+    writer = RdkafkaWriter(bootstrap, topic)
+    writer.start()
+    return writer
 
 
 class RdkafkaWriter(threading.Thread):
@@ -411,19 +462,8 @@ def test_kafka_producers_fail_over_without_user_code(cluster):
     finally:
         for w in writers:
             w.stop()
-    cluster.wait_in_sync("kafka.failover")
-    rows = cluster.read_bucket("kafka.failover", column="value")
-    assert [o for o, _ in rows] == list(range(len(rows))), "offsets are not contiguous"
-    stored = [v.decode() for _, v in rows]
-    assert len(stored) == len(set(stored)), f"{len(stored) - len(set(stored))} records twice"
-    at = {v: o for o, v in zip(range(len(stored)), stored)}
+    stored = check_kafka_records(cluster, "failover", writers)
     for w in writers:
-        assert not w.failed, w.failed[:5]
         assert len(w.acked) > KAFKA_KILLS
-        wrong = [(v, o, at.get(v)) for v, o in w.acked if at.get(v) != o]
-        assert not wrong, f"{len(wrong)} acknowledged records not at their offset: {wrong[:5]}"
-        prefix = w.acked[0][0][0]
-        mine = [int(v[1:]) for v in stored if v[0] == prefix]
-        assert mine == sorted(mine), f"{type(w).__name__}'s records out of order"
     print(f"\n{KAFKA_KILLS} leader kills: librdkafka {len(writers[0].acked)} and Java "
           f"{len(writers[1].acked)} records acknowledged, {len(stored)} stored")

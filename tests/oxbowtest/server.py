@@ -212,8 +212,15 @@ class OxbowServer:
 
     @property
     def metrics_url(self) -> str:
-        """http://127.0.0.1:<port> of the metrics listener, as the server logged it."""
-        found = re.findall(r"serving metrics on \S+ \(port (\d+)\)", self.log_path.read_text())
+        """http://127.0.0.1:<port> of the metrics listener, as the server logged it (oxbowd logs
+        it just after Flight answers, so a test that asks at once may wait a moment)."""
+        deadline = time.monotonic() + 10
+        while True:
+            this_start = self.log_path.read_text().rsplit("=== oxbowd start", 1)[-1]
+            found = re.findall(r"serving metrics on \S+ \(port (\d+)\)", this_start)
+            if found or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
         assert found, "oxbowd logged no metrics port"
         return f"http://127.0.0.1:{found[-1]}"
 

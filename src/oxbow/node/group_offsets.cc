@@ -21,10 +21,10 @@ const arrow::SchemaPtr& OffsetsSchema() {
 }
 
 // FNV-1a: the same bucket on every server.
-int32_t BucketOf(const std::string& group, size_t buckets) {
+int32_t BucketOf(const std::string& group) {
   uint32_t hash = 2166136261u;
   for (unsigned char c : group) hash = (hash ^ c) * 16777619u;
-  return static_cast<int32_t>(hash % buckets);
+  return static_cast<int32_t>(hash % kGroupOffsetsBuckets);
 }
 
 Status NotCoordinator(const std::string& group, const std::string& why) {
@@ -55,11 +55,10 @@ Result<std::optional<int32_t>> ReplicatedOffsetStore::Coordinator(const std::str
   RETURN_NOT_OK(EnsureTable());
   auto meta = cluster_->Metadata();
   const cluster::TableMeta* table = meta->FindTable(kGroupOffsetsTable);
-  if (!table || table->states.empty()) {
+  if (!table || table->states.size() != kGroupOffsetsBuckets) {
     return Status::Unavailable(std::string(kGroupOffsetsTable) + " has no leaders yet");
   }
-  const int32_t leader =
-      table->states[static_cast<size_t>(BucketOf(group, table->states.size()))].leader;
+  const int32_t leader = table->states[static_cast<size_t>(BucketOf(group))].leader;
   if (leader < 0) {
     return Status::Unavailable("the bucket of group " + Quote(group) + " has no leader now");
   }
@@ -70,7 +69,7 @@ Result<ReplicatedOffsetStore::Bucket*> ReplicatedOffsetStore::Ready(const std::s
   auto runtime = engine_->GetTable(kGroupOffsetsTable);
   if (!runtime.ok()) return NotCoordinator(group, "this server holds no group offsets");
   const auto& logs = (*runtime)->logs();
-  const int32_t bucket = BucketOf(group, logs.size());
+  const int32_t bucket = BucketOf(group);
   if (Status leads = cluster_->CheckLeader(kGroupOffsetsTable, bucket); !leads.ok()) {
     return NotCoordinator(group, leads.message());
   }
@@ -162,9 +161,8 @@ Status ReplicatedOffsetStore::Commit(const std::string& group,
                   arrow::RecordBatch::Make(OffsetsSchema(), static_cast<int64_t>(commits.size()),
                                            std::move(columns)));
   ASSIGN_OR_RAISE(TableHandle handle, node_->GetTable(kGroupOffsetsTable));
-  const int32_t bucket = BucketOf(group, static_cast<size_t>(handle.bucket_count()));
   ASSIGN_OR_RAISE(auto session,
-                  handle.StartReplicatedPut(OffsetsSchema(), bucket, cluster::Acks::kAll));
+                  handle.StartReplicatedPut(OffsetsSchema(), BucketOf(group), cluster::Acks::kAll));
   RETURN_NOT_OK(session->Append(*batch).status());
   Topics& committed = state->groups[group];
   for (size_t i = 0; i < commits.size(); ++i) {
@@ -189,11 +187,11 @@ std::optional<clientstate::GroupOffsets> ReplicatedOffsetStore::Visible(
 std::optional<clientstate::GroupOffsets> ReplicatedOffsetStore::Offsets(
     const std::string& group) const {
   std::lock_guard lock(mu_);
-  for (const auto& [bucket, state] : buckets_) {
-    auto g = state.groups.find(group);
-    if (g != state.groups.end()) return Visible(g->second);
-  }
-  return std::nullopt;
+  auto state = buckets_.find(BucketOf(group));
+  if (state == buckets_.end()) return std::nullopt;
+  auto g = state->second.groups.find(group);
+  if (g == state->second.groups.end()) return std::nullopt;
+  return Visible(g->second);
 }
 
 bool ReplicatedOffsetStore::HasGroup(const std::string& group) const {

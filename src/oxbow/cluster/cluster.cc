@@ -800,7 +800,7 @@ class Cluster::Impl {
     }
     const auto now = Clock::now();
     for (const auto& [key, replica] : replicas) {
-      auto wanted = replica->WantedIsr(now);
+      auto wanted = replica->ProposeIsr(now);
       if (!wanted) continue;
       auto zk = Zk();
       auto set =

@@ -1,6 +1,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "oxbow/client/client.h"
@@ -119,6 +120,7 @@ void Replica::BecomeLeader(const BucketState& state, const std::vector<int32_t>&
   min_insync_ = min_insync;
   leader_location_.clear();
   followers_.clear();
+  proposed_members_.clear();
   const auto now = Clock::now();
   for (int32_t id : replicas) {
     if (id != state.leader) followers_[id].last_caught_up = now;
@@ -196,11 +198,13 @@ void Replica::AdvanceHighWatermarkLocked() {
   // under --flush interval (as a single server acknowledges); followers report the same.
   int64_t candidate =
       l.flush_policy() == log::FlushPolicy::kEveryAppend ? l.durable_offset() : l.next_offset();
-  for (int32_t id : state_.isr) {
-    if (id == state_.leader) continue;
+  auto include = [&](int32_t id) {
+    if (id == state_.leader) return;
     auto it = followers_.find(id);
     candidate = std::min(candidate, it == followers_.end() ? -1 : it->second.log_end);
-  }
+  };
+  for (int32_t id : state_.isr) include(id);
+  for (int32_t id : proposed_members_) include(id);
   if (candidate > high_watermark_) {
     high_watermark_ = candidate;
     l.SetHighWatermark(candidate);
@@ -320,8 +324,9 @@ Result<log::EpochEnd> Replica::EndOffsetForEpoch(int32_t epoch) const {
   return log().EndOffsetForEpoch(epoch);
 }
 
-std::optional<BucketState> Replica::WantedIsr(Clock::time_point now) const {
+std::optional<BucketState> Replica::ProposeIsr(Clock::time_point now) {
   std::lock_guard lock(mu_);
+  proposed_members_.clear();
   if (role_ != Role::kLeader) return std::nullopt;
   const auto lag = std::chrono::milliseconds(options_.replica_lag_time_max_ms);
   std::vector<int32_t> isr{state_.leader};
@@ -338,6 +343,11 @@ std::optional<BucketState> Replica::WantedIsr(Clock::time_point now) const {
   std::sort(isr.begin(), isr.end());
   std::sort(current.begin(), current.end());
   if (isr == current) return std::nullopt;
+  // A member joins the watermark before it joins in ZooKeeper: a controller that sees the
+  // written ISR may elect it at once (a preferred leader coming back), and it must then hold
+  // every row this leader acknowledged. Leavers stay counted until the write lands.
+  std::set_difference(isr.begin(), isr.end(), current.begin(), current.end(),
+                      std::back_inserter(proposed_members_));
   BucketState wanted = state_;
   wanted.isr = isr;
   return wanted;

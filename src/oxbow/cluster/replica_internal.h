@@ -64,9 +64,10 @@ class Replica {
   Result<log::EpochEnd> EndOffsetForEpoch(int32_t epoch) const;
   // The ISR this leader wants written now (followers lagging longer than the lag time leave,
   // caught-up ones join), or nullopt when it is right. The state carries the znode version the
-  // write must check.
-  std::optional<BucketState> WantedIsr(Clock::time_point now) const;
-  // The write of WantedIsr succeeded: `written` is the state now in ZooKeeper.
+  // write must check. From now until the next proposal, the high watermark waits for the
+  // members it adds as well: once the write lands, a controller may elect one of them.
+  std::optional<BucketState> ProposeIsr(Clock::time_point now);
+  // The write of ProposeIsr succeeded: `written` is the state now in ZooKeeper.
   void IsrWritten(const BucketState& written);
 
   void FillStatus(BucketReplicaStatus* status) const;
@@ -80,7 +81,8 @@ class Replica {
     Clock::time_point last_fetch{};
   };
 
-  // Raises the high watermark to the smallest log end in the ISR. Requires mu_.
+  // Raises the high watermark to the smallest log end in the ISR and among the proposed
+  // members. Requires mu_.
   void AdvanceHighWatermarkLocked();
   void StopFetcher();
   void FetchLoop(int32_t leader, int32_t epoch, std::string location);
@@ -98,6 +100,9 @@ class Replica {
   std::condition_variable cv_;  // the high watermark moved, or the role changed
   Role role_ = Role::kNone;
   BucketState state_;  // as last known in ZooKeeper
+  // Joining the ISR, written or about to be: the high watermark counts them as members
+  // (Kafka's maximal ISR).
+  std::vector<int32_t> proposed_members_;
   std::vector<int32_t> replicas_;
   int32_t min_insync_ = 1;
   std::string leader_location_;            // follower: where the leader is

@@ -5,6 +5,8 @@
 #   scripts/cluster.sh status      oxbow cluster status (asks server 1, else any live one)
 #   scripts/cluster.sh kill I      SIGKILL server I          start I   start it again
 #   scripts/cluster.sh pause I     SIGSTOP server I          resume I  SIGCONT it
+#   scripts/cluster.sh roll        restart every server in turn: SIGTERM (its buckets' leadership
+#                                  moves first), start, wait until every bucket is in sync again
 #   scripts/cluster.sh down        stop everything (the data stays; rm -rf the dir to forget it)
 # Server I listens for Flight on 127.0.0.1:(9100+I), Kafka on 9200+I, metrics on 9300+I;
 # ZooKeeper on ${OXBOW_ZOOKEEPER_PORT:-2181}.
@@ -50,6 +52,41 @@ start_server() {
   return 1
 }
 
+# Waits (up to 120 s) until server $1 is registered and, as it sees the cluster, every bucket
+# has a leader and its whole ISR.
+wait_in_sync() {
+  local i=$1 status
+  for _ in $(seq 1 1200); do
+    status=$("$BIN/oxbow" cluster status --json --server "127.0.0.1:$((9100 + i))" 2>/dev/null) &&
+      python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+ok = any(x["id"] == int(sys.argv[1]) for x in s["servers"]) and all(
+    b["leader"] >= 0 and sorted(b["isr"]) == sorted(b["replicas"]) for b in s["buckets"])
+sys.exit(0 if ok else 1)' "$i" <<< "$status" && return 0
+    sleep 0.1
+  done
+  echo "cluster.sh: the buckets are not in sync 120 s after server $i started" >&2
+  return 1
+}
+
+stop_server() {
+  local i=$1 pid
+  pid=$(pid_of "$i")
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid"
+    for _ in $(seq 1 300); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "cluster.sh: server $i did not stop within 30 s of SIGTERM" >&2
+      return 1
+    fi
+  fi
+  rm -f "$DIR/server$i/oxbowd.pid"
+}
+
 signal_server() {
   local pid
   pid=$(pid_of "$2")
@@ -72,6 +109,16 @@ case "${1:-}" in
   kill) signal_server KILL "${2:?server}"; rm -f "$DIR/server$2/oxbowd.pid" ;;
   pause) signal_server STOP "${2:?server}" ;;
   resume) signal_server CONT "${2:?server}" ;;
+  roll)
+    need_binaries
+    for i in $(seq 1 "$(cat "$DIR/servers" 2>/dev/null || echo 3)"); do
+      stop_server "$i"
+      echo "server $i: stopped"
+      start_server "$i"
+      wait_in_sync "$i"
+      echo "server $i: back, every bucket in sync"
+    done
+    ;;
   status)
     need_binaries
     for i in $(seq 1 "$(cat "$DIR/servers" 2>/dev/null || echo 3)"); do
@@ -93,7 +140,7 @@ case "${1:-}" in
     scripts/zookeeper.sh stop "$DIR/zookeeper"
     ;;
   *)
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -25,6 +25,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from oxbowtest.cluster import (SESSION_TIMEOUT_MS, Cluster, TailReader, Writer,
                                check_acknowledged, not_leader, wait_for)
 from oxbowtest.flight import action, descriptor
+from oxbowtest.server import free_port
 
 KILLS = int(os.environ.get("OXBOW_CLUSTER_KILLS", "20"))
 KAFKA_KILLS = int(os.environ.get("OXBOW_CLUSTER_KAFKA_KILLS", "6"))
@@ -467,3 +468,97 @@ def test_kafka_producers_fail_over_without_user_code(cluster):
         assert len(w.acked) > KAFKA_KILLS
     print(f"\n{KAFKA_KILLS} leader kills: librdkafka {len(writers[0].acked)} and Java "
           f"{len(writers[1].acked)} records acknowledged, {len(stored)} stored")
+
+
+def test_a_rolling_restart_moves_leadership_before_each_server_stops(cluster):
+    """SIGTERM each server in turn, as scripts/cluster.sh roll does, under librdkafka's and the
+    Java client's idempotent producers: a stopping server first has the leadership of its
+    buckets moved to an in-sync replica while it still answers (controlled shutdown; its log
+    says it led nothing when it stopped), another server serves as the leader as soon as it has
+    exited, and every acknowledged record is stored once, at its offset."""
+    bootstrap = ",".join(f"127.0.0.1:{s.kafka_port}" for s in cluster.servers.values())
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic("roll", num_partitions=1,
+                                  replication_factor=3)])["roll"].result(timeout=30)
+    writers = [RdkafkaWriter(bootstrap, "roll"), JavaWriter(bootstrap, "roll")]
+    for w in writers:
+        w.start()
+    moved = 0
+    try:
+        for i in sorted(cluster.servers):
+            wait_for(lambda: all(w.ack_times for w in writers), timeout=120,
+                     what="a first acknowledgement from each producer")
+            cluster.wait_in_sync("kafka.roll")
+            leader = cluster.leader_of("kafka.roll")
+            cluster.servers[i].stop()  # SIGTERM; asserts exit code 0
+            assert "it leads no bucket now" in cluster.servers[i].log_tail(200)
+            if i == leader:
+                # A SIGKILLed leader stays in the state for the whole session timeout.
+                wait_for(lambda: cluster.bucket("kafka.roll", 0)["leader"] in cluster.live(),
+                         timeout=SESSION_TIMEOUT_MS / 2000,
+                         what="a new leader as the old one exits")
+                moved += 1
+            stopped_at = time.monotonic()
+            for w in writers:
+                wait_for(lambda: w.ack_times and w.ack_times[-1] > stopped_at, timeout=120,
+                         what=f"{type(w).__name__} to write again after server {i} stopped")
+            cluster.restart(i)
+    finally:
+        for w in writers:
+            w.stop()
+    assert moved >= 1
+    stored = check_kafka_records(cluster, "roll", writers)
+    print(f"\nrolling restart of 3: librdkafka {len(writers[0].acked)} and Java "
+          f"{len(writers[1].acked)} records acknowledged, {len(stored)} stored")
+
+
+def test_the_cluster_script_rolls_a_cluster_without_losing_a_record(oxbowd_bin, tmp_path):
+    """`scripts/cluster.sh up 3`, then `roll` under librdkafka's idempotent producer: each server
+    restarts in turn and the script waits for every bucket to be in sync again before the next;
+    every acknowledged record is read back by a Kafka consumer at its offset, once."""
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    env = {**os.environ, "OXBOW_CLUSTER_DIR": str(tmp_path / "cluster"),
+           "OXBOW_ZOOKEEPER_PORT": str(free_port()),
+           "OXBOW_BUILD_DIR": str(oxbowd_bin.parent.parent)}
+
+    def script(*args: str) -> str:
+        done = subprocess.run([str(repo / "scripts/cluster.sh"), *args], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"cluster.sh {' '.join(args)}:\n{done.stdout}{done.stderr}"
+        return done.stdout
+
+    script("up", "3")
+    try:
+        bootstrap = ",".join(f"127.0.0.1:{9200 + i}" for i in (1, 2, 3))
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.create_topics([NewTopic("rolled", num_partitions=1,
+                                      replication_factor=3)])["rolled"].result(timeout=30)
+        writer = RdkafkaWriter(bootstrap, "rolled")
+        writer.start()
+        try:
+            wait_for(lambda: writer.ack_times, timeout=60, what="a first acknowledgement")
+            rolled = script("roll")
+            rolled_at = time.monotonic()
+            wait_for(lambda: writer.ack_times[-1] > rolled_at, timeout=60,
+                     what="an acknowledgement after the roll")
+        finally:
+            writer.stop()
+        assert [line for line in rolled.splitlines() if "every bucket in sync" in line] == [
+            f"server {i}: back, every bucket in sync" for i in (1, 2, 3)]
+        assert not writer.failed, writer.failed[:5]
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "rolled-check",
+                             "enable.auto.commit": False})
+        consumer.assign([TopicPartition("rolled", 0, 0)])
+        stored: dict[int, str] = {}
+        deadline = time.monotonic() + 60
+        while len(stored) < writer.acked[-1][1] + 1 and time.monotonic() < deadline:
+            for m in consumer.consume(1000, timeout=1):
+                if m.error() is None:
+                    stored[m.offset()] = m.value().decode()
+        consumer.close()
+        assert sorted(stored) == list(range(len(stored))), "offsets are not contiguous"
+        assert len(set(stored.values())) == len(stored), "a record is stored twice"
+        wrong = [(v, o, stored.get(o)) for v, o in writer.acked if stored.get(o) != v]
+        assert not wrong, f"{len(wrong)} acknowledged records not at their offset: {wrong[:5]}"
+    finally:
+        script("down")

@@ -274,6 +274,34 @@ class Cluster::Impl {
     return out;
   }
 
+  Status Leave() {
+    leaving_ = true;
+    if (auto zk = Zk()) {
+      Status removed = zk->Delete(paths::Server(options_.server_id));
+      if (!removed.ok() && !removed.IsNotFound()) return removed.WithContext("leaving the cluster");
+    }
+    const auto deadline =
+        Clock::now() + std::chrono::milliseconds(options_.controlled_shutdown_timeout_ms);
+    while (true) {
+      RETURN_NOT_OK(Refresh());
+      size_t led = 0;
+      {
+        std::lock_guard lock(replicas_mu_);
+        for (const auto& [key, replica] : replicas_) led += replica->IsLeader() ? 1 : 0;
+      }
+      if (led == 0) {
+        spdlog::info("cluster: server {} left; it leads no bucket now", options_.server_id);
+        return Status::OK();
+      }
+      if (Clock::now() > deadline) {
+        return Status::Unavailable("server " + std::to_string(options_.server_id) +
+                                   " still leads " + std::to_string(led) + " buckets after " +
+                                   std::to_string(options_.controlled_shutdown_timeout_ms) + " ms");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
   Status Close() {
     {
       std::lock_guard lock(wakeup_->mu);
@@ -338,9 +366,9 @@ class Cluster::Impl {
     ServerInfo self{options_.server_id, options_.advertised_flight, options_.advertised_kafka,
                     options_.rack};
     // A server restarted within the session timeout finds its old registration still there:
-    // wait for ZooKeeper to expire it.
+    // wait for ZooKeeper to expire it. One that is leaving stays unregistered.
     const auto deadline = Clock::now() + std::chrono::milliseconds(3 * options_.session_timeout_ms);
-    while (true) {
+    while (!leaving_) {
       auto created = session->Create(paths::Server(options_.server_id), ServerInfoToJson(self),
                                      CreateMode::kEphemeral);
       if (created.ok()) break;
@@ -350,8 +378,9 @@ class Cluster::Impl {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
-    spdlog::info("cluster: server {} registered in ZooKeeper {} (session 0x{:x})",
-                 options_.server_id, options_.zookeeper, session->session_id());
+    spdlog::info("cluster: server {} {} in ZooKeeper {} (session 0x{:x})", options_.server_id,
+                 leaving_ ? "leaving, not registered" : "registered", options_.zookeeper,
+                 session->session_id());
     {
       std::lock_guard lock(wakeup_->mu);
       wakeup_->armed.clear();
@@ -501,7 +530,7 @@ class Cluster::Impl {
   Status MaybeElect(const ClusterMetadata& meta) {
     if (meta.controller == options_.server_id && controller_) return Status::OK();
     controller_ = false;
-    if (meta.controller >= 0) return Status::OK();
+    if (meta.controller >= 0 || leaving_) return Status::OK();
     auto zk = Zk();
     int32_t epoch = 0;
     int32_t version = -1;
@@ -799,8 +828,11 @@ class Cluster::Impl {
       for (const auto& entry : replicas_) replicas.push_back(entry);
     }
     const auto now = Clock::now();
+    const auto meta = Metadata();
+    // Only registered servers join an ISR: not one that is leaving (nor one that left).
+    auto registered = [&](int32_t id) { return meta->servers.count(id) > 0; };
     for (const auto& [key, replica] : replicas) {
-      auto wanted = replica->ProposeIsr(now);
+      auto wanted = replica->ProposeIsr(now, registered);
       if (!wanted) continue;
       auto zk = Zk();
       auto set =
@@ -834,6 +866,7 @@ class Cluster::Impl {
 
   // The metadata thread's own state.
   bool controller_ = false;
+  std::atomic<bool> leaving_ = false;  // Leave() ran: never registers or runs for controller
   int32_t controller_epoch_ = 0;
   int32_t controller_epoch_version_ = -1;
   std::mt19937 random_{std::random_device{}()};
@@ -892,6 +925,7 @@ std::vector<BucketReplicaStatus> Cluster::BucketStatuses() const { return impl_-
 ClusterCounters Cluster::Counters() const {
   return {impl_->leader_elections_.load(), impl_->isr_changes_.load()};
 }
+Status Cluster::Leave() { return impl_->Leave(); }
 Status Cluster::Close() { return impl_->Close(); }
 
 }  // namespace oxbow::cluster

@@ -47,6 +47,9 @@ struct ClusterOptions {
   // An acks=all put fails with Unavailable when its rows are not in sync on the ISR this soon.
   // Default 30 s (Kafka's request.timeout.ms).
   int64_t ack_timeout_ms = 30'000;
+  // A stopping server waits at most this long for its buckets' leadership to move (Leave).
+  // Default 10 s.
+  int64_t controlled_shutdown_timeout_ms = 10'000;
   // Runs when this server becomes a bucket's leader, before it takes puts (the state kept for
   // clients beside the rows catches up with the log). Default: none.
   std::function<void(const std::string& table, int32_t bucket)> on_leadership;
@@ -162,6 +165,11 @@ class Cluster {
   std::vector<BucketReplicaStatus> BucketStatuses() const;
   ClusterCounters Counters() const;
 
+  // Controlled shutdown, before Close: withdraws this server's registration so that the
+  // controller moves the leadership of its buckets to other in-sync replicas and takes it out of
+  // every ISR while it still serves (clients then find the new leaders at once), and waits
+  // until it leads no bucket, at most controlled_shutdown_timeout_ms (then Unavailable).
+  Status Leave();
   // Leaves the cluster: stops fetchers, closes the ZooKeeper session (ephemeral znodes go at
   // once, so the controller moves leadership without waiting for a timeout). Idempotent.
   Status Close();

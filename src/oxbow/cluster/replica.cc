@@ -186,6 +186,11 @@ bool Replica::IsLeaderAt(int32_t epoch) const {
   return role_ == Role::kLeader && state_.leader_epoch == epoch;
 }
 
+bool Replica::IsLeader() const {
+  std::lock_guard lock(mu_);
+  return role_ == Role::kLeader;
+}
+
 bool Replica::IsFollowing(int32_t leader, int32_t epoch, const std::string& location) const {
   std::lock_guard lock(mu_);
   return role_ == Role::kFollower && state_.leader == leader && state_.leader_epoch == epoch &&
@@ -324,7 +329,8 @@ Result<log::EpochEnd> Replica::EndOffsetForEpoch(int32_t epoch) const {
   return log().EndOffsetForEpoch(epoch);
 }
 
-std::optional<BucketState> Replica::ProposeIsr(Clock::time_point now) {
+std::optional<BucketState> Replica::ProposeIsr(Clock::time_point now,
+                                               const std::function<bool(int32_t)>& may_join) {
   std::lock_guard lock(mu_);
   proposed_members_.clear();
   if (role_ != Role::kLeader) return std::nullopt;
@@ -335,7 +341,7 @@ std::optional<BucketState> Replica::ProposeIsr(Clock::time_point now) {
     if (in_sync && now - f.last_caught_up <= lag) isr.push_back(id);
     // Joins once it has everything readers may see.
     if (!in_sync && f.log_end >= 0 && f.log_end >= high_watermark_ &&
-        now - f.last_caught_up <= lag) {
+        now - f.last_caught_up <= lag && may_join(id)) {
       isr.push_back(id);
     }
   }

@@ -52,6 +52,7 @@ class Replica {
   void Stop();
   // Where a role change would lead: the leader and epoch it acts on now.
   bool IsLeaderAt(int32_t epoch) const;
+  bool IsLeader() const;
   bool IsFollowing(int32_t leader, int32_t epoch, const std::string& location) const;
   // The session that made this server leader ended: acts as a follower until told otherwise.
   void Fence(const std::string& why);
@@ -66,7 +67,9 @@ class Replica {
   // caught-up ones join), or nullopt when it is right. The state carries the znode version the
   // write must check. From now until the next proposal, the high watermark waits for the
   // members it adds as well: once the write lands, a controller may elect one of them.
-  std::optional<BucketState> ProposeIsr(Clock::time_point now);
+  // Only followers for which `may_join` is true join.
+  std::optional<BucketState> ProposeIsr(Clock::time_point now,
+                                        const std::function<bool(int32_t)>& may_join);
   // The write of ProposeIsr succeeded: `written` is the state now in ZooKeeper.
   void IsrWritten(const BucketState& written);
 

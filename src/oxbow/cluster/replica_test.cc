@@ -16,6 +16,7 @@ constexpr char kTable[] = "ns.replicated";
 constexpr int32_t kLeader = 1;
 constexpr int64_t kLagMs = 200;
 
+bool Anyone(int32_t) { return true; }
 void OutlastTheLagTime() { std::this_thread::sleep_for(std::chrono::milliseconds(2 * kLagMs)); }
 
 class ReplicaTest : public ::testing::Test {
@@ -97,7 +98,7 @@ TEST_F(ReplicaTest, AFollowerJoiningTheIsrHoldsEveryRowAcknowledgedFromThePropos
   Fetch(3, first);
   ASSERT_EQ(HighWatermark(), first);
 
-  auto proposed = replica_->ProposeIsr(Clock::now());
+  auto proposed = replica_->ProposeIsr(Clock::now(), Anyone);
   ASSERT_TRUE(proposed.has_value());
   EXPECT_EQ(proposed->isr, (std::vector<int32_t>{1, 2, 3}));
 
@@ -122,7 +123,7 @@ TEST_F(ReplicaTest, AProposalThatIsNoLongerWantedStopsHoldingTheWatermark) {
   const int64_t first = Append();
   Fetch(2, first);
   Fetch(3, first);
-  ASSERT_TRUE(replica_->ProposeIsr(Clock::now()).has_value());
+  ASSERT_TRUE(replica_->ProposeIsr(Clock::now(), Anyone).has_value());
 
   // The write failed, and follower 3 stopped fetching: the next pass proposes nothing.
   const int64_t second = Append();
@@ -130,7 +131,7 @@ TEST_F(ReplicaTest, AProposalThatIsNoLongerWantedStopsHoldingTheWatermark) {
   EXPECT_EQ(HighWatermark(), first);
   OutlastTheLagTime();
   Fetch(2, second);
-  EXPECT_FALSE(replica_->ProposeIsr(Clock::now()).has_value());
+  EXPECT_FALSE(replica_->ProposeIsr(Clock::now(), Anyone).has_value());
   EXPECT_TRUE(replica_->WaitAcknowledgeable(second, Acks::kAll, Clock::now()).ok());
   EXPECT_EQ(HighWatermark(), second);
 }
@@ -146,7 +147,7 @@ TEST_F(ReplicaTest, LeaversStayCountedUntilTheirRemovalIsWritten) {
   Fetch(2, second);
   OutlastTheLagTime();
   Fetch(2, second);
-  auto proposed = replica_->ProposeIsr(Clock::now());
+  auto proposed = replica_->ProposeIsr(Clock::now(), Anyone);
   ASSERT_TRUE(proposed.has_value());
   EXPECT_EQ(proposed->isr, (std::vector<int32_t>{1, 2}));
   EXPECT_EQ(HighWatermark(), first);
@@ -155,6 +156,17 @@ TEST_F(ReplicaTest, LeaversStayCountedUntilTheirRemovalIsWritten) {
   written.version = 1;
   replica_->IsrWritten(written);
   EXPECT_EQ(HighWatermark(), second);
+}
+
+TEST_F(ReplicaTest, AServerThatIsNotRegisteredDoesNotJoinTheIsr) {
+  Lead({1, 2});
+  const int64_t first = Append();
+  Fetch(2, first);
+  Fetch(3, first);  // server 3 left the cluster (a controlled shutdown) and still fetches
+  EXPECT_FALSE(replica_->ProposeIsr(Clock::now(), [](int32_t id) { return id != 3; }));
+  auto proposed = replica_->ProposeIsr(Clock::now(), Anyone);
+  ASSERT_TRUE(proposed.has_value());
+  EXPECT_EQ(proposed->isr, (std::vector<int32_t>{1, 2, 3}));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "oxbow/server/server.h"
 
 #include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
@@ -247,6 +248,13 @@ Status Server::Shutdown() {
   if (shut_down_) return Status::OK();
   shut_down_ = true;
   ready_ = false;
+  // Controlled shutdown: the leadership of this server's buckets moves while it still answers,
+  // so clients find the new leaders at once.
+  if (node_ && node_->cluster()) {
+    if (Status st = node_->cluster()->Leave(); !st.ok()) {
+      spdlog::warn("controlled shutdown: {}", st.message());
+    }
+  }
   if (metrics_server_) metrics_server_->Stop();  // no scrape reads the node past here
   if (kafka_) kafka_->Stop();
   if (catalog_) catalog_->Stop();

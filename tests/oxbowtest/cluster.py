@@ -154,7 +154,17 @@ class Cluster:
         return wait_for(synced, timeout, what=f"{table}[{bucket}] fully in sync")
 
     def read_bucket(self, table: str, bucket: int = 0, column: str = "id") -> list[tuple]:
-        """(offset, value of `column`) of every row of the bucket, read from its leader."""
+        """(offset, value of `column`) of every row of the bucket once it is fully in sync, read
+        from its leader. A leader elected a moment ago shows only what it knows to be
+        replicated (its high watermark catches up at its followers' next fetch), so the read is
+        repeated until it returns the whole synced log."""
+        def whole():
+            state = self.wait_in_sync(table, bucket)
+            rows = self._read_leader(table, bucket, column)
+            return rows if len(rows) == state["log_end"] else None
+        return wait_for(whole, 60, what=f"every row of {table}[{bucket}] visible on its leader")
+
+    def _read_leader(self, table: str, bucket: int, column: str) -> list[tuple]:
         leader = self.leader_of(table, bucket)
         ticket = fl.Ticket(json.dumps({"table": table, "bucket": bucket}).encode())
         rows = []

@@ -562,3 +562,45 @@ def test_the_cluster_script_rolls_a_cluster_without_losing_a_record(oxbowd_bin, 
         assert not wrong, f"{len(wrong)} acknowledged records not at their offset: {wrong[:5]}"
     finally:
         script("down")
+
+
+def test_a_bucket_moves_onto_a_new_server_under_load(oxbow_bin, oxbowd_bin, zookeeper, tmp_path,
+                                                      request):
+    """A fourth server joins; `oxbow cluster reassign` moves a bucket off its leader onto it
+    while a writer puts rows (acks=all, following not_leader answers): the new replica catches
+    up and joins the ISR, leadership moves to it (the target's first), the replica left out is
+    dropped, and every acknowledged row is there once."""
+    c = Cluster(oxbowd_bin, zookeeper.chroot(request.node.name[:40]), tmp_path, size=4).start()
+    try:
+        c.create_table("ns.moved")
+        writer = Writer(c, "ns.moved", "w")
+        writer.start()
+        try:
+            wait_for(lambda: len(writer.acked) > 200, timeout=60, what="rows before the move")
+            state = c.wait_in_sync("ns.moved")
+            old, leader = state["replicas"], state["leader"]
+            assert len(old) == 3
+            new = next(i for i in sorted(c.servers) if i not in old)
+            target = [new] + [i for i in old if i != leader]
+            asked = next(i for i in sorted(c.servers) if i != leader)
+            done = subprocess.run(
+                [str(oxbow_bin), "cluster", "reassign", "--server",
+                 f"127.0.0.1:{c.servers[asked].port}", "--table", "ns.moved", "--bucket", "0",
+                 "--replicas", ",".join(map(str, target)), "--wait", "120"],
+                capture_output=True, text=True, timeout=180)
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert f"ns.moved[0]: on {','.join(map(str, target))}, leader {new}" in done.stdout
+            moved_at = time.monotonic()
+            wait_for(lambda: writer.acks and writer.acks[-1][0] > moved_at, timeout=60,
+                     what="an acknowledged write after the move")
+        finally:
+            writer.stop()
+        state = c.wait_in_sync("ns.moved")
+        assert state["replicas"] == target and sorted(state["isr"]) == sorted(target)
+        assert state["leader"] == new and state["moving_to"] is None
+        assert c.bucket("ns.moved", 0, leader)["role"] == "none"  # dropped
+        check_acknowledged(c.read_bucket("ns.moved"), [writer])
+        print(f"\nmoved ns.moved[0] from {old} to {target}: {len(writer.acked)} rows "
+              f"acknowledged, none lost")
+    finally:
+        c.stop()

@@ -1,5 +1,6 @@
 #include "oxbow/cluster/cluster.h"
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -166,6 +167,45 @@ class Cluster::Impl {
     return Refresh();
   }
 
+  Status ReassignBucket(const std::string& table, int32_t bucket,
+                        const std::vector<int32_t>& replicas) {
+    RETURN_NOT_OK(Refresh());
+    auto meta = Metadata();
+    const TableMeta* t = meta->FindTable(table);
+    if (!t) return Status::NotFound("table " + Quote(table) + " does not exist");
+    if (bucket < 0 || bucket >= static_cast<int32_t>(t->replicas.size())) {
+      return Status::Invalid("table " + Quote(table) + " has no bucket " + std::to_string(bucket));
+    }
+    if (replicas.empty()) return Status::Invalid("a bucket needs at least one replica");
+    for (size_t i = 0; i < replicas.size(); ++i) {
+      if (std::find(replicas.begin(), replicas.begin() + static_cast<std::ptrdiff_t>(i),
+                    replicas[i]) != replicas.begin() + static_cast<std::ptrdiff_t>(i)) {
+        return Status::Invalid("server " + std::to_string(replicas[i]) + " is named twice");
+      }
+      if (!meta->servers.count(replicas[i])) {
+        return Status::Invalid("server " + std::to_string(replicas[i]) + " is not live");
+      }
+    }
+    auto zk = Zk();
+    ASSIGN_OR_RAISE(Znode node, zk->Get(paths::Assignment(table)));
+    ASSIGN_OR_RAISE(Assignment assignment, AssignmentFromJson(node.data));
+    if (assignment.replicas[static_cast<size_t>(bucket)] == replicas) {
+      assignment.targets.erase(bucket);  // already there (a move under way is called off)
+    } else {
+      assignment.targets[bucket] = replicas;
+    }
+    auto set = zk->Set(paths::Assignment(table), AssignmentToJson(assignment), node.stat.version);
+    if (!set.ok()) {
+      if (set.status().code() == StatusCode::kAborted) {
+        return Status::Aborted("the assignment of table " + Quote(table) +
+                               " changed meanwhile; run it again");
+      }
+      return set.status();
+    }
+    spdlog::info("cluster: {}[{}] moving to [{}]", table, bucket, fmt::join(replicas, ","));
+    return Refresh();
+  }
+
   Result<catalog::TableDescriptor> AlterTable(const catalog::TableDescriptor& before,
                                               const catalog::TableDescriptor& after) {
     auto zk = Zk();
@@ -265,6 +305,9 @@ class Cluster::Impl {
         status.table = name;
         status.bucket = b;
         status.replicas = t.replicas[static_cast<size_t>(b)];
+        if (auto target = t.targets.find(b); target != t.targets.end()) {
+          status.moving_to = target->second;
+        }
         status.state = t.states[static_cast<size_t>(b)];
         status.role = "none";
         if (auto replica = FindReplica(name, b)) replica->FillStatus(&status);
@@ -501,7 +544,10 @@ class Cluster::Impl {
       const std::string assignment_path = paths::Assignment(name);
       auto assignment = zk->Get(assignment_path, Watch(assignment_path));
       if (assignment.ok()) {
-        ASSIGN_OR_RAISE(t.replicas, AssignmentFromJson(assignment->data));
+        ASSIGN_OR_RAISE(Assignment parsed, AssignmentFromJson(assignment->data));
+        t.replicas = std::move(parsed.replicas);
+        t.targets = std::move(parsed.targets);
+        t.assignment_version = assignment->stat.version;
         for (int32_t b = 0; b < static_cast<int32_t>(t.replicas.size()); ++b) {
           const std::string state_path = paths::State(name, b);
           auto state_node = zk->Get(state_path, Watch(state_path));
@@ -641,8 +687,64 @@ class Cluster::Impl {
         }
         RETURN_NOT_OK(WriteState(name, b, next));
       }
+      if (!t.targets.empty()) RETURN_NOT_OK(MoveBuckets(name, t));
     }
     return Status::OK();
+  }
+
+  // One step of each bucket move (Kafka's reassignment): first the target replicas join the
+  // assignment (target first, so its first member becomes the preferred leader and takes over
+  // once in sync); once every target replica is in the ISR and one of them leads, the
+  // assignment shrinks to the target, the ISR with it, in one multi-op.
+  Status MoveBuckets(const std::string& name, const TableMeta& t) {
+    Assignment next{t.replicas, t.targets};
+    std::vector<ZkOp> states;
+    for (const auto& [b, target] : t.targets) {
+      if (b < 0 || b >= static_cast<int32_t>(t.states.size())) {
+        next.targets.erase(b);
+        continue;
+      }
+      std::vector<int32_t>& replicas = next.replicas[static_cast<size_t>(b)];
+      const BucketState& state = t.states[static_cast<size_t>(b)];
+      auto in = [](const std::vector<int32_t>& ids, int32_t id) {
+        return std::find(ids.begin(), ids.end(), id) != ids.end();
+      };
+      const bool all_assigned =
+          std::all_of(target.begin(), target.end(), [&](int32_t id) { return in(replicas, id); });
+      if (!all_assigned || replicas[0] != target[0]) {
+        std::vector<int32_t> widened = target;
+        for (int32_t id : replicas) {
+          if (!in(widened, id)) widened.push_back(id);
+        }
+        replicas = widened;
+        continue;
+      }
+      const bool in_sync =
+          std::all_of(target.begin(), target.end(), [&](int32_t id) { return state.InSync(id); });
+      if (!in_sync || !in(target, state.leader)) continue;
+      replicas = target;
+      next.targets.erase(b);
+      BucketState narrowed = state;
+      narrowed.isr.clear();
+      for (int32_t id : state.isr) {
+        if (in(target, id)) narrowed.isr.push_back(id);
+      }
+      narrowed.controller_epoch = controller_epoch_;
+      states.push_back(
+          ZkOp::Set(paths::State(name, b), BucketStateToJson(narrowed), state.version));
+      spdlog::info("cluster: {}[{}] moved to [{}]", name, b, fmt::join(target, ","));
+    }
+    if (next.replicas == t.replicas && next.targets == t.targets) return Status::OK();
+    std::vector<ZkOp> ops{
+        ZkOp::Check(paths::kControllerEpoch, controller_epoch_version_),
+        ZkOp::Set(paths::Assignment(name), AssignmentToJson(next), t.assignment_version)};
+    ops.insert(ops.end(), states.begin(), states.end());
+    Status st = Zk()->Multi(ops);
+    MarkDirty();
+    if (st.code() == StatusCode::kAborted || st.code() == StatusCode::kNotFound) {
+      return Status::OK();  // someone changed the assignment or a state: read again
+    }
+    return st;
   }
 
   Status Assign(const std::string& name, const TableMeta& t, const std::vector<ServerInfo>& live) {
@@ -657,7 +759,7 @@ class Cluster::Impl {
     }
     std::vector<ZkOp> ops{ZkOp::Check(paths::kControllerEpoch, controller_epoch_version_),
                           ZkOp::Check(paths::Table(name), t.descriptor_version),
-                          ZkOp::Create(paths::Assignment(name), AssignmentToJson(*replicas)),
+                          ZkOp::Create(paths::Assignment(name), AssignmentToJson({*replicas, {}})),
                           ZkOp::Create(paths::Buckets(name), "")};
     for (int32_t b = 0; b < t.descriptor.buckets; ++b) {
       BucketState state;
@@ -673,7 +775,8 @@ class Cluster::Impl {
         st.code() == StatusCode::kNotFound) {
       return Status::OK();  // deposed, or the table changed or went: read again
     }
-    if (st.ok()) spdlog::info("cluster: assigned table {}: {}", name, AssignmentToJson(*replicas));
+    if (st.ok())
+      spdlog::info("cluster: assigned table {}: {}", name, AssignmentToJson({*replicas, {}}));
     return st;
   }
 
@@ -771,7 +874,7 @@ class Cluster::Impl {
       }
       if (state.leader == options_.server_id) {
         if (replica->IsLeaderAt(state.leader_epoch)) {
-          replica->UpdateLeaderState(state, min_insync.ok() ? *min_insync : 2);
+          replica->UpdateLeaderState(state, replicas, min_insync.ok() ? *min_insync : 2);
         } else {
           replica->BecomeLeader(state, replicas, min_insync.ok() ? *min_insync : 2);
         }
@@ -896,6 +999,10 @@ Result<catalog::TableDescriptor> Cluster::CreateTable(const catalog::CreateTable
   return impl_->CreateTable(request);
 }
 Status Cluster::DropTable(const std::string& name) { return impl_->DropTable(name); }
+Status Cluster::ReassignBucket(const std::string& table, int32_t bucket,
+                               const std::vector<int32_t>& replicas) {
+  return impl_->ReassignBucket(table, bucket, replicas);
+}
 Result<catalog::TableDescriptor> Cluster::AlterTable(const catalog::TableDescriptor& before,
                                                      const catalog::TableDescriptor& after) {
   return impl_->AlterTable(before, after);

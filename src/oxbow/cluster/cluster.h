@@ -93,6 +93,7 @@ struct BucketReplicaStatus {
   std::string table;
   int32_t bucket = 0;
   std::vector<int32_t> replicas;
+  std::vector<int32_t> moving_to;  // the target of a move under way; empty: none
   BucketState state;
   // This server's log of the bucket, when it holds a replica.
   bool local = false;
@@ -131,6 +132,12 @@ class Cluster {
   // Tables live in ZooKeeper: these write there, then wait until this server mirrored the change.
   Result<catalog::TableDescriptor> CreateTable(const catalog::CreateTableRequest& request);
   Status DropTable(const std::string& name);
+  // Moves `bucket` of `table` onto `replicas` (live servers, the first its preferred leader):
+  // records the move in ZooKeeper and returns; the controller adds the new replicas, waits for
+  // them to join the ISR, moves leadership onto one and drops the others
+  // (docs/cluster.md#moving-buckets). Naming the current replicas calls a move off.
+  Status ReassignBucket(const std::string& table, int32_t bucket,
+                        const std::vector<int32_t>& replicas);
   // Replaces `before` (still current, else Aborted) with `after`.
   Result<catalog::TableDescriptor> AlterTable(const catalog::TableDescriptor& before,
                                               const catalog::TableDescriptor& after);

@@ -107,13 +107,32 @@ Result<BucketState> BucketStateFromJson(std::string_view text) {
   return state;
 }
 
-std::string AssignmentToJson(const std::vector<std::vector<int32_t>>& replicas) {
-  return json{{"buckets", replicas}}.dump();
+std::string AssignmentToJson(const Assignment& assignment) {
+  json j{{"buckets", assignment.replicas}};
+  if (!assignment.targets.empty()) {
+    json targets = json::array();
+    for (const auto& [bucket, replicas] : assignment.targets) {
+      targets.push_back({{"bucket", bucket}, {"replicas", replicas}});
+    }
+    j["moving"] = std::move(targets);
+  }
+  return j.dump();
 }
 
-Result<std::vector<std::vector<int32_t>>> AssignmentFromJson(std::string_view text) {
+Result<Assignment> AssignmentFromJson(std::string_view text) {
   ASSIGN_OR_RAISE(json j, Parse(text, "an assignment"));
-  return Field<std::vector<std::vector<int32_t>>>(j, "buckets", "an assignment");
+  Assignment assignment;
+  ASSIGN_OR_RAISE(assignment.replicas,
+                  (Field<std::vector<std::vector<int32_t>>>(j, "buckets", "an assignment")));
+  if (j.contains("moving")) {
+    ASSIGN_OR_RAISE(json moving, Field<json>(j, "moving", "an assignment"));
+    for (const json& m : moving) {
+      ASSIGN_OR_RAISE(int32_t bucket, Field<int32_t>(m, "bucket", "a bucket move"));
+      ASSIGN_OR_RAISE(assignment.targets[bucket],
+                      Field<std::vector<int32_t>>(m, "replicas", "a bucket move"));
+    }
+  }
+  return assignment;
 }
 
 std::string ControllerToJson(int32_t server, int32_t epoch) {

@@ -39,6 +39,9 @@ struct TableMeta {
   int32_t descriptor_version = -1;
   // Replicas of each bucket, preferred leader first; empty until the controller assigned them.
   std::vector<std::vector<int32_t>> replicas;
+  // Buckets being moved: bucket -> its target replicas (Assignment::targets).
+  std::map<int32_t, std::vector<int32_t>> targets;
+  int32_t assignment_version = -1;
   std::vector<BucketState> states;  // per bucket; empty until assigned
 };
 
@@ -72,8 +75,15 @@ std::string ServerInfoToJson(const ServerInfo& server);
 Result<ServerInfo> ServerInfoFromJson(std::string_view json);
 std::string BucketStateToJson(const BucketState& state);
 Result<BucketState> BucketStateFromJson(std::string_view json);
-std::string AssignmentToJson(const std::vector<std::vector<int32_t>>& replicas);
-Result<std::vector<std::vector<int32_t>>> AssignmentFromJson(std::string_view json);
+// /oxbow/tables/<t>/assignment: each bucket's replicas, and the buckets being moved.
+struct Assignment {
+  std::vector<std::vector<int32_t>> replicas;  // per bucket, preferred leader first
+  // Bucket -> the replicas it is being moved to (Cluster::ReassignBucket); the controller
+  // drives each to completion and then removes it.
+  std::map<int32_t, std::vector<int32_t>> targets;
+};
+std::string AssignmentToJson(const Assignment& assignment);
+Result<Assignment> AssignmentFromJson(std::string_view json);
 // /oxbow/controller: {"server": id, "epoch": e}.
 std::string ControllerToJson(int32_t server, int32_t epoch);
 Result<std::pair<int32_t, int32_t>> ControllerFromJson(std::string_view json);

@@ -60,9 +60,14 @@ TEST(MetadataJsonTest, RoundTripsAndNamesWhatIsMissing) {
   EXPECT_EQ(bad.status().code(), StatusCode::kCorruption);
   EXPECT_NE(bad.status().message().find("leader_epoch"), std::string::npos);
   EXPECT_FALSE(ServerInfoFromJson("not json").ok());
-  auto assignment = AssignmentFromJson(AssignmentToJson({{1, 2}, {2, 1}}));
+  auto assignment = AssignmentFromJson(AssignmentToJson({{{1, 2}, {2, 1}}, {{1, {3, 2}}}}));
   ASSERT_TRUE(assignment.ok());
-  EXPECT_EQ((*assignment)[1], (std::vector<int32_t>{2, 1}));
+  EXPECT_EQ(assignment->replicas[1], (std::vector<int32_t>{2, 1}));
+  EXPECT_EQ(assignment->targets.at(1), (std::vector<int32_t>{3, 2}));
+  // Written before buckets could move: no "moving".
+  auto plain = AssignmentFromJson(R"({"buckets": [[1, 2]]})");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->targets.empty());
 }
 
 TEST(TablePropertiesTest, DefaultsFollowTheClusterSize) {

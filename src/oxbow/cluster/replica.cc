@@ -133,9 +133,20 @@ void Replica::BecomeLeader(const BucketState& state, const std::vector<int32_t>&
   cv_.notify_all();
 }
 
-void Replica::UpdateLeaderState(const BucketState& state, int32_t min_insync) {
+void Replica::UpdateLeaderState(const BucketState& state, const std::vector<int32_t>& replicas,
+                                int32_t min_insync) {
   std::lock_guard lock(mu_);
   if (role_ != Role::kLeader || state.leader_epoch != state_.leader_epoch) return;
+  if (replicas != replicas_) {
+    replicas_ = replicas;
+    std::erase_if(followers_, [&](const auto& f) {
+      return std::find(replicas.begin(), replicas.end(), f.first) == replicas.end();
+    });
+    // A replica being added starts from nothing: it joins the ISR once it has caught up.
+    for (int32_t id : replicas) {
+      if (id != state.leader && !followers_.count(id)) followers_[id].last_caught_up = Clock::now();
+    }
+  }
   // A follower the controller took out of the ISR (its server left) rejoins only after it
   // fetches again; otherwise its last fetch would put it straight back.
   for (auto& [id, f] : followers_) {

@@ -44,8 +44,10 @@ class Replica {
   // Role changes; the owner's metadata thread alone calls these.
   void BecomeLeader(const BucketState& state, const std::vector<int32_t>& replicas,
                     int32_t min_insync);
-  // The same leader epoch, a newer state (the ISR or its znode version changed).
-  void UpdateLeaderState(const BucketState& state, int32_t min_insync);
+  // The same leader epoch, a newer state (the ISR or its znode version changed) or replica set
+  // (a bucket being moved).
+  void UpdateLeaderState(const BucketState& state, const std::vector<int32_t>& replicas,
+                         int32_t min_insync);
   // Follows `state.leader` at `location` ("" while the leader is offline or unknown).
   void BecomeFollower(const BucketState& state, const std::string& location);
   // No longer a replica here (or shutting down): fences appends, ends waits, stops fetching.

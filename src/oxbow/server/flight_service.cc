@@ -50,6 +50,10 @@ constexpr ActionInfo kActions[] = {
     {"cluster_status",
      "Cluster mode: servers, controller, and each bucket's leader, ISR and offsets as this "
      "server sees them"},
+    {"reassign_bucket",
+     "Cluster mode: move a bucket onto other servers, the first its preferred leader "
+     "{\"table\":\"ns.t\",\"bucket\":b,\"replicas\":[4,1,2]}; returns at once, "
+     "cluster_status shows the move under way"},
     {"replica_epoch_end",
      "Cluster mode, between servers: where a leader epoch ends in a bucket leader's log "
      "{\"table\":\"ns.t\",\"bucket\":b,\"epoch\":e}"},
@@ -805,6 +809,25 @@ Result<std::string> FlightService::RunAction(const Caller& caller, const std::st
   if (type == "cluster_status") {
     return ClusterStatusJson();
   }
+  if (type == "reassign_bucket") {
+    if (!node_->cluster()) return Status::Invalid("reassign_bucket needs cluster mode");
+    json j = json::parse(body, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("table") || !j["table"].is_string() ||
+        !j.contains("bucket") || !j["bucket"].is_number_integer() || !j.contains("replicas") ||
+        !j["replicas"].is_array()) {
+      return Status::Invalid(
+          "reassign_bucket needs {\"table\": \"ns.t\", \"bucket\": b, \"replicas\": [ids]}");
+    }
+    const std::string table = j["table"].get<std::string>();
+    RETURN_NOT_OK(Authorize(caller, table, auth::Access::kAdmin));
+    std::vector<int32_t> replicas;
+    for (const json& id : j["replicas"]) {
+      if (!id.is_number_integer()) return Status::Invalid("replicas must be server ids");
+      replicas.push_back(id.get<int32_t>());
+    }
+    RETURN_NOT_OK(node_->cluster()->ReassignBucket(table, j["bucket"].get<int32_t>(), replicas));
+    return json{{"table", table}, {"bucket", j["bucket"]}, {"moving_to", replicas}}.dump();
+  }
   if (type == "replica_epoch_end" && node_->cluster()) {
     json j = json::parse(body, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("table") || !j.contains("bucket") ||
@@ -843,7 +866,8 @@ Result<std::string> FlightService::ClusterStatusJson() const {
                        {"role", b.role},
                        {"log_end", b.local ? json(b.log_end) : json(nullptr)},
                        {"high_watermark", b.local ? json(b.high_watermark) : json(nullptr)},
-                       {"follower_log_ends", followers}});
+                       {"follower_log_ends", followers},
+                       {"moving_to", b.moving_to.empty() ? json(nullptr) : json(b.moving_to)}});
   }
   return json{{"mode", "cluster"},
               {"server_id", cluster->server_id()},

@@ -22,7 +22,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from oxbowtest.cluster import (SESSION_TIMEOUT_MS, Cluster, TailReader, Writer,
+from oxbowtest.cluster import (ROW_SCHEMA, SESSION_TIMEOUT_MS, Cluster, TailReader, Writer,
                                check_acknowledged, not_leader, wait_for)
 from oxbowtest.flight import action, descriptor
 from oxbowtest.server import free_port
@@ -602,5 +602,49 @@ def test_a_bucket_moves_onto_a_new_server_under_load(oxbow_bin, oxbowd_bin, zook
         check_acknowledged(c.read_bucket("ns.moved"), [writer])
         print(f"\nmoved ns.moved[0] from {old} to {target}: {len(writer.acked)} rows "
               f"acknowledged, none lost")
+    finally:
+        c.stop()
+
+
+def test_a_moved_replica_catches_up_at_the_throttled_rate(oxbowd_bin, zookeeper, tmp_path,
+                                                          request):
+    """--replication-throttle-bytes paces what a leader sends to a replica being added: a
+    bucket of about 3 MB moves onto a fourth server no faster than the throttle allows (the
+    rate, bytes stored on the new replica over the time until it joined the ISR, is printed)."""
+    throttle = 1_000_000
+    c = Cluster(oxbowd_bin, zookeeper.chroot(request.node.name[:40]), tmp_path, size=4,
+                extra_args=("--replication-throttle-bytes", str(throttle))).start()
+    try:
+        c.create_table("ns.throttled")
+        leader = c.leader_of("ns.throttled")
+        client = c.client(leader)
+        filler = "x" * 300
+        for n in range(10):
+            ids = list(range(n * 1000, (n + 1) * 1000))
+            batch = pa.record_batch([pa.array(ids, pa.int64()), pa.array([filler] * len(ids))],
+                                    schema=ROW_SCHEMA)
+            writer, acks = client.do_put(descriptor("ns.throttled"), ROW_SCHEMA)
+            writer.write_batch(batch)
+            assert acks.read() is not None
+            writer.done_writing()
+            writer.close()
+        state = c.wait_in_sync("ns.throttled")
+        new = next(i for i in sorted(c.servers) if i not in state["replicas"])
+        target = [leader] + [i for i in state["replicas"] if i != leader][:1] + [new]
+        started = time.monotonic()
+        action(c.client(leader), "reassign_bucket",
+               {"table": "ns.throttled", "bucket": 0, "replicas": target})
+        wait_for(lambda: new in c.bucket("ns.throttled", 0, leader)["isr"], timeout=120,
+                 interval=0.02, what="the new replica in the ISR")
+        seconds = time.monotonic() - started
+        stored = sum(f.stat().st_size for f in
+                     (tmp_path / f"server{new}" / "tables").rglob("*.log"))
+        rate = stored / seconds
+        print(f"\nmoved {stored} bytes in {seconds:.2f} s: {rate / 1e6:.2f} MB/s "
+              f"(throttle {throttle / 1e6:.2f} MB/s, ratio {rate / throttle:.2f})")
+        assert stored > 2_500_000
+        assert rate <= 1.1 * throttle
+        wait_for(lambda: c.bucket("ns.throttled", 0, leader)["moving_to"] is None, timeout=60,
+                 what="the move to finish")
     finally:
         c.stop()

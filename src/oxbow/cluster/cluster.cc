@@ -866,9 +866,12 @@ class Cluster::Impl {
         continue;
       }
       if (!replica) {
-        replica = std::make_shared<Replica>(name, b, table, options_, [w = std::weak_ptr(wakeup_)] {
-          if (auto wakeup = w.lock()) wakeup->MarkDirty();
-        });
+        replica = std::make_shared<Replica>(
+            name, b, table, options_,
+            [w = std::weak_ptr(wakeup_)] {
+              if (auto wakeup = w.lock()) wakeup->MarkDirty();
+            },
+            throttle_);
         std::lock_guard lock(replicas_mu_);
         replicas_[{name, b}] = replica;
       }
@@ -969,6 +972,11 @@ class Cluster::Impl {
 
   // The metadata thread's own state.
   bool controller_ = false;
+  // Shared by every bucket this server leads (--replication-throttle-bytes); null: none.
+  const std::shared_ptr<internal::Throttle> throttle_ =
+      options_.replication_throttle_bytes > 0
+          ? std::make_shared<internal::Throttle>(options_.replication_throttle_bytes)
+          : nullptr;
   std::atomic<bool> leaving_ = false;  // Leave() ran: never registers or runs for controller
   int32_t controller_epoch_ = 0;
   int32_t controller_epoch_version_ = -1;

@@ -47,6 +47,9 @@ struct ClusterOptions {
   // An acks=all put fails with Unavailable when its rows are not in sync on the ISR this soon.
   // Default 30 s (Kafka's request.timeout.ms).
   int64_t ack_timeout_ms = 30'000;
+  // Bytes per second this server, as a leader, sends to followers that are not in the ISR
+  // (replicas being added by a move, or catching up after a restart); 0: unlimited. Default 0.
+  int64_t replication_throttle_bytes = 0;
   // A stopping server waits at most this long for its buckets' leadership to move (Leave).
   // Default 10 s.
   int64_t controlled_shutdown_timeout_ms = 10'000;

@@ -78,13 +78,23 @@ Status NotLeader(const std::string& table, int32_t bucket, int32_t leader,
        leader_epoch}}.dump());
 }
 
+Clock::time_point Throttle::Reserve(int64_t bytes) {
+  std::lock_guard lock(mu_);
+  free_at_ = std::max(free_at_, Clock::now()) +
+             std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                 static_cast<double>(bytes) / static_cast<double>(bytes_per_second_)));
+  return free_at_;
+}
+
 Replica::Replica(std::string table, int32_t bucket, std::shared_ptr<engine::Table> engine_table,
-                 const ClusterOptions& options, std::function<void()> on_stale_metadata)
+                 const ClusterOptions& options, std::function<void()> on_stale_metadata,
+                 std::shared_ptr<Throttle> throttle)
     : table_(std::move(table)),
       bucket_(bucket),
       engine_table_(std::move(engine_table)),
       options_(options),
-      on_stale_metadata_(std::move(on_stale_metadata)) {
+      on_stale_metadata_(std::move(on_stale_metadata)),
+      throttle_(std::move(throttle)) {
   log().FenceAppends(NotLeader(table_, bucket_, -1, "", 0));
   // Readers see nothing a failover could take back: the high watermark starts at what this
   // replica knows to be replicated (nothing yet) and follows the leader's.
@@ -275,6 +285,7 @@ Status Replica::WaitAcknowledgeable(int64_t next_offset, Acks acks, Clock::time_
 Result<int64_t> Replica::ServeFetch(
     const ReplicaFetch& fetch, const std::function<Status(const log::LogBatch&, int32_t)>& emit) {
   log::BucketLog& l = log();
+  bool throttled = false;
   {
     std::lock_guard lock(mu_);
     if (role_ != Role::kLeader) {
@@ -292,6 +303,7 @@ Result<int64_t> Replica::ServeFetch(
                              " is not a follower of bucket " + std::to_string(bucket_) +
                              " of table " + Quote(table_));
     }
+    throttled = throttle_ && !state_.InSync(fetch.replica);
     const int64_t leader_end = l.next_offset();
     if (fetch.from > leader_end) {
       return Status::OutOfRange("fetch from " + std::to_string(fetch.from) +
@@ -321,7 +333,18 @@ Result<int64_t> Replica::ServeFetch(
   if (fetch.from < end) {
     log::ReadOptions read_options;
     read_options.limit = log::ReadLimit::kWritten;
-    ASSIGN_OR_RAISE(auto batches, l.Read(fetch.from, fetch.max_bytes, read_options));
+    // A throttled follower gets a tenth of a second's worth per fetch (at least one batch),
+    // sent once the shared rate allows.
+    const int64_t max_bytes =
+        throttled ? std::min(fetch.max_bytes,
+                             std::max<int64_t>(throttle_->bytes_per_second() / 10, int64_t{1}))
+                  : fetch.max_bytes;
+    ASSIGN_OR_RAISE(auto batches, l.Read(fetch.from, max_bytes, read_options));
+    if (throttled) {
+      int64_t bytes = 0;
+      for (const auto& batch : batches) bytes += batch.metadata->size() + batch.body->size();
+      std::this_thread::sleep_until(throttle_->Reserve(bytes));
+    }
     for (const auto& batch : batches) {
       RETURN_NOT_OK(emit(batch, l.LeaderEpochAt(batch.base_offset)));
     }

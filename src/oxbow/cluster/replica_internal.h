@@ -29,11 +29,27 @@ using Clock = std::chrono::steady_clock;
 Status NotLeader(const std::string& table, int32_t bucket, int32_t leader,
                  const std::string& location, int32_t leader_epoch);
 
+// A rate shared by the fetches it governs, each taking its turn (Kafka's replication quota).
+class Throttle {
+ public:
+  explicit Throttle(int64_t bytes_per_second) : bytes_per_second_(bytes_per_second) {}
+  int64_t bytes_per_second() const { return bytes_per_second_; }
+  // When `bytes` more may be sent, so that the rate stays at most bytes_per_second.
+  Clock::time_point Reserve(int64_t bytes);
+
+ private:
+  const int64_t bytes_per_second_;
+  std::mutex mu_;
+  Clock::time_point free_at_{};
+};
+
 class Replica {
  public:
   // `on_stale_metadata` asks the owner to re-read ZooKeeper (a fetch saw a newer epoch).
+  // `throttle` (null: none) paces what this replica, leading, sends to followers not in sync.
   Replica(std::string table, int32_t bucket, std::shared_ptr<engine::Table> engine_table,
-          const ClusterOptions& options, std::function<void()> on_stale_metadata);
+          const ClusterOptions& options, std::function<void()> on_stale_metadata,
+          std::shared_ptr<Throttle> throttle = nullptr);
   ~Replica();  // stops the fetcher
   Replica(const Replica&) = delete;
   Replica& operator=(const Replica&) = delete;
@@ -100,6 +116,7 @@ class Replica {
   const std::shared_ptr<engine::Table> engine_table_;
   const ClusterOptions options_;
   const std::function<void()> on_stale_metadata_;
+  const std::shared_ptr<Throttle> throttle_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;  // the high watermark moved, or the role changed

@@ -169,5 +169,16 @@ TEST_F(ReplicaTest, AServerThatIsNotRegisteredDoesNotJoinTheIsr) {
   EXPECT_EQ(proposed->isr, (std::vector<int32_t>{1, 2, 3}));
 }
 
+TEST(ThrottleTest, ReservationsQueueAtTheRate) {
+  Throttle throttle(1'000'000);
+  const auto before = Clock::now();
+  Clock::time_point last;
+  for (int i = 0; i < 10; ++i) last = throttle.Reserve(100'000);
+  const auto after = Clock::now();
+  // Ten reservations of 100 KB at 1 MB/s end one second after the first began.
+  EXPECT_GE(last - before, std::chrono::seconds(1));
+  EXPECT_LE(last - after, std::chrono::seconds(1));
+}
+
 }  // namespace
 }  // namespace oxbow::cluster::internal

@@ -139,6 +139,10 @@ void AddClusterFlags(CLI::App& app, ServerOptions* options) {
   app.add_option("--ack-timeout-ms", cluster.ack_timeout_ms,
                  "An acks=all put fails if its in-sync replicas do not have it this soon")
       ->capture_default_str();
+  app.add_option("--replication-throttle-bytes", cluster.replication_throttle_bytes,
+                 "Bytes per second a leader sends to followers not in sync (a bucket being "
+                 "moved, a server catching up); 0: unlimited")
+      ->capture_default_str();
   app.add_option("--controlled-shutdown-timeout-ms", cluster.controlled_shutdown_timeout_ms,
                  "On SIGTERM, how long to wait for the leadership of this server's buckets to "
                  "move to other in-sync replicas before stopping")

@@ -64,7 +64,7 @@ class Cluster:
                     "--replica-lag-time-max-ms", "2000", "--replica-fetch-wait-ms", "200",
                     "--ack-timeout-ms", "10000", "--catalog-listen", "", *extra_args)
             self.servers[i] = OxbowServer(binary, directory / f"server{i}",
-                                          directory / f"server{i}.log", args)
+                                          directory / f"server{i}.log", args, stable_ports=True)
         self.paused: set[int] = set()
 
     def start(self) -> "Cluster":
@@ -158,11 +158,17 @@ class Cluster:
         from its leader. A leader elected a moment ago shows only what it knows to be
         replicated (its high watermark catches up at its followers' next fetch), so the read is
         repeated until it returns the whole synced log."""
+        last = {}
+
         def whole():
             state = self.wait_in_sync(table, bucket)
             rows = self._read_leader(table, bucket, column)
-            return rows if len(rows) == state["log_end"] else None
-        return wait_for(whole, 60, what=f"every row of {table}[{bucket}] visible on its leader")
+            last.update(rows=len(rows), synced_log_end=state["log_end"], leader=state["leader"])
+            return (rows,) if len(rows) == state["log_end"] else None  # (rows,): [] is done too
+        try:
+            return wait_for(whole, 60, what=f"every row of {table}[{bucket}] on its leader")[0]
+        except AssertionError as e:
+            raise AssertionError(f"{e}; the last read: {last}") from None
 
     def _read_leader(self, table: str, bucket: int, column: str) -> list[tuple]:
         leader = self.leader_of(table, bucket)

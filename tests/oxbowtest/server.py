@@ -73,8 +73,12 @@ class OxbowServer:
     """One oxbowd process on a data dir that outlives it: start, stop (SIGTERM), kill, restart."""
 
     def __init__(self, binary: pathlib.Path, data_dir: pathlib.Path, log_path: pathlib.Path,
-                 extra_args: tuple[str, ...] = (), max_open_files: int | None = None):
+                 extra_args: tuple[str, ...] = (), max_open_files: int | None = None,
+                 stable_ports: bool = False):
         self.binary = binary
+        # Restart on the ports of the previous start (new ones only if they are taken), as a
+        # real server keeps its address: clients that knew it find it again.
+        self.stable_ports = stable_ports
         self.data_dir = data_dir
         self.log_path = log_path
         self.extra_args = tuple(extra_args)
@@ -93,15 +97,18 @@ class OxbowServer:
     def start(self) -> "OxbowServer":
         assert self.proc is None, "oxbowd is already running"
         last_error = None
-        for _ in range(5):  # a picked port can be taken by someone else before oxbowd binds it
-            self.port = free_port()
-            self.kafka_port = free_port()
+        for attempt in range(5):  # a picked port can be taken by someone else before it binds
+            reuse = self.stable_ports and attempt == 0 and self.port is not None
+            if not reuse:
+                self.port = free_port()
+                self.kafka_port = free_port()
             kafka = () if "--kafka-listen" in self.extra_args else (
                 "--kafka-listen", f"127.0.0.1:{self.kafka_port}")
             # A free port for the REST catalog too, unless a test names one.
             catalog = ()
             if "--catalog-listen" not in self.extra_args:
-                self.catalog_port = free_port()
+                if not reuse:
+                    self.catalog_port = free_port()
                 catalog = ("--catalog-listen", f"127.0.0.1:{self.catalog_port}")
             log = open(self.log_path, "ab")
             log.write(f"=== oxbowd start on port {self.port}\n".encode())

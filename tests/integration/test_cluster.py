@@ -358,15 +358,36 @@ def check_kafka_records(cluster, topic: str, writers: list) -> list[str]:
     return stored
 
 
-def start_kafka_writer(cluster, topic: str) -> "RdkafkaWriter":
-    """librdkafka's idempotent producer on a new topic (1 partition, replication 3), started."""
+def create_replicated_topic(cluster, topic: str) -> str:
+    """A new topic (1 partition, replication 3); returns the bootstrap servers."""
     bootstrap = ",".join(f"127.0.0.1:{s.kafka_port}" for s in cluster.servers.values())
     admin = AdminClient({"bootstrap.servers": bootstrap})  # alive until the topic exists
     admin.create_topics([NewTopic(topic, num_partitions=1,
                                   replication_factor=3)])[topic].result(timeout=30)
-    writer = RdkafkaWriter(bootstrap, topic)
+    return bootstrap
+
+
+def start_kafka_writer(cluster, topic: str) -> "RdkafkaWriter":
+    """librdkafka's idempotent producer on a new topic (1 partition, replication 3), started."""
+    writer = RdkafkaWriter(create_replicated_topic(cluster, topic), topic)
     writer.start()
     return writer
+
+
+def wait_writing_again(writers: list, since: float, event: str) -> None:
+    """Until each writer had a record acknowledged after `since` (a monotonic time)."""
+    for w in writers:
+        wait_for(lambda: w.ack_times and w.ack_times[-1] > since, timeout=120,
+                 what=f"{type(w).__name__} to write again after {event}")
+
+
+def start_both_kafka_writers(cluster, topic: str) -> list:
+    """librdkafka's and the Java client's idempotent producers on a new topic, started."""
+    bootstrap = create_replicated_topic(cluster, topic)
+    writers = [RdkafkaWriter(bootstrap, topic), JavaWriter(bootstrap, topic)]
+    for w in writers:
+        w.start()
+    return writers
 
 
 class RdkafkaWriter(threading.Thread):
@@ -441,13 +462,7 @@ def test_kafka_producers_fail_over_without_user_code(cluster):
     """librdkafka's and the Java client's idempotent producers write through SIGKILLs of the
     partition's leader: every acknowledged record is stored once, at its acknowledged offset, in
     the order each producer sent it."""
-    bootstrap = ",".join(f"127.0.0.1:{s.kafka_port}" for s in cluster.servers.values())
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic("failover", num_partitions=1,
-                                  replication_factor=3)])["failover"].result(timeout=30)
-    writers = [RdkafkaWriter(bootstrap, "failover"), JavaWriter(bootstrap, "failover")]
-    for w in writers:
-        w.start()
+    writers = start_both_kafka_writers(cluster, "failover")
     try:
         for kill in range(KAFKA_KILLS):
             wait_for(lambda: all(w.ack_times for w in writers), timeout=120,
@@ -456,9 +471,7 @@ def test_kafka_producers_fail_over_without_user_code(cluster):
             leader = cluster.leader_of("kafka.failover")
             killed_at = time.monotonic()
             cluster.kill(leader)
-            for w in writers:
-                wait_for(lambda: w.ack_times and w.ack_times[-1] > killed_at, timeout=120,
-                         what=f"{type(w).__name__} to write again after kill {kill}")
+            wait_writing_again(writers, killed_at, f"kill {kill}")
             cluster.restart(leader)
     finally:
         for w in writers:
@@ -476,13 +489,7 @@ def test_a_rolling_restart_moves_leadership_before_each_server_stops(cluster):
     buckets moved to an in-sync replica while it still answers (controlled shutdown; its log
     says it led nothing when it stopped), another server serves as the leader as soon as it has
     exited, and every acknowledged record is stored once, at its offset."""
-    bootstrap = ",".join(f"127.0.0.1:{s.kafka_port}" for s in cluster.servers.values())
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic("roll", num_partitions=1,
-                                  replication_factor=3)])["roll"].result(timeout=30)
-    writers = [RdkafkaWriter(bootstrap, "roll"), JavaWriter(bootstrap, "roll")]
-    for w in writers:
-        w.start()
+    writers = start_both_kafka_writers(cluster, "roll")
     moved = 0
     try:
         for i in sorted(cluster.servers):
@@ -499,9 +506,7 @@ def test_a_rolling_restart_moves_leadership_before_each_server_stops(cluster):
                          what="a new leader as the old one exits")
                 moved += 1
             stopped_at = time.monotonic()
-            for w in writers:
-                wait_for(lambda: w.ack_times and w.ack_times[-1] > stopped_at, timeout=120,
-                         what=f"{type(w).__name__} to write again after server {i} stopped")
+            wait_writing_again(writers, stopped_at, f"server {i} stopped")
             cluster.restart(i)
     finally:
         for w in writers:

@@ -17,6 +17,10 @@ cluster on one ZooKeeper, on this machine (docs/bench.md, "Cluster").
   partition's ISR to have 3 members again, and repeats --kills times. Both clusters declare a
   silent member dead after 2 s: Kafka broker.session.timeout.ms=2000 (heartbeats every 500 ms),
   oxbowd --zookeeper-session-timeout-ms 2000.
+- rolling restart: an idempotent confluent-kafka producer (acks=all) sends to partition 0 every
+  2 ms; after 10 s undisturbed, each node in turn gets SIGTERM (both do a controlled shutdown:
+  leadership moves first), is started again and awaited back in the partition's ISR. Prints
+  send-to-ack p50/p99/max steady and during the roll, and how many records failed.
 - RSS: the peak of every server process (Kafka: each JVM; Oxbow: each oxbowd and ZooKeeper).
 """
 
@@ -224,6 +228,70 @@ def failover(bootstrap: str, nodes: dict, kills: int, topic_config: dict) -> lis
     return times
 
 
+def rolling_restart(bootstrap: str, nodes: dict, topic_config: dict,
+                    steady_s: float = 10.0) -> tuple[list[float], list[float], int]:
+    """Send-to-ack latencies (ms) of an idempotent producer (acks=all) sending every 2 ms:
+    `steady_s` seconds undisturbed, then during a rolling restart (each node in turn SIGTERMed,
+    started again, and awaited back in partition 0's ISR). Returns (steady, during the roll,
+    records that failed)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    topic = "roll-" + uuid.uuid4().hex[:8]
+    admin.create_topics([NewTopic(topic, 1, 3, config=topic_config)])[topic].result(60)
+    acks: list[tuple[float, float]] = []  # (sent, acknowledged)
+    failed = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def send() -> None:
+        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0,
+                             "enable.idempotence": True, "message.timeout.ms": 120_000})
+        while not stop.is_set():
+            sent = time.monotonic()
+
+            def delivered(err, msg, sent=sent):
+                with lock:
+                    if err is None:
+                        acks.append((sent, time.monotonic()))
+                    else:
+                        failed.append(err)
+            producer.produce(topic, b"x" * 100, partition=0, on_delivery=delivered)
+            producer.poll(0.002)
+        producer.flush(60)
+
+    def in_sync() -> None:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            try:
+                leader, isr = isr_of(admin, topic)
+                if len(isr) == 3 and leader in nodes:
+                    return
+            except Exception:  # noqa: BLE001 - metadata while electing
+                pass
+            time.sleep(0.2)
+        sys.exit(f"cluster_bench.py: partition 0 of {topic} not back in sync")
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    try:
+        in_sync()
+        time.sleep(2)
+        steady_from = time.monotonic()
+        time.sleep(steady_s)
+        roll_from = time.monotonic()
+        for i, node in nodes.items():
+            node.stop()
+            node.start()
+            in_sync()
+            log(f"rolled node {i}")
+        roll_to = time.monotonic()
+    finally:
+        stop.set()
+        sender.join(timeout=120)
+    steady = [(a - s) * 1000 for s, a in acks if steady_from <= s < roll_from]
+    rolling = [(a - s) * 1000 for s, a in acks if roll_from <= s < roll_to]
+    return steady, rolling, len(failed)
+
+
 def summary(values: list[float]) -> str:
     values = sorted(values)
     p99 = values[min(len(values) - 1, int(len(values) * 0.99))]
@@ -305,6 +373,19 @@ def main() -> None:
             kafka_p99 = sorted(kafka_times)[min(len(kafka_times) - 1, int(len(kafka_times) * 0.99))]
             oxbow_p99 = sorted(oxbow_times)[min(len(oxbow_times) - 1, int(len(oxbow_times) * 0.99))]
             print(f"  ratio oxbow/kafka p99: {oxbow_p99 / kafka_p99:.2f}")
+            print("\nrolling restart: each server SIGTERMed (controlled shutdown), started and "
+                  "awaited back in the ISR in turn, under an idempotent producer (acks=all, "
+                  "one record per 2 ms); send-to-ack latency (ms)")
+            rolls = {"Kafka 4.4, 3 brokers": rolling_restart(
+                         kafka_bootstrap, kafka, {"min.insync.replicas": "2"}),
+                     "Oxbow, 3 servers": rolling_restart(oxbow_bootstrap, oxbow, {})}
+            for name, (steady, rolling, failed) in rolls.items():
+                print(f"  {name:<24} steady {summary(steady)}; during the roll "
+                      f"{summary(rolling)}; {failed} failed")
+            roll_p99 = {name: sorted(r)[min(len(r) - 1, int(len(r) * 0.99))]
+                        for name, (_, r, _) in rolls.items()}
+            print(f"  ratio oxbow/kafka p99 during the roll: "
+                  f"{roll_p99['Oxbow, 3 servers'] / roll_p99['Kafka 4.4, 3 brokers']:.2f}")
         finally:
             for node in everything:
                 node.stop()

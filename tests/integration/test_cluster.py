@@ -653,3 +653,49 @@ def test_a_moved_replica_catches_up_at_the_throttled_rate(oxbowd_bin, zookeeper,
                  what="the move to finish")
     finally:
         c.stop()
+
+
+def test_a_server_is_decommissioned_under_load(oxbow_bin, oxbowd_bin, zookeeper, tmp_path,
+                                               request):
+    """`oxbow cluster decommission --id N --wait` on four servers under an acks=all writer:
+    every replica on N moves to the other servers (none ends up with more than one extra),
+    N then stops, and every acknowledged row is in its bucket once."""
+    c = Cluster(oxbowd_bin, zookeeper.chroot(request.node.name[:40]), tmp_path, size=4).start()
+    try:
+        c.create_table("ns.retire", buckets=4)
+        writer = Writer(c, "ns.retire", "w")
+        writer.start()
+        try:
+            wait_for(lambda: len(writer.acked) > 200, timeout=60, what="rows before")
+            retired = c.status()["controller"]  # the hardest one to lose
+            held = [b["bucket"] for b in c.status()["buckets"]
+                    if b["table"] == "ns.retire" and retired in b["replicas"]]
+            assert held
+            asked = next(i for i in sorted(c.servers) if i != retired)
+            done = subprocess.run(
+                [str(oxbow_bin), "cluster", "decommission", "--server",
+                 f"127.0.0.1:{c.servers[asked].port}", "--id", str(retired), "--wait", "120"],
+                capture_output=True, text=True, timeout=180)
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert done.stdout.count(", leader ") == len(held), done.stdout
+            c.servers[retired].stop()
+            stopped_at = time.monotonic()
+            wait_for(lambda: writer.acks and writer.acks[-1][0] > stopped_at, timeout=60,
+                     what="an acknowledged write after the decommissioned server stopped")
+        finally:
+            writer.stop()
+        buckets = [b for b in c.status()["buckets"] if b["table"] == "ns.retire"]
+        assert all(retired not in b["replicas"] for b in buckets)
+        load = {i: sum(i in b["replicas"] for b in buckets) for i in c.live()}
+        assert max(load.values()) - min(load.values()) <= 1, load
+        rows = []
+        for b in range(4):
+            c.wait_in_sync("ns.retire", b)
+            rows += c.read_bucket("ns.retire", b)
+        ids = [v for _, v in rows]
+        assert len(ids) == len(set(ids)), "a row is stored twice"
+        assert set(writer.acked) <= set(ids), "an acknowledged row is missing"
+        print(f"\ndecommissioned server {retired} ({len(held)} replicas moved): "
+              f"{len(writer.acked)} rows acknowledged, load after {load}")
+    finally:
+        c.stop()

@@ -166,6 +166,20 @@ def isr_of(admin: AdminClient, topic: str) -> tuple[int, list[int]]:
     return partition.leader, list(partition.isrs)
 
 
+def wait_in_sync(admin: AdminClient, topic: str, nodes: dict, timeout: float = 120) -> int:
+    """Until partition 0 of `topic` has 3 in-sync replicas and a leader; returns the leader."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            leader, isr = isr_of(admin, topic)
+            if len(isr) == 3 and leader in nodes:
+                return leader
+        except Exception:  # noqa: BLE001 - metadata while electing
+            pass
+        time.sleep(0.2)
+    sys.exit(f"cluster_bench.py: partition 0 of {topic} not fully in sync")
+
+
 def failover(bootstrap: str, nodes: dict, kills: int, topic_config: dict) -> list[float]:
     """Kill-to-first-ack times (ms) of `kills` SIGKILLs of partition 0's leader."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -196,17 +210,7 @@ def failover(bootstrap: str, nodes: dict, kills: int, topic_config: dict) -> lis
     times = []
     try:
         for k in range(kills):
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    leader, isr = isr_of(admin, topic)
-                    if len(isr) == 3 and leader in nodes:
-                        break
-                except Exception:  # noqa: BLE001 - metadata while electing
-                    pass
-                if time.monotonic() > deadline:
-                    sys.exit(f"cluster_bench.py: partition 0 of {topic} not fully in sync")
-                time.sleep(0.2)
+            leader = wait_in_sync(admin, topic, nodes)
             time.sleep(0.5)
             killed_at = time.monotonic()
             nodes[leader].kill()
@@ -258,22 +262,10 @@ def rolling_restart(bootstrap: str, nodes: dict, topic_config: dict,
             producer.poll(0.002)
         producer.flush(60)
 
-    def in_sync() -> None:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            try:
-                leader, isr = isr_of(admin, topic)
-                if len(isr) == 3 and leader in nodes:
-                    return
-            except Exception:  # noqa: BLE001 - metadata while electing
-                pass
-            time.sleep(0.2)
-        sys.exit(f"cluster_bench.py: partition 0 of {topic} not back in sync")
-
     sender = threading.Thread(target=send, daemon=True)
     sender.start()
     try:
-        in_sync()
+        wait_in_sync(admin, topic, nodes)
         time.sleep(2)
         steady_from = time.monotonic()
         time.sleep(steady_s)
@@ -281,7 +273,7 @@ def rolling_restart(bootstrap: str, nodes: dict, topic_config: dict,
         for i, node in nodes.items():
             node.stop()
             node.start()
-            in_sync()
+            wait_in_sync(admin, topic, nodes, timeout=180)
             log(f"rolled node {i}")
         roll_to = time.monotonic()
     finally:

@@ -138,7 +138,7 @@ class Cluster {
   // Moves `bucket` of `table` onto `replicas` (live servers, the first its preferred leader):
   // records the move in ZooKeeper and returns; the controller adds the new replicas, waits for
   // them to join the ISR, moves leadership onto one and drops the others
-  // (docs/cluster.md#moving-buckets). Naming the current replicas calls a move off.
+  // (docs/cluster.md#moving-buckets). A second call replaces the move under way.
   Status ReassignBucket(const std::string& table, int32_t bucket,
                         const std::vector<int32_t>& replicas);
   // Replaces `before` (still current, else Aborted) with `after`.

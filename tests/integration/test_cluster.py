@@ -35,10 +35,32 @@ from vs_kafka import fetch_kafka  # noqa: E402
 
 
 @pytest.fixture
-def cluster(oxbowd_bin, zookeeper, tmp_path, request):
-    c = Cluster(oxbowd_bin, zookeeper.chroot(request.node.name[:40]), tmp_path).start()
-    yield c
-    c.stop()
+def make_cluster(oxbowd_bin, zookeeper, tmp_path, request):
+    """Starts a cluster of `size` servers (with `extra_args`) on the test's chroot; stopped
+    after the test."""
+    made = []
+
+    def make(size: int = 3, extra_args: tuple[str, ...] = ()) -> Cluster:
+        made.append(Cluster(oxbowd_bin, zookeeper.chroot(request.node.name[:40]), tmp_path,
+                            size=size, extra_args=extra_args).start())
+        return made[-1]
+    yield make
+    for c in made:
+        c.stop()
+
+
+@pytest.fixture
+def cluster(make_cluster):
+    return make_cluster()
+
+
+def cluster_cli(oxbow_bin, c: Cluster, asked: int, *args: str) -> str:
+    """`oxbow cluster <args> --server <server asked>`; asserts it succeeded, returns stdout."""
+    done = subprocess.run([str(oxbow_bin), "cluster", *args, "--server",
+                           f"127.0.0.1:{c.servers[asked].port}"],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
 
 
 def test_a_table_replicates_and_every_server_routes_clients(cluster):
@@ -569,133 +591,113 @@ def test_the_cluster_script_rolls_a_cluster_without_losing_a_record(oxbowd_bin, 
         script("down")
 
 
-def test_a_bucket_moves_onto_a_new_server_under_load(oxbow_bin, oxbowd_bin, zookeeper, tmp_path,
-                                                      request):
+def test_a_bucket_moves_onto_a_new_server_under_load(oxbow_bin, make_cluster):
     """A fourth server joins; `oxbow cluster reassign` moves a bucket off its leader onto it
     while a writer puts rows (acks=all, following not_leader answers): the new replica catches
     up and joins the ISR, leadership moves to it (the target's first), the replica left out is
     dropped, and every acknowledged row is there once."""
-    c = Cluster(oxbowd_bin, zookeeper.chroot(request.node.name[:40]), tmp_path, size=4).start()
+    c = make_cluster(size=4)
+    c.create_table("ns.moved")
+    writer = Writer(c, "ns.moved", "w")
+    writer.start()
     try:
-        c.create_table("ns.moved")
-        writer = Writer(c, "ns.moved", "w")
-        writer.start()
-        try:
-            wait_for(lambda: len(writer.acked) > 200, timeout=60, what="rows before the move")
-            state = c.wait_in_sync("ns.moved")
-            old, leader = state["replicas"], state["leader"]
-            assert len(old) == 3
-            new = next(i for i in sorted(c.servers) if i not in old)
-            target = [new] + [i for i in old if i != leader]
-            asked = next(i for i in sorted(c.servers) if i != leader)
-            done = subprocess.run(
-                [str(oxbow_bin), "cluster", "reassign", "--server",
-                 f"127.0.0.1:{c.servers[asked].port}", "--table", "ns.moved", "--bucket", "0",
-                 "--replicas", ",".join(map(str, target)), "--wait", "120"],
-                capture_output=True, text=True, timeout=180)
-            assert done.returncode == 0, done.stdout + done.stderr
-            assert f"ns.moved[0]: on {','.join(map(str, target))}, leader {new}" in done.stdout
-            moved_at = time.monotonic()
-            wait_for(lambda: writer.acks and writer.acks[-1][0] > moved_at, timeout=60,
-                     what="an acknowledged write after the move")
-        finally:
-            writer.stop()
+        wait_for(lambda: len(writer.acked) > 200, timeout=60, what="rows before the move")
         state = c.wait_in_sync("ns.moved")
-        assert state["replicas"] == target and sorted(state["isr"]) == sorted(target)
-        assert state["leader"] == new and state["moving_to"] is None
-        assert c.bucket("ns.moved", 0, leader)["role"] == "none"  # dropped
-        check_acknowledged(c.read_bucket("ns.moved"), [writer])
-        print(f"\nmoved ns.moved[0] from {old} to {target}: {len(writer.acked)} rows "
-              f"acknowledged, none lost")
+        old, leader = state["replicas"], state["leader"]
+        assert len(old) == 3
+        new = next(i for i in sorted(c.servers) if i not in old)
+        target = [new] + [i for i in old if i != leader]
+        asked = next(i for i in sorted(c.servers) if i != leader)
+        out = cluster_cli(oxbow_bin, c, asked, "reassign", "--table", "ns.moved", "--bucket",
+                          "0", "--replicas", ",".join(map(str, target)), "--wait", "120")
+        assert f"ns.moved[0]: on {','.join(map(str, target))}, leader {new}" in out
+        moved_at = time.monotonic()
+        wait_for(lambda: writer.acks and writer.acks[-1][0] > moved_at, timeout=60,
+                 what="an acknowledged write after the move")
     finally:
-        c.stop()
+        writer.stop()
+    state = c.wait_in_sync("ns.moved")
+    assert state["replicas"] == target and sorted(state["isr"]) == sorted(target)
+    assert state["leader"] == new and state["moving_to"] is None
+    assert c.bucket("ns.moved", 0, leader)["role"] == "none"  # dropped
+    check_acknowledged(c.read_bucket("ns.moved"), [writer])
+    print(f"\nmoved ns.moved[0] from {old} to {target}: {len(writer.acked)} rows "
+          f"acknowledged, none lost")
 
 
-def test_a_moved_replica_catches_up_at_the_throttled_rate(oxbowd_bin, zookeeper, tmp_path,
-                                                          request):
+def test_a_moved_replica_catches_up_at_the_throttled_rate(make_cluster, tmp_path):
     """--replication-throttle-bytes paces what a leader sends to a replica being added: a
     bucket of about 3 MB moves onto a fourth server no faster than the throttle allows (the
     rate, bytes stored on the new replica over the time until it joined the ISR, is printed)."""
     throttle = 1_000_000
-    c = Cluster(oxbowd_bin, zookeeper.chroot(request.node.name[:40]), tmp_path, size=4,
-                extra_args=("--replication-throttle-bytes", str(throttle))).start()
-    try:
-        c.create_table("ns.throttled")
-        leader = c.leader_of("ns.throttled")
-        client = c.client(leader)
-        filler = "x" * 300
-        for n in range(10):
-            ids = list(range(n * 1000, (n + 1) * 1000))
-            batch = pa.record_batch([pa.array(ids, pa.int64()), pa.array([filler] * len(ids))],
-                                    schema=ROW_SCHEMA)
-            writer, acks = client.do_put(descriptor("ns.throttled"), ROW_SCHEMA)
-            writer.write_batch(batch)
-            assert acks.read() is not None
-            writer.done_writing()
-            writer.close()
-        state = c.wait_in_sync("ns.throttled")
-        new = next(i for i in sorted(c.servers) if i not in state["replicas"])
-        target = [leader] + [i for i in state["replicas"] if i != leader][:1] + [new]
-        started = time.monotonic()
-        action(c.client(leader), "reassign_bucket",
-               {"table": "ns.throttled", "bucket": 0, "replicas": target})
-        wait_for(lambda: new in c.bucket("ns.throttled", 0, leader)["isr"], timeout=120,
-                 interval=0.02, what="the new replica in the ISR")
-        seconds = time.monotonic() - started
-        stored = sum(f.stat().st_size for f in
-                     (tmp_path / f"server{new}" / "tables").rglob("*.log"))
-        rate = stored / seconds
-        print(f"\nmoved {stored} bytes in {seconds:.2f} s: {rate / 1e6:.2f} MB/s "
-              f"(throttle {throttle / 1e6:.2f} MB/s, ratio {rate / throttle:.2f})")
-        assert stored > 2_500_000
-        assert rate <= 1.1 * throttle
-        wait_for(lambda: c.bucket("ns.throttled", 0, leader)["moving_to"] is None, timeout=60,
-                 what="the move to finish")
-    finally:
-        c.stop()
+    c = make_cluster(size=4, extra_args=("--replication-throttle-bytes", str(throttle)))
+    c.create_table("ns.throttled")
+    leader = c.leader_of("ns.throttled")
+    client = c.client(leader)
+    filler = "x" * 300
+    for n in range(10):
+        ids = list(range(n * 1000, (n + 1) * 1000))
+        batch = pa.record_batch([pa.array(ids, pa.int64()), pa.array([filler] * len(ids))],
+                                schema=ROW_SCHEMA)
+        writer, acks = client.do_put(descriptor("ns.throttled"), ROW_SCHEMA)
+        writer.write_batch(batch)
+        assert acks.read() is not None
+        writer.done_writing()
+        writer.close()
+    state = c.wait_in_sync("ns.throttled")
+    new = next(i for i in sorted(c.servers) if i not in state["replicas"])
+    target = [leader] + [i for i in state["replicas"] if i != leader][:1] + [new]
+    started = time.monotonic()
+    action(c.client(leader), "reassign_bucket",
+           {"table": "ns.throttled", "bucket": 0, "replicas": target})
+    wait_for(lambda: new in c.bucket("ns.throttled", 0, leader)["isr"], timeout=120,
+             interval=0.02, what="the new replica in the ISR")
+    seconds = time.monotonic() - started
+    stored = sum(f.stat().st_size for f in
+                 (tmp_path / f"server{new}" / "tables").rglob("*.log"))
+    rate = stored / seconds
+    print(f"\nmoved {stored} bytes in {seconds:.2f} s: {rate / 1e6:.2f} MB/s "
+          f"(throttle {throttle / 1e6:.2f} MB/s, ratio {rate / throttle:.2f})")
+    assert stored > 2_500_000
+    assert rate <= 1.1 * throttle
+    wait_for(lambda: c.bucket("ns.throttled", 0, leader)["moving_to"] is None, timeout=60,
+             what="the move to finish")
 
 
-def test_a_server_is_decommissioned_under_load(oxbow_bin, oxbowd_bin, zookeeper, tmp_path,
-                                               request):
+def test_a_server_is_decommissioned_under_load(oxbow_bin, make_cluster):
     """`oxbow cluster decommission --id N --wait` on four servers under an acks=all writer:
     every replica on N moves to the other servers (none ends up with more than one extra),
     N then stops, and every acknowledged row is in its bucket once."""
-    c = Cluster(oxbowd_bin, zookeeper.chroot(request.node.name[:40]), tmp_path, size=4).start()
+    c = make_cluster(size=4)
+    c.create_table("ns.retire", buckets=4)
+    writer = Writer(c, "ns.retire", "w")
+    writer.start()
     try:
-        c.create_table("ns.retire", buckets=4)
-        writer = Writer(c, "ns.retire", "w")
-        writer.start()
-        try:
-            wait_for(lambda: len(writer.acked) > 200, timeout=60, what="rows before")
-            retired = c.status()["controller"]  # the hardest one to lose
-            held = [b["bucket"] for b in c.status()["buckets"]
-                    if b["table"] == "ns.retire" and retired in b["replicas"]]
-            assert held
-            asked = next(i for i in sorted(c.servers) if i != retired)
-            done = subprocess.run(
-                [str(oxbow_bin), "cluster", "decommission", "--server",
-                 f"127.0.0.1:{c.servers[asked].port}", "--id", str(retired), "--wait", "120"],
-                capture_output=True, text=True, timeout=180)
-            assert done.returncode == 0, done.stdout + done.stderr
-            assert done.stdout.count(", leader ") == len(held), done.stdout
-            c.servers[retired].stop()
-            stopped_at = time.monotonic()
-            wait_for(lambda: writer.acks and writer.acks[-1][0] > stopped_at, timeout=60,
-                     what="an acknowledged write after the decommissioned server stopped")
-        finally:
-            writer.stop()
-        buckets = [b for b in c.status()["buckets"] if b["table"] == "ns.retire"]
-        assert all(retired not in b["replicas"] for b in buckets)
-        load = {i: sum(i in b["replicas"] for b in buckets) for i in c.live()}
-        assert max(load.values()) - min(load.values()) <= 1, load
-        rows = []
-        for b in range(4):
-            c.wait_in_sync("ns.retire", b)
-            rows += c.read_bucket("ns.retire", b)
-        ids = [v for _, v in rows]
-        assert len(ids) == len(set(ids)), "a row is stored twice"
-        assert set(writer.acked) <= set(ids), "an acknowledged row is missing"
-        print(f"\ndecommissioned server {retired} ({len(held)} replicas moved): "
-              f"{len(writer.acked)} rows acknowledged, load after {load}")
+        wait_for(lambda: len(writer.acked) > 200, timeout=60, what="rows before")
+        retired = c.status()["controller"]  # the hardest one to lose
+        held = [b["bucket"] for b in c.status()["buckets"]
+                if b["table"] == "ns.retire" and retired in b["replicas"]]
+        assert held
+        asked = next(i for i in sorted(c.servers) if i != retired)
+        out = cluster_cli(oxbow_bin, c, asked, "decommission", "--id", str(retired),
+                          "--wait", "120")
+        assert out.count(", leader ") == len(held), out
+        c.servers[retired].stop()
+        stopped_at = time.monotonic()
+        wait_for(lambda: writer.acks and writer.acks[-1][0] > stopped_at, timeout=60,
+                 what="an acknowledged write after the decommissioned server stopped")
     finally:
-        c.stop()
+        writer.stop()
+    buckets = [b for b in c.status()["buckets"] if b["table"] == "ns.retire"]
+    assert all(retired not in b["replicas"] for b in buckets)
+    load = {i: sum(i in b["replicas"] for b in buckets) for i in c.live()}
+    assert max(load.values()) - min(load.values()) <= 1, load
+    rows = []
+    for b in range(4):
+        c.wait_in_sync("ns.retire", b)
+        rows += c.read_bucket("ns.retire", b)
+    ids = [v for _, v in rows]
+    assert len(ids) == len(set(ids)), "a row is stored twice"
+    assert set(writer.acked) <= set(ids), "an acknowledged row is missing"
+    print(f"\ndecommissioned server {retired} ({len(held)} replicas moved): "
+          f"{len(writer.acked)} rows acknowledged, load after {load}")

@@ -177,13 +177,13 @@ class Cluster::Impl {
       return Status::Invalid("table " + Quote(table) + " has no bucket " + std::to_string(bucket));
     }
     if (replicas.empty()) return Status::Invalid("a bucket needs at least one replica");
-    for (size_t i = 0; i < replicas.size(); ++i) {
-      if (std::find(replicas.begin(), replicas.begin() + static_cast<std::ptrdiff_t>(i),
-                    replicas[i]) != replicas.begin() + static_cast<std::ptrdiff_t>(i)) {
-        return Status::Invalid("server " + std::to_string(replicas[i]) + " is named twice");
+    std::set<int32_t> named;
+    for (int32_t id : replicas) {
+      if (!named.insert(id).second) {
+        return Status::Invalid("server " + std::to_string(id) + " is named twice");
       }
-      if (!meta->servers.count(replicas[i])) {
-        return Status::Invalid("server " + std::to_string(replicas[i]) + " is not live");
+      if (!meta->servers.count(id)) {
+        return Status::Invalid("server " + std::to_string(id) + " is not live");
       }
     }
     auto zk = Zk();
@@ -697,6 +697,9 @@ class Cluster::Impl {
   // once in sync); once every target replica is in the ISR and one of them leads, the
   // assignment shrinks to the target, the ISR with it, in one multi-op.
   Status MoveBuckets(const std::string& name, const TableMeta& t) {
+    auto in = [](const std::vector<int32_t>& ids, int32_t id) {
+      return std::find(ids.begin(), ids.end(), id) != ids.end();
+    };
     Assignment next{t.replicas, t.targets};
     std::vector<ZkOp> states;
     for (const auto& [b, target] : t.targets) {
@@ -706,9 +709,6 @@ class Cluster::Impl {
       }
       std::vector<int32_t>& replicas = next.replicas[static_cast<size_t>(b)];
       const BucketState& state = t.states[static_cast<size_t>(b)];
-      auto in = [](const std::vector<int32_t>& ids, int32_t id) {
-        return std::find(ids.begin(), ids.end(), id) != ids.end();
-      };
       const bool all_assigned =
           std::all_of(target.begin(), target.end(), [&](int32_t id) { return in(replicas, id); });
       if (!all_assigned || replicas[0] != target[0]) {
@@ -757,9 +757,10 @@ class Cluster::Impl {
       spdlog::warn("cluster: cannot assign table {} yet: {}", name, replicas.status().ToString());
       return Status::OK();
     }
+    const std::string assignment = AssignmentToJson({*replicas, {}});
     std::vector<ZkOp> ops{ZkOp::Check(paths::kControllerEpoch, controller_epoch_version_),
                           ZkOp::Check(paths::Table(name), t.descriptor_version),
-                          ZkOp::Create(paths::Assignment(name), AssignmentToJson({*replicas, {}})),
+                          ZkOp::Create(paths::Assignment(name), assignment),
                           ZkOp::Create(paths::Buckets(name), "")};
     for (int32_t b = 0; b < t.descriptor.buckets; ++b) {
       BucketState state;
@@ -775,8 +776,7 @@ class Cluster::Impl {
         st.code() == StatusCode::kNotFound) {
       return Status::OK();  // deposed, or the table changed or went: read again
     }
-    if (st.ok())
-      spdlog::info("cluster: assigned table {}: {}", name, AssignmentToJson({*replicas, {}}));
+    if (st.ok()) spdlog::info("cluster: assigned table {}: {}", name, assignment);
     return st;
   }
 

@@ -277,6 +277,11 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& address,
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
+  // A server that restarts (a cluster's rolling restart, a failover) is reachable again within
+  // a second: gRPC's default reconnect backoff grows to two minutes.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (tls) {
     grpc::SslCredentialsOptions ssl;

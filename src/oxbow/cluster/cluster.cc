@@ -96,11 +96,9 @@ class Cluster::Impl {
 
   Result<catalog::TableDescriptor> CreateTable(const catalog::CreateTableRequest& request) {
     catalog::TableDescriptor table = request.table;
-    if (!table.primary_key.empty()) {
-      return Status::NotImplemented(
-          "primary-key tables in cluster mode come with cluster mode part 2 (docs/cluster.md)");
-    }
-    if (!table.bucket_key.empty()) {
+    // A primary-key table buckets by key (its puts are routed, node::TableHandle); a log
+    // table's puts go to any bucket its server leads.
+    if (!table.bucket_key.empty() && table.primary_key.empty()) {
       return Status::NotImplemented(
           "tables bucketed by key in cluster mode come with cluster mode part 2: put routing by "
           "key (docs/cluster.md); create the table without bucket.key");

@@ -137,6 +137,15 @@ void Replica::BecomeLeader(const BucketState& state, const std::vector<int32_t>&
   }
   high_watermark_ = std::min(l.high_watermark(), l.durable_offset());
   AdvanceHighWatermarkLocked();
+  // State derived from the log (a primary-key bucket's rows) catches up before the first put.
+  if (Status st = engine_table_->PrepareToLead(bucket_); !st.ok()) {
+    role_ = Role::kNone;
+    spdlog::error("{}[{}]: cannot lead: {}", table_, bucket_, st.ToString());
+    l.FenceAppends(st.WithContext("bucket " + std::to_string(bucket_) + " of table " +
+                                  Quote(table_) + " cannot take puts on this leader"));
+    cv_.notify_all();
+    return;
+  }
   l.UnfenceAppends();
   spdlog::info("{}[{}]: leader at epoch {} from offset {} (ISR {})", table_, bucket_,
                state.leader_epoch, l.next_offset(), json(state.isr).dump());
@@ -552,8 +561,12 @@ Status Replica::FetchOnce(client::Client& leader, int32_t epoch) {
   }
   if (high_watermark >= 0) {
     l.SetHighWatermark(std::min(high_watermark, l.next_offset()));
-    std::lock_guard lock(mu_);
-    high_watermark_ = l.high_watermark();
+    {
+      std::lock_guard lock(mu_);
+      high_watermark_ = l.high_watermark();
+    }
+    // A primary-key bucket's rows follow the committed changelog, warm for a failover.
+    RETURN_NOT_OK(engine_table_->ApplyReplicated(bucket_).WithContext("applying fetched rows"));
   }
   return Status::OK();
 }

@@ -141,7 +141,7 @@ Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor&
   options.log.retention_floor = 0;
   ASSIGN_OR_RAISE(kv::Store * store, KeyValueStore());
   ASSIGN_OR_RAISE(kv::TableStore * rows, store->OpenTable(descriptor.table_id));
-  return internal::OpenPrimaryKeyTable(descriptor, std::move(options), rows);
+  return internal::OpenPrimaryKeyTable(descriptor, std::move(options), rows, options_.replicated);
 }
 
 Result<std::shared_ptr<Table>> Engine::GetTable(const std::string& name) const {

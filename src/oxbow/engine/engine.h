@@ -61,6 +61,10 @@ struct EngineOptions {
   // How often each log moves its segments older than log.local.retention to the cold store.
   // Default: 30 s; 0 disables it.
   int64_t cold_check_ms = 30'000;
+  // Cluster mode: a primary-key table's rows follow what its buckets' replicas commit (the
+  // changelog below the high watermark), not everything durable; opening one replays nothing
+  // (docs/cluster.md#primary-key-tables). Default: false.
+  bool replicated = false;
 };
 
 // The table property that moves sealed log segments to the cold store once they are older.

@@ -494,20 +494,30 @@ class LogReadCursor : public ReadCursor {
       pending_.clear();
       pending_index_ = 0;
       if (end_ && position_ >= *end_) break;
-      if (position_ >= log.visible_offset()) {
+      if (position_ >= EndOf(log)) {
         if (!request_.follow) break;
         auto waited = log.WaitForData(position_, deadline);
         if (!waited.ok() && table_->closed()) return table_->ClosedError();
         ASSIGN_OR_RAISE(int64_t durable, std::move(waited));
         if (durable <= position_) return nullptr;
       }
-      auto read = log.Read(position_, kReadChunkBytes, {.verify_body = false});
+      auto read =
+          log.Read(position_, kReadChunkBytes, {.verify_body = false, .limit = request_.limit});
       if (!read.ok()) return read.status().WithContext(BucketName());
       pending_ = std::move(read).ValueOrDie();
       if (pending_.empty() && !request_.follow) break;
     }
     done_ = true;
     return nullptr;
+  }
+
+  int64_t EndOf(const log::BucketLog& log) const {
+    switch (request_.limit) {
+      case log::ReadLimit::kVisible: return log.visible_offset();
+      case log::ReadLimit::kDurable: return log.durable_offset();
+      case log::ReadLimit::kWritten: return log.next_offset();
+    }
+    return log.visible_offset();
   }
 
   // How a batch stored with version `schema_id` becomes one of the cursor's version: null when
@@ -636,7 +646,7 @@ Result<std::unique_ptr<ReadCursor>> LogTableImpl::OpenRead(const ReadRequest& re
   }
   log::BucketLog& log = *logs_[request.bucket];
   const int64_t earliest = log.earliest_offset();
-  const int64_t durable = log.visible_offset();
+  const int64_t durable = cursor->EndOf(log);
   switch (request.from.kind) {
     case StartPosition::Kind::kEarliest: cursor->position_ = earliest; break;
     case StartPosition::Kind::kLatest: cursor->position_ = durable; break;

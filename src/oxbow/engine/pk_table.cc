@@ -1,12 +1,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <unordered_map>
 
 #include "oxbow/arrow/compression.h"
+#include "oxbow/arrow/compute.h"
 #include "oxbow/engine/bucketing_internal.h"
 #include "oxbow/engine/pk_table_internal.h"
 #include "oxbow/kv/merge.h"
@@ -15,6 +17,10 @@
 namespace oxbow::engine::internal {
 
 namespace {
+
+// How long a read on a new leader waits for the high watermark to cover the changelog it
+// inherited (its followers' next fetch) before it answers Unavailable.
+constexpr auto kInheritedCommitWait = std::chrono::seconds(5);
 
 // Rows per snapshot or replay batch, and the bytes that end a snapshot batch early.
 constexpr int64_t kSnapshotBatchRows = 65536;
@@ -75,19 +81,35 @@ Result<std::pair<std::vector<int>, arrow::SchemaPtr>> Project(
       std::move(indices), std::make_shared<arrow::Schema>(std::move(fields)));
 }
 
+// One bucket's rows that a leader wrote but whose changelog is not committed yet (above the
+// high watermark): puts read them before the store, and they reach the store once committed,
+// so the store never holds a row a failover may take back. Always empty outside cluster mode.
+struct PendingRows {
+  struct Batch {
+    int64_t next_offset = 0;  // the changelog end that writing `writes` brings the rows to
+    std::vector<kv::KeyWrite> writes;
+  };
+  std::deque<Batch> batches;
+  // Each key's newest pending value (nullopt: deleted), with the next_offset of its batch.
+  std::unordered_map<std::string, std::pair<int64_t, std::optional<std::string>>> latest;
+};
+
 class PrimaryKeyTable : public Table, public std::enable_shared_from_this<PrimaryKeyTable> {
  public:
   PrimaryKeyTable(catalog::TableDescriptor descriptor, std::shared_ptr<LogTable> changelog,
                   kv::TableStore* store, kv::MergeRules rules, kv::RowFormat format,
-                  arrow::ipc::WriteOptions changelog_options)
-      : descriptor_(std::move(descriptor)),
+                  arrow::ipc::WriteOptions changelog_options, bool replicated)
+      : replicated_(replicated),
+        descriptor_(std::move(descriptor)),
         changelog_(std::move(changelog)),
         store_(store),
         rules_(std::move(rules)),
         format_(std::move(format)),
         changelog_options_(changelog_options),
         key_columns_(IndicesOf(*descriptor_.schema, descriptor_.primary_key)),
-        bucket_mu_(static_cast<size_t>(descriptor_.buckets)) {}
+        bucket_mu_(static_cast<size_t>(descriptor_.buckets)),
+        pending_(static_cast<size_t>(descriptor_.buckets)),
+        inherited_end_(static_cast<size_t>(descriptor_.buckets), 0) {}
 
   const catalog::TableDescriptor& descriptor() const override { return descriptor_; }
   const arrow::SchemaPtr& read_schema() const override { return changelog_->read_schema(); }
@@ -110,9 +132,26 @@ class PrimaryKeyTable : public Table, public std::enable_shared_from_this<Primar
   }
   Result<std::unique_ptr<SnapshotReader>> OpenSnapshot(const SnapshotRequest& request) override;
   Result<arrow::RecordBatchPtr> Lookup(const LookupRequest& request) override;
+  Result<std::vector<int32_t>> BucketsOf(const arrow::RecordBatch& batch) const override;
+  Status PrepareToLead(int32_t bucket) override;
+  Status ApplyReplicated(int32_t bucket) override;
 
-  // Brings every bucket's rows up to the end of its changelog.
+  // Brings every bucket's rows up to the end of its changelog (outside cluster mode).
   Status Recover();
+  // Adds changes whose changelog ends at `next_offset` to the bucket's rows: into the store
+  // when committed (below the high watermark) and nothing is pending before them, else pending.
+  // Requires the bucket's mutex.
+  Status CommitOrHold(int32_t bucket, std::vector<kv::KeyWrite> writes, int64_t next_offset);
+  // Moves the pending rows the high watermark covers now into the store. Requires the bucket's
+  // mutex.
+  Status FlushCommitted(int32_t bucket);
+  // The newest pending value of `key` (nullopt inside: deleted), or null when none is pending.
+  // Requires the bucket's mutex.
+  const std::optional<std::string>* FindPending(int32_t bucket, const std::string& key) const {
+    const auto& latest = pending_[static_cast<size_t>(bucket)].latest;
+    auto it = latest.find(key);
+    return it == latest.end() ? nullptr : &it->second.second;
+  }
 
   const kv::MergeRules& rules() const { return rules_; }
   // How rows are stored: written in the current schema version, read from any.
@@ -145,6 +184,19 @@ class PrimaryKeyTable : public Table, public std::enable_shared_from_this<Primar
   }
 
  private:
+  // Replays the bucket's changelog from where its rows are up to `to` through CommitOrHold,
+  // read past the high watermark. Returns the rows replayed. Requires the bucket's mutex.
+  Result<int64_t> Replay(int32_t bucket, int64_t to);
+  // Flushes what is committed in each bucket of `buckets` (lookups and snapshots read the store).
+  Status FlushCommitted(const std::vector<int32_t>& buckets);
+  // The rows the leaders of the keys' buckets that are not here found (LookupRequest::remote),
+  // by the store key of their `key_names` columns (the primary key, or the bucket key of a
+  // prefix lookup).
+  Result<std::unordered_map<std::string, std::vector<kv::Row>>> LookupRemote(
+      const LookupRequest& request, const std::vector<int32_t>& buckets,
+      const std::vector<std::string>& key_names);
+
+  const bool replicated_;
   const catalog::TableDescriptor descriptor_;
   std::shared_ptr<LogTable> changelog_;
   kv::TableStore* store_;
@@ -153,6 +205,10 @@ class PrimaryKeyTable : public Table, public std::enable_shared_from_this<Primar
   const arrow::ipc::WriteOptions changelog_options_;
   const std::vector<int> key_columns_;  // primary-key columns in the schema, in key order
   std::vector<std::mutex> bucket_mu_;   // one writer per bucket at a time
+  std::vector<PendingRows> pending_;    // by bucket, under its mutex
+  // By bucket, under its mutex: the changelog end when this server became its leader. Reads
+  // wait until it is committed, so a new leader never answers without an acknowledged write.
+  std::vector<int64_t> inherited_end_;
 };
 
 // One bucket's share of a put batch: the changelog rows it produces and the final state of
@@ -296,7 +352,17 @@ class PrimaryKeyPutSession : public PutSession {
     if (reads) {
       std::vector<std::string> distinct;
       for (const auto& k : keys) {
-        if (stored.emplace(k, std::nullopt).second) distinct.push_back(k);
+        if (!stored.emplace(k, std::nullopt).second) continue;
+        // A row pending commit is newer than the store's.
+        if (const auto* pending = table_->FindPending(c->bucket, k)) {
+          if (*pending) {
+            auto row = table_->format().Decode(**pending);
+            if (!row.ok()) return row.status().WithContext(table_->BucketName(c->bucket));
+            stored[k] = std::move(row).ValueOrDie();
+          }
+          continue;
+        }
+        distinct.push_back(k);
       }
       RETURN_NOT_OK(
           table_->store().MultiGetEach(distinct, [&](size_t i, std::string_view value) -> Status {
@@ -371,7 +437,7 @@ class PrimaryKeyPutSession : public PutSession {
       }
       writes.push_back(std::move(w));
     }
-    return table_->store().Write(c.bucket, writes, next_offset);
+    return table_->CommitOrHold(c.bucket, std::move(writes), next_offset);
   }
 
   std::shared_ptr<PrimaryKeyTable> table_;
@@ -509,6 +575,7 @@ Result<std::unique_ptr<SnapshotReader>> PrimaryKeyTable::OpenSnapshot(
   }
   ASSIGN_OR_RAISE(auto projection, Project(descriptor_, request.columns));
   ASSIGN_OR_RAISE(auto builder, kv::RowBatchBuilder::Make(projection.second, projection.first));
+  RETURN_NOT_OK(FlushCommitted(buckets));
   auto reader = std::make_unique<PrimaryKeySnapshotReader>(shared_from_this(), store_->NewView(),
                                                            std::move(buckets), projection.second,
                                                            std::move(builder));
@@ -561,10 +628,29 @@ Result<arrow::RecordBatchPtr> PrimaryKeyTable::Lookup(const LookupRequest& reque
   ASSIGN_OR_RAISE(auto projection, Project(descriptor_, request.columns));
   ASSIGN_OR_RAISE(auto builder, kv::RowBatchBuilder::Make(projection.second, projection.first));
   const std::vector<int32_t> buckets = BucketsOf(keys, bucket_columns);
+  auto is_local = [&](int32_t b) { return !request.is_local || request.is_local(b); };
+  // The rows other servers found, by the store key (full) or key prefix (prefix) they answer.
+  ASSIGN_OR_RAISE(auto remote, LookupRemote(request, buckets, wanted));
+  std::vector<int32_t> local;
+  for (int32_t b : buckets) {
+    if (is_local(b) && std::find(local.begin(), local.end(), b) == local.end()) local.push_back(b);
+  }
+  RETURN_NOT_OK(FlushCommitted(local));
+  auto append_remote = [&](const std::string& key) -> Status {
+    auto it = remote.find(key);
+    if (it == remote.end()) return Status::OK();
+    for (const auto& row : it->second) RETURN_NOT_OK(builder.Append(row));
+    return Status::OK();
+  };
   if (request.prefix) {
     auto view = store_->NewView();
     for (int64_t r = 0; r < keys.num_rows(); ++r) {
-      const std::string prefix = KeyOf(buckets[static_cast<size_t>(r)], keys, key_columns, r);
+      const int32_t b = buckets[static_cast<size_t>(r)];
+      const std::string prefix = KeyOf(b, keys, key_columns, r);
+      if (!is_local(b)) {
+        RETURN_NOT_OK(append_remote(prefix));
+        continue;
+      }
       Status error;
       RETURN_NOT_OK(view->Scan(prefix, {}, [&](std::string_view, std::string_view value) {
         error = builder.AppendEncoded(value, format_);
@@ -574,69 +660,233 @@ Result<arrow::RecordBatchPtr> PrimaryKeyTable::Lookup(const LookupRequest& reque
     }
     return builder.Finish();
   }
-  std::vector<std::string> encoded;
-  encoded.reserve(static_cast<size_t>(keys.num_rows()));
+  std::vector<std::string> encoded(static_cast<size_t>(keys.num_rows()));
+  std::vector<std::string> local_keys;
   for (int64_t r = 0; r < keys.num_rows(); ++r) {
-    encoded.push_back(KeyOf(buckets[static_cast<size_t>(r)], keys, key_columns, r));
+    const int32_t b = buckets[static_cast<size_t>(r)];
+    encoded[static_cast<size_t>(r)] = KeyOf(b, keys, key_columns, r);
+    if (is_local(b)) local_keys.push_back(encoded[static_cast<size_t>(r)]);
   }
-  RETURN_NOT_OK(store_->MultiGetEach(encoded, [&](size_t, std::string_view value) {
-    return builder.AppendEncoded(value, format_);
+  std::vector<std::optional<std::string>> values(local_keys.size());
+  RETURN_NOT_OK(store_->MultiGetEach(local_keys, [&](size_t i, std::string_view value) {
+    values[i].emplace(value);
+    return Status::OK();
   }));
+  size_t next_local = 0;
+  for (int64_t r = 0; r < keys.num_rows(); ++r) {
+    if (!is_local(buckets[static_cast<size_t>(r)])) {
+      RETURN_NOT_OK(append_remote(encoded[static_cast<size_t>(r)]));
+      continue;
+    }
+    const auto& value = values[next_local++];
+    if (value) RETURN_NOT_OK(builder.AppendEncoded(*value, format_));
+  }
   return builder.Finish();
 }
 
-Status PrimaryKeyTable::Recover() {
+Result<std::unordered_map<std::string, std::vector<kv::Row>>> PrimaryKeyTable::LookupRemote(
+    const LookupRequest& request, const std::vector<int32_t>& buckets,
+    const std::vector<std::string>& key_names) {
+  std::unordered_map<std::string, std::vector<kv::Row>> found_rows;
+  if (!request.is_local) return found_rows;
+  std::map<int32_t, std::vector<int32_t>> rows_by_bucket;
+  for (size_t r = 0; r < buckets.size(); ++r) {
+    if (!request.is_local(buckets[r])) {
+      rows_by_bucket[buckets[r]].push_back(static_cast<int32_t>(r));
+    }
+  }
   const arrow::Schema& schema = *descriptor_.schema;
-  const int change_column = schema.num_fields();
-  for (int32_t b = 0; b < descriptor_.buckets; ++b) {
-    log::BucketLog& log = *logs()[b];
-    ASSIGN_OR_RAISE(auto applied, store_->AppliedOffset(b));
-    const int64_t from = applied.value_or(0);
-    if (from < log.earliest_offset()) {
-      return Status::Corruption(
-          BucketName(b) + ": its rows are at changelog offset " + std::to_string(from) +
-          " but the changelog starts at " + std::to_string(log.earliest_offset()) +
-          ", so they cannot be rebuilt; restore the data dir's kv-checkpoints or drop the table");
-    }
-    if (from > log.visible_offset()) {
-      return Status::Corruption(BucketName(b) + ": its rows are at changelog offset " +
-                                std::to_string(from) + " but the changelog ends at " +
-                                std::to_string(log.visible_offset()));
-    }
-    if (from == log.visible_offset()) continue;
-    ReadRequest request;
-    request.table = descriptor_.name;
-    request.bucket = b;
-    request.from = {StartPosition::Kind::kOffset, from, 0};
-    ASSIGN_OR_RAISE(auto cursor, changelog_->OpenRead(request));
-    int64_t replayed = 0;
-    while (true) {
-      ASSIGN_OR_RAISE(auto next, cursor->NextDecoded(std::chrono::steady_clock::now()));
-      if (!next) break;
-      const arrow::RecordBatch& batch = *next->batch;
-      const arrow::Array& change = batch.column(change_column);
-      std::vector<kv::KeyWrite> writes;
-      for (int64_t r = 0; r < batch.num_rows(); ++r) {
-        const std::string_view type = change.GetView(r);
-        if (type == kUpdateBefore) continue;
-        kv::KeyWrite w{KeyOf(b, batch, key_columns_, r), std::nullopt};
-        if (type != kDelete) {
-          kv::Row row(static_cast<size_t>(schema.num_fields()));
-          for (int f = 0; f < schema.num_fields(); ++f) {
-            row[static_cast<size_t>(f)] = kv::CellAt(batch.column(f), r);
-          }
-          w.value.emplace();
-          format_.Encode(row, &*w.value);
-        }
-        writes.push_back(std::move(w));
+  for (const auto& [bucket, rows] : rows_by_bucket) {
+    ASSIGN_OR_RAISE(auto keys, arrow::TakeRows(*request.keys, rows));
+    ASSIGN_OR_RAISE(auto found, request.remote(bucket, keys));
+    // Every column of the table, by name, in the table's order.
+    std::vector<int> columns;
+    for (const auto& field : schema.fields()) {
+      const int c = found->schema()->GetFieldIndex(field.name);
+      if (c < 0 || found->column(c).type() != field.type) {
+        return Status::Invalid("the leader of " + BucketName(bucket) +
+                               " answered a lookup without column " + Quote(field.name) +
+                               " of the table's schema (is its schema newer?)");
       }
-      RETURN_NOT_OK(store_->Write(b, writes, next->next_offset));
-      replayed += batch.num_rows();
+      columns.push_back(c);
     }
-    spdlog::info("table '{}' bucket {}: replayed {} changelog records from offset {}",
-                 descriptor_.name, b, replayed, from);
+    std::vector<int> key_columns;
+    for (const auto& name : key_names) {
+      key_columns.push_back(columns[static_cast<size_t>(schema.GetFieldIndex(name))]);
+    }
+    for (int64_t r = 0; r < found->num_rows(); ++r) {
+      kv::Row row(columns.size());
+      for (size_t f = 0; f < columns.size(); ++f) {
+        row[f] = kv::CellAt(found->column(columns[f]), r);
+      }
+      found_rows[KeyOf(bucket, *found, key_columns, r)].push_back(std::move(row));
+    }
+  }
+  return found_rows;
+}
+
+Status PrimaryKeyTable::CommitOrHold(int32_t bucket, std::vector<kv::KeyWrite> writes,
+                                     int64_t next_offset) {
+  PendingRows& pending = pending_[static_cast<size_t>(bucket)];
+  if (pending.batches.empty() && next_offset <= logs()[bucket]->high_watermark()) {
+    return store_->Write(bucket, writes, next_offset);
+  }
+  for (const auto& w : writes) pending.latest[w.key] = {next_offset, w.value};
+  pending.batches.push_back({next_offset, std::move(writes)});
+  return FlushCommitted(bucket);
+}
+
+Status PrimaryKeyTable::FlushCommitted(int32_t bucket) {
+  PendingRows& pending = pending_[static_cast<size_t>(bucket)];
+  const int64_t committed = logs()[bucket]->high_watermark();
+  size_t n = 0;
+  std::vector<kv::KeyWrite> writes;
+  for (; n < pending.batches.size() && pending.batches[n].next_offset <= committed; ++n) {
+    const auto& batch = pending.batches[n].writes;
+    writes.insert(writes.end(), batch.begin(), batch.end());
+  }
+  if (n == 0) return Status::OK();
+  RETURN_NOT_OK(store_->Write(bucket, writes, pending.batches[n - 1].next_offset));
+  for (; n > 0; --n) {
+    const PendingRows::Batch& batch = pending.batches.front();
+    for (const auto& w : batch.writes) {
+      auto it = pending.latest.find(w.key);
+      if (it != pending.latest.end() && it->second.first == batch.next_offset) {
+        pending.latest.erase(it);
+      }
+    }
+    pending.batches.pop_front();
   }
   return Status::OK();
+}
+
+Status PrimaryKeyTable::FlushCommitted(const std::vector<int32_t>& buckets) {
+  if (!replicated_) return Status::OK();
+  for (int32_t b : buckets) {
+    std::unique_lock lock(bucket_mutex(b));
+    const int64_t inherited = inherited_end_[static_cast<size_t>(b)];
+    log::BucketLog& log = *logs()[b];
+    if (log.visible_offset() < inherited) {
+      lock.unlock();
+      auto reached = log.WaitForData(inherited - 1,
+                                     std::chrono::steady_clock::now() + kInheritedCommitWait);
+      if (!reached.ok() || *reached < inherited) {
+        return Status::Unavailable(
+            BucketName(b) + " has a new leader whose followers have not confirmed the changes " +
+            "it inherited yet (its high watermark is below " + std::to_string(inherited) +
+            "); read again in a moment");
+      }
+      lock.lock();
+    }
+    RETURN_NOT_OK(FlushCommitted(b).WithContext(BucketName(b)));
+  }
+  return Status::OK();
+}
+
+Result<int64_t> PrimaryKeyTable::Replay(int32_t bucket, int64_t to) {
+  const arrow::Schema& schema = *descriptor_.schema;
+  const int change_column = schema.num_fields();
+  log::BucketLog& log = *logs()[bucket];
+  ASSIGN_OR_RAISE(auto applied, store_->AppliedOffset(bucket));
+  const int64_t from = applied.value_or(0);
+  if (from >= to) {
+    if (from > to && !replicated_) {
+      return Status::Corruption(BucketName(bucket) + ": its rows are at changelog offset " +
+                                std::to_string(from) + " but the changelog ends at " +
+                                std::to_string(to));
+    }
+    return 0;
+  }
+  if (from < log.earliest_offset()) {
+    return Status::Corruption(
+        BucketName(bucket) + ": its rows are at changelog offset " + std::to_string(from) +
+        " but the changelog starts at " + std::to_string(log.earliest_offset()) +
+        ", so they cannot be rebuilt; restore the data dir's kv-checkpoints or drop the table");
+  }
+  ReadRequest request;
+  request.table = descriptor_.name;
+  request.bucket = bucket;
+  request.from = {StartPosition::Kind::kOffset, from, 0};
+  request.to = to;
+  request.limit = log::ReadLimit::kWritten;
+  ASSIGN_OR_RAISE(auto cursor, changelog_->OpenRead(request));
+  int64_t replayed = 0;
+  while (true) {
+    ASSIGN_OR_RAISE(auto next, cursor->NextDecoded(std::chrono::steady_clock::now()));
+    if (!next) break;
+    const arrow::RecordBatch& batch = *next->batch;
+    const arrow::Array& change = batch.column(change_column);
+    std::vector<kv::KeyWrite> writes;
+    for (int64_t r = 0; r < batch.num_rows(); ++r) {
+      const std::string_view type = change.GetView(r);
+      if (type == kUpdateBefore) continue;
+      kv::KeyWrite w{KeyOf(bucket, batch, key_columns_, r), std::nullopt};
+      if (type != kDelete) {
+        kv::Row row(static_cast<size_t>(schema.num_fields()));
+        for (int f = 0; f < schema.num_fields(); ++f) {
+          row[static_cast<size_t>(f)] = kv::CellAt(batch.column(f), r);
+        }
+        w.value.emplace();
+        format_.Encode(row, &*w.value);
+      }
+      writes.push_back(std::move(w));
+    }
+    RETURN_NOT_OK(CommitOrHold(bucket, std::move(writes), next->next_offset));
+    replayed += batch.num_rows();
+  }
+  return replayed;
+}
+
+Status PrimaryKeyTable::Recover() {
+  if (replicated_) return Status::OK();
+  for (int32_t b = 0; b < descriptor_.buckets; ++b) {
+    std::lock_guard lock(bucket_mutex(b));
+    ASSIGN_OR_RAISE(auto applied, store_->AppliedOffset(b));
+    ASSIGN_OR_RAISE(int64_t replayed, Replay(b, logs()[b]->visible_offset()));
+    if (replayed > 0) {
+      spdlog::info("table '{}' bucket {}: replayed {} changelog records from offset {}",
+                   descriptor_.name, b, replayed, applied.value_or(0));
+    }
+  }
+  return Status::OK();
+}
+
+Status PrimaryKeyTable::PrepareToLead(int32_t bucket) {
+  std::lock_guard lock(bucket_mutex(bucket));
+  pending_[static_cast<size_t>(bucket)] = {};
+  // The committed part goes to the store, the rest of this replica's changelog (which is now
+  // the bucket's) waits in pending for the high watermark.
+  const log::BucketLog& log = *logs()[bucket];
+  inherited_end_[static_cast<size_t>(bucket)] = log.next_offset();
+  ASSIGN_OR_RAISE(int64_t replayed, Replay(bucket, log.next_offset()));
+  if (replayed > 0) {
+    spdlog::info("{}: leading; {} changelog records replayed, {} of them pending commit",
+                 BucketName(bucket), replayed,
+                 pending_[static_cast<size_t>(bucket)].batches.size());
+  }
+  return Status::OK();
+}
+
+Status PrimaryKeyTable::ApplyReplicated(int32_t bucket) {
+  std::lock_guard lock(bucket_mutex(bucket));
+  // A follower's rows are the committed changelog only; rows pending under an earlier
+  // leadership may have been truncated away.
+  pending_[static_cast<size_t>(bucket)] = {};
+  const log::BucketLog& log = *logs()[bucket];
+  return Replay(bucket, std::min(log.high_watermark(), log.next_offset())).status();
+}
+
+Result<std::vector<int32_t>> PrimaryKeyTable::BucketsOf(const arrow::RecordBatch& batch) const {
+  std::vector<int> columns;
+  for (const auto& name : descriptor_.bucket_key) {
+    const int c = batch.schema()->GetFieldIndex(name);
+    if (c < 0) {
+      return Status::Invalid("a batch for table " + Quote(descriptor_.name) +
+                             " must carry the bucket-key column " + Quote(name));
+    }
+    columns.push_back(c);
+  }
+  return BucketsOf(batch, columns);
 }
 
 }  // namespace
@@ -658,7 +908,7 @@ Status CheckPrimaryKeyTable(const catalog::TableDescriptor& descriptor) {
 
 Result<std::shared_ptr<Table>> OpenPrimaryKeyTable(const catalog::TableDescriptor& descriptor,
                                                    LogTableOptions changelog,
-                                                   kv::TableStore* store) {
+                                                   kv::TableStore* store, bool replicated) {
   RETURN_NOT_OK(CheckPrimaryKeyTable(descriptor));
   ASSIGN_OR_RAISE(
       auto rules,
@@ -679,8 +929,9 @@ Result<std::shared_ptr<Table>> OpenPrimaryKeyTable(const catalog::TableDescripto
   std::vector<catalog::SchemaVersion> versions = descriptor.previous_schemas;
   versions.push_back(descriptor.CurrentSchema());
   ASSIGN_OR_RAISE(auto format, kv::RowFormat::Make(std::move(versions)));
-  auto table = std::make_shared<PrimaryKeyTable>(
-      descriptor, std::move(log), store, std::move(rules), std::move(format), changelog_options);
+  auto table = std::make_shared<PrimaryKeyTable>(descriptor, std::move(log), store,
+                                                 std::move(rules), std::move(format),
+                                                 changelog_options, replicated);
   RETURN_NOT_OK(table->Recover());
   return std::shared_ptr<Table>(std::move(table));
 }

@@ -16,9 +16,11 @@ inline constexpr const char* kChangeTypeColumn = "_change_type";
 // InvalidArgument naming the problem otherwise.
 Status CheckPrimaryKeyTable(const catalog::TableDescriptor& descriptor);
 
-// Opens the table's changelog, then brings its rows in `store` up to the changelog's end.
+// Opens the table's changelog, then brings its rows in `store` up to the changelog's end; when
+// `replicated` (cluster mode), leaves them where they are: its replicas bring them up to what
+// they commit (Table::PrepareToLead, Table::ApplyReplicated).
 Result<std::shared_ptr<Table>> OpenPrimaryKeyTable(const catalog::TableDescriptor& descriptor,
                                                    LogTableOptions changelog,
-                                                   kv::TableStore* store);
+                                                   kv::TableStore* store, bool replicated);
 
 }  // namespace oxbow::engine::internal

@@ -19,4 +19,9 @@ Result<arrow::RecordBatchPtr> Table::Lookup(const LookupRequest&) {
   return NeedsPrimaryKey(descriptor(), "lookups");
 }
 
+Result<std::vector<int32_t>> Table::BucketsOf(const arrow::RecordBatch&) const {
+  return Status::NotImplemented("table " + Quote(descriptor().name) +
+                                " does not choose buckets by key");
+}
+
 }  // namespace oxbow::engine

@@ -37,6 +37,9 @@ struct ReadRequest {
   // Read every batch converted to this schema version of the table (docs/api.md#alter_table);
   // default: the current one. `columns` then names columns of that version.
   std::optional<int32_t> schema_id;
+  // How far the read may go: the high watermark for clients; past it for readers inside the
+  // server (a new leader of a primary-key bucket reading its uncommitted tail).
+  log::ReadLimit limit = log::ReadLimit::kVisible;
 };
 
 // Where one appended piece of a batch went.
@@ -118,6 +121,12 @@ struct LookupRequest {
   arrow::RecordBatchPtr keys;
   bool prefix = false;
   std::optional<std::vector<std::string>> columns;  // projection, in output order
+  // Cluster mode: the keys of buckets for which `is_local` is false are looked up by `remote`
+  // (on the bucket's leader), which returns their rows with every column of the current schema.
+  // Empty: every bucket is here.
+  std::function<bool(int32_t bucket)> is_local;
+  std::function<Result<arrow::RecordBatchPtr>(int32_t bucket, const arrow::RecordBatchPtr& keys)>
+      remote;
 };
 
 // One put stream: the client's schema has been checked against the table.
@@ -188,9 +197,23 @@ class Table {
   virtual Result<std::unique_ptr<SnapshotReader>> OpenSnapshot(const SnapshotRequest& request);
   // Primary-key tables only: the rows of the keys found, in key order (a missing key is absent).
   virtual Result<arrow::RecordBatchPtr> Lookup(const LookupRequest& request);
+  // Tables that choose the bucket of a row by its key (primary-key tables): the bucket of each
+  // row of `batch`, which carries at least the bucket-key columns (by name).
+  virtual Result<std::vector<int32_t>> BucketsOf(const arrow::RecordBatch& batch) const;
   virtual std::vector<BucketStatus> Buckets() const = 0;
   // The durable logs behind the table, one per bucket (retention and scrubbing walk them).
   virtual const std::vector<std::unique_ptr<log::BucketLog>>& logs() const = 0;
+  // Cluster mode (docs/cluster.md#primary-key-tables), called by the bucket's replica: this
+  // server now leads `bucket` (state derived from the log catches up before the first put), or
+  // follows it and its log's high watermark moved. No-ops for a log table.
+  virtual Status PrepareToLead(int32_t bucket) {
+    (void)bucket;
+    return Status::OK();
+  }
+  virtual Status ApplyReplicated(int32_t bucket) {
+    (void)bucket;
+    return Status::OK();
+  }
   // Flushes and closes the logs. Idempotent.
   virtual Status Close() = 0;
 };

@@ -328,6 +328,13 @@ Result<Command> ParseCommand(std::string_view text) {
     }
     c.acks_leader = acks == "1";
   }
+  if (j.contains("bucket")) {
+    const json& b = j["bucket"];
+    if (!b.is_number_integer() || b.get<int64_t>() < 0 || b.get<int64_t>() > INT32_MAX) {
+      return Status::Invalid("command descriptor \"bucket\" must be an integer in [0, 2147483647]");
+    }
+    c.bucket = b.get<int32_t>();
+  }
   return c;
 }
 
@@ -337,6 +344,7 @@ std::string CommandToJson(const Command& c) {
   if (c.op == Command::Op::kLookup) j["prefix"] = c.prefix;
   if (c.columns) j["columns"] = *c.columns;
   if (c.acks_leader) j["acks"] = "1";
+  if (c.bucket) j["bucket"] = *c.bucket;
   return j.dump();
 }
 

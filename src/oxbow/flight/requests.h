@@ -55,14 +55,17 @@ Result<Ticket> ParseTicket(std::string_view json);
 std::string TicketToJson(const Ticket& ticket);
 
 // The CMD descriptor of a DoPut or DoExchange: {"table":"ns.t","op":"upsert"|"delete"|"lookup",
-// "prefix":false,"columns":[...],"acks":"all"|"1"} ("prefix" and "columns" for "lookup" only;
-// "acks" for puts in cluster mode, default "all").
+// "prefix":false,"columns":[...],"acks":"all"|"1","bucket":b} ("prefix" and "columns" for
+// "lookup" only; "acks" for puts in cluster mode, default "all"; "bucket" in cluster mode: every
+// row is in that bucket and the receiving server must lead it, as a server routing a
+// primary-key table's rows sends them).
 struct Command {
   enum class Op { kUpsert, kDelete, kLookup };
   std::string table;
   Op op = Op::kUpsert;
   // A put is acknowledged once the leader has it ("1") rather than every in-sync replica.
   bool acks_leader = false;
+  std::optional<int32_t> bucket;
   bool prefix = false;
   std::optional<std::vector<std::string>> columns;
 };

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "oxbow/node/group_offsets.h"
+#include "oxbow/node/routing_internal.h"
 
 namespace oxbow::node {
 
@@ -70,6 +71,7 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
   // The cold log lives in the warehouse too (docs/storage.md#cold-log).
   options.engine.cold_fs = options.lake.fs ? options.lake.fs : PosixFileSystem::Default();
   options.engine.cold_root = JoinPath(options.lake.warehouse, "_log");
+  options.engine.replicated = !options.cluster.zookeeper.empty();
   ASSIGN_OR_RAISE(node->engine_, engine::Engine::Open(std::move(options.engine)));
   metrics::Metrics* m = node->metrics_.get();
   options.lake.observer.on_round = [m](const std::string& t, double s, bool ok) {
@@ -120,6 +122,7 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
       return cluster.status().WithContext("joining the cluster");
     }
     node->cluster_ = std::move(cluster).ValueOrDie();
+    node->peers_ = std::make_unique<internal::Peers>();
     if (node->offsets_) {
       // Groups' offsets live in a replicated table (docs/cluster.md#consumer-groups).
       node->offsets_ = std::make_unique<ReplicatedOffsetStore>(
@@ -186,7 +189,8 @@ Result<TableHandle> Node::GetTable(const std::string& name) const {
     table = engine_->GetTable(name);
   }
   if (!table.ok()) return table.status();
-  return TableHandle(engine_.get(), tiering_.get(), cluster_.get(), std::move(table).ValueOrDie());
+  return TableHandle(engine_.get(), tiering_.get(), cluster_.get(), peers_.get(),
+                     std::move(table).ValueOrDie());
 }
 
 Result<TableDescription> Node::DescribeTable(const std::string& name) const {

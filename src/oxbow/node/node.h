@@ -107,6 +107,7 @@ class Node {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<lake::TieringService> tiering_;
   std::unique_ptr<cluster::Cluster> cluster_;
+  std::unique_ptr<internal::Peers> peers_;  // cluster mode: clients of the other servers
   std::unique_ptr<clientstate::ProducerStates> producers_;
   std::unique_ptr<clientstate::OffsetStore> offsets_;
   std::map<std::string, std::string> lake_reader_config_;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "oxbow/node/routing_internal.h"
+
 namespace oxbow::node {
 
 namespace {
@@ -76,11 +78,21 @@ Status CheckNotReserved(std::string_view table) {
 }
 
 Result<std::unique_ptr<engine::PutSession>> TableHandle::StartPut(
-    const arrow::SchemaPtr& client_schema, engine::PutOp op, cluster::Acks acks) const {
+    const arrow::SchemaPtr& client_schema, engine::PutOp op, cluster::Acks acks,
+    std::optional<int32_t> only_bucket) const {
   RETURN_NOT_OK(CheckNotReserved(name()));
+  const bool keyed = !descriptor().primary_key.empty();
+  if (only_bucket && (!cluster_ || !keyed)) {
+    return Status::Invalid("\"bucket\" in a put command is for the servers of a cluster "
+                           "routing a primary-key table's rows; leave it out");
+  }
   if (!cluster_) return table_->StartPut(client_schema, op);
-  // Cluster mode holds only log tables without a bucket key (cluster::CreateTable): any bucket
-  // this server leads takes the rows.
+  if (keyed) {
+    return internal::StartRoutedPut({cluster_, peers_, table_}, client_schema, op, acks,
+                                    only_bucket);
+  }
+  // A log table in cluster mode has no bucket key (cluster::CreateTable): any bucket this
+  // server leads takes the rows.
   const std::vector<int32_t> led = cluster_->LeaderBuckets(name());
   if (led.empty()) {
     RETURN_NOT_OK(cluster_->CheckLeader(name(), 0));
@@ -105,6 +117,24 @@ Result<std::unique_ptr<engine::PutSession>> TableHandle::StartReplicatedPut(
   ASSIGN_OR_RAISE(auto local, table_->StartPutToBucket(client_schema, bucket));
   return std::unique_ptr<engine::PutSession>(
       new ReplicatedPutSession(cluster_, name(), bucket, acks, defer_acks, std::move(local)));
+}
+
+Result<std::unique_ptr<engine::SnapshotReader>> TableHandle::OpenSnapshot(
+    const engine::SnapshotRequest& request) const {
+  if (!cluster_ || descriptor().primary_key.empty()) return table_->OpenSnapshot(request);
+  if (request.bucket) {
+    RETURN_NOT_OK(cluster_->CheckLeader(name(), *request.bucket));
+    return table_->OpenSnapshot(request);
+  }
+  return internal::OpenRoutedSnapshot({cluster_, peers_, table_}, request);
+}
+
+Result<arrow::RecordBatchPtr> TableHandle::Lookup(engine::LookupRequest request,
+                                                  bool forwarded) const {
+  if (cluster_ && !descriptor().primary_key.empty()) {
+    internal::RouteLookup({cluster_, peers_, table_}, forwarded, &request);
+  }
+  return table_->Lookup(request);
 }
 
 Result<std::unique_ptr<engine::ReadCursor>> TableHandle::OpenRead(

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,14 +23,21 @@ inline constexpr char kReservedNamespace[] = "__oxbow";
 Status CheckNotReserved(std::string_view table);
 
 class ReplicatedOffsetStore;
+namespace internal {
+class Peers;
+}
 
 class TableHandle {
  public:
-  // Node::GetTable makes handles; `engine`, `tiering` and `cluster` (null in embedded mode)
-  // outlive them.
+  // Node::GetTable makes handles; `engine`, `tiering`, `cluster` and `peers` (both null in
+  // embedded mode) outlive them.
   TableHandle(engine::Engine* engine, lake::TieringService* tiering, cluster::Cluster* cluster,
-              std::shared_ptr<engine::Table> table)
-      : engine_(engine), tiering_(tiering), cluster_(cluster), table_(std::move(table)) {}
+              internal::Peers* peers, std::shared_ptr<engine::Table> table)
+      : engine_(engine),
+        tiering_(tiering),
+        cluster_(cluster),
+        peers_(peers),
+        table_(std::move(table)) {}
 
   const catalog::TableDescriptor& descriptor() const { return table_->descriptor(); }
   const std::string& name() const { return descriptor().name; }
@@ -44,11 +52,15 @@ class TableHandle {
   Result<lake::LakeTableStatus> LakeStatus() const { return tiering_->Describe(name()); }
 
   // A put stream of `client_schema` batches (InvalidArgument naming the field on mismatch).
-  // In cluster mode the rows go to a bucket this server leads (Unavailable naming a leader
-  // when it leads none), and each Append returns once `acks` allows (docs/cluster.md).
+  // In cluster mode each Append returns once `acks` allows (docs/cluster.md): a log table's rows
+  // go to a bucket this server leads (Unavailable naming a leader when it leads none); a
+  // primary-key table's go to their buckets' leaders, here or forwarded. `only_bucket` (a put
+  // forwarded by another server, primary-key tables in cluster mode only): every row is in that
+  // bucket, which this server must lead.
   Result<std::unique_ptr<engine::PutSession>> StartPut(
       const arrow::SchemaPtr& client_schema, engine::PutOp op,
-      cluster::Acks acks = cluster::Acks::kAll) const;
+      cluster::Acks acks = cluster::Acks::kAll,
+      std::optional<int32_t> only_bucket = std::nullopt) const;
   // The same, every batch going to `bucket` (Kafka's partitions). With `defer_acks` an
   // Append returns once the leader has the batch, and WaitAcknowledged waits for what `acks`
   // asks (a Kafka produce appends every partition first, then waits for them together).
@@ -61,14 +73,13 @@ class TableHandle {
   Result<std::unique_ptr<engine::ReadCursor>> OpenRead(engine::ReadRequest request) const;
   // The table's whole contents now: its lake snapshot plus the log after it (lake::UnionReader).
   Result<std::unique_ptr<lake::UnionReader>> OpenUnionRead(lake::UnionReadRequest request) const;
-  // Primary-key tables: the current rows, and batch lookups by key.
+  // Primary-key tables: the current rows, and batch lookups by key. In cluster mode a snapshot
+  // of one bucket is served by its leader only; one of every bucket, and a lookup, gather what
+  // other servers lead from them (unless `forwarded`: a lookup another server sent).
   Result<std::unique_ptr<engine::SnapshotReader>> OpenSnapshot(
-      const engine::SnapshotRequest& request) const {
-    return table_->OpenSnapshot(request);
-  }
-  Result<arrow::RecordBatchPtr> Lookup(const engine::LookupRequest& request) const {
-    return table_->Lookup(request);
-  }
+      const engine::SnapshotRequest& request) const;
+  Result<arrow::RecordBatchPtr> Lookup(engine::LookupRequest request,
+                                       bool forwarded = false) const;
 
  private:
   friend class ReplicatedOffsetStore;
@@ -80,6 +91,7 @@ class TableHandle {
   engine::Engine* engine_;
   lake::TieringService* tiering_;
   cluster::Cluster* cluster_;
+  internal::Peers* peers_;
   std::shared_ptr<engine::Table> table_;
 };
 

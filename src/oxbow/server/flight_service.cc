@@ -681,7 +681,8 @@ Status FlightService::Put(grpc::ServerContext* ctx,
       handle.StartPut(*schema,
                       command.op == flight::Command::Op::kDelete ? engine::PutOp::kDelete
                                                                  : engine::PutOp::kUpsert,
-                      command.acks_leader ? cluster::Acks::kLeader : cluster::Acks::kAll));
+                      command.acks_leader ? cluster::Acks::kLeader : cluster::Acks::kAll,
+                      command.bucket));
   FlightDataIn data;
   while (stream->Read(&data)) {
     if (!data.data_header) continue;  // metadata-only messages carry nothing to store
@@ -742,7 +743,9 @@ Status FlightService::ExchangeLookups(
   // An empty lookup checks the request and gives the answer's schema before any key arrives.
   ASSIGN_OR_RAISE(request.keys, EmptyBatch(key_schema));
   ASSIGN_OR_RAISE(const node::TableHandle table, node_->GetTable(command.table));
-  ASSIGN_OR_RAISE(auto empty, table.Lookup(request));
+  // "bucket": another server forwarded the keys of a bucket this one leads.
+  const bool forwarded = command.bucket.has_value();
+  ASSIGN_OR_RAISE(auto empty, table.Lookup(request, forwarded));
   ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*empty->schema()));
   if (!stream->Write(SchemaPayload(schema))) return Status::OK();
   FlightDataIn data;
@@ -755,7 +758,7 @@ Status FlightService::ExchangeLookups(
       return Status::Invalid("DoExchange expects RecordBatch messages of keys after the schema");
     }
     ASSIGN_OR_RAISE(request.keys, ipc::DecodeRecordBatch(key_schema, message));
-    ASSIGN_OR_RAISE(auto rows, table.Lookup(request));
+    ASSIGN_OR_RAISE(auto rows, table.Lookup(request, forwarded));
     ASSIGN_OR_RAISE(auto payload, BatchPayload(*rows));
     node_->metrics().AddFetch(command.table, metrics::kNoBucket, rows->num_rows(),
                               payload.body_length, SecondsSince(start));

@@ -1,0 +1,259 @@
+"""Primary-key tables on a cluster (docs/cluster.md#primary-key-tables, issue 37 item 1): three
+real oxbowd processes on a real ZooKeeper. Any server takes puts, lookups and snapshots and
+routes each bucket's share to its leader; followers keep their rows warm from the replicated
+changelog; leader kills under upserts and deletes lose no acknowledged change, checked against a
+model of the acknowledged writes.
+
+OXBOW_CLUSTER_PK_KILLS sets how many leaders the kill loop SIGKILLs (default 6)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import threading
+import time
+
+import pyarrow as pa
+import pyarrow.flight as fl
+import pytest
+
+from oxbowtest.cluster import Cluster, not_leader, wait_for
+from oxbowtest.flight import action, schema_json
+
+KILLS = int(os.environ.get("OXBOW_CLUSTER_PK_KILLS", "6"))
+BUCKETS = 3
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False),
+                    pa.field("shop", pa.string(), nullable=False),
+                    pa.field("qty", pa.int64())])
+KEY_SCHEMA = pa.schema([SCHEMA.field("id"), SCHEMA.field("shop")])
+
+
+@pytest.fixture
+def cluster(oxbowd_bin, zookeeper, tmp_path, request):
+    c = Cluster(oxbowd_bin, zookeeper.chroot(request.node.name[:40]), tmp_path).start()
+    yield c
+    c.stop()
+
+
+def create(c: Cluster, table: str, **body) -> dict:
+    """Creates the table and waits until every bucket's leader serves."""
+    created = action(c.client(c.live()[0]), "create_table", {
+        "table": table, "schema": schema_json(SCHEMA), "primary_key": ["id", "shop"],
+        "buckets": BUCKETS, "properties": {"replication.factor": "3", "min.insync.replicas": "2"},
+        **body})
+    for b in range(BUCKETS):
+        c.leader_of(table, b)
+    return created
+
+
+def command(table: str, op: str, **extra) -> fl.FlightDescriptor:
+    return fl.FlightDescriptor.for_command(json.dumps({"table": table, "op": op, **extra}))
+
+
+def put(client: fl.FlightClient, table: str, op: str, batch: pa.RecordBatch) -> list[dict]:
+    writer, acks = client.do_put(command(table, op), batch.schema)
+    try:
+        writer.write_batch(batch)
+        ack = acks.read()
+        if ack is None:
+            raise ConnectionError("no ack")
+        writer.done_writing()
+    finally:
+        writer.close()
+    return json.loads(ack.to_pybytes())["offsets"]
+
+
+def rows(ids, shops, qty=None) -> pa.RecordBatch:
+    if qty is None:
+        return pa.record_batch([pa.array(ids, pa.int64()), pa.array(shops)], schema=KEY_SCHEMA)
+    return pa.record_batch([pa.array(ids, pa.int64()), pa.array(shops), pa.array(qty, pa.int64())],
+                           schema=SCHEMA)
+
+
+def lookup(client: fl.FlightClient, table: str, keys: pa.RecordBatch, **extra) -> list[dict]:
+    writer, reader = client.do_exchange(command(table, "lookup", **extra))
+    writer.begin(keys.schema)
+    writer.write_batch(keys)
+    found = reader.read_chunk().data
+    writer.done_writing()
+    writer.close()
+    return found.to_pylist()
+
+
+def do_get(client: fl.FlightClient, ticket: dict) -> pa.Table:
+    return client.do_get(fl.Ticket(json.dumps(ticket).encode())).read_all()
+
+
+def snapshot(client: fl.FlightClient, table: str) -> dict:
+    return {(r["id"], r["shop"]): r["qty"]
+            for r in do_get(client, {"table": table, "snapshot": True}).to_pylist()}
+
+
+def test_any_server_routes_puts_lookups_and_snapshots_to_the_leaders(cluster):
+    create(cluster, "pk.stock")
+    ids = list(range(300))
+    shops = [f"s{i % 7}" for i in ids]
+    # Server 1 takes every row and routes each bucket's share to its leader.
+    acked = put(cluster.client(1), "pk.stock", "upsert", rows(ids, shops, [i * 10 for i in ids]))
+    assert sorted(o["bucket"] for o in acked) == [0, 1, 2]
+    assert sum(o["rows"] for o in acked) == 300
+    leaders = {cluster.leader_of("pk.stock", b) for b in range(BUCKETS)}
+    assert len(leaders) > 1, "the buckets should be led by several servers"
+    expected = {(i, s): i * 10 for i, s in zip(ids, shops)}
+    # Every server answers lookups in the order of the keys, a missing key absent.
+    wanted = [299, 5, 1000, 17, 0]
+    for i in (1, 2, 3):
+        found = lookup(cluster.client(i), "pk.stock",
+                       rows(wanted, [f"s{k % 7}" for k in wanted]), columns=["id", "qty"])
+        assert found == [{"id": k, "qty": k * 10} for k in wanted if k != 1000]
+        ticket = {"table": "pk.stock", "lookup": {"id": [17, 5], "shop": ["s3", "s5"]}}
+        assert do_get(cluster.client(i), ticket).to_pylist() == [
+            {"id": 17, "shop": "s3", "qty": 170}, {"id": 5, "shop": "s5", "qty": 50}]
+        assert snapshot(cluster.client(i), "pk.stock") == expected
+    # Deletes and updates through another server.
+    put(cluster.client(2), "pk.stock", "delete", rows(ids[:100], shops[:100]))
+    put(cluster.client(3), "pk.stock", "upsert", rows(ids[100:150], shops[100:150], [-1] * 50))
+    for i in ids[:100]:
+        del expected[(i, shops[i])]
+    for i in ids[100:150]:
+        expected[(i, shops[i])] = -1
+    for i in (1, 2, 3):
+        assert snapshot(cluster.client(i), "pk.stock") == expected
+    # One bucket's snapshot is its leader's to serve; the others name it.
+    leader = cluster.leader_of("pk.stock", 0)
+    other = leader % 3 + 1
+    with pytest.raises(fl.FlightUnavailableError) as e:
+        do_get(cluster.client(other), {"table": "pk.stock", "snapshot": True, "bucket": 0})
+    assert not_leader(e.value)["leader"] == leader
+    # The changelog replicates like a log: every replica holds the same records.
+    for b in range(BUCKETS):
+        state = cluster.wait_in_sync("pk.stock", b)
+        assert state["log_end"] > 0
+
+
+def test_a_new_leader_serves_at_once_from_warm_rows(cluster):
+    create(cluster, "pk.warm")
+    ids = list(range(2000))
+    shops = ["x"] * len(ids)
+    for start in range(0, len(ids), 200):
+        put(cluster.client(1), "pk.warm", "upsert",
+            rows(ids[start:start + 200], shops[start:start + 200], ids[start:start + 200]))
+    for b in range(BUCKETS):
+        cluster.wait_in_sync("pk.warm", b)
+    old = cluster.leader_of("pk.warm", 0)
+    cluster.kill(old)
+    new = wait_for(lambda: (lambda l: l if l != old else None)(cluster.leader_of("pk.warm", 0)),
+                   what="a new leader of pk.warm[0]")
+    survivor = new
+    assert snapshot(cluster.client(survivor), "pk.warm") == {(i, "x"): i for i in ids}
+    # The followers applied the changelog as they fetched it, up to the high watermark they
+    # knew: the new leader replays at most the last put's share (a follower learns the final
+    # high watermark one fetch later), not the bucket's ~670 rows.
+    log = cluster.servers[new].log_path.read_text()
+    replayed = re.search(r"pk\.warm' bucket 0: leading; (\d+) changelog records replayed", log)
+    assert replayed is None or int(replayed.group(1)) <= 200, log
+    cluster.restart(old)
+    for b in range(BUCKETS):
+        cluster.wait_in_sync("pk.warm", b)
+
+
+class Writer(threading.Thread):
+    """Upserts and deletes its own keys through any live server, retrying each batch until it is
+    acknowledged (both are idempotent), and keeps the model of what its acknowledged writes
+    left."""
+
+    def __init__(self, c: Cluster, table: str, index: int, seed: int, round_: int):
+        super().__init__(daemon=True)
+        self.c, self.table, self.index, self.round = c, table, index, round_
+        self.rng = random.Random(seed * 31 + round_ * 7 + index)
+        self.keys = list(range(index * 1000, index * 1000 + 80))
+        self.state: dict[int, int] = {}
+        self.stop_event = threading.Event()
+        self.batches = 0
+        self.retries = 0
+        self.error: Exception | None = None
+
+    def run(self) -> None:
+        try:
+            while not self.stop_event.is_set():
+                ids = self.rng.sample(self.keys, self.rng.randint(1, 25))
+                self.batches += 1
+                value = self.index * 10**9 + self.round * 10**6 + self.batches
+                op = "delete" if self.rng.random() < 0.25 else "upsert"
+                batch = (rows(ids, ["k"] * len(ids)) if op == "delete"
+                         else rows(ids, ["k"] * len(ids), [value] * len(ids)))
+                deadline = time.monotonic() + 60
+                while True:
+                    server = self.rng.choice(self.c.live())
+                    try:
+                        put(self.c.client(server), self.table, op, batch)
+                        break
+                    except (pa.ArrowException, ConnectionError, OSError, AssertionError):
+                        # AssertionError: the server was killed between live() and client().
+                        self.retries += 1
+                        if time.monotonic() > deadline:
+                            raise
+                        time.sleep(0.05)
+                for i in ids:
+                    if op == "delete":
+                        self.state.pop(i, None)
+                    else:
+                        self.state[i] = value
+        except Exception as e:  # noqa: BLE001 - reported by the test
+            self.error = e
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.join(90)
+        assert not self.is_alive(), f"writer {self.index} did not finish its batch"
+        if self.error:
+            raise self.error
+
+
+def check_against_model(c: Cluster, table: str, writers: list[Writer]) -> None:
+    model = {(i, "k"): v for w in writers for i, v in w.state.items()}
+    for b in range(BUCKETS):
+        c.wait_in_sync(table, b)
+    for server in c.live():
+        assert snapshot(c.client(server), table) == model, f"server {server}'s snapshot"
+    keys = sorted(model)
+    found = lookup(c.client(c.live()[0]), table, rows([k[0] for k in keys], ["k"] * len(keys)))
+    assert [(r["id"], r["qty"]) for r in found] == [(k[0], model[k]) for k in keys]
+    # Each bucket's changelog, replayed, gives its rows (as a new replica would rebuild them).
+    for b in range(BUCKETS):
+        leader = c.leader_of(table, b)
+        replayed: dict[int, int] = {}
+        for r in do_get(c.client(leader), {"table": table, "bucket": b}).to_pylist():
+            if r["_change_type"] in ("+I", "+U"):
+                replayed[r["id"]] = r["qty"]
+            elif r["_change_type"] == "-D":
+                replayed.pop(r["id"], None)
+        mine = do_get(c.client(leader), {"table": table, "snapshot": True, "bucket": b})
+        assert replayed == {r["id"]: r["qty"] for r in mine.to_pylist()}, f"bucket {b}"
+
+
+def test_leader_kills_under_upserts_and_deletes_lose_no_acknowledged_change(cluster):
+    create(cluster, "pk.kills")
+    seed = int(os.environ.get("OXBOW_CRASH_SEED", time.time_ns() % 1_000_000))
+    print(f"OXBOW_CRASH_SEED={seed}")
+    rng = random.Random(seed)
+    writers: list[Writer] = []
+    for k in range(KILLS):
+        fresh = [Writer(cluster, "pk.kills", i, seed, k) for i in range(3)]
+        for old, new in zip(writers, fresh):
+            new.state = old.state
+        writers = fresh
+        for w in writers:
+            w.start()
+        time.sleep(rng.uniform(0.3, 1.0))
+        victim = cluster.leader_of("pk.kills", rng.randrange(BUCKETS))
+        cluster.kill(victim)
+        time.sleep(rng.uniform(0.5, 1.5))
+        for w in writers:
+            w.stop()
+        cluster.restart(victim)
+        check_against_model(cluster, "pk.kills", writers)
+    assert sum(w.batches for w in writers) > 0
+    assert sum(len(w.state) for w in writers) > 0

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -442,6 +443,54 @@ TEST_F(EngineTest, AlterConvertsEarlierBatchesAndAcceptsEarlierWriters) {
   unknown.schema_id = 0;
   unknown.columns = std::vector<std::string>{"score"};
   EXPECT_TRUE(engine_->OpenRead(unknown).status().IsInvalid());  // not a column of version 0
+}
+
+// Cluster mode: a primary-key leader keeps rows above the high watermark out of its store
+// (invisible to lookups) but reads them for later puts; they land once committed.
+TEST_F(EngineTest, ReplicatedPrimaryKeyRowsWaitForTheHighWatermark) {
+  EngineOptions options;
+  options.replicated = true;
+  Reopen(options);
+  catalog::CreateTableRequest req;
+  req.table.name = "ns.pk";
+  req.table.schema = schema_;
+  req.table.buckets = 1;
+  req.table.primary_key = {"id"};
+  ASSERT_TRUE(engine_->CreateTable(req).ok());
+  auto table = engine_->GetTable("ns.pk").ValueOrDie();
+  log::BucketLog& log = *table->logs()[0];
+  log.SetHighWatermark(0);  // as a replica does
+  ASSERT_TRUE(table->PrepareToLead(0).ok());
+  auto lookup = [&](int64_t first, int64_t rows) {
+    LookupRequest request;
+    request.keys =
+        arrow::RecordBatch::Make(std::make_shared<const arrow::Schema>(
+                                     std::vector<arrow::Field>{{"id", DataType::Int64(), false}}),
+                                 rows, {MakeBatch(first, rows)->column(0)})
+            .ValueOrDie();
+    auto found = table->Lookup(request);
+    EXPECT_TRUE(found.ok()) << found.status().ToString();
+    return found.ok() ? (*found)->num_rows() : -1;
+  };
+  auto put = table->StartPut(schema_, PutOp::kUpsert).ValueOrDie();
+  ASSERT_TRUE(put->Append(*MakeBatch(0, 10)).ok());
+  EXPECT_EQ(lookup(0, 10), 0);  // above the high watermark: not committed, not visible
+  ASSERT_TRUE(put->Append(*MakeBatch(5, 10)).ok());
+  log.SetHighWatermark(log.next_offset());
+  EXPECT_EQ(lookup(0, 20), 15);
+  // The second put found ids 5..9 among the pending rows: it updated them (-U/+U), not inserted.
+  ReadRequest read;
+  read.table = "ns.pk";
+  auto cursor = table->OpenRead(read).ValueOrDie();
+  std::map<std::string, int> changes;
+  while (auto next = cursor->NextDecoded(std::chrono::steady_clock::now()).ValueOrDie()) {
+    const arrow::Array& change = next->batch->column(2);
+    for (int64_t r = 0; r < next->batch->num_rows(); ++r) ++changes[std::string(change.GetView(r))];
+  }
+  EXPECT_EQ(changes, (std::map<std::string, int>{{"+I", 15}, {"+U", 5}, {"-U", 5}}));
+  // A follower's rows follow the committed changelog only.
+  ASSERT_TRUE(table->ApplyReplicated(0).ok());
+  EXPECT_EQ(lookup(0, 20), 15);
 }
 
 }  // namespace

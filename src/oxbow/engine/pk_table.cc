@@ -768,8 +768,8 @@ Status PrimaryKeyTable::FlushCommitted(const std::vector<int32_t>& buckets) {
     log::BucketLog& log = *logs()[b];
     if (log.visible_offset() < inherited) {
       lock.unlock();
-      auto reached = log.WaitForData(inherited - 1,
-                                     std::chrono::steady_clock::now() + kInheritedCommitWait);
+      auto reached =
+          log.WaitForData(inherited - 1, std::chrono::steady_clock::now() + kInheritedCommitWait);
       if (!reached.ok() || *reached < inherited) {
         return Status::Unavailable(
             BucketName(b) + " has a new leader whose followers have not confirmed the changes " +
@@ -907,8 +907,8 @@ Status CheckPrimaryKeyTable(const catalog::TableDescriptor& descriptor) {
 }
 
 Result<std::shared_ptr<Table>> OpenPrimaryKeyTable(const catalog::TableDescriptor& descriptor,
-                                                   LogTableOptions changelog,
-                                                   kv::TableStore* store, bool replicated) {
+                                                   LogTableOptions changelog, kv::TableStore* store,
+                                                   bool replicated) {
   RETURN_NOT_OK(CheckPrimaryKeyTable(descriptor));
   ASSIGN_OR_RAISE(
       auto rules,
@@ -929,9 +929,9 @@ Result<std::shared_ptr<Table>> OpenPrimaryKeyTable(const catalog::TableDescripto
   std::vector<catalog::SchemaVersion> versions = descriptor.previous_schemas;
   versions.push_back(descriptor.CurrentSchema());
   ASSIGN_OR_RAISE(auto format, kv::RowFormat::Make(std::move(versions)));
-  auto table = std::make_shared<PrimaryKeyTable>(descriptor, std::move(log), store,
-                                                 std::move(rules), std::move(format),
-                                                 changelog_options, replicated);
+  auto table =
+      std::make_shared<PrimaryKeyTable>(descriptor, std::move(log), store, std::move(rules),
+                                        std::move(format), changelog_options, replicated);
   RETURN_NOT_OK(table->Recover());
   return std::shared_ptr<Table>(std::move(table));
 }

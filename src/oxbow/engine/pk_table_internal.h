@@ -20,7 +20,7 @@ Status CheckPrimaryKeyTable(const catalog::TableDescriptor& descriptor);
 // `replicated` (cluster mode), leaves them where they are: its replicas bring them up to what
 // they commit (Table::PrepareToLead, Table::ApplyReplicated).
 Result<std::shared_ptr<Table>> OpenPrimaryKeyTable(const catalog::TableDescriptor& descriptor,
-                                                   LogTableOptions changelog,
-                                                   kv::TableStore* store, bool replicated);
+                                                   LogTableOptions changelog, kv::TableStore* store,
+                                                   bool replicated);
 
 }  // namespace oxbow::engine::internal

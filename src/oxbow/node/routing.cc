@@ -19,15 +19,16 @@ template <typename T>
 Result<T> OnLeader(const Route& route, const Status& not_leader,
                    const std::function<Result<T>(client::Client&)>& call) {
   json j = json::parse(not_leader.message(), nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("location") ||
-      !j["location"].is_string() || j["location"].get<std::string>().empty()) {
+  if (j.is_discarded() || !j.is_object() || !j.contains("location") || !j["location"].is_string() ||
+      j["location"].get<std::string>().empty()) {
     return not_leader;
   }
   const std::string location = j["location"].get<std::string>();
   ASSIGN_OR_RAISE(client::Client * leader, route.peers->Get(location));
   Result<T> result = call(*leader);
   const Status& st = result.status();
-  if (st.code() != StatusCode::kUnavailable || st.message().find("not_leader") != std::string::npos) {
+  if (st.code() != StatusCode::kUnavailable ||
+      st.message().find("not_leader") != std::string::npos) {
     return result;
   }
   ASSIGN_OR_RAISE(leader, route.peers->Get(location, /*reconnect=*/true));
@@ -139,8 +140,8 @@ class RoutedPutSession : public engine::PutSession {
     }
     ASSIGN_OR_RAISE(auto appended, local_->Append(mine ? *mine : batch));
     for (const auto& range : appended) {
-      RETURN_NOT_OK(route_.cluster->WaitAcknowledgeable(
-          TableName(route_), range.bucket, range.base_offset + range.rows, acks_));
+      RETURN_NOT_OK(route_.cluster->WaitAcknowledgeable(TableName(route_), range.bucket,
+                                                        range.base_offset + range.rows, acks_));
     }
     return appended;
   }
@@ -151,15 +152,14 @@ class RoutedPutSession : public engine::PutSession {
     if (it != forwarded_.end()) return it->second.get();
     flight::Command command;
     command.table = TableName(route_);
-    command.op = op_ == engine::PutOp::kDelete ? flight::Command::Op::kDelete
-                                               : flight::Command::Op::kUpsert;
+    command.op =
+        op_ == engine::PutOp::kDelete ? flight::Command::Op::kDelete : flight::Command::Op::kUpsert;
     command.acks_leader = acks_ == cluster::Acks::kLeader;
     command.bucket = bucket;
-    ASSIGN_OR_RAISE(auto stream, OnLeader<std::unique_ptr<client::PutStream>>(
-                                     route_, route_.cluster->CheckLeader(TableName(route_), bucket),
-                                     [&](client::Client& leader) {
-                                       return leader.DoPut(command, schema_);
-                                     }));
+    ASSIGN_OR_RAISE(auto stream,
+                    OnLeader<std::unique_ptr<client::PutStream>>(
+                        route_, route_.cluster->CheckLeader(TableName(route_), bucket),
+                        [&](client::Client& leader) { return leader.DoPut(command, schema_); }));
     return forwarded_.emplace(bucket, std::move(stream)).first->second.get();
   }
 

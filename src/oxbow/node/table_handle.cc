@@ -83,8 +83,9 @@ Result<std::unique_ptr<engine::PutSession>> TableHandle::StartPut(
   RETURN_NOT_OK(CheckNotReserved(name()));
   const bool keyed = !descriptor().primary_key.empty();
   if (only_bucket && (!cluster_ || !keyed)) {
-    return Status::Invalid("\"bucket\" in a put command is for the servers of a cluster "
-                           "routing a primary-key table's rows; leave it out");
+    return Status::Invalid(
+        "\"bucket\" in a put command is for the servers of a cluster "
+        "routing a primary-key table's rows; leave it out");
   }
   if (!cluster_) return table_->StartPut(client_schema, op);
   if (keyed) {

@@ -78,8 +78,7 @@ class TableHandle {
   // other servers lead from them (unless `forwarded`: a lookup another server sent).
   Result<std::unique_ptr<engine::SnapshotReader>> OpenSnapshot(
       const engine::SnapshotRequest& request) const;
-  Result<arrow::RecordBatchPtr> Lookup(engine::LookupRequest request,
-                                       bool forwarded = false) const;
+  Result<arrow::RecordBatchPtr> Lookup(engine::LookupRequest request, bool forwarded = false) const;
 
  private:
   friend class ReplicatedOffsetStore;

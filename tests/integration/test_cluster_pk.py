@@ -8,7 +8,6 @@ OXBOW_CLUSTER_PK_KILLS sets how many leaders the kill loop SIGKILLs (default 6).
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
@@ -20,14 +19,10 @@ import pyarrow.flight as fl
 import pytest
 
 from oxbowtest.cluster import Cluster, not_leader, wait_for
-from oxbowtest.flight import action, schema_json
+from oxbowtest.cluster_pk import BUCKETS, create, do_get, lookup, put, rows, snapshot
+from oxbowtest.flight import action
 
 KILLS = int(os.environ.get("OXBOW_CLUSTER_PK_KILLS", "6"))
-BUCKETS = 3
-SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False),
-                    pa.field("shop", pa.string(), nullable=False),
-                    pa.field("qty", pa.int64())])
-KEY_SCHEMA = pa.schema([SCHEMA.field("id"), SCHEMA.field("shop")])
 
 
 @pytest.fixture
@@ -35,60 +30,6 @@ def cluster(oxbowd_bin, zookeeper, tmp_path, request):
     c = Cluster(oxbowd_bin, zookeeper.chroot(request.node.name[:40]), tmp_path).start()
     yield c
     c.stop()
-
-
-def create(c: Cluster, table: str, **body) -> dict:
-    """Creates the table and waits until every bucket's leader serves."""
-    created = action(c.client(c.live()[0]), "create_table", {
-        "table": table, "schema": schema_json(SCHEMA), "primary_key": ["id", "shop"],
-        "buckets": BUCKETS, "properties": {"replication.factor": "3", "min.insync.replicas": "2"},
-        **body})
-    for b in range(BUCKETS):
-        c.leader_of(table, b)
-    return created
-
-
-def command(table: str, op: str, **extra) -> fl.FlightDescriptor:
-    return fl.FlightDescriptor.for_command(json.dumps({"table": table, "op": op, **extra}))
-
-
-def put(client: fl.FlightClient, table: str, op: str, batch: pa.RecordBatch) -> list[dict]:
-    writer, acks = client.do_put(command(table, op), batch.schema)
-    try:
-        writer.write_batch(batch)
-        ack = acks.read()
-        if ack is None:
-            raise ConnectionError("no ack")
-        writer.done_writing()
-    finally:
-        writer.close()
-    return json.loads(ack.to_pybytes())["offsets"]
-
-
-def rows(ids, shops, qty=None) -> pa.RecordBatch:
-    if qty is None:
-        return pa.record_batch([pa.array(ids, pa.int64()), pa.array(shops)], schema=KEY_SCHEMA)
-    return pa.record_batch([pa.array(ids, pa.int64()), pa.array(shops), pa.array(qty, pa.int64())],
-                           schema=SCHEMA)
-
-
-def lookup(client: fl.FlightClient, table: str, keys: pa.RecordBatch, **extra) -> list[dict]:
-    writer, reader = client.do_exchange(command(table, "lookup", **extra))
-    writer.begin(keys.schema)
-    writer.write_batch(keys)
-    found = reader.read_chunk().data
-    writer.done_writing()
-    writer.close()
-    return found.to_pylist()
-
-
-def do_get(client: fl.FlightClient, ticket: dict) -> pa.Table:
-    return client.do_get(fl.Ticket(json.dumps(ticket).encode())).read_all()
-
-
-def snapshot(client: fl.FlightClient, table: str) -> dict:
-    return {(r["id"], r["shop"]): r["qty"]
-            for r in do_get(client, {"table": table, "snapshot": True}).to_pylist()}
 
 
 def test_any_server_routes_puts_lookups_and_snapshots_to_the_leaders(cluster):

@@ -165,6 +165,44 @@ class Cluster::Impl {
     return Refresh();
   }
 
+  Status RecordKvSnapshot(const std::string& table, int32_t bucket,
+                          const engine::KvSnapshotRef& snapshot) {
+    auto zk = Zk();
+    if (!zk) return Status::Unavailable("this server has left the cluster");
+    const std::string path = paths::KvSnapshot(table, bucket);
+    const std::string data = KvSnapshotToJson(snapshot);
+    // Another leader of the bucket (before or after a failover) may record at the same time: the
+    // later offset wins.
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      auto node = zk->Get(path);
+      if (node.status().IsNotFound()) {
+        auto created = zk->Create(path, data);
+        if (created.status().code() == StatusCode::kAlreadyExists) continue;
+        return created.status();
+      }
+      RETURN_NOT_OK(node.status());
+      ASSIGN_OR_RAISE(auto recorded, KvSnapshotFromJson(node->data));
+      if (recorded.offset >= snapshot.offset) return Status::OK();
+      auto set = zk->Set(path, data, node->stat.version);
+      if (set.status().code() == StatusCode::kAborted) continue;
+      return set.status();
+    }
+    return Status::Aborted("recording the KV snapshot of " + Quote(table) + " bucket " +
+                           std::to_string(bucket) + " kept racing with another writer");
+  }
+
+  // The bucket's latest KV snapshot as recorded in ZooKeeper; nullopt when none is.
+  Result<std::optional<engine::KvSnapshotRef>> LatestKvSnapshot(const std::string& table,
+                                                                int32_t bucket) {
+    auto zk = Zk();
+    if (!zk) return Status::Unavailable("this server has left the cluster");
+    auto node = zk->Get(paths::KvSnapshot(table, bucket));
+    if (node.status().IsNotFound()) return std::optional<engine::KvSnapshotRef>();
+    RETURN_NOT_OK(node.status());
+    ASSIGN_OR_RAISE(auto recorded, KvSnapshotFromJson(node->data));
+    return std::optional<engine::KvSnapshotRef>(std::move(recorded));
+  }
+
   Status ReassignBucket(const std::string& table, int32_t bucket,
                         const std::vector<int32_t>& replicas) {
     RETURN_NOT_OK(Refresh());
@@ -869,7 +907,7 @@ class Cluster::Impl {
             [w = std::weak_ptr(wakeup_)] {
               if (auto wakeup = w.lock()) wakeup->MarkDirty();
             },
-            throttle_);
+            throttle_, [this, name, b] { return LatestKvSnapshot(name, b); });
         std::lock_guard lock(replicas_mu_);
         replicas_[{name, b}] = replica;
       }
@@ -1008,6 +1046,10 @@ Status Cluster::DropTable(const std::string& name) { return impl_->DropTable(nam
 Status Cluster::ReassignBucket(const std::string& table, int32_t bucket,
                                const std::vector<int32_t>& replicas) {
   return impl_->ReassignBucket(table, bucket, replicas);
+}
+Status Cluster::RecordKvSnapshot(const std::string& table, int32_t bucket,
+                                 const engine::KvSnapshotRef& snapshot) {
+  return impl_->RecordKvSnapshot(table, bucket, snapshot);
 }
 Result<catalog::TableDescriptor> Cluster::AlterTable(const catalog::TableDescriptor& before,
                                                      const catalog::TableDescriptor& after) {

@@ -141,6 +141,10 @@ class Cluster {
   // (docs/cluster.md#moving-buckets). A second call replaces the move under way.
   Status ReassignBucket(const std::string& table, int32_t bucket,
                         const std::vector<int32_t>& replicas);
+  // Records `snapshot` in ZooKeeper as the latest KV snapshot of the bucket, unless one at the
+  // same or a later offset is recorded already (docs/cluster.md#kv-snapshots-in-object-storage).
+  Status RecordKvSnapshot(const std::string& table, int32_t bucket,
+                          const engine::KvSnapshotRef& snapshot);
   // Replaces `before` (still current, else Aborted) with `after`.
   Result<catalog::TableDescriptor> AlterTable(const catalog::TableDescriptor& before,
                                               const catalog::TableDescriptor& after);

@@ -71,6 +71,9 @@ std::string Bucket(std::string_view table, int32_t bucket) {
 std::string State(std::string_view table, int32_t bucket) {
   return Bucket(table, bucket) + "/state";
 }
+std::string KvSnapshot(std::string_view table, int32_t bucket) {
+  return Bucket(table, bucket) + "/kv_snapshot";
+}
 }  // namespace paths
 
 std::string ServerInfoToJson(const ServerInfo& server) {
@@ -105,6 +108,18 @@ Result<BucketState> BucketStateFromJson(std::string_view text) {
   ASSIGN_OR_RAISE(state.isr, Field<std::vector<int32_t>>(j, "isr", "a bucket state"));
   ASSIGN_OR_RAISE(state.controller_epoch, Field<int32_t>(j, "controller_epoch", "a bucket state"));
   return state;
+}
+
+std::string KvSnapshotToJson(const engine::KvSnapshotRef& snapshot) {
+  return json{{"offset", snapshot.offset}, {"path", snapshot.path}}.dump();
+}
+
+Result<engine::KvSnapshotRef> KvSnapshotFromJson(std::string_view text) {
+  ASSIGN_OR_RAISE(json j, Parse(text, "a KV snapshot"));
+  engine::KvSnapshotRef snapshot;
+  ASSIGN_OR_RAISE(snapshot.offset, Field<int64_t>(j, "offset", "a KV snapshot"));
+  ASSIGN_OR_RAISE(snapshot.path, Field<std::string>(j, "path", "a KV snapshot"));
+  return snapshot;
 }
 
 std::string AssignmentToJson(const Assignment& assignment) {

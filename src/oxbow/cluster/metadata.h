@@ -11,6 +11,7 @@
 
 #include "oxbow/catalog/descriptor.h"
 #include "oxbow/common/status.h"
+#include "oxbow/engine/table.h"
 
 namespace oxbow::cluster {
 
@@ -69,11 +70,15 @@ std::string Assignment(std::string_view table);
 std::string Buckets(std::string_view table);
 std::string Bucket(std::string_view table, int32_t bucket);
 std::string State(std::string_view table, int32_t bucket);
+// {"offset": o, "path": "<warehouse>/_kv/..."}: the bucket's latest KV snapshot.
+std::string KvSnapshot(std::string_view table, int32_t bucket);
 }  // namespace paths
 
 std::string ServerInfoToJson(const ServerInfo& server);
 Result<ServerInfo> ServerInfoFromJson(std::string_view json);
 std::string BucketStateToJson(const BucketState& state);
+std::string KvSnapshotToJson(const engine::KvSnapshotRef& snapshot);
+Result<engine::KvSnapshotRef> KvSnapshotFromJson(std::string_view json);
 Result<BucketState> BucketStateFromJson(std::string_view json);
 // /oxbow/tables/<t>/assignment: each bucket's replicas, and the buckets being moved.
 struct Assignment {

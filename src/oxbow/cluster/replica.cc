@@ -88,13 +88,15 @@ Clock::time_point Throttle::Reserve(int64_t bytes) {
 
 Replica::Replica(std::string table, int32_t bucket, std::shared_ptr<engine::Table> engine_table,
                  const ClusterOptions& options, std::function<void()> on_stale_metadata,
-                 std::shared_ptr<Throttle> throttle)
+                 std::shared_ptr<Throttle> throttle,
+                 std::function<Result<std::optional<engine::KvSnapshotRef>>()> latest_kv_snapshot)
     : table_(std::move(table)),
       bucket_(bucket),
       engine_table_(std::move(engine_table)),
       options_(options),
       on_stale_metadata_(std::move(on_stale_metadata)),
-      throttle_(std::move(throttle)) {
+      throttle_(std::move(throttle)),
+      latest_kv_snapshot_(std::move(latest_kv_snapshot)) {
   log().FenceAppends(NotLeader(table_, bucket_, -1, "", 0));
   // Readers see nothing a failover could take back: the high watermark starts at what this
   // replica knows to be replicated (nothing yet) and follows the leader's.
@@ -436,6 +438,13 @@ void Replica::FetchLoop(int32_t leader, int32_t epoch, std::string location) {
   Status last_error;
   while (!stop->load()) {
     Status st = truncated ? FetchOnce(*client, epoch) : TruncateToLeader(*client, epoch);
+    if (st.ok() && !truncated) {
+      // Far behind (a new replica, a replaced disk): the snapshot beats fetching the changelog.
+      if (auto restored = RestoreKvSnapshot(); !restored.ok()) {
+        spdlog::warn("{}[{}]: not restored from a KV snapshot, fetching the changelog instead: {}",
+                     table_, bucket_, restored.status().ToString());
+      }
+    }
     if (st.ok()) {
       truncated = true;
       last_error = Status::OK();
@@ -487,6 +496,18 @@ Status Replica::TruncateToLeader(client::Client& leader, int32_t epoch) {
   }
 }
 
+Result<bool> Replica::RestoreKvSnapshot() {
+  if (!latest_kv_snapshot_ || engine_table_->descriptor().primary_key.empty()) return false;
+  ASSIGN_OR_RAISE(auto snapshot, latest_kv_snapshot_());
+  if (!snapshot) return false;
+  ASSIGN_OR_RAISE(bool restored, engine_table_->RestoreKvSnapshot(bucket_, *snapshot));
+  if (restored) {
+    std::lock_guard lock(mu_);
+    high_watermark_ = log().high_watermark();
+  }
+  return restored;
+}
+
 Status Replica::FetchOnce(client::Client& leader, int32_t epoch) {
   log::BucketLog& l = log();
   ReplicaFetch fetch;
@@ -527,6 +548,8 @@ Status Replica::FetchOnce(client::Client& leader, int32_t epoch) {
         const int64_t start = std::stoll(message.substr(message.find("log_start=") + 10));
         spdlog::warn("{}[{}]: the leader's log starts at {}, past ours; starting over there",
                      table_, bucket_, start);
+        ASSIGN_OR_RAISE(bool restored, RestoreKvSnapshot());
+        if (restored && l.next_offset() >= start) return Status::OK();
         return l.ResetTo(start);
       }
       return st;

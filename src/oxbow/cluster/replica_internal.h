@@ -47,9 +47,12 @@ class Replica {
  public:
   // `on_stale_metadata` asks the owner to re-read ZooKeeper (a fetch saw a newer epoch).
   // `throttle` (null: none) paces what this replica, leading, sends to followers not in sync.
+  // `latest_kv_snapshot` reads the bucket's latest KV snapshot (a primary-key bucket's follower
+  // far behind restores it rather than fetch the changelog under it); empty: never.
   Replica(std::string table, int32_t bucket, std::shared_ptr<engine::Table> engine_table,
           const ClusterOptions& options, std::function<void()> on_stale_metadata,
-          std::shared_ptr<Throttle> throttle = nullptr);
+          std::shared_ptr<Throttle> throttle = nullptr,
+          std::function<Result<std::optional<engine::KvSnapshotRef>>()> latest_kv_snapshot = {});
   ~Replica();  // stops the fetcher
   Replica(const Replica&) = delete;
   Replica& operator=(const Replica&) = delete;
@@ -110,6 +113,9 @@ class Replica {
   // One fetch: appends what the leader sent. Returns false when the fetcher should stop.
   Status FetchOnce(client::Client& leader, int32_t epoch);
   Status TruncateToLeader(client::Client& leader, int32_t epoch);
+  // A primary-key follower whose changelog ends before the latest KV snapshot restores it and
+  // fetches from its offset (Table::RestoreKvSnapshot). Returns whether it did.
+  Result<bool> RestoreKvSnapshot();
 
   const std::string table_;
   const int32_t bucket_;
@@ -117,6 +123,7 @@ class Replica {
   const ClusterOptions options_;
   const std::function<void()> on_stale_metadata_;
   const std::shared_ptr<Throttle> throttle_;
+  const std::function<Result<std::optional<engine::KvSnapshotRef>>()> latest_kv_snapshot_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;  // the high watermark moved, or the role changed

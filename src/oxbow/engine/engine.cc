@@ -55,6 +55,9 @@ Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
     // Recovery replayed the changelogs: a checkpoint now lets retention move past them.
     RETURN_NOT_OK(engine->CheckpointKeyValueStore());
   }
+  if (engine->options_.kv_snapshot_interval_ms > 0 && engine->options_.kv_snapshot_fs) {
+    engine->snapshot_thread_ = std::thread([e = engine.get()] { e->SnapshotLoop(); });
+  }
   if (engine->options_.kv_checkpoint_interval_ms > 0) {
     engine->checkpoint_thread_ = std::thread([e = engine.get()] { e->CheckpointLoop(); });
   }
@@ -141,7 +144,8 @@ Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor&
   options.log.retention_floor = 0;
   ASSIGN_OR_RAISE(kv::Store * store, KeyValueStore());
   ASSIGN_OR_RAISE(kv::TableStore * rows, store->OpenTable(descriptor.table_id));
-  return internal::OpenPrimaryKeyTable(descriptor, std::move(options), rows, options_.replicated);
+  return internal::OpenPrimaryKeyTable(descriptor, std::move(options), rows, options_.replicated,
+                                       {options_.kv_snapshot_fs, options_.kv_snapshot_root});
 }
 
 Result<std::shared_ptr<Table>> Engine::GetTable(const std::string& name) const {
@@ -409,6 +413,40 @@ void Engine::CheckpointLoop() {
   }
 }
 
+Status Engine::SnapshotKeyValueStore() {
+  Status first;
+  for (const auto& table : Tables()) {
+    const catalog::TableDescriptor& descriptor = table->descriptor();
+    if (descriptor.primary_key.empty()) continue;
+    for (int32_t b = 0; b < descriptor.buckets; ++b) {
+      if (options_.kv_snapshot_wanted && !options_.kv_snapshot_wanted(descriptor, b)) continue;
+      const auto key = std::make_pair(descriptor.table_id, b);
+      const auto last = snapshotted_.find(key);
+      auto uploaded = table->UploadKvSnapshot(b, last == snapshotted_.end() ? 0 : last->second);
+      if (!uploaded.ok()) {
+        if (first.ok()) first = uploaded.status();
+        continue;
+      }
+      if (!*uploaded) continue;
+      snapshotted_[key] = (*uploaded)->offset;
+      if (options_.on_kv_snapshot) options_.on_kv_snapshot(descriptor, b, **uploaded);
+    }
+  }
+  return first;
+}
+
+void Engine::SnapshotLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!closing_cv_.wait_for(lock, std::chrono::milliseconds(options_.kv_snapshot_interval_ms),
+                               [this] { return closing_; })) {
+    lock.unlock();
+    if (Status st = SnapshotKeyValueStore(); !st.ok()) {
+      spdlog::warn("uploading KV snapshots: {}", st.message());
+    }
+    lock.lock();
+  }
+}
+
 Result<std::unique_ptr<PutSession>> Engine::StartPutToBucket(const std::string& name,
                                                              const arrow::SchemaPtr& client_schema,
                                                              int32_t bucket) {
@@ -564,6 +602,7 @@ Status Engine::Close() {
   if (cold_thread_.joinable()) cold_thread_.join();
   if (scrub_thread_.joinable()) scrub_thread_.join();
   if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
+  if (snapshot_thread_.joinable()) snapshot_thread_.join();
   Status first;
   for (auto& [name, table] : tables) {
     Status st = table->Close();

@@ -61,6 +61,17 @@ struct EngineOptions {
   // How often each log moves its segments older than log.local.retention to the cold store.
   // Default: 30 s; 0 disables it.
   int64_t cold_check_ms = 30'000;
+  // KV snapshots (docs/cluster.md#kv-snapshots-in-object-storage): every
+  // kv_snapshot_interval_ms (0: never), each primary-key bucket for which kv_snapshot_wanted
+  // says yes (empty: every bucket) and whose rows moved since its last snapshot here uploads
+  // them under <kv_snapshot_root>/<table id>/<bucket> in kv_snapshot_fs; on_kv_snapshot then
+  // hears of it. Default (0 or less): never.
+  int64_t kv_snapshot_interval_ms = 0;
+  std::shared_ptr<FileSystem> kv_snapshot_fs;
+  std::string kv_snapshot_root;
+  std::function<bool(const catalog::TableDescriptor&, int32_t bucket)> kv_snapshot_wanted;
+  std::function<void(const catalog::TableDescriptor&, int32_t bucket, const KvSnapshotRef&)>
+      on_kv_snapshot;
   // Cluster mode: a primary-key table's rows follow what its buckets' replicas commit (the
   // changelog below the high watermark), not everything durable; opening one replays nothing
   // (docs/cluster.md#primary-key-tables). Default: false.
@@ -115,6 +126,9 @@ class Engine {
   Result<arrow::RecordBatchPtr> Lookup(const LookupRequest& request);
   // Checkpoints the key-value store now and lets retention delete the changelog it covers.
   Status CheckpointKeyValueStore();
+  // Uploads a KV snapshot of each primary-key bucket that wants one and whose rows moved since
+  // its last one (EngineOptions::kv_snapshot_interval_ms); the first error, after trying all.
+  Status SnapshotKeyValueStore();
   // The key-value store's memory and block cache figures; nullopt before the first
   // primary-key table opens it.
   std::optional<kv::Store::Figures> key_value_figures() const;
@@ -147,6 +161,9 @@ class Engine {
   Result<kv::Store*> KeyValueStore();
   // Checkpoints the store every kv_checkpoint_interval_ms until Close().
   void CheckpointLoop();
+  // Uploads a KV snapshot of every bucket that wants one every kv_snapshot_interval_ms until
+  // Close().
+  void SnapshotLoop();
 
   EngineOptions options_;
   std::unique_ptr<FileLock> data_dir_lock_;  // of <data_dir>/LOCK: one engine per data dir
@@ -167,6 +184,7 @@ class Engine {
   const std::shared_ptr<RetentionWakeup> retention_wakeup_ = std::make_shared<RetentionWakeup>();
   std::thread scrub_thread_;
   std::thread checkpoint_thread_;
+  std::thread snapshot_thread_;
   std::thread cold_thread_;
   std::shared_ptr<log::ColdReadCache> cold_cache_;
   std::unique_ptr<kv::Store> kv_;  // null until a primary-key table exists
@@ -179,6 +197,9 @@ class Engine {
   };
   std::mutex floors_mu_;
   std::map<std::pair<int64_t, int32_t>, Floors> floors_;  // by (table id, bucket)
+  // The offset of each bucket's last KV snapshot uploaded here, by (table id, bucket); only
+  // the snapshot thread touches it.
+  std::map<std::pair<int64_t, int32_t>, int64_t> snapshotted_;
 };
 
 }  // namespace oxbow::engine

@@ -493,5 +493,48 @@ TEST_F(EngineTest, ReplicatedPrimaryKeyRowsWaitForTheHighWatermark) {
   EXPECT_EQ(lookup(0, 20), 15);
 }
 
+// A bucket's rows uploaded as a KV snapshot come back in another data dir, whose changelog then
+// starts at the snapshot's offset.
+TEST_F(EngineTest, AKvSnapshotRestoresABucketElsewhere) {
+  EngineOptions options;
+  options.kv_snapshot_fs = PosixFileSystem::Default();
+  options.kv_snapshot_root = (dir_ / "snapshots").string();
+  Reopen(options);
+  catalog::CreateTableRequest req;
+  req.table.name = "ns.pk";
+  req.table.schema = schema_;
+  req.table.buckets = 1;
+  req.table.primary_key = {"id"};
+  ASSERT_TRUE(engine_->CreateTable(req).ok());
+  auto table = engine_->GetTable("ns.pk").ValueOrDie();
+  auto put = table->StartPut(schema_, PutOp::kUpsert).ValueOrDie();
+  ASSERT_TRUE(put->Append(*MakeBatch(0, 100)).ok());
+  ASSERT_TRUE(put->Append(*MakeBatch(50, 100)).ok());
+  auto uploaded = table->UploadKvSnapshot(0, 0);
+  ASSERT_TRUE(uploaded.ok()) << uploaded.status().ToString();
+  ASSERT_TRUE(uploaded->has_value());
+  const KvSnapshotRef snapshot = **uploaded;
+  EXPECT_EQ(snapshot.offset, table->logs()[0]->next_offset());
+  EXPECT_FALSE(table->UploadKvSnapshot(0, snapshot.offset)->has_value());  // nothing moved
+
+  options.data_dir = (dir_ / "elsewhere").string();
+  auto other = Engine::Open(options).ValueOrDie();
+  ASSERT_TRUE(other->CreateTable(req).ok());
+  auto copy = other->GetTable("ns.pk").ValueOrDie();
+  auto restored = copy->RestoreKvSnapshot(0, snapshot);
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  EXPECT_TRUE(*restored);
+  EXPECT_EQ(copy->logs()[0]->earliest_offset(), snapshot.offset);
+  EXPECT_EQ(copy->logs()[0]->next_offset(), snapshot.offset);
+  EXPECT_FALSE(*copy->RestoreKvSnapshot(0, snapshot));  // its changelog is there already
+  SnapshotRequest all;
+  all.table = "ns.pk";
+  auto reader = copy->OpenSnapshot(all).ValueOrDie();
+  EXPECT_EQ(reader->offsets()[0].next_offset, snapshot.offset);
+  int64_t rows = 0;
+  while (auto batch = reader->Next().ValueOrDie()) rows += batch->num_rows();
+  EXPECT_EQ(rows, 150);
+}
+
 }  // namespace
 }  // namespace oxbow::engine

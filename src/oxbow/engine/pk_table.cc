@@ -22,6 +22,9 @@ namespace {
 // inherited (its followers' next fetch) before it answers Unavailable.
 constexpr auto kInheritedCommitWait = std::chrono::seconds(5);
 
+// The size at which a KV snapshot's SST file ends and the next begins.
+constexpr int64_t kKvSnapshotFileBytes = int64_t{64} << 20;
+
 // Rows per snapshot or replay batch, and the bytes that end a snapshot batch early.
 constexpr int64_t kSnapshotBatchRows = 65536;
 constexpr int64_t kSnapshotBatchBytes = int64_t{8} << 20;
@@ -98,8 +101,11 @@ class PrimaryKeyTable : public Table, public std::enable_shared_from_this<Primar
  public:
   PrimaryKeyTable(catalog::TableDescriptor descriptor, std::shared_ptr<LogTable> changelog,
                   kv::TableStore* store, kv::MergeRules rules, kv::RowFormat format,
-                  arrow::ipc::WriteOptions changelog_options, bool replicated)
+                  arrow::ipc::WriteOptions changelog_options, bool replicated,
+                  KvSnapshotStore snapshots, std::string scratch_dir)
       : replicated_(replicated),
+        snapshots_(std::move(snapshots)),
+        scratch_dir_(std::move(scratch_dir)),
         descriptor_(std::move(descriptor)),
         changelog_(std::move(changelog)),
         store_(store),
@@ -135,6 +141,9 @@ class PrimaryKeyTable : public Table, public std::enable_shared_from_this<Primar
   Result<std::vector<int32_t>> BucketsOf(const arrow::RecordBatch& batch) const override;
   Status PrepareToLead(int32_t bucket) override;
   Status ApplyReplicated(int32_t bucket) override;
+  Result<std::optional<KvSnapshotRef>> UploadKvSnapshot(int32_t bucket,
+                                                        int64_t after_offset) override;
+  Result<bool> RestoreKvSnapshot(int32_t bucket, const KvSnapshotRef& snapshot) override;
 
   // Brings every bucket's rows up to the end of its changelog (outside cluster mode).
   Status Recover();
@@ -197,6 +206,8 @@ class PrimaryKeyTable : public Table, public std::enable_shared_from_this<Primar
       const std::vector<std::string>& key_names);
 
   const bool replicated_;
+  const KvSnapshotStore snapshots_;
+  const std::string scratch_dir_;  // local: snapshots being written or read, one dir per bucket
   const catalog::TableDescriptor descriptor_;
   std::shared_ptr<LogTable> changelog_;
   kv::TableStore* store_;
@@ -876,6 +887,53 @@ Status PrimaryKeyTable::ApplyReplicated(int32_t bucket) {
   return Replay(bucket, std::min(log.high_watermark(), log.next_offset())).status();
 }
 
+Result<std::optional<KvSnapshotRef>> PrimaryKeyTable::UploadKvSnapshot(int32_t bucket,
+                                                                       int64_t after_offset) {
+  if (!snapshots_.fs) return Status::Invalid("no KV snapshot store is configured");
+  // A leader's rows wait in pending until a put or a read moves them: an idle one's too.
+  RETURN_NOT_OK(FlushCommitted(std::vector<int32_t>{bucket}));
+  ASSIGN_OR_RAISE(auto applied, store_->AppliedOffset(bucket));
+  if (applied.value_or(0) <= after_offset) return std::optional<KvSnapshotRef>();
+  FileSystem& local = *PosixFileSystem::Default();
+  const std::string dir = JoinPath(scratch_dir_, "upload-" + std::to_string(bucket));
+  RETURN_NOT_OK(local.RemoveAll(dir));
+  RETURN_NOT_OK(local.CreateDirs(dir));
+  // The dump reads one consistent moment of the store; puts go on meanwhile.
+  auto dump = store_->DumpBucket(bucket, dir, kKvSnapshotFileBytes);
+  Result<KvSnapshotRef> uploaded =
+      dump.ok() ? internal::UploadKvSnapshot(snapshots_, descriptor_.table_id, bucket, *dump)
+                : Result<KvSnapshotRef>(dump.status());
+  (void)local.RemoveAll(dir);
+  if (!uploaded.ok()) return uploaded.status().WithContext(BucketName(bucket));
+  spdlog::info("{}: KV snapshot of {} rows at offset {} uploaded to {}", BucketName(bucket),
+               dump->rows, uploaded->offset, uploaded->path);
+  return std::optional<KvSnapshotRef>(std::move(uploaded).ValueOrDie());
+}
+
+Result<bool> PrimaryKeyTable::RestoreKvSnapshot(int32_t bucket, const KvSnapshotRef& snapshot) {
+  if (!snapshots_.fs) return false;
+  std::lock_guard lock(bucket_mutex(bucket));
+  log::BucketLog& log = *logs()[bucket];
+  if (log.next_offset() >= snapshot.offset) return false;
+  const auto started = std::chrono::steady_clock::now();
+  const std::string dir = JoinPath(scratch_dir_, "restore-" + std::to_string(bucket));
+  auto files = DownloadKvSnapshot(snapshots_, snapshot, dir);
+  Status restored =
+      files.ok() ? store_->RestoreBucket(bucket, *files, snapshot.offset) : files.status();
+  (void)PosixFileSystem::Default()->RemoveAll(dir);
+  RETURN_NOT_OK(
+      restored.WithContext(BucketName(bucket) + ": restoring the KV snapshot at " + snapshot.path));
+  pending_[static_cast<size_t>(bucket)] = {};
+  // The changelog below the snapshot is not needed here any more: fetching goes on from it.
+  RETURN_NOT_OK(log.ResetTo(snapshot.offset));
+  spdlog::info("{}: restored from the KV snapshot at offset {} ({}) in {} ms", BucketName(bucket),
+               snapshot.offset, snapshot.path,
+               std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - started)
+                   .count());
+  return true;
+}
+
 Result<std::vector<int32_t>> PrimaryKeyTable::BucketsOf(const arrow::RecordBatch& batch) const {
   std::vector<int> columns;
   for (const auto& name : descriptor_.bucket_key) {
@@ -908,7 +966,7 @@ Status CheckPrimaryKeyTable(const catalog::TableDescriptor& descriptor) {
 
 Result<std::shared_ptr<Table>> OpenPrimaryKeyTable(const catalog::TableDescriptor& descriptor,
                                                    LogTableOptions changelog, kv::TableStore* store,
-                                                   bool replicated) {
+                                                   bool replicated, KvSnapshotStore snapshots) {
   RETURN_NOT_OK(CheckPrimaryKeyTable(descriptor));
   ASSIGN_OR_RAISE(
       auto rules,
@@ -924,14 +982,15 @@ Result<std::shared_ptr<Table>> OpenPrimaryKeyTable(const catalog::TableDescripto
     version.schema = ChangelogSchema(*version.schema);
     version.field_ids.push_back(kChangeTypeFieldId);
   }
+  const std::string scratch_dir = JoinPath(changelog.dir, "kv-snapshots");
   ASSIGN_OR_RAISE(auto log, OpenLogTable(log_descriptor, std::move(changelog)));
   ASSIGN_OR_RAISE(auto changelog_options, ChangelogWriteOptions(descriptor));
   std::vector<catalog::SchemaVersion> versions = descriptor.previous_schemas;
   versions.push_back(descriptor.CurrentSchema());
   ASSIGN_OR_RAISE(auto format, kv::RowFormat::Make(std::move(versions)));
-  auto table =
-      std::make_shared<PrimaryKeyTable>(descriptor, std::move(log), store, std::move(rules),
-                                        std::move(format), changelog_options, replicated);
+  auto table = std::make_shared<PrimaryKeyTable>(
+      descriptor, std::move(log), store, std::move(rules), std::move(format), changelog_options,
+      replicated, std::move(snapshots), scratch_dir);
   RETURN_NOT_OK(table->Recover());
   return std::shared_ptr<Table>(std::move(table));
 }

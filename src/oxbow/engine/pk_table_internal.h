@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "oxbow/engine/kv_snapshot_internal.h"
 #include "oxbow/engine/log_table_internal.h"
 #include "oxbow/kv/store.h"
 
@@ -18,9 +19,9 @@ Status CheckPrimaryKeyTable(const catalog::TableDescriptor& descriptor);
 
 // Opens the table's changelog, then brings its rows in `store` up to the changelog's end; when
 // `replicated` (cluster mode), leaves them where they are: its replicas bring them up to what
-// they commit (Table::PrepareToLead, Table::ApplyReplicated).
+// they commit (Table::PrepareToLead, Table::ApplyReplicated). KV snapshots go to `snapshots`.
 Result<std::shared_ptr<Table>> OpenPrimaryKeyTable(const catalog::TableDescriptor& descriptor,
                                                    LogTableOptions changelog, kv::TableStore* store,
-                                                   bool replicated);
+                                                   bool replicated, KvSnapshotStore snapshots);
 
 }  // namespace oxbow::engine::internal

@@ -19,6 +19,14 @@ Result<arrow::RecordBatchPtr> Table::Lookup(const LookupRequest&) {
   return NeedsPrimaryKey(descriptor(), "lookups");
 }
 
+Result<std::optional<KvSnapshotRef>> Table::UploadKvSnapshot(int32_t, int64_t) {
+  return NeedsPrimaryKey(descriptor(), "KV snapshots");
+}
+
+Result<bool> Table::RestoreKvSnapshot(int32_t, const KvSnapshotRef&) {
+  return NeedsPrimaryKey(descriptor(), "KV snapshots");
+}
+
 Result<std::vector<int32_t>> Table::BucketsOf(const arrow::RecordBatch&) const {
   return Status::NotImplemented("table " + Quote(descriptor().name) +
                                 " does not choose buckets by key");

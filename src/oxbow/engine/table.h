@@ -129,6 +129,14 @@ struct LookupRequest {
       remote;
 };
 
+// A KV snapshot of one bucket of a primary-key table in the object store
+// (docs/cluster.md#kv-snapshots-in-object-storage): its directory there, and the changelog
+// offset its rows are at.
+struct KvSnapshotRef {
+  int64_t offset = 0;
+  std::string path;
+};
+
 // One put stream: the client's schema has been checked against the table.
 class PutSession {
  public:
@@ -214,6 +222,14 @@ class Table {
     (void)bucket;
     return Status::OK();
   }
+  // Primary-key tables with a snapshot store (EngineOptions::kv_snapshot_fs): uploads the
+  // bucket's rows, unless they are still at changelog offset `after_offset` (nullopt then).
+  virtual Result<std::optional<KvSnapshotRef>> UploadKvSnapshot(int32_t bucket,
+                                                                int64_t after_offset);
+  // Primary-key tables, a follower's replica: when its changelog ends before the snapshot's
+  // offset, replaces the bucket's rows with the snapshot's and restarts the changelog there
+  // (true: fetching goes on from the snapshot's offset); otherwise changes nothing (false).
+  virtual Result<bool> RestoreKvSnapshot(int32_t bucket, const KvSnapshotRef& snapshot);
   // Flushes and closes the logs. Idempotent.
   virtual Status Close() = 0;
 };

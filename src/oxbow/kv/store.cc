@@ -3,6 +3,7 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
@@ -133,6 +134,69 @@ class TableStoreImpl : public TableStore {
 
   Result<std::optional<int64_t>> AppliedOffset(int32_t bucket) override {
     return ReadApplied(db_, cf_, rocksdb::ReadOptions(), bucket);
+  }
+
+  Result<BucketDump> DumpBucket(int32_t bucket, const std::string& dir,
+                                int64_t max_file_bytes) override {
+    const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
+    struct Release {
+      rocksdb::DB* db;
+      const rocksdb::Snapshot* snapshot;
+      ~Release() { db->ReleaseSnapshot(snapshot); }
+    } release{db_, snapshot};
+    rocksdb::ReadOptions read;
+    read.snapshot = snapshot;
+    read.fill_cache = false;
+    BucketDump dump;
+    ASSIGN_OR_RAISE(auto applied, ReadApplied(db_, cf_, read, bucket));
+    dump.applied_offset = applied.value_or(0);
+    const std::string prefix = BucketPrefix(bucket);
+    const std::string end = BucketPrefix(bucket + 1);
+    rocksdb::Slice upper(end);
+    read.iterate_upper_bound = &upper;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, cf_));
+    const rocksdb::Options options(db_->GetDBOptions(), db_->GetOptions(cf_));
+    std::unique_ptr<rocksdb::SstFileWriter> writer;
+    auto finish = [&]() -> Status {
+      if (!writer) return Status::OK();
+      RETURN_NOT_OK(FromRocks(writer->Finish(), "finishing a snapshot file"));
+      writer.reset();
+      return Status::OK();
+    };
+    for (it->Seek(prefix); it->Valid(); it->Next()) {
+      if (!writer) {
+        writer = std::make_unique<rocksdb::SstFileWriter>(rocksdb::EnvOptions(), options, cf_);
+        dump.files.push_back(
+            (fs::path(dir) / ("part-" + std::to_string(dump.files.size()) + ".sst")).string());
+        RETURN_NOT_OK(FromRocks(writer->Open(dump.files.back()), "creating a snapshot file"));
+      }
+      RETURN_NOT_OK(FromRocks(writer->Put(it->key(), it->value()), "writing a snapshot file"));
+      ++dump.rows;
+      if (static_cast<int64_t>(writer->FileSize()) >= max_file_bytes) RETURN_NOT_OK(finish());
+    }
+    RETURN_NOT_OK(FromRocks(it->status(), "reading rows for a snapshot"));
+    RETURN_NOT_OK(finish());
+    return dump;
+  }
+
+  Status RestoreBucket(int32_t bucket, const std::vector<std::string>& files,
+                       int64_t applied_offset) override {
+    rocksdb::WriteOptions write;
+    write.disableWAL = true;
+    RETURN_NOT_OK(
+        FromRocks(db_->DeleteRange(write, cf_, BucketPrefix(bucket), BucketPrefix(bucket + 1)),
+                  "deleting a bucket's rows"));
+    if (!files.empty()) {
+      rocksdb::IngestExternalFileOptions ingest;
+      ingest.move_files = true;
+      RETURN_NOT_OK(FromRocks(db_->IngestExternalFile(cf_, files, ingest), "ingesting a snapshot"));
+    }
+    rocksdb::WriteBatch batch;
+    RETURN_NOT_OK(
+        FromRocks(batch.Put(cf_, AppliedKey(bucket), EncodeOffset(applied_offset)), "batching"));
+    RETURN_NOT_OK(FromRocks(db_->Write(write, &batch), "recording a restored offset"));
+    // No WAL: flush, so that a crash after the restore does not bring back the old rows' offset.
+    return FromRocks(db_->Flush(rocksdb::FlushOptions(), cf_), "flushing a restored bucket");
   }
 
   class ViewImpl : public View {

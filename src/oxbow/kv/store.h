@@ -113,6 +113,21 @@ class TableStore {
                         const std::function<bool(std::string_view, std::string_view)>& fn) = 0;
   };
   virtual std::unique_ptr<View> NewView() = 0;
+
+  // Writes the rows of `bucket` as of one moment into SST files in `dir` (an existing local
+  // directory), each of at most about `max_file_bytes`; returns their paths, in key order, and
+  // the applied offset of that moment (a KV snapshot, docs/cluster.md#kv-snapshots).
+  struct BucketDump {
+    std::vector<std::string> files;
+    int64_t applied_offset = 0;
+    int64_t rows = 0;
+  };
+  virtual Result<BucketDump> DumpBucket(int32_t bucket, const std::string& dir,
+                                        int64_t max_file_bytes) = 0;
+  // Replaces every row of `bucket` with those of `files` (a DumpBucket's, moved into the store)
+  // and records that the bucket is at `applied_offset`.
+  virtual Status RestoreBucket(int32_t bucket, const std::vector<std::string>& files,
+                               int64_t applied_offset) = 0;
 };
 
 // The key prefix of a bucket's rows.

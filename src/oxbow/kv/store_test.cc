@@ -135,5 +135,45 @@ TEST_F(StoreTest, CheckpointsAreBoundedAndDroppedTablesDisappear) {
   EXPECT_FALSE((*MultiGet(*fresh, {Key(0, "a")}))[0].has_value());
 }
 
+TEST_F(StoreTest, ADumpedBucketRestoresIntoAnotherBucketStateAlone) {
+  auto store = Open({7});
+  TableStore* table = *store->OpenTable(7);
+  std::vector<KeyWrite> rows;
+  uint64_t noise = 1;
+  for (int i = 0; i < 3000; ++i) {
+    std::string value;
+    for (int k = 0; k < 8; ++k) {
+      noise = noise * 6364136223846793005ULL + 1442695040888963407ULL;
+      value += std::to_string(noise);
+    }
+    rows.push_back({Key(0, std::to_string(10000 + i)), value});
+  }
+  ASSERT_TRUE(table->Write(0, rows, 42).ok());
+  ASSERT_TRUE(table->Write(1, {{Key(1, "other"), "x"}}, 7).ok());
+  fs::create_directories(dir_ / "dump");
+  auto dump = table->DumpBucket(0, (dir_ / "dump").string(), 16 << 10);
+  ASSERT_TRUE(dump.ok()) << dump.status().ToString();
+  EXPECT_EQ(dump->applied_offset, 42);
+  EXPECT_EQ(dump->rows, 3000);
+  EXPECT_GT(dump->files.size(), 1u);  // split at about 16 KiB
+  // Bucket 0 moves on; restoring the dump takes it back to offset 42 and leaves bucket 1 alone.
+  ASSERT_TRUE(table->Write(0, {{Key(0, "10000"), std::nullopt}, {Key(0, "new"), "n"}}, 50).ok());
+  ASSERT_TRUE(table->RestoreBucket(0, dump->files, dump->applied_offset).ok());
+  EXPECT_EQ(**table->AppliedOffset(0), 42);
+  EXPECT_EQ(**table->AppliedOffset(1), 7);
+  auto got = MultiGet(table, {Key(0, "10000"), Key(0, "12999"), Key(0, "new"), Key(1, "other")});
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ((*got)[0], rows.front().value);
+  EXPECT_EQ((*got)[1], rows.back().value);
+  EXPECT_FALSE((*got)[2].has_value());
+  EXPECT_EQ((*got)[3], "x");
+  // An empty bucket dumps to no file and restores to no row.
+  auto empty = table->DumpBucket(2, (dir_ / "dump").string(), 16 << 10);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->files.empty());
+  ASSERT_TRUE(table->RestoreBucket(1, {}, 3).ok());
+  EXPECT_FALSE((*MultiGet(table, {Key(1, "other")}))[0].has_value());
+}
+
 }  // namespace
 }  // namespace oxbow::kv

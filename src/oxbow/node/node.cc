@@ -12,6 +12,9 @@ namespace oxbow::node {
 
 namespace {
 
+// Fluss's kv.snapshot.interval.
+constexpr int64_t kKvSnapshotIntervalMs = int64_t{10} * 60 * 1000;
+
 // Puts the lake's files on S3 and each table's metadata pointer in <data_dir>/lake-catalog,
 // after checking that the bucket answers to the credentials.
 Status UseS3Warehouse(const std::string& data_dir, const storage::S3Options& s3,
@@ -72,6 +75,31 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
   options.engine.cold_fs = options.lake.fs ? options.lake.fs : PosixFileSystem::Default();
   options.engine.cold_root = JoinPath(options.lake.warehouse, "_log");
   options.engine.replicated = !options.cluster.zookeeper.empty();
+  // KV snapshots go to the warehouse; by default every 10 min in cluster mode, where a replica
+  // restores them (docs/cluster.md#kv-snapshots-in-object-storage), never in embedded mode.
+  if (options.engine.kv_snapshot_interval_ms < 0) {
+    options.engine.kv_snapshot_interval_ms = options.engine.replicated ? kKvSnapshotIntervalMs : 0;
+  }
+  options.engine.kv_snapshot_fs = options.engine.cold_fs;
+  options.engine.kv_snapshot_root = JoinPath(options.lake.warehouse, "_kv");
+  if (options.engine.replicated) {
+    // Each bucket's leader uploads and records its snapshots; the cluster joins after the
+    // engine opens, so until then nobody does.
+    options.engine.kv_snapshot_wanted = [n = node.get()](const catalog::TableDescriptor& t,
+                                                         int32_t bucket) {
+      cluster::Cluster* cluster = n->snapshot_cluster_.load();
+      return cluster && cluster->CheckLeader(t.name, bucket).ok();
+    };
+    options.engine.on_kv_snapshot = [n = node.get()](const catalog::TableDescriptor& t,
+                                                     int32_t bucket,
+                                                     const engine::KvSnapshotRef& snapshot) {
+      cluster::Cluster* cluster = n->snapshot_cluster_.load();
+      if (!cluster) return;
+      if (Status st = cluster->RecordKvSnapshot(t.name, bucket, snapshot); !st.ok()) {
+        spdlog::warn("recording the KV snapshot of {}[{}]: {}", t.name, bucket, st.message());
+      }
+    };
+  }
   ASSIGN_OR_RAISE(node->engine_, engine::Engine::Open(std::move(options.engine)));
   metrics::Metrics* m = node->metrics_.get();
   options.lake.observer.on_round = [m](const std::string& t, double s, bool ok) {
@@ -123,6 +151,7 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
     }
     node->cluster_ = std::move(cluster).ValueOrDie();
     node->peers_ = std::make_unique<internal::Peers>();
+    node->snapshot_cluster_.store(node->cluster_.get());
     if (node->offsets_) {
       // Groups' offsets live in a replicated table (docs/cluster.md#consumer-groups).
       node->offsets_ = std::make_unique<ReplicatedOffsetStore>(

@@ -5,6 +5,7 @@
 // docs/architecture.md draws the layers.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -108,6 +109,8 @@ class Node {
   std::unique_ptr<lake::TieringService> tiering_;
   std::unique_ptr<cluster::Cluster> cluster_;
   std::unique_ptr<internal::Peers> peers_;  // cluster mode: clients of the other servers
+  // The cluster, for the engine's KV snapshot thread, which starts before the cluster joins.
+  std::atomic<cluster::Cluster*> snapshot_cluster_{nullptr};
   std::unique_ptr<clientstate::ProducerStates> producers_;
   std::unique_ptr<clientstate::OffsetStore> offsets_;
   std::map<std::string, std::string> lake_reader_config_;

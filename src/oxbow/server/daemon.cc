@@ -110,6 +110,11 @@ void AddStorageFlags(CLI::App& app, ServerOptions* options) {
                  "How often the key-value store is checkpointed, letting retention delete the "
                  "changelog it covers (0: only at startup)")
       ->capture_default_str();
+  options->node.engine.kv_snapshot_interval_ms = -1;  // the mode's default (node::Node::Open)
+  app.add_option("--kv-snapshot-interval-ms", options->node.engine.kv_snapshot_interval_ms,
+                 "How often each primary-key bucket's leader uploads its rows to the warehouse "
+                 "as a KV snapshot, when they moved (0: never; default: 10 min in cluster "
+                 "mode, never in embedded mode)");
 }
 
 // Cluster mode (docs/cluster.md): ZooKeeper, this server's id and addresses, replication.

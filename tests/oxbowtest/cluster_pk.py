@@ -1,0 +1,72 @@
+"""Primary-key tables on a cluster, shared by the tests that run one (tests/integration and
+tests/s3): a table of (id, shop) -> qty and the Flight calls they make on it from any server."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.flight as fl
+
+from oxbowtest.cluster import Cluster
+from oxbowtest.flight import action, schema_json
+
+BUCKETS = 3
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False),
+                    pa.field("shop", pa.string(), nullable=False),
+                    pa.field("qty", pa.int64())])
+KEY_SCHEMA = pa.schema([SCHEMA.field("id"), SCHEMA.field("shop")])
+
+
+def create(c: Cluster, table: str, **body) -> dict:
+    """Creates the table and waits until every bucket's leader serves."""
+    created = action(c.client(c.live()[0]), "create_table", {
+        "table": table, "schema": schema_json(SCHEMA), "primary_key": ["id", "shop"],
+        "buckets": BUCKETS, "properties": {"replication.factor": "3", "min.insync.replicas": "2"},
+        **body})
+    for b in range(BUCKETS):
+        c.leader_of(table, b)
+    return created
+
+
+def command(table: str, op: str, **extra) -> fl.FlightDescriptor:
+    return fl.FlightDescriptor.for_command(json.dumps({"table": table, "op": op, **extra}))
+
+
+def put(client: fl.FlightClient, table: str, op: str, batch: pa.RecordBatch) -> list[dict]:
+    writer, acks = client.do_put(command(table, op), batch.schema)
+    try:
+        writer.write_batch(batch)
+        ack = acks.read()
+        if ack is None:
+            raise ConnectionError("no ack")
+        writer.done_writing()
+    finally:
+        writer.close()
+    return json.loads(ack.to_pybytes())["offsets"]
+
+
+def rows(ids, shops, qty=None) -> pa.RecordBatch:
+    if qty is None:
+        return pa.record_batch([pa.array(ids, pa.int64()), pa.array(shops)], schema=KEY_SCHEMA)
+    return pa.record_batch([pa.array(ids, pa.int64()), pa.array(shops), pa.array(qty, pa.int64())],
+                           schema=SCHEMA)
+
+
+def lookup(client: fl.FlightClient, table: str, keys: pa.RecordBatch, **extra) -> list[dict]:
+    writer, reader = client.do_exchange(command(table, "lookup", **extra))
+    writer.begin(keys.schema)
+    writer.write_batch(keys)
+    found = reader.read_chunk().data
+    writer.done_writing()
+    writer.close()
+    return found.to_pylist()
+
+
+def do_get(client: fl.FlightClient, ticket: dict) -> pa.Table:
+    return client.do_get(fl.Ticket(json.dumps(ticket).encode())).read_all()
+
+
+def snapshot(client: fl.FlightClient, table: str) -> dict:
+    return {(r["id"], r["shop"]): r["qty"]
+            for r in do_get(client, {"table": table, "snapshot": True}).to_pylist()}

@@ -1,0 +1,88 @@
+"""KV snapshots in object storage (docs/cluster.md#kv-snapshots-in-object-storage, issue 37
+item 2) on three oxbowd processes sharing a warehouse in a real S3 server (signatures checked)
+and a real ZooKeeper: each bucket's leader uploads its rows, and a replica whose disk was wiped
+restores the latest snapshot and fetches only the changelog after it."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pyarrow.flight as fl
+import pytest
+
+from oxbowtest.cluster import Cluster, wait_for
+from oxbowtest.cluster_pk import BUCKETS, create, do_get, put, rows
+from oxbowtest.flight import action
+
+from test_s3_lake import keys_under
+
+
+@pytest.fixture
+def s3_cluster(s3_env, s3_prefix, oxbowd_bin, zookeeper, tmp_path, request):
+    warehouse = f"s3://{s3_env.bucket}/{s3_prefix}/warehouse"
+    c = Cluster(oxbowd_bin, zookeeper.chroot(request.node.name[:40]), tmp_path,
+                extra_args=("--warehouse", warehouse, "--kv-snapshot-interval-ms", "300"))
+    c.prefix = f"{s3_prefix}/warehouse"
+    yield c.start()
+    c.stop()
+
+
+def manifests(s3, c: Cluster, table_id: int, bucket: int) -> dict[int, dict]:
+    """The bucket's complete snapshots in the bucket of the S3 server, by offset."""
+    prefix = f"{c.prefix}/_kv/{table_id}/{bucket}/"
+    out = {}
+    for key in keys_under(s3, prefix):
+        if key.endswith("/manifest.json"):
+            body = s3.client().get_object(Bucket=s3.bucket, Key=key)["Body"].read()
+            manifest = json.loads(body)
+            out[manifest["offset"]] = manifest
+    return out
+
+
+def test_a_wiped_replica_restores_the_snapshot_and_fetches_only_the_tail(s3_env, s3_cluster):
+    c = s3_cluster
+    table_id = create(c, "kv.snap")["table_id"]
+    ids = list(range(3000))
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        put(c.client(1), "kv.snap", "upsert", rows(part, ["s"] * len(part), part))
+    put(c.client(2), "kv.snap", "delete", rows(ids[:300], ["s"] * 300))
+    # Each leader uploads its bucket once its rows moved: the manifest names the offset they are at.
+    for b in range(BUCKETS):
+        end = c.wait_in_sync("kv.snap", b)["log_end"]
+        wait_for(lambda: end in manifests(s3_env, c, table_id, b), timeout=30,
+                 what=f"a KV snapshot of bucket {b} at offset {end}")
+    snapshotted = c.wait_in_sync("kv.snap", 0)["log_end"]
+    found = manifests(s3_env, c, table_id, 0)[snapshotted]
+    assert found["rows"] > 0 and found["files"], found
+    put(c.client(3), "kv.snap", "upsert", rows(ids[300:400], ["s"] * 100, [-1] * 100))
+    state = c.wait_in_sync("kv.snap", 0)
+    wiped = next(i for i in state["replicas"] if i != state["leader"])
+    c.wipe(wiped)
+    c.wait_in_sync("kv.snap", 0)
+    # Changes after the restore: a tail it fetches as any follower does.
+    put(c.client(3), "kv.snap", "upsert", rows(ids[400:500], ["s"] * 100, [-2] * 100))
+    c.wait_in_sync("kv.snap", 0)
+    before = do_get(c.client(state["leader"]),
+                    {"table": "kv.snap", "snapshot": True, "bucket": 0}).to_pylist()
+    log = c.servers[wiped].log_path.read_text()
+    restored = re.search(r"'kv\.snap' bucket 0: restored from the KV snapshot at offset (\d+) "
+                         r"\((s3://[^)]+)\)", log)
+    assert restored, log[-3000:]
+    # The newest snapshot when it restarted (one may have followed the last put already).
+    assert snapshotted <= int(restored.group(1)) <= state["log_end"]
+    assert int(restored.group(1)) in manifests(s3_env, c, table_id, 0)
+    # Made leader, the wiped server serves the same rows, and its changelog starts at the
+    # snapshot.
+    action(c.client(state["leader"]), "reassign_bucket",
+           {"table": "kv.snap", "bucket": 0,
+            "replicas": [wiped] + [i for i in state["replicas"] if i != wiped]})
+    wait_for(lambda: c.leader_of("kv.snap", 0) == wiped, timeout=60,
+             what="the wiped server leading bucket 0")
+    after = do_get(c.client(wiped), {"table": "kv.snap", "snapshot": True, "bucket": 0})
+    assert after.to_pylist() == before
+    changelog = c.client(wiped).do_get(
+        fl.Ticket(json.dumps({"table": "kv.snap", "bucket": 0}).encode()))
+    first = next(iter(changelog))
+    assert json.loads(first.app_metadata.to_pybytes())["base_offset"] == int(restored.group(1))

@@ -86,3 +86,47 @@ def test_a_wiped_replica_restores_the_snapshot_and_fetches_only_the_tail(s3_env,
         fl.Ticket(json.dumps({"table": "kv.snap", "bucket": 0}).encode()))
     first = next(iter(changelog))
     assert json.loads(first.app_metadata.to_pybytes())["base_offset"] == int(restored.group(1))
+
+
+def test_retention_trims_the_changelog_and_a_wiped_replica_still_recovers(
+        s3_env, s3_prefix, oxbowd_bin, zookeeper, tmp_path, request):
+    """With snapshots, a primary-key changelog is kept from the last snapshot (and checkpoint)
+    on, not from offset 0: a replica whose disk was wiped then rebuilds from the snapshot, which
+    it could not from the changelog alone."""
+    warehouse = f"s3://{s3_env.bucket}/{s3_prefix}/warehouse"
+    c = Cluster(oxbowd_bin, zookeeper.chroot(request.node.name[:40]), tmp_path,
+                extra_args=("--warehouse", warehouse, "--kv-snapshot-interval-ms", "200",
+                            "--kv-checkpoint-interval-ms", "200", "--segment-bytes", "32768",
+                            "--retention-bytes", "65536")).start()
+    try:
+        create(c, "kv.trim")
+        keys = list(range(600))
+        # The same keys over and over: the changelog grows, the rows do not.
+        for round_ in range(40):
+            put(c.client(1), "kv.trim", "upsert",
+                rows(keys, ["t"] * len(keys), [round_ * 1000 + k for k in keys]))
+
+        def trimmed():
+            leader = c.leader_of("kv.trim", 0)
+            described = action(c.client(leader), "describe_table", {"table": "kv.trim"})
+            return next(b for b in described["bucket_offsets"] if b["bucket"] == 0)[
+                "earliest_offset"] > 0
+        wait_for(trimmed, timeout=60, what="retention trimming bucket 0's changelog")
+        state = c.wait_in_sync("kv.trim", 0)
+        before = do_get(c.client(state["leader"]),
+                        {"table": "kv.trim", "snapshot": True, "bucket": 0}).to_pylist()
+        assert {r["qty"] // 1000 for r in before} == {39}
+        wiped = next(i for i in state["replicas"] if i != state["leader"])
+        c.wipe(wiped)
+        c.wait_in_sync("kv.trim", 0)
+        assert "'kv.trim' bucket 0: restored from the KV snapshot" in \
+            c.servers[wiped].log_path.read_text()
+        action(c.client(state["leader"]), "reassign_bucket",
+               {"table": "kv.trim", "bucket": 0,
+                "replicas": [wiped] + [i for i in state["replicas"] if i != wiped]})
+        wait_for(lambda: c.leader_of("kv.trim", 0) == wiped, timeout=60,
+                 what="the wiped server leading bucket 0")
+        after = do_get(c.client(wiped), {"table": "kv.trim", "snapshot": True, "bucket": 0})
+        assert after.to_pylist() == before
+    finally:
+        c.stop()

@@ -589,7 +589,13 @@ Status Replica::FetchOnce(client::Client& leader, int32_t epoch) {
       high_watermark_ = l.high_watermark();
     }
     // A primary-key bucket's rows follow the committed changelog, warm for a failover.
-    RETURN_NOT_OK(engine_table_->ApplyReplicated(bucket_).WithContext("applying fetched rows"));
+    Status applied = engine_table_->ApplyReplicated(bucket_);
+    if (applied.code() == StatusCode::kCorruption) {
+      // Rows the changelog here cannot rebuild (its start passed them): a snapshot can.
+      ASSIGN_OR_RAISE(bool restored, RestoreKvSnapshot());
+      if (restored) applied = engine_table_->ApplyReplicated(bucket_);
+    }
+    RETURN_NOT_OK(applied.WithContext("applying fetched rows"));
   }
   return Status::OK();
 }

@@ -389,8 +389,7 @@ Status Engine::CheckpointKeyValueStore() {
     floors.checkpoint = b.offset;
     const bool held =
         options_.holds_retention && options_.holds_retention(it->second->descriptor());
-    it->second->logs()[b.bucket]->SetRetentionFloor(held ? std::min(floors.checkpoint, floors.held)
-                                                         : floors.checkpoint);
+    it->second->logs()[b.bucket]->SetRetentionFloor(floors.Lowest(held));
   }
   return Status::OK();
 }
@@ -429,6 +428,13 @@ Status Engine::SnapshotKeyValueStore() {
       }
       if (!*uploaded) continue;
       snapshotted_[key] = (*uploaded)->offset;
+      {
+        std::lock_guard<std::mutex> lock(floors_mu_);
+        auto& floors = floors_[key];
+        floors.snapshot = (*uploaded)->offset;
+        const bool held = options_.holds_retention && options_.holds_retention(descriptor);
+        table->logs()[b]->SetRetentionFloor(floors.Lowest(held));
+      }
       if (options_.on_kv_snapshot) options_.on_kv_snapshot(descriptor, b, **uploaded);
     }
   }
@@ -581,7 +587,7 @@ Status Engine::SetRetentionFloor(const std::string& name, int32_t bucket, int64_
   std::lock_guard<std::mutex> lock(floors_mu_);
   auto& floors = floors_[{descriptor.table_id, bucket}];
   floors.held = offset;
-  table->logs()[bucket]->SetRetentionFloor(std::min(floors.checkpoint, floors.held));
+  table->logs()[bucket]->SetRetentionFloor(floors.Lowest(true));
   return Status::OK();
 }
 

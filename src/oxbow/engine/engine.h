@@ -3,6 +3,7 @@
 // It knows nothing of gRPC; the Flight service in oxbow/server translates to and from it.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -191,9 +192,15 @@ class Engine {
   std::mutex checkpoint_mu_;       // one checkpoint at a time
   // A primary-key changelog's two floors: what the newest checkpoint covers, and what its
   // holder (the lake) has copied. Retention keeps everything from the lower one.
+  // With KV snapshots, also the offset of the last one uploaded here: a replica restoring it
+  // fetches the changelog from there.
   struct Floors {
     int64_t checkpoint = 0;
     int64_t held = 0;
+    int64_t snapshot = INT64_MAX;
+    int64_t Lowest(bool held_too) const {
+      return std::min({checkpoint, held_too ? held : INT64_MAX, snapshot});
+    }
   };
   std::mutex floors_mu_;
   std::map<std::pair<int64_t, int32_t>, Floors> floors_;  // by (table id, bucket)

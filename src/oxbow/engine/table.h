@@ -228,7 +228,9 @@ class Table {
                                                                 int64_t after_offset);
   // Primary-key tables, a follower's replica: when its changelog ends before the snapshot's
   // offset, replaces the bucket's rows with the snapshot's and restarts the changelog there
-  // (true: fetching goes on from the snapshot's offset); otherwise changes nothing (false).
+  // (true: fetching goes on from the snapshot's offset); when its rows are behind the start of
+  // its changelog and the snapshot is within it, replaces the rows (true); otherwise changes
+  // nothing (false).
   virtual Result<bool> RestoreKvSnapshot(int32_t bucket, const KvSnapshotRef& snapshot);
   // Flushes and closes the logs. Idempotent.
   virtual Status Close() = 0;

@@ -9,11 +9,11 @@ fetching and replaying the whole changelog, side by side in one run on one 3-ser
 
 A one-bucket primary-key table (replication factor 3) gets --gigabytes of rows with
 incompressible payloads, written through Flight, each key written --updates times (1: distinct
-keys, the rows as big as the changelog; 4: the changelog four times the rows); the leader uploads its snapshot to the
-warehouse (a directory shared by the three servers, standing in for the object store: the time
-measured is the servers', not an S3 server's). Then, twice, a follower is SIGKILLed, its data dir
-deleted, and it is started again; the time is from the start to the leader listing it in the ISR
-with its whole log:
+keys, the rows as big as the changelog; 4: the changelog four times the rows); the leader
+uploads its snapshot to the warehouse (a directory shared by the three servers, standing in for
+the object store: the time measured is the servers', not an S3 server's). Then, twice, a
+follower is SIGKILLed, its data dir deleted, and it is started again; the time is from the
+start to its log having the leader's end, with the leader listing it in the ISR:
 - replay: the warehouse's snapshot directory is moved away first, so the restore fails and the
   replica fetches and applies the whole changelog (what it did before KV snapshots);
 - restore: the snapshot is back; the replica downloads it, ingests its files and fetches the
@@ -125,8 +125,8 @@ def main() -> None:
                                     and s["high_watermark"] == s["log_end"] else None)(
                 bucket_state(clients[leader])), 600, "the bucket in sync")
             snapshot_dir = wait_for(lambda: next(
-                p for p in warehouse.glob(f"_kv/*/0/snapshot-{end}") if (p / "manifest.json").exists()),
-                600, f"a KV snapshot at offset {end}")
+                p for p in warehouse.glob(f"_kv/*/0/snapshot-{end}")
+                if (p / "manifest.json").exists()), 600, f"a KV snapshot at offset {end}")
             snapshot_bytes = sum(f.stat().st_size for f in snapshot_dir.iterdir())
             changelog_bytes = sum(f.stat().st_size for f in
                                   (nodes[leader].home / "data" / "tables").rglob("*.log"))
@@ -166,11 +166,14 @@ def main() -> None:
                   f"{changelog_bytes / 1e9:.2f} GB, snapshot {snapshot_bytes / 1e9:.2f} GB")
             print(f"  replay the whole changelog: {replay_s:7.1f} s to the ISR"
                   f"{'' if replayed else ' (it restored instead: the figure is void)'}")
-            print(f"  restore the snapshot:       {restore_s:7.1f} s to the ISR"
-                  f"{f' (the restore itself: {int(restore_log.group(1)) / 1000:.1f} s, of which downloading {int(restore_log.group(2)) / 1000:.1f} s)' if restored else ' (it did not restore: the figure is void)'}")
+            detail = (f" (the restore itself: {int(restore_log.group(1)) / 1000:.1f} s, of which "
+                      f"downloading {int(restore_log.group(2)) / 1000:.1f} s)" if restored
+                      else " (it did not restore: the figure is void)")
+            print(f"  restore the snapshot:       {restore_s:7.1f} s to the ISR{detail}")
             print(f"  restore / replay: {restore_s / replay_s:.2f}")
             print("  peak RSS (anonymous): " + ", ".join(
-                f"{k} {v / 2**20:.0f} MiB ({anon[k] / 2**20:.0f} MiB)" for k, v in sorted(rss.items())))
+                f"{k} {v / 2**20:.0f} MiB ({anon[k] / 2**20:.0f} MiB)"
+                for k, v in sorted(rss.items())))
         finally:
             for node in nodes.values():
                 node.stop()

@@ -305,6 +305,25 @@ def test_a_follower_whose_disk_was_wiped_replicates_everything_again(cluster):
     check_kafka_records(cluster, "wiped", [kafka])
 
 
+def test_a_leader_whose_disk_was_wiped_does_not_lead_on_an_empty_log(cluster):
+    """The leader SIGKILLed, its data dir deleted and started again at once, inside its session
+    timeout: ZooKeeper still names it leader, but an election from before its restart does not
+    make it lead (KIP-380); another in-sync replica takes over, and nothing acknowledged is
+    lost."""
+    cluster.create_table("ns.wipedleader")
+    writer = Writer(cluster, "ns.wipedleader", "w")
+    writer.start()
+    wait_for(lambda: len(writer.acked) > 200, what="writes")
+    leader = cluster.leader_of("ns.wipedleader")
+    cluster.wipe(leader)
+    acked = len(writer.acked)
+    wait_for(lambda: len(writer.acked) > acked + 100, timeout=60, what="writes after the wipe")
+    writer.stop()
+    state = cluster.wait_in_sync("ns.wipedleader")
+    assert cluster.bucket("ns.wipedleader", 0, leader)["log_end"] == state["log_end"]
+    check_acknowledged(cluster.read_bucket("ns.wipedleader"), [writer])
+
+
 def test_group_offsets_survive_the_death_of_their_coordinator(cluster):
     """Committed offsets live in the replicated __oxbow.group_offsets: a group whose coordinator
     is SIGKILLed resumes from its commits on the new one, rereading and skipping nothing."""

@@ -19,8 +19,8 @@ import pyarrow.flight as fl
 import pytest
 
 from oxbowtest.cluster import Cluster, not_leader, wait_for
-from oxbowtest.cluster_pk import BUCKETS, create, do_get, lookup, put, rows, snapshot
-from oxbowtest.flight import action
+from oxbowtest.cluster_pk import (BUCKETS, bucket_rows, create, do_get, lead_and_read, lookup, put,
+                                  rows, snapshot)
 
 KILLS = int(os.environ.get("OXBOW_CLUSTER_PK_KILLS", "6"))
 
@@ -210,21 +210,13 @@ def test_a_wiped_replica_rebuilds_its_rows_from_the_changelog_and_leads(cluster)
         put(cluster.client(1), "pk.wiped", "upsert", rows(part, ["w"] * len(part), part))
     put(cluster.client(2), "pk.wiped", "delete", rows(ids[:200], ["w"] * 200))
     state = cluster.wait_in_sync("pk.wiped", 0)
-    before = do_get(cluster.client(state["leader"]),
-                    {"table": "pk.wiped", "snapshot": True, "bucket": 0}).to_pylist()
+    before = bucket_rows(cluster, state["leader"], "pk.wiped", 0)
     assert before
     wiped = next(i for i in state["replicas"] if i != state["leader"])
     cluster.wipe(wiped)
     cluster.wait_in_sync("pk.wiped", 0)
-    # The wiped server first in the replica list: the preferred leader, so it takes over.
-    action(cluster.client(state["leader"]), "reassign_bucket",
-           {"table": "pk.wiped", "bucket": 0,
-            "replicas": [wiped] + [i for i in state["replicas"] if i != wiped]})
-    wait_for(lambda: cluster.leader_of("pk.wiped", 0) == wiped, timeout=60,
-             what="the wiped server leading bucket 0")
-    after = do_get(cluster.client(wiped),
-                   {"table": "pk.wiped", "snapshot": True, "bucket": 0}).to_pylist()
-    assert after == before
+    # Made the preferred leader, it takes over.
+    assert lead_and_read(cluster, "pk.wiped", 0, wiped) == before
 
 
 def test_a_rolling_restart_under_upserts_and_deletes_loses_nothing(cluster):

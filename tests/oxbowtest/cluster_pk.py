@@ -8,7 +8,7 @@ import json
 import pyarrow as pa
 import pyarrow.flight as fl
 
-from oxbowtest.cluster import Cluster
+from oxbowtest.cluster import Cluster, wait_for
 from oxbowtest.flight import action, schema_json
 
 BUCKETS = 3
@@ -70,3 +70,21 @@ def do_get(client: fl.FlightClient, ticket: dict) -> pa.Table:
 def snapshot(client: fl.FlightClient, table: str) -> dict:
     return {(r["id"], r["shop"]): r["qty"]
             for r in do_get(client, {"table": table, "snapshot": True}).to_pylist()}
+
+
+def bucket_rows(c: Cluster, server: int, table: str, bucket: int) -> list[dict]:
+    """One bucket's current rows, as its leader `server` serves them."""
+    ticket = {"table": table, "snapshot": True, "bucket": bucket}
+    return do_get(c.client(server), ticket).to_pylist()
+
+
+def lead_and_read(c: Cluster, table: str, bucket: int, server: int) -> list[dict]:
+    """Makes `server` the bucket's leader (first in its replica list: the preferred leader) and
+    returns the bucket's rows as it serves them."""
+    state = c.bucket(table, bucket)
+    action(c.client(state["leader"]), "reassign_bucket",
+           {"table": table, "bucket": bucket,
+            "replicas": [server] + [i for i in state["replicas"] if i != server]})
+    wait_for(lambda: c.leader_of(table, bucket) == server, timeout=60,
+             what=f"server {server} leading {table}[{bucket}]")
+    return bucket_rows(c, server, table, bucket)

@@ -443,7 +443,7 @@ class Cluster::Impl {
       RETURN_NOT_OK(session->CreateAll(path));
     }
     ServerInfo self{options_.server_id, options_.advertised_flight, options_.advertised_kafka,
-                    options_.rack};
+                    options_.rack, incarnation_};
     // A server restarted within the session timeout finds its old registration still there:
     // wait for ZooKeeper to expire it. One that is leaving stays unregistered.
     const auto deadline = Clock::now() + std::chrono::milliseconds(3 * options_.session_timeout_ms);
@@ -667,6 +667,10 @@ class Cluster::Impl {
     std::vector<ServerInfo> live;
     for (const auto& [id, server] : meta.servers) live.push_back(server);
     auto alive = [&](int32_t id) { return meta.servers.count(id) > 0; };
+    auto incarnation = [&](int32_t id) {
+      auto it = meta.servers.find(id);
+      return it == meta.servers.end() ? int64_t{0} : it->second.incarnation;
+    };
     for (const auto& [name, t] : meta.tables) {
       if (t.replicas.empty()) {
         RETURN_NOT_OK(Assign(name, t, live));
@@ -682,7 +686,16 @@ class Cluster::Impl {
           if (alive(id)) live_isr.push_back(id);
         }
         BucketState next = state;
-        if (state.leader < 0 || !alive(state.leader)) {
+        // A leader that restarted since its election may have lost its disk: another in-sync
+        // replica takes over, and it rejoins the ISR once caught up (Kafka's KIP-380).
+        const bool restarted = state.leader >= 0 && alive(state.leader) &&
+                               state.leader_incarnation != 0 &&
+                               incarnation(state.leader) != state.leader_incarnation;
+        if (restarted) {
+          std::erase(live_isr, state.leader);
+          if (live_isr.empty()) live_isr = {state.leader};  // the only copy there is
+        }
+        if (state.leader < 0 || !alive(state.leader) || restarted) {
           int32_t leader = -1;
           for (int32_t id : replicas) {
             if (std::find(live_isr.begin(), live_isr.end(), id) != live_isr.end()) {
@@ -704,6 +717,7 @@ class Cluster::Impl {
           if (leader < 0 && state.leader < 0) continue;  // still offline
           next.leader = leader;
           next.leader_epoch = state.leader_epoch + 1;
+          next.leader_incarnation = incarnation(leader);
           // An offline bucket keeps its last ISR, so that its members may lead again.
           if (leader >= 0) next.isr = live_isr;
           spdlog::info("cluster: {}[{}] leader {} -> {} (epoch {})", name, b, state.leader, leader,
@@ -715,6 +729,7 @@ class Cluster::Impl {
                    state.InSync(replicas[0])) {
           next.leader = replicas[0];  // back to the preferred leader
           next.leader_epoch = state.leader_epoch + 1;
+          next.leader_incarnation = incarnation(replicas[0]);
           spdlog::info("cluster: {}[{}] back to preferred leader {} (epoch {})", name, b,
                        replicas[0], next.leader_epoch);
           ++leader_elections_;
@@ -801,6 +816,9 @@ class Cluster::Impl {
     for (int32_t b = 0; b < t.descriptor.buckets; ++b) {
       BucketState state;
       state.leader = (*replicas)[static_cast<size_t>(b)][0];
+      for (const ServerInfo& server : live) {
+        if (server.id == state.leader) state.leader_incarnation = server.incarnation;
+      }
       state.isr = (*replicas)[static_cast<size_t>(b)];
       state.controller_epoch = controller_epoch_;
       ops.push_back(ZkOp::Create(paths::Bucket(name, b), ""));
@@ -911,7 +929,18 @@ class Cluster::Impl {
         std::lock_guard lock(replicas_mu_);
         replicas_[{name, b}] = replica;
       }
-      if (state.leader == options_.server_id) {
+      if (state.leader == options_.server_id && state.leader_incarnation != 0 &&
+          state.leader_incarnation != incarnation_) {
+        // Elected before this process started (it restarted within its session timeout, maybe
+        // on an empty disk): it does not lead on that election; the controller elects again.
+        if (!replica->IsFollowing(state.leader, state.leader_epoch, "")) {
+          spdlog::warn(
+              "{}[{}]: ZooKeeper names this server leader from before its restart; "
+              "waiting for the controller to elect again",
+              name, b);
+          replica->BecomeFollower(state, "");
+        }
+      } else if (state.leader == options_.server_id) {
         if (replica->IsLeaderAt(state.leader_epoch)) {
           replica->UpdateLeaderState(state, replicas, min_insync.ok() ? *min_insync : 2);
         } else {
@@ -1017,6 +1046,9 @@ class Cluster::Impl {
   int32_t controller_epoch_ = 0;
   int32_t controller_epoch_version_ = -1;
   std::mt19937 random_{std::random_device{}()};
+  // This process's incarnation (ServerInfo::incarnation).
+  const int64_t incarnation_ =
+      static_cast<int64_t>((uint64_t{std::random_device{}()} << 31 ^ std::random_device{}()) | 1);
 
  public:
   std::atomic<int64_t> leader_elections_{0};

@@ -77,8 +77,11 @@ std::string KvSnapshot(std::string_view table, int32_t bucket) {
 }  // namespace paths
 
 std::string ServerInfoToJson(const ServerInfo& server) {
-  return json{
-      {"id", server.id}, {"flight", server.flight}, {"kafka", server.kafka}, {"rack", server.rack}}
+  return json{{"id", server.id},
+              {"flight", server.flight},
+              {"kafka", server.kafka},
+              {"rack", server.rack},
+              {"incarnation", server.incarnation}}
       .dump();
 }
 
@@ -89,6 +92,9 @@ Result<ServerInfo> ServerInfoFromJson(std::string_view text) {
   ASSIGN_OR_RAISE(server.flight, Field<std::string>(j, "flight", "a server"));
   ASSIGN_OR_RAISE(server.kafka, Field<std::string>(j, "kafka", "a server"));
   ASSIGN_OR_RAISE(server.rack, Field<std::string>(j, "rack", "a server"));
+  if (j.contains("incarnation")) {
+    ASSIGN_OR_RAISE(server.incarnation, Field<int64_t>(j, "incarnation", "a server"));
+  }
   return server;
 }
 
@@ -96,7 +102,8 @@ std::string BucketStateToJson(const BucketState& state) {
   return json{{"leader", state.leader},
               {"leader_epoch", state.leader_epoch},
               {"isr", state.isr},
-              {"controller_epoch", state.controller_epoch}}
+              {"controller_epoch", state.controller_epoch},
+              {"leader_incarnation", state.leader_incarnation}}
       .dump();
 }
 
@@ -107,11 +114,17 @@ Result<BucketState> BucketStateFromJson(std::string_view text) {
   ASSIGN_OR_RAISE(state.leader_epoch, Field<int32_t>(j, "leader_epoch", "a bucket state"));
   ASSIGN_OR_RAISE(state.isr, Field<std::vector<int32_t>>(j, "isr", "a bucket state"));
   ASSIGN_OR_RAISE(state.controller_epoch, Field<int32_t>(j, "controller_epoch", "a bucket state"));
+  if (j.contains("leader_incarnation")) {
+    ASSIGN_OR_RAISE(state.leader_incarnation,
+                    Field<int64_t>(j, "leader_incarnation", "a bucket state"));
+  }
   return state;
 }
 
 std::string KvSnapshotToJson(const engine::KvSnapshotRef& snapshot) {
-  return json{{"offset", snapshot.offset}, {"path", snapshot.path}}.dump();
+  return json{
+      {"offset", snapshot.offset}, {"path", snapshot.path}, {"leader_epoch", snapshot.leader_epoch}}
+      .dump();
 }
 
 Result<engine::KvSnapshotRef> KvSnapshotFromJson(std::string_view text) {
@@ -119,6 +132,9 @@ Result<engine::KvSnapshotRef> KvSnapshotFromJson(std::string_view text) {
   engine::KvSnapshotRef snapshot;
   ASSIGN_OR_RAISE(snapshot.offset, Field<int64_t>(j, "offset", "a KV snapshot"));
   ASSIGN_OR_RAISE(snapshot.path, Field<std::string>(j, "path", "a KV snapshot"));
+  if (j.contains("leader_epoch")) {
+    ASSIGN_OR_RAISE(snapshot.leader_epoch, Field<int32_t>(j, "leader_epoch", "a KV snapshot"));
+  }
   return snapshot;
 }
 

@@ -21,6 +21,9 @@ struct ServerInfo {
   std::string flight;  // "grpc://host:port"
   std::string kafka;   // "host:port"; empty without a Kafka listener
   std::string rack;    // empty: none
+  // Random, new at each start of the process (Kafka's broker epoch, KIP-380): a registration
+  // with another incarnation is a server that restarted, maybe on an empty disk. 0: unknown.
+  int64_t incarnation = 0;
 };
 
 // /oxbow/tables/<t>/buckets/<b>/state: who leads a bucket, since when, and who is in sync.
@@ -29,7 +32,10 @@ struct BucketState {
   int32_t leader_epoch = 0;
   std::vector<int32_t> isr;
   int32_t controller_epoch = 0;  // of the controller that last wrote it
-  int32_t version = -1;          // the znode's version (not stored in it)
+  // The leader's incarnation when it was elected: a leader that restarted since does not lead
+  // on (its log may be empty) until the controller elects again. 0: unknown.
+  int64_t leader_incarnation = 0;
+  int32_t version = -1;  // the znode's version (not stored in it)
 
   bool InSync(int32_t server) const;
 };

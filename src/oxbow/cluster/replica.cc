@@ -478,6 +478,11 @@ Status Replica::TruncateToLeader(client::Client& leader, int32_t epoch) {
     }
     const log::EpochEnd theirs{j["epoch"].get<int32_t>(), j["end_offset"].get<int64_t>()};
     int64_t cut = std::min(l.next_offset(), theirs.end_offset);
+    if (theirs.epoch < 0) {
+      // The leader knows no epoch as old as ours (its changelog starts later, at a KV snapshot):
+      // nothing to compare, so keep what our high watermark says is committed (Kafka's fallback).
+      cut = std::max(std::min(l.next_offset(), l.high_watermark()), l.earliest_offset());
+    }
     if (theirs.epoch >= 0 && theirs.epoch < mine.epoch) {
       // The leader never had our latest epoch: cut where our copy of its epoch ends too, then
       // compare again with our (now older) latest epoch (KIP-279).

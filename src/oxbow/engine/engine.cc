@@ -56,10 +56,16 @@ Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
     RETURN_NOT_OK(engine->CheckpointKeyValueStore());
   }
   if (engine->options_.kv_snapshot_interval_ms > 0 && engine->options_.kv_snapshot_fs) {
-    engine->snapshot_thread_ = std::thread([e = engine.get()] { e->SnapshotLoop(); });
+    engine->snapshot_thread_ = std::thread([e = engine.get()] {
+      e->RunEvery(e->options_.kv_snapshot_interval_ms, "uploading KV snapshots",
+                  [e] { return e->SnapshotKeyValueStore(); });
+    });
   }
   if (engine->options_.kv_checkpoint_interval_ms > 0) {
-    engine->checkpoint_thread_ = std::thread([e = engine.get()] { e->CheckpointLoop(); });
+    engine->checkpoint_thread_ = std::thread([e = engine.get()] {
+      e->RunEvery(e->options_.kv_checkpoint_interval_ms, "checkpointing the key-value store",
+                  [e] { return e->CheckpointKeyValueStore(); });
+    });
   }
   if (engine->cold_cache_ && engine->options_.cold_check_ms > 0) {
     engine->cold_thread_ = std::thread([e = engine.get()] { e->ColdLoop(); });
@@ -400,14 +406,12 @@ std::optional<kv::Store::Figures> Engine::key_value_figures() const {
   return kv_->figures();
 }
 
-void Engine::CheckpointLoop() {
+void Engine::RunEvery(int64_t interval_ms, const char* what, const std::function<Status()>& run) {
   std::unique_lock<std::mutex> lock(mu_);
-  while (!closing_cv_.wait_for(lock, std::chrono::milliseconds(options_.kv_checkpoint_interval_ms),
+  while (!closing_cv_.wait_for(lock, std::chrono::milliseconds(interval_ms),
                                [this] { return closing_; })) {
     lock.unlock();
-    if (Status st = CheckpointKeyValueStore(); !st.ok()) {
-      spdlog::warn("checkpointing the key-value store: {}", st.message());
-    }
+    if (Status st = run(); !st.ok()) spdlog::warn("{}: {}", what, st.message());
     lock.lock();
   }
 }
@@ -439,18 +443,6 @@ Status Engine::SnapshotKeyValueStore() {
     }
   }
   return first;
-}
-
-void Engine::SnapshotLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!closing_cv_.wait_for(lock, std::chrono::milliseconds(options_.kv_snapshot_interval_ms),
-                               [this] { return closing_; })) {
-    lock.unlock();
-    if (Status st = SnapshotKeyValueStore(); !st.ok()) {
-      spdlog::warn("uploading KV snapshots: {}", st.message());
-    }
-    lock.lock();
-  }
 }
 
 Result<std::unique_ptr<PutSession>> Engine::StartPutToBucket(const std::string& name,

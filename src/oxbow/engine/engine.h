@@ -160,11 +160,9 @@ class Engine {
   std::vector<std::shared_ptr<Table>> Tables() const;
   // Opens the key-value store on first need. Called under mu_ or while opening.
   Result<kv::Store*> KeyValueStore();
-  // Checkpoints the store every kv_checkpoint_interval_ms until Close().
-  void CheckpointLoop();
-  // Uploads a KV snapshot of every bucket that wants one every kv_snapshot_interval_ms until
-  // Close().
-  void SnapshotLoop();
+  // Runs `run` every `interval_ms` until Close(), logging its errors as `what` (the checkpoint
+  // and KV snapshot threads).
+  void RunEvery(int64_t interval_ms, const char* what, const std::function<Status()>& run);
 
   EngineOptions options_;
   std::unique_ptr<FileLock> data_dir_lock_;  // of <data_dir>/LOCK: one engine per data dir

@@ -35,6 +35,15 @@ class EngineTest : public ::testing::Test {
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     engine_ = std::move(opened).ValueOrDie();
   }
+  // A one-bucket primary-key table of schema_, keyed by id.
+  catalog::CreateTableRequest PrimaryKeyTable(const std::string& name) const {
+    catalog::CreateTableRequest req;
+    req.table.name = name;
+    req.table.schema = schema_;
+    req.table.buckets = 1;
+    req.table.primary_key = {"id"};
+    return req;
+  }
   void CreateTable(const std::string& name, int buckets, bool keyed,
                    std::map<std::string, std::string> properties = {}) {
     catalog::CreateTableRequest req;
@@ -451,11 +460,7 @@ TEST_F(EngineTest, ReplicatedPrimaryKeyRowsWaitForTheHighWatermark) {
   EngineOptions options;
   options.replicated = true;
   Reopen(options);
-  catalog::CreateTableRequest req;
-  req.table.name = "ns.pk";
-  req.table.schema = schema_;
-  req.table.buckets = 1;
-  req.table.primary_key = {"id"};
+  const catalog::CreateTableRequest req = PrimaryKeyTable("ns.pk");
   ASSERT_TRUE(engine_->CreateTable(req).ok());
   auto table = engine_->GetTable("ns.pk").ValueOrDie();
   log::BucketLog& log = *table->logs()[0];
@@ -500,11 +505,7 @@ TEST_F(EngineTest, AKvSnapshotRestoresABucketElsewhere) {
   options.kv_snapshot_fs = PosixFileSystem::Default();
   options.kv_snapshot_root = (dir_ / "snapshots").string();
   Reopen(options);
-  catalog::CreateTableRequest req;
-  req.table.name = "ns.pk";
-  req.table.schema = schema_;
-  req.table.buckets = 1;
-  req.table.primary_key = {"id"};
+  const catalog::CreateTableRequest req = PrimaryKeyTable("ns.pk");
   ASSERT_TRUE(engine_->CreateTable(req).ok());
   auto table = engine_->GetTable("ns.pk").ValueOrDie();
   auto put = table->StartPut(schema_, PutOp::kUpsert).ValueOrDie();

@@ -58,11 +58,13 @@ Result<std::vector<int64_t>> ListSnapshots(FileSystem& fs, const std::string& di
 }  // namespace
 
 Result<KvSnapshotRef> UploadKvSnapshot(const KvSnapshotStore& store, int64_t table_id,
-                                       int32_t bucket, const kv::TableStore::BucketDump& dump) {
+                                       int32_t bucket, const kv::TableStore::BucketDump& dump,
+                                       int32_t leader_epoch) {
   FileSystem& fs = *store.fs;
   const std::string bucket_dir = BucketDir(store, table_id, bucket);
   KvSnapshotRef ref;
   ref.offset = dump.applied_offset;
+  ref.leader_epoch = leader_epoch;
   ref.path = JoinPath(bucket_dir, kSnapshotPrefix + std::to_string(dump.applied_offset));
   RETURN_NOT_OK(fs.CreateDirs(ref.path));
   json files = json::array();
@@ -76,12 +78,10 @@ Result<KvSnapshotRef> UploadKvSnapshot(const KvSnapshotStore& store, int64_t tab
     files.push_back({{"name", name}, {"size", bytes->size()}, {"crc32c", crc}});
   }
   // Written last: a snapshot without its manifest is an interrupted upload, never read.
-  const std::string manifest = json{
-      {"table_id", table_id},
-      {"bucket", bucket},
-      {"offset", dump.applied_offset},
-      {"rows", dump.rows},
-      {"files", std::move(files)}}.dump();
+  const std::string manifest =
+      json{{"table_id", table_id},         {"bucket", bucket},  {"offset", dump.applied_offset},
+           {"leader_epoch", leader_epoch}, {"rows", dump.rows}, {"files", std::move(files)}}
+          .dump();
   RETURN_NOT_OK(WriteObject(fs, JoinPath(ref.path, kManifest), manifest));
   // The newest before this one stays, for a replica still downloading it.
   ASSIGN_OR_RAISE(auto offsets, ListSnapshots(fs, bucket_dir));

@@ -19,10 +19,12 @@ struct KvSnapshotStore {
   std::string root;
 };
 
-// Uploads `dump` (local files) as the snapshot of `bucket`, verifies each object, writes the
-// manifest, and removes the bucket's snapshots older than the previous one.
+// Uploads `dump` (local files) as the snapshot of `bucket`, whose changelog batch before the
+// dump's offset was written in `leader_epoch`; verifies each object, writes the manifest, and
+// removes the bucket's snapshots older than the previous one.
 Result<KvSnapshotRef> UploadKvSnapshot(const KvSnapshotStore& store, int64_t table_id,
-                                       int32_t bucket, const kv::TableStore::BucketDump& dump);
+                                       int32_t bucket, const kv::TableStore::BucketDump& dump,
+                                       int32_t leader_epoch);
 
 // Downloads the snapshot `ref` names into `local_dir` (created), verifying every file against
 // its manifest; returns the local files in key order.

@@ -901,8 +901,12 @@ Result<std::optional<KvSnapshotRef>> PrimaryKeyTable::UploadKvSnapshot(int32_t b
   // The dump reads one consistent moment of the store; puts go on meanwhile.
   auto dump = store_->DumpBucket(bucket, dir, kKvSnapshotFileBytes);
   Result<KvSnapshotRef> uploaded =
-      dump.ok() ? internal::UploadKvSnapshot(snapshots_, descriptor_.table_id, bucket, *dump)
-                : Result<KvSnapshotRef>(dump.status());
+      dump.ok()
+          ? internal::UploadKvSnapshot(snapshots_, descriptor_.table_id, bucket, *dump,
+                                       dump->applied_offset > 0
+                                           ? logs()[bucket]->LeaderEpochAt(dump->applied_offset - 1)
+                                           : -1)
+          : Result<KvSnapshotRef>(dump.status());
   (void)local.RemoveAll(dir);
   if (!uploaded.ok()) return uploaded.status().WithContext(BucketName(bucket));
   spdlog::info("{}: KV snapshot of {} rows at offset {} uploaded to {}", BucketName(bucket),
@@ -933,7 +937,14 @@ Result<bool> PrimaryKeyTable::RestoreKvSnapshot(int32_t bucket, const KvSnapshot
       restored.WithContext(BucketName(bucket) + ": restoring the KV snapshot at " + snapshot.path));
   pending_[static_cast<size_t>(bucket)] = {};
   // The changelog below the snapshot is not needed here any more: fetching goes on from it.
-  if (far_behind) RETURN_NOT_OK(log.ResetTo(snapshot.offset));
+  if (far_behind) {
+    RETURN_NOT_OK(log.ResetTo(snapshot.offset));
+    // The epoch the changelog before the snapshot ended in: a follower comparing epochs with
+    // this replica once it leads finds where they agree (KIP-101).
+    if (snapshot.leader_epoch >= 0) {
+      RETURN_NOT_OK(log.AssignLeaderEpoch(snapshot.leader_epoch, snapshot.offset));
+    }
+  }
   auto ms = [](auto duration) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(duration).count();
   };

@@ -130,11 +130,13 @@ struct LookupRequest {
 };
 
 // A KV snapshot of one bucket of a primary-key table in the object store
-// (docs/cluster.md#kv-snapshots-in-object-storage): its directory there, and the changelog
-// offset its rows are at.
+// (docs/cluster.md#kv-snapshots-in-object-storage): its directory there, the changelog offset
+// its rows are at, and the leader epoch of the changelog batch before that offset (-1: none), so
+// that a replica whose changelog starts at the snapshot still answers KIP-101 epoch queries.
 struct KvSnapshotRef {
   int64_t offset = 0;
   std::string path;
+  int32_t leader_epoch = -1;
 };
 
 // One put stream: the client's schema has been checked against the table.

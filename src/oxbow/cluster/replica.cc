@@ -553,8 +553,13 @@ Status Replica::FetchOnce(client::Client& leader, int32_t epoch) {
         const int64_t start = std::stoll(message.substr(message.find("log_start=") + 10));
         spdlog::warn("{}[{}]: the leader's log starts at {}, past ours; starting over there",
                      table_, bucket_, start);
-        ASSIGN_OR_RAISE(bool restored, RestoreKvSnapshot());
-        if (restored && l.next_offset() >= start) return Status::OK();
+        auto restored = RestoreKvSnapshot();
+        if (!restored.ok()) {
+          spdlog::warn("{}[{}]: not restored from a KV snapshot: {}", table_, bucket_,
+                       restored.status().ToString());
+        } else if (*restored && l.next_offset() >= start) {
+          return Status::OK();
+        }
         return l.ResetTo(start);
       }
       return st;

@@ -62,6 +62,9 @@ def test_any_server_routes_puts_lookups_and_snapshots_to_the_leaders(cluster):
         expected[(i, shops[i])] = -1
     for i in (1, 2, 3):
         assert snapshot(cluster.client(i), "pk.stock") == expected
+    # Replicas' rows follow what they saw committed: an unclean election could take it back.
+    with pytest.raises(pa.ArrowInvalid, match="unclean.leader.election=true is refused"):
+        create(cluster, "pk.unclean", properties={"unclean.leader.election": "true"})
     # One bucket's snapshot is its leader's to serve; the others name it.
     leader = cluster.leader_of("pk.stock", 0)
     other = leader % 3 + 1

@@ -96,6 +96,14 @@ class Cluster::Impl {
 
   Result<catalog::TableDescriptor> CreateTable(const catalog::CreateTableRequest& request) {
     catalog::TableDescriptor table = request.table;
+    // A replica's rows follow the changelog it had committed; an unclean election can take
+    // back committed changes, which its rows would keep.
+    if (!table.primary_key.empty() && UncleanLeaderElection(table)) {
+      return Status::Invalid(std::string(kUncleanLeaderElectionProperty) +
+                             "=true is refused for primary-key table " + Quote(table.name) +
+                             ": its replicas' rows cannot follow a changelog that loses "
+                             "committed changes");
+    }
     // A primary-key table buckets by key (its puts are routed, node::TableHandle); a log
     // table's puts go to any bucket its server leads.
     if (!table.bucket_key.empty() && table.primary_key.empty()) {

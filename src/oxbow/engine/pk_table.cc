@@ -158,6 +158,7 @@ class PrimaryKeyTable : public Table, public std::enable_shared_from_this<Primar
   // Requires the bucket's mutex.
   const std::optional<std::string>* FindPending(int32_t bucket, const std::string& key) const {
     const auto& latest = pending_[static_cast<size_t>(bucket)].latest;
+    if (latest.empty()) return nullptr;  // always, outside cluster mode: no hashing on the put path
     auto it = latest.find(key);
     return it == latest.end() ? nullptr : &it->second.second;
   }

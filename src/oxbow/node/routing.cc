@@ -12,18 +12,18 @@ using json = nlohmann::json;
 
 const std::string& TableName(const Route& route) { return route.table->descriptor().name; }
 
-// Runs `call` on the server a not_leader answer names (the answer itself while the bucket has
-// no leader). When the connection is down (the leader restarted a moment ago, and gRPC would
-// wait out its reconnect backoff), once more on a new one.
+// Runs `call` on the leader of `bucket` as the cluster's metadata names it (`not_leader`, this
+// server's answer, while the bucket has no leader). When the connection is down (the leader
+// restarted a moment ago, and gRPC would wait out its reconnect backoff), once more on a new one.
 template <typename T>
-Result<T> OnLeader(const Route& route, const Status& not_leader,
+Result<T> OnLeader(const Route& route, int32_t bucket, const Status& not_leader,
                    const std::function<Result<T>(client::Client&)>& call) {
-  json j = json::parse(not_leader.message(), nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("location") || !j["location"].is_string() ||
-      j["location"].get<std::string>().empty()) {
-    return not_leader;
-  }
-  const std::string location = j["location"].get<std::string>();
+  const auto meta = route.cluster->Metadata();
+  const cluster::TableMeta* table = meta->FindTable(TableName(route));
+  if (!table || bucket >= static_cast<int32_t>(table->states.size())) return not_leader;
+  const auto server = meta->servers.find(table->states[static_cast<size_t>(bucket)].leader);
+  if (server == meta->servers.end() || server->second.flight.empty()) return not_leader;
+  const std::string& location = server->second.flight;
   ASSIGN_OR_RAISE(client::Client * leader, route.peers->Get(location));
   Result<T> result = call(*leader);
   const Status& st = result.status();
@@ -158,7 +158,7 @@ class RoutedPutSession : public engine::PutSession {
     command.bucket = bucket;
     ASSIGN_OR_RAISE(auto stream,
                     OnLeader<std::unique_ptr<client::PutStream>>(
-                        route_, route_.cluster->CheckLeader(TableName(route_), bucket),
+                        route_, bucket, route_.cluster->CheckLeader(TableName(route_), bucket),
                         [&](client::Client& leader) { return leader.DoPut(command, schema_); }));
     return forwarded_.emplace(bucket, std::move(stream)).first->second.get();
   }
@@ -316,7 +316,7 @@ void RouteLookup(const Route& route, bool forwarded, engine::LookupRequest* requ
     command.prefix = prefix;
     command.bucket = bucket;
     return OnLeader<arrow::RecordBatchPtr>(
-        route, not_leader, [&](client::Client& leader) -> Result<arrow::RecordBatchPtr> {
+        route, bucket, not_leader, [&](client::Client& leader) -> Result<arrow::RecordBatchPtr> {
           ASSIGN_OR_RAISE(auto exchange, leader.DoExchange(command, keys->schema()));
           RETURN_NOT_OK(exchange->Send(*keys));
           RETURN_NOT_OK(exchange->DoneWriting());
@@ -348,7 +348,7 @@ Result<std::unique_ptr<engine::SnapshotReader>> OpenRoutedSnapshot(
     ticket.has_bucket = true;
     ticket.columns = request.columns;
     ASSIGN_OR_RAISE(auto part, OnLeader<std::unique_ptr<RemoteSnapshotReader>>(
-                                   route, not_leader, [&](client::Client& leader) {
+                                   route, b, not_leader, [&](client::Client& leader) {
                                      return RemoteSnapshotReader::Open(
                                          &leader, flight::TicketToJson(ticket));
                                    }));

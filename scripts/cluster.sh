@@ -8,7 +8,8 @@
 #   scripts/cluster.sh roll        restart every server in turn: SIGTERM (its buckets' leadership
 #                                  moves first), start, wait until every bucket is in sync again
 #   scripts/cluster.sh down        stop everything (the data stays; rm -rf the dir to forget it)
-# Server I listens for Flight on 127.0.0.1:(9100+I), Kafka on 9200+I, metrics on 9300+I;
+# Server I listens for Flight on 127.0.0.1:(9100+I), Kafka on 9200+I, metrics on 9300+I, the
+# Iceberg REST catalog on 9400+I; all share the warehouse build/cluster/warehouse;
 # ZooKeeper on ${OXBOW_ZOOKEEPER_PORT:-2181}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,9 +31,9 @@ pid_of() { cat "$DIR/server$1/oxbowd.pid" 2>/dev/null || true; }
 start_server() {
   local i=$1
   mkdir -p "$DIR/server$i"
-  "$BIN/oxbowd" --data-dir "$DIR/server$i/data" --warehouse "$DIR/server$i/warehouse" \
+  "$BIN/oxbowd" --data-dir "$DIR/server$i/data" --warehouse "$DIR/warehouse" \
     --listen "127.0.0.1:$((9100 + i))" --kafka-listen "127.0.0.1:$((9200 + i))" \
-    --metrics-listen "127.0.0.1:$((9300 + i))" --catalog-listen "" \
+    --metrics-listen "127.0.0.1:$((9300 + i))" --catalog-listen "127.0.0.1:$((9400 + i))" \
     --zookeeper "127.0.0.1:$ZK_PORT/oxbow-local" --server-id "$i" \
     >> "$DIR/server$i/oxbowd.log" 2>&1 &
   echo $! > "$DIR/server$i/oxbowd.pid"

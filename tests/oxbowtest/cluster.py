@@ -54,15 +54,17 @@ class Cluster:
     """N oxbowd servers (ids 1..N) on one ZooKeeper chroot, each on its own data dir."""
 
     def __init__(self, binary: pathlib.Path, hosts: str, directory: pathlib.Path, size: int = 3,
-                 extra_args: tuple[str, ...] = ()):
+                 extra_args: tuple[str, ...] = (), catalog: bool = False):
+        """`catalog`: each server serves the Iceberg REST catalog (on its catalog_port)."""
         self.hosts = hosts
         self.directory = directory
         self.servers: dict[int, OxbowServer] = {}
         for i in range(1, size + 1):
+            no_catalog = () if catalog else ("--catalog-listen", "")
             args = ("--zookeeper", hosts, "--server-id", str(i),
                     "--zookeeper-session-timeout-ms", str(SESSION_TIMEOUT_MS),
                     "--replica-lag-time-max-ms", "2000", "--replica-fetch-wait-ms", "200",
-                    "--ack-timeout-ms", "10000", "--catalog-listen", "", *extra_args)
+                    "--ack-timeout-ms", "10000", *no_catalog, *extra_args)
             self.servers[i] = OxbowServer(binary, directory / f"server{i}",
                                           directory / f"server{i}.log", args, stable_ports=True)
         self.paused: set[int] = set()

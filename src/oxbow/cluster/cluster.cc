@@ -199,6 +199,52 @@ class Cluster::Impl {
                            std::to_string(bucket) + " kept racing with another writer");
   }
 
+  Result<std::pair<std::string, int32_t>> ReadLakePointer(const std::string& table,
+                                                          bool changelog) {
+    auto zk = Zk();
+    if (!zk) return Status::Unavailable("this server has left the cluster");
+    ASSIGN_OR_RAISE(auto node, zk->Get(paths::LakePointer(table, changelog)));
+    return std::make_pair(std::move(node.data), node.stat.version);
+  }
+
+  Status ReplaceLakePointer(const std::string& table, bool changelog,
+                            std::optional<int32_t> expected_version, const std::string& data) {
+    auto zk = Zk();
+    if (!zk) return Status::Unavailable("this server has left the cluster");
+    const std::string path = paths::LakePointer(table, changelog);
+    const std::string state_path = paths::State(table, 0);
+    // Bucket 0's state may change for other reasons (its ISR): then the check is made again.
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      ASSIGN_OR_RAISE(auto node, zk->Get(state_path));
+      ASSIGN_OR_RAISE(auto state, BucketStateFromJson(node.data));
+      if (state.leader != options_.server_id ||
+          (state.leader_incarnation != 0 && state.leader_incarnation != incarnation_)) {
+        return Status::AlreadyExists("server " + std::to_string(options_.server_id) +
+                                     " is no longer the tiering owner of " + Quote(table) +
+                                     ": bucket 0 is led by server " + std::to_string(state.leader) +
+                                     " in epoch " + std::to_string(state.leader_epoch));
+      }
+      Status st = zk->Multi(
+          {ZkOp::Check(state_path, node.stat.version),
+           expected_version ? ZkOp::Set(path, data, *expected_version) : ZkOp::Create(path, data)});
+      if (st.ok()) return st;
+      if (st.code() != StatusCode::kAborted && st.code() != StatusCode::kAlreadyExists &&
+          !st.IsNotFound()) {
+        return st;
+      }
+      auto now = zk->Exists(path);
+      RETURN_NOT_OK(now.status());
+      const std::optional<int32_t> version =
+          *now ? std::optional<int32_t>((*now)->version) : std::nullopt;
+      if (version != expected_version) {
+        return Status::AlreadyExists("commit conflict: the lake pointer of " + Quote(table) +
+                                     " changed meanwhile");
+      }
+    }
+    return Status::Aborted("committing the lake of " + Quote(table) +
+                           ": the state of its bucket 0 kept changing");
+  }
+
   // The bucket's latest KV snapshot as recorded in ZooKeeper; nullopt when none is.
   Result<std::optional<engine::KvSnapshotRef>> LatestKvSnapshot(const std::string& table,
                                                                 int32_t bucket) {
@@ -897,7 +943,8 @@ class Cluster::Impl {
         }
       } else if (catalog::DescriptorToJson((*local)->descriptor()) !=
                  catalog::DescriptorToJson(t.descriptor)) {
-        auto altered = engine_->AlterTable((*local)->descriptor(), t.descriptor);
+        auto alter = [&] { return engine_->AlterTable((*local)->descriptor(), t.descriptor); };
+        auto altered = options_.apply_alter ? options_.apply_alter(name, alter) : alter();
         if (!altered.ok()) {
           spdlog::error("cluster: altering local table {}: {}", name, altered.status().ToString());
           continue;
@@ -1091,12 +1138,28 @@ Status Cluster::RecordKvSnapshot(const std::string& table, int32_t bucket,
                                  const engine::KvSnapshotRef& snapshot) {
   return impl_->RecordKvSnapshot(table, bucket, snapshot);
 }
+Result<std::pair<std::string, int32_t>> Cluster::ReadLakePointer(const std::string& table,
+                                                                 bool changelog) {
+  return impl_->ReadLakePointer(table, changelog);
+}
+Status Cluster::ReplaceLakePointer(const std::string& table, bool changelog,
+                                   std::optional<int32_t> expected_version,
+                                   const std::string& data) {
+  return impl_->ReplaceLakePointer(table, changelog, expected_version, data);
+}
 Result<catalog::TableDescriptor> Cluster::AlterTable(const catalog::TableDescriptor& before,
                                                      const catalog::TableDescriptor& after) {
   return impl_->AlterTable(before, after);
 }
 Status Cluster::CheckLeader(const std::string& table, int32_t bucket) const {
   return impl_->CheckWritable(table, bucket, Acks::kLeader);
+}
+bool Cluster::HoldsReplica(const std::string& table, int32_t bucket) const {
+  auto meta = Metadata();
+  const TableMeta* t = meta->FindTable(table);
+  if (!t || bucket < 0 || bucket >= static_cast<int32_t>(t->replicas.size())) return false;
+  const auto& replicas = t->replicas[static_cast<size_t>(bucket)];
+  return std::find(replicas.begin(), replicas.end(), server_id()) != replicas.end();
 }
 std::vector<int32_t> Cluster::LeaderBuckets(const std::string& table) const {
   return impl_->LeaderBuckets(table);

@@ -56,6 +56,12 @@ struct ClusterOptions {
   // Runs when this server becomes a bucket's leader, before it takes puts (the state kept for
   // clients beside the rows catches up with the log). Default: none.
   std::function<void(const std::string& table, int32_t bucket)> on_leadership;
+  // Mirroring an alter_table: runs `alter` (the engine's change of `table`). The node runs it
+  // while no tiering round of the table is under way, so no round mixes two schemas. Default:
+  // runs it.
+  std::function<Result<catalog::TableDescriptor>(
+      const std::string& table, const std::function<Result<catalog::TableDescriptor>()>& alter)>
+      apply_alter;
 };
 
 // How the Unavailable answers of a put start, so that front ends can tell them apart (Kafka's
@@ -145,6 +151,15 @@ class Cluster {
   // same or a later offset is recorded already (docs/cluster.md#kv-snapshots-in-object-storage).
   Status RecordKvSnapshot(const std::string& table, int32_t bucket,
                           const engine::KvSnapshotRef& snapshot);
+  // The lake pointer of `table` (`changelog`: of its changelog lake table) as ZooKeeper holds
+  // it: the znode's data and version; NotFound when there is none (docs/cluster.md#the-lake).
+  Result<std::pair<std::string, int32_t>> ReadLakePointer(const std::string& table, bool changelog);
+  // Writes `data` as that pointer provided it is still at `expected_version` (none: it must not
+  // exist) and, in the same multi-op, that ZooKeeper's state of bucket 0 names this process as
+  // its leader: only the tiering owner commits, and a deposed one is fenced. AlreadyExists when
+  // either changed; another error leaves the outcome unknown.
+  Status ReplaceLakePointer(const std::string& table, bool changelog,
+                            std::optional<int32_t> expected_version, const std::string& data);
   // Replaces `before` (still current, else Aborted) with `after`.
   Result<catalog::TableDescriptor> AlterTable(const catalog::TableDescriptor& before,
                                               const catalog::TableDescriptor& after);
@@ -153,6 +168,8 @@ class Cluster {
   // leader: {"error": "not_leader", "table": t, "bucket": b, "leader": id, "location":
   // "grpc://...", "leader_epoch": e} ("leader": -1 when the bucket is offline).
   Status CheckLeader(const std::string& table, int32_t bucket) const;
+  // Whether `bucket` of `table` has a replica on this server (in its last picture of ZooKeeper).
+  bool HoldsReplica(const std::string& table, int32_t bucket) const;
   // The buckets of `table` this server leads now.
   std::vector<int32_t> LeaderBuckets(const std::string& table) const;
   // Before a put into `bucket`: CheckLeader, and for kAll Unavailable ("not enough replicas")

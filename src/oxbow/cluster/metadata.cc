@@ -74,6 +74,9 @@ std::string State(std::string_view table, int32_t bucket) {
 std::string KvSnapshot(std::string_view table, int32_t bucket) {
   return Bucket(table, bucket) + "/kv_snapshot";
 }
+std::string LakePointer(std::string_view table, bool changelog) {
+  return Table(table) + (changelog ? "/changelog_lake" : "/lake");
+}
 }  // namespace paths
 
 std::string ServerInfoToJson(const ServerInfo& server) {

@@ -78,6 +78,9 @@ std::string Bucket(std::string_view table, int32_t bucket);
 std::string State(std::string_view table, int32_t bucket);
 // {"offset": o, "path": "<warehouse>/_kv/..."}: the bucket's latest KV snapshot.
 std::string KvSnapshot(std::string_view table, int32_t bucket);
+// {"location": "<metadata file>", "version": n}: the table's current lake metadata (with
+// `changelog`, its changelog lake table's).
+std::string LakePointer(std::string_view table, bool changelog);
 }  // namespace paths
 
 std::string ServerInfoToJson(const ServerInfo& server);

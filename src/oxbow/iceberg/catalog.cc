@@ -155,27 +155,15 @@ Result<std::vector<TableIdentifier>> FileCatalog::ListTables(const std::string& 
   return tables;
 }
 
-LocalPointerCatalog::LocalPointerCatalog(std::shared_ptr<FileSystem> fs, std::string warehouse,
-                                         std::shared_ptr<FileSystem> local_fs,
-                                         std::string pointer_dir)
-    : fs_(std::move(fs)),
-      warehouse_(std::move(warehouse)),
-      local_fs_(std::move(local_fs)),
-      pointer_dir_(std::move(pointer_dir)) {
-  while (warehouse_.size() > 1 && warehouse_.back() == '/') warehouse_.pop_back();
-}
+LocalPointerStore::LocalPointerStore(std::shared_ptr<FileSystem> fs, std::string dir)
+    : fs_(std::move(fs)), dir_(std::move(dir)) {}
 
-std::string LocalPointerCatalog::TableLocation(const TableIdentifier& table) const {
-  if (table.namespace_name.empty()) return warehouse_ + "/" + table.name;
-  return warehouse_ + "/" + table.namespace_name + "/" + table.name;
-}
-
-std::string LocalPointerCatalog::PointerName(const TableIdentifier& table) const {
+std::string LocalPointerStore::FileName(const TableIdentifier& table) const {
   return table.ToString() + ".json";
 }
 
-Result<MetadataPointer> LocalPointerCatalog::CurrentLocked(const TableIdentifier& table) {
-  auto text = ReadWholeFile(local_fs_.get(), JoinPath(pointer_dir_, PointerName(table)));
+Result<MetadataPointer> LocalPointerStore::ReadLocked(const TableIdentifier& table) {
+  auto text = ReadWholeFile(fs_.get(), JoinPath(dir_, FileName(table)));
   if (!text.ok()) {
     if (text.status().IsNotFound()) {
       return Status::NotFound("no Iceberg table " + table.ToString() + " in the catalog");
@@ -185,33 +173,97 @@ Result<MetadataPointer> LocalPointerCatalog::CurrentLocked(const TableIdentifier
   auto json = nlohmann::json::parse(*text, nullptr, false);
   if (!json.is_object() || !json["location"].is_string() || !json["version"].is_number_integer()) {
     return Status::Corruption("catalog pointer of " + table.ToString() +
-                              " is not valid: " + JoinPath(pointer_dir_, PointerName(table)));
+                              " is not valid: " + JoinPath(dir_, FileName(table)));
   }
-  MetadataPointer pointer{json["location"].get<std::string>(), json["version"].get<int64_t>()};
-  auto size = fs_->FileSize(LocalPath(pointer.location));
-  if (!size.ok()) {
-    if (size.status().IsNotFound()) {
-      return Status::NotFound("the metadata file " + pointer.location + " of " + table.ToString() +
-                              " is gone");
-    }
-    return size.status();
-  }
-  return pointer;
+  return MetadataPointer{json["location"].get<std::string>(), json["version"].get<int64_t>()};
 }
 
-Result<MetadataPointer> LocalPointerCatalog::CurrentMetadata(const TableIdentifier& table) {
+Result<MetadataPointer> LocalPointerStore::Read(const TableIdentifier& table) {
   std::lock_guard<std::mutex> lock(mu_);
-  return CurrentLocked(table);
+  return ReadLocked(table);
 }
 
-Result<MetadataPointer> LocalPointerCatalog::SwapMetadata(const TableIdentifier& table,
-                                                          const MetadataPointer& base,
-                                                          std::string_view metadata_json) {
+Status LocalPointerStore::Replace(const TableIdentifier& table,
+                                  const std::optional<MetadataPointer>& expected,
+                                  const MetadataPointer& next) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto current = CurrentLocked(table);
-  if (!current.ok() && !current.status().IsNotFound()) return current.status();
-  const bool matches = current.ok()
-                           ? current->version == base.version && current->location == base.location
+  auto stored = ReadLocked(table);
+  if (!stored.ok() && !stored.status().IsNotFound()) return stored.status();
+  const bool matches = stored.ok() ? expected && stored->version == expected->version &&
+                                         stored->location == expected->location
+                                   : !expected;
+  if (!matches) {
+    return Status::AlreadyExists("commit conflict: the pointer of " + table.ToString() +
+                                 " changed meanwhile");
+  }
+  nlohmann::json pointer = {{"version", next.version}, {"location", next.location}};
+  RETURN_NOT_OK(fs_->CreateDirs(dir_));
+  return WriteFileAtomically(*fs_, dir_, FileName(table), pointer.dump());
+}
+
+Result<std::vector<TableIdentifier>> LocalPointerStore::List(const std::string& namespace_name) {
+  auto names = fs_->ListDir(dir_);
+  if (!names.ok()) {
+    if (names.status().IsNotFound()) return std::vector<TableIdentifier>();
+    return names.status();
+  }
+  std::sort(names->begin(), names->end());
+  std::vector<TableIdentifier> tables;
+  const std::string prefix = namespace_name.empty() ? "" : namespace_name + ".";
+  for (const auto& name : *names) {
+    if (!name.ends_with(".json") || name.rfind(prefix, 0) != 0) continue;
+    std::string rest = name.substr(prefix.size(), name.size() - prefix.size() - 5);
+    if (rest.empty() || rest.find('.') != std::string::npos) continue;
+    tables.push_back({namespace_name, std::move(rest)});
+  }
+  return tables;
+}
+
+PointerCatalog::PointerCatalog(std::shared_ptr<FileSystem> fs, std::string warehouse,
+                               std::shared_ptr<PointerStore> pointers)
+    : fs_(std::move(fs)), warehouse_(std::move(warehouse)), pointers_(std::move(pointers)) {
+  while (warehouse_.size() > 1 && warehouse_.back() == '/') warehouse_.pop_back();
+}
+
+std::string PointerCatalog::TableLocation(const TableIdentifier& table) const {
+  if (table.namespace_name.empty()) return warehouse_ + "/" + table.name;
+  return warehouse_ + "/" + table.namespace_name + "/" + table.name;
+}
+
+Result<std::optional<MetadataPointer>> PointerCatalog::Stored(const TableIdentifier& table,
+                                                              bool* file_exists) {
+  *file_exists = false;
+  auto stored = pointers_->Read(table);
+  if (!stored.ok()) {
+    if (stored.status().IsNotFound()) return std::optional<MetadataPointer>();
+    return stored.status();
+  }
+  auto size = fs_->FileSize(LocalPath(stored->location));
+  if (!size.ok() && !size.status().IsNotFound()) return size.status();
+  *file_exists = size.ok();
+  return std::optional<MetadataPointer>(std::move(stored).ValueOrDie());
+}
+
+Result<MetadataPointer> PointerCatalog::CurrentMetadata(const TableIdentifier& table) {
+  bool file_exists = false;
+  ASSIGN_OR_RAISE(auto stored, Stored(table, &file_exists));
+  if (!stored) return Status::NotFound("no Iceberg table " + table.ToString() + " in the catalog");
+  if (!file_exists) {
+    return Status::NotFound("the metadata file " + stored->location + " of " + table.ToString() +
+                            " is gone");
+  }
+  return *stored;
+}
+
+Result<MetadataPointer> PointerCatalog::SwapMetadata(const TableIdentifier& table,
+                                                     const MetadataPointer& base,
+                                                     std::string_view metadata_json) {
+  bool file_exists = false;
+  ASSIGN_OR_RAISE(auto stored, Stored(table, &file_exists));
+  // A pointer whose file is gone (the table's files were removed) is no table: it may be made
+  // anew from version 0.
+  const bool matches = stored && file_exists
+                           ? stored->version == base.version && stored->location == base.location
                            : base.version == 0;
   if (!matches) {
     return Status::AlreadyExists("commit conflict: " + table.ToString() +
@@ -225,36 +277,23 @@ Result<MetadataPointer> LocalPointerCatalog::SwapMetadata(const TableIdentifier&
       version};
   RETURN_NOT_OK(fs_->CreateDirs(LocalPath(TableLocation(table)) + "/metadata"));  // S3: nothing
   RETURN_NOT_OK(WriteWholeFile(fs_.get(), LocalPath(next.location), metadata_json, true));
-  nlohmann::json pointer = {{"version", next.version}, {"location", next.location}};
-  RETURN_NOT_OK(local_fs_->CreateDirs(pointer_dir_));
-  // On failure the new metadata file stays unreferenced (the old pointer holds), or, when only
-  // the directory sync failed, referenced: either way it is not removed here.
-  RETURN_NOT_OK(WriteFileAtomically(*local_fs_, pointer_dir_, PointerName(table), pointer.dump()));
+  // On failure the new metadata file stays unreferenced (the old pointer holds), or, when the
+  // store's outcome is unknown, maybe referenced: either way it is not removed here.
+  RETURN_NOT_OK(pointers_->Replace(table, stored, next));
   return next;
 }
 
-Result<bool> LocalPointerCatalog::TableExists(const TableIdentifier& table) {
+Result<bool> PointerCatalog::TableExists(const TableIdentifier& table) {
   auto current = CurrentMetadata(table);
   if (current.ok()) return true;
   if (current.status().IsNotFound()) return false;
   return current.status();
 }
 
-Result<std::vector<TableIdentifier>> LocalPointerCatalog::ListTables(
-    const std::string& namespace_name) {
-  auto names = local_fs_->ListDir(pointer_dir_);
-  if (!names.ok()) {
-    if (names.status().IsNotFound()) return std::vector<TableIdentifier>();
-    return names.status();
-  }
-  std::sort(names->begin(), names->end());
+Result<std::vector<TableIdentifier>> PointerCatalog::ListTables(const std::string& namespace_name) {
+  ASSIGN_OR_RAISE(auto stored, pointers_->List(namespace_name));
   std::vector<TableIdentifier> tables;
-  const std::string prefix = namespace_name.empty() ? "" : namespace_name + ".";
-  for (const auto& name : *names) {
-    if (!name.ends_with(".json") || name.rfind(prefix, 0) != 0) continue;
-    std::string rest = name.substr(prefix.size(), name.size() - prefix.size() - 5);
-    if (rest.empty() || rest.find('.') != std::string::npos) continue;
-    TableIdentifier table{namespace_name, std::move(rest)};
+  for (auto& table : stored) {
     ASSIGN_OR_RAISE(bool exists, TableExists(table));
     if (exists) tables.push_back(std::move(table));
   }

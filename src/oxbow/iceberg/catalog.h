@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,18 +87,53 @@ class FileCatalog : public Catalog {
   FileCatalogOptions options_;
 };
 
+// Where a PointerCatalog keeps each table's current-metadata pointer: a small record replaced
+// by compare-and-swap (a local file here; a ZooKeeper znode in cluster mode, docs/cluster.md).
+class PointerStore {
+ public:
+  virtual ~PointerStore() = default;
+  // The table's pointer as stored (its file may be gone); NotFound when there is none.
+  virtual Result<MetadataPointer> Read(const TableIdentifier& table) = 0;
+  // Stores `next` as the table's pointer provided the stored one is still `expected` (none:
+  // std::nullopt). AlreadyExists when another writer changed it meanwhile.
+  virtual Status Replace(const TableIdentifier& table,
+                         const std::optional<MetadataPointer>& expected,
+                         const MetadataPointer& next) = 0;
+  // The tables of a namespace that have a pointer, sorted by name.
+  virtual Result<std::vector<TableIdentifier>> List(const std::string& namespace_name) = 0;
+};
+
+// Pointers as files <dir>/<namespace>.<name>.json on `fs`, each replaced atomically (write,
+// fsync, rename, fsync the directory). One process owns them (the data dir's lock); replacements
+// within it are serialised.
+class LocalPointerStore : public PointerStore {
+ public:
+  LocalPointerStore(std::shared_ptr<FileSystem> fs, std::string dir);
+
+  Result<MetadataPointer> Read(const TableIdentifier& table) override;
+  Status Replace(const TableIdentifier& table, const std::optional<MetadataPointer>& expected,
+                 const MetadataPointer& next) override;
+  Result<std::vector<TableIdentifier>> List(const std::string& namespace_name) override;
+
+ private:
+  std::string FileName(const TableIdentifier& table) const;
+  Result<MetadataPointer> ReadLocked(const TableIdentifier& table);
+
+  std::shared_ptr<FileSystem> fs_;
+  std::string dir_;
+  std::mutex mu_;
+};
+
 // A catalog for object stores, which have no rename: the table files (data, manifests and every
 // metadata file) live in <warehouse>/<namespace>/<name> on `fs` (e.g. S3), each metadata file
 // written once under a new name, <N>-<uuid>.metadata.json; the pointer to each table's current
-// one is a small local file, <pointer_dir>/<namespace>.<name>.json, replaced atomically (write,
-// fsync, rename, fsync the directory) on `local_fs`. A swap is atomic because only the pointer
-// makes a metadata file current: a crash before the rename leaves an unreferenced object, never
-// a half-published table. One process owns the pointers (the data dir's lock); swaps within it
-// are serialised. docs/storage.md, "Commits without rename".
-class LocalPointerCatalog : public Catalog {
+// one is kept in a PointerStore. A swap is atomic because only the pointer makes a metadata
+// file current: a crash before the pointer moves leaves an unreferenced object, never a
+// half-published table. docs/storage.md, "Commits without rename".
+class PointerCatalog : public Catalog {
  public:
-  LocalPointerCatalog(std::shared_ptr<FileSystem> fs, std::string warehouse,
-                      std::shared_ptr<FileSystem> local_fs, std::string pointer_dir);
+  PointerCatalog(std::shared_ptr<FileSystem> fs, std::string warehouse,
+                 std::shared_ptr<PointerStore> pointers);
 
   std::string TableLocation(const TableIdentifier& table) const override;
   // The pointer's metadata file; NotFound when there is no pointer or its file is gone (the
@@ -111,14 +147,12 @@ class LocalPointerCatalog : public Catalog {
   Result<std::vector<TableIdentifier>> ListTables(const std::string& namespace_name) override;
 
  private:
-  std::string PointerName(const TableIdentifier& table) const;
-  Result<MetadataPointer> CurrentLocked(const TableIdentifier& table);
+  // The stored pointer (none when there is none) and whether its metadata file exists.
+  Result<std::optional<MetadataPointer>> Stored(const TableIdentifier& table, bool* file_exists);
 
   std::shared_ptr<FileSystem> fs_;
   std::string warehouse_;
-  std::shared_ptr<FileSystem> local_fs_;
-  std::string pointer_dir_;
-  std::mutex mu_;
+  std::shared_ptr<PointerStore> pointers_;
 };
 
 }  // namespace oxbow::iceberg

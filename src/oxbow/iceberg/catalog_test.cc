@@ -113,20 +113,21 @@ TEST_F(FileCatalogTest, IcebergTableCommitsThroughTheCatalog) {
             warehouse_ + "/shop/orders/metadata/v1.metadata.json");
 }
 
-// LocalPointerCatalog: metadata files written once under new names, the pointer kept locally.
-class LocalPointerCatalogTest : public FileCatalogTest {
+// PointerCatalog over a LocalPointerStore: metadata files written once under new names, the
+// pointer kept locally.
+class PointerCatalogTest : public FileCatalogTest {
  protected:
   void SetUp() override {
     FileCatalogTest::SetUp();
     pointers_ = warehouse_ + "/pointers";
-    pointer_catalog_ =
-        std::make_shared<LocalPointerCatalog>(fs_, warehouse_ + "/objects", fs_, pointers_);
+    pointer_catalog_ = std::make_shared<PointerCatalog>(
+        fs_, warehouse_ + "/objects", std::make_shared<LocalPointerStore>(fs_, pointers_));
   }
   std::string pointers_;
-  std::shared_ptr<LocalPointerCatalog> pointer_catalog_;
+  std::shared_ptr<PointerCatalog> pointer_catalog_;
 };
 
-TEST_F(LocalPointerCatalogTest, SwapsWithoutRenameAndRefusesAStaleBase) {
+TEST_F(PointerCatalogTest, SwapsWithoutRenameAndRefusesAStaleBase) {
   EXPECT_EQ(pointer_catalog_->TableLocation(orders_), warehouse_ + "/objects/shop/orders");
   EXPECT_FALSE(*pointer_catalog_->TableExists(orders_));
   auto v1 = pointer_catalog_->SwapMetadata(orders_, {}, "{\"v\":1}");
@@ -162,7 +163,7 @@ TEST_F(LocalPointerCatalogTest, SwapsWithoutRenameAndRefusesAStaleBase) {
   EXPECT_EQ(again->version, 1);
 }
 
-TEST_F(LocalPointerCatalogTest, CorruptPointerIsReported) {
+TEST_F(PointerCatalogTest, CorruptPointerIsReported) {
   ASSERT_TRUE(fs_->CreateDirs(pointers_).ok());
   ASSERT_TRUE(WriteWholeFile(fs_.get(), pointers_ + "/shop.orders.json", "not json", true).ok());
   EXPECT_EQ(pointer_catalog_->CurrentMetadata(orders_).status().code(), StatusCode::kCorruption);

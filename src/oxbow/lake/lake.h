@@ -134,6 +134,14 @@ struct LakeOptions {
   int64_t scrub_interval_ms = int64_t{24} * 3600 * 1000;
   // The scrubber reads at most this many bytes per second. Default: 16 MiB/s.
   int64_t scrub_bytes_per_second = int64_t{16} << 20;
+  // Cluster mode (docs/cluster.md#the-lake): whether this server tiers `table` now, as its one
+  // tiering owner. A server that does not follows the lake the owner commits: it publishes its
+  // status and lets its logs go as far as the lake's offsets allow, and writes nothing.
+  // Default (empty): every table is this server's.
+  std::function<bool(const catalog::TableDescriptor& table)> owns_tiering;
+  // Cluster mode: whether this server holds a replica of `bucket` of `table`, which tiering
+  // reads (its visible offsets are the high watermark's). Default (empty): every bucket.
+  std::function<bool(const std::string& table, int32_t bucket)> holds_bucket;
   // Told of rounds, compactions and commits. Default: nobody.
   LakeObserver observer;
 };
@@ -233,6 +241,15 @@ class TieringService {
   // derived here, the lake's schema evolving to the table's current columns first.
   Result<bool> OpenLakeTable(LakeTable& state, const iceberg::TableIdentifier& lake_id);
   Status Round(LakeTable& state);
+  // Whether this server tiers `table` (LakeOptions::owns_tiering).
+  bool Owns(const catalog::TableDescriptor& table) const;
+  // Sets up the state of a lake this server follows (cluster mode): names only, loaded by the
+  // first Follow.
+  Status InitFollower(LakeTable& state, const iceberg::TableIdentifier& lake_id,
+                      bool with_changelog);
+  // A follower's round: loads what the owner committed, publishes it and lets the table's logs
+  // go up to the lake's offsets.
+  Status Follow(LakeTable& state);
   // One maintenance pass of `state`: a scheduled one, or a `follow_up` taken at once because the
   // previous one left a compaction backlog.
   Status Maintenance(LakeTable& state, bool follow_up);

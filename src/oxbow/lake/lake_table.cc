@@ -140,6 +140,22 @@ Status ReloadOffsets(LakeTable& s) {
   return Status::OK();
 }
 
+Status FollowLake(const LakeOptions& options, iceberg::Catalog& catalog, LakeTable& s) {
+  auto current = catalog.CurrentMetadata(s.lake_id);
+  if (current.status().IsNotFound()) return Status::OK();  // the owner has not created it yet
+  RETURN_NOT_OK(current.status());
+  if (s.table && s.table->metadata_file() == current->location) return Status::OK();
+  std::unique_ptr<iceberg::IcebergTable> table;
+  ASSIGN_OR_RAISE(table, iceberg::IcebergTable::Load(options.fs, s.access.catalog, s.lake_id));
+  if (table->metadata().Property(internal::kTableIdProperty, "") !=
+      std::to_string(s.descriptor.table_id)) {
+    return Status::OK();  // a dropped table's, which the owner replaces
+  }
+  s.table = std::move(table);
+  s.tiered.assign(static_cast<size_t>(s.descriptor.buckets), 0);
+  return s.LoadOffsets();
+}
+
 Result<bool> TieringService::OpenLakeTable(LakeTable& state,
                                            const iceberg::TableIdentifier& lake_id) {
   const catalog::TableDescriptor& descriptor = state.descriptor;

@@ -25,6 +25,16 @@ Result<RoundInput> ReadSinceTiered(
   for (const auto& bucket : status.buckets) {
     const int32_t b = bucket.bucket;
     input.earliest[b] = bucket.earliest_offset;
+    if (options.holds_bucket && !options.holds_bucket(s.descriptor.name, b)) {
+      input.caught_up = false;
+      if (input.read_error.ok()) {
+        input.read_error = Status::Unavailable(
+            "bucket " + std::to_string(b) +
+            " has no replica on this server, the tiering owner: its rows wait until one is "
+            "moved here (docs/cluster.md#the-lake)");
+      }
+      continue;
+    }
     if (next[b] < bucket.earliest_offset) {
       spdlog::warn("lake: '{}' bucket {}: offsets [{}, {}) left the log before reaching the lake",
                    s.descriptor.name, b, next[b], bucket.earliest_offset);

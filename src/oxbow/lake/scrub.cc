@@ -77,7 +77,7 @@ void TieringService::ScrubLoop() {
       std::vector<std::string> paths;
       {
         MutexLock work(state->work);  // the table is one thread's at a time
-        if (state->dropped || !state->enabled || !state->table) continue;
+        if (state->dropped || !state->enabled || !state->owner || !state->table) continue;
         LakeTable* changelog = state->changelog.get();
         OptionalMutexLock changelog_work(changelog ? &changelog->work : nullptr);
         std::string metadata_files = state->table->metadata_file();

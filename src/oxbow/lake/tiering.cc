@@ -182,13 +182,18 @@ Status TieringService::RunOnce() {
 }
 
 std::shared_ptr<LakeTable> TieringService::Find(const catalog::TableDescriptor& table) {
+  const bool owner = Owns(table);
   MutexLock lock(mu_);
   auto it = tables_.find(table.name);
   if (it != tables_.end() && it->second->descriptor.table_id == table.table_id &&
-      it->second->descriptor.schema_id >= table.schema_id) {
+      it->second->descriptor.schema_id >= table.schema_id && it->second->owner == owner) {
     return it->second;
   }
   return nullptr;
+}
+
+bool TieringService::Owns(const catalog::TableDescriptor& table) const {
+  return !options_.owns_tiering || options_.owns_tiering(table);
 }
 
 Result<std::shared_ptr<LakeTable>> TieringService::StateFor(const catalog::TableDescriptor& given) {
@@ -202,6 +207,7 @@ Result<std::shared_ptr<LakeTable>> TieringService::StateFor(const catalog::Table
     return Status::NotFound("table '" + given.name + "' was dropped");
   }
   const catalog::TableDescriptor& descriptor = current->table;
+  const bool owner = Owns(descriptor);
   std::shared_ptr<LakeTable> stale;
   {
     MutexLock lock(mu_);
@@ -210,11 +216,13 @@ Result<std::shared_ptr<LakeTable>> TieringService::StateFor(const catalog::Table
     }
     auto it = tables_.find(descriptor.name);
     if (it != tables_.end() && it->second->descriptor.table_id == descriptor.table_id &&
-        it->second->descriptor.schema_id >= descriptor.schema_id) {
+        it->second->descriptor.schema_id >= descriptor.schema_id && it->second->owner == owner) {
       return it->second;
     }
     if (it != tables_.end() && it->second->descriptor.table_id == descriptor.table_id) {
-      stale = it->second;  // built from a descriptor read before an alter
+      // Built from a descriptor read before an alter, or before this server became or stopped
+      // being the table's tiering owner (a new owner starts from what the lake holds).
+      stale = it->second;
     }
   }
   if (stale) {
@@ -228,6 +236,7 @@ Result<std::shared_ptr<LakeTable>> TieringService::StateFor(const catalog::Table
   auto state = std::make_shared<LakeTable>();
   state->descriptor = descriptor;
   state->enabled = IsLakeEnabled(descriptor);
+  state->owner = owner;
   state->freshness_ms = options_.freshness_ms;
   state->access = {catalog_, options_.fs};
   auto init = [&]() -> Status {
@@ -241,6 +250,7 @@ Result<std::shared_ptr<LakeTable>> TieringService::StateFor(const catalog::Table
     const auto dot = descriptor.name.find('.');
     const iceberg::TableIdentifier lake_id{descriptor.name.substr(0, dot),
                                            descriptor.name.substr(dot + 1)};
+    if (!owner) return InitFollower(*state, lake_id, form.changelog_schema.has_value());
     ASSIGN_OR_RAISE(const bool created, OpenLakeTable(*state, lake_id));
     // A new table has nothing to tier yet: its first round comes a period later, like every
     // later one (a lake loaded at startup starts at once, to catch up).
@@ -282,6 +292,49 @@ Result<std::shared_ptr<LakeTable>> TieringService::StateFor(const catalog::Table
   return state;
 }
 
+Status TieringService::InitFollower(LakeTable& state, const iceberg::TableIdentifier& lake_id,
+                                    bool with_changelog) {
+  state.lake_id = lake_id;
+  state.location = catalog_->TableLocation(lake_id);
+  state.tiered.assign(static_cast<size_t>(state.descriptor.buckets), 0);
+  state.start.assign(state.tiered.size(), 0);
+  if (with_changelog) {
+    auto changelog = std::make_unique<LakeTable>();
+    changelog->descriptor = state.descriptor;
+    changelog->descriptor.name += kChangelogSuffix;
+    changelog->changelog_table = true;
+    changelog->owner = false;
+    changelog->access = state.access;
+    changelog->lake_id = {lake_id.namespace_name, lake_id.name + kChangelogSuffix};
+    changelog->location = catalog_->TableLocation(changelog->lake_id);
+    changelog->tiered = state.tiered;
+    changelog->start = state.start;
+    state.changelog = std::move(changelog);
+  }
+  // Nothing is loaded here: a follower's errors are its rounds', retried every round.
+  return Status::OK();
+}
+
+Status TieringService::Follow(LakeTable& s) {
+  RETURN_NOT_OK(FollowLake(options_, *catalog_, s));
+  if (s.changelog) {
+    MutexLock changelog_work(s.changelog->work);
+    RETURN_NOT_OK(FollowLake(options_, *catalog_, *s.changelog));
+  }
+  std::vector<int64_t> floor;
+  {
+    OptionalMutexLock changelog_work(s.changelog ? &s.changelog->work : nullptr);
+    floor = s.FloorOffsets();
+  }
+  RETURN_NOT_OK(SetRetentionFloors(engine_, s.descriptor.name, floor));
+  ASSIGN_OR_RAISE(auto status, engine_->DescribeTable(s.descriptor.name));
+  const bool caught_up = std::all_of(status.buckets.begin(), status.buckets.end(), [&](auto& b) {
+    return static_cast<size_t>(b.bucket) < floor.size() && b.next_offset <= floor[b.bucket];
+  });
+  if (caught_up) s.SetCaughtUp(WallMs());
+  return Status::OK();
+}
+
 Status TieringService::Round(LakeTable& s) {
   const auto asked = Clock::now();
   MutexLock work(s.work);
@@ -297,6 +350,12 @@ Status TieringService::Round(LakeTable& s) {
     if (current.ok() && current->table.schema_id != s.descriptor.schema_id) return Status::OK();
   }
   const std::string previous = s.Error();
+  if (!s.owner) {
+    Status st = Follow(s);
+    s.round_error = st.ok() ? "" : "following the lake: " + st.message();
+    Report(s, previous);
+    return st;
+  }
   const int64_t version = s.table->version();
   const auto started = Clock::now();
   Status st = s.index ? TierPrimaryKeyRound(engine_, options_, s) : TierRound(engine_, options_, s);
@@ -317,6 +376,7 @@ Status TieringService::Round(LakeTable& s) {
 }
 
 Status TieringService::Maintenance(LakeTable& s, bool follow_up) {
+  if (!s.owner) return Status::OK();  // the owner maintains the lake
   MutexLock maintaining(s.maintaining);
   Status swept;
   {

@@ -57,6 +57,8 @@ class LakeTable {
  public:
   catalog::TableDescriptor descriptor;
   bool enabled = true;
+  // This server tiers the table (LakeOptions::owns_tiering); otherwise it follows its lake.
+  bool owner = true;
   Status init_error;
   internal::LakeSchema schema;
   iceberg::PartitionSpec spec;
@@ -291,6 +293,11 @@ void NoteHoles(LakeTable& t, const std::vector<int64_t>& earliest);
 Result<size_t> AppendRound(const LakeOptions& options, LakeTable& s,
                            const std::vector<arrow::RecordBatchPtr>& batches,
                            const std::vector<int64_t>& next, bool* committing, int64_t log_bytes);
+
+// A lake this server follows rather than tiers (cluster mode): loads what the owner committed
+// since (nothing when the lake does not exist yet or is a dropped table's) and its offsets.
+Status FollowLake(const LakeOptions& options, iceberg::Catalog& catalog, LakeTable& s)
+    OXBOW_REQUIRES(s.work);
 
 // Moves everything durable (up to max_round_bytes) from the log into one snapshot.
 Status TierRound(engine::Engine* engine, const LakeOptions& options, LakeTable& s);

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "oxbow/node/group_offsets.h"
+#include "oxbow/node/lake_pointers_internal.h"
 #include "oxbow/node/routing_internal.h"
 
 namespace oxbow::node {
@@ -23,8 +24,10 @@ Status UseS3Warehouse(const std::string& data_dir, const storage::S3Options& s3,
   if (!fs.ok()) return fs.status().WithContext("warehouse " + lake->warehouse);
   RETURN_NOT_OK((*fs)->CheckAccess(lake->warehouse));
   lake->fs = *fs;
-  lake->catalog = std::make_shared<iceberg::LocalPointerCatalog>(
-      *fs, lake->warehouse, PosixFileSystem::Default(), JoinPath(data_dir, "lake-catalog"));
+  lake->catalog = std::make_shared<iceberg::PointerCatalog>(
+      *fs, lake->warehouse,
+      std::make_shared<iceberg::LocalPointerStore>(PosixFileSystem::Default(),
+                                                   JoinPath(data_dir, "lake-catalog")));
   const std::string endpoint =
       s3.endpoint.empty() ? "https://s3." + s3.region + ".amazonaws.com" : s3.endpoint;
   // s3.region is pyiceberg's name for the region, client.region Iceberg Java's.
@@ -87,17 +90,32 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
     // engine opens, so until then nobody does.
     options.engine.kv_snapshot_wanted = [n = node.get()](const catalog::TableDescriptor& t,
                                                          int32_t bucket) {
-      cluster::Cluster* cluster = n->snapshot_cluster_.load();
+      cluster::Cluster* cluster = n->joined_cluster_.load();
       return cluster && cluster->CheckLeader(t.name, bucket).ok();
     };
     options.engine.on_kv_snapshot = [n = node.get()](const catalog::TableDescriptor& t,
                                                      int32_t bucket,
                                                      const engine::KvSnapshotRef& snapshot) {
-      cluster::Cluster* cluster = n->snapshot_cluster_.load();
+      cluster::Cluster* cluster = n->joined_cluster_.load();
       if (!cluster) return;
       if (Status st = cluster->RecordKvSnapshot(t.name, bucket, snapshot); !st.ok()) {
         spdlog::warn("recording the KV snapshot of {}[{}]: {}", t.name, bucket, st.message());
       }
+    };
+  }
+  if (options.engine.replicated) {
+    // One server tiers each table, the leader of its bucket 0; the lake pointers live in
+    // ZooKeeper, where only it may swap them (docs/cluster.md#the-lake).
+    options.lake.catalog = std::make_shared<iceberg::PointerCatalog>(
+        options.lake.fs ? options.lake.fs : PosixFileSystem::Default(), options.lake.warehouse,
+        std::make_shared<internal::ClusterLakePointers>(node->joined_cluster_));
+    options.lake.owns_tiering = [n = node.get()](const catalog::TableDescriptor& t) {
+      cluster::Cluster* cluster = n->joined_cluster_.load();
+      return cluster && cluster->CheckLeader(t.name, 0).ok();
+    };
+    options.lake.holds_bucket = [n = node.get()](const std::string& table, int32_t bucket) {
+      cluster::Cluster* cluster = n->joined_cluster_.load();
+      return cluster && cluster->HoldsReplica(table, bucket);
     };
   }
   ASSIGN_OR_RAISE(node->engine_, engine::Engine::Open(std::move(options.engine)));
@@ -144,6 +162,11 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
                      st.message());
       }
     };
+    options.cluster.apply_alter =
+        [n = node.get()](const std::string& table,
+                         const std::function<Result<catalog::TableDescriptor>()>& alter) {
+          return n->tiering_->AlterTable(table, alter);
+        };
     auto cluster = cluster::Cluster::Start(options.cluster, node->engine_.get());
     if (!cluster.ok()) {
       (void)node->Close();
@@ -151,7 +174,7 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
     }
     node->cluster_ = std::move(cluster).ValueOrDie();
     node->peers_ = std::make_unique<internal::Peers>();
-    node->snapshot_cluster_.store(node->cluster_.get());
+    node->joined_cluster_.store(node->cluster_.get());
     if (node->offsets_) {
       // Groups' offsets live in a replicated table (docs/cluster.md#consumer-groups).
       node->offsets_ = std::make_unique<ReplicatedOffsetStore>(
@@ -167,20 +190,22 @@ Result<catalog::TableDescriptor> Node::CreateTable(const catalog::CreateTableReq
   RETURN_NOT_OK(CheckNotReserved(request.table.name));
   RETURN_NOT_OK(lake::CheckTableIsTierable(request.table));
   if (cluster_) {
-    // Cluster mode part 1 has no lake: a log table is created without one unless it asks.
-    catalog::CreateTableRequest without_lake = request;
-    without_lake.table.properties.try_emplace(std::string(lake::kEnabledProperty), "false");
-    RETURN_NOT_OK(RefuseLakeInCluster(without_lake.table));
-    return cluster_->CreateTable(without_lake);
+    // In a cluster a log table's lake is opt-in, as in Fluss: it needs a warehouse every server
+    // shares (docs/cluster.md#the-lake).
+    catalog::CreateTableRequest cluster_request = request;
+    cluster_request.table.properties.try_emplace(std::string(lake::kEnabledProperty), "false");
+    RETURN_NOT_OK(RefuseLakeInCluster(cluster_request.table));
+    return cluster_->CreateTable(cluster_request);
   }
   return engine_->CreateTable(request);
 }
 
 Status Node::RefuseLakeInCluster(const catalog::TableDescriptor& table) const {
-  if (cluster_ && lake::IsLakeEnabled(table)) {
+  if (cluster_ && lake::IsLakeEnabled(table) && !table.primary_key.empty()) {
     return Status::NotImplemented(
-        "the lake in cluster mode comes with cluster mode part 2 (docs/cluster.md): table " +
-        Quote(table.name) + " cannot be lake-enabled yet");
+        "primary-key tables in the lake are not served in cluster mode yet (docs/cluster.md): "
+        "table " +
+        Quote(table.name) + " cannot be lake-enabled");
   }
   return Status::OK();
 }

@@ -101,7 +101,7 @@ class Node {
 
  private:
   Node() = default;
-  // Cluster mode part 1 has no lake (docs/cluster.md).
+  // NotImplemented for a lake-enabled primary-key table in cluster mode (docs/cluster.md).
   Status RefuseLakeInCluster(const catalog::TableDescriptor& table) const;
 
   std::unique_ptr<metrics::Metrics> metrics_ = std::make_unique<metrics::Metrics>();
@@ -109,8 +109,9 @@ class Node {
   std::unique_ptr<lake::TieringService> tiering_;
   std::unique_ptr<cluster::Cluster> cluster_;
   std::unique_ptr<internal::Peers> peers_;  // cluster mode: clients of the other servers
-  // The cluster, for the engine's KV snapshot thread, which starts before the cluster joins.
-  std::atomic<cluster::Cluster*> snapshot_cluster_{nullptr};
+  // The cluster, for the engine's KV snapshot thread and for tiering, which start before the
+  // cluster joins (null until then).
+  std::atomic<cluster::Cluster*> joined_cluster_{nullptr};
   std::unique_ptr<clientstate::ProducerStates> producers_;
   std::unique_ptr<clientstate::OffsetStore> offsets_;
   std::map<std::string, std::string> lake_reader_config_;

@@ -149,9 +149,16 @@ Result<std::unique_ptr<lake::UnionReader>> TableHandle::OpenUnionRead(
     lake::UnionReadRequest request) const {
   request.table = name();
   if (cluster_) {
-    return Status::NotImplemented(
-        "union reads in cluster mode come with cluster mode part 2 (the lake on the cluster); "
-        "read each bucket from its leader");
+    // Each bucket's log part comes from this server's replica, as of its high watermark
+    // (docs/cluster.md#the-lake).
+    for (int32_t b = 0; b < bucket_count(); ++b) {
+      if (!cluster_->HoldsReplica(name(), b)) {
+        return Status::Unavailable("a union read of " + Quote(name()) +
+                                   " needs a replica of every bucket, and server " +
+                                   std::to_string(cluster_->server_id()) + " has none of bucket " +
+                                   std::to_string(b) + ": ask a server that holds them all");
+      }
+    }
   }
   return lake::OpenUnionRead(engine_, {tiering_->catalog(), tiering_->file_system()}, request);
 }

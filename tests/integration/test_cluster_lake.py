@@ -18,6 +18,8 @@ import pyarrow.flight as fl
 import pytest
 
 from oxbowtest.cluster import SESSION_TIMEOUT_MS, Cluster, Writer, wait_for
+from oxbowtest.cluster_pk import BUCKETS as PK_BUCKETS
+from oxbowtest.cluster_pk import ModelWriter, create, do_get, snapshot
 from oxbowtest.flight import action
 from oxbowtest.lake import assert_unique_offsets, lake_rows
 from oxbowtest.readers import duckdb_rows
@@ -38,8 +40,8 @@ def cluster(oxbowd_bin, zookeeper, tmp_path, request):
     c.stop()
 
 
-def lake_of(c: Cluster, server: int) -> dict:
-    return action(c.client(server), "describe_table", {"table": TABLE})["lake"]
+def lake_of(c: Cluster, server: int, table: str = TABLE) -> dict:
+    return action(c.client(server), "describe_table", {"table": table})["lake"]
 
 
 def new_owner(c: Cluster, old: int) -> int:
@@ -58,10 +60,6 @@ def committed_since(c: Cluster, server: int, location: str) -> str:
 
 
 def test_one_owner_tiers_exactly_once_across_its_kills_and_pauses(cluster, spark_or_none):
-    with pytest.raises(pa.ArrowNotImplementedError, match="primary-key tables in the lake"):
-        action(cluster.client(1), "create_table", {
-            "table": "lk.keyed", "primary_key": ["id"], "properties": {"lake.enabled": "true"},
-            "schema": {"fields": [{"name": "id", "type": "int64", "nullable": False}]}})
     cluster.create_table(TABLE, buckets=BUCKETS, **{"lake.enabled": "true"})
     writers = [Writer(cluster, TABLE, f"w{i}", first_id=i * 10_000_000) for i in range(2)]
     for w in writers:
@@ -70,6 +68,7 @@ def test_one_owner_tiers_exactly_once_across_its_kills_and_pauses(cluster, spark
     for fault in range(FAULTS):
         owner = cluster.leader_of(TABLE, 0)
         location = committed_since(cluster, owner, location)
+        started = time.monotonic()
         if fault % 2 == 0:
             # Rounds start every 50 ms and commit a few times a second: a kill lands in one.
             cluster.kill(owner)
@@ -83,6 +82,8 @@ def test_one_owner_tiers_exactly_once_across_its_kills_and_pauses(cluster, spark
             successor = new_owner(cluster, owner)
             location = committed_since(cluster, successor, location)
             cluster.resume(owner)
+        print(f"fault {fault}: server {successor} committed {time.monotonic() - started:.2f} s "
+              f"after server {owner} was {'killed' if fault % 2 == 0 else 'paused'}")
         time.sleep(SESSION_TIMEOUT_MS / 1000)
     for w in writers:
         w.stop()
@@ -164,3 +165,95 @@ def test_alter_table_reaches_the_lake_through_every_server(cluster):
     notes = dict(zip(rows["id"].to_pylist(), rows["note"].to_pylist()))
     assert notes[-1] == "n1" and notes[-2] == "n2"
     assert all(notes[i] is None for i in writer.acked)
+
+
+def test_a_primary_key_lake_and_its_changelog_survive_owner_kills(cluster):
+    table = "pk.lake"
+    create(cluster, table, properties={"replication.factor": "3", "min.insync.replicas": "2",
+                                       "lake.enabled": "true", "lake.changelog": "true"})
+    writers: list[ModelWriter] = []
+    for round_ in range(2):
+        fresh = [ModelWriter(cluster, table, i, 11, round_) for i in range(2)]
+        for old, new in zip(writers, fresh):
+            new.state = old.state
+        writers = fresh
+        for w in writers:
+            w.start()
+        time.sleep(1.0)
+        owner = cluster.leader_of(table, 0)
+        cluster.kill(owner)  # the owner of the lake and of bucket 0's changelog
+        time.sleep(1.0)
+        for w in writers:
+            w.stop()
+        cluster.restart(owner)
+    model = {(i, "k"): v for w in writers for i, v in w.state.items()}
+    ends = [cluster.wait_in_sync(table, b)["log_end"] for b in range(PK_BUCKETS)]
+
+    def caught_up(server):
+        lake = lake_of(cluster, server, table)
+        done = (lake["tiered_offsets"] == ends and lake["changelog"]["tiered_offsets"] == ends
+                and not lake.get("error"))
+        return lake if done else None
+    owner = cluster.leader_of(table, 0)
+    lake = wait_for(lambda: caught_up(owner), 60, what=f"the lake at the changelog's ends {ends}")
+
+    # The lake (position deletes applied) holds the acknowledged rows; the changelog lake table
+    # holds every changelog record once, as the log has it.
+    current = lake_rows(lake["metadata_location"]).to_pylist()
+    assert {(r["id"], r["shop"]): r["qty"] for r in current} == model
+    assert len(current) == len(model)
+    changes = lake_rows(lake["changelog"]["metadata_location"])
+    assert_unique_offsets(changes)
+    for b in range(PK_BUCKETS):
+        leader = cluster.leader_of(table, b)
+        log = do_get(cluster.client(leader), {"table": table, "bucket": b}).to_pylist()
+        mine = [r for r in changes.to_pylist() if r["__bucket"] == b]
+        assert [(r["__offset"], r["id"], r["_change_type"]) for r in mine] == [
+            (o, r["id"], r["_change_type"]) for o, r in enumerate(log)], f"bucket {b}"
+    for server in cluster.live():
+        followed = wait_for(lambda: caught_up(server), 30, what=f"server {server} following")
+        assert followed["metadata_location"] == lake["metadata_location"]
+        assert snapshot(cluster.client(server), table) == model
+        ticket = fl.Ticket(json.dumps({"table": table, "union": True}).encode())
+        union = cluster.client(server).do_get(ticket).read_all().to_pylist()
+        assert {(r["id"], r["shop"]): r["qty"] for r in union} == model
+        loaded = rest_catalog(cluster.servers[server]).load_table(table)
+        scanned = loaded.scan().to_arrow().to_pylist()
+        assert {(r["id"], r["shop"]): r["qty"] for r in scanned} == model
+
+
+def test_an_owner_reads_the_buckets_it_lacks_on_their_leaders_and_moves_with_bucket_0(cluster):
+    # One replica per bucket: the owner holds bucket 0 only and reads the others remotely.
+    cluster.create_table(TABLE, buckets=BUCKETS, **{
+        "lake.enabled": "true", "replication.factor": "1", "min.insync.replicas": "1"})
+    owner = cluster.leader_of(TABLE, 0)
+    # A writer sticks to one server, and a server puts into the bucket it leads: one per server
+    # (first ids 0, 2 and 1 mod 3 pick the servers in turn).
+    writers = [Writer(cluster, TABLE, f"w{k}", first_id=k * 10_000_001) for k in range(3)]
+    for w in writers:
+        w.start()
+    wait_for(lambda: all(o > 0 for o in lake_of(cluster, owner)["tiered_offsets"][1:]), 30,
+             what=f"rows of the buckets server {owner} does not hold in its lake")
+    # Moving bucket 0 under load moves the tiering with it.
+    target = owner % 3 + 1
+    action(cluster.client(owner), "reassign_bucket",
+           {"table": TABLE, "bucket": 0, "replicas": [target]})
+    wait_for(lambda: cluster.leader_of(TABLE, 0) == target, 60, what=f"server {target} leading")
+    location = committed_since(cluster, target, "")
+    committed_since(cluster, target, location)
+    for w in writers:
+        w.stop()
+    log = {b: cluster.read_bucket(TABLE, b) for b in range(BUCKETS)}
+    ends = [len(log[b]) for b in range(BUCKETS)]
+    lake = wait_for(lambda: (lambda l: l if l["tiered_offsets"] == ends else None)(
+        lake_of(cluster, target)), 60, what=f"the lake at the log's ends {ends}")
+    rows = lake_rows(lake["metadata_location"])
+    assert_unique_offsets(rows)
+    in_lake = set(zip(rows["__bucket"].to_pylist(), rows["__offset"].to_pylist(),
+                      rows["id"].to_pylist()))
+    assert in_lake == {(b, offset, i) for b in range(BUCKETS) for offset, i in log[b]}
+    assert {i for w in writers for i in w.acked} <= {i for _, _, i in in_lake}
+    # A union read needs every bucket's log on the server that serves it.
+    with pytest.raises(fl.FlightUnavailableError, match="needs a replica of every bucket"):
+        ticket = fl.Ticket(json.dumps({"table": TABLE, "union": True}).encode())
+        cluster.client(target).do_get(ticket).read_all()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import random
 import re
-import threading
 import time
 
 import pyarrow as pa
@@ -19,8 +18,8 @@ import pyarrow.flight as fl
 import pytest
 
 from oxbowtest.cluster import Cluster, not_leader, wait_for
-from oxbowtest.cluster_pk import (BUCKETS, bucket_rows, create, do_get, lead_and_read, lookup, put,
-                                  rows, snapshot)
+from oxbowtest.cluster_pk import (BUCKETS, ModelWriter, bucket_rows, create, do_get,
+                                  lead_and_read, lookup, put, rows, snapshot)
 
 KILLS = int(os.environ.get("OXBOW_CLUSTER_PK_KILLS", "6"))
 
@@ -103,60 +102,7 @@ def test_a_new_leader_serves_at_once_from_warm_rows(cluster):
         cluster.wait_in_sync("pk.warm", b)
 
 
-class Writer(threading.Thread):
-    """Upserts and deletes its own keys through any live server, retrying each batch until it is
-    acknowledged (both are idempotent), and keeps the model of what its acknowledged writes
-    left."""
-
-    def __init__(self, c: Cluster, table: str, index: int, seed: int, round_: int):
-        super().__init__(daemon=True)
-        self.c, self.table, self.index, self.round = c, table, index, round_
-        self.rng = random.Random(seed * 31 + round_ * 7 + index)
-        self.keys = list(range(index * 1000, index * 1000 + 80))
-        self.state: dict[int, int] = {}
-        self.stop_event = threading.Event()
-        self.batches = 0
-        self.retries = 0
-        self.error: Exception | None = None
-
-    def run(self) -> None:
-        try:
-            while not self.stop_event.is_set():
-                ids = self.rng.sample(self.keys, self.rng.randint(1, 25))
-                self.batches += 1
-                value = self.index * 10**9 + self.round * 10**6 + self.batches
-                op = "delete" if self.rng.random() < 0.25 else "upsert"
-                batch = (rows(ids, ["k"] * len(ids)) if op == "delete"
-                         else rows(ids, ["k"] * len(ids), [value] * len(ids)))
-                deadline = time.monotonic() + 60
-                while True:
-                    server = self.rng.choice(self.c.live())
-                    try:
-                        put(self.c.client(server), self.table, op, batch)
-                        break
-                    except (pa.ArrowException, ConnectionError, OSError, AssertionError):
-                        # AssertionError: the server was killed between live() and client().
-                        self.retries += 1
-                        if time.monotonic() > deadline:
-                            raise
-                        time.sleep(0.05)
-                for i in ids:
-                    if op == "delete":
-                        self.state.pop(i, None)
-                    else:
-                        self.state[i] = value
-        except Exception as e:  # noqa: BLE001 - reported by the test
-            self.error = e
-
-    def stop(self) -> None:
-        self.stop_event.set()
-        self.join(90)
-        assert not self.is_alive(), f"writer {self.index} did not finish its batch"
-        if self.error:
-            raise self.error
-
-
-def check_against_model(c: Cluster, table: str, writers: list[Writer]) -> None:
+def check_against_model(c: Cluster, table: str, writers: list[ModelWriter]) -> None:
     model = {(i, "k"): v for w in writers for i, v in w.state.items()}
     for b in range(BUCKETS):
         c.wait_in_sync(table, b)
@@ -183,9 +129,9 @@ def test_leader_kills_under_upserts_and_deletes_lose_no_acknowledged_change(clus
     seed = int(os.environ.get("OXBOW_CRASH_SEED", time.time_ns() % 1_000_000))
     print(f"OXBOW_CRASH_SEED={seed}")
     rng = random.Random(seed)
-    writers: list[Writer] = []
+    writers: list[ModelWriter] = []
     for k in range(KILLS):
-        fresh = [Writer(cluster, "pk.kills", i, seed, k) for i in range(3)]
+        fresh = [ModelWriter(cluster, "pk.kills", i, seed, k) for i in range(3)]
         for old, new in zip(writers, fresh):
             new.state = old.state
         writers = fresh
@@ -226,7 +172,7 @@ def test_a_rolling_restart_under_upserts_and_deletes_loses_nothing(cluster):
     """Each server in turn stops cleanly (controlled shutdown: its leaderships move first) and
     starts again while writers upsert and delete through every server."""
     create(cluster, "pk.roll")
-    writers = [Writer(cluster, "pk.roll", i, 7, 0) for i in range(3)]
+    writers = [ModelWriter(cluster, "pk.roll", i, 7, 0) for i in range(3)]
     for w in writers:
         w.start()
     time.sleep(0.5)

@@ -4,6 +4,9 @@ tests/s3): a table of (id, shop) -> qty and the Flight calls they make on it fro
 from __future__ import annotations
 
 import json
+import random
+import threading
+import time
 
 import pyarrow as pa
 import pyarrow.flight as fl
@@ -88,3 +91,56 @@ def lead_and_read(c: Cluster, table: str, bucket: int, server: int) -> list[dict
     wait_for(lambda: c.leader_of(table, bucket) == server, timeout=60,
              what=f"server {server} leading {table}[{bucket}]")
     return bucket_rows(c, server, table, bucket)
+
+
+class ModelWriter(threading.Thread):
+    """Upserts and deletes its own keys through any live server, retrying each batch until it is
+    acknowledged (both are idempotent), and keeps the model of what its acknowledged writes
+    left."""
+
+    def __init__(self, c: Cluster, table: str, index: int, seed: int, round_: int):
+        super().__init__(daemon=True)
+        self.c, self.table, self.index, self.round = c, table, index, round_
+        self.rng = random.Random(seed * 31 + round_ * 7 + index)
+        self.keys = list(range(index * 1000, index * 1000 + 80))
+        self.state: dict[int, int] = {}
+        self.stop_event = threading.Event()
+        self.batches = 0
+        self.retries = 0
+        self.error: Exception | None = None
+
+    def run(self) -> None:
+        try:
+            while not self.stop_event.is_set():
+                ids = self.rng.sample(self.keys, self.rng.randint(1, 25))
+                self.batches += 1
+                value = self.index * 10**9 + self.round * 10**6 + self.batches
+                op = "delete" if self.rng.random() < 0.25 else "upsert"
+                batch = (rows(ids, ["k"] * len(ids)) if op == "delete"
+                         else rows(ids, ["k"] * len(ids), [value] * len(ids)))
+                deadline = time.monotonic() + 60
+                while True:
+                    server = self.rng.choice(self.c.live())
+                    try:
+                        put(self.c.client(server), self.table, op, batch)
+                        break
+                    except (pa.ArrowException, ConnectionError, OSError, AssertionError):
+                        # AssertionError: the server was killed between live() and client().
+                        self.retries += 1
+                        if time.monotonic() > deadline:
+                            raise
+                        time.sleep(0.05)
+                for i in ids:
+                    if op == "delete":
+                        self.state.pop(i, None)
+                    else:
+                        self.state[i] = value
+        except Exception as e:  # noqa: BLE001 - reported by the test
+            self.error = e
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.join(90)
+        assert not self.is_alive(), f"writer {self.index} did not finish its batch"
+        if self.error:
+            raise self.error

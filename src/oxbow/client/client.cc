@@ -87,8 +87,9 @@ Result<std::optional<GetStream::Chunk>> ReadChunk(FlightReader& reader,
     ASSIGN_OR_RAISE(auto message, ipc::ParseMessage(data.data_header, body));
     if (message.type != ipc::MessageType::kRecordBatch) continue;
     ASSIGN_OR_RAISE(auto batch, ipc::DecodeRecordBatch(schema, message));
+    const auto body_length = static_cast<int64_t>(body->size());
     return std::optional<GetStream::Chunk>(
-        GetStream::Chunk{std::move(batch), std::move(data.app_metadata)});
+        GetStream::Chunk{std::move(batch), std::move(data.app_metadata), body_length});
   }
   return std::optional<GetStream::Chunk>();
 }

@@ -37,7 +37,8 @@ class GetStream {
  public:
   struct Chunk {
     arrow::RecordBatchPtr batch;
-    std::string app_metadata;  // {"bucket":b,"base_offset":o,"next_offset":n}
+    std::string app_metadata;  // {"bucket":b,"base_offset":o,"next_offset":n,...}
+    int64_t body_length = 0;   // bytes of its IPC body as sent
   };
   virtual ~GetStream() = default;
   virtual const arrow::SchemaPtr& schema() const = 0;

@@ -79,6 +79,16 @@ struct LakeObserver {
   std::function<void(const std::string& table, const char* kind)> on_commit;
 };
 
+// A read of a bucket this server holds no replica of (cluster mode), on its leader: the bucket's
+// first and next offsets there (bounded by its high watermark), and a cursor over the batches
+// from max(from, first) to next, each with its offsets and append time (NextDecoded only; null
+// when there is nothing to read).
+struct RemoteBucketRead {
+  int64_t earliest_offset = 0;
+  int64_t next_offset = 0;
+  std::unique_ptr<engine::ReadCursor> cursor;
+};
+
 struct LakeOptions {
   // Root of every lake table: table ns.t lives in <warehouse>/ns/t; a local directory or a URI
   // such as "s3://bucket/prefix" (kept as given). Default: "./warehouse".
@@ -142,6 +152,10 @@ struct LakeOptions {
   // Cluster mode: whether this server holds a replica of `bucket` of `table`, which tiering
   // reads (its visible offsets are the high watermark's). Default (empty): every bucket.
   std::function<bool(const std::string& table, int32_t bucket)> holds_bucket;
+  // Cluster mode: the read of a bucket this server holds no replica of, from offset `from`,
+  // on its leader. Default (empty): such a bucket is not tiered.
+  std::function<Result<RemoteBucketRead>(const std::string& table, int32_t bucket, int64_t from)>
+      read_remote_bucket;
   // Told of rounds, compactions and commits. Default: nobody.
   LakeObserver observer;
 };

@@ -13,6 +13,35 @@ Status EndRound(engine::Engine* engine, LakeTable& s, const std::vector<int64_t>
   return read_error;
 }
 
+namespace {
+
+// Where tiering reads a bucket from `from` on: this server's replica (`local`), or in cluster
+// mode, when it holds none, the bucket's leader. Unavailable when neither can be read.
+Result<RemoteBucketRead> OpenBucketRead(engine::Engine* engine, const LakeOptions& options,
+                                        const LakeTable& s, const engine::BucketStatus& local,
+                                        int64_t from) {
+  const int32_t b = local.bucket;
+  if (options.holds_bucket && !options.holds_bucket(s.descriptor.name, b)) {
+    if (options.read_remote_bucket) return options.read_remote_bucket(s.descriptor.name, b, from);
+    return Status::Unavailable("bucket " + std::to_string(b) +
+                               " has no replica on this server, the tiering owner "
+                               "(docs/cluster.md#the-lake)");
+  }
+  RemoteBucketRead read{local.earliest_offset, local.next_offset, nullptr};
+  from = std::max(from, local.earliest_offset);
+  if (from >= local.next_offset) return read;
+  engine::ReadRequest request;
+  request.table = s.descriptor.name;
+  request.bucket = b;
+  request.from.kind = engine::StartPosition::Kind::kOffset;
+  request.from.offset = from;
+  request.to = local.next_offset;
+  ASSIGN_OR_RAISE(read.cursor, engine->OpenRead(request));
+  return read;
+}
+
+}  // namespace
+
 Result<RoundInput> ReadSinceTiered(
     engine::Engine* engine, const LakeOptions& options, const LakeTable& s,
     const std::vector<int64_t>& from,
@@ -24,32 +53,22 @@ Result<RoundInput> ReadSinceTiered(
   std::vector<int64_t>& next = input.next;
   for (const auto& bucket : status.buckets) {
     const int32_t b = bucket.bucket;
-    input.earliest[b] = bucket.earliest_offset;
-    if (options.holds_bucket && !options.holds_bucket(s.descriptor.name, b)) {
+    auto opened = OpenBucketRead(engine, options, s, bucket, next[b]);
+    if (!opened.ok()) {
       input.caught_up = false;
-      if (input.read_error.ok()) {
-        input.read_error = Status::Unavailable(
-            "bucket " + std::to_string(b) +
-            " has no replica on this server, the tiering owner: its rows wait until one is "
-            "moved here (docs/cluster.md#the-lake)");
-      }
+      if (input.read_error.ok()) input.read_error = opened.status();
       continue;
     }
-    if (next[b] < bucket.earliest_offset) {
+    RemoteBucketRead& read_from = *opened;
+    input.earliest[b] = read_from.earliest_offset;
+    if (next[b] < read_from.earliest_offset) {
       spdlog::warn("lake: '{}' bucket {}: offsets [{}, {}) left the log before reaching the lake",
-                   s.descriptor.name, b, next[b], bucket.earliest_offset);
-      next[b] = bucket.earliest_offset;
+                   s.descriptor.name, b, next[b], read_from.earliest_offset);
+      next[b] = read_from.earliest_offset;
     }
-    if (next[b] >= bucket.next_offset) continue;
-    engine::ReadRequest request;
-    request.table = s.descriptor.name;
-    request.bucket = b;
-    request.from.kind = engine::StartPosition::Kind::kOffset;
-    request.from.offset = next[b];
-    request.to = bucket.next_offset;
-    ASSIGN_OR_RAISE(auto cursor, engine->OpenRead(request));
+    if (!read_from.cursor) continue;
     while (input.bytes < options.max_round_bytes) {
-      auto next_batch = cursor->NextDecoded(Clock::now());
+      auto next_batch = read_from.cursor->NextDecoded(Clock::now());
       if (!next_batch.ok()) {
         if (input.read_error.ok()) input.read_error = next_batch.status();
         break;
@@ -60,7 +79,7 @@ Result<RoundInput> ReadSinceTiered(
       input.bytes += read->body_length;
       next[b] = read->next_offset;
     }
-    if (next[b] < bucket.next_offset) input.caught_up = false;
+    if (next[b] < read_from.next_offset) input.caught_up = false;
   }
   return input;
 }

@@ -54,6 +54,11 @@ Status SeedPrimaryKeyLake(engine::Engine* engine, const LakeOptions& options, La
   };
   auto write = [&]() -> Status {
     for (int32_t b = 0; b < static_cast<int32_t>(seeded.size()); ++b) {
+      if (options.holds_bucket && !options.holds_bucket(s.descriptor.name, b)) {
+        return Status::Unavailable("bucket " + std::to_string(b) +
+                                   " has no replica on this server, the tiering owner, to seed "
+                                   "the lake from (docs/cluster.md#the-lake)");
+      }
       ASSIGN_OR_RAISE(auto snapshot, engine->OpenSnapshot({s.descriptor.name, b, std::nullopt}));
       for (const auto& o : snapshot->offsets()) {
         if (o.bucket == b) seeded[b] = o.next_offset;

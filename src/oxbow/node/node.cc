@@ -117,6 +117,14 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
       cluster::Cluster* cluster = n->joined_cluster_.load();
       return cluster && cluster->HoldsReplica(table, bucket);
     };
+    options.lake.read_remote_bucket = [n = node.get()](
+                                          const std::string& table, int32_t bucket,
+                                          int64_t from) -> Result<lake::RemoteBucketRead> {
+      cluster::Cluster* cluster = n->joined_cluster_.load();
+      if (!cluster) return Status::Unavailable("this server has not joined its cluster yet");
+      ASSIGN_OR_RAISE(auto runtime, n->engine_->GetTable(table));
+      return internal::ReadBucketOnLeader({cluster, n->peers_.get(), runtime}, bucket, from);
+    };
   }
   ASSIGN_OR_RAISE(node->engine_, engine::Engine::Open(std::move(options.engine)));
   metrics::Metrics* m = node->metrics_.get();
@@ -194,20 +202,9 @@ Result<catalog::TableDescriptor> Node::CreateTable(const catalog::CreateTableReq
     // shares (docs/cluster.md#the-lake).
     catalog::CreateTableRequest cluster_request = request;
     cluster_request.table.properties.try_emplace(std::string(lake::kEnabledProperty), "false");
-    RETURN_NOT_OK(RefuseLakeInCluster(cluster_request.table));
     return cluster_->CreateTable(cluster_request);
   }
   return engine_->CreateTable(request);
-}
-
-Status Node::RefuseLakeInCluster(const catalog::TableDescriptor& table) const {
-  if (cluster_ && lake::IsLakeEnabled(table) && !table.primary_key.empty()) {
-    return Status::NotImplemented(
-        "primary-key tables in the lake are not served in cluster mode yet (docs/cluster.md): "
-        "table " +
-        Quote(table.name) + " cannot be lake-enabled");
-  }
-  return Status::OK();
 }
 
 Status Node::DropTable(const std::string& name) {
@@ -226,10 +223,7 @@ Result<catalog::TableDescriptor> Node::AlterTable(const catalog::AlterTableReque
   RETURN_NOT_OK(lake::CheckLakeAlter(before, after, request.changes));
   RETURN_NOT_OK(lake::CheckTableIsTierable(after));
   RETURN_NOT_OK(tiering_->CheckPartitionSources(before, after));
-  if (cluster_) {
-    RETURN_NOT_OK(RefuseLakeInCluster(after));
-    return cluster_->AlterTable(before, after);
-  }
+  if (cluster_) return cluster_->AlterTable(before, after);
   return tiering_->AlterTable(before.name, [&] { return engine_->AlterTable(before, after); });
 }
 

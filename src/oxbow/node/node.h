@@ -101,8 +101,6 @@ class Node {
 
  private:
   Node() = default;
-  // NotImplemented for a lake-enabled primary-key table in cluster mode (docs/cluster.md).
-  Status RefuseLakeInCluster(const catalog::TableDescriptor& table) const;
 
   std::unique_ptr<metrics::Metrics> metrics_ = std::make_unique<metrics::Metrics>();
   std::unique_ptr<engine::Engine> engine_;

@@ -240,6 +240,43 @@ class RemoteSnapshotReader : public engine::SnapshotReader {
   arrow::RecordBatchPtr first_;
 };
 
+// A bucket's log as its leader serves it to tiering: decoded batches with their offsets and
+// append times (ReadBucketOnLeader).
+class RemoteLogCursor : public engine::ReadCursor {
+ public:
+  RemoteLogCursor(int32_t bucket, std::unique_ptr<client::GetStream> stream)
+      : bucket_(bucket), stream_(std::move(stream)) {}
+
+  const arrow::SchemaPtr& schema() const override { return stream_->schema(); }
+  int32_t bucket() const override { return bucket_; }
+  Result<std::optional<engine::ReadBatch>> Next(std::chrono::steady_clock::time_point) override {
+    return Status::NotImplemented("a leader's log read for tiering is decoded only");
+  }
+  Result<std::optional<engine::DecodedBatch>> NextDecoded(
+      std::chrono::steady_clock::time_point) override {
+    ASSIGN_OR_RAISE(auto chunk, stream_->Next());
+    if (!chunk) {
+      done_ = true;
+      return std::optional<engine::DecodedBatch>();
+    }
+    json j = json::parse(chunk->app_metadata, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("base_offset") ||
+        !j.contains("next_offset")) {
+      return Status::Invalid("the leader of bucket " + std::to_string(bucket_) +
+                             " sent a batch without offsets: " + Quote(chunk->app_metadata));
+    }
+    return std::optional<engine::DecodedBatch>(engine::DecodedBatch{
+        std::move(chunk->batch), chunk->body_length, j.value("base_offset", int64_t{0}),
+        j.value("next_offset", int64_t{0}), j.value("append_time_ms", int64_t{0})});
+  }
+  bool done() const override { return done_; }
+
+ private:
+  const int32_t bucket_;
+  std::unique_ptr<client::GetStream> stream_;
+  bool done_ = false;
+};
+
 // The snapshots of several buckets, one after the other.
 class ConcatenatedSnapshotReader : public engine::SnapshotReader {
  public:
@@ -327,6 +364,41 @@ void RouteLookup(const Route& route, bool forwarded, engine::LookupRequest* requ
           return std::move(answer->batch);
         });
   };
+}
+
+Result<lake::RemoteBucketRead> ReadBucketOnLeader(const Route& route, int32_t bucket,
+                                                  int64_t from) {
+  const std::string& table = TableName(route);
+  const Status no_leader = Status::Unavailable("bucket " + std::to_string(bucket) + " of " +
+                                               Quote(table) + " has no leader to read from");
+  ASSIGN_OR_RAISE(std::string described,
+                  OnLeader<std::string>(route, bucket, no_leader, [&](client::Client& leader) {
+                    return leader.DoAction("describe_table", json{{"table", table}}.dump());
+                  }));
+  json j = json::parse(described, nullptr, false);
+  lake::RemoteBucketRead read;
+  bool found = false;
+  if (!j.is_discarded() && j.is_object() && j.contains("bucket_offsets")) {
+    for (const auto& b : j["bucket_offsets"]) {
+      if (b.value("bucket", -1) != bucket) continue;
+      read.earliest_offset = b.value("earliest_offset", int64_t{0});
+      read.next_offset = b.value("next_offset", int64_t{0});
+      found = true;
+    }
+  }
+  if (!found) {
+    return Status::Invalid("the leader of bucket " + std::to_string(bucket) + " of " +
+                           Quote(table) + " described no offsets for it");
+  }
+  from = std::max(from, read.earliest_offset);
+  if (from >= read.next_offset) return read;
+  const std::string ticket =
+      json{{"table", table}, {"bucket", bucket}, {"from", from}, {"to", read.next_offset}}.dump();
+  ASSIGN_OR_RAISE(auto stream, OnLeader<std::unique_ptr<client::GetStream>>(
+                                   route, bucket, no_leader,
+                                   [&](client::Client& leader) { return leader.DoGet(ticket); }));
+  read.cursor = std::make_unique<RemoteLogCursor>(bucket, std::move(stream));
+  return read;
 }
 
 Result<std::unique_ptr<engine::SnapshotReader>> OpenRoutedSnapshot(

@@ -13,6 +13,7 @@
 #include "oxbow/client/client.h"
 #include "oxbow/cluster/cluster.h"
 #include "oxbow/engine/table.h"
+#include "oxbow/lake/lake.h"
 
 namespace oxbow::node::internal {
 
@@ -48,6 +49,11 @@ Result<std::unique_ptr<engine::PutSession>> StartRoutedPut(const Route& route,
 // "bucket"), or, when `forwarded` (the lookup came from another server), refuses them as not
 // led here.
 void RouteLookup(const Route& route, bool forwarded, engine::LookupRequest* request);
+
+// Tiering's read of a bucket this server holds no replica of, on its leader
+// (lake::LakeOptions::read_remote_bucket): the leader's offsets (describe_table), then a DoGet
+// of the rows up to them.
+Result<lake::RemoteBucketRead> ReadBucketOnLeader(const Route& route, int32_t bucket, int64_t from);
 
 // A snapshot of every bucket: each read on its leader, one after the other.
 Result<std::unique_ptr<engine::SnapshotReader>> OpenRoutedSnapshot(

@@ -608,8 +608,9 @@ Status FlightService::Get(grpc::ServerContext* ctx, const proto::Ticket* ticket,
     payload.app_metadata = json{
         {"bucket", cursor->bucket()},
         {"base_offset", batch.base_offset},
-        {"next_offset",
-         batch.next_offset}}.dump();
+        {"next_offset", batch.next_offset},
+        {"append_time_ms",
+         batch.append_time_ms}}.dump();
     if (!writer->Write(payload)) break;
   }
   return Status::OK();

@@ -1,7 +1,9 @@
-"""KV snapshots in object storage (docs/cluster.md#kv-snapshots-in-object-storage, issue 37
-item 2) on three oxbowd processes sharing a warehouse in a real S3 server (signatures checked)
-and a real ZooKeeper: each bucket's leader uploads its rows, and a replica whose disk was wiped
-restores the latest snapshot and fetches only the changelog after it."""
+"""A cluster's warehouse in a real S3 server (signatures checked), on three oxbowd processes and a
+real ZooKeeper. KV snapshots (docs/cluster.md#kv-snapshots-in-object-storage, issue 37 item 2):
+each bucket's leader uploads its rows, and a replica whose disk was wiped restores the latest
+snapshot and fetches only the changelog after it. The lake (docs/cluster.md#the-lake, item 3):
+its files in the bucket, its pointer in ZooKeeper, a SIGKILL of its owner losing and repeating
+nothing, and every server's REST catalog serving it to pyiceberg."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ import re
 
 import pyarrow.flight as fl
 import pytest
+from pyiceberg.catalog.rest import RestCatalog
 
-from oxbowtest.cluster import Cluster, wait_for
+from oxbowtest.cluster import Cluster, Writer, wait_for
 from oxbowtest.cluster_pk import (BUCKETS, bucket_rows, create, lead_and_read, put,
                                   rows)
 from oxbowtest.flight import action
@@ -22,8 +25,9 @@ from test_s3_lake import keys_under
 @pytest.fixture
 def s3_cluster(s3_env, s3_prefix, oxbowd_bin, zookeeper, tmp_path, request):
     warehouse = f"s3://{s3_env.bucket}/{s3_prefix}/warehouse"
-    c = Cluster(oxbowd_bin, zookeeper.chroot(request.node.name[:40]), tmp_path,
-                extra_args=("--warehouse", warehouse, "--kv-snapshot-interval-ms", "300"))
+    c = Cluster(oxbowd_bin, zookeeper.chroot(request.node.name[:40]), tmp_path, catalog=True,
+                extra_args=("--warehouse", warehouse, "--kv-snapshot-interval-ms", "300",
+                            "--lake-freshness-ms", "200"))
     c.prefix = f"{s3_prefix}/warehouse"
     yield c.start()
     c.stop()
@@ -120,3 +124,39 @@ def test_retention_trims_the_changelog_and_a_wiped_replica_still_recovers(
         assert lead_and_read(c, "kv.trim", 0, wiped) == before
     finally:
         c.stop()
+
+
+def test_the_lake_lives_in_the_bucket_and_survives_a_kill_of_its_owner(s3_env, s3_cluster):
+    c = s3_cluster
+    c.create_table("lk.s3", buckets=BUCKETS, **{"lake.enabled": "true"})
+    writers = [Writer(c, "lk.s3", f"w{k}", first_id=k * 10_000_001) for k in range(3)]
+    for w in writers:
+        w.start()
+    owner = c.leader_of("lk.s3", 0)
+    wait_for(lambda: action(c.client(owner), "describe_table", {"table": "lk.s3"})
+             ["lake"]["metadata_location"], 30, what="the owner's first commit")
+    c.kill(owner)
+    successor = wait_for(lambda: (lambda l: l if l != owner else None)(c.leader_of("lk.s3", 0)),
+                         30, what="a new owner")
+    c.restart(owner)
+    for w in writers:
+        w.stop()
+    log = {b: c.read_bucket("lk.s3", b) for b in range(BUCKETS)}
+    ends = [len(log[b]) for b in range(BUCKETS)]
+
+    def caught_up(server):
+        lake = action(c.client(server), "describe_table", {"table": "lk.s3"})["lake"]
+        return lake if lake["tiered_offsets"] == ends else None
+    lake = wait_for(lambda: caught_up(successor), 60, what=f"the lake at the log's ends {ends}")
+    assert lake["metadata_location"].startswith(f"s3://{s3_env.bucket}/{c.prefix}/lk/s3/")
+    expected = sorted(i for b in range(BUCKETS) for _, i in log[b])
+    assert len(expected) == len(set(expected))
+    assert {i for w in writers for i in w.acked} <= set(expected)
+    for server in c.live():
+        wait_for(lambda: caught_up(server), 30, what=f"server {server} following")
+        catalog = RestCatalog("oxbow", uri=f"http://127.0.0.1:{c.servers[server].catalog_port}",
+                              **{"s3.access-key-id": s3_env.access_key_id,
+                                 "s3.secret-access-key": s3_env.secret_access_key})
+        loaded = catalog.load_table("lk.s3")
+        assert loaded.metadata_location == lake["metadata_location"]
+        assert sorted(loaded.scan().to_arrow()["id"].to_pylist()) == expected

@@ -16,6 +16,13 @@ using flight::FlightDataIn;
 using flight::FlightPayload;
 using flight::FromGrpcStatus;
 
+// Bounds the call when `timeout_ms` > 0.
+void SetTimeout(grpc::ClientContext* context, int64_t timeout_ms) {
+  if (timeout_ms > 0) {
+    context->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
+  }
+}
+
 // Every call after a login carries its bearer token.
 void Authorize(grpc::ClientContext* context, const std::string& authorization) {
   if (!authorization.empty()) context->AddMetadata("authorization", authorization);
@@ -178,7 +185,8 @@ std::unique_ptr<grpc::ClientReader<FlightDataIn>> StartDoGet(
 class FlightGetStream : public GetStream {
  public:
   Status Start(const std::shared_ptr<grpc::Channel>& channel, const std::string& authorization,
-               const std::string& ticket) {
+               const std::string& ticket, int64_t timeout_ms) {
+    SetTimeout(&context_, timeout_ms);
     Authorize(&context_, authorization);
     reader_ = StartDoGet(channel, &context_, ticket);
     ASSIGN_OR_RAISE(schema_, ReadSchema(*reader_, "DoGet"));
@@ -316,11 +324,13 @@ Status Client::Login(const std::string& user, const std::string& password) {
   return Status::OK();
 }
 
-Result<std::string> Client::DoAction(const std::string& type, const std::string& body) {
+Result<std::string> Client::DoAction(const std::string& type, const std::string& body,
+                                     int64_t timeout_ms) {
   proto::Action action;
   action.set_type(type);
   action.set_body(body);
   grpc::ClientContext context;
+  SetTimeout(&context, timeout_ms);
   Authorize(&context, authorization_);
   auto method =
       Method(flight::method::kDoAction, grpc::internal::RpcMethod::SERVER_STREAMING, channel_);
@@ -363,10 +373,7 @@ class FlightRawGetStream : public RawGetStream {
   void Start(const std::shared_ptr<grpc::Channel>& channel, const std::string& authorization,
              const std::string& ticket, int64_t timeout_ms) {
     Authorize(&context_, authorization);
-    if (timeout_ms > 0) {
-      context_.set_deadline(std::chrono::system_clock::now() +
-                            std::chrono::milliseconds(timeout_ms));
-    }
+    SetTimeout(&context_, timeout_ms);
     reader_ = StartDoGet(channel, &context_, ticket);
   }
 
@@ -391,9 +398,9 @@ Result<std::unique_ptr<RawGetStream>> Client::DoGetRaw(const std::string& ticket
   return std::unique_ptr<RawGetStream>(std::move(stream));
 }
 
-Result<std::unique_ptr<GetStream>> Client::DoGet(const std::string& ticket) {
+Result<std::unique_ptr<GetStream>> Client::DoGet(const std::string& ticket, int64_t timeout_ms) {
   auto stream = std::make_unique<FlightGetStream>();
-  RETURN_NOT_OK(stream->Start(channel_, authorization_, ticket));
+  RETURN_NOT_OK(stream->Start(channel_, authorization_, ticket, timeout_ms));
   return std::unique_ptr<GetStream>(std::move(stream));
 }
 

@@ -97,8 +97,9 @@ class Client {
   // Unauthenticated for a wrong user or password.
   Status Login(const std::string& user, const std::string& password);
 
-  // Runs an action and returns its result body (JSON).
-  Result<std::string> DoAction(const std::string& type, const std::string& body);
+  // Runs an action and returns its result body (JSON); `timeout_ms` > 0 bounds the call.
+  Result<std::string> DoAction(const std::string& type, const std::string& body,
+                               int64_t timeout_ms = 0);
   // A DoPut with the PATH descriptor [namespace, table].
   Result<std::unique_ptr<PutStream>> DoPut(const std::string& table, const arrow::SchemaPtr& schema,
                                            arrow::ipc::WriteOptions options = {});
@@ -109,8 +110,8 @@ class Client {
   // A DoExchange with the CMD descriptor of `command`, sending batches of `schema`.
   Result<std::unique_ptr<ExchangeStream>> DoExchange(const flight::Command& command,
                                                      const arrow::SchemaPtr& schema);
-  // `ticket` is the JSON ticket of docs/api.md.
-  Result<std::unique_ptr<GetStream>> DoGet(const std::string& ticket);
+  // `ticket` is the JSON ticket of docs/api.md; `timeout_ms` > 0 bounds the whole stream.
+  Result<std::unique_ptr<GetStream>> DoGet(const std::string& ticket, int64_t timeout_ms = 0);
   // The same, handing out the FlightData messages undecoded; `timeout_ms` > 0 bounds the call.
   Result<std::unique_ptr<RawGetStream>> DoGetRaw(const std::string& ticket, int64_t timeout_ms = 0);
 

@@ -1,3 +1,4 @@
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "oxbow/lake/lake.h"

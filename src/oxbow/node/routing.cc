@@ -368,13 +368,17 @@ void RouteLookup(const Route& route, bool forwarded, engine::LookupRequest* requ
 
 Result<lake::RemoteBucketRead> ReadBucketOnLeader(const Route& route, int32_t bucket,
                                                   int64_t from) {
+  // A round holds its table while it reads: a leader that stops answering (paused, cut off)
+  // must not hold it longer than this.
+  constexpr int64_t kTimeoutMs = 10'000;
   const std::string& table = TableName(route);
   const Status no_leader = Status::Unavailable("bucket " + std::to_string(bucket) + " of " +
                                                Quote(table) + " has no leader to read from");
-  ASSIGN_OR_RAISE(std::string described,
-                  OnLeader<std::string>(route, bucket, no_leader, [&](client::Client& leader) {
-                    return leader.DoAction("describe_table", json{{"table", table}}.dump());
-                  }));
+  ASSIGN_OR_RAISE(
+      std::string described,
+      OnLeader<std::string>(route, bucket, no_leader, [&](client::Client& leader) {
+        return leader.DoAction("describe_table", json{{"table", table}}.dump(), kTimeoutMs);
+      }));
   json j = json::parse(described, nullptr, false);
   lake::RemoteBucketRead read;
   bool found = false;
@@ -395,8 +399,9 @@ Result<lake::RemoteBucketRead> ReadBucketOnLeader(const Route& route, int32_t bu
   const std::string ticket =
       json{{"table", table}, {"bucket", bucket}, {"from", from}, {"to", read.next_offset}}.dump();
   ASSIGN_OR_RAISE(auto stream, OnLeader<std::unique_ptr<client::GetStream>>(
-                                   route, bucket, no_leader,
-                                   [&](client::Client& leader) { return leader.DoGet(ticket); }));
+                                   route, bucket, no_leader, [&](client::Client& leader) {
+                                     return leader.DoGet(ticket, kTimeoutMs);
+                                   }));
   read.cursor = std::make_unique<RemoteLogCursor>(bucket, std::move(stream));
   return read;
 }

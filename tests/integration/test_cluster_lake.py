@@ -226,7 +226,7 @@ def test_an_owner_reads_the_buckets_it_lacks_on_their_leaders_and_moves_with_buc
     # One replica per bucket: the owner holds bucket 0 only and reads the others remotely.
     cluster.create_table(TABLE, buckets=BUCKETS, **{
         "lake.enabled": "true", "replication.factor": "1", "min.insync.replicas": "1"})
-    owner = cluster.leader_of(TABLE, 0)
+    owner, *_ = [cluster.leader_of(TABLE, b) for b in range(BUCKETS)]  # each leader serves
     # A writer sticks to one server, and a server puts into the bucket it leads: one per server
     # (first ids 0, 2 and 1 mod 3 pick the servers in turn).
     writers = [Writer(cluster, TABLE, f"w{k}", first_id=k * 10_000_001) for k in range(3)]

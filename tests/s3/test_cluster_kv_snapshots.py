@@ -129,6 +129,8 @@ def test_retention_trims_the_changelog_and_a_wiped_replica_still_recovers(
 def test_the_lake_lives_in_the_bucket_and_survives_a_kill_of_its_owner(s3_env, s3_cluster):
     c = s3_cluster
     c.create_table("lk.s3", buckets=BUCKETS, **{"lake.enabled": "true"})
+    for b in range(BUCKETS):
+        c.leader_of("lk.s3", b)  # each leader serves before the writers pick their servers
     writers = [Writer(c, "lk.s3", f"w{k}", first_id=k * 10_000_001) for k in range(3)]
     for w in writers:
         w.start()

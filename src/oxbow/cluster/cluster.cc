@@ -943,7 +943,9 @@ class Cluster::Impl {
         }
       } else if (catalog::DescriptorToJson((*local)->descriptor()) !=
                  catalog::DescriptorToJson(t.descriptor)) {
-        auto alter = [&] { return engine_->AlterTable((*local)->descriptor(), t.descriptor); };
+        auto alter = [&, &target = t.descriptor] {
+          return engine_->AlterTable((*local)->descriptor(), target);
+        };
         auto altered = options_.apply_alter ? options_.apply_alter(name, alter) : alter();
         if (!altered.ok()) {
           spdlog::error("cluster: altering local table {}: {}", name, altered.status().ToString());

@@ -279,8 +279,18 @@ Result<MetadataPointer> PointerCatalog::SwapMetadata(const TableIdentifier& tabl
   RETURN_NOT_OK(WriteWholeFile(fs_.get(), LocalPath(next.location), metadata_json, true));
   // On failure the new metadata file stays unreferenced (the old pointer holds), or, when the
   // store's outcome is unknown, maybe referenced: either way it is not removed here.
-  RETURN_NOT_OK(pointers_->Replace(table, stored, next));
-  return next;
+  Status replaced = pointers_->Replace(table, stored, next);
+  if (replaced.ok() || replaced.code() == StatusCode::kAlreadyExists) {
+    RETURN_NOT_OK(replaced);
+    return next;
+  }
+  // The store failed without saying whether it took the pointer (a ZooKeeper connection lost
+  // mid-call): the pointer itself tells, when it can be read.
+  auto now = pointers_->Read(table);
+  if (!now.ok()) return replaced;
+  if (now->location == next.location) return next;
+  return Status::AlreadyExists("commit conflict: the pointer of " + table.ToString() +
+                               " is not this commit's (" + replaced.message() + ")");
 }
 
 Result<bool> PointerCatalog::TableExists(const TableIdentifier& table) {

@@ -86,6 +86,11 @@ std::string IcebergTable::NewManifestPath() const {
 
 void IcebergTable::RemoveQuietly(const std::string& path) { (void)fs_->Remove(LocalPath(path)); }
 
+void IcebergTable::RemoveUnlessCommitted(const std::vector<std::string>& written) {
+  if (commit_outcome_unknown_) return;  // referenced if it landed: orphan removal decides later
+  for (const auto& path : written) RemoveQuietly(path);
+}
+
 Snapshot IcebergTable::NewSnapshot(int64_t snapshot_id, int64_t sequence_number,
                                    int attempt) const {
   Snapshot snap;
@@ -106,9 +111,10 @@ Result<T> IcebergTable::RetryCommit(
   for (int i = 0; i < options_.commit_attempts; ++i) {
     if (i > 0) RETURN_NOT_OK(Refresh());
     std::vector<std::string> written;
+    commit_outcome_unknown_ = false;
     auto r = attempt(&written);
     if (r.ok()) return r;
-    for (const auto& path : written) RemoveQuietly(path);
+    RemoveUnlessCommitted(written);
     last = r.status();
     if (last.code() != StatusCode::kAlreadyExists) break;
   }
@@ -233,7 +239,9 @@ Status IcebergTable::Commit(TableMetadata next) {
     dropped.push_back(next.metadata_log.front().metadata_file);
     next.metadata_log.erase(next.metadata_log.begin());
   }
-  ASSIGN_OR_RAISE(current_, catalog_->SwapMetadata(id_, current_, next.ToJson()));
+  auto swapped = catalog_->SwapMetadata(id_, current_, next.ToJson());
+  commit_outcome_unknown_ = !swapped.ok() && swapped.status().code() != StatusCode::kAlreadyExists;
+  ASSIGN_OR_RAISE(current_, std::move(swapped));
   metadata_ = std::move(next);
   if (metadata_.Property(kDeleteAfterCommit, "false") == "true") {
     for (const auto& path : dropped) RemoveQuietly(path);
@@ -369,6 +377,7 @@ Result<int64_t> IcebergTable::RowDelta(const std::vector<DataFile>& data_files,
   for (const auto& f : data_files) partitions.insert(PartitionKey(f));
   for (const auto& f : delete_files) partitions.insert(PartitionKey(f));
   Status last;
+  commit_outcome_unknown_ = false;
   for (int attempt = 0; attempt < options_.commit_attempts; ++attempt) {
     if (attempt > 0) {
       last = Refresh();
@@ -435,10 +444,10 @@ Result<int64_t> IcebergTable::RowDelta(const std::vector<DataFile>& data_files,
                              {snapshot_id, snap.parent_snapshot_id, seq}, manifests, options_.avro);
     if (last.ok()) last = Commit(WithSnapshot(snap));
     if (last.ok()) return snapshot_id;
-    RemoveQuietly(snap.manifest_list);
+    RemoveUnlessCommitted({snap.manifest_list});
     if (last.code() != StatusCode::kAlreadyExists) break;
   }
-  for (const auto& path : written) RemoveQuietly(path);
+  RemoveUnlessCommitted(written);
   return last;
 }
 

@@ -85,6 +85,9 @@ class IcebergTable {
                                                     TableOptions options = {});
   // Re-reads the catalog's current version.
   Status Refresh();
+  // Whether the last failed commit may have landed after all: its swap failed without saying
+  // (not AlreadyExists). Its files stay, and so must the caller's data files; a Refresh tells.
+  bool commit_outcome_unknown() const { return commit_outcome_unknown_; }
 
   const TableMetadata& metadata() const { return metadata_; }
   const std::string& location() const { return metadata_.location; }
@@ -158,8 +161,11 @@ class IcebergTable {
 
   std::string NewManifestPath() const;  // as written into the manifest list
   // Makes `next` the catalog's version after the loaded one; AlreadyExists when another writer
-  // got there first.
+  // got there first. Any other failure of the swap leaves it unknown whether `next` became
+  // current (commit_outcome_unknown_), and then the files the commit wrote stay.
   Status Commit(TableMetadata next);
+  // Removes the files a failed commit wrote, unless it may have landed.
+  void RemoveUnlessCommitted(const std::vector<std::string>& written);
   // Adds `snapshot` to a copy of the current metadata, as the new current snapshot.
   TableMetadata WithSnapshot(const Snapshot& snapshot) const;
   // Totals for a new snapshot's summary.
@@ -200,6 +206,8 @@ class IcebergTable {
   std::shared_ptr<Catalog> catalog_;
   TableIdentifier id_;
   TableOptions options_;
+  // The last Commit's swap failed without saying whether it landed (not AlreadyExists).
+  bool commit_outcome_unknown_ = false;
   TableMetadata metadata_;
   MetadataPointer current_;  // the loaded metadata's file (version 0 until the first commit)
 };

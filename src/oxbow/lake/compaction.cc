@@ -166,7 +166,9 @@ Result<bool> CompactPartitions(const LakeOptions& options, LakeTable& s, bool fo
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     const LakeObserver& observer = options.observer;
     if (!st.ok()) {
-      for (const auto& path : written) (void)options.fs->Remove(path);
+      if (!s.table->commit_outcome_unknown()) {
+        for (const auto& path : written) (void)options.fs->Remove(path);
+      }
       if (st.code() == StatusCode::kCancelled) return false;  // dropped meanwhile
       if (observer.on_compaction) observer.on_compaction(s.descriptor.name, seconds, false);
       return st.WithContext("compacting " + dir);
@@ -413,7 +415,9 @@ class CompactionJob {
       const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
       const LakeObserver& observer = options_.observer;
       if (!st.ok()) {
-        for (const auto& path : written_) (void)options_.fs->Remove(path);
+        if (!s_.table->commit_outcome_unknown()) {
+          for (const auto& path : written_) (void)options_.fs->Remove(path);
+        }
         if (st.code() == StatusCode::kCancelled) return false;
         if (observer.on_compaction) observer.on_compaction(s_.descriptor.name, seconds, false);
         return st.WithContext("compacting " + dir_);

@@ -261,9 +261,6 @@ class TieringService {
   // first Follow.
   Status InitFollower(LakeTable& state, const iceberg::TableIdentifier& lake_id,
                       bool with_changelog);
-  // A follower's round: loads what the owner committed, publishes it and lets the table's logs
-  // go up to the lake's offsets.
-  Status Follow(LakeTable& state);
   // One maintenance pass of `state`: a scheduled one, or a `follow_up` taken at once because the
   // previous one left a compaction backlog.
   Status Maintenance(LakeTable& state, bool follow_up);

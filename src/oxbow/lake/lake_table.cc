@@ -133,6 +133,12 @@ Result<LakeForm> MakeLakeForm(const catalog::TableDescriptor& table) {
 
 std::string OffsetsJson(const std::vector<int64_t>& offsets) { return json(offsets).dump(); }
 
+iceberg::TableOptions LakeTableOptions() {
+  iceberg::TableOptions options;
+  options.commit_attempts = 1;
+  return options;
+}
+
 Status ReloadOffsets(LakeTable& s) {
   RETURN_NOT_OK(s.table->Refresh());
   RETURN_NOT_OK(s.LoadOffsets());
@@ -140,7 +146,11 @@ Status ReloadOffsets(LakeTable& s) {
   return Status::OK();
 }
 
-Status FollowLake(const LakeOptions& options, iceberg::Catalog& catalog, LakeTable& s) {
+namespace {
+
+// Loads what the owner of `s`'s lake committed since.
+Status FollowLake(const LakeOptions& options, iceberg::Catalog& catalog, LakeTable& s)
+    OXBOW_REQUIRES(s.work) {
   auto current = catalog.CurrentMetadata(s.lake_id);
   if (current.status().IsNotFound()) return Status::OK();  // the owner has not created it yet
   RETURN_NOT_OK(current.status());
@@ -156,12 +166,34 @@ Status FollowLake(const LakeOptions& options, iceberg::Catalog& catalog, LakeTab
   return s.LoadOffsets();
 }
 
+}  // namespace
+
+Status FollowRound(engine::Engine* engine, const LakeOptions& options, iceberg::Catalog& catalog,
+                   LakeTable& s) {
+  RETURN_NOT_OK(FollowLake(options, catalog, s));
+  std::vector<int64_t> floor;
+  if (s.changelog) {
+    MutexLock changelog_work(s.changelog->work);
+    RETURN_NOT_OK(FollowLake(options, catalog, *s.changelog));
+    floor = s.FloorOffsets();
+  } else {
+    floor = s.FloorOffsets();
+  }
+  RETURN_NOT_OK(SetRetentionFloors(engine, s.descriptor.name, floor));
+  ASSIGN_OR_RAISE(auto status, engine->DescribeTable(s.descriptor.name));
+  const bool caught_up = std::all_of(status.buckets.begin(), status.buckets.end(), [&](auto& b) {
+    return static_cast<size_t>(b.bucket) < floor.size() && b.next_offset <= floor[b.bucket];
+  });
+  if (caught_up) s.SetCaughtUp(WallMs());
+  return Status::OK();
+}
+
 Result<bool> TieringService::OpenLakeTable(LakeTable& state,
                                            const iceberg::TableIdentifier& lake_id) {
   const catalog::TableDescriptor& descriptor = state.descriptor;
   state.lake_id = lake_id;
   state.location = catalog_->TableLocation(lake_id);
-  auto loaded = iceberg::IcebergTable::Load(options_.fs, catalog_, lake_id);
+  auto loaded = iceberg::IcebergTable::Load(options_.fs, catalog_, lake_id, LakeTableOptions());
   const std::string table_id = std::to_string(descriptor.table_id);
   if (loaded.ok()) {
     auto props = (*loaded)->metadata().properties;
@@ -220,9 +252,10 @@ Result<bool> TieringService::OpenLakeTable(LakeTable& state,
   } else if (loaded.status().IsNotFound()) {
     RETURN_NOT_OK(options_.fs->RemoveAll(state.location));  // files never committed
     RETURN_NOT_OK(follow_schema(nullptr));
-    ASSIGN_OR_RAISE(state.table, iceberg::IcebergTable::Create(
-                                     options_.fs, catalog_, lake_id, state.schema.iceberg_schema,
-                                     state.spec, {{internal::kTableIdProperty, table_id}}));
+    ASSIGN_OR_RAISE(state.table,
+                    iceberg::IcebergTable::Create(
+                        options_.fs, catalog_, lake_id, state.schema.iceberg_schema, state.spec,
+                        {{internal::kTableIdProperty, table_id}}, LakeTableOptions()));
     created = true;
   } else {
     return loaded.status();

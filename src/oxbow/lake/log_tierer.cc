@@ -127,13 +127,16 @@ Result<size_t> AppendRound(const LakeOptions& options, LakeTable& s,
   };
   Status st = commit();
   if (!st.ok()) {
-    for (const auto& path : written) (void)options.fs->Remove(path);
+    if (!s.table->commit_outcome_unknown()) {
+      for (const auto& path : written) (void)options.fs->Remove(path);
+    }
     return st;
   }
   return files.size();
 }
 
 Status TierRound(engine::Engine* engine, const LakeOptions& options, LakeTable& s) {
+  if (s.offsets_stale) RETURN_NOT_OK(ReloadOffsets(s));
   const int64_t started_ms = WallMs();
   const auto round_start = Clock::now();
   std::vector<arrow::RecordBatchPtr> batches;
@@ -155,7 +158,15 @@ Status TierRound(engine::Engine* engine, const LakeOptions& options, LakeTable& 
   }
   NoteHoles(s, input.earliest);
   const auto read_done = Clock::now();
-  ASSIGN_OR_RAISE(const size_t files, AppendRound(options, s, batches, next, nullptr, input.bytes));
+  bool committing = false;
+  auto appended = AppendRound(options, s, batches, next, &committing, input.bytes);
+  // A commit that was tried and failed either lost to another writer or may have landed: the
+  // next round starts from what the lake holds.
+  if (!appended.ok()) {
+    if (committing) s.offsets_stale = true;
+    return appended.status();
+  }
+  const size_t files = *appended;
   spdlog::debug("lake: '{}' round: {} log bytes in {} files; read {} ms, write and commit {} ms",
                 s.descriptor.name, input.bytes, files, Millis(read_done - round_start),
                 Millis(Clock::now() - read_done));

@@ -107,7 +107,9 @@ Status SeedPrimaryKeyLake(engine::Engine* engine, const LakeOptions& options, La
   }
   if (!st.ok()) {
     for (auto& [path, out] : outputs) out.writer.reset();
-    for (const auto& path : written) (void)options.fs->Remove(path);
+    if (!s.table->commit_outcome_unknown()) {
+      for (const auto& path : written) (void)options.fs->Remove(path);
+    }
     if (committing) s.index_stale = true;  // whether the snapshot landed is not known
     return st.WithContext("seeding the lake from a snapshot");
   }
@@ -348,7 +350,9 @@ Status TierPrimaryKeyRound(engine::Engine* engine, const LakeOptions& options, L
   Status st = commit();
   const auto t_commit = Clock::now();
   if (!st.ok()) {
-    for (const auto& path : written) (void)options.fs->Remove(path);
+    if (!s.table->commit_outcome_unknown()) {
+      for (const auto& path : written) (void)options.fs->Remove(path);
+    }
     // Whether the snapshot landed is not known for every failure: rebuild from what did.
     if (committing) s.index_stale = true;
     return st;

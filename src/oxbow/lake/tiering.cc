@@ -40,6 +40,19 @@ Result<catalog::TableDescriptor> AlterRetiring(
   return altered;
 }
 
+// The state of `table`'s changelog lake table, before its lake is opened or followed.
+std::unique_ptr<LakeTable> ChangelogStateOf(const LakeTable& table) {
+  auto changelog = std::make_unique<LakeTable>();
+  changelog->descriptor = table.descriptor;
+  changelog->descriptor.name += kChangelogSuffix;
+  changelog->changelog_table = true;
+  changelog->owner = table.owner;
+  changelog->freshness_ms = table.freshness_ms;
+  changelog->fresh_codec = table.fresh_codec;
+  changelog->access = table.access;
+  return changelog;
+}
+
 // Publishes `s`'s state; a stuck table is logged when its error changes, not every round.
 void Report(LakeTable& s, const std::string& previous) OXBOW_REQUIRES(s.work) {
   const std::string error = s.Error();
@@ -259,15 +272,9 @@ Result<std::shared_ptr<LakeTable>> TieringService::StateFor(const catalog::Table
       state->next_round = Clock::now() + RoundPeriod(*state);
     }
     if (form.changelog_schema) {
-      auto changelog = std::make_unique<LakeTable>();
-      changelog->descriptor = descriptor;
-      changelog->descriptor.name += kChangelogSuffix;
-      changelog->changelog_table = true;
+      auto changelog = ChangelogStateOf(*state);
       changelog->schema = std::move(*form.changelog_schema);
       changelog->spec = std::move(form.changelog_spec);
-      changelog->freshness_ms = state->freshness_ms;
-      changelog->fresh_codec = state->fresh_codec;
-      changelog->access = state->access;
       RETURN_NOT_OK(
           OpenLakeTable(*changelog, {lake_id.namespace_name, lake_id.name + kChangelogSuffix})
               .status());
@@ -299,12 +306,7 @@ Status TieringService::InitFollower(LakeTable& state, const iceberg::TableIdenti
   state.tiered.assign(static_cast<size_t>(state.descriptor.buckets), 0);
   state.start.assign(state.tiered.size(), 0);
   if (with_changelog) {
-    auto changelog = std::make_unique<LakeTable>();
-    changelog->descriptor = state.descriptor;
-    changelog->descriptor.name += kChangelogSuffix;
-    changelog->changelog_table = true;
-    changelog->owner = false;
-    changelog->access = state.access;
+    auto changelog = ChangelogStateOf(state);
     changelog->lake_id = {lake_id.namespace_name, lake_id.name + kChangelogSuffix};
     changelog->location = catalog_->TableLocation(changelog->lake_id);
     changelog->tiered = state.tiered;
@@ -312,26 +314,6 @@ Status TieringService::InitFollower(LakeTable& state, const iceberg::TableIdenti
     state.changelog = std::move(changelog);
   }
   // Nothing is loaded here: a follower's errors are its rounds', retried every round.
-  return Status::OK();
-}
-
-Status TieringService::Follow(LakeTable& s) {
-  RETURN_NOT_OK(FollowLake(options_, *catalog_, s));
-  if (s.changelog) {
-    MutexLock changelog_work(s.changelog->work);
-    RETURN_NOT_OK(FollowLake(options_, *catalog_, *s.changelog));
-  }
-  std::vector<int64_t> floor;
-  {
-    OptionalMutexLock changelog_work(s.changelog ? &s.changelog->work : nullptr);
-    floor = s.FloorOffsets();
-  }
-  RETURN_NOT_OK(SetRetentionFloors(engine_, s.descriptor.name, floor));
-  ASSIGN_OR_RAISE(auto status, engine_->DescribeTable(s.descriptor.name));
-  const bool caught_up = std::all_of(status.buckets.begin(), status.buckets.end(), [&](auto& b) {
-    return static_cast<size_t>(b.bucket) < floor.size() && b.next_offset <= floor[b.bucket];
-  });
-  if (caught_up) s.SetCaughtUp(WallMs());
   return Status::OK();
 }
 
@@ -351,7 +333,7 @@ Status TieringService::Round(LakeTable& s) {
   }
   const std::string previous = s.Error();
   if (!s.owner) {
-    Status st = Follow(s);
+    Status st = FollowRound(engine_, options_, *catalog_, s);
     s.round_error = st.ok() ? "" : "following the lake: " + st.message();
     Report(s, previous);
     return st;
@@ -379,7 +361,10 @@ Status TieringService::Maintenance(LakeTable& s, bool follow_up) {
   if (!s.owner) return Status::OK();  // the owner maintains the lake
   MutexLock maintaining(s.maintaining);
   Status swept;
-  {
+  // In a cluster another server may have become the owner and be committing right now: a sweep
+  // here, from this server's view of the lake, could remove its new files. Leftovers of failed
+  // commits wait for the sweep of the next owner's takeover (docs/cluster.md#the-lake).
+  if (!options_.owns_tiering) {
     MutexLock work(s.work);
     swept = RemoveFailedCommitFiles(*catalog_, options_.fs.get(), s);
     if (s.changelog) {
@@ -393,6 +378,12 @@ Status TieringService::Maintenance(LakeTable& s, bool follow_up) {
   MutexLock work(s.work);
   if (s.dropped) return Status::OK();
   if (!st.ok()) s.NoteFailedCommit();
+  if (st.code() == StatusCode::kAlreadyExists || s.table->commit_outcome_unknown()) {
+    // Another writer committed (a new tiering owner), or this commit may have landed: the next
+    // round starts from what the lake holds.
+    s.offsets_stale = true;
+    if (s.index) s.index_stale = true;
+  }
   const std::string previous = s.Error();
   s.maintenance_error = st.ok() ? "" : "maintenance: " + st.message();
   Report(s, previous);

@@ -188,6 +188,11 @@ Result<LakeForm> MakeLakeForm(const catalog::TableDescriptor& table);
 
 std::string OffsetsJson(const std::vector<int64_t>& offsets);
 
+// How tiering opens a lake table: one attempt per commit. A commit's snapshot records the offsets
+// its round read from, so one that lost to another writer (a new tiering owner, docs/cluster.md)
+// must fail and start again from what the lake holds, not be re-applied on top.
+iceberg::TableOptions LakeTableOptions();
+
 // After a commit of a table without a key index whose outcome is unknown: the committed snapshot
 // and its offsets.
 Status ReloadOffsets(LakeTable& s);
@@ -294,10 +299,11 @@ Result<size_t> AppendRound(const LakeOptions& options, LakeTable& s,
                            const std::vector<arrow::RecordBatchPtr>& batches,
                            const std::vector<int64_t>& next, bool* committing, int64_t log_bytes);
 
-// A lake this server follows rather than tiers (cluster mode): loads what the owner committed
-// since (nothing when the lake does not exist yet or is a dropped table's) and its offsets.
-Status FollowLake(const LakeOptions& options, iceberg::Catalog& catalog, LakeTable& s)
-    OXBOW_REQUIRES(s.work);
+// A round of a lake this server follows rather than tiers (cluster mode): loads what the owner
+// committed since, for the table and its changelog lake table (nothing while the lake does not
+// exist yet or is a dropped table's), and lets the table's logs go up to the lake's offsets.
+Status FollowRound(engine::Engine* engine, const LakeOptions& options, iceberg::Catalog& catalog,
+                   LakeTable& s) OXBOW_REQUIRES(s.work);
 
 // Moves everything durable (up to max_round_bytes) from the log into one snapshot.
 Status TierRound(engine::Engine* engine, const LakeOptions& options, LakeTable& s);

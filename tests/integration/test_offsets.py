@@ -35,8 +35,12 @@ def ids(table):
 def test_read_from_earliest_metadata(ten_batches):
     table, metas = ten_batches.get({"table": "ns.t", "bucket": 0, "from": "earliest"})
     assert ids(table) == list(range(100))
-    assert metas == [{"bucket": 0, "base_offset": 10 * i, "next_offset": 10 * i + 10}
-                     for i in range(10)]
+    assert [{k: m[k] for k in ("bucket", "base_offset", "next_offset")} for m in metas] == [
+        {"bucket": 0, "base_offset": 10 * i, "next_offset": 10 * i + 10} for i in range(10)]
+    # Each batch says when the server appended it (ms since the epoch), in the order it did.
+    times = [m["append_time_ms"] for m in metas]
+    assert times == sorted(times)
+    assert abs(times[-1] / 1000 - time.time()) < 600, times[-1]
 
 
 def test_default_ticket_reads_bucket_0_from_earliest(ten_batches):

@@ -155,6 +155,19 @@ Result<std::vector<TableIdentifier>> FileCatalog::ListTables(const std::string& 
   return tables;
 }
 
+std::string PointerToJson(const MetadataPointer& pointer) {
+  return nlohmann::json{{"version", pointer.version}, {"location", pointer.location}}.dump();
+}
+
+Result<MetadataPointer> PointerFromJson(std::string_view text, const std::string& where) {
+  auto json = nlohmann::json::parse(text, nullptr, false);
+  if (!json.is_object() || !json["location"].is_string() || !json["version"].is_number_integer()) {
+    return Status::Corruption("the catalog pointer " + where +
+                              " is not valid: " + std::string(text.substr(0, 200)));
+  }
+  return MetadataPointer{json["location"].get<std::string>(), json["version"].get<int64_t>()};
+}
+
 LocalPointerStore::LocalPointerStore(std::shared_ptr<FileSystem> fs, std::string dir)
     : fs_(std::move(fs)), dir_(std::move(dir)) {}
 
@@ -170,12 +183,7 @@ Result<MetadataPointer> LocalPointerStore::ReadLocked(const TableIdentifier& tab
     }
     return text.status();
   }
-  auto json = nlohmann::json::parse(*text, nullptr, false);
-  if (!json.is_object() || !json["location"].is_string() || !json["version"].is_number_integer()) {
-    return Status::Corruption("catalog pointer of " + table.ToString() +
-                              " is not valid: " + JoinPath(dir_, FileName(table)));
-  }
-  return MetadataPointer{json["location"].get<std::string>(), json["version"].get<int64_t>()};
+  return PointerFromJson(*text, JoinPath(dir_, FileName(table)));
 }
 
 Result<MetadataPointer> LocalPointerStore::Read(const TableIdentifier& table) {
@@ -196,9 +204,8 @@ Status LocalPointerStore::Replace(const TableIdentifier& table,
     return Status::AlreadyExists("commit conflict: the pointer of " + table.ToString() +
                                  " changed meanwhile");
   }
-  nlohmann::json pointer = {{"version", next.version}, {"location", next.location}};
   RETURN_NOT_OK(fs_->CreateDirs(dir_));
-  return WriteFileAtomically(*fs_, dir_, FileName(table), pointer.dump());
+  return WriteFileAtomically(*fs_, dir_, FileName(table), PointerToJson(next));
 }
 
 Result<std::vector<TableIdentifier>> LocalPointerStore::List(const std::string& namespace_name) {

@@ -87,6 +87,11 @@ class FileCatalog : public Catalog {
   FileCatalogOptions options_;
 };
 
+// A pointer as a PointerStore keeps it: {"location": ..., "version": N}. Parsing fails with
+// Corruption naming `where` (the file or znode it was read from).
+std::string PointerToJson(const MetadataPointer& pointer);
+Result<MetadataPointer> PointerFromJson(std::string_view json, const std::string& where);
+
 // Where a PointerCatalog keeps each table's current-metadata pointer: a small record replaced
 // by compare-and-swap (a local file here; a ZooKeeper znode in cluster mode, docs/cluster.md).
 class PointerStore {

@@ -1,5 +1,4 @@
 #include <cstring>
-#include <nlohmann/json.hpp>
 
 #include "oxbow/lake/lake.h"
 #include "oxbow/node/lake_pointers_internal.h"
@@ -21,14 +20,9 @@ LakeOf Owner(const iceberg::TableIdentifier& id) {
   return {id.namespace_name + "." + name, changelog};
 }
 
-Result<iceberg::MetadataPointer> ParsePointer(const std::string& table, const std::string& data) {
-  auto json = nlohmann::json::parse(data, nullptr, false);
-  if (!json.is_object() || !json["location"].is_string() || !json["version"].is_number_integer()) {
-    return Status::Corruption("the lake pointer of " + Quote(table) +
-                              " in ZooKeeper is not valid: " + data);
-  }
-  return iceberg::MetadataPointer{json["location"].get<std::string>(),
-                                  json["version"].get<int64_t>()};
+// Where a table's pointer lives, for errors.
+std::string ZnodeOf(const LakeOf& lake) {
+  return "in ZooKeeper of " + Quote(lake.table) + (lake.changelog ? "'s changelog lake" : "");
 }
 
 }  // namespace
@@ -47,7 +41,7 @@ Result<iceberg::MetadataPointer> ClusterLakePointers::Read(const iceberg::TableI
     return Status::NotFound("no Iceberg table " + table.ToString() + " in the catalog");
   }
   RETURN_NOT_OK(node.status());
-  return ParsePointer(lake.table, node->first);
+  return iceberg::PointerFromJson(node->first, ZnodeOf(lake));
 }
 
 Status ClusterLakePointers::Replace(const iceberg::TableIdentifier& table,
@@ -58,7 +52,7 @@ Status ClusterLakePointers::Replace(const iceberg::TableIdentifier& table,
   std::optional<int32_t> version;
   auto node = cluster->ReadLakePointer(lake.table, lake.changelog);
   if (node.ok()) {
-    ASSIGN_OR_RAISE(auto stored, ParsePointer(lake.table, node->first));
+    ASSIGN_OR_RAISE(auto stored, iceberg::PointerFromJson(node->first, ZnodeOf(lake)));
     if (!expected || stored.version != expected->version || stored.location != expected->location) {
       return Status::AlreadyExists("commit conflict: the pointer of " + table.ToString() +
                                    " changed meanwhile");
@@ -70,8 +64,8 @@ Status ClusterLakePointers::Replace(const iceberg::TableIdentifier& table,
     return Status::AlreadyExists("commit conflict: the pointer of " + table.ToString() +
                                  " was removed meanwhile");
   }
-  const nlohmann::json data = {{"location", next.location}, {"version", next.version}};
-  return cluster->ReplaceLakePointer(lake.table, lake.changelog, version, data.dump());
+  return cluster->ReplaceLakePointer(lake.table, lake.changelog, version,
+                                     iceberg::PointerToJson(next));
 }
 
 Result<std::vector<iceberg::TableIdentifier>> ClusterLakePointers::List(

@@ -165,7 +165,10 @@ class TableStoreImpl : public TableStore {
     };
     for (it->Seek(prefix); it->Valid(); it->Next()) {
       if (!writer) {
-        writer = std::make_unique<rocksdb::SstFileWriter>(rocksdb::EnvOptions(), options, cf_);
+        // No column family: its id differs from store to store (it follows the order tables were
+        // opened in), and a file naming one is refused by any other.
+        writer = std::make_unique<rocksdb::SstFileWriter>(
+            rocksdb::EnvOptions(), options, static_cast<rocksdb::ColumnFamilyHandle*>(nullptr));
         dump.files.push_back(
             (fs::path(dir) / ("part-" + std::to_string(dump.files.size()) + ".sst")).string());
         RETURN_NOT_OK(FromRocks(writer->Open(dump.files.back()), "creating a snapshot file"));

@@ -20,6 +20,7 @@ import pytest
 from oxbowtest.cluster import Cluster, not_leader, wait_for
 from oxbowtest.cluster_pk import (BUCKETS, ModelWriter, bucket_rows, create, do_get,
                                   lead_and_read, lookup, put, rows, snapshot)
+from oxbowtest.flight import action
 
 KILLS = int(os.environ.get("OXBOW_CLUSTER_PK_KILLS", "6"))
 
@@ -64,6 +65,12 @@ def test_any_server_routes_puts_lookups_and_snapshots_to_the_leaders(cluster):
     # Replicas' rows follow what they saw committed: an unclean election could take it back.
     with pytest.raises(pa.ArrowInvalid, match="unclean.leader.election=true is refused"):
         create(cluster, "pk.unclean", properties={"unclean.leader.election": "true"})
+    with pytest.raises(pa.ArrowInvalid, match="unclean.leader.election=true is refused"):
+        action(cluster.client(1), "alter_table", {"table": "pk.stock", "changes": [
+            {"op": "set_properties", "properties": {"unclean.leader.election": "true"}}]})
+    # The cold log is refused: the replicas of a bucket would share its place in the warehouse.
+    with pytest.raises(pa.ArrowNotImplementedError, match="log.local.retention"):
+        create(cluster, "pk.cold", properties={"log.local.retention": "1h"})
     # One bucket's snapshot is its leader's to serve; the others name it.
     leader = cluster.leader_of("pk.stock", 0)
     other = leader % 3 + 1

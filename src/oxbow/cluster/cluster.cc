@@ -31,6 +31,25 @@ int64_t NowMs() {
       .count();
 }
 
+// The table properties cluster mode refuses, at create and alter alike.
+Status CheckClusterProperties(const catalog::TableDescriptor& table) {
+  // A replica's rows follow the changelog it had committed; an unclean election can take back
+  // committed changes, which its rows would keep.
+  if (!table.primary_key.empty() && UncleanLeaderElection(table)) {
+    return Status::Invalid(std::string(kUncleanLeaderElectionProperty) +
+                           "=true is refused for primary-key table " + Quote(table.name) +
+                           ": its replicas' rows cannot follow a changelog that loses "
+                           "committed changes");
+  }
+  // Every replica would move its own segments to the same place of the shared warehouse.
+  if (table.properties.count(engine::kLocalRetentionProperty)) {
+    return Status::NotImplemented(std::string(engine::kLocalRetentionProperty) +
+                                  " (the cold log) is not served in cluster mode yet: the "
+                                  "replicas of a bucket would share one place in the warehouse");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 namespace internal {
@@ -96,14 +115,7 @@ class Cluster::Impl {
 
   Result<catalog::TableDescriptor> CreateTable(const catalog::CreateTableRequest& request) {
     catalog::TableDescriptor table = request.table;
-    // A replica's rows follow the changelog it had committed; an unclean election can take
-    // back committed changes, which its rows would keep.
-    if (!table.primary_key.empty() && UncleanLeaderElection(table)) {
-      return Status::Invalid(std::string(kUncleanLeaderElectionProperty) +
-                             "=true is refused for primary-key table " + Quote(table.name) +
-                             ": its replicas' rows cannot follow a changelog that loses "
-                             "committed changes");
-    }
+    RETURN_NOT_OK(CheckClusterProperties(table));
     // A primary-key table buckets by key (its puts are routed, node::TableHandle); a log
     // table's puts go to any bucket its server leads.
     if (!table.bucket_key.empty() && table.primary_key.empty()) {
@@ -304,6 +316,7 @@ class Cluster::Impl {
       return Status::Aborted("table " + Quote(before.name) +
                              " changed while this alter ran; run it again");
     }
+    RETURN_NOT_OK(CheckClusterProperties(after));
     RETURN_NOT_OK(engine_->CheckTable(after));
     auto set =
         zk->Set(paths::Table(before.name), catalog::DescriptorToJson(after), node.stat.version);

@@ -13,36 +13,63 @@ using nlohmann::json;
 }  // namespace
 
 Result<std::unique_ptr<Catalog>> Catalog::Open(std::shared_ptr<FileSystem> fs,
-                                               const std::string& dir) {
+                                               const std::string& dir, CatalogCopy copy) {
   RETURN_NOT_OK(fs->CreateDirs(dir));
-  std::unique_ptr<Catalog> catalog(new Catalog(fs, dir));
+  std::unique_ptr<Catalog> catalog(new Catalog(fs, dir, std::move(copy)));
   const std::string path = JoinPath(dir, "catalog.json");
-  auto file = fs->OpenFile(path, FileMode::kRead);
-  if (!file.ok() && file.status().IsNotFound()) return catalog;  // a new data dir
-  if (!file.ok()) return file.status();
-  ASSIGN_OR_RAISE(int64_t size, (*file)->Size());
-  ASSIGN_OR_RAISE(auto content, (*file)->ReadAt(0, size));
-  RETURN_NOT_OK(TranslateJsonErrors("catalog.json", [&]() -> Status {
-    ASSIGN_OR_RAISE(json j, ParseJson(content->view(), path));
+  auto content = ReadWholeFile(*fs, path);
+  if (content.ok()) {
+    RETURN_NOT_OK(catalog->Load((*content)->view(), path));
+  } else if (!content.status().IsNotFound()) {  // NotFound: a new data dir
+    return content.status();
+  }
+  // A data dir older than its copy, or one whose last copy failed, gets one now.
+  if (catalog->copy_.fs) {
+    const std::string& copy_path = catalog->copy_.path;
+    RETURN_NOT_OK(catalog->copy_.fs->CreateDirs(copy_path.substr(0, copy_path.rfind('/'))));
+    RETURN_NOT_OK(catalog->Persist(catalog->tables_));
+  }
+  return catalog;
+}
+
+Status Catalog::Load(std::string_view content, const std::string& path) {
+  return TranslateJsonErrors("catalog.json", [&]() -> Status {
+    ASSIGN_OR_RAISE(json j, ParseJson(content, path));
     if (!j.is_object() || !j.contains("tables") || !j["tables"].is_array()) {
       return Status::Corruption(path + " has no \"tables\" list");
     }
-    catalog->next_table_id_ = j.value("next_table_id", int64_t{1});
+    next_table_id_ = j.value("next_table_id", int64_t{1});
     for (const auto& jt : j["tables"]) {
       auto t = DescriptorFrom(jt);
       if (!t.ok()) return t.status().WithContext(path);
-      catalog->tables_[t->name] = *t;
+      tables_[t->name] = *t;
     }
     return Status::OK();
-  }));
-  return catalog;
+  });
+}
+
+Status Catalog::RestoreFromCopy(const CatalogCopy& copy, FileSystem& fs, const std::string& dir) {
+  auto content = ReadWholeFile(*copy.fs, copy.path);
+  if (content.status().IsNotFound()) {
+    return Status::NotFound("the warehouse holds no copy of a catalog (" + copy.path + ")");
+  }
+  RETURN_NOT_OK(content.status());
+  Catalog parsed(nullptr, dir, {});
+  RETURN_NOT_OK(parsed.Load((*content)->view(), copy.path));
+  RETURN_NOT_OK(fs.CreateDirs(dir));
+  return WriteFileAtomically(fs, dir, "catalog.json", (*content)->view());
 }
 
 Status Catalog::Persist(const std::map<std::string, TableDescriptor>& tables) const {
   json list = json::array();
   for (const auto& [name, t] : tables) list.push_back(DescriptorJson(t));
   json root = {{"version", 1}, {"next_table_id", next_table_id_}, {"tables", std::move(list)}};
-  return WriteFileAtomically(*fs_, dir_, "catalog.json", root.dump(2));
+  const std::string content = root.dump(2);
+  if (copy_.fs) {
+    RETURN_NOT_OK(WriteWholeFile(*copy_.fs, copy_.path, content)
+                      .WithContext("writing the catalog's copy " + copy_.path));
+  }
+  return WriteFileAtomically(*fs_, dir_, "catalog.json", content);
 }
 
 Result<TableDescriptor> Catalog::Create(TableDescriptor table, bool if_not_exists) {

@@ -420,6 +420,16 @@ Result<int64_t> PosixFileSystem::FreeSpace(const std::string& path) {
   return static_cast<int64_t>(st.f_bavail) * static_cast<int64_t>(st.f_frsize);
 }
 
+Status WriteWholeFile(FileSystem& fs, const std::string& path, std::string_view content) {
+  ASSIGN_OR_RAISE(auto file, fs.OpenFile(path, FileMode::kCreate));
+  RETURN_NOT_OK(file->Truncate(0));
+  if (!content.empty()) {
+    RETURN_NOT_OK(file->WriteAt(
+        0, ByteSpan(reinterpret_cast<const uint8_t*>(content.data()), content.size())));
+  }
+  return file->Sync();
+}
+
 Status WriteFileAtomically(FileSystem& fs, const std::string& dir, const std::string& name,
                            std::string_view content, FileMode mode) {
   const std::string tmp = JoinPath(dir, name + ".tmp");

@@ -141,6 +141,10 @@ Status ErrnoToStatus(int errnum, std::string_view what, const std::string& path)
 Status WriteFileAtomically(FileSystem& fs, const std::string& dir, const std::string& name,
                            std::string_view content, FileMode mode = FileMode::kCreate);
 
+// Replaces `path` with `content` in one write, synced: on an object store one PUT (atomic); a
+// local file may be torn by a crash (WriteFileAtomically is not), so its readers must check it.
+Status WriteWholeFile(FileSystem& fs, const std::string& path, std::string_view content);
+
 // Joins two path components with a single '/'.
 std::string JoinPath(const std::string& dir, const std::string& name);
 

@@ -16,6 +16,7 @@
 #include "oxbow/common/parse.h"
 #include "oxbow/engine/log_table_internal.h"
 #include "oxbow/engine/pk_table_internal.h"
+#include "oxbow/engine/recover_internal.h"
 
 namespace oxbow::engine {
 
@@ -44,8 +45,15 @@ Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
   }
   RETURN_NOT_OK(engine->options_.fs->CreateDirs(engine->options_.data_dir));
   RETURN_NOT_OK(engine->LockDataDir());
+  const std::string marker = JoinPath(engine->options_.data_dir, internal::kRecoveringMarker);
+  if (engine->options_.fs->FileSize(marker).ok()) {
+    return Status::Invalid("data dir '" + engine->options_.data_dir +
+                           "' is half rebuilt: its recovery from the warehouse did not finish (" +
+                           marker + "); run oxbowd --recover-from-warehouse again");
+  }
   ASSIGN_OR_RAISE(engine->catalog_,
-                  catalog::Catalog::Open(engine->options_.fs, engine->options_.data_dir));
+                  catalog::Catalog::Open(engine->options_.fs, engine->options_.data_dir,
+                                         engine->options_.catalog_copy));
   for (const auto& descriptor : engine->catalog_->List()) {
     ASSIGN_OR_RAISE(auto table, engine->OpenTable(descriptor));
     engine->tables_[descriptor.name] = std::move(table);

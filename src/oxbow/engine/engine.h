@@ -73,6 +73,9 @@ struct EngineOptions {
   std::function<bool(const catalog::TableDescriptor&, int32_t bucket)> kv_snapshot_wanted;
   std::function<void(const catalog::TableDescriptor&, int32_t bucket, const KvSnapshotRef&)>
       on_kv_snapshot;
+  // Embedded mode: a copy of catalog.json in the warehouse, written with every change, from which
+  // RecoverDataDir rebuilds a lost data dir. Default (fs null): none.
+  catalog::CatalogCopy catalog_copy;
   // Cluster mode: a primary-key table's rows follow what its buckets' replicas commit (the
   // changelog below the high watermark), not everything durable; opening one replays nothing
   // (docs/cluster.md#primary-key-tables). Default: false.
@@ -88,6 +91,35 @@ struct TableStatus {
   // What a read of the table's log returns (a primary-key table's changelog adds a column).
   arrow::SchemaPtr read_schema;
 };
+
+// What RecoverDataDir rebuilt.
+struct Recovery {
+  struct Table {
+    std::string name;
+    std::vector<int64_t> next_offsets;  // per bucket, where its log goes on
+  };
+  std::vector<Table> tables;
+  // Why each table whose rows could not be rebuilt was left out of the catalog (it names it).
+  std::vector<std::string> left_out;
+};
+
+// The lake's part of a recovery: `restore_pointers` puts the lake tables' pointers back (before
+// `held_offsets` is asked), `held_offsets` gives per bucket the offset after the last one a
+// table's lake holds (lake::HeldOffsets). Either may be empty.
+struct RecoveryLake {
+  std::function<Status()> restore_pointers;
+  std::function<Result<std::vector<int64_t>>(const catalog::TableDescriptor&)> held_offsets;
+};
+
+// Rebuilds the data dir `options.data_dir`, which must hold no catalog (or one whose recovery did
+// not finish), from the warehouse: the catalog's copy (options.catalog_copy), each bucket's cold
+// segments (the copies of their manifests under options.cold_root), each primary-key bucket's
+// newest KV snapshot (options.kv_snapshot_root), and the lake's offsets. Each bucket's log goes on
+// after the highest offset they hold, so nothing tiered or snapshotted is written twice. A
+// primary-key table whose rows cannot be rebuilt as far as its lake (or its cold changelog) goes
+// is left out and named. Until it finishes, Engine::Open refuses the data dir.
+// docs/operations.md#recovering-a-lost-data-dir
+Result<Recovery> RecoverDataDir(const EngineOptions& options, const RecoveryLake& lake);
 
 class Engine {
  public:

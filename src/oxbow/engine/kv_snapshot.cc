@@ -17,17 +17,6 @@ std::string BucketDir(const KvSnapshotStore& store, int64_t table_id, int32_t bu
   return JoinPath(JoinPath(store.root, std::to_string(table_id)), std::to_string(bucket));
 }
 
-Status WriteObject(FileSystem& fs, const std::string& path, std::string_view bytes) {
-  // A leftover of a failed attempt goes first.
-  if (Status st = fs.Remove(path); !st.ok() && !st.IsNotFound()) return st;
-  ASSIGN_OR_RAISE(auto out, fs.OpenFile(path, FileMode::kCreate));
-  if (!bytes.empty()) {
-    RETURN_NOT_OK(
-        out->WriteAt(0, ByteSpan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())));
-  }
-  return out->Sync();
-}
-
 Status Verify(FileSystem& fs, const std::string& path, int64_t size, uint32_t crc) {
   ASSIGN_OR_RAISE(auto stored, ReadWholeFile(fs, path));
   if (stored->size() != size || crc32c::Value(stored->data(), stored->size()) != crc) {
@@ -73,7 +62,7 @@ Result<KvSnapshotRef> UploadKvSnapshot(const KvSnapshotStore& store, int64_t tab
     const std::string name = "part-" + std::to_string(i) + ".sst";
     const uint32_t crc = crc32c::Value(bytes->data(), bytes->size());
     const std::string path = JoinPath(ref.path, name);
-    RETURN_NOT_OK(WriteObject(fs, path, bytes->view()));
+    RETURN_NOT_OK(WriteWholeFile(fs, path, bytes->view()));
     RETURN_NOT_OK(Verify(fs, path, bytes->size(), crc));
     files.push_back({{"name", name}, {"size", bytes->size()}, {"crc32c", crc}});
   }
@@ -82,7 +71,7 @@ Result<KvSnapshotRef> UploadKvSnapshot(const KvSnapshotStore& store, int64_t tab
       json{{"table_id", table_id},         {"bucket", bucket},  {"offset", dump.applied_offset},
            {"leader_epoch", leader_epoch}, {"rows", dump.rows}, {"files", std::move(files)}}
           .dump();
-  RETURN_NOT_OK(WriteObject(fs, JoinPath(ref.path, kManifest), manifest));
+  RETURN_NOT_OK(WriteWholeFile(fs, JoinPath(ref.path, kManifest), manifest));
   // The newest before this one stays, for a replica still downloading it.
   ASSIGN_OR_RAISE(auto offsets, ListSnapshots(fs, bucket_dir));
   std::erase_if(offsets, [&](int64_t offset) { return offset >= ref.offset; });
@@ -91,6 +80,26 @@ Result<KvSnapshotRef> UploadKvSnapshot(const KvSnapshotStore& store, int64_t tab
     RETURN_NOT_OK(fs.RemoveAll(JoinPath(bucket_dir, kSnapshotPrefix + std::to_string(offset))));
   }
   return ref;
+}
+
+Result<std::optional<KvSnapshotRef>> LatestKvSnapshot(const KvSnapshotStore& store,
+                                                      int64_t table_id, int32_t bucket) {
+  const std::string bucket_dir = BucketDir(store, table_id, bucket);
+  ASSIGN_OR_RAISE(auto offsets, ListSnapshots(*store.fs, bucket_dir));
+  for (auto it = offsets.rbegin(); it != offsets.rend(); ++it) {
+    const std::string path = JoinPath(bucket_dir, kSnapshotPrefix + std::to_string(*it));
+    auto bytes = ReadWholeFile(*store.fs, JoinPath(path, kManifest));
+    if (bytes.status().IsNotFound()) continue;  // an interrupted upload
+    RETURN_NOT_OK(bytes.status());
+    json manifest = json::parse((*bytes)->view(), nullptr, false);
+    if (!manifest.is_object() || manifest.value("offset", int64_t{-1}) != *it) {
+      return Status::Corruption("KV snapshot manifest " + JoinPath(path, kManifest) +
+                                " is not one of offset " + std::to_string(*it));
+    }
+    return std::optional<KvSnapshotRef>(
+        KvSnapshotRef{*it, path, manifest.value("leader_epoch", int32_t{-1})});
+  }
+  return std::optional<KvSnapshotRef>();
 }
 
 Result<std::vector<std::string>> DownloadKvSnapshot(const KvSnapshotStore& store,
@@ -120,7 +129,7 @@ Result<std::vector<std::string>> DownloadKvSnapshot(const KvSnapshotStore& store
       return Status::Corruption("KV snapshot file " + path + " does not match its manifest");
     }
     out.push_back(JoinPath(local_dir, name));
-    RETURN_NOT_OK(WriteObject(local, out.back(), bytes->view()));
+    RETURN_NOT_OK(WriteWholeFile(local, out.back(), bytes->view()));
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,11 @@ struct KvSnapshotStore {
 Result<KvSnapshotRef> UploadKvSnapshot(const KvSnapshotStore& store, int64_t table_id,
                                        int32_t bucket, const kv::TableStore::BucketDump& dump,
                                        int32_t leader_epoch);
+
+// The newest complete snapshot of `bucket` in the store (one with its manifest); nullopt when
+// there is none.
+Result<std::optional<KvSnapshotRef>> LatestKvSnapshot(const KvSnapshotStore& store,
+                                                      int64_t table_id, int32_t bucket);
 
 // Downloads the snapshot `ref` names into `local_dir` (created), verifying every file against
 // its manifest; returns the local files in key order.

@@ -66,6 +66,15 @@ Status CheckTableIsTierable(const catalog::TableDescriptor& table);
 Status CheckLakeAlter(const catalog::TableDescriptor& before, const catalog::TableDescriptor& after,
                       const std::vector<catalog::SchemaChange>& changes);
 
+struct LakeOptions;
+
+// Per bucket of `table`, the offset after the last one its lake holds (or its changelog lake
+// table's, the higher of the two); 0 where it holds none, or where the lake is a dropped table's
+// of the same name. Reads the warehouse through `options` before any TieringService starts
+// (rebuilding a lost data dir, docs/operations.md#recovering-a-lost-data-dir).
+Result<std::vector<int64_t>> HeldOffsets(const LakeOptions& options,
+                                         const catalog::TableDescriptor& table);
+
 // What tiering and maintenance did, told as it happens (oxbowd counts it: docs/metrics.md).
 // Each callback may be empty; they run on tiering threads and must be quick.
 struct LakeObserver {

@@ -62,22 +62,51 @@ void Report(LakeTable& s, const std::string& previous) OXBOW_REQUIRES(s.work) {
   s.Publish(error);
 }
 
-}  // namespace
-
-Result<std::unique_ptr<TieringService>> TieringService::Start(engine::Engine* engine,
-                                                              LakeOptions options) {
+// Fills in the defaults of the file system, the warehouse's absolute path and the catalog.
+void ResolveDefaults(LakeOptions& options) {
   if (!options.fs) options.fs = PosixFileSystem::Default();
-  if (options.tiering_threads < 1) return Status::Invalid("lake: tiering_threads must be >= 1");
   if (options.warehouse.find("://") == std::string::npos) {
     options.warehouse = std::filesystem::absolute(options.warehouse).lexically_normal().string();
   }
+  if (!options.catalog) {
+    options.catalog = std::make_shared<iceberg::FileCatalog>(options.fs, options.warehouse);
+  }
+}
+
+}  // namespace
+
+Result<std::vector<int64_t>> HeldOffsets(const LakeOptions& given,
+                                         const catalog::TableDescriptor& table) {
+  LakeOptions options = given;
+  ResolveDefaults(options);
+  std::vector<int64_t> held(static_cast<size_t>(table.buckets), 0);
+  if (!IsLakeEnabled(table)) return held;
+  const auto dot = table.name.find('.');
+  std::vector<iceberg::TableIdentifier> ids = {
+      {table.name.substr(0, dot), table.name.substr(dot + 1)}};
+  if (HasChangelogLake(table))
+    ids.push_back({ids[0].namespace_name, ids[0].name + kChangelogSuffix});
+  for (const auto& id : ids) {
+    auto lake = iceberg::IcebergTable::Load(options.fs, options.catalog, id);
+    if (lake.status().IsNotFound()) continue;
+    RETURN_NOT_OK(lake.status());
+    if ((*lake)->metadata().Property(internal::kTableIdProperty, "") !=
+        std::to_string(table.table_id)) {
+      continue;
+    }
+    ASSIGN_OR_RAISE(auto offsets, internal::SummaryOffsets(**lake, held.size()));
+    for (size_t b = 0; b < held.size(); ++b) held[b] = std::max(held[b], offsets[b]);
+  }
+  return held;
+}
+
+Result<std::unique_ptr<TieringService>> TieringService::Start(engine::Engine* engine,
+                                                              LakeOptions options) {
+  if (options.tiering_threads < 1) return Status::Invalid("lake: tiering_threads must be >= 1");
+  ResolveDefaults(options);
   RETURN_NOT_OK(options.fs->CreateDirs(options.warehouse));
   std::unique_ptr<TieringService> service(new TieringService(engine, std::move(options)));
   service->catalog_ = service->options_.catalog;
-  if (!service->catalog_) {
-    service->catalog_ =
-        std::make_shared<iceberg::FileCatalog>(service->options_.fs, service->options_.warehouse);
-  }
   TieringService* s = service.get();
   for (int i = 0; i < s->options_.tiering_threads; ++i) {
     s->round_workers_.emplace_back([s] { s->RoundWorker(); });

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -202,11 +203,27 @@ struct ColdStatus {
   std::string error;
 };
 
+// The copy of a log's cold-segment manifest that lives beside its cold segments (in
+// ColdLogOptions::dir), from which a lost data dir is rebuilt: the offsets its segments hold.
+struct ColdManifestCopy {
+  int64_t first_offset = 0;
+  int64_t next_offset = 0;
+  std::string encoded;
+};
+
 class BucketLog {
  public:
   // Opens (creating when absent) the log in directory `dir`, recovering after a crash.
   static Result<std::unique_ptr<BucketLog>> Open(std::shared_ptr<FileSystem> fs, std::string dir,
                                                  LogOptions options = {});
+  // The copy of the cold-segment manifest in `cold_dir`; nullopt when there is none or it lists
+  // no segment. Corruption naming it when it is damaged.
+  static Result<std::optional<ColdManifestCopy>> ReadColdManifestCopy(FileSystem& cold_fs,
+                                                                      const std::string& cold_dir);
+  // Makes the new log directory `dir` start as the cold segments `copy` lists: opened with the
+  // same cold store, the log then continues after them.
+  static Status AdoptColdManifest(FileSystem& fs, const std::string& dir,
+                                  const ColdManifestCopy& copy);
   ~BucketLog();  // Close()s, ignoring errors
   BucketLog(const BucketLog&) = delete;
   BucketLog& operator=(const BucketLog&) = delete;

@@ -74,10 +74,35 @@ BucketLog::SegmentPtr BucketLog::OpenColdSegment(const ColdSegment& entry) const
 }
 
 Status BucketLog::WriteColdManifest(const std::vector<ColdSegment>& segments) {
-  RETURN_NOT_OK(WriteFileAtomically(*fs_, dir_, internal::kColdManifestName,
-                                    internal::EncodeColdManifest(segments)));
+  const std::string encoded = internal::EncodeColdManifest(segments);
+  // The copy beside the segments goes first: it never lists a segment whose upload was not
+  // verified, and a lost data dir is rebuilt from it (docs/storage.md#cold-log).
+  const ColdLogOptions& cold = options_.cold;
+  RETURN_NOT_OK(cold.fs->CreateDirs(cold.dir));
+  RETURN_NOT_OK(WriteWholeFile(*cold.fs, JoinPath(cold.dir, internal::kColdManifestName), encoded)
+                    .WithContext("writing the copy of the cold-segment manifest"));
+  RETURN_NOT_OK(WriteFileAtomically(*fs_, dir_, internal::kColdManifestName, encoded));
   cold_manifest_ = segments;
   return Status::OK();
+}
+
+Result<std::optional<ColdManifestCopy>> BucketLog::ReadColdManifestCopy(
+    FileSystem& cold_fs, const std::string& cold_dir) {
+  const std::string path = JoinPath(cold_dir, internal::kColdManifestName);
+  auto bytes = ReadWholeFile(cold_fs, path);
+  if (bytes.status().IsNotFound()) return std::optional<ColdManifestCopy>();
+  RETURN_NOT_OK(bytes.status());
+  auto segments = internal::DecodeColdManifest(**bytes);
+  if (!segments.ok()) return segments.status().WithContext(path);
+  if (segments->empty()) return std::optional<ColdManifestCopy>();
+  return std::optional<ColdManifestCopy>(ColdManifestCopy{
+      segments->front().base_offset, segments->back().next_offset, std::string((*bytes)->view())});
+}
+
+Status BucketLog::AdoptColdManifest(FileSystem& fs, const std::string& dir,
+                                    const ColdManifestCopy& copy) {
+  RETURN_NOT_OK(fs.CreateDirs(dir));
+  return WriteFileAtomically(fs, dir, internal::kColdManifestName, copy.encoded);
 }
 
 Result<int> BucketLog::OffloadColdSegments() {
@@ -214,14 +239,7 @@ Result<ColdSegment> BucketLog::UploadSegment(const ReadableSegment& r) {
     if (!bytes.ok() && !bytes.status().IsNotFound()) return bytes.status();
     std::shared_ptr<Buffer> content = bytes.ok() ? *bytes : Buffer::Empty();
     const std::string path = JoinPath(cold.dir, SegmentFileName(base, suffix));
-    RETURN_NOT_OK(IgnoreNotFound(cold.fs->Remove(path)));
-    {
-      ASSIGN_OR_RAISE(auto out, cold.fs->OpenFile(path, FileMode::kCreate));
-      if (content->size() > 0) {
-        RETURN_NOT_OK(out->WriteAt(0, ByteSpan(content->data(), content->size())));
-      }
-      RETURN_NOT_OK(out->Sync());
-    }
+    RETURN_NOT_OK(WriteWholeFile(*cold.fs, path, content->view()));
     RETURN_NOT_OK(VerifyColdObject(*cold.fs, path, content->size(),
                                    crc32c::Value(content->data(), content->size())));
     *stored_size = content->size();
@@ -237,12 +255,16 @@ Status BucketLog::SweepColdOrphans() {
   std::set<std::string> referenced;
   {
     std::lock_guard retention_lock(retention_mutex_);
+    // A failed step may have left the copy of the manifest listing what goes now.
+    RETURN_NOT_OK(WriteWholeFile(*cold.fs, JoinPath(cold.dir, internal::kColdManifestName),
+                                 internal::EncodeColdManifest(cold_manifest_)));
     for (const ColdSegment& entry : cold_manifest_) {
       for (const char* suffix : kColdSuffixes) {
         referenced.insert(SegmentFileName(entry.base_offset, suffix));
       }
     }
   }
+  referenced.insert(internal::kColdManifestName);  // its copy
   for (const std::string& name : *names) {
     if (referenced.count(name)) continue;
     const std::string path = JoinPath(cold.dir, name);

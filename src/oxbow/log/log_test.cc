@@ -1011,6 +1011,45 @@ TEST_F(ColdLogTest, AFailedUploadKeepsTheSegmentAndLeavesNoReferencedObject) {
   CheckReadAll(log.get(), 0);
 }
 
+// The manifest is copied beside the cold segments before the local one changes, and the copy says
+// what they hold; a copy that cannot be written keeps the segment local.
+TEST_F(ColdLogTest, TheManifestIsCopiedBesideTheColdSegmentsFirst) {
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 60);
+  const auto sealed = log->SealedSegments();
+  ASSERT_EQ(log->OffloadColdSegments().ValueOrDie(), 0);  // not old enough yet
+  now_ += 60'001;
+  AppendMany(log.get(), 60, 1);
+  cold_fs_->FailWrites(Status::IOError("injected: copy refused"), 0, 1, "cold-segments");
+  auto refused = log->OffloadColdSegments();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("copy of the cold-segment manifest"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_EQ(log->cold_status().segments, 0);
+  EXPECT_EQ(log->SealedSegments(), sealed);
+  CheckReadAll(log.get(), 0);
+  cold_fs_->ClearFaults();
+  ASSERT_EQ(log->OffloadColdSegments().ValueOrDie(), static_cast<int>(sealed.size()));
+  auto copy = BucketLog::ReadColdManifestCopy(*cold_fs_, cold_dir_).ValueOrDie();
+  ASSERT_TRUE(copy.has_value());
+  EXPECT_EQ(copy->first_offset, 0);
+  EXPECT_GT(copy->next_offset, sealed.back());  // where the active segment starts
+  EXPECT_LE(copy->next_offset, expected_[60].base_offset);
+  EXPECT_TRUE(Names(cold_dir_).count("cold-segments"));
+
+  // A new log directory that adopts the copy reads the cold segments exactly.
+  log.reset();
+  const std::string elsewhere = JoinPath(tmp_.path(), "elsewhere");
+  ASSERT_TRUE(BucketLog::AdoptColdManifest(*PosixFileSystem::Default(), elsewhere, *copy).ok());
+  auto adopted = BucketLog::Open(PosixFileSystem::Default(), elsewhere, options_).ValueOrDie();
+  EXPECT_EQ(adopted->next_offset(), copy->next_offset);
+  EXPECT_EQ(adopted->cold_status().segments, static_cast<int64_t>(sealed.size()));
+  std::erase_if(expected_, [&](const Expected& e) { return e.base_offset >= copy->next_offset; });
+  CheckReadAll(adopted.get(), 0);
+  ASSERT_EQ(adopted->OffloadColdSegments().ValueOrDie(), 0);  // its sweep keeps the copy
+  EXPECT_TRUE(Names(cold_dir_).count("cold-segments"));
+}
+
 TEST_F(ColdLogTest, OrphansFromACrashBeforeTheManifestAreDeleted) {
   auto log = OpenLog();
   AppendMany(log.get(), 0, 60);

@@ -1,3 +1,5 @@
+#include <spdlog/spdlog.h>
+
 #include <cstring>
 
 #include "oxbow/lake/lake.h"
@@ -87,6 +89,78 @@ Result<std::vector<iceberg::TableIdentifier>> ClusterLakePointers::List(
   std::sort(tables.begin(), tables.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
   return tables;
+}
+
+Result<iceberg::MetadataPointer> CopiedLakePointers::Read(const iceberg::TableIdentifier& table) {
+  return store_->Read(table);
+}
+
+Result<std::vector<iceberg::TableIdentifier>> CopiedLakePointers::List(
+    const std::string& namespace_name) {
+  return store_->List(namespace_name);
+}
+
+Status CopiedLakePointers::Replace(const iceberg::TableIdentifier& table,
+                                   const std::optional<iceberg::MetadataPointer>& expected,
+                                   const iceberg::MetadataPointer& next) {
+  RETURN_NOT_OK(store_->Replace(table, expected, next));
+  std::vector<iceberg::TableIdentifier> pending = {table};
+  {
+    std::lock_guard lock(mu_);
+    for (const std::string& name : uncopied_) {
+      const size_t dot = name.find('.');
+      if (name != table.ToString()) pending.push_back({name.substr(0, dot), name.substr(dot + 1)});
+    }
+  }
+  for (const auto& id : pending) {
+    if (Status st = Copy(id); !st.ok()) {
+      spdlog::warn(
+          "lake: copying the pointer of {} to the warehouse: {} (retried at the next "
+          "commit)",
+          id.ToString(), st.message());
+    }
+  }
+  return Status::OK();
+}
+
+Status CopiedLakePointers::Copy(const iceberg::TableIdentifier& table) {
+  const std::string name = table.ToString();
+  auto pointer = store_->Read(table);
+  Status st = pointer.status().IsNotFound() ? Status::OK() : pointer.status();
+  if (pointer.ok()) {
+    st = copy_fs_->CreateDirs(copy_dir_);
+    if (st.ok()) {
+      st = WriteWholeFile(*copy_fs_, JoinPath(copy_dir_, name + ".json"),
+                          iceberg::PointerToJson(*pointer));
+    }
+  }
+  std::lock_guard lock(mu_);
+  if (st.ok()) {
+    uncopied_.erase(name);
+  } else {
+    uncopied_.insert(name);
+  }
+  return st;
+}
+
+Result<int> CopiedLakePointers::Restore(FileSystem& copy_fs, const std::string& copy_dir,
+                                        iceberg::PointerStore& store) {
+  auto names = copy_fs.ListDir(copy_dir);
+  if (names.status().IsNotFound()) return 0;
+  RETURN_NOT_OK(names.status());
+  int restored = 0;
+  for (const std::string& file : *names) {
+    const size_t dot = file.find('.');
+    if (!file.ends_with(".json") || dot == std::string::npos || dot + 5 >= file.size()) continue;
+    const std::string path = JoinPath(copy_dir, file);
+    ASSIGN_OR_RAISE(auto bytes, ReadWholeFile(copy_fs, path));
+    ASSIGN_OR_RAISE(auto pointer, iceberg::PointerFromJson(bytes->view(), path));
+    const iceberg::TableIdentifier id{file.substr(0, dot),
+                                      file.substr(dot + 1, file.size() - dot - 6)};
+    RETURN_NOT_OK(store.Replace(id, std::nullopt, pointer));
+    ++restored;
+  }
+  return restored;
 }
 
 }  // namespace oxbow::node::internal

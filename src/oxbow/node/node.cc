@@ -16,18 +16,13 @@ namespace {
 // Fluss's kv.snapshot.interval.
 constexpr int64_t kKvSnapshotIntervalMs = int64_t{10} * 60 * 1000;
 
-// Puts the lake's files on S3 and each table's metadata pointer in <data_dir>/lake-catalog,
-// after checking that the bucket answers to the credentials.
-Status UseS3Warehouse(const std::string& data_dir, const storage::S3Options& s3,
-                      lake::LakeOptions* lake, std::map<std::string, std::string>* reader_config) {
+// Puts the lake's files on S3, after checking that the bucket answers to the credentials.
+Status UseS3Warehouse(const storage::S3Options& s3, lake::LakeOptions* lake,
+                      std::map<std::string, std::string>* reader_config) {
   auto fs = storage::S3FileSystem::Make(s3);
   if (!fs.ok()) return fs.status().WithContext("warehouse " + lake->warehouse);
   RETURN_NOT_OK((*fs)->CheckAccess(lake->warehouse));
   lake->fs = *fs;
-  lake->catalog = std::make_shared<iceberg::PointerCatalog>(
-      *fs, lake->warehouse,
-      std::make_shared<iceberg::LocalPointerStore>(PosixFileSystem::Default(),
-                                                   JoinPath(data_dir, "lake-catalog")));
   const std::string endpoint =
       s3.endpoint.empty() ? "https://s3." + s3.region + ".amazonaws.com" : s3.endpoint;
   // s3.region is pyiceberg's name for the region, client.region Iceberg Java's.
@@ -61,6 +56,23 @@ Result<std::string> ResolveWarehouse(const std::string& warehouse) {
                          "schemes are lower case, and S3 is s3://, not s3a://)");
 }
 
+// Copies the pointer of every lake table (those of a data dir older than the copies, or whose
+// last copy failed before a restart); a failure is logged, and the next commit copies again.
+void CopyLakePointers(const engine::Engine& engine, internal::CopiedLakePointers& pointers) {
+  for (const catalog::TableDescriptor& table : engine.ListTables()) {
+    if (!lake::IsLakeEnabled(table)) continue;
+    const auto dot = table.name.find('.');
+    const iceberg::TableIdentifier id{table.name.substr(0, dot), table.name.substr(dot + 1)};
+    for (const auto& lake_id :
+         {id, iceberg::TableIdentifier{id.namespace_name, id.name + lake::kChangelogSuffix}}) {
+      if (Status st = pointers.Copy(lake_id); !st.ok()) {
+        spdlog::warn("lake: copying the pointer of {} to the warehouse: {}", lake_id.ToString(),
+                     st.message());
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
@@ -71,8 +83,9 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
   options.engine.log.on_fsync = [m = node->metrics_.get()](double s) { m->ObserveFsync(s); };
   const std::string data_dir = options.engine.data_dir;
   ASSIGN_OR_RAISE(options.lake.warehouse, ResolveWarehouse(options.lake.warehouse));
-  if (storage::IsS3Uri(options.lake.warehouse) && !options.lake.fs) {
-    RETURN_NOT_OK(UseS3Warehouse(data_dir, options.s3, &options.lake, &node->lake_reader_config_));
+  const bool s3_warehouse = storage::IsS3Uri(options.lake.warehouse) && !options.lake.fs;
+  if (s3_warehouse) {
+    RETURN_NOT_OK(UseS3Warehouse(options.s3, &options.lake, &node->lake_reader_config_));
   }
   // The cold log lives in the warehouse too (docs/storage.md#cold-log).
   options.engine.cold_fs = options.lake.fs ? options.lake.fs : PosixFileSystem::Default();
@@ -103,6 +116,53 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
       }
     };
   }
+  std::shared_ptr<internal::CopiedLakePointers> copied_pointers;
+  if (!options.engine.replicated) {
+    // What the data dir alone knows is copied to the warehouse, so that a lost data dir can be
+    // rebuilt from it (docs/operations.md#recovering-a-lost-data-dir).
+    const std::string copies = JoinPath(options.lake.warehouse, "_catalog");
+    options.engine.catalog_copy = {options.engine.cold_fs, JoinPath(copies, "catalog.json")};
+    if (s3_warehouse) {
+      // An object store has no rename: each table's metadata pointer lives in the data dir
+      // (docs/storage.md, "Commits without rename"), copied to the warehouse.
+      copied_pointers = std::make_shared<internal::CopiedLakePointers>(
+          std::make_shared<iceberg::LocalPointerStore>(PosixFileSystem::Default(),
+                                                       JoinPath(data_dir, "lake-catalog")),
+          options.lake.fs, JoinPath(copies, "lake"));
+      options.lake.catalog = std::make_shared<iceberg::PointerCatalog>(
+          options.lake.fs, options.lake.warehouse, copied_pointers);
+    }
+  } else if (options.recover_from_warehouse) {
+    return Status::Invalid(
+        "--recover-from-warehouse rebuilds an embedded server's data dir; a cluster's replicas "
+        "rebuild themselves from their peers and the KV snapshots");
+  }
+  if (options.recover_from_warehouse) {
+    engine::RecoveryLake lake;
+    if (copied_pointers) {
+      lake.restore_pointers = [&] {
+        ASSIGN_OR_RAISE(int restored,
+                        internal::CopiedLakePointers::Restore(
+                            *options.lake.fs, JoinPath(options.lake.warehouse, "_catalog/lake"),
+                            *copied_pointers));
+        spdlog::info("recovery: {} lake table pointers restored", restored);
+        return Status::OK();
+      };
+    }
+    lake.held_offsets = [&](const catalog::TableDescriptor& t) {
+      return lake::HeldOffsets(options.lake, t);
+    };
+    ASSIGN_OR_RAISE(engine::Recovery recovery, engine::RecoverDataDir(options.engine, lake));
+    for (const auto& table : recovery.tables) {
+      std::string offsets;
+      for (int64_t offset : table.next_offsets) {
+        offsets += (offsets.empty() ? "" : ", ") + std::to_string(offset);
+      }
+      spdlog::info("recovery: table '{}' rebuilt, its buckets' logs going on at offsets {}",
+                   table.name, offsets);
+    }
+    for (const std::string& why : recovery.left_out) spdlog::error("recovery: left out {}", why);
+  }
   if (options.engine.replicated) {
     // One server tiers each table, the leader of its bucket 0; the lake pointers live in
     // ZooKeeper, where only it may swap them (docs/cluster.md#the-lake).
@@ -127,6 +187,7 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
     };
   }
   ASSIGN_OR_RAISE(node->engine_, engine::Engine::Open(std::move(options.engine)));
+  if (copied_pointers) CopyLakePointers(*node->engine_, *copied_pointers);
   metrics::Metrics* m = node->metrics_.get();
   options.lake.observer.on_round = [m](const std::string& t, double s, bool ok) {
     m->ObserveLakeRound(t, s, ok);

@@ -43,6 +43,9 @@ struct NodeOptions {
   std::function<Result<std::string>(std::string_view topic)> table_for_topic;
   // Cluster mode (docs/cluster.md) when cluster.zookeeper is set; embedded mode otherwise.
   cluster::ClusterOptions cluster;
+  // Embedded mode: rebuild the empty data dir from the warehouse before opening it
+  // (engine::RecoverDataDir; docs/operations.md#recovering-a-lost-data-dir).
+  bool recover_from_warehouse = false;
 };
 
 // What describe_table reports.

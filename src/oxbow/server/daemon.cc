@@ -159,6 +159,10 @@ void AddLakeFlags(CLI::App& app, ServerOptions* options) {
   app.add_option("--warehouse", options->node.lake.warehouse,
                  "Where the Iceberg tables go: a directory, file:///dir or s3://bucket/prefix")
       ->capture_default_str();
+  app.add_flag("--recover-from-warehouse", options->node.recover_from_warehouse,
+               "Embedded mode: rebuild an empty --data-dir from the warehouse's copies (catalog, "
+               "cold segments, KV snapshots, lake pointers) before serving "
+               "(docs/operations.md#recovering-a-lost-data-dir)");
   app.add_option("--cold-log-cache-bytes", options->node.engine.cold_cache_bytes,
                  "Memory cache in front of the cold log's segments (table property "
                  "log.local.retention moves old segments to the warehouse)")

@@ -610,11 +610,22 @@ def test_the_cluster_script_rolls_a_cluster_without_losing_a_record(oxbowd_bin, 
         script("down")
 
 
-def test_a_bucket_moves_onto_a_new_server_under_load(oxbow_bin, make_cluster):
+def bytes_under(root: pathlib.Path, pattern: str) -> int:
+    """The bytes of the files under `root` matching `pattern` (those deleted meanwhile: 0)."""
+    total = 0
+    for f in root.rglob(pattern):
+        try:
+            total += f.stat().st_size
+        except FileNotFoundError:
+            pass
+    return total
+
+
+def test_a_bucket_moves_onto_a_new_server_under_load(oxbow_bin, make_cluster, tmp_path):
     """A fourth server joins; `oxbow cluster reassign` moves a bucket off its leader onto it
     while a writer puts rows (acks=all, following not_leader answers): the new replica catches
     up and joins the ISR, leadership moves to it (the target's first), the replica left out is
-    dropped, and every acknowledged row is there once."""
+    dropped and its files deleted, and every acknowledged row is there once."""
     c = make_cluster(size=4)
     c.create_table("ns.moved")
     writer = Writer(c, "ns.moved", "w")
@@ -639,6 +650,9 @@ def test_a_bucket_moves_onto_a_new_server_under_load(oxbow_bin, make_cluster):
     assert state["replicas"] == target and sorted(state["isr"]) == sorted(target)
     assert state["leader"] == new and state["moving_to"] is None
     assert c.bucket("ns.moved", 0, leader)["role"] == "none"  # dropped
+    tables = tmp_path / f"server{leader}" / "tables"
+    wait_for(lambda: bytes_under(tables, "*.log") == 0, timeout=30,
+             what="the dropped replica's files deleted")
     check_acknowledged(c.read_bucket("ns.moved"), [writer])
     print(f"\nmoved ns.moved[0] from {old} to {target}: {len(writer.acked)} rows "
           f"acknowledged, none lost")
@@ -672,8 +686,7 @@ def test_a_moved_replica_catches_up_at_the_throttled_rate(make_cluster, tmp_path
     wait_for(lambda: new in c.bucket("ns.throttled", 0, leader)["isr"], timeout=120,
              interval=0.02, what="the new replica in the ISR")
     seconds = time.monotonic() - started
-    stored = sum(f.stat().st_size for f in
-                 (tmp_path / f"server{new}" / "tables").rglob("*.log"))
+    stored = bytes_under(tmp_path / f"server{new}" / "tables", "*.log")
     rate = stored / seconds
     print(f"\nmoved {stored} bytes in {seconds:.2f} s: {rate / 1e6:.2f} MB/s "
           f"(throttle {throttle / 1e6:.2f} MB/s, ratio {rate / throttle:.2f})")

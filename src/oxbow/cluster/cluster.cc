@@ -985,8 +985,19 @@ class Cluster::Impl {
         replica = nullptr;
       }
       if (!mine) {
-        table->logs()[static_cast<size_t>(b)]->FenceAppends(internal::NotLeader(
-            name, b, state.leader, Location(meta, state.leader), state.leader_epoch));
+        log::BucketLog& log = *table->logs()[static_cast<size_t>(b)];
+        log.FenceAppends(internal::NotLeader(name, b, state.leader, Location(meta, state.leader),
+                                             state.leader_epoch));
+        // A replica moved away (now, or while this server was down) leaves no files behind.
+        if (!replicas.empty() && log.next_offset() > 0) {
+          if (Status st = table->DropBucketData(b); !st.ok()) {
+            spdlog::error("cluster: deleting {}[{}], moved away from this server: {}", name, b,
+                          st.ToString());
+          } else {
+            spdlog::info("cluster: {}[{}] moved away from this server; its data here is deleted",
+                         name, b);
+          }
+        }
         continue;
       }
       if (!replica) {

@@ -539,6 +539,30 @@ TEST_F(EngineTest, AKvSnapshotRestoresABucketElsewhere) {
   EXPECT_EQ(rows, 150);
 }
 
+// A replica moved away leaves nothing behind: the bucket's changelog restarts empty at 0 and its
+// rows are gone; the table takes rows again.
+TEST_F(EngineTest, DroppingABucketsDataEmptiesItsLogAndRows) {
+  ASSERT_TRUE(engine_->CreateTable(PrimaryKeyTable("ns.pk")).ok());
+  auto table = engine_->GetTable("ns.pk").ValueOrDie();
+  auto put = table->StartPut(schema_, PutOp::kUpsert).ValueOrDie();
+  ASSERT_TRUE(put->Append(*MakeBatch(0, 100)).ok());
+  auto count = [&] {
+    SnapshotRequest all;
+    all.table = "ns.pk";
+    auto reader = table->OpenSnapshot(all).ValueOrDie();
+    int64_t rows = 0;
+    while (auto batch = reader->Next().ValueOrDie()) rows += batch->num_rows();
+    return rows;
+  };
+  EXPECT_EQ(count(), 100);
+  ASSERT_TRUE(table->DropBucketData(0).ok());
+  EXPECT_EQ(table->logs()[0]->next_offset(), 0);
+  EXPECT_EQ(table->logs()[0]->size_bytes(), 0);
+  EXPECT_EQ(count(), 0);
+  ASSERT_TRUE(put->Append(*MakeBatch(500, 10)).ok());
+  EXPECT_EQ(count(), 10);
+}
+
 // A lost data dir rebuilt from the warehouse's copies: the catalog, a log table's cold segments,
 // a primary-key table's newest KV snapshot; a table whose lake outruns its rows is left out.
 TEST_F(EngineTest, ALostDataDirIsRebuiltFromTheWarehouse) {

@@ -144,6 +144,7 @@ class PrimaryKeyTable : public Table, public std::enable_shared_from_this<Primar
   Result<std::optional<KvSnapshotRef>> UploadKvSnapshot(int32_t bucket,
                                                         int64_t after_offset) override;
   Result<bool> RestoreKvSnapshot(int32_t bucket, const KvSnapshotRef& snapshot) override;
+  Status DropBucketData(int32_t bucket) override;
 
   // Brings every bucket's rows up to the end of its changelog (outside cluster mode).
   Status Recover();
@@ -953,6 +954,14 @@ Result<bool> PrimaryKeyTable::RestoreKvSnapshot(int32_t bucket, const KvSnapshot
                BucketName(bucket), snapshot.offset, snapshot.path,
                ms(std::chrono::steady_clock::now() - started), ms(downloaded - started));
   return true;
+}
+
+Status PrimaryKeyTable::DropBucketData(int32_t bucket) {
+  std::lock_guard lock(bucket_mutex(bucket));
+  pending_[static_cast<size_t>(bucket)] = {};
+  inherited_end_[static_cast<size_t>(bucket)] = 0;
+  RETURN_NOT_OK(store_->RestoreBucket(bucket, {}, 0).WithContext(BucketName(bucket)));
+  return logs()[bucket]->ResetTo(0);
 }
 
 Result<std::vector<int32_t>> PrimaryKeyTable::BucketsOf(const arrow::RecordBatch& batch) const {

@@ -27,6 +27,8 @@ Result<bool> Table::RestoreKvSnapshot(int32_t, const KvSnapshotRef&) {
   return NeedsPrimaryKey(descriptor(), "KV snapshots");
 }
 
+Status Table::DropBucketData(int32_t bucket) { return logs()[bucket]->ResetTo(0); }
+
 Result<std::vector<int32_t>> Table::BucketsOf(const arrow::RecordBatch&) const {
   return Status::NotImplemented("table " + Quote(descriptor().name) +
                                 " does not choose buckets by key");

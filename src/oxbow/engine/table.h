@@ -234,6 +234,10 @@ class Table {
   // its changelog and the snapshot is within it, replaces the rows (true); otherwise changes
   // nothing (false).
   virtual Result<bool> RestoreKvSnapshot(int32_t bucket, const KvSnapshotRef& snapshot);
+  // Cluster mode, a replica moved away from this server: deletes the bucket's log, which
+  // restarts empty at offset 0, and a primary-key table's rows of it. A replica placed here
+  // again fetches everything anew.
+  virtual Status DropBucketData(int32_t bucket);
   // Flushes and closes the logs. Idempotent.
   virtual Status Close() = 0;
 };

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "oxbow/common/parse.h"
+#include "oxbow/lake/lake_scan_internal.h"
 #include "oxbow/lake/tiering_internal.h"
 
 namespace oxbow::lake {
@@ -81,21 +82,11 @@ Result<std::vector<int64_t>> HeldOffsets(const LakeOptions& given,
   ResolveDefaults(options);
   std::vector<int64_t> held(static_cast<size_t>(table.buckets), 0);
   if (!IsLakeEnabled(table)) return held;
-  const auto dot = table.name.find('.');
-  std::vector<iceberg::TableIdentifier> ids = {
-      {table.name.substr(0, dot), table.name.substr(dot + 1)}};
-  if (HasChangelogLake(table))
-    ids.push_back({ids[0].namespace_name, ids[0].name + kChangelogSuffix});
-  for (const auto& id : ids) {
-    auto lake = iceberg::IcebergTable::Load(options.fs, options.catalog, id);
-    if (lake.status().IsNotFound()) continue;
-    RETURN_NOT_OK(lake.status());
-    if ((*lake)->metadata().Property(internal::kTableIdProperty, "") !=
-        std::to_string(table.table_id)) {
-      continue;
-    }
-    ASSIGN_OR_RAISE(auto offsets, internal::SummaryOffsets(**lake, held.size()));
-    for (size_t b = 0; b < held.size(); ++b) held[b] = std::max(held[b], offsets[b]);
+  for (const bool changelog : {false, true}) {
+    if (changelog && !HasChangelogLake(table)) continue;
+    ASSIGN_OR_RAISE(LakeSnapshot lake,
+                    LoadSnapshot({options.catalog, options.fs}, table, changelog));
+    for (size_t b = 0; b < held.size(); ++b) held[b] = std::max(held[b], lake.tiered_offsets[b]);
   }
   return held;
 }

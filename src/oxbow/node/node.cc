@@ -16,6 +16,13 @@ namespace {
 // Fluss's kv.snapshot.interval.
 constexpr int64_t kKvSnapshotIntervalMs = int64_t{10} * 60 * 1000;
 
+// Where an embedded server copies what only its data dir knows
+// (docs/operations.md#recovering-a-lost-data-dir).
+std::string CopiesDir(const std::string& warehouse) { return JoinPath(warehouse, "_catalog"); }
+std::string LakePointerCopiesDir(const std::string& warehouse) {
+  return JoinPath(CopiesDir(warehouse), "lake");
+}
+
 // Puts the lake's files on S3, after checking that the bucket answers to the credentials.
 Status UseS3Warehouse(const storage::S3Options& s3, lake::LakeOptions* lake,
                       std::map<std::string, std::string>* reader_config) {
@@ -73,6 +80,35 @@ void CopyLakePointers(const engine::Engine& engine, internal::CopiedLakePointers
   }
 }
 
+// Rebuilds the empty data dir from the warehouse (engine::RecoverDataDir), the lake pointers
+// first when `pointers` keeps them, and logs what came back and what was left out.
+Status RecoverFromWarehouse(const NodeOptions& options, internal::CopiedLakePointers* pointers) {
+  engine::RecoveryLake lake;
+  if (pointers) {
+    lake.restore_pointers = [&] {
+      ASSIGN_OR_RAISE(int restored, internal::CopiedLakePointers::Restore(
+                                        *options.lake.fs,
+                                        LakePointerCopiesDir(options.lake.warehouse), *pointers));
+      spdlog::info("recovery: {} lake table pointers restored", restored);
+      return Status::OK();
+    };
+  }
+  lake.held_offsets = [&](const catalog::TableDescriptor& t) {
+    return lake::HeldOffsets(options.lake, t);
+  };
+  ASSIGN_OR_RAISE(engine::Recovery recovery, engine::RecoverDataDir(options.engine, lake));
+  for (const auto& table : recovery.tables) {
+    std::string offsets;
+    for (int64_t offset : table.next_offsets) {
+      offsets += (offsets.empty() ? "" : ", ") + std::to_string(offset);
+    }
+    spdlog::info("recovery: table '{}' rebuilt, its buckets' logs going on at offsets {}",
+                 table.name, offsets);
+  }
+  for (const std::string& why : recovery.left_out) spdlog::error("recovery: left out {}", why);
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
@@ -120,15 +156,15 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
   if (!options.engine.replicated) {
     // What the data dir alone knows is copied to the warehouse, so that a lost data dir can be
     // rebuilt from it (docs/operations.md#recovering-a-lost-data-dir).
-    const std::string copies = JoinPath(options.lake.warehouse, "_catalog");
-    options.engine.catalog_copy = {options.engine.cold_fs, JoinPath(copies, "catalog.json")};
+    options.engine.catalog_copy = {options.engine.cold_fs,
+                                   JoinPath(CopiesDir(options.lake.warehouse), "catalog.json")};
     if (s3_warehouse) {
       // An object store has no rename: each table's metadata pointer lives in the data dir
       // (docs/storage.md, "Commits without rename"), copied to the warehouse.
       copied_pointers = std::make_shared<internal::CopiedLakePointers>(
           std::make_shared<iceberg::LocalPointerStore>(PosixFileSystem::Default(),
                                                        JoinPath(data_dir, "lake-catalog")),
-          options.lake.fs, JoinPath(copies, "lake"));
+          options.lake.fs, LakePointerCopiesDir(options.lake.warehouse));
       options.lake.catalog = std::make_shared<iceberg::PointerCatalog>(
           options.lake.fs, options.lake.warehouse, copied_pointers);
     }
@@ -138,30 +174,7 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
         "rebuild themselves from their peers and the KV snapshots");
   }
   if (options.recover_from_warehouse) {
-    engine::RecoveryLake lake;
-    if (copied_pointers) {
-      lake.restore_pointers = [&] {
-        ASSIGN_OR_RAISE(int restored,
-                        internal::CopiedLakePointers::Restore(
-                            *options.lake.fs, JoinPath(options.lake.warehouse, "_catalog/lake"),
-                            *copied_pointers));
-        spdlog::info("recovery: {} lake table pointers restored", restored);
-        return Status::OK();
-      };
-    }
-    lake.held_offsets = [&](const catalog::TableDescriptor& t) {
-      return lake::HeldOffsets(options.lake, t);
-    };
-    ASSIGN_OR_RAISE(engine::Recovery recovery, engine::RecoverDataDir(options.engine, lake));
-    for (const auto& table : recovery.tables) {
-      std::string offsets;
-      for (int64_t offset : table.next_offsets) {
-        offsets += (offsets.empty() ? "" : ", ") + std::to_string(offset);
-      }
-      spdlog::info("recovery: table '{}' rebuilt, its buckets' logs going on at offsets {}",
-                   table.name, offsets);
-    }
-    for (const std::string& why : recovery.left_out) spdlog::error("recovery: left out {}", why);
+    RETURN_NOT_OK(RecoverFromWarehouse(options, copied_pointers.get()));
   }
   if (options.engine.replicated) {
     // One server tiers each table, the leader of its bucket 0; the lake pointers live in

@@ -25,17 +25,10 @@
 //
 // The records file holds one record per row: a u32 little-endian length, then the bytes.
 
-import java.io.BufferedInputStream;
-import java.io.DataInputStream;
-import java.io.EOFException;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -65,162 +58,52 @@ public final class KafkaBench {
   private KafkaBench() {}
 
   public static void main(String[] args) throws Exception {
+    BenchSupport.program = "KafkaBench";
     if (args.length < 1) {
-      fail("usage: KafkaBench produce|rate|consume|delete-topics --flags...");
+      BenchSupport.fail("usage: KafkaBench produce|rate|consume|delete-topics --flags...");
     }
-    Map<String, String> flags = parseFlags(args);
+    Map<String, String> flags = BenchSupport.parseFlags(args);
     switch (args[0]) {
       case "produce": produce(flags); break;
       case "rate": rate(flags); break;
       case "consume": consume(flags); break;
       case "delete-topics": deleteTopics(flags); break;
-      default: fail("unknown command '" + args[0] + "'");
+      default: BenchSupport.fail("unknown command '" + args[0] + "'");
     }
   }
 
   // ---- flags, records, output ----
 
-  private static Map<String, String> parseFlags(String[] args) {
-    Map<String, String> flags = new HashMap<>();
-    for (int i = 1; i < args.length; ++i) {
-      String name = args[i];
-      if (!name.startsWith("--")) {
-        fail("unexpected argument '" + name + "'");
-      }
-      String value = "1"; // a flag without a value
-      if (i + 1 < args.length && !args[i + 1].startsWith("--")) {
-        value = args[++i];
-      }
-      flags.put(name.substring(2), value);
-    }
-    return flags;
-  }
-
-  private static String required(Map<String, String> flags, String name) {
-    String value = flags.get(name);
-    if (value == null || value.isEmpty()) {
-      fail("--" + name + " is required");
-    }
-    return value;
-  }
-
-  // "k=v,k=v" into properties (values may not contain commas).
-  private static Map<String, String> keyValues(String text) {
-    Map<String, String> values = new HashMap<>();
-    if (text == null || text.isEmpty()) {
-      return values;
-    }
-    for (String pair : text.split(",")) {
-      int eq = pair.indexOf('=');
-      if (eq <= 0) {
-        fail("'" + pair + "' is not key=value");
-      }
-      values.put(pair.substring(0, eq), pair.substring(eq + 1));
-    }
-    return values;
-  }
-
-  private static byte[][] readRecords(String path) throws IOException {
-    List<byte[]> records = new ArrayList<>();
-    try (DataInputStream in = new DataInputStream(
-             new BufferedInputStream(Files.newInputStream(Path.of(path)), 1 << 20))) {
-      while (true) {
-        int length;
-        try {
-          length = Integer.reverseBytes(in.readInt()); // little-endian on disk
-        } catch (EOFException end) {
-          break;
-        }
-        byte[] record = new byte[length];
-        in.readFully(record);
-        records.add(record);
-      }
-    }
-    return records.toArray(new byte[0][]);
-  }
-
-  // CPU time (user + system) of this JVM so far, in seconds.
-  private static double processCpuSeconds() {
-    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-               .getProcessCpuTime()
-        / 1e9;
-  }
-
-  // CPU time (user + system) of process `pid` so far, from /proc/<pid>/stat, in seconds (Linux
-  // counts it in ticks of 1/100 s: USER_HZ); 0 without a pid.
-  private static double otherProcessCpuSeconds(long pid) throws IOException {
-    if (pid == 0) {
-      return 0;
-    }
-    String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-    // After the command name, which is in parentheses: state, then utime and stime are the
-    // 12th and 13th fields.
-    String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-    return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) / 100.0;
-  }
-
-  private static double percentile(double[] sorted, double q) {
-    if (sorted.length == 0) {
-      return 0;
-    }
-    int rank = (int) (q * sorted.length);
-    return sorted[Math.min(rank, sorted.length - 1)];
-  }
-
-  private static final class JsonLine {
-    private final StringBuilder body = new StringBuilder();
-
-    JsonLine add(String key, Object value) {
-      body.append(body.length() == 0 ? "{" : ",").append('"').append(key).append("\":");
-      if (value instanceof String) {
-        body.append('"').append(value).append('"');
-      } else {
-        body.append(value);
-      }
-      return this;
-    }
-
-    void print() {
-      System.out.println(body.append('}'));
-      System.out.flush();
-    }
-  }
-
-  private static void fail(String message) {
-    System.err.println("KafkaBench: error: " + message);
-    System.exit(1);
-  }
-
   // ---- clients and topics ----
 
   private static Properties producerProperties(Map<String, String> flags) {
     Properties props = new Properties();
-    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, required(flags, "bootstrap"));
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BenchSupport.required(flags, "bootstrap"));
     props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
     props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-    props.putAll(keyValues(flags.get("producer")));
+    props.putAll(BenchSupport.keyValues(flags.get("producer")));
     return props;
   }
 
   private static Properties consumerProperties(Map<String, String> flags) {
     Properties props = new Properties();
-    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, required(flags, "bootstrap"));
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BenchSupport.required(flags, "bootstrap"));
     props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     props.put(
         ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-    props.putAll(keyValues(flags.get("consumer")));
+    props.putAll(BenchSupport.keyValues(flags.get("consumer")));
     return props;
   }
 
   private static void createTopics(Map<String, String> flags, int partitions, String... topics)
       throws Exception {
     Properties props = new Properties();
-    props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, required(flags, "bootstrap"));
+    props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BenchSupport.required(flags, "bootstrap"));
     List<NewTopic> newTopics = new ArrayList<>();
     for (String topic : topics) {
       newTopics.add(
-          new NewTopic(topic, partitions, (short) 1).configs(keyValues(flags.get("topic-config"))));
+          new NewTopic(topic, partitions, (short) 1).configs(BenchSupport.keyValues(flags.get("topic-config"))));
     }
     try (Admin admin = Admin.create(props)) {
       admin.createTopics(newTopics).all().get(60, TimeUnit.SECONDS);
@@ -229,13 +112,13 @@ public final class KafkaBench {
 
   private static void deleteTopics(Map<String, String> flags) throws Exception {
     Properties props = new Properties();
-    props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, required(flags, "bootstrap"));
+    props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BenchSupport.required(flags, "bootstrap"));
     try (Admin admin = Admin.create(props)) {
-      admin.deleteTopics(Arrays.asList(required(flags, "topics").split(",")))
+      admin.deleteTopics(Arrays.asList(BenchSupport.required(flags, "topics").split(",")))
           .all()
           .get(60, TimeUnit.SECONDS);
     }
-    new JsonLine().add("op", "delete-topics").add("topics", flags.get("topics")).print();
+    new BenchSupport.JsonLine().add("op", "delete-topics").add("topics", flags.get("topics")).print();
   }
 
   private static double producerMetric(KafkaProducer<byte[], byte[]> producer, String name) {
@@ -251,13 +134,13 @@ public final class KafkaBench {
   // ---- produce: maximum throughput ----
 
   private static void produce(Map<String, String> flags) throws Exception {
-    String topic = required(flags, "topic");
+    String topic = BenchSupport.required(flags, "topic");
     String warmupTopic = topic + "-warmup";
     int producers = Integer.parseInt(flags.getOrDefault("producers", "4"));
     int partitions = Integer.parseInt(flags.getOrDefault("partitions", "4"));
-    int batchRows = Integer.parseInt(required(flags, "batch-rows"));
+    int batchRows = Integer.parseInt(BenchSupport.required(flags, "batch-rows"));
     long serverPid = Long.parseLong(flags.getOrDefault("server-pid", "0"));
-    byte[][] records = readRecords(required(flags, "records"));
+    byte[][] records = BenchSupport.readRecords(BenchSupport.required(flags, "records"));
     int warmupRecords =
         Math.min(records.length, Integer.parseInt(flags.getOrDefault("warmup-records", "0")));
     createTopics(flags, partitions, topic, warmupTopic);
@@ -299,8 +182,8 @@ public final class KafkaBench {
           client.flush();
         }));
       }
-      double serverCpuStart = otherProcessCpuSeconds(serverPid);
-      double cpuStart = processCpuSeconds();
+      double serverCpuStart = BenchSupport.otherProcessCpuSeconds(serverPid);
+      double cpuStart = BenchSupport.processCpuSeconds();
       long start = System.nanoTime();
       for (Thread t : threads) {
         t.start();
@@ -309,17 +192,17 @@ public final class KafkaBench {
         t.join();
       }
       double seconds = (System.nanoTime() - start) / 1e9;
-      double clientCpu = processCpuSeconds() - cpuStart;
-      double serverCpu = otherProcessCpuSeconds(serverPid) - serverCpuStart;
+      double clientCpu = BenchSupport.processCpuSeconds() - cpuStart;
+      double serverCpu = BenchSupport.otherProcessCpuSeconds(serverPid) - serverCpuStart;
       if (error.get() != null) {
-        fail("produce: " + error.get());
+        BenchSupport.fail("produce: " + error.get());
       }
       if (!warmup) {
         long bytes = 0;
         for (byte[] record : records) {
           bytes += record.length;
         }
-        new JsonLine()
+        new BenchSupport.JsonLine()
             .add("op", "produce")
             .add("producers", producers)
             .add("seconds", seconds)
@@ -343,12 +226,12 @@ public final class KafkaBench {
   // ---- rate: fixed-rate produce, ack and end-to-end latency ----
 
   private static void rate(Map<String, String> flags) throws Exception {
-    String topic = required(flags, "topic");
+    String topic = BenchSupport.required(flags, "topic");
     int partitions = Integer.parseInt(flags.getOrDefault("partitions", "4"));
-    double rowsPerSecond = Double.parseDouble(required(flags, "rows-per-second"));
+    double rowsPerSecond = Double.parseDouble(BenchSupport.required(flags, "rows-per-second"));
     double seconds = Double.parseDouble(flags.getOrDefault("seconds", "10"));
     double warmupSeconds = Double.parseDouble(flags.getOrDefault("warmup-seconds", "2"));
-    byte[][] records = readRecords(required(flags, "records"));
+    byte[][] records = BenchSupport.readRecords(BenchSupport.required(flags, "records"));
     final int total = (int) ((warmupSeconds + seconds) * rowsPerSecond);
     final int warmupRows = (int) (warmupSeconds * rowsPerSecond);
     createTopics(flags, partitions, topic);
@@ -412,16 +295,16 @@ public final class KafkaBench {
     }
     producer.flush();
     if (!acked.await(60, TimeUnit.SECONDS)) {
-      fail("rate: not every record was acknowledged");
+      BenchSupport.fail("rate: not every record was acknowledged");
     }
     tail.join();
     producer.close();
     consumer.close();
     if (error.get() != null) {
-      fail("rate: " + error.get());
+      BenchSupport.fail("rate: " + error.get());
     }
     if (received.get() < total) {
-      fail("rate: the consumer saw " + received.get() + " of " + total + " records");
+      BenchSupport.fail("rate: the consumer saw " + received.get() + " of " + total + " records");
     }
     double[] e2eLatencies = new double[total - warmupRows];
     int measured = 0;
@@ -434,33 +317,33 @@ public final class KafkaBench {
       }
     }
     if (measured != e2eLatencies.length) {
-      fail("rate: matched " + measured + " arrivals");
+      BenchSupport.fail("rate: matched " + measured + " arrivals");
     }
     Arrays.sort(ackLatencies);
     Arrays.sort(e2eLatencies);
-    new JsonLine()
+    new BenchSupport.JsonLine()
         .add("op", "rate")
         .add("rows_per_second", rowsPerSecond)
         .add("partitions", partitions)
         .add("rows", total)
         .add("measured_rows", total - warmupRows)
         .add("achieved_rows_per_second", total / ((lastAck.get() - start) / 1e9))
-        .add("ack_p50_ms", percentile(ackLatencies, 0.50))
-        .add("ack_p99_ms", percentile(ackLatencies, 0.99))
-        .add("ack_p999_ms", percentile(ackLatencies, 0.999))
-        .add("ack_max_ms", percentile(ackLatencies, 1.0))
-        .add("e2e_p50_ms", percentile(e2eLatencies, 0.50))
-        .add("e2e_p99_ms", percentile(e2eLatencies, 0.99))
-        .add("e2e_p999_ms", percentile(e2eLatencies, 0.999))
-        .add("e2e_max_ms", percentile(e2eLatencies, 1.0))
+        .add("ack_p50_ms", BenchSupport.percentile(ackLatencies, 0.50))
+        .add("ack_p99_ms", BenchSupport.percentile(ackLatencies, 0.99))
+        .add("ack_p999_ms", BenchSupport.percentile(ackLatencies, 0.999))
+        .add("ack_max_ms", BenchSupport.percentile(ackLatencies, 1.0))
+        .add("e2e_p50_ms", BenchSupport.percentile(e2eLatencies, 0.50))
+        .add("e2e_p99_ms", BenchSupport.percentile(e2eLatencies, 0.99))
+        .add("e2e_p999_ms", BenchSupport.percentile(e2eLatencies, 0.999))
+        .add("e2e_max_ms", BenchSupport.percentile(e2eLatencies, 1.0))
         .print();
   }
 
   // ---- consume ----
 
   private static void consume(Map<String, String> flags) throws IOException {
-    String topic = required(flags, "topic");
-    long expect = Long.parseLong(required(flags, "expect"));
+    String topic = BenchSupport.required(flags, "topic");
+    long expect = Long.parseLong(BenchSupport.required(flags, "expect"));
     int reps = Integer.parseInt(flags.getOrDefault("reps", "3"));
     long serverPid = Long.parseLong(flags.getOrDefault("server-pid", "0"));
     double[] times = new double[reps];
@@ -474,8 +357,8 @@ public final class KafkaBench {
         partitions.add(new TopicPartition(topic, info.partition()));
       }
       consumer.assign(partitions);
-      double serverCpuStart = otherProcessCpuSeconds(serverPid);
-      double cpuStart = processCpuSeconds();
+      double serverCpuStart = BenchSupport.otherProcessCpuSeconds(serverPid);
+      double cpuStart = BenchSupport.processCpuSeconds();
       for (int rep = 0; rep < reps; ++rep) {
         consumer.seekToBeginning(partitions);
         records = 0;
@@ -484,7 +367,7 @@ public final class KafkaBench {
         long deadline = start + TimeUnit.MINUTES.toNanos(10);
         while (records < expect) {
           if (System.nanoTime() > deadline) {
-            fail("consume: " + records + " of " + expect);
+            BenchSupport.fail("consume: " + records + " of " + expect);
           }
           for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(100))) {
             ++records;
@@ -493,11 +376,11 @@ public final class KafkaBench {
         }
         times[rep] = (System.nanoTime() - start) / 1e9;
       }
-      clientCpu = (processCpuSeconds() - cpuStart) / reps;
-      serverCpu = (otherProcessCpuSeconds(serverPid) - serverCpuStart) / reps;
+      clientCpu = (BenchSupport.processCpuSeconds() - cpuStart) / reps;
+      serverCpu = (BenchSupport.otherProcessCpuSeconds(serverPid) - serverCpuStart) / reps;
     }
     Arrays.sort(times);
-    new JsonLine()
+    new BenchSupport.JsonLine()
         .add("op", "consume")
         .add("best", times[0])
         .add("median", times[reps / 2])

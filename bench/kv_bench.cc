@@ -26,25 +26,10 @@
 #include <thread>
 
 #include "bench_util.h"
+#include "pk_data.h"
 
 namespace oxbow::bench {
 namespace {
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-// `bytes` long: 'k' padding, then 16 hex digits of index * golden ratio mod 2^64 (distinct for
-// distinct indices, and scattered).
-std::string KeyOf(uint64_t index, int64_t bytes) {
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx",
-                static_cast<unsigned long long>(index * 0x9E3779B97F4A7C15ull));
-  return std::string(static_cast<size_t>(std::max<int64_t>(bytes - 16, 0)), 'k') + hex;
-}
 
 Status FromRocks(const rocksdb::Status& st) {
   return st.ok() ? Status::OK() : Status::IOError("rocksdb: " + st.ToString());
@@ -112,8 +97,9 @@ Status WriteRows(rocksdb::DB* db, const Options& o, const std::string& pool, int
     const int64_t end = std::min(o.rows, first + o.batch);
     keys.clear();
     for (int64_t i = first; i < end; ++i) {
-      keys.push_back(KeyOf(SplitMix64(static_cast<uint64_t>(i)) % static_cast<uint64_t>(o.keyspace),
-                           o.key_bytes));
+      keys.push_back(
+          KeyOf(UpsertKeyIndex(static_cast<uint64_t>(i), static_cast<uint64_t>(o.keyspace)),
+                o.key_bytes));
     }
     // The old rows, copied out as an upsert that emits them must; then dropped.
     if (read) RETURN_NOT_OK(MultiGetCopies(db, keys).status());
@@ -154,9 +140,9 @@ Result<int64_t> LookUp(rocksdb::DB* db, const Options& o, int64_t batch) {
     const int64_t end = std::min(o.lookups, first + batch);
     keys.clear();
     for (int64_t j = first; j < end; ++j) {
-      keys.push_back(KeyOf(SplitMix64(static_cast<uint64_t>(j) + (uint64_t{1} << 40)) %
-                               static_cast<uint64_t>(o.keyspace),
-                           o.key_bytes));
+      keys.push_back(
+          KeyOf(LookupKeyIndex(static_cast<uint64_t>(j), static_cast<uint64_t>(o.keyspace)),
+                o.key_bytes));
     }
     ASSIGN_OR_RAISE(auto rows, MultiGetCopies(db, keys));
     found += static_cast<int64_t>(rows.size());

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import ctypes
 import os
 import pathlib
 import shutil
@@ -41,14 +40,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 
 import pyarrow.ipc as ipc
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from server_bench import REPO_ROOT, Oxbowd, binary, free_port, proc_status, run_json  # noqa: E402
+from peers import MemorySampler, compile_java, die_with_parent, fetch_classpath, log  # noqa: E402
+from server_bench import REPO_ROOT, Oxbowd, binary, free_port, run_json  # noqa: E402
 
 KAFKA_VERSION = "4.4.0"
 KAFKA_DIR = REPO_ROOT / "build" / "kafka"
@@ -75,7 +74,6 @@ POM = f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
   </dependencies>
 </project>
 """
-MAVEN_GOAL = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath"
 # The JVM flags of Kafka's bin/kafka-server-start.sh and bin/kafka-run-class.sh.
 KAFKA_BROKER_JVM = ["-Xmx1G", "-Xms1G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
                     "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
@@ -100,56 +98,16 @@ PROJECTIONS = {  # Oxbow's server-side projections: 2 and 10 of the 20 columns
 }
 
 
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
-
-
-def die_with_parent() -> None:
-    """In a child before exec: SIGTERM it if this driver dies, so no server outlives a crash."""
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
 # ---- Kafka: fetch, compile, broker ----
 
 def fetch_kafka() -> str:
     """Kafka's classpath, resolved by Maven into build/kafka on first use."""
-    KAFKA_DIR.mkdir(parents=True, exist_ok=True)
-    pom, classpath_file = KAFKA_DIR / "pom.xml", KAFKA_DIR / "classpath.txt"
-    for _ in range(2):
-        if pom.is_file() and pom.read_text() == POM and classpath_file.is_file():
-            jars = classpath_file.read_text().strip().split(":")
-            if all(os.path.isfile(jar) for jar in jars):
-                return ":".join(jars)
-        if shutil.which("mvn") is None:
-            sys.exit("vs_kafka.py: mvn not found: run scripts/setup.sh (Debian package maven)")
-        log(f"fetching Kafka {KAFKA_VERSION} from Maven Central into {KAFKA_DIR}")
-        pom.write_text(POM)
-        classpath_file.unlink(missing_ok=True)
-        proc = subprocess.run(
-            ["mvn", "-q", "-B", "-f", str(pom), f"-Dmaven.repo.local={KAFKA_DIR / 'm2'}",
-             MAVEN_GOAL, f"-Dmdep.outputFile={classpath_file}"],
-            capture_output=True, text=True, timeout=900)
-        if proc.returncode != 0:
-            sys.exit(f"vs_kafka.py: mvn failed ({proc.returncode}):\n{proc.stdout[-3000:]}")
-    sys.exit(f"vs_kafka.py: {classpath_file} names jars that Maven did not fetch")
+    return fetch_classpath(f"Kafka {KAFKA_VERSION}", POM, KAFKA_DIR)
 
 
 def compile_kafka_bench(classpath: str) -> pathlib.Path:
     """Compiles bench/KafkaBench.java into build/kafka/classes when the source is newer."""
-    source = REPO_ROOT / "bench" / "KafkaBench.java"
-    classes = KAFKA_DIR / "classes"
-    compiled = classes / "KafkaBench.class"
-    if not compiled.is_file() or compiled.stat().st_mtime < source.stat().st_mtime:
-        if shutil.which("javac") is None:
-            sys.exit("vs_kafka.py: javac not found: run scripts/setup.sh "
-                     "(Debian package openjdk-17-jdk-headless)")
-        log("compiling bench/KafkaBench.java")
-        classes.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(["javac", "-d", str(classes), "-cp", classpath, str(source)],
-                              capture_output=True, text=True, timeout=300)
-        if proc.returncode != 0:
-            sys.exit(f"vs_kafka.py: javac failed:\n{proc.stderr}")
-    return classes
+    return compile_java("KafkaBench", classpath, KAFKA_DIR / "classes")
 
 
 def random_cluster_id() -> str:
@@ -236,42 +194,6 @@ class KafkaBroker:
                 self.proc.kill()
                 self.proc.wait()
         self.stdout.close()
-
-
-class MemorySampler:
-    """Polls VmRSS and RssAnon of some processes every 50 ms and keeps each one's peaks."""
-
-    def __init__(self, pids: dict[str, int]):
-        self.pids = pids
-        self._lock = threading.Lock()
-        self.reset()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.05):
-            for name, pid in self.pids.items():
-                try:
-                    rss, anon = proc_status(pid, "VmRSS"), proc_status(pid, "RssAnon")
-                except (FileNotFoundError, ProcessLookupError):
-                    continue
-                with self._lock:
-                    self._rss[name] = max(self._rss[name], rss)
-                    self._anon[name] = max(self._anon[name], anon)
-
-    def reset(self) -> None:
-        with self._lock:
-            self._rss, self._anon = dict.fromkeys(self.pids, 0), dict.fromkeys(self.pids, 0)
-
-    def peaks(self) -> tuple[dict[str, int], dict[str, int]]:
-        """Peak VmRSS and peak RssAnon of each process since the last reset()."""
-        with self._lock:
-            return dict(self._rss), dict(self._anon)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def disk_bytes(directories: list[pathlib.Path]) -> tuple[int, int]:

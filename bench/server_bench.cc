@@ -26,6 +26,18 @@
 //
 // produce and consume report the CPU time (user + system) of this process and, given
 // --server-pid, of the server over the measured part (consume: per rep).
+//   server_bench upsert --address H:P --table ns.t --rows N --keyspace K [--key-bytes 16]
+//                       [--value-bytes 100] [--batch-rows 1024] [--producers 1] [--window 8]
+//                       [--warmup-table ns.w]
+//       Upserts the rows of bench/pk_data.h (row i: the key of UpsertKeyIndex(i), ValueOf(i))
+//       into a primary-key table (k string, v binary) in batches of --batch-rows, through
+//       DoPut {"op": "upsert"} streams as produce sends batches; first min(N, 20000) rows into
+//       --warmup-table, off the clock.
+//   server_bench lookup --address H:P --table ns.t --lookups N --keyspace K [--key-bytes 16]
+//                       [--batch 1]
+//       Lookup j asks for the key of LookupKeyIndex(j): one DoExchange {"op": "lookup"} stream,
+//       --batch keys per message, one message at a time (each round trip timed); the first
+//       min(N, 2000) keys are a warm-up.
 //   server_bench follow --address H:P --table ns.t [--batches 200] [--rows 1000]
 //                       [--interval-ms 2]
 //       A follower (DoGet follow:true from latest) and a producer sending one batch at a time:
@@ -39,6 +51,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -46,8 +59,10 @@
 
 #include "bench_util.h"
 #include "datagen.h"
+#include "oxbow/arrow/builder.h"
 #include "oxbow/arrow/ipc.h"
 #include "oxbow/client/client.h"
+#include "pk_data.h"
 #include "row_encoding.h"
 
 namespace oxbow::bench {
@@ -147,13 +162,15 @@ struct ProducerResult {
   std::vector<double> ack_latencies;  // seconds from Send() to its ack
 };
 
-void RunProducer(const std::string& address, const std::string& table,
-                 const arrow::SchemaPtr& schema, const std::vector<RecordBatchPtr>& batches,
-                 int index, int producers, int window, ipc::WriteOptions options,
+// Opens a producer's DoPut stream on its own connection.
+using PutOpener = std::function<Result<std::unique_ptr<client::PutStream>>(client::Client&)>;
+
+void RunProducer(const std::string& address, const PutOpener& open,
+                 const std::vector<RecordBatchPtr>& batches, int index, int producers, int window,
                  ProducerResult* result) {
   auto run = [&]() -> Status {
     ASSIGN_OR_RAISE(auto client, client::Client::Connect(address));
-    ASSIGN_OR_RAISE(auto stream, client->DoPut(table, schema, options));
+    ASSIGN_OR_RAISE(auto stream, open(*client));
     std::mutex mu;
     std::condition_variable cv;
     std::vector<double> sent_at;
@@ -208,6 +225,29 @@ void RunProducer(const std::string& address, const std::string& table,
   result->status = run();
 }
 
+// Producer p of `producers` sends batches p, p + producers, ... (RunProducer); their totals.
+Result<ProducerResult> RunProducers(const std::string& address, const PutOpener& open,
+                                    const std::vector<RecordBatchPtr>& batches, int producers,
+                                    int window) {
+  std::vector<ProducerResult> results(static_cast<size_t>(producers));
+  std::vector<std::thread> threads;
+  for (int p = 0; p < producers; ++p) {
+    threads.emplace_back(RunProducer, address, std::cref(open), std::cref(batches), p, producers,
+                         window, &results[static_cast<size_t>(p)]);
+  }
+  for (auto& t : threads) t.join();
+  ProducerResult total;
+  for (auto& r : results) {
+    RETURN_NOT_OK(r.status);
+    total.bytes += r.bytes;
+    total.rows += r.rows;
+    total.batches += r.batches;
+    total.ack_latencies.insert(total.ack_latencies.end(), r.ack_latencies.begin(),
+                               r.ack_latencies.end());
+  }
+  return total;
+}
+
 Status Produce(const Flags& flags) {
   const std::string address = flags.Get("address", "");
   const std::string table = flags.Get("table", "");
@@ -220,29 +260,17 @@ Status Produce(const Flags& flags) {
   ASSIGN_OR_RAISE(auto batches, reader->ReadAll());
 
   const int64_t server_pid = flags.GetInt("server-pid", 0);
-  std::vector<ProducerResult> results(producers);
-  std::vector<std::thread> threads;
   const double server_cpu_start = server_pid ? OtherProcessCpuSeconds(server_pid) : 0;
   const double cpu_start = ProcessCpuSeconds();
   double start = NowSeconds();
-  for (int p = 0; p < producers; ++p) {
-    threads.emplace_back(RunProducer, address, table, reader->schema(), std::cref(batches), p,
-                         producers, window, options, &results[p]);
-  }
-  for (auto& t : threads) t.join();
+  const arrow::SchemaPtr schema = reader->schema();
+  ASSIGN_OR_RAISE(ProducerResult total,
+                  RunProducers(
+                      address, [&](client::Client& c) { return c.DoPut(table, schema, options); },
+                      batches, producers, window));
   double seconds = NowSeconds() - start;
   const double client_cpu = ProcessCpuSeconds() - cpu_start;
   const double server_cpu = server_pid ? OtherProcessCpuSeconds(server_pid) - server_cpu_start : 0;
-
-  ProducerResult total;
-  for (auto& r : results) {
-    RETURN_NOT_OK(r.status);
-    total.bytes += r.bytes;
-    total.rows += r.rows;
-    total.batches += r.batches;
-    total.ack_latencies.insert(total.ack_latencies.end(), r.ack_latencies.begin(),
-                               r.ack_latencies.end());
-  }
   JsonLine()
       .Add("op", "produce")
       .Add("producers", producers)
@@ -579,10 +607,150 @@ Status Rate(const Flags& flags) {
   return Status::OK();
 }
 
+// ---- primary keys: upsert and lookup ----
+
+arrow::SchemaPtr KeyValueSchema() {
+  static const arrow::SchemaPtr schema =
+      std::make_shared<const arrow::Schema>(std::vector<arrow::Field>{
+          {"k", arrow::DataType::String(), false}, {"v", arrow::DataType::Binary()}});
+  return schema;
+}
+
+arrow::SchemaPtr KeySchema() {
+  static const arrow::SchemaPtr schema = std::make_shared<const arrow::Schema>(
+      std::vector<arrow::Field>{{"k", arrow::DataType::String(), false}});
+  return schema;
+}
+
+// Batches of `batch_rows` upserts of rows [0, rows) (bench/pk_data.h).
+Result<std::vector<RecordBatchPtr>> UpsertBatches(int64_t rows, int64_t batch_rows,
+                                                  uint64_t keyspace, int64_t key_bytes,
+                                                  int64_t value_bytes) {
+  std::vector<RecordBatchPtr> batches;
+  for (int64_t first = 0; first < rows; first += batch_rows) {
+    const int64_t end = std::min(rows, first + batch_rows);
+    arrow::BinaryBuilder keys(arrow::DataType::String());
+    arrow::BinaryBuilder values(arrow::DataType::Binary());
+    for (int64_t i = first; i < end; ++i) {
+      RETURN_NOT_OK(
+          keys.Append(KeyOf(UpsertKeyIndex(static_cast<uint64_t>(i), keyspace), key_bytes)));
+      RETURN_NOT_OK(values.Append(ValueOf(static_cast<uint64_t>(i), value_bytes)));
+    }
+    ASSIGN_OR_RAISE(auto k, keys.Finish());
+    ASSIGN_OR_RAISE(auto v, values.Finish());
+    ASSIGN_OR_RAISE(auto batch, arrow::RecordBatch::Make(KeyValueSchema(), end - first,
+                                                         {std::move(k), std::move(v)}));
+    batches.push_back(std::move(batch));
+  }
+  return batches;
+}
+
+Status Upsert(const Flags& flags) {
+  const std::string address = flags.Get("address", "");
+  const int64_t rows = flags.GetInt("rows", 0);
+  const int64_t keyspace = flags.GetInt("keyspace", 0);
+  if (rows <= 0 || keyspace <= 0) return Status::Invalid("--rows and --keyspace must be > 0");
+  const int producers = static_cast<int>(flags.GetInt("producers", 1));
+  const int window = static_cast<int>(flags.GetInt("window", 8));
+  const int64_t batch_rows = flags.GetInt("batch-rows", 1024);
+  const int64_t key_bytes = flags.GetInt("key-bytes", 16);
+  const int64_t value_bytes = flags.GetInt("value-bytes", 100);
+  ASSIGN_OR_RAISE(auto batches, UpsertBatches(rows, batch_rows, static_cast<uint64_t>(keyspace),
+                                              key_bytes, value_bytes));
+  auto opener = [](const std::string& table) -> PutOpener {
+    flight::Command command;
+    command.table = table;
+    command.op = flight::Command::Op::kUpsert;
+    return [command](client::Client& c) { return c.DoPut(command, KeyValueSchema()); };
+  };
+  if (flags.Has("warmup-table")) {
+    std::vector<RecordBatchPtr> warmup(
+        batches.begin(),
+        batches.begin() + std::min<int64_t>(static_cast<int64_t>(batches.size()),
+                                            (20'000 + batch_rows - 1) / batch_rows));
+    RETURN_NOT_OK(
+        RunProducers(address, opener(flags.Get("warmup-table", "")), warmup, producers, window)
+            .status());
+  }
+  const double start = NowSeconds();
+  ASSIGN_OR_RAISE(ProducerResult total, RunProducers(address, opener(flags.Get("table", "")),
+                                                     batches, producers, window));
+  const double seconds = NowSeconds() - start;
+  JsonLine()
+      .Add("op", "upsert")
+      .Add("producers", producers)
+      .Add("window", window)
+      .Add("rows", total.rows)
+      .Add("seconds", seconds)
+      .Add("rows_per_second", static_cast<double>(total.rows) / seconds)
+      .Add("ack_p50_ms", Percentile(&total.ack_latencies, 0.50) * 1e3)
+      .Add("ack_p99_ms", Percentile(&total.ack_latencies, 0.99) * 1e3)
+      .Print();
+  return Status::OK();
+}
+
+Status Lookup(const Flags& flags) {
+  const int64_t lookups = flags.GetInt("lookups", 0);
+  const int64_t keyspace = flags.GetInt("keyspace", 0);
+  if (lookups <= 0 || keyspace <= 0) return Status::Invalid("--lookups and --keyspace must be > 0");
+  const int64_t batch = std::max<int64_t>(1, flags.GetInt("batch", 1));
+  const int64_t key_bytes = flags.GetInt("key-bytes", 16);
+  ASSIGN_OR_RAISE(auto client, client::Client::Connect(flags.Get("address", "")));
+  flight::Command command;
+  command.table = flags.Get("table", "");
+  command.op = flight::Command::Op::kLookup;
+  ASSIGN_OR_RAISE(auto stream, client->DoExchange(command, KeySchema()));
+  // Looks up keys [first, end) in one message; the rows found.
+  auto ask = [&](int64_t first, int64_t end) -> Result<int64_t> {
+    arrow::BinaryBuilder keys(arrow::DataType::String());
+    for (int64_t j = first; j < end; ++j) {
+      RETURN_NOT_OK(keys.Append(KeyOf(
+          LookupKeyIndex(static_cast<uint64_t>(j), static_cast<uint64_t>(keyspace)), key_bytes)));
+    }
+    ASSIGN_OR_RAISE(auto k, keys.Finish());
+    ASSIGN_OR_RAISE(auto message, arrow::RecordBatch::Make(KeySchema(), end - first, {k}));
+    RETURN_NOT_OK(stream->Send(*message));
+    ASSIGN_OR_RAISE(auto answer, stream->Next());
+    if (!answer) return Status::IOError("the lookup stream ended early");
+    return answer->batch->num_rows();
+  };
+  for (int64_t first = 0; first < std::min<int64_t>(lookups, 2000); first += batch) {
+    RETURN_NOT_OK(ask(first, std::min(lookups, first + batch)).status());
+  }
+  std::vector<double> latencies;
+  int64_t found = 0;
+  const double start = NowSeconds();
+  for (int64_t first = 0; first < lookups; first += batch) {
+    const double asked = NowSeconds();
+    ASSIGN_OR_RAISE(int64_t rows, ask(first, std::min(lookups, first + batch)));
+    latencies.push_back(NowSeconds() - asked);
+    found += rows;
+  }
+  const double seconds = NowSeconds() - start;
+  RETURN_NOT_OK(stream->DoneWriting());
+  while (true) {
+    ASSIGN_OR_RAISE(auto rest, stream->Next());
+    if (!rest) break;
+  }
+  RETURN_NOT_OK(stream->Finish());
+  JsonLine()
+      .Add("op", "lookup")
+      .Add("lookups", lookups)
+      .Add("batch", batch)
+      .Add("found", found)
+      .Add("seconds", seconds)
+      .Add("keys_per_second", static_cast<double>(lookups) / seconds)
+      .Add("p50_us", Percentile(&latencies, 0.50) * 1e6)
+      .Add("p99_us", Percentile(&latencies, 0.99) * 1e6)
+      .Print();
+  return Status::OK();
+}
+
 Status Run(int argc, char** argv) {
   if (argc < 2) {
     return Status::Invalid(
-        "usage: server_bench generate-events|produce|consume|follow|rate --flags...");
+        "usage: server_bench generate-events|produce|consume|follow|rate|upsert|lookup "
+        "--flags...");
   }
   const std::string command = argv[1];
   ASSIGN_OR_RAISE(Flags flags, Flags::Parse(argc, argv, 2));
@@ -594,6 +762,8 @@ Status Run(int argc, char** argv) {
   if (command == "consume") return Consume(flags);
   if (command == "follow") return Follow(flags);
   if (command == "rate") return Rate(flags);
+  if (command == "upsert") return Upsert(flags);
+  if (command == "lookup") return Lookup(flags);
   return Status::Invalid("unknown command '" + command + "'");
 }
 

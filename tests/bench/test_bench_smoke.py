@@ -1,6 +1,6 @@
 """Keeps the side-by-side benchmarks working: each runs in --quick mode (a few MB, seconds;
-bench/pk_bench.py under a minute, bench/union_bench.py about 35 s, bench/vs_kafka and bench/kafka_perf.py about a minute each, plus
-the Maven fetch of Kafka the first time), exits 0 and prints its ratio lines. Binaries come from
+bench/pk_bench.py under a minute, bench/union_bench.py about 35 s, bench/vs_kafka, bench/vs_fluss and bench/kafka_perf.py about a minute
+each, plus the Maven fetch of Kafka and Fluss the first time), exits 0 and prints its ratio lines. Binaries come from
 $OXBOW_BUILD_DIR (default <repo>/build/release): bench/ipc_bench, bench/server_bench,
 bench/parquet_bench, bench/kv_bench, tools/oxbowd.
 """
@@ -150,6 +150,26 @@ def test_vs_kafka_quick(tmp_path):
     for label in labels:
         assert re.search(rf"^ratio oxbow/kafka {label}: {NUMBER}", out, re.M), (
             f"missing ratio {label}:\n{out}")
+
+
+def test_vs_fluss_quick(tmp_path):
+    """bench/vs_fluss.py --quick: ZooKeeper, two Fluss 0.6.0 clusters (fetched with Maven into
+    build/fluss the first time) and two oxbowd take the same upserts, lookups, appends and scans;
+    every workload prints its Oxbow/Fluss ratio, and the servers' RSS is reported."""
+    out = run_quick("vs_fluss.py", "bench/server_bench", "tools/oxbowd", tmp_path=tmp_path,
+                    timeout=600)
+    for label in ("primary-key upserts/s, default durability",
+                  "primary-key upserts/s, an fsync per batch",
+                  "point lookups/s, one key at a time",
+                  "lookups/s, Fluss 1,000 in flight, Oxbow batches of 1,000",
+                  "log append MB/s (20 columns), default durability",
+                  "log append MB/s (20 columns), an fsync per batch",
+                  "full log scan rows/s", "2-of-20-column scan rows/s"):
+        assert re.search(rf"^ratio oxbow/fluss {re.escape(label)}: {NUMBER}$", out, re.M), (
+            f"missing ratio {label}:\n{out}")
+    for process in ("ZooKeeper", "fluss tablet server", "fluss coordinator", "oxbowd"):
+        assert re.search(rf"^\| {process} \| [0-9,]+ \| [0-9,]+ \|$", out, re.M), out
+    assert re.search(rf"^ratio oxbowd RSS/Fluss's three processes' RSS: {NUMBER}$", out, re.M), out
 
 
 def test_kafka_perf_quick(tmp_path):

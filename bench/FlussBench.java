@@ -134,8 +134,9 @@ public final class FlussBench {
     void run(Connection connection) throws Exception;
   }
 
-  // A connection whose `probe` (a first call on it, with its own timeouts) finished; a
-  // connection that hangs is closed and replaced.
+  // A connection whose `probe` (a first call on it, with its own timeouts) finished. A
+  // connection that hangs is closed and replaced, and so is one whose metadata does not know a
+  // table created a moment ago: a new connection may ask another server.
   static Connection connect(Map<String, String> flags, Probe probe) throws Exception {
     Configuration conf = new Configuration();
     conf.setString("bootstrap.servers", BenchSupport.required(flags, "bootstrap"));
@@ -143,22 +144,24 @@ public final class FlussBench {
       conf.setString(e.getKey(), e.getValue());
     }
     Exception last = null;
-    for (int attempt = 0; attempt < 5; ++attempt) {
+    for (int attempt = 0; attempt < 10; ++attempt) {
       Connection connection = null;
       try {
         connection = ConnectionFactory.createConnection(conf);
         connection.getAdmin().getServerNodes().get(PROBE_SECONDS, TimeUnit.SECONDS);
         probe.run(connection);
         return connection;
-      } catch (TimeoutException | IllegalStateException e) {
+      } catch (TimeoutException | IllegalStateException | IllegalArgumentException e) {
         last = e;
-        System.err.println("FlussBench: a connection hung (apache/fluss#413); replacing it");
+        System.err.println("FlussBench: replacing a new connection: " + e
+            + (e instanceof TimeoutException ? " (apache/fluss#413 is one cause)" : ""));
         if (connection != null) {
           closeQuietly(connection);
         }
+        Thread.sleep(1000);
       }
     }
-    throw new IllegalStateException("no working connection to Fluss after 5 attempts", last);
+    throw new IllegalStateException("no working connection to Fluss after 10 attempts", last);
   }
 
   static void closeQuietly(Connection connection) {
@@ -174,9 +177,9 @@ public final class FlussBench {
   }
 
   // The table, once the connection's metadata knows it (a table created a moment ago may not
-  // be there yet).
+  // be there yet: IllegalArgumentException after 5 s).
   static Table table(Connection connection, TablePath path) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
     while (true) {
       try {
         return connection.getTable(path);
@@ -245,6 +248,9 @@ public final class FlussBench {
           .build();
     }
     await(admin.createTable(table, descriptor, true));
+    closeQuietly(connection);
+    // Seen by a new connection, as the workloads will open one.
+    closeQuietly(connect(flags, c -> table(c, table)));
     new BenchSupport.JsonLine().add("op", "create").add("table", table.toString()).print();
   }
 
@@ -272,17 +278,16 @@ public final class FlussBench {
     int valueBytes = Integer.parseInt(flags.getOrDefault("value-bytes", "100"));
     TablePath table = path(flags, "table");
     AtomicReference<Throwable> error = new AtomicReference<>();
-    Connection connection = connect(flags, c -> {
+    AtomicReference<UpsertWriter> measured = new AtomicReference<>();
+    connect(flags, c -> {
+      measured.set(table(c, table).newUpsert().createWriter());
       if (flags.containsKey("warmup-table")) {
-        Table warm = table(c, path(flags, "warmup-table"));
-        UpsertWriter writer = warm.newUpsert().createWriter();
-        CompletableFuture<Void> done = CompletableFuture.runAsync(
-            () -> upsertRows(writer, Math.min(rows, 20_000), keyspace, keyBytes, valueBytes,
-                error));
-        await(done);
+        UpsertWriter warm = table(c, path(flags, "warmup-table")).newUpsert().createWriter();
+        await(CompletableFuture.runAsync(() -> upsertRows(warm, Math.min(rows, 20_000), keyspace,
+                                                           keyBytes, valueBytes, error)));
       }
     });
-    UpsertWriter writer = table(connection, table).newUpsert().createWriter();
+    UpsertWriter writer = measured.get();
     long start = System.nanoTime();
     upsertRows(writer, rows, keyspace, keyBytes, valueBytes, error);
     double seconds = (System.nanoTime() - start) / 1e9;
@@ -439,14 +444,16 @@ public final class FlussBench {
     }
     TablePath table = path(flags, "table");
     AtomicReference<Throwable> error = new AtomicReference<>();
-    Connection connection = connect(flags, c -> {
+    AtomicReference<AppendWriter> measured = new AtomicReference<>();
+    connect(flags, c -> {
+      measured.set(table(c, table).newAppend().createWriter());
       if (flags.containsKey("warmup-table")) {
-        AppendWriter writer = table(c, path(flags, "warmup-table")).newAppend().createWriter();
+        AppendWriter warm = table(c, path(flags, "warmup-table")).newAppend().createWriter();
         await(CompletableFuture.runAsync(
-            () -> appendRows(writer, rows.subList(0, Math.min(rows.size(), 20_000)), error)));
+            () -> appendRows(warm, rows.subList(0, Math.min(rows.size(), 20_000)), error)));
       }
     });
-    AppendWriter writer = table(connection, table).newAppend().createWriter();
+    AppendWriter writer = measured.get();
     long start = System.nanoTime();
     appendRows(writer, rows, error);
     double seconds = (System.nanoTime() - start) / 1e9;
@@ -468,8 +475,9 @@ public final class FlussBench {
     int reps = Integer.parseInt(flags.getOrDefault("reps", "3"));
     String columns = flags.get("columns");
     TablePath table = path(flags, "table");
-    Connection connection = connect(flags, c -> {});
-    Table t = table(connection, table);
+    AtomicReference<Table> found = new AtomicReference<>();
+    connect(flags, c -> found.set(table(c, table)));
+    Table t = found.get();
     int buckets = t.getTableInfo().getNumBuckets();
     List<Double> times = new ArrayList<>();
     for (int rep = 0; rep < reps; ++rep) {

@@ -171,6 +171,8 @@ class Bench:
                               "--rows", BATCH_ROWS, "--arrow", events.with_suffix(".arrow"),
                               "--records", events.with_suffix(".rows")], timeout=600)
         self.events_rows, self.raw_bytes = generated["rows"], generated["raw_bytes"]
+        self.events_fields = [{"name": f.name, "type": str(f.type), "nullable": f.nullable}
+                              for f in ipc.open_file(str(events.with_suffix(".arrow"))).schema]
         self.timeout = 300 if quick else 1800
 
     # ---- servers ----
@@ -252,11 +254,9 @@ class Bench:
                                           "primary_key": ["k"], "buckets": BUCKETS,
                                           "properties": properties})
         else:
-            arrow_schema = ipc.open_file(str(self.tmp / "events.arrow")).schema
             oxbow.action("create_table", {
                 "table": f"bench.{table}", "buckets": BUCKETS, "properties": properties,
-                "schema": {"fields": [{"name": f.name, "type": str(f.type), "nullable": f.nullable}
-                                      for f in arrow_schema]}})
+                "schema": {"fields": self.events_fields}})
 
     def upsert(self, system: str, fsync: bool, table: str) -> float:
         common = ["--table", f"bench.{table}", "--rows", self.upserts, "--keyspace", self.keyspace,

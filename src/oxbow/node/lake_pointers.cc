@@ -107,9 +107,8 @@ Status CopiedLakePointers::Replace(const iceberg::TableIdentifier& table,
   std::vector<iceberg::TableIdentifier> pending = {table};
   {
     std::lock_guard lock(mu_);
-    for (const std::string& name : uncopied_) {
-      const size_t dot = name.find('.');
-      if (name != table.ToString()) pending.push_back({name.substr(0, dot), name.substr(dot + 1)});
+    for (const auto& [name, id] : uncopied_) {
+      if (name != table.ToString()) pending.push_back(id);
     }
   }
   for (const auto& id : pending) {
@@ -138,7 +137,7 @@ Status CopiedLakePointers::Copy(const iceberg::TableIdentifier& table) {
   if (st.ok()) {
     uncopied_.erase(name);
   } else {
-    uncopied_.insert(name);
+    uncopied_.emplace(name, table);
   }
   return st;
 }
@@ -157,7 +156,12 @@ Result<int> CopiedLakePointers::Restore(FileSystem& copy_fs, const std::string& 
     ASSIGN_OR_RAISE(auto pointer, iceberg::PointerFromJson(bytes->view(), path));
     const iceberg::TableIdentifier id{file.substr(0, dot),
                                       file.substr(dot + 1, file.size() - dot - 6)};
-    RETURN_NOT_OK(store.Replace(id, std::nullopt, pointer));
+    // Stored over what an unfinished rebuild restored before.
+    auto stored = store.Read(id);
+    if (!stored.ok() && !stored.status().IsNotFound()) return stored.status();
+    RETURN_NOT_OK(store.Replace(
+        id, stored.ok() ? std::optional<iceberg::MetadataPointer>(*stored) : std::nullopt,
+        pointer));
     ++restored;
   }
   return restored;

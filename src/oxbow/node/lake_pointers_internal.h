@@ -5,8 +5,8 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <mutex>
-#include <set>
 
 #include "oxbow/cluster/cluster.h"
 #include "oxbow/iceberg/catalog.h"
@@ -47,8 +47,8 @@ class CopiedLakePointers : public iceberg::PointerStore {
 
   // Copies the pointer of `table` (nothing when it has none).
   Status Copy(const iceberg::TableIdentifier& table);
-  // Stores every copied pointer of `copy_dir` in `store` (a lost data dir's rebuild); returns how
-  // many.
+  // Stores every copied pointer of `copy_dir` in `store`, over any it holds (a lost data dir's
+  // rebuild, maybe a second attempt); returns how many.
   static Result<int> Restore(FileSystem& copy_fs, const std::string& copy_dir,
                              iceberg::PointerStore& store);
 
@@ -57,7 +57,7 @@ class CopiedLakePointers : public iceberg::PointerStore {
   std::shared_ptr<FileSystem> copy_fs_;
   std::string copy_dir_;
   std::mutex mu_;
-  std::set<std::string> uncopied_;  // tables whose last copy failed, by ToString()
+  std::map<std::string, iceberg::TableIdentifier> uncopied_;  // last copy failed, by ToString()
 };
 
 }  // namespace oxbow::node::internal

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "oxbow/arrow/builder.h"
+#include "oxbow/node/lake_pointers_internal.h"
 #include "oxbow/testing/counting_lake.h"
 
 namespace oxbow::node {
@@ -120,6 +121,35 @@ TEST_F(NodeTest, TheReservedNamespaceIsRefusedToClients) {
   EXPECT_EQ(node_->DropTable("__oxbow.group_offsets").code(), StatusCode::kPermissionDenied);
   EXPECT_TRUE(CheckNotReserved("ns.__oxbow").ok());
   EXPECT_TRUE(CheckNotReserved("__oxbowx.t").ok());
+}
+
+// Each committed pointer is copied; a rebuild stores the copies, and a second attempt of the
+// rebuild stores them over what the first one stored.
+TEST(CopiedLakePointersTest, ARebuildStoresTheCopiesAndCanBeRepeated) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("oxbow-copied-pointers-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  auto fs = PosixFileSystem::Default();
+  const iceberg::TableIdentifier id{"shop", "orders"};
+  const iceberg::MetadataPointer first{"s3://b/w/shop/orders/metadata/1-a.metadata.json", 1};
+  const iceberg::MetadataPointer second{"s3://b/w/shop/orders/metadata/2-b.metadata.json", 2};
+  internal::CopiedLakePointers copied(
+      std::make_shared<iceberg::LocalPointerStore>(fs, (dir / "lake-catalog").string()), fs,
+      (dir / "copies").string());
+  ASSERT_TRUE(copied.Replace(id, std::nullopt, first).ok());
+  ASSERT_TRUE(copied.Replace(id, first, second).ok());
+
+  iceberg::LocalPointerStore rebuilt(fs, (dir / "rebuilt").string());
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto restored = internal::CopiedLakePointers::Restore(*fs, (dir / "copies").string(), rebuilt);
+    ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+    EXPECT_EQ(*restored, 1);
+  }
+  auto pointer = rebuilt.Read(id);
+  ASSERT_TRUE(pointer.ok()) << pointer.status().ToString();
+  EXPECT_EQ(pointer->location, second.location);
+  EXPECT_EQ(pointer->version, 2);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -456,6 +456,34 @@ TEST_F(EngineTest, AlterConvertsEarlierBatchesAndAcceptsEarlierWriters) {
   EXPECT_TRUE(engine_->OpenRead(unknown).status().IsInvalid());  // not a column of version 0
 }
 
+// Under --flush interval a primary-key put is acknowledged once its changelog is written, and
+// seen by lookups at once; the store's files never get ahead of the durable changelog.
+TEST_F(EngineTest, UnderIntervalFlushPrimaryKeyPutsDoNotWaitForAnFsync) {
+  EngineOptions options;
+  options.log.flush_policy = log::FlushPolicy::kInterval;
+  options.log.flush_interval_ms = 3'600'000;  // no fsync by the clock during the test
+  Reopen(options);
+  const catalog::CreateTableRequest req = PrimaryKeyTable("ns.pk");
+  ASSERT_TRUE(engine_->CreateTable(req).ok());
+  auto table = engine_->GetTable("ns.pk").ValueOrDie();
+  log::BucketLog& log = *table->logs()[0];
+  auto put = table->StartPut(schema_, PutOp::kUpsert).ValueOrDie();
+  ASSERT_TRUE(put->Append(*MakeBatch(0, 10)).ok());
+  EXPECT_LT(log.durable_offset(), log.next_offset());
+  LookupRequest request;
+  request.keys =
+      arrow::RecordBatch::Make(std::make_shared<const arrow::Schema>(
+                                   std::vector<arrow::Field>{{"id", DataType::Int64(), false}}),
+                               10, {MakeBatch(0, 10)->column(0)})
+          .ValueOrDie();
+  auto found = table->Lookup(request);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ((*found)->num_rows(), 10);
+  // A checkpoint writes the rows to files: the changelog is made durable first.
+  ASSERT_TRUE(engine_->CheckpointKeyValueStore().ok());
+  EXPECT_EQ(log.durable_offset(), log.next_offset());
+}
+
 // Cluster mode: a primary-key leader keeps rows above the high watermark out of its store
 // (invisible to lookups) but reads them for later puts; they land once committed.
 TEST_F(EngineTest, ReplicatedPrimaryKeyRowsWaitForTheHighWatermark) {

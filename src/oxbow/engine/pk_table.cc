@@ -9,6 +9,7 @@
 
 #include "oxbow/arrow/compression.h"
 #include "oxbow/arrow/compute.h"
+#include "oxbow/common/parallel.h"
 #include "oxbow/engine/bucketing_internal.h"
 #include "oxbow/engine/pk_table_internal.h"
 #include "oxbow/kv/merge.h"
@@ -128,7 +129,16 @@ class PrimaryKeyTable : public Table, public std::enable_shared_from_this<Primar
   Status Close() override {
     std::vector<std::unique_lock<std::mutex>> puts;
     for (auto& mu : bucket_mu_) puts.emplace_back(mu);
+    store_->SetFlushGuard(nullptr);
     return changelog_->Close();
+  }
+
+  // The store's flush guard: the changelog is durable up to every row in the store.
+  void GuardStoreFlushes() {
+    store_->SetFlushGuard([this] {
+      for (const auto& log : logs()) RETURN_NOT_OK(log->WaitDurable(log->next_offset()));
+      return Status::OK();
+    });
   }
 
   Result<std::unique_ptr<PutSession>> StartPut(const arrow::SchemaPtr& client_schema,
@@ -266,46 +276,26 @@ class PrimaryKeyPutSession : public PutSession {
       c.bucket = buckets[static_cast<size_t>(r)];
       c.rows.push_back(r);
     }
-    // Buckets are locked in ascending order (std::map), so writers never deadlock.
+    // Buckets are locked in ascending order (std::map), so writers never deadlock. The work of
+    // each bucket then runs in parallel, under the locks this thread holds.
     std::vector<std::unique_lock<std::mutex>> locks;
+    std::vector<BucketChanges*> touched;
     for (auto& [bucket, c] : changes) {
       locks.emplace_back(table_->bucket_mutex(bucket));
-      RETURN_NOT_OK(Resolve(batch, &c));
+      touched.push_back(&c);
     }
-    // Everything is checked: append every bucket's changelog, then apply what became durable.
-    struct Appended {
-      BucketChanges* changes;
-      log::AppendResult result;
-      int64_t rows;
-    };
-    std::vector<Appended> appended;
-    Status first;
-    for (auto& [bucket, c] : changes) {
-      if (c.changelog->rows() == 0) continue;
-      const int64_t rows = c.changelog->rows();
-      ASSIGN_OR_RAISE(auto records, c.changelog->Finish());
-      auto result =
-          table_->changelog().AppendToBucket(bucket, *records, table_->changelog_options());
-      if (!result.ok()) {
-        first = result.status().WithContext(table_->BucketName(bucket));
-        break;
-      }
-      appended.push_back({&c, *result, rows});
-    }
+    std::vector<Status> resolved(touched.size());
+    ParallelFor(touched.size(), [&](size_t i) { resolved[i] = Resolve(batch, touched[i]); });
+    for (const Status& st : resolved) RETURN_NOT_OK(st);
+    // Everything is checked: each bucket appends its changelog, then applies its rows.
+    std::vector<std::optional<AppendedRange>> ranges(touched.size());
+    std::vector<Status> written(touched.size());
+    ParallelFor(touched.size(), [&](size_t i) { written[i] = Write(*touched[i], &ranges[i]); });
     std::vector<AppendedRange> out;
-    for (const auto& a : appended) {
-      const int32_t bucket = a.changes->bucket;
-      // The rows are applied only once their changelog is durable: the store must never be
-      // ahead of the log that recovery replays.
-      Status durable = table_->logs()[bucket]->WaitDurable(a.result.next_offset);
-      if (durable.ok()) durable = Apply(*a.changes, a.result.next_offset);
-      if (!durable.ok()) {
-        if (first.ok()) first = durable.WithContext(table_->BucketName(bucket));
-        continue;
-      }
-      out.push_back({bucket, a.result.base_offset, a.rows});
+    for (size_t i = 0; i < touched.size(); ++i) {
+      RETURN_NOT_OK(written[i].WithContext(table_->BucketName(touched[i]->bucket)));
+      if (ranges[i]) out.push_back(*ranges[i]);
     }
-    if (!first.ok()) return first;
     return out;
   }
 
@@ -438,6 +428,26 @@ class PrimaryKeyPutSession : public PutSession {
     return Status::OK();
   }
 
+  // Appends one bucket's changelog and applies its rows, setting `range` to where they went;
+  // nothing when the batch changed none.
+  Status Write(BucketChanges& c, std::optional<AppendedRange>* range) {
+    if (c.changelog->rows() == 0) return Status::OK();
+    const int64_t rows = c.changelog->rows();
+    ASSIGN_OR_RAISE(auto records, c.changelog->Finish());
+    ASSIGN_OR_RAISE(auto appended, table_->changelog().AppendToBucket(c.bucket, *records,
+                                                                      table_->changelog_options()));
+    // Under --flush fsync the rows are acknowledged once their changelog is durable. Under
+    // --flush interval once it is written: the store's flush guard keeps its files from ever
+    // being ahead of the durable changelog that recovery replays (docs/primary-keys.md).
+    log::BucketLog& log = *table_->logs()[c.bucket];
+    if (log.flush_policy() == log::FlushPolicy::kEveryAppend) {
+      RETURN_NOT_OK(log.WaitDurable(appended.next_offset));
+    }
+    RETURN_NOT_OK(Apply(c, appended.next_offset));
+    range->emplace(AppendedRange{c.bucket, appended.base_offset, rows});
+    return Status::OK();
+  }
+
   Status Apply(const BucketChanges& c, int64_t next_offset) {
     std::vector<kv::KeyWrite> writes;
     writes.reserve(c.key_order.size());
@@ -450,6 +460,9 @@ class PrimaryKeyPutSession : public PutSession {
       }
       writes.push_back(std::move(w));
     }
+    // In key order: the memtable inserts each key next to the one before (keys are distinct).
+    std::sort(writes.begin(), writes.end(),
+              [](const kv::KeyWrite& a, const kv::KeyWrite& b) { return a.key < b.key; });
     return table_->CommitOrHold(c.bucket, std::move(writes), next_offset);
   }
 
@@ -902,6 +915,12 @@ Result<std::optional<KvSnapshotRef>> PrimaryKeyTable::UploadKvSnapshot(int32_t b
   RETURN_NOT_OK(local.CreateDirs(dir));
   // The dump reads one consistent moment of the store; puts go on meanwhile.
   auto dump = store_->DumpBucket(bucket, dir, kKvSnapshotFileBytes);
+  // Under --flush interval the rows may be ahead of the durable changelog: never upload them so.
+  if (dump.ok()) {
+    if (Status durable = logs()[bucket]->WaitDurable(dump->applied_offset); !durable.ok()) {
+      dump = durable;
+    }
+  }
   Result<KvSnapshotRef> uploaded =
       dump.ok()
           ? internal::UploadKvSnapshot(snapshots_, descriptor_.table_id, bucket, *dump,
@@ -1022,6 +1041,7 @@ Result<std::shared_ptr<Table>> OpenPrimaryKeyTable(const catalog::TableDescripto
       descriptor, std::move(log), store, std::move(rules), std::move(format), changelog_options,
       replicated, std::move(snapshots), scratch_dir);
   RETURN_NOT_OK(table->Recover());
+  table->GuardStoreFlushes();
   return std::shared_ptr<Table>(std::move(table));
 }
 

@@ -3,6 +3,7 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/sst_file_writer.h>
 #include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
@@ -11,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -95,9 +97,48 @@ std::vector<std::pair<int64_t, fs::path>> ListCheckpoints(const fs::path& root) 
   return out;
 }
 
+// The flush guards of every table, by column family id, called before a flush writes files.
+class FlushGuards : public rocksdb::EventListener {
+ public:
+  void Set(uint32_t cf_id, std::function<Status()> guard) {
+    std::lock_guard lock(mu_);
+    if (guard) {
+      guards_[cf_id] = std::move(guard);
+    } else {
+      guards_.erase(cf_id);
+    }
+  }
+
+  // RocksDB calls it after it picked the (immutable) memtables to flush and before it writes
+  // them, with no lock of its own held.
+  void OnFlushBegin(rocksdb::DB*, const rocksdb::FlushJobInfo& info) override {
+    std::lock_guard lock(mu_);
+    auto it = guards_.find(info.cf_id);
+    if (it == guards_.end()) return;
+    if (Status st = it->second(); !st.ok()) {
+      // Writing the files now would put rows in them whose changelog may never be durable; a
+      // restart rebuilds the memtables from the changelog instead.
+      spdlog::critical("key-value store: {} cannot be flushed: {}; stopping", info.cf_name,
+                       st.ToString());
+      std::abort();
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<uint32_t, std::function<Status()>> guards_;  // guarded by mu_
+};
+
 class TableStoreImpl : public TableStore {
  public:
-  TableStoreImpl(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf) : db_(db), cf_(cf) {}
+  TableStoreImpl(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf,
+                 std::shared_ptr<FlushGuards> guards)
+      : db_(db), cf_(cf), guards_(std::move(guards)) {}
+  ~TableStoreImpl() override { guards_->Set(cf_->GetID(), nullptr); }
+
+  void SetFlushGuard(std::function<Status()> guard) override {
+    guards_->Set(cf_->GetID(), std::move(guard));
+  }
 
   Status MultiGetEach(const std::vector<std::string>& keys,
                       const std::function<Status(size_t, std::string_view)>& fn) override {
@@ -241,6 +282,7 @@ class TableStoreImpl : public TableStore {
  private:
   rocksdb::DB* db_;
   rocksdb::ColumnFamilyHandle* cf_;
+  const std::shared_ptr<FlushGuards> guards_;
 };
 
 }  // namespace
@@ -252,6 +294,7 @@ struct Store::Impl {
   std::shared_ptr<rocksdb::Cache> cache;
   std::shared_ptr<rocksdb::WriteBufferManager> write_buffers;
   std::shared_ptr<rocksdb::Statistics> statistics = rocksdb::CreateDBStatistics();
+  std::shared_ptr<FlushGuards> flush_guards = std::make_shared<FlushGuards>();
   rocksdb::ColumnFamilyOptions cf_options;
   std::unique_ptr<rocksdb::DB> db;
   std::mutex mu;
@@ -327,6 +370,7 @@ Result<std::unique_ptr<Store>> Store::Open(StoreOptions options,
   // Counters only (the cache's hits and misses for metrics), no histograms or timers.
   impl->statistics->set_stats_level(rocksdb::StatsLevel::kExceptHistogramOrTimers);
   db_options.statistics = impl->statistics;
+  db_options.listeners.push_back(impl->flush_guards);
   db_options.max_background_jobs = 2;
   db_options.info_log_level = rocksdb::WARN_LEVEL;
   db_options.keep_log_file_num = 2;
@@ -374,7 +418,8 @@ Result<TableStore*> Store::OpenTable(int64_t table_id) {
         "creating the column family of table id " + std::to_string(table_id)));
     family = impl_->families.emplace(table_id, handle).first;
   }
-  auto table = std::make_unique<TableStoreImpl>(impl_->db.get(), family->second);
+  auto table =
+      std::make_unique<TableStoreImpl>(impl_->db.get(), family->second, impl_->flush_guards);
   TableStore* out = table.get();
   impl_->tables[table_id] = std::move(table);
   return out;

@@ -101,6 +101,12 @@ class TableStore {
                        int64_t applied_offset) = 0;
   // The changelog offset `bucket` is at, or std::nullopt when it has never been written.
   virtual Result<std::optional<int64_t>> AppliedOffset(int32_t bucket) = 0;
+  // Called before memtables holding this table's rows are written to files (a flush, a
+  // checkpoint), on the thread that writes them: it makes durable the changelog those rows came
+  // from, so the files are never ahead of what recovery replays. It must not fail: a failure
+  // stops the process before the files are written. Replaces the guard set before; an empty
+  // function removes it (and waits for a call of the old one in progress).
+  virtual void SetFlushGuard(std::function<Status()> guard) = 0;
 
   // A consistent view: every bucket's rows and applied offsets as of one moment.
   class View {

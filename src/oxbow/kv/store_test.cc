@@ -64,6 +64,28 @@ TEST_F(StoreTest, WritesReadsAndAppliedOffsets) {
   EXPECT_EQ(*(*table)->AppliedOffset(1), std::optional<int64_t>(9));
 }
 
+TEST_F(StoreTest, TheFlushGuardRunsBeforeATablesRowsAreWrittenToFiles) {
+  auto store = Open({1, 2});
+  auto guarded = store->OpenTable(1);
+  auto other = store->OpenTable(2);
+  ASSERT_TRUE(guarded.ok() && other.ok());
+  // What the guard saw when it ran: the rows were not in any file yet.
+  std::vector<std::string> seen;
+  (*guarded)->SetFlushGuard([&] {
+    seen.push_back(fs::exists(dir_ / "kv-checkpoints" / "1") ? "after" : "before");
+    return Status::OK();
+  });
+  ASSERT_TRUE((*guarded)->Write(0, {{Key(0, "a"), "1"}}, 1).ok());
+  ASSERT_TRUE((*other)->Write(0, {{Key(0, "b"), "2"}}, 1).ok());
+  ASSERT_TRUE(store->Checkpoint().ok());  // flushes every memtable first
+  EXPECT_EQ(seen, std::vector<std::string>{"before"});
+  // Removed, it runs no more.
+  (*guarded)->SetFlushGuard(nullptr);
+  ASSERT_TRUE((*guarded)->Write(0, {{Key(0, "a"), "3"}}, 2).ok());
+  ASSERT_TRUE(store->Checkpoint().ok());
+  EXPECT_EQ(seen.size(), 1u);
+}
+
 TEST_F(StoreTest, ViewsAreConsistentAndScanOneBucket) {
   auto store = Open({1});
   TableStore* table = *store->OpenTable(1);

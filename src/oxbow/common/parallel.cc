@@ -1,5 +1,7 @@
 #include "oxbow/common/parallel.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -17,7 +19,12 @@ namespace {
 class Workers {
  public:
   explicit Workers(size_t threads) : threads_(threads) {
-    for (size_t i = 0; i < threads; ++i) std::thread([this] { Run(); }).detach();
+    for (size_t i = 0; i < threads; ++i) {
+      std::thread([this] {
+        pthread_setname_np(pthread_self(), "oxbow-worker");
+        Run();
+      }).detach();
+    }
   }
   size_t threads() const { return threads_; }
 
@@ -31,7 +38,7 @@ class Workers {
 
   static Workers& Get() {
     // Never destroyed: detached threads may still wait on it while the process exits.
-    static Workers* workers = new Workers(std::max(1u, std::thread::hardware_concurrency()));
+    static Workers* workers = new Workers(std::max(2u, std::thread::hardware_concurrency()) - 1);
     return *workers;
   }
 

@@ -11,9 +11,9 @@ namespace oxbow {
 
 // Calls fn(0) ... fn(n - 1), each exactly once, and returns when every call has returned. The
 // calls run on the calling thread and on idle threads of the pool ("oxbow-worker", one per core
-// but one, started on first use), in no particular order. The caller takes pieces too, so the call
-// never waits for a busy pool: with every pool thread busy it runs all n itself. n <= 1 never
-// touches the pool.
+// but one, started on first use), in no particular order. The caller takes pieces too, so the
+// call never waits for a busy pool: with every pool thread busy it runs all n itself. n <= 1
+// never touches the pool.
 void ParallelFor(size_t n, const std::function<void(size_t)>& fn);
 
 }  // namespace oxbow

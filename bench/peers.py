@@ -24,6 +24,30 @@ def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
+def busy_cpus(seconds: float) -> float:
+    """How many CPUs the whole machine kept busy over the next `seconds` (from /proc/stat)."""
+    def sample() -> tuple[int, int]:
+        fields = [int(v) for v in open("/proc/stat").readline().split()[1:]]
+        idle = fields[3] + fields[4]  # idle + iowait
+        return sum(fields[:8]) - idle, sum(fields[:8])
+    busy0, total0 = sample()
+    time.sleep(seconds)
+    busy1, total1 = sample()
+    cpus = os.cpu_count() or 1
+    return cpus * (busy1 - busy0) / max(1, total1 - total0)
+
+
+def wait_until_quiet(limit: float = 0.2, timeout: float = 30.0) -> bool:
+    """Waits (at most `timeout` s) until the machine keeps under `limit` CPUs busy over half a
+    second, so that one system's background work (a flush, a compaction, a collection) does not
+    run inside the other's measurement. False when it stayed busy."""
+    deadline = time.monotonic() + timeout
+    while busy_cpus(0.5) > limit:
+        if time.monotonic() > deadline:
+            return False
+    return True
+
+
 def die_with_parent() -> None:
     """In a child before exec: SIGTERM it if this driver dies, so no server outlives a crash."""
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG

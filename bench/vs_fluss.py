@@ -42,7 +42,8 @@ import time
 import pyarrow.ipc as ipc
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from peers import MemorySampler, compile_java, die_with_parent, fetch_classpath, log  # noqa: E402
+from peers import (MemorySampler, compile_java, die_with_parent, fetch_classpath, log,  # noqa: E402
+                   wait_until_quiet)
 from server_bench import REPO_ROOT, Oxbowd, binary, free_port, run_json  # noqa: E402
 
 FLUSS_VERSION = "0.6.0"
@@ -88,6 +89,9 @@ SCAN_CLIENT = ("client.scanner.log.max-poll-records=1000000,"
                "client.scanner.log.fetch.max-bytes-for-bucket=16mb,"
                "client.scanner.log.fetch.max-bytes=64mb")
 BUCKETS = 4
+# Each measurement waits until the machine is idle (the other system's flushes, compactions and
+# collections done), at most this long.
+QUIET_TIMEOUT = 30.0
 KEY_BYTES, VALUE_BYTES = 16, 100
 BATCH_ROWS = 1024
 SCAN_COLUMNS = ["event_time", "price"]
@@ -315,7 +319,11 @@ class Bench:
         figures: dict = {}
 
         def both(key, measure):
-            figures[key] = {system: measure(system) for system in order}
+            figures[key] = {}
+            for system in order:
+                if not wait_until_quiet(timeout=QUIET_TIMEOUT):
+                    log(f"the machine stayed busy for {QUIET_TIMEOUT} s; measuring anyway")
+                figures[key][system] = measure(system)
 
         for fsync in (False, True):
             table = f"pk_{index}"

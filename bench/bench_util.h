@@ -20,6 +20,7 @@ class Flags {
   std::string Get(const std::string& name, const std::string& fallback) const;
   int64_t GetInt(const std::string& name, int64_t fallback) const;
   bool Has(const std::string& name) const { return values_.count(name) > 0; }
+  void Set(const std::string& name, std::string value) { values_[name] = std::move(value); }
 
  private:
   std::map<std::string, std::string> values_;

@@ -38,12 +38,19 @@
 //       Lookup j asks for the key of LookupKeyIndex(j): one DoExchange {"op": "lookup"} stream,
 //       --batch keys per message, one message at a time (each round trip timed); the first
 //       min(N, 2000) keys are a warm-up.
+//   server_bench lookup-echo --lookups N [--keyspace K] [--key-bytes 16] [--batch 1]
+//       The same round trips against a Flight server in this process whose DoExchange sends
+//       every message back as it came: what a lookup costs without a table (gRPC, the client,
+//       loopback), the floor under oxbowd's.
 //   server_bench follow --address H:P --table ns.t [--batches 200] [--rows 1000]
 //                       [--interval-ms 2]
 //       A follower (DoGet follow:true from latest) and a producer sending one batch at a time:
 //       the time from each ack to the batch's arrival at the follower.
 //
 // Bytes are Arrow buffer bytes (the sum of the record batches' buffer sizes).
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/codegen/method_handler.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -62,6 +69,7 @@
 #include "oxbow/arrow/builder.h"
 #include "oxbow/arrow/ipc.h"
 #include "oxbow/client/client.h"
+#include "oxbow/flight/flight_data.h"
 #include "pk_data.h"
 #include "row_encoding.h"
 
@@ -689,6 +697,32 @@ Status Upsert(const Flags& flags) {
   return Status::OK();
 }
 
+// A Flight service whose DoExchange sends every message back as it came (for lookup-echo).
+class EchoExchange : public grpc::Service {
+ public:
+  EchoExchange() {
+    AddMethod(new grpc::internal::RpcServiceMethod(
+        flight::method::kDoExchange, grpc::internal::RpcMethod::BIDI_STREAMING,
+        new grpc::internal::BidiStreamingHandler<EchoExchange, flight::FlightDataIn,
+                                                 flight::FlightPayload>(
+            [](EchoExchange*, grpc::ServerContext*, auto* stream) {
+              flight::FlightDataIn in;
+              while (stream->Read(&in)) {
+                if (!in.data_header) continue;  // the descriptor alone
+                flight::FlightPayload out;
+                out.data_header = in.data_header;
+                if (in.data_body) {
+                  out.body_length = in.data_body->size();
+                  out.data_body.push_back(in.data_body);
+                }
+                if (!stream->Write(out)) break;
+              }
+              return grpc::Status::OK;
+            },
+            this)));
+  }
+};
+
 Status Lookup(const Flags& flags) {
   const int64_t lookups = flags.GetInt("lookups", 0);
   const int64_t keyspace = flags.GetInt("keyspace", 0);
@@ -749,12 +783,28 @@ Status Lookup(const Flags& flags) {
 Status Run(int argc, char** argv) {
   if (argc < 2) {
     return Status::Invalid(
-        "usage: server_bench generate-events|produce|consume|follow|rate|upsert|lookup "
+        "usage: server_bench generate-events|produce|consume|follow|rate|upsert|lookup|lookup-echo "
         "--flags...");
   }
   const std::string command = argv[1];
   ASSIGN_OR_RAISE(Flags flags, Flags::Parse(argc, argv, 2));
   if (command == "generate-events") return GenerateEvents(flags);
+  if (command == "lookup-echo") {
+    EchoExchange echo;
+    int port = 0;
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(&echo);
+    std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+    if (!server || port == 0) return Status::IOError("cannot start the echo server");
+    Flags echo_flags = flags;
+    echo_flags.Set("address", "127.0.0.1:" + std::to_string(port));
+    echo_flags.Set("table", "echo.echo");
+    if (!flags.Has("keyspace")) echo_flags.Set("keyspace", "1000");
+    Status measured = Lookup(echo_flags);
+    server->Shutdown();
+    return measured;
+  }
   if (flags.Get("address", "").empty() || flags.Get("table", "").empty()) {
     return Status::Invalid("--address host:port and --table ns.t are required");
   }

@@ -333,6 +333,9 @@ class Bench:
             if not fsync:
                 log(f"run {index + 1}: lookups")
                 both(("lookup", 1), lambda s: self.lookup_one(s, table))
+                wait_until_quiet(timeout=QUIET_TIMEOUT)
+                figures["echo"] = run_json([self.load, "lookup-echo", "--lookups",
+                                            self.single_lookups], timeout=self.timeout)
                 both(("lookups/s", 1000), lambda s: self.lookup_many(s, table))
             events = f"events_{index}"
             self.create(fsync, events, "events")
@@ -379,6 +382,9 @@ def report(bench: Bench, runs: list[dict], seconds: float) -> None:
         per_run = [(f / o if lower_better else o / f) for f, o in zip(fluss, oxbow)]
         print(f"| {label} | {summary(fluss)} | {summary(oxbow)} | {summary(per_run, 2)} |")
         ratios.append((label, statistics.median(per_run)))
+    echo = [r["echo"]["p50_us"] for r in runs]
+    print(f"\nThe floor under Oxbow's one-key lookups: the same round trips against an in-process "
+          f"Flight server that echoes each message (server_bench lookup-echo), p50 {summary(echo)} µs.")
     rss, anon = bench.memory.peaks()
     fluss_total = sum(v for k, v in rss.items() if k != "oxbowd")
     print("\n| process | peak RSS (MB) | peak anonymous RSS (MB) |")

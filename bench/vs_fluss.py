@@ -383,8 +383,9 @@ def report(bench: Bench, runs: list[dict], seconds: float) -> None:
         print(f"| {label} | {summary(fluss)} | {summary(oxbow)} | {summary(per_run, 2)} |")
         ratios.append((label, statistics.median(per_run)))
     echo = [r["echo"]["p50_us"] for r in runs]
-    print(f"\nThe floor under Oxbow's one-key lookups: the same round trips against an in-process "
-          f"Flight server that echoes each message (server_bench lookup-echo), p50 {summary(echo)} µs.")
+    print("\nThe floor under Oxbow's one-key lookups: the same round trips against an in-process "
+          "Flight server that echoes each message (server_bench lookup-echo), "
+          f"p50 {summary(echo)} µs.")
     rss, anon = bench.memory.peaks()
     fluss_total = sum(v for k, v in rss.items() if k != "oxbowd")
     print("\n| process | peak RSS (MB) | peak anonymous RSS (MB) |")

@@ -456,6 +456,42 @@ TEST_F(EngineTest, AlterConvertsEarlierBatchesAndAcceptsEarlierWriters) {
   EXPECT_TRUE(engine_->OpenRead(unknown).status().IsInvalid());  // not a column of version 0
 }
 
+// A lookup of many keys reads them in pieces on several threads; every answer still lines up
+// with its key, in the order asked, and missing keys are left out.
+TEST_F(EngineTest, ALargeLookupAnswersEveryKeyInOrder) {
+  catalog::CreateTableRequest req = PrimaryKeyTable("ns.pk");
+  req.table.buckets = 4;
+  ASSERT_TRUE(engine_->CreateTable(req).ok());
+  auto table = engine_->GetTable("ns.pk").ValueOrDie();
+  auto put = table->StartPut(schema_, PutOp::kUpsert).ValueOrDie();
+  ASSERT_TRUE(put->Append(*MakeBatch(0, 2000)).ok());
+  // Keys 3000, 2997, ..., 3: every third of them (ids 2000 and up) is missing.
+  arrow::Int64Builder ids(DataType::Int64());
+  std::vector<int64_t> expected;
+  for (int64_t id = 3000; id > 0; id -= 3) {
+    ASSERT_TRUE(ids.Append(id).ok());
+    if (id < 2000) expected.push_back(id);
+  }
+  LookupRequest request;
+  request.keys = arrow::RecordBatch::Make(
+                     std::make_shared<const arrow::Schema>(
+                         std::vector<arrow::Field>{{"id", DataType::Int64(), false}}),
+                     1000, {ids.Finish().ValueOrDie()})
+                     .ValueOrDie();
+  auto found = table->Lookup(request);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_EQ((*found)->num_rows(), static_cast<int64_t>(expected.size()));
+  const auto& id_column = (*found)->column(0);
+  const auto& name_column = (*found)->column(1);
+  for (int64_t r = 0; r < (*found)->num_rows(); ++r) {
+    const int64_t id = id_column.Value<int64_t>(r);
+    ASSERT_EQ(id, expected[static_cast<size_t>(r)]) << "row " << r;
+    if (id % 5 != 0) {
+      EXPECT_EQ(name_column.GetView(r), "name-" + std::to_string(id));
+    }
+  }
+}
+
 // Under --flush interval a primary-key put is acknowledged once its changelog is written, and
 // seen by lookups at once; the store's files never get ahead of the durable changelog.
 TEST_F(EngineTest, UnderIntervalFlushPrimaryKeyPutsDoNotWaitForAnFsync) {

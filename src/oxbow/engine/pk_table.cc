@@ -694,10 +694,20 @@ Result<arrow::RecordBatchPtr> PrimaryKeyTable::Lookup(const LookupRequest& reque
     if (is_local(b)) local_keys.push_back(encoded[static_cast<size_t>(r)]);
   }
   std::vector<std::optional<std::string>> values(local_keys.size());
-  RETURN_NOT_OK(store_->MultiGetEach(local_keys, [&](size_t i, std::string_view value) {
-    values[i].emplace(value);
-    return Status::OK();
-  }));
+  // Many keys are read in pieces on several cores: RocksDB's reads run concurrently.
+  constexpr size_t kKeysPerPiece = 256;
+  const size_t pieces = (local_keys.size() + kKeysPerPiece - 1) / kKeysPerPiece;
+  std::vector<Status> read(pieces);
+  ParallelFor(pieces, [&](size_t p) {
+    const size_t first = p * kKeysPerPiece;
+    const auto piece = std::span<const std::string>(local_keys)
+                           .subspan(first, std::min(kKeysPerPiece, local_keys.size() - first));
+    read[p] = store_->MultiGetEach(piece, [&](size_t i, std::string_view value) {
+      values[first + i].emplace(value);
+      return Status::OK();
+    });
+  });
+  for (const Status& st : read) RETURN_NOT_OK(st);
   size_t next_local = 0;
   for (int64_t r = 0; r < keys.num_rows(); ++r) {
     if (!is_local(buckets[static_cast<size_t>(r)])) {

@@ -140,7 +140,7 @@ class TableStoreImpl : public TableStore {
     guards_->Set(cf_->GetID(), std::move(guard));
   }
 
-  Status MultiGetEach(const std::vector<std::string>& keys,
+  Status MultiGetEach(std::span<const std::string> keys,
                       const std::function<Status(size_t, std::string_view)>& fn) override {
     std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
     std::vector<rocksdb::PinnableSlice> values(keys.size());

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,7 +94,7 @@ class TableStore {
   virtual ~TableStore() = default;
   // Calls `fn(i, value)` for each of `keys` (full encoded keys) that is present, in order, with no
   // copy of the value (valid during the call only); stops at the first error `fn` returns.
-  virtual Status MultiGetEach(const std::vector<std::string>& keys,
+  virtual Status MultiGetEach(std::span<const std::string> keys,
                               const std::function<Status(size_t, std::string_view)>& fn) = 0;
   // Applies `writes` and records that `bucket` is at changelog offset `applied_offset`,
   // atomically.

@@ -133,10 +133,15 @@ class PrimaryKeyTable : public Table, public std::enable_shared_from_this<Primar
     return changelog_->Close();
   }
 
-  // The store's flush guard: the changelog is durable up to every row in the store.
+  // The store's flush guard: the changelog is durable up to every row in the store. Close()
+  // removes it; a table dropped without one leaves a guard that does nothing.
   void GuardStoreFlushes() {
-    store_->SetFlushGuard([this] {
-      for (const auto& log : logs()) RETURN_NOT_OK(log->WaitDurable(log->next_offset()));
+    store_->SetFlushGuard([weak = weak_from_this()] {
+      const auto table = weak.lock();
+      if (!table) return Status::OK();
+      for (const auto& log : table->logs()) {
+        RETURN_NOT_OK(log->WaitDurable(log->next_offset()));
+      }
       return Status::OK();
     });
   }
@@ -460,9 +465,6 @@ class PrimaryKeyPutSession : public PutSession {
       }
       writes.push_back(std::move(w));
     }
-    // In key order: the memtable inserts each key next to the one before (keys are distinct).
-    std::sort(writes.begin(), writes.end(),
-              [](const kv::KeyWrite& a, const kv::KeyWrite& b) { return a.key < b.key; });
     return table_->CommitOrHold(c.bucket, std::move(writes), next_offset);
   }
 

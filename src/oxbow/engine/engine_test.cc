@@ -473,11 +473,11 @@ TEST_F(EngineTest, ALargeLookupAnswersEveryKeyInOrder) {
     if (id < 2000) expected.push_back(id);
   }
   LookupRequest request;
-  request.keys = arrow::RecordBatch::Make(
-                     std::make_shared<const arrow::Schema>(
-                         std::vector<arrow::Field>{{"id", DataType::Int64(), false}}),
-                     1000, {ids.Finish().ValueOrDie()})
-                     .ValueOrDie();
+  request.keys =
+      arrow::RecordBatch::Make(std::make_shared<const arrow::Schema>(
+                                   std::vector<arrow::Field>{{"id", DataType::Int64(), false}}),
+                               1000, {ids.Finish().ValueOrDie()})
+          .ValueOrDie();
   auto found = table->Lookup(request);
   ASSERT_TRUE(found.ok()) << found.status().ToString();
   ASSERT_EQ((*found)->num_rows(), static_cast<int64_t>(expected.size()));

@@ -11,7 +11,6 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   clang clang-format libclang-rt-14-dev
   librocksdb-dev
-  libjemalloc-dev  # oxbowd's allocator (docs/architecture.md#memory)
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libflatbuffers-dev flatbuffers-compiler
   zlib1g-dev

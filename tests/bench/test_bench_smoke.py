@@ -170,6 +170,8 @@ def test_vs_fluss_quick(tmp_path):
     for process in ("ZooKeeper", "fluss tablet server", "fluss coordinator", "oxbowd"):
         assert re.search(rf"^\| {process} \| [0-9,]+ \| [0-9,]+ \|$", out, re.M), out
     assert re.search(rf"^ratio oxbowd RSS/Fluss's three processes' RSS: {NUMBER}$", out, re.M), out
+    assert re.search(r"^The floor under Oxbow's one-key lookups: .* p50 [0-9,]+ µs\.$", out,
+                     re.M), out
 
 
 def test_kafka_perf_quick(tmp_path):
@@ -189,6 +191,31 @@ def test_kafka_perf_quick(tmp_path):
         for metric in ("produce MB/s", "produce p99 ms", "consume MB/s"):
             assert re.search(rf"^ratio oxbow/kafka {re.escape(metric)}, {mode}: {NUMBER}$", out,
                              re.M), f"missing ratio {metric}, {mode}:\n{out}"
+
+
+def test_kafka_connections_quick(tmp_path):
+    """bench/kafka_connections.py --quick: idle and producing Kafka connections, spoken by hand,
+    against a real Kafka broker and oxbowd; every produce answered without error on both."""
+    if not (BUILD_DIR / "tools/oxbowd").is_file():
+        pytest.fail(f"{BUILD_DIR / 'tools/oxbowd'} not found: build it or set OXBOW_BUILD_DIR")
+    workdir, log_dir = tmp_path / "work", tmp_path / "logs"
+    workdir.mkdir()
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "kafka_connections.py"), "--quick",
+         "--workdir", str(workdir), "--log-dir", str(log_dir)],
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "OXBOW_BUILD_DIR": str(BUILD_DIR)})
+    out = proc.stdout
+    assert proc.returncode == 0, f"kafka_connections exited {proc.returncode}\n{out}\n{proc.stderr}"
+    assert list(workdir.iterdir()) == [], "kafka_connections left files behind in its work dir"
+    rows = {m.group(1).strip(): (float(m.group(2)), float(m.group(3)))
+            for m in re.finditer(r"^([a-z/ ]+?)\s+(\S+)\s+(\S+)$", out, re.M)
+            if m.group(2)[0].isdigit()}
+    assert rows["idle failed"] == (0, 0), out
+    assert rows["active errors"] == (0, 0), out
+    assert min(rows["active requests"]) > 0, out
+    for metric in ("active p99 ms", "idle RSS MB", "loaded RSS MB"):
+        assert re.search(rf"^ratio oxbow/kafka {metric}: {NUMBER}$", out, re.M), out
 
 
 # Two CPUs, laid out as `perf script -F comm,pid,tid,cpu,time,event,trace` prints them. Second 0:

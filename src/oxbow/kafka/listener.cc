@@ -22,6 +22,7 @@
 #include <list>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "oxbow/common/file_system.h"
@@ -281,10 +282,18 @@ class TcpKafkaServer : public KafkaServer {
       ReapFinished();
       Connection& c = connections_.emplace_back();
       c.fd = fd;
-      c.thread = std::thread([this, &c] {
-        Serve(c.fd);
-        c.done = true;
-      });
+      try {
+        c.thread = std::thread([this, &c] {
+          Serve(c.fd);
+          c.done = true;
+        });
+      } catch (const std::system_error& e) {
+        // Out of threads (or memory for a stack): refuse this connection, keep the others.
+        spdlog::warn("kafka: refusing a connection: cannot start its thread: {} ({} open)",
+                     e.what(), connections_.size() - 1);
+        ::close(fd);
+        connections_.pop_back();
+      }
     }
   }
 
@@ -342,7 +351,15 @@ class TcpKafkaServer : public KafkaServer {
         if (!WriteAnswer(stream, *answer, last)) break;
         continue;
       }
-      if (!writer.joinable()) writer = std::thread([&] { WriteAnswers(stream, answers, fd); });
+      if (!writer.joinable()) {
+        try {
+          writer = std::thread([&] { WriteAnswers(stream, answers, fd); });
+        } catch (const std::system_error& e) {
+          spdlog::warn("kafka: closing a connection from {}: cannot start its writer: {}",
+                       session.client_host, e.what());
+          break;
+        }
+      }
       if (!answers.Push(std::move(answer).ValueOrDie(), last)) break;
       if (last) break;
     }

@@ -318,11 +318,14 @@ class Bench:
         order = ("fluss", "oxbow") if index % 2 == 0 else ("oxbow", "fluss")
         figures: dict = {}
 
+        def quiet():
+            if not wait_until_quiet(timeout=QUIET_TIMEOUT):
+                log(f"the machine stayed busy for {QUIET_TIMEOUT} s; measuring anyway")
+
         def both(key, measure):
             figures[key] = {}
             for system in order:
-                if not wait_until_quiet(timeout=QUIET_TIMEOUT):
-                    log(f"the machine stayed busy for {QUIET_TIMEOUT} s; measuring anyway")
+                quiet()
                 figures[key][system] = measure(system)
 
         for fsync in (False, True):
@@ -333,7 +336,7 @@ class Bench:
             if not fsync:
                 log(f"run {index + 1}: lookups")
                 both(("lookup", 1), lambda s: self.lookup_one(s, table))
-                wait_until_quiet(timeout=QUIET_TIMEOUT)
+                quiet()
                 figures["echo"] = run_json([self.load, "lookup-echo", "--lookups",
                                             self.single_lookups], timeout=self.timeout)
                 both(("lookups/s", 1000), lambda s: self.lookup_many(s, table))

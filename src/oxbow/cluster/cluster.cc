@@ -289,20 +289,26 @@ class Cluster::Impl {
       }
     }
     auto zk = Zk();
-    ASSIGN_OR_RAISE(Znode node, zk->Get(paths::Assignment(table)));
-    ASSIGN_OR_RAISE(Assignment assignment, AssignmentFromJson(node.data));
-    if (assignment.replicas[static_cast<size_t>(bucket)] == replicas) {
-      assignment.targets.erase(bucket);  // already there (a move under way is called off)
-    } else {
-      assignment.targets[bucket] = replicas;
-    }
-    auto set = zk->Set(paths::Assignment(table), AssignmentToJson(assignment), node.stat.version);
-    if (!set.ok()) {
-      if (set.status().code() == StatusCode::kAborted) {
-        return Status::Aborted("the assignment of table " + Quote(table) +
-                               " changed meanwhile; run it again");
+    // The controller rewrites the assignment as other moves finish or replicas catch up; such a
+    // write does not contradict this request, so read again and reapply it.
+    constexpr int kAttempts = 20;
+    for (int attempt = 1;; ++attempt) {
+      ASSIGN_OR_RAISE(Znode node, zk->Get(paths::Assignment(table)));
+      ASSIGN_OR_RAISE(Assignment assignment, AssignmentFromJson(node.data));
+      if (assignment.replicas[static_cast<size_t>(bucket)] == replicas) {
+        assignment.targets.erase(bucket);  // already there (a move under way is called off)
+      } else {
+        assignment.targets[bucket] = replicas;
       }
-      return set.status();
+      auto set =
+          zk->Set(paths::Assignment(table), AssignmentToJson(assignment), node.stat.version);
+      if (set.ok()) break;
+      if (set.status().code() != StatusCode::kAborted) return set.status();
+      if (attempt == kAttempts) {
+        return Status::Aborted("the assignment of table " + Quote(table) + " changed " +
+                               std::to_string(kAttempts) +
+                               " times while this move was written; run it again");
+      }
     }
     spdlog::info("cluster: {}[{}] moving to [{}]", table, bucket, fmt::join(replicas, ","));
     return Refresh();
@@ -748,9 +754,13 @@ class Cluster::Impl {
       for (int32_t b = 0; b < static_cast<int32_t>(t.states.size()); ++b) {
         const BucketState& state = t.states[static_cast<size_t>(b)];
         const std::vector<int32_t>& replicas = t.replicas[static_cast<size_t>(b)];
+        // An ISR holds live assigned replicas only (a leader that has not yet heard of a
+        // finished move may have added one that moved away).
         std::vector<int32_t> live_isr;
         for (int32_t id : state.isr) {
-          if (alive(id)) live_isr.push_back(id);
+          if (alive(id) && std::find(replicas.begin(), replicas.end(), id) != replicas.end()) {
+            live_isr.push_back(id);
+          }
         }
         BucketState next = state;
         // A leader that restarted since its election may have lost its disk: another in-sync
@@ -1084,7 +1094,13 @@ class Cluster::Impl {
     // Only registered servers join an ISR: not one that is leaving (nor one that left).
     auto registered = [&](int32_t id) { return meta->servers.count(id) > 0; };
     for (const auto& [key, replica] : replicas) {
-      auto wanted = replica->ProposeIsr(now, registered);
+      const TableMeta* t = meta->FindTable(key.first);
+      if (!t || key.second >= static_cast<int32_t>(t->replicas.size())) continue;
+      const std::vector<int32_t>& assigned = t->replicas[static_cast<size_t>(key.second)];
+      auto is_replica = [&](int32_t id) {
+        return std::find(assigned.begin(), assigned.end(), id) != assigned.end();
+      };
+      auto wanted = replica->ProposeIsr(now, is_replica, registered);
       if (!wanted) continue;
       auto zk = Zk();
       auto set =

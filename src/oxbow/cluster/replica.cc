@@ -375,6 +375,7 @@ Result<log::EpochEnd> Replica::EndOffsetForEpoch(int32_t epoch) const {
 }
 
 std::optional<BucketState> Replica::ProposeIsr(Clock::time_point now,
+                                               const std::function<bool(int32_t)>& is_replica,
                                                const std::function<bool(int32_t)>& may_join) {
   std::lock_guard lock(mu_);
   proposed_members_.clear();
@@ -382,6 +383,7 @@ std::optional<BucketState> Replica::ProposeIsr(Clock::time_point now,
   const auto lag = std::chrono::milliseconds(options_.replica_lag_time_max_ms);
   std::vector<int32_t> isr{state_.leader};
   for (const auto& [id, f] : followers_) {
+    if (!is_replica(id)) continue;  // moved away, and may still fetch until it hears so
     const bool in_sync = state_.InSync(id);
     if (in_sync && now - f.last_caught_up <= lag) isr.push_back(id);
     // Joins once it has everything readers may see.

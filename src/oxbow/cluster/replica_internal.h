@@ -88,8 +88,10 @@ class Replica {
   // caught-up ones join), or nullopt when it is right. The state carries the znode version the
   // write must check. From now until the next proposal, the high watermark waits for the
   // members it adds as well: once the write lands, a controller may elect one of them.
-  // Only followers for which `may_join` is true join.
+  // Only followers for which `is_replica` holds (the bucket's assignment names them) stay, and
+  // of those only ones for which `may_join` holds join.
   std::optional<BucketState> ProposeIsr(Clock::time_point now,
+                                        const std::function<bool(int32_t)>& is_replica,
                                         const std::function<bool(int32_t)>& may_join);
   // The write of ProposeIsr succeeded: `written` is the state now in ZooKeeper.
   void IsrWritten(const BucketState& written);

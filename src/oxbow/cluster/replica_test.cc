@@ -98,7 +98,7 @@ TEST_F(ReplicaTest, AFollowerJoiningTheIsrHoldsEveryRowAcknowledgedFromThePropos
   Fetch(3, first);
   ASSERT_EQ(HighWatermark(), first);
 
-  auto proposed = replica_->ProposeIsr(Clock::now(), Anyone);
+  auto proposed = replica_->ProposeIsr(Clock::now(), Anyone, Anyone);
   ASSERT_TRUE(proposed.has_value());
   EXPECT_EQ(proposed->isr, (std::vector<int32_t>{1, 2, 3}));
 
@@ -123,7 +123,7 @@ TEST_F(ReplicaTest, AProposalThatIsNoLongerWantedStopsHoldingTheWatermark) {
   const int64_t first = Append();
   Fetch(2, first);
   Fetch(3, first);
-  ASSERT_TRUE(replica_->ProposeIsr(Clock::now(), Anyone).has_value());
+  ASSERT_TRUE(replica_->ProposeIsr(Clock::now(), Anyone, Anyone).has_value());
 
   // The write failed, and follower 3 stopped fetching: the next pass proposes nothing.
   const int64_t second = Append();
@@ -131,7 +131,7 @@ TEST_F(ReplicaTest, AProposalThatIsNoLongerWantedStopsHoldingTheWatermark) {
   EXPECT_EQ(HighWatermark(), first);
   OutlastTheLagTime();
   Fetch(2, second);
-  EXPECT_FALSE(replica_->ProposeIsr(Clock::now(), Anyone).has_value());
+  EXPECT_FALSE(replica_->ProposeIsr(Clock::now(), Anyone, Anyone).has_value());
   EXPECT_TRUE(replica_->WaitAcknowledgeable(second, Acks::kAll, Clock::now()).ok());
   EXPECT_EQ(HighWatermark(), second);
 }
@@ -147,7 +147,7 @@ TEST_F(ReplicaTest, LeaversStayCountedUntilTheirRemovalIsWritten) {
   Fetch(2, second);
   OutlastTheLagTime();
   Fetch(2, second);
-  auto proposed = replica_->ProposeIsr(Clock::now(), Anyone);
+  auto proposed = replica_->ProposeIsr(Clock::now(), Anyone, Anyone);
   ASSERT_TRUE(proposed.has_value());
   EXPECT_EQ(proposed->isr, (std::vector<int32_t>{1, 2}));
   EXPECT_EQ(HighWatermark(), first);
@@ -163,10 +163,27 @@ TEST_F(ReplicaTest, AServerThatIsNotRegisteredDoesNotJoinTheIsr) {
   const int64_t first = Append();
   Fetch(2, first);
   Fetch(3, first);  // server 3 left the cluster (a controlled shutdown) and still fetches
-  EXPECT_FALSE(replica_->ProposeIsr(Clock::now(), [](int32_t id) { return id != 3; }));
-  auto proposed = replica_->ProposeIsr(Clock::now(), Anyone);
+  EXPECT_FALSE(replica_->ProposeIsr(Clock::now(), Anyone, [](int32_t id) { return id != 3; }));
+  auto proposed = replica_->ProposeIsr(Clock::now(), Anyone, Anyone);
   ASSERT_TRUE(proposed.has_value());
   EXPECT_EQ(proposed->isr, (std::vector<int32_t>{1, 2, 3}));
+}
+
+TEST_F(ReplicaTest, AFollowerMovedAwayLeavesTheIsrAndDoesNotRejoin) {
+  Lead({1, 2, 3});
+  const int64_t first = Append();
+  Fetch(2, first);
+  Fetch(3, first);  // the bucket moved off server 3, which has not heard yet and still fetches
+  auto not_three = [](int32_t id) { return id != 3; };
+  auto proposed = replica_->ProposeIsr(Clock::now(), not_three, Anyone);
+  ASSERT_TRUE(proposed.has_value());
+  EXPECT_EQ(proposed->isr, (std::vector<int32_t>{1, 2}));
+
+  BucketState written = *proposed;
+  written.version = 1;
+  replica_->IsrWritten(written);
+  Fetch(3, first);
+  EXPECT_FALSE(replica_->ProposeIsr(Clock::now(), not_three, Anyone).has_value());
 }
 
 TEST(ThrottleTest, ReservationsQueueAtTheRate) {

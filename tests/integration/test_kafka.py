@@ -233,15 +233,24 @@ def test_long_poll_fetch_returns_when_data_arrives(server):
     assert time.monotonic() - start < 4, "the parked fetch did not return when data arrived"
 
 
-def rss_kb(pid: int) -> int:
+def proc_status_field(pid: int, field: str) -> int:
     status = pathlib.Path(f"/proc/{pid}/status").read_text()
-    return int(status.split("VmRSS:")[1].split()[0])
+    return int(status.split(f"{field}:")[1].split()[0])
+
+
+def rss_kb(pid: int) -> int:
+    return proc_status_field(pid, "VmRSS")
+
+
+def proc_threads(pid: int) -> int:
+    return proc_status_field(pid, "Threads")
 
 
 def test_a_thousand_idle_connections_cost_bounded_memory(server):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
     before = rss_kb(server.proc.pid)
+    threads_before = proc_threads(server.proc.pid)
     socks = [socket.create_connection(("127.0.0.1", server.kafka_port)) for _ in range(1000)]
     try:
         api_versions_v0 = struct.pack(">ihhih", 10, 18, 0, 1, -1)
@@ -250,12 +259,73 @@ def test_a_thousand_idle_connections_cost_bounded_memory(server):
         for s in socks:
             assert len(s.recv(4)) == 4
         grown_kb = rss_kb(server.proc.pid) - before
+        grown_threads = proc_threads(server.proc.pid) - threads_before
+        print(f"\n1000 idle connections: +{grown_kb} KB RSS, +{grown_threads} threads")
     finally:
         for s in socks:
             s.close()
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-    # About 22 KB each on Linux/glibc (a thread, its touched stack, buffers); 64 KB is the bound.
-    assert grown_kb < 64 * 1000, f"1000 idle connections grew RSS by {grown_kb} KB"
+    # Idle connections wait in the event loop, not on threads; the workers that answered the
+    # ApiVersions burst are a handful (they end when idle).
+    assert grown_threads < 50, f"1000 idle connections grew oxbowd by {grown_threads} threads"
+    assert grown_kb < 16 * 1000, f"1000 idle connections grew RSS by {grown_kb} KB"
+
+
+def api_versions_v0(correlation_id: int) -> bytes:
+    return struct.pack(">ihhih", 10, 18, 0, correlation_id, -1)
+
+
+def read_frames(sock: socket.socket, count: int) -> list[bytes]:
+    """`count` size-prefixed response frames."""
+    reader = sock.makefile("rb")
+    frames = []
+    for _ in range(count):
+        size = struct.unpack(">i", reader.read(4))[0]
+        frames.append(reader.read(size))
+    return frames
+
+
+def test_pipelined_requests_are_answered_in_order(server):
+    """Far more requests in one write than the 5 read ahead of an answer: reading the connection
+    pauses and resumes, and every answer comes back, in request order."""
+    with socket.create_connection(("127.0.0.1", server.kafka_port), timeout=30) as sock:
+        sock.sendall(b"".join(api_versions_v0(i) for i in range(200)))
+        frames = read_frames(sock, 200)
+    assert [struct.unpack(">i", f[:4])[0] for f in frames] == list(range(200))
+    assert all(struct.unpack(">h", f[4:6])[0] == 0 for f in frames), "an ApiVersions error"
+
+
+def test_a_request_that_arrives_a_byte_at_a_time_is_answered(server):
+    with socket.create_connection(("127.0.0.1", server.kafka_port), timeout=30) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for byte in api_versions_v0(7) + api_versions_v0(8):
+            sock.sendall(bytes([byte]))
+            time.sleep(0.001)
+        frames = read_frames(sock, 2)
+    assert [struct.unpack(">i", f[:4])[0] for f in frames] == [7, 8]
+
+
+def test_large_messages_round_trip(server):
+    """A Produce frame of several MB is read in more than one piece."""
+    topic = new_topic()
+    create_topic(server, topic, 1)
+    values = [bytes([i]) * (900_000 + i) for i in range(5)]
+    produce(server, topic, [(0, None, v, None) for v in values],
+            **{"message.max.bytes": 10_000_000, "linger.ms": 50})
+    got = consume_assigned(server, topic, 1, len(values),
+                           **{"fetch.max.bytes": 50_000_000,
+                              "max.partition.fetch.bytes": 10_000_000})
+    assert [m.value() for m in got] == values
+
+
+def test_a_client_gone_with_requests_unanswered_leaves_others_served(server):
+    for _ in range(20):
+        sock = socket.create_connection(("127.0.0.1", server.kafka_port))
+        sock.sendall(b"".join(api_versions_v0(i) for i in range(50)))
+        sock.close()
+    with socket.create_connection(("127.0.0.1", server.kafka_port), timeout=30) as sock:
+        sock.sendall(api_versions_v0(1))
+        assert struct.unpack(">i", read_frames(sock, 1)[0][:4])[0] == 1
 
 
 def test_json_table_created_through_flight(server):

@@ -300,8 +300,7 @@ class Cluster::Impl {
       } else {
         assignment.targets[bucket] = replicas;
       }
-      auto set =
-          zk->Set(paths::Assignment(table), AssignmentToJson(assignment), node.stat.version);
+      auto set = zk->Set(paths::Assignment(table), AssignmentToJson(assignment), node.stat.version);
       if (set.ok()) break;
       if (set.status().code() != StatusCode::kAborted) return set.status();
       if (attempt == kAttempts) {

@@ -1,32 +1,37 @@
-// The TCP side of the Kafka listener: one thread accepts; per connection one thread reads
-// size-prefixed request frames and accepts them, another writes the answers back in order
-// (one thread does both over TLS).
-// OpenSSL's errors are translated here.
+// The TCP side of the Kafka listener: one thread (the event loop) accepts connections and reads
+// plain TCP ones with epoll; worker threads, started on demand, accept the requests and write
+// the answers, so an idle connection costs no thread. A TLS connection holds a worker for its
+// life. OpenSSL's errors are translated here.
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <list>
-#include <mutex>
+#include <map>
 #include <optional>
-#include <system_error>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "oxbow/common/file_system.h"
+#include "oxbow/common/mutex.h"
 #include "oxbow/kafka/broker_internal.h"
+#include "oxbow/kafka/workers_internal.h"
 
 namespace oxbow::kafka {
 namespace {
@@ -89,7 +94,8 @@ Result<SslCtxPtr> MakeTlsContext(const KafkaOptions& options) {
   return ctx;
 }
 
-// One accepted connection: plain TCP, or TLS over it.
+// One accepted connection's bytes: plain TCP (its socket non-blocking), or TLS over it (its
+// socket blocking).
 class Stream {
  public:
   Stream(int fd, SSL_CTX* tls) : fd_(fd), ssl_(tls ? SSL_new(tls) : nullptr, SSL_free) {}
@@ -104,20 +110,13 @@ class Stream {
     return true;
   }
 
-  // Reads exactly n bytes; false on EOF or error.
+  // Reads exactly n bytes (TLS only: plain TCP is read by the event loop); false on EOF or error.
   bool ReadFully(char* out, size_t n) {
     while (n > 0) {
       size_t got = 0;
-      if (ssl_) {
-        if (SSL_read_ex(ssl_.get(), out, n, &got) != 1) {
-          ERR_clear_error();
-          return false;
-        }
-      } else {
-        const ssize_t r = ::recv(fd_, out, n, 0);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        got = static_cast<size_t>(r);
+      if (SSL_read_ex(ssl_.get(), out, n, &got) != 1) {
+        ERR_clear_error();
+        return false;
       }
       out += got;
       n -= got;
@@ -125,22 +124,33 @@ class Stream {
     return true;
   }
 
-  bool WriteFully(const char* data, size_t n) {
-    while (n > 0) {
-      size_t sent = 0;
-      if (ssl_) {
-        if (SSL_write_ex(ssl_.get(), data, n, &sent) != 1) {
-          ERR_clear_error();
-          return false;
-        }
-      } else {
-        const ssize_t r = ::send(fd_, data, n, MSG_NOSIGNAL);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        sent = static_cast<size_t>(r);
+  // Writes a size-prefixed frame; false when the connection failed.
+  bool WriteFrame(std::string_view body) {
+    Writer prefix;
+    prefix.Int32(static_cast<int32_t>(body.size()));
+    const std::string_view size = prefix.buffer();
+    if (ssl_) return WriteTls(size) && WriteTls(body);
+    iovec parts[2] = {{const_cast<char*>(size.data()), size.size()},
+                      {const_cast<char*>(body.data()), body.size()}};
+    size_t next = 0;  // the first part not wholly sent
+    while (next < 2) {
+      msghdr message{};
+      message.msg_iov = parts + next;
+      message.msg_iovlen = 2 - next;
+      const ssize_t r = ::sendmsg(fd_, &message, MSG_NOSIGNAL);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        pollfd p{fd_, POLLOUT, 0};  // a slow reader: wait for room (Stop shuts the socket)
+        (void)::poll(&p, 1, -1);
+        continue;
       }
-      data += sent;
-      n -= sent;
+      if (r <= 0) return false;
+      auto sent = static_cast<size_t>(r);
+      while (next < 2 && sent >= parts[next].iov_len) sent -= parts[next++].iov_len;
+      if (next < 2) {
+        parts[next].iov_base = static_cast<char*>(parts[next].iov_base) + sent;
+        parts[next].iov_len -= sent;
+      }
     }
     return true;
   }
@@ -158,14 +168,25 @@ class Stream {
                             deadline - std::chrono::steady_clock::now())
                             .count();
       pollfd p{fd_, POLLIN, 0};
-      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0 ||
-          ::recv(fd_, discard, sizeof(discard), 0) <= 0) {
-        return;
-      }
+      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) return;
+      const ssize_t r = ::recv(fd_, discard, sizeof(discard), 0);
+      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return;
     }
   }
 
  private:
+  bool WriteTls(std::string_view data) {
+    while (!data.empty()) {
+      size_t sent = 0;
+      if (SSL_write_ex(ssl_.get(), data.data(), data.size(), &sent) != 1) {
+        ERR_clear_error();
+        return false;
+      }
+      data.remove_prefix(sent);
+    }
+    return true;
+  }
+
   int fd_;
   SslPtr ssl_;
 };
@@ -217,17 +238,54 @@ Result<int> Listen(const std::string& address, int* port) {
   return fd;
 }
 
+// A connection: its stream, its session and the requests it still owes answers to. Plain TCP is
+// read by the event loop; a worker task accepts its requests, and another writes their answers,
+// each at most one at a time, so both stay in request order. A TLS connection is served by one
+// worker task from start to end.
+struct Connection {
+  Connection(int fd, SSL_CTX* tls) : fd(fd), stream(fd, tls) {}
+  ~Connection() { ::close(fd); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  const int fd;
+  Stream stream;
+  internal::Session session;  // the accepting task's
+  std::atomic<bool> logged_in{false};
+  std::string input;           // the event loop's: bytes read past the last whole frame
+  size_t frame_remaining = 0;  // the event loop's: bytes the frame under way still lacks
+
+  Mutex mu;
+  std::deque<std::string> frames OXBOW_GUARDED_BY(mu);  // read, not yet accepted
+  std::deque<std::pair<internal::Broker::Answer, bool>> answers OXBOW_GUARDED_BY(mu);
+  size_t unanswered OXBOW_GUARDED_BY(mu) = 0;  // frames, answers and the answer being written
+  bool accepting OXBOW_GUARDED_BY(mu) = false;
+  bool answering OXBOW_GUARDED_BY(mu) = false;
+  bool reading OXBOW_GUARDED_BY(mu) = true;      // the event loop polls it for input
+  bool read_ended OXBOW_GUARDED_BY(mu) = false;  // EOF, or its last request is accepted
+  bool closed OXBOW_GUARDED_BY(mu) = false;
+};
+
+// Adds `fd` to the epoll set for input; false (errno set) when it cannot.
+bool Watch(int epoll_fd, int fd) {
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.fd = fd;
+  return ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event) == 0;
+}
+
 class TcpKafkaServer : public KafkaServer {
  public:
-  TcpKafkaServer(int listen_fd, int wake_fd, int port, int32_t max_request_bytes, SslCtxPtr tls,
-                 std::unique_ptr<internal::Broker> broker)
+  TcpKafkaServer(int listen_fd, int wake_fd, int epoll_fd, int port, int32_t max_request_bytes,
+                 SslCtxPtr tls, std::unique_ptr<internal::Broker> broker)
       : listen_fd_(listen_fd),
         wake_fd_(wake_fd),
+        epoll_fd_(epoll_fd),
         port_(port),
         max_request_bytes_(max_request_bytes),
         tls_(std::move(tls)),
         broker_(std::move(broker)) {
-    accept_thread_ = std::thread([this] { AcceptLoop(); });
+    loop_thread_ = std::thread([this] { EventLoop(); });
   }
   ~TcpKafkaServer() override { Stop(); }
 
@@ -235,221 +293,340 @@ class TcpKafkaServer : public KafkaServer {
 
   void Stop() override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopped_) return;
       stopped_ = true;
-      for (auto& c : connections_) ::shutdown(c.fd, SHUT_RDWR);
     }
     broker_->Stop();
     const uint64_t one = 1;
     (void)!::write(wake_fd_, &one, sizeof(one));
-    accept_thread_.join();
-    for (auto& c : connections_) c.thread.join();
-    for (auto& c : connections_) ::close(c.fd);
-    connections_.clear();
+    loop_thread_.join();  // it shuts every connection as it ends
+    workers_.Drain();
+    {
+      MutexLock lock(mu_);
+      connections_.clear();
+    }
+    ::close(epoll_fd_);
     ::close(listen_fd_);
     ::close(wake_fd_);
   }
 
  private:
-  struct Connection {
-    int fd;
-    std::thread thread;
-    std::atomic<bool> done{false};
-  };
+  using ConnectionPtr = std::shared_ptr<Connection>;
 
-  void AcceptLoop() {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    while (true) {
-      // Wakes once a second at least, to join the threads of closed connections.
-      if (::poll(fds, 2, 1000) < 0 && errno != EINTR) break;
-      if (fds[1].revents != 0) break;
-      broker_->node()->producers()->SaveIfDue();  // the node saves them at close too
-      if ((fds[0].revents & POLLIN) == 0) {
-        std::lock_guard lock(mu_);
-        ReapFinished();
-        continue;
-      }
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) continue;
-      const int one = 1;
-      (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-      std::lock_guard lock(mu_);
-      if (stopped_) {
-        ::close(fd);
+  // Waits for sockets: accepts connections, reads plain TCP ones and hands their whole frames to
+  // the workers. Wakes once a second at least, to have a worker save producer state when due.
+  void EventLoop() {
+    pthread_setname_np(pthread_self(), "kafka-listener");
+    epoll_event events[256];
+    bool stopping = false;
+    auto next_save = std::chrono::steady_clock::now();
+    while (!stopping) {
+      const int n = ::epoll_wait(epoll_fd_, events, 256, 1000);
+      if (n < 0 && errno != EINTR) {
+        spdlog::error("kafka: epoll_wait: {}", std::strerror(errno));
         break;
       }
-      ReapFinished();
-      Connection& c = connections_.emplace_back();
-      c.fd = fd;
-      try {
-        c.thread = std::thread([this, &c] {
-          Serve(c.fd);
-          c.done = true;
-        });
-      } catch (const std::system_error& e) {
-        // Out of threads (or memory for a stack): refuse this connection, keep the others.
-        spdlog::warn("kafka: refusing a connection: cannot start its thread: {} ({} open)",
-                     e.what(), connections_.size() - 1);
-        ::close(fd);
-        connections_.pop_back();
+      if (const auto now = std::chrono::steady_clock::now(); now >= next_save) {
+        next_save = now + std::chrono::seconds(1);
+        // The node saves them at close too.
+        workers_.Run([producers = broker_->node()->producers()] { producers->SaveIfDue(); });
       }
-    }
-  }
-
-  // Joins the threads of closed connections (mu_ held).
-  void ReapFinished() {
-    for (auto it = connections_.begin(); it != connections_.end();) {
-      if (it->done) {
-        it->thread.join();
-        ::close(it->fd);
-        it = connections_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-
-  // Reads requests and accepts each in turn; answers go out in request order. While the oldest
-  // answer waits (a Produce for its replicas), up to kMaxAnswersInFlight later requests are
-  // read and accepted, as a client with max.in.flight.requests.per.connection > 1 expects.
-  // Under TLS one thread does both: an SSL stream is not shared between threads.
-  void Serve(int fd) {
-    internal::Session session;
-    session.client_host = PeerHost(fd);
-    Stream stream(fd, tls_.get());
-    if (!stream.Open()) {
-      ::shutdown(fd, SHUT_RDWR);
-      return;
-    }
-    AnswerQueue answers;
-    std::thread writer;  // started by the first request: an idle connection costs one thread
-    std::string frame;
-    while (true) {
-      char size_bytes[4];
-      if (!stream.ReadFully(size_bytes, 4)) break;
-      Reader size_reader(std::string_view(size_bytes, 4));
-      const int32_t size = size_reader.Int32();
-      const int32_t limit = broker_->auth_required() && !session.user
-                                ? std::min(max_request_bytes_, kMaxUnauthenticatedRequestBytes)
-                                : max_request_bytes_;
-      if (size < 0 || size > limit) {
-        spdlog::warn("kafka: closing a connection that sent a {} byte request (limit {})", size,
-                     limit);
-        break;
-      }
-      frame.resize(static_cast<size_t>(size));
-      if (!stream.ReadFully(frame.data(), frame.size())) break;
-      auto answer = broker_->Accept(frame, session);
-      if (!answer.ok()) {
-        spdlog::warn("kafka: closing a connection from {}: {}", session.client_host,
-                     answer.status().message());
-        break;
-      }
-      const bool last = session.close_after_response;
-      if (tls_) {
-        if (!WriteAnswer(stream, *answer, last)) break;
-        continue;
-      }
-      if (!writer.joinable()) {
-        try {
-          writer = std::thread([&] { WriteAnswers(stream, answers, fd); });
-        } catch (const std::system_error& e) {
-          spdlog::warn("kafka: closing a connection from {}: cannot start its writer: {}",
-                       session.client_host, e.what());
-          break;
+      for (int i = 0; i < n; ++i) {
+        const int fd = events[i].data.fd;
+        if (fd == wake_fd_) {
+          stopping = true;
+        } else if (fd == listen_fd_) {
+          AcceptConnections();
+        } else if (ConnectionPtr c = Find(fd)) {
+          ReadFrom(c);
         }
       }
-      if (!answers.Push(std::move(answer).ValueOrDie(), last)) break;
-      if (last) break;
     }
-    answers.Close();
-    if (writer.joinable()) writer.join();
-    ::shutdown(fd, SHUT_RDWR);
+    MutexLock lock(mu_);
+    for (auto& [fd, c] : connections_) Shut(*c);
   }
 
-  // The answers a connection still owes, oldest first.
-  class AnswerQueue {
-   public:
-    // Waits for room; false once the connection is closing.
-    bool Push(internal::Broker::Answer answer, bool last) {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return closed_ || queue_.size() < kMaxAnswersInFlight; });
-      if (closed_) return false;
-      queue_.push_back({std::move(answer), last});
-      cv_.notify_all();
-      return true;
-    }
-    // The oldest answer; nullopt once closed and empty.
-    std::optional<std::pair<internal::Broker::Answer, bool>> Pop() {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return closed_ || !queue_.empty(); });
-      if (queue_.empty()) return std::nullopt;
-      auto front = std::move(queue_.front());
-      queue_.pop_front();
-      cv_.notify_all();
-      return front;
-    }
-    // No more answers are pushed; the writer writes those queued.
-    void Close() {
-      std::lock_guard lock(mu_);
-      closed_ = true;
-      cv_.notify_all();
-    }
-    // The writer failed: drop what is queued and stop the reader.
-    void Abandon() {
-      std::lock_guard lock(mu_);
-      closed_ = true;
-      queue_.clear();
-      cv_.notify_all();
-    }
+  ConnectionPtr Find(int fd) {
+    MutexLock lock(mu_);
+    auto it = connections_.find(fd);
+    return it == connections_.end() ? nullptr : it->second;
+  }
 
-   private:
-    std::mutex mu_;
-    std::condition_variable cv_;
-    std::deque<std::pair<internal::Broker::Answer, bool>> queue_;
-    bool closed_ = false;
-  };
-
-  void WriteAnswers(Stream& stream, AnswerQueue& answers, int fd) {
-    while (auto next = answers.Pop()) {
-      if (!WriteAnswer(stream, next->first, next->second)) {
-        answers.Abandon();
-        ::shutdown(fd, SHUT_RDWR);  // the reader stops too
+  void AcceptConnections() {
+    while (true) {
+      const int fd =
+          ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | (tls_ ? 0 : SOCK_NONBLOCK));
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+          spdlog::warn("kafka: accepting a connection: {}", std::strerror(errno));
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));  // out of files: no spin
+        }
         return;
       }
+      const int one = 1;
+      (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      auto c = std::make_shared<Connection>(fd, tls_.get());
+      c->session.client_host = PeerHost(fd);
+      {
+        MutexLock lock(mu_);
+        connections_[fd] = c;
+      }
+      if (tls_) {
+        if (!workers_.RunNow([this, c] { ServeTls(c); })) {
+          spdlog::warn("kafka: refusing a connection: no thread can serve it ({} run)",
+                       workers_.threads());
+          Forget(fd);
+        }
+        continue;
+      }
+      epoll_event event{};
+      event.events = EPOLLIN | EPOLLRDHUP;
+      event.data.fd = fd;
+      if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
+        spdlog::warn("kafka: refusing a connection: epoll_ctl: {}", std::strerror(errno));
+        Forget(fd);
+      }
     }
+  }
+
+  void Forget(int fd) {
+    MutexLock lock(mu_);
+    connections_.erase(fd);
+  }
+
+  // The largest frame the connection may send now.
+  int32_t FrameLimit(const Connection& c) const {
+    return broker_->auth_required() && !c.logged_in
+               ? std::min(max_request_bytes_, kMaxUnauthenticatedRequestBytes)
+               : max_request_bytes_;
+  }
+
+  bool FrameSizeAllowed(const Connection& c, int32_t size) const {
+    const int32_t limit = FrameLimit(c);
+    if (size >= 0 && size <= limit) return true;
+    spdlog::warn("kafka: closing a connection that sent a {} byte request (limit {})", size, limit);
+    return false;
+  }
+
+  // Reads what the socket holds (once: the loop comes back while more is there) and hands the
+  // whole frames to the accepting task. A large frame is read straight into its buffer.
+  void ReadFrom(const ConnectionPtr& c) {
+    constexpr size_t kChunk = 64 * 1024;
+    thread_local char chunk[kChunk];
+    ssize_t r;
+    if (c->frame_remaining > kChunk) {
+      const size_t at = c->input.size();
+      c->input.resize(at + c->frame_remaining);
+      r = ::recv(c->fd, c->input.data() + at, c->frame_remaining, 0);
+      c->input.resize(at + static_cast<size_t>(std::max<ssize_t>(r, 0)));
+    } else {
+      r = ::recv(c->fd, chunk, kChunk, 0);
+      if (r > 0) c->input.append(chunk, static_cast<size_t>(r));
+    }
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (r <= 0) {
+      EndReading(c);
+      return;
+    }
+    std::vector<std::string> whole;
+    size_t pos = 0;
+    c->frame_remaining = 0;
+    while (c->input.size() - pos >= 4) {
+      Reader size_reader(std::string_view(c->input).substr(pos, 4));
+      const int32_t size = size_reader.Int32();
+      if (!FrameSizeAllowed(*c, size)) {
+        Shut(*c);
+        EndReading(c);
+        return;
+      }
+      const size_t have = c->input.size() - pos - 4;
+      if (have < static_cast<size_t>(size)) {
+        c->frame_remaining = static_cast<size_t>(size) - have;
+        break;
+      }
+      whole.emplace_back(c->input, pos + 4, static_cast<size_t>(size));
+      pos += 4 + static_cast<size_t>(size);
+    }
+    c->input.erase(0, pos);
+    if (c->input.empty() && c->input.capacity() > kChunk) std::string().swap(c->input);
+    if (whole.empty()) return;
+    bool start = false;
+    {
+      MutexLock lock(c->mu);
+      if (c->closed || c->read_ended) return;
+      for (std::string& frame : whole) c->frames.push_back(std::move(frame));
+      c->unanswered += whole.size();
+      if (c->unanswered >= kMaxAnswersInFlight) PauseReading(*c);
+      start = !std::exchange(c->accepting, true);
+    }
+    if (start) workers_.Run([this, c] { AcceptFrames(c); });
+  }
+
+  // Up to kMaxAnswersInFlight requests are read before the oldest is answered, as a client with
+  // max.in.flight.requests.per.connection > 1 expects; then the connection waits.
+  void PauseReading(Connection& c) OXBOW_REQUIRES(c.mu) {
+    if (!c.reading) return;
+    c.reading = false;
+    epoll_event event{};  // hang-ups are still reported
+    event.data.fd = c.fd;
+    (void)::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &event);
+  }
+
+  void ResumeReading(Connection& c) OXBOW_REQUIRES(c.mu) {
+    if (c.reading || c.closed || c.read_ended || c.unanswered >= kMaxAnswersInFlight) return;
+    c.reading = true;
+    epoll_event event{};
+    event.events = EPOLLIN | EPOLLRDHUP;
+    event.data.fd = c.fd;
+    (void)::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &event);
+  }
+
+  // The peer closed (or the connection was shut): the loop lets go of it; answers owed are
+  // still written.
+  void EndReading(const ConnectionPtr& c) {
+    (void)::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->fd, nullptr);
+    Forget(c->fd);
+    MutexLock lock(c->mu);
+    c->read_ended = true;
+    ShutIfDone(*c);
+  }
+
+  static void ShutIfDone(Connection& c) OXBOW_REQUIRES(c.mu) {
+    if (c.read_ended && !c.accepting && !c.answering) ShutLocked(c);
+  }
+
+  static void Shut(Connection& c) {
+    MutexLock lock(c.mu);
+    ShutLocked(c);
+  }
+
+  // Ends the connection: nothing more is accepted or written. The socket closes once no task
+  // holds the connection (so its number is not reused under them).
+  static void ShutLocked(Connection& c) OXBOW_REQUIRES(c.mu) {
+    if (c.closed) return;
+    c.closed = true;
+    c.frames.clear();
+    c.answers.clear();
+    ::shutdown(c.fd, SHUT_RDWR);
+  }
+
+  // The accepting task: accepts the connection's frames in turn and hands each answer on.
+  void AcceptFrames(const ConnectionPtr& c) {
+    while (true) {
+      std::string frame;
+      {
+        MutexLock lock(c->mu);
+        if (c->closed || c->frames.empty()) {
+          c->accepting = false;
+          ShutIfDone(*c);
+          return;
+        }
+        frame = std::move(c->frames.front());
+        c->frames.pop_front();
+      }
+      auto answer = broker_->Accept(frame, c->session);
+      c->logged_in = c->session.user.has_value();
+      if (!answer.ok()) {
+        spdlog::warn("kafka: closing a connection from {}: {}", c->session.client_host,
+                     answer.status().message());
+      }
+      const bool last = c->session.close_after_response;
+      bool start = false;
+      {
+        MutexLock lock(c->mu);
+        if (!answer.ok()) ShutLocked(*c);
+        if (c->closed) {
+          c->accepting = false;
+          return;
+        }
+        c->answers.emplace_back(std::move(answer).ValueOrDie(), last);
+        if (last) {  // nothing after it is read or accepted
+          c->read_ended = true;
+          c->unanswered -= c->frames.size();
+          c->frames.clear();
+          PauseReading(*c);
+        }
+        start = !std::exchange(c->answering, true);
+      }
+      if (start) workers_.Run([this, c] { WriteAnswers(c); });
+    }
+  }
+
+  // The answering task: writes the connection's answers in turn.
+  void WriteAnswers(const ConnectionPtr& c) {
+    while (true) {
+      std::pair<internal::Broker::Answer, bool> next;
+      {
+        MutexLock lock(c->mu);
+        if (c->closed || c->answers.empty()) {
+          c->answering = false;
+          ShutIfDone(*c);
+          return;
+        }
+        next = std::move(c->answers.front());
+        c->answers.pop_front();
+      }
+      const bool keep = WriteAnswer(c->stream, next.first, next.second);
+      MutexLock lock(c->mu);
+      if (!keep) ShutLocked(*c);
+      --c->unanswered;
+      ResumeReading(*c);
+    }
+  }
+
+  // A TLS connection, start to end: reads a request, accepts it, writes its answer, in turn (an
+  // OpenSSL stream is not shared between threads).
+  void ServeTls(const ConnectionPtr& c) {
+    if (c->stream.Open()) {
+      std::string frame;
+      while (true) {
+        char size_bytes[4];
+        if (!c->stream.ReadFully(size_bytes, 4)) break;
+        Reader size_reader(std::string_view(size_bytes, 4));
+        const int32_t size = size_reader.Int32();
+        if (!FrameSizeAllowed(*c, size)) break;
+        frame.resize(static_cast<size_t>(size));
+        if (!c->stream.ReadFully(frame.data(), frame.size())) break;
+        auto answer = broker_->Accept(frame, c->session);
+        c->logged_in = c->session.user.has_value();
+        if (!answer.ok()) {
+          spdlog::warn("kafka: closing a connection from {}: {}", c->session.client_host,
+                       answer.status().message());
+          break;
+        }
+        if (!WriteAnswer(c->stream, *answer, c->session.close_after_response)) break;
+      }
+    }
+    Shut(*c);
+    Forget(c->fd);
   }
 
   // Writes one answer; false when the connection must close.
-  bool WriteAnswer(Stream& stream, const internal::Broker::Answer& answer, bool last) {
+  static bool WriteAnswer(Stream& stream, const internal::Broker::Answer& answer, bool last) {
     auto response = answer();
     if (!response.ok()) {
       spdlog::warn("kafka: closing a connection: {}", response.status().message());
       return false;
     }
-    if (response->has_value()) {
-      Writer prefix;
-      prefix.Int32(static_cast<int32_t>((*response)->size()));
-      if (!stream.WriteFully(prefix.buffer().data(), 4) ||
-          !stream.WriteFully((*response)->data(), (*response)->size())) {
-        return false;
-      }
-    }
+    if (response->has_value() && !stream.WriteFrame(**response)) return false;
     if (last) stream.Linger();
     return !last;
   }
 
   const int listen_fd_;
   const int wake_fd_;
+  const int epoll_fd_;
   const int port_;
   const int32_t max_request_bytes_;
   SslCtxPtr tls_;  // null: plaintext
   std::unique_ptr<internal::Broker> broker_;
-  std::thread accept_thread_;
-  std::mutex mu_;
-  std::list<Connection> connections_;  // guarded by mu_ (stable addresses for their threads)
-  bool stopped_ = false;
+  internal::Workers workers_{{.name = "kafka-worker"}};
+  std::thread loop_thread_;
+  Mutex mu_;
+  std::map<int, ConnectionPtr> connections_ OXBOW_GUARDED_BY(mu_);  // by socket
+  bool stopped_ OXBOW_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace
@@ -471,15 +648,21 @@ Result<std::unique_ptr<KafkaServer>> KafkaServer::Start(node::Node* node, KafkaO
   int port = 0;
   ASSIGN_OR_RAISE(int listen_fd, Listen(options.listen, &port));
   const int wake_fd = ::eventfd(0, EFD_CLOEXEC);
-  if (wake_fd < 0) {
-    ::close(listen_fd);
-    return ErrnoToStatus(errno, "eventfd", options.listen);
+  const int epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
+  if (wake_fd < 0 || epoll_fd < 0 ||
+      ::fcntl(listen_fd, F_SETFL, ::fcntl(listen_fd, F_GETFL) | O_NONBLOCK) != 0 ||
+      !Watch(epoll_fd, listen_fd) || !Watch(epoll_fd, wake_fd)) {
+    Status st = ErrnoToStatus(errno, "the Kafka listener's event loop", options.listen);
+    for (int fd : {listen_fd, wake_fd, epoll_fd}) {
+      if (fd >= 0) ::close(fd);
+    }
+    return st;
   }
   const int32_t max_request_bytes = options.max_request_bytes;
   auto broker =
       std::make_unique<internal::Broker>(node, std::move(options), port, std::move(groups));
   return std::unique_ptr<KafkaServer>(new TcpKafkaServer(
-      listen_fd, wake_fd, port, max_request_bytes, std::move(tls), std::move(broker)));
+      listen_fd, wake_fd, epoll_fd, port, max_request_bytes, std::move(tls), std::move(broker)));
 }
 
 }  // namespace oxbow::kafka

@@ -1,6 +1,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <system_error>
 
 #include "oxbow/kafka/workers_internal.h"
@@ -82,6 +83,7 @@ void Workers::Loop() {
     lock.lock();
     --busy_;
     ++idle_;
+    ++completed_;
     if (busy_ == 0 && tasks_.empty()) done_cv_.notify_all();
   }
   --idle_;
@@ -92,22 +94,32 @@ void Workers::Loop() {
 void Workers::Watch() {
   NameThread(options_.name + "-watch");
   std::unique_lock lock(mu_);
+  uint64_t completed_before = completed_;
   while (!draining_) {
     if (static_cast<int>(tasks_.size()) <= idle_) {
       watch_cv_.wait(lock);
+      completed_before = completed_;
       continue;
     }
     watch_cv_.wait_for(lock, options_.patience);
+    // Threads that finish tasks drain the queue; more of them would only share the cores.
+    const bool stuck = completed_ == completed_before;
+    completed_before = completed_;
+    if (!stuck || Clock::now() < retry_start_) continue;
     const Clock::time_point overdue = Clock::now() - options_.patience;
     int waited = 0;
     for (const Task& task : tasks_) {
       if (task.queued > overdue) break;
       ++waited;
     }
-    for (int i = idle_; i < waited; ++i) {
-      if (!StartThread()) break;
+    const int wanted = std::min(waited - idle_, std::max(options_.eager_threads, 1));
+    for (int i = 0; i < wanted; ++i) {
+      if (!StartThread()) {
+        retry_start_ = Clock::now() + std::chrono::seconds(1);  // out of threads: no log flood
+        break;
+      }
     }
-    if (waited > idle_) work_cv_.notify_all();
+    if (wanted > 0) work_cv_.notify_all();
   }
 }
 

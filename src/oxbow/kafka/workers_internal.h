@@ -20,8 +20,9 @@ struct WorkersOptions {
   std::string name = "worker";
   // Up to this many threads start as soon as a task finds no idle one.
   int eager_threads = 4;
-  // Beyond that, a task that has waited this long for a thread gets a new one: a burst of short
-  // tasks is run by the threads there are, tasks that block (long polls) do not hold up the rest.
+  // Beyond that, when tasks have waited this long and no thread finished a task meanwhile (all
+  // are blocked: long polls, group waits), up to eager_threads more start, every `patience`
+  // while that lasts. Threads that do finish tasks drain a burst of short ones by themselves.
   std::chrono::milliseconds patience{2};
   // A thread idle this long ends.
   std::chrono::milliseconds idle_timeout{10'000};
@@ -71,8 +72,10 @@ class Workers {
   int threads_ = 0;
   int idle_ = 0;
   int busy_ = 0;
+  uint64_t completed_ = 0;  // tasks finished, ever
   bool draining_ = false;
-  std::thread watcher_;  // started when a task first waits
+  Clock::time_point retry_start_;  // the watcher starts no thread before (after a failure)
+  std::thread watcher_;            // started when a task first waits
 };
 
 }  // namespace oxbow::kafka::internal

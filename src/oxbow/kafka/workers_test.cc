@@ -65,6 +65,22 @@ TEST(WorkersTest, BeyondTheEagerThreadsATaskThatWaitedGetsANewOne) {
   release.set_value();
 }
 
+TEST(WorkersTest, ABurstOfShortTasksRunsOnTheEagerThreads) {
+  Workers workers(Options(2));
+  std::atomic<int> done{0};
+  for (int i = 0; i < 2000; ++i) {
+    workers.Run([&done] {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      done.fetch_add(1);
+    });
+  }
+  // Threads that keep finishing tasks get no company: the 2 eager ones, a few more at most if
+  // the machine stalls them all for a while.
+  EXPECT_LT(workers.threads(), 10);
+  workers.Drain();
+  EXPECT_EQ(done.load(), 2000);
+}
+
 TEST(WorkersTest, DrainWaitsForTasksThatTasksSubmit) {
   Workers workers(Options(2));
   std::atomic<int> done{0};

@@ -733,3 +733,39 @@ def test_a_server_is_decommissioned_under_load(oxbow_bin, make_cluster):
     assert set(writer.acked) <= set(ids), "an acknowledged row is missing"
     print(f"\ndecommissioned server {retired} ({len(held)} replicas moved): "
           f"{len(writer.acked)} rows acknowledged, load after {load}")
+
+
+def test_a_deleted_group_stays_deleted_after_its_coordinator_dies(cluster):
+    """DeleteGroups appends tombstones to __oxbow.group_offsets: the coordinator that takes over
+    from a SIGKILLed one reads the group as gone, and a group's offsets deleted one partition at
+    a time stay deleted too."""
+    bootstrap = ",".join(f"127.0.0.1:{s.kafka_port}" for s in cluster.servers.values())
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic("views", num_partitions=2,
+                                  replication_factor=3)])["views"].result(timeout=30)
+    for group in ("g-deleted", "g-kept"):
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+        c.commit(offsets=[TopicPartition("views", 0, 5), TopicPartition("views", 1, 6)],
+                 asynchronous=False)
+        c.close()
+    admin.delete_consumer_groups(["g-deleted"])["g-deleted"].result(timeout=30)
+    coordinator = admin.describe_consumer_groups(["g-deleted"])["g-deleted"].result(
+        timeout=10).coordinator.id
+    cluster.kill(coordinator)
+    bootstrap = ",".join(f"127.0.0.1:{cluster.servers[i].kafka_port}" for i in cluster.live())
+
+    def committed(group):
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+        try:
+            return [p.offset for p in c.committed(
+                [TopicPartition("views", 0), TopicPartition("views", 1)], timeout=30)]
+        finally:
+            c.close()
+
+    wait_for(lambda: committed("g-kept") == [5, 6], timeout=60, what="the new coordinator")
+    assert committed("g-deleted") == [-1001, -1001]
+    # ListGroups goes to every broker the client knows: a client of the live servers only.
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    listed = {g.group_id for g in admin.list_consumer_groups().result(timeout=60).valid}
+    assert "g-kept" in listed and "g-deleted" not in listed
+

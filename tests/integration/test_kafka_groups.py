@@ -355,6 +355,36 @@ def test_committed_offsets_are_deleted_with_their_topic(server):
     assert got == [f"b{i}".encode() for i in range(30)]
 
 
+def test_admin_deletes_a_group_only_once_it_is_empty(server):
+    """confluent-kafka's AdminClient.delete_consumer_groups: refused (NON_EMPTY_GROUP) while a
+    consumer is in the group, done once it left; the committed offsets go with the group."""
+    topic = new_topic()
+    admin = AdminClient({"bootstrap.servers": bootstrap(server)})
+    create_topic(server, topic, 1)
+    produce(server, topic, [(0, None, f"v{i}".encode(), None) for i in range(10)])
+    group = "doomed-" + topic
+    c = consumer(server, group, topic)
+    got = 0
+    deadline = time.monotonic() + 30
+    while got < 10 and time.monotonic() < deadline:
+        msg = c.poll(0.2)
+        got += msg is not None and msg.error() is None
+    c.commit(asynchronous=False)
+    with pytest.raises(KafkaException) as busy:
+        admin.delete_consumer_groups([group])[group].result(timeout=30)
+    assert busy.value.args[0].code() == KafkaError.NON_EMPTY_GROUP
+    c.close()
+    admin.delete_consumer_groups([group])[group].result(timeout=30)
+    listed = {g.group_id for g in admin.list_consumer_groups().result(timeout=30).valid}
+    assert group not in listed
+    c = Consumer({"bootstrap.servers": bootstrap(server), "group.id": group})
+    assert c.committed([TopicPartition(topic, 0)], timeout=10)[0].offset == -1001
+    c.close()
+    with pytest.raises(KafkaException) as unknown:
+        admin.delete_consumer_groups([group])[group].result(timeout=30)
+    assert unknown.value.args[0].code() == KafkaError.GROUP_ID_NOT_FOUND
+
+
 def test_a_transactional_producer_fails_at_once(server):
     producer = Producer({"bootstrap.servers": bootstrap(server), "transactional.id": "tx-1"})
     start = time.monotonic()

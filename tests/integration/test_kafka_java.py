@@ -78,6 +78,17 @@ def test_console_producer_every_codec_and_console_consumer_group(server, classpa
     # The rows through Flight, in order.
     values = server.read_all("kafka." + topic).column("value").to_pylist()
     assert [v.decode() for v in values] == sent + ["after"]
+    # The group's offsets deleted (OffsetDelete), then the group itself (DeleteGroups).
+    out = tool(classpath, "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+               "--bootstrap-server", bootstrap(server), "--delete-offsets", "--group",
+               "g-" + topic, "--topic", topic)
+    assert re.search(rf"{topic}\s+0\s+Successful", out), out
+    out = tool(classpath, "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+               "--bootstrap-server", bootstrap(server), "--delete", "--group", "g-" + topic)
+    assert f"Deletion of requested consumer groups ('g-{topic}') was successful." in out, out
+    assert "g-" + topic not in tool(classpath,
+                                    "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+                                    "--bootstrap-server", bootstrap(server), "--list").split()
 
 
 def test_perf_tools(server, classpath):

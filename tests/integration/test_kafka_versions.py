@@ -13,11 +13,11 @@ import uuid
 
 import pyarrow as pa
 import pytest
-from kafka.protocol.admin import (CreateTopicsRequest, DeleteTopicsRequest, DescribeConfigsRequest,
-                                  DescribeGroupsRequest, ListGroupsRequest)
+from kafka.protocol.admin import (CreateTopicsRequest, DeleteGroupsRequest, DeleteTopicsRequest,
+                                  DescribeConfigsRequest, DescribeGroupsRequest, ListGroupsRequest)
 from kafka.protocol.consumer import (FetchRequest, HeartbeatRequest, JoinGroupRequest,
                                      LeaveGroupRequest, ListOffsetsRequest, OffsetCommitRequest,
-                                     OffsetFetchRequest, SyncGroupRequest)
+                                     OffsetDeleteRequest, OffsetFetchRequest, SyncGroupRequest)
 from kafka.protocol.metadata import ApiVersionsRequest, FindCoordinatorRequest, MetadataRequest
 from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
 from kafka.record.default_records import DefaultRecordBatchBuilder
@@ -281,6 +281,114 @@ def test_offsets_fetch_back_what_was_committed(server):
     # Durable in this server's data dir (docs/kafka.md), not anywhere else.
     offsets = json.loads((server.data_dir / "kafka" / "offsets.json").read_text())
     assert offsets["groups"][group] == {"t": {"1": {"offset": 77, "metadata": None}}}
+
+
+def commit_from_outside(conn: Connection, group: str, topic: str, partitions: dict) -> None:
+    """An OffsetCommit by no member (a tool's), as `kafka-consumer-groups --reset-offsets`."""
+    C = OffsetCommitRequest.OffsetCommitRequestTopic
+    committed = conn.call(OffsetCommitRequest[9](
+        group_id=group, generation_id_or_member_epoch=-1, member_id="",
+        topics=[C(name=topic, partitions=[
+            C.OffsetCommitRequestPartition(partition_index=p, committed_offset=o,
+                                           committed_metadata=None)
+            for p, o in partitions.items()])]), 9)
+    assert {p.error_code for p in committed.topics[0].partitions} == {0}
+
+
+def committed_offsets(conn: Connection, group: str) -> dict:
+    G = OffsetFetchRequest.OffsetFetchRequestGroup
+    fetched = conn.call(OffsetFetchRequest[9](groups=[G(group_id=group, topics=None)],
+                                              require_stable=False), 9)
+    return {(t.name, p.partition_index): p.committed_offset
+            for t in fetched.groups[0].topics for p in t.partitions}
+
+
+def listed_groups(conn: Connection) -> set:
+    return {g.group_id for g in conn.call(ListGroupsRequest[5](), 5).groups}
+
+
+def test_delete_groups_every_version(server):
+    """DeleteGroups (kafka-consumer-groups --delete): a group without members loses its offsets
+    and leaves the listing; one with members is NON_EMPTY_GROUP (68), an unknown one
+    GROUP_ID_NOT_FOUND (69), as Kafka answers."""
+    conn = Connection(server.kafka_port)
+    topic = "dg-" + uuid.uuid4().hex[:6]
+    create_topic(conn, topic, 2)
+    for v in versions(server, DeleteGroupsRequest):
+        group = f"deleted-v{v}-" + uuid.uuid4().hex[:6]
+        commit_from_outside(conn, group, topic, {0: 5, 1: 7})
+        assert group in listed_groups(conn)
+        deleted = conn.call(DeleteGroupsRequest[v](groups_names=[group, "no-" + group]), v)
+        assert [(r.group_id, r.error_code) for r in deleted.results] == [
+            (group, 0), ("no-" + group, 69)]
+        assert committed_offsets(conn, group) == {}
+        assert group not in listed_groups(conn)
+    busy = "busy-" + uuid.uuid4().hex[:6]
+    JP = JoinGroupRequest.JoinGroupRequestProtocol
+    conn.call(JoinGroupRequest[9](
+        group_id=busy, session_timeout_ms=30_000, rebalance_timeout_ms=30_000, member_id="",
+        protocol_type="consumer", protocols=[JP(name="range", metadata=b"")]), 9)
+    deleted = conn.call(DeleteGroupsRequest[2](groups_names=[busy]), 2)
+    assert [r.error_code for r in deleted.results] == [68]
+    conn.close()
+
+
+def subscription(topics: list[str]) -> bytes:
+    """ConsumerProtocolSubscription v0: the topics, no user data."""
+    out = struct.pack(">hi", 0, len(topics))
+    for t in topics:
+        out += struct.pack(">h", len(t)) + t.encode()
+    return out + struct.pack(">i", -1)
+
+
+def test_offset_delete(server):
+    """OffsetDelete (kafka-consumer-groups --delete-offsets): offsets of a topic no member
+    subscribes to go; a subscribed topic is GROUP_SUBSCRIBED_TO_TOPIC (86); an unknown group is
+    GROUP_ID_NOT_FOUND (69) for the whole request."""
+    conn = Connection(server.kafka_port)
+    kept, dropped = ("od-" + uuid.uuid4().hex[:6] for _ in range(2))
+    group = "offset-delete-" + uuid.uuid4().hex[:6]
+    for topic in (kept, dropped):
+        create_topic(conn, topic, 2)
+        commit_from_outside(conn, group, topic, {0: 3, 1: 4})
+    JP = JoinGroupRequest.JoinGroupRequestProtocol
+    conn.call(JoinGroupRequest[9](
+        group_id=group, session_timeout_ms=30_000, rebalance_timeout_ms=30_000, member_id="",
+        protocol_type="consumer", protocols=[JP(name="range", metadata=subscription([kept]))]), 9)
+    T = OffsetDeleteRequest.OffsetDeleteRequestTopic
+    P = T.OffsetDeleteRequestPartition
+    response = conn.call(OffsetDeleteRequest[0](group_id=group, topics=[
+        T(name=kept, partitions=[P(partition_index=0)]),
+        T(name=dropped, partitions=[P(partition_index=0), P(partition_index=1)])]), 0)
+    assert response.error_code == 0
+    assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions])
+            for t in response.topics] == [(kept, [(0, 86)]), (dropped, [(0, 0), (1, 0)])]
+    assert committed_offsets(conn, group) == {(kept, 0): 3, (kept, 1): 4}
+    unknown = conn.call(OffsetDeleteRequest[0](group_id="no-" + group, topics=[
+        T(name=kept, partitions=[P(partition_index=0)])]), 0)
+    assert unknown.error_code == 69
+    conn.close()
+
+
+def test_deleted_offsets_stay_deleted_after_a_restart(make_server):
+    server = make_server()
+    conn = Connection(server.kafka_port)
+    topic = "restart-" + uuid.uuid4().hex[:6]
+    create_topic(conn, topic, 2)
+    commit_from_outside(conn, "gone", topic, {0: 1})
+    commit_from_outside(conn, "trimmed", topic, {0: 1, 1: 2})
+    assert conn.call(DeleteGroupsRequest[2](groups_names=["gone"]), 2).results[0].error_code == 0
+    T = OffsetDeleteRequest.OffsetDeleteRequestTopic
+    trimmed = conn.call(OffsetDeleteRequest[0](group_id="trimmed", topics=[
+        T(name=topic, partitions=[T.OffsetDeleteRequestPartition(partition_index=1)])]), 0)
+    assert (trimmed.error_code, trimmed.topics[0].partitions[0].error_code) == (0, 0)
+    conn.close()
+    server.restart()
+    conn = Connection(server.kafka_port)
+    assert committed_offsets(conn, "gone") == {}
+    assert committed_offsets(conn, "trimmed") == {(topic, 0): 1}
+    assert "gone" not in listed_groups(conn)
+    conn.close()
 
 
 def test_init_producer_id_every_version(server):

@@ -18,9 +18,10 @@ class FileOffsetStore final : public OffsetStore {
   bool HasGroup(const std::string& group) const override;
   std::vector<std::string> Groups() const override;
   Status ForgetTopics(const std::vector<std::string>& topics) override;
+  Status Forget(const std::string& group, const std::vector<TopicPartition>& partitions) override;
 
  private:
-  Status Save();  // under mu_
+  Status Save() const;  // under mu_
 
   const std::shared_ptr<FileSystem> fs_;
   const std::string dir_;
@@ -67,7 +68,7 @@ Status FileOffsetStore::Load() {
   return Status::OK();
 }
 
-Status FileOffsetStore::Save() {
+Status FileOffsetStore::Save() const {
   nlohmann::json groups = nlohmann::json::object();
   for (const auto& [group, topics] : groups_) {
     for (const auto& [topic, partitions] : topics) {
@@ -117,6 +118,26 @@ Status FileOffsetStore::ForgetTopics(const std::vector<std::string>& topics) {
     group = group->second.empty() ? groups_.erase(group) : std::next(group);
   }
   return changed ? Save() : Status::OK();
+}
+
+Status FileOffsetStore::Forget(const std::string& group,
+                               const std::vector<TopicPartition>& partitions) {
+  std::lock_guard lock(mu_);
+  auto it = groups_.find(group);
+  if (it == groups_.end()) return Status::OK();
+  const GroupOffsets before = it->second;
+  for (const auto& [topic, partition] : partitions) {
+    auto t = it->second.find(topic);
+    if (t == it->second.end()) continue;
+    t->second.erase(partition);
+    if (t->second.empty()) it->second.erase(t);
+  }
+  if (it->second == before) return Status::OK();
+  const bool gone = it->second.empty();
+  if (gone) groups_.erase(it);
+  Status saved = Save();
+  if (!saved.ok()) groups_[group] = before;  // memory stays what the file holds
+  return saved;
 }
 
 }  // namespace oxbow::clientstate

@@ -18,6 +18,7 @@ namespace oxbow::clientstate {
 struct CommittedOffset {
   int64_t offset = -1;
   std::optional<std::string> metadata;
+  bool operator==(const CommittedOffset&) const = default;
 };
 
 // One partition's position in a commit.
@@ -25,6 +26,11 @@ struct OffsetCommit {
   std::string topic;
   int32_t partition = 0;
   CommittedOffset committed;
+};
+
+struct TopicPartition {
+  std::string topic;
+  int32_t partition = 0;
 };
 
 // A group's positions: topic -> partition -> position.
@@ -60,6 +66,10 @@ class OffsetStore {
   virtual std::vector<std::string> Groups() const = 0;
   // Forgets every group's positions of these topics (deleted topics), as Kafka does.
   virtual Status ForgetTopics(const std::vector<std::string>& topics) = 0;
+  // Forgets the group's positions of these partitions (OffsetDelete, DeleteGroups); a group left
+  // with none is gone. Durable (in cluster mode: acknowledged by acks=all) when it returns OK.
+  virtual Status Forget(const std::string& group,
+                        const std::vector<TopicPartition>& partitions) = 0;
 };
 
 // The prefixes of Prepare's answers.

@@ -76,10 +76,12 @@ enum class ErrorCode : int16_t {
   kTransactionalIdAuthorizationFailed = 53,
   kSaslAuthenticationFailed = 58,
   kUnknownProducerId = 59,
+  kNonEmptyGroup = 68,
   kGroupIdNotFound = 69,
   kUnknownTopicId = 100,
   kMemberIdRequired = 79,
   kFencedInstanceId = 82,
+  kGroupSubscribedToTopic = 86,
   kInvalidRecord = 87,
 };
 

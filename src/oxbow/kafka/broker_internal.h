@@ -159,6 +159,10 @@ class Broker {
   Result<msg::DescribeGroupsResponse> DescribeGroups(msg::DescribeGroupsRequest& request,
                                                      RequestContext& ctx);
   Result<msg::ListGroupsResponse> ListGroups(msg::ListGroupsRequest& request, RequestContext& ctx);
+  Result<msg::DeleteGroupsResponse> DeleteGroups(msg::DeleteGroupsRequest& request,
+                                                 RequestContext& ctx);
+  Result<msg::OffsetDeleteResponse> OffsetDelete(msg::OffsetDeleteRequest& request,
+                                                 RequestContext& ctx);
   Result<msg::OffsetCommitResponse> OffsetCommit(msg::OffsetCommitRequest& request,
                                                  RequestContext& ctx);
   Result<msg::OffsetFetchResponse> OffsetFetch(msg::OffsetFetchRequest& request,

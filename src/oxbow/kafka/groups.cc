@@ -442,6 +442,81 @@ Result<msg::OffsetCommitResponse> GroupCoordinator::Commit(const msg::OffsetComm
   return response;
 }
 
+Result<ErrorCode> GroupCoordinator::DeleteGroup(const std::string& group_id) {
+  std::lock_guard lock(mu_);
+  auto g = groups_.find(group_id);
+  if (g != groups_.end()) {
+    ExpireMembers(g->second, Clock::now());
+    if (!g->second.members.empty()) return ErrorCode::kNonEmptyGroup;
+  }
+  const std::optional<clientstate::GroupOffsets> committed = offsets_->Offsets(group_id);
+  if (!committed && g == groups_.end()) return ErrorCode::kGroupIdNotFound;
+  if (committed) {
+    std::vector<clientstate::TopicPartition> all;
+    for (const auto& [topic, partitions] : *committed) {
+      for (const auto& [partition, position] : partitions) all.push_back({topic, partition});
+    }
+    RETURN_NOT_OK(offsets_->Forget(group_id, all));
+  }
+  if (g != groups_.end()) groups_.erase(g);
+  return ErrorCode::kNone;
+}
+
+std::optional<std::set<std::string>> GroupCoordinator::SubscribedTopics(const Group& group) {
+  std::set<std::string> topics;
+  for (const auto& [id, member] : group.members) {
+    for (const auto& protocol : member.protocols) {
+      if (protocol.name != group.protocol_name) continue;
+      // ConsumerProtocolSubscription: version (int16), then the topics (int32 count, each an
+      // int16-length string); what follows differs by version and is not needed here.
+      Reader reader(protocol.metadata);
+      reader.Int16();
+      const int32_t count = reader.ArrayLength(/*flexible=*/false);
+      for (int32_t i = 0; i < count && reader.ok(); ++i) {
+        topics.insert(reader.String(/*flexible=*/false));
+      }
+      if (!reader.ok()) return std::nullopt;
+    }
+  }
+  return topics;
+}
+
+Result<msg::OffsetDeleteResponse> GroupCoordinator::DeleteOffsets(
+    const msg::OffsetDeleteRequest& request) {
+  std::lock_guard lock(mu_);
+  msg::OffsetDeleteResponse response;
+  auto g = groups_.find(request.group_id);
+  if (g != groups_.end()) ExpireMembers(g->second, Clock::now());
+  const bool has_members = g != groups_.end() && !g->second.members.empty();
+  if (!has_members && !offsets_->HasGroup(request.group_id)) {
+    response.error_code = ErrorCode::kGroupIdNotFound;
+    return response;
+  }
+  const std::optional<std::set<std::string>> subscribed =
+      has_members ? SubscribedTopics(g->second) : std::set<std::string>();
+  std::vector<clientstate::TopicPartition> forget;
+  for (const auto& t : request.topics) {
+    msg::OffsetDeleteResponse::OffsetDeleteResponseTopic result{t.name, {}};
+    const bool in_use = !subscribed || subscribed->contains(t.name);
+    for (const auto& p : t.partitions) {
+      result.partitions.push_back(
+          {p.partition_index, in_use ? ErrorCode::kGroupSubscribedToTopic : ErrorCode::kNone});
+      if (!in_use) forget.push_back({t.name, p.partition_index});
+    }
+    response.topics.push_back(std::move(result));
+  }
+  RETURN_NOT_OK(offsets_->Forget(request.group_id, forget));
+  return response;
+}
+
+std::vector<std::string> GroupCoordinator::CommittedTopics(const std::string& group_id) {
+  std::vector<std::string> topics;
+  if (auto committed = offsets_->Offsets(group_id)) {
+    for (const auto& [topic, partitions] : *committed) topics.push_back(topic);
+  }
+  return topics;
+}
+
 Status GroupCoordinator::ForgetTopics(const std::vector<std::string>& topics) {
   return offsets_->ForgetTopics(topics);
 }

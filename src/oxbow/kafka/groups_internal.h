@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,14 @@ class GroupCoordinator {
                                            int16_t version);
   // Forgets every group's committed offsets of these topics (a deleted topic), as Kafka does.
   Status ForgetTopics(const std::vector<std::string>& topics);
+  // DeleteGroups of one group: its committed offsets go, and so does the group. NON_EMPTY_GROUP
+  // while it has members, GROUP_ID_NOT_FOUND when it has neither members nor offsets.
+  Result<ErrorCode> DeleteGroup(const std::string& group_id);
+  // OffsetDelete: the group's offsets of these partitions go, except those of topics a member
+  // of the group subscribes to (GROUP_SUBSCRIBED_TO_TOPIC); GROUP_ID_NOT_FOUND as above.
+  Result<msg::OffsetDeleteResponse> DeleteOffsets(const msg::OffsetDeleteRequest& request);
+  // The topics the group has committed offsets of.
+  std::vector<std::string> CommittedTopics(const std::string& group_id);
   // The groups of a v8+ request (the handler makes an older one such a request).
   msg::OffsetFetchResponse FetchOffsets(const msg::OffsetFetchRequest& request);
   msg::DescribeGroupsResponse Describe(const msg::DescribeGroupsRequest& request);
@@ -89,6 +98,9 @@ class GroupCoordinator {
   // not have, FENCED_INSTANCE_ID for an instance id that another member id now holds.
   static ErrorCode ValidateMember(const Group& group, const std::string& member_id,
                                   const std::optional<std::string>& instance_id);
+  // The topics the group's members subscribe to (their consumer protocol metadata); nullopt
+  // when a member's metadata does not decode (then every topic counts as subscribed).
+  static std::optional<std::set<std::string>> SubscribedTopics(const Group& group);
   // Removes a member, and its instance id when it still holds it.
   static void RemoveMember(Group& group, std::map<std::string, Member>::iterator member);
   // A static member coming back under a new member id takes the place of `old_id`: its

@@ -101,15 +101,24 @@ Status ReplicatedOffsetStore::Load(int32_t bucket, Bucket* into) {
     if (!decoded) break;
     const arrow::RecordBatch& batch = *decoded->batch;
     for (int64_t i = 0; i < batch.num_rows(); ++i) {
+      Topics& topics = into->groups[std::string(batch.column(0).GetView(i))];
+      const std::string topic(batch.column(1).GetView(i));
+      const int32_t partition = batch.column(3).Value<int32_t>(i);
+      ++rows;
+      if (batch.column(2).Value<int64_t>(i) == kForgotten) {
+        if (auto t = topics.find(topic); t != topics.end()) {
+          t->second.erase(partition);
+          if (t->second.empty()) topics.erase(t);
+        }
+        continue;
+      }
       Committed committed;
       committed.table_id = batch.column(2).Value<int64_t>(i);
       committed.position.offset = batch.column(4).Value<int64_t>(i);
       if (!batch.column(5).IsNull(i)) {
         committed.position.metadata = std::string(batch.column(5).GetView(i));
       }
-      into->groups[std::string(batch.column(0).GetView(i))][std::string(batch.column(1).GetView(i))]
-                  [batch.column(3).Value<int32_t>(i)] = std::move(committed);
-      ++rows;
+      topics[topic][partition] = std::move(committed);
     }
     if (cursor->done()) break;
   }
@@ -130,10 +139,8 @@ int64_t ReplicatedOffsetStore::TableId(const std::string& topic) const {
   return runtime.ok() ? (*runtime)->descriptor().table_id : -1;
 }
 
-Status ReplicatedOffsetStore::Commit(const std::string& group,
-                                     const std::vector<clientstate::OffsetCommit>& commits) {
-  std::lock_guard lock(mu_);
-  ASSIGN_OR_RAISE(Bucket * state, Ready(group));
+Result<std::vector<int64_t>> ReplicatedOffsetStore::Append(
+    const std::string& group, const std::vector<clientstate::OffsetCommit>& commits, bool forget) {
   arrow::BinaryBuilder groups(arrow::DataType::String());
   arrow::BinaryBuilder topics(arrow::DataType::String());
   arrow::Int64Builder table_ids(arrow::DataType::Int64());
@@ -142,7 +149,7 @@ Status ReplicatedOffsetStore::Commit(const std::string& group,
   arrow::BinaryBuilder metadata(arrow::DataType::String());
   std::vector<int64_t> ids;
   for (const auto& c : commits) {
-    ids.push_back(TableId(c.topic));
+    ids.push_back(forget ? kForgotten : TableId(c.topic));
     RETURN_NOT_OK(groups.Append(group));
     RETURN_NOT_OK(topics.Append(c.topic));
     RETURN_NOT_OK(table_ids.Append(ids.back()));
@@ -164,10 +171,42 @@ Status ReplicatedOffsetStore::Commit(const std::string& group,
   ASSIGN_OR_RAISE(auto session,
                   handle.StartReplicatedPut(OffsetsSchema(), BucketOf(group), cluster::Acks::kAll));
   RETURN_NOT_OK(session->Append(*batch).status());
+  return ids;
+}
+
+Status ReplicatedOffsetStore::Commit(const std::string& group,
+                                     const std::vector<clientstate::OffsetCommit>& commits) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RAISE(Bucket * state, Ready(group));
+  ASSIGN_OR_RAISE(std::vector<int64_t> ids, Append(group, commits, /*forget=*/false));
   Topics& committed = state->groups[group];
   for (size_t i = 0; i < commits.size(); ++i) {
     committed[commits[i].topic][commits[i].partition] = {commits[i].committed, ids[i]};
   }
+  return Status::OK();
+}
+
+Status ReplicatedOffsetStore::Forget(const std::string& group,
+                                     const std::vector<clientstate::TopicPartition>& partitions) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RAISE(Bucket * state, Ready(group));
+  auto g = state->groups.find(group);
+  if (g == state->groups.end()) return Status::OK();
+  std::vector<clientstate::OffsetCommit> tombstones;
+  for (const auto& [topic, partition] : partitions) {
+    auto t = g->second.find(topic);
+    if (t != g->second.end() && t->second.contains(partition)) {
+      tombstones.push_back({topic, partition, {}});
+    }
+  }
+  if (tombstones.empty()) return Status::OK();
+  RETURN_NOT_OK(Append(group, tombstones, /*forget=*/true).status());
+  for (const auto& [topic, partition, committed] : tombstones) {
+    auto t = g->second.find(topic);
+    t->second.erase(partition);
+    if (t->second.empty()) g->second.erase(t);
+  }
+  if (g->second.empty()) state->groups.erase(g);
   return Status::OK();
 }
 

@@ -42,8 +42,17 @@ class ReplicatedOffsetStore final : public clientstate::OffsetStore {
   // Nothing to write: each commit names its topic's table id, and a commit of a table that no
   // longer exists (or was created anew) is not shown.
   Status ForgetTopics(const std::vector<std::string>& topics) override;
+  // Appends a tombstone row per partition (topic_table_id kForgotten).
+  Status Forget(const std::string& group,
+                const std::vector<clientstate::TopicPartition>& partitions) override;
 
  private:
+  // The topic_table_id of a row that forgets the partition's position.
+  static constexpr int64_t kForgotten = -2;
+  // Appends one row per commit to the group's bucket, acks=all; returns each topic's table id.
+  Result<std::vector<int64_t>> Append(const std::string& group,
+                                      const std::vector<clientstate::OffsetCommit>& commits,
+                                      bool forget);
   struct Committed {
     clientstate::CommittedOffset position;
     int64_t table_id = -1;  // of the topic's table when committed; -1: no such table

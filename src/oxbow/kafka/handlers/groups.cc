@@ -1,6 +1,8 @@
-// The classic consumer group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and the
-// groups' descriptions (DescribeGroups, ListGroups), answered by the GroupCoordinator (in
-// cluster mode, NOT_COORDINATOR on any server but the group's).
+// The classic consumer group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), the
+// groups' descriptions (DescribeGroups, ListGroups) and their deletion (DeleteGroups), answered
+// by the GroupCoordinator (in cluster mode, NOT_COORDINATOR on any server but the group's).
+#include <spdlog/spdlog.h>
+
 #include "oxbow/kafka/broker_internal.h"
 
 namespace oxbow::kafka::internal {
@@ -60,6 +62,37 @@ Result<msg::DescribeGroupsResponse> Broker::DescribeGroups(msg::DescribeGroupsRe
 Result<msg::ListGroupsResponse> Broker::ListGroups(msg::ListGroupsRequest& request,
                                                    RequestContext&) {
   return groups_->List(request);
+}
+
+Result<msg::DeleteGroupsResponse> Broker::DeleteGroups(msg::DeleteGroupsRequest& request,
+                                                       RequestContext& ctx) {
+  msg::DeleteGroupsResponse response;
+  for (const auto& group_id : request.groups_names) {
+    msg::DeleteGroupsResponse::DeletableGroupResult result;
+    result.group_id = group_id;
+    result.error_code = CheckCoordinator(group_id);
+    // Deleting a group deletes its committed offsets, which only readers of the topics may.
+    if (result.error_code == ErrorCode::kNone) {
+      for (const auto& topic : groups_->CommittedTopics(group_id)) {
+        if (!Allows(ctx.session, topic, auth::Access::kRead)) {
+          result.error_code = ErrorCode::kGroupAuthorizationFailed;
+          break;
+        }
+      }
+    }
+    if (result.error_code == ErrorCode::kNone) {
+      auto deleted = groups_->DeleteGroup(group_id);
+      if (deleted.ok()) {
+        result.error_code = *deleted;
+      } else {
+        spdlog::error("kafka: deleting group '{}': {}", group_id, deleted.status().message());
+        result.error_code = node_->cluster() ? CoordinatorErrorCode(deleted.status())
+                                             : ErrorCode::kUnknownServerError;
+      }
+    }
+    response.results.push_back(std::move(result));
+  }
+  return response;
 }
 
 }  // namespace oxbow::kafka::internal

@@ -1,5 +1,5 @@
-// OffsetCommit and OffsetFetch: a group's committed offsets, kept by the GroupCoordinator, for
-// the topics the session may read.
+// OffsetCommit, OffsetFetch and OffsetDelete: a group's committed offsets, kept by the
+// GroupCoordinator, for the topics the session may read.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -106,6 +106,36 @@ Result<msg::OffsetFetchResponse> Broker::OffsetFetch(msg::OffsetFetchRequest& re
     response.groups.clear();
   }
   return response;
+}
+
+Result<msg::OffsetDeleteResponse> Broker::OffsetDelete(msg::OffsetDeleteRequest& request,
+                                                       RequestContext& ctx) {
+  msg::OffsetDeleteResponse response;
+  response.error_code = CheckCoordinator(request.group_id);
+  if (response.error_code != ErrorCode::kNone) return response;
+  // Deleting a topic's offsets needs read access to it, as committing them does.
+  std::vector<msg::OffsetDeleteResponse::OffsetDeleteResponseTopic> denied;
+  std::erase_if(request.topics, [&](const auto& t) {
+    if (Allows(ctx.session, t.name, auth::Access::kRead)) return false;
+    msg::OffsetDeleteResponse::OffsetDeleteResponseTopic result{t.name, {}};
+    for (const auto& p : t.partitions) {
+      result.partitions.push_back({p.partition_index, ErrorCode::kTopicAuthorizationFailed});
+    }
+    denied.push_back(std::move(result));
+    return true;
+  });
+  auto deleted = groups_->DeleteOffsets(request);
+  if (!deleted.ok()) {
+    spdlog::error("kafka: deleting offsets of group '{}': {}", request.group_id,
+                  deleted.status().message());
+    response.error_code =
+        node_->cluster() ? CoordinatorErrorCode(deleted.status()) : ErrorCode::kUnknownServerError;
+    return response;
+  }
+  if (deleted->error_code == ErrorCode::kNone) {
+    for (auto& d : denied) deleted->topics.push_back(std::move(d));
+  }
+  return deleted;
 }
 
 }  // namespace oxbow::kafka::internal

@@ -18,8 +18,9 @@ import uuid
 
 import pyarrow as pa
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+                                   ConfigSource, NewTopic, ResourceType)
 
 from oxbowtest.kafka import (bootstrap, consume_assigned, create_topic, exchange, group_consumer,
                              new_topic, poll_until, produce)
@@ -326,6 +327,69 @@ def test_a_client_gone_with_requests_unanswered_leaves_others_served(server):
     with socket.create_connection(("127.0.0.1", server.kafka_port), timeout=30) as sock:
         sock.sendall(api_versions_v0(1))
         assert struct.unpack(">i", read_frames(sock, 1)[0][:4])[0] == 1
+
+
+def earliest_offset(server, table: str) -> int:
+    return server.describe(table)["bucket_offsets"][0]["earliest_offset"]
+
+
+def test_topic_retention_configs_are_kept_and_enforced(make_server):
+    """retention.bytes and retention.ms at CreateTopics and IncrementalAlterConfigs (confluent-
+    kafka's AdminClient) are the table's log.retention properties: DescribeConfigs shows them
+    as the topic's own, and retention deletes the topic's old segments by them while a topic
+    without them keeps the server's default (here: everything for a week)."""
+    server = make_server(extra_args=("--segment-bytes", "4096"))
+    admin = AdminClient({"bootstrap.servers": bootstrap(server)})
+    limited, unlimited = new_topic(), new_topic()
+    # Out of the lake: a lake table's retention waits for tiering (lake.* configs are its
+    # table properties).
+    futures = admin.create_topics([
+        NewTopic(limited, num_partitions=1,
+                 config={"retention.bytes": "8192", "lake.enabled": "false"}),
+        NewTopic(unlimited, num_partitions=1, config={"lake.enabled": "false"})])
+    for f in futures.values():
+        f.result(timeout=30)
+    described = admin.describe_configs([ConfigResource(ResourceType.TOPIC, limited)])
+    entries = next(iter(described.values())).result(timeout=30)
+    assert entries["retention.bytes"].value == "8192"
+    assert entries["retention.bytes"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert entries["retention.ms"].source == ConfigSource.DEFAULT_CONFIG.value
+    assert entries["lake.enabled"].value == "false"
+    value = b"x" * 200
+    for topic in (limited, unlimited):
+        for _ in range(20):  # 20 requests: 20 batches of about 4.5 KB, a segment each
+            produce(server, topic, [(0, None, value, None)] * 20)
+    wait_for_earliest = time.monotonic() + 10
+    while earliest_offset(server, "kafka." + limited) == 0:
+        assert time.monotonic() < wait_for_earliest, "retention.bytes removed nothing"
+        time.sleep(0.05)
+    assert earliest_offset(server, "kafka." + unlimited) == 0
+
+    # The unlimited topic gets a one-millisecond retention: the next roll removes what is sealed.
+    resource = ConfigResource(ResourceType.TOPIC, unlimited, incremental_configs=[
+        ConfigEntry("retention.ms", "1", incremental_operation=AlterConfigOpType.SET)])
+    for f in admin.incremental_alter_configs([resource]).values():
+        f.result(timeout=30)
+    assert server.describe("kafka." + unlimited)["properties"]["log.retention"] == "1ms"
+    for _ in range(2):
+        produce(server, unlimited, [(0, None, value, None)] * 20)
+    deadline = time.monotonic() + 10
+    while earliest_offset(server, "kafka." + unlimited) == 0:
+        assert time.monotonic() < deadline, "retention.ms removed nothing"
+        time.sleep(0.05)
+
+    refused = admin.create_topics([NewTopic(new_topic(), num_partitions=1,
+                                            config={"segment.bytes": "1024"})])
+    with pytest.raises(KafkaException) as error:
+        next(iter(refused.values())).result(timeout=30)
+    assert error.value.args[0].code() == KafkaError.INVALID_CONFIG
+    assert "segment.bytes" in error.value.args[0].str()
+    refused = admin.create_topics([NewTopic(new_topic(), num_partitions=1,
+                                            config={"lake.enable": "false"})])  # a typo
+    with pytest.raises(KafkaException) as error:
+        next(iter(refused.values())).result(timeout=30)
+    assert error.value.args[0].code() == KafkaError.INVALID_CONFIG
+    assert "lake.enable" in error.value.args[0].str()
 
 
 def test_json_table_created_through_flight(server):

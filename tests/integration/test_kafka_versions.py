@@ -14,7 +14,8 @@ import uuid
 import pyarrow as pa
 import pytest
 from kafka.protocol.admin import (CreateTopicsRequest, DeleteGroupsRequest, DeleteTopicsRequest,
-                                  DescribeConfigsRequest, DescribeGroupsRequest, ListGroupsRequest)
+                                  DescribeConfigsRequest, DescribeGroupsRequest,
+                                  IncrementalAlterConfigsRequest, ListGroupsRequest)
 from kafka.protocol.consumer import (FetchRequest, HeartbeatRequest, JoinGroupRequest,
                                      LeaveGroupRequest, ListOffsetsRequest, OffsetCommitRequest,
                                      OffsetDeleteRequest, OffsetFetchRequest, SyncGroupRequest)
@@ -428,12 +429,60 @@ def test_describe_and_list_groups_and_configs_every_version(server):
     topic = "cfg-" + uuid.uuid4().hex[:6]
     create_topic(conn, topic)
     R = DescribeConfigsRequest.DescribeConfigsResource
+    week_ms = str(7 * 24 * 3600 * 1000)  # the test server's retention: oxbowd's default
     for v in versions(server, DescribeConfigsRequest):
         results = conn.call(DescribeConfigsRequest[v](resources=[
             R(resource_type=2, resource_name=topic, configuration_keys=None),
+            R(resource_type=2, resource_name=topic, configuration_keys=["retention.ms"]),
             R(resource_type=2, resource_name="missing-" + topic, configuration_keys=None),
-            R(resource_type=4, resource_name="0", configuration_keys=None)]), v).results
-        assert [(r.error_code, r.configs) for r in results] == [(0, []), (3, []), (0, [])]
+            R(resource_type=4, resource_name="0", configuration_keys=None)],
+            include_synonyms=False, include_documentation=True), v).results
+        assert [r.error_code for r in results] == [0, 0, 3, 0]
+        # ConfigSource 5: DEFAULT_CONFIG, the topic sets none of them.
+        assert [(c.name, c.value, c.config_source) for c in results[0].configs] == [
+            ("cleanup.policy", "delete", 5), ("retention.bytes", "-1", 5),
+            ("retention.ms", week_ms, 5)]
+        assert [c.name for c in results[1].configs] == ["retention.ms"]
+        assert results[3].configs == []
+    conn.close()
+
+
+def test_incremental_alter_configs_every_version(server):
+    """IncrementalAlterConfigs sets and deletes a topic's retention (its table's log.retention
+    properties); DescribeConfigs then shows them as the topic's own (ConfigSource 1)."""
+    conn = Connection(server.kafka_port)
+    topic = "alter-" + uuid.uuid4().hex[:6]
+    create_topic(conn, topic)
+    Res = IncrementalAlterConfigsRequest.AlterConfigsResource
+    Cfg = Res.AlterableConfig
+
+    def alter(v, *configs, validate_only=False):
+        return conn.call(IncrementalAlterConfigsRequest[v](resources=[Res(
+            resource_type=2, resource_name=topic, configs=[
+                Cfg(name=n, config_operation=op, value=value) for n, op, value in configs])],
+            validate_only=validate_only), v).responses[0]
+
+    def described():
+        R = DescribeConfigsRequest.DescribeConfigsResource
+        result = conn.call(DescribeConfigsRequest[4](resources=[
+            R(resource_type=2, resource_name=topic, configuration_keys=None)],
+            include_synonyms=False, include_documentation=False), 4).results[0]
+        return {c.name: (c.value, c.config_source) for c in result.configs}
+
+    for v in versions(server, IncrementalAlterConfigsRequest):
+        assert alter(v, ("retention.ms", 0, "3600000"), ("retention.bytes", 0, "-1"),
+                     validate_only=True).error_code == 0
+        assert described()["retention.ms"][1] == 5, "validate_only changed the topic"
+        assert alter(v, ("retention.ms", 0, "3600000"), ("retention.bytes", 0, "-1")).error_code == 0
+        assert described()["retention.ms"] == ("3600000", 1)
+        assert described()["retention.bytes"] == ("-1", 1)
+        assert server.describe(f"kafka.{topic}")["properties"]["log.retention"] == "3600000ms"
+        assert alter(v, ("retention.ms", 1, None), ("retention.bytes", 1, None)).error_code == 0
+        assert described()["retention.ms"][1] == 5
+        refused = alter(v, ("segment.bytes", 0, "1024"))
+        assert refused.error_code == 40 and "segment.bytes" in refused.error_message
+        refused = alter(v, ("cleanup.policy", 0, "compact"))
+        assert refused.error_code == 40 and "compact" in refused.error_message
     conn.close()
 
 

@@ -34,7 +34,30 @@ Result<int64_t> LocalRetentionMs(const catalog::TableDescriptor& table) {
   return ms;
 }
 
+// A retention property: nullopt when unset, -1 for "none", else what `parse` makes of it.
+Result<std::optional<int64_t>> RetentionProperty(const catalog::TableDescriptor& table,
+                                                 const char* key, bool duration) {
+  auto it = table.properties.find(key);
+  if (it == table.properties.end()) return std::optional<int64_t>();
+  if (it->second == "none") return std::optional<int64_t>(-1);
+  auto value = duration ? ParseDurationMs(it->second) : ParseInt64(it->second);
+  if (!value.ok() || *value < 0) {
+    return Status::Invalid("table property " + std::string(key) + ": " + Quote(it->second) +
+                           (duration ? " is not a duration (a whole number with ms, s, m, h or d)"
+                                     : " is not a number of bytes") +
+                           " nor \"none\"");
+  }
+  return std::optional<int64_t>(*value);
+}
+
 }  // namespace
+
+Result<TableRetention> RetentionOf(const catalog::TableDescriptor& table) {
+  TableRetention retention;
+  ASSIGN_OR_RAISE(retention.ms, RetentionProperty(table, kRetentionProperty, true));
+  ASSIGN_OR_RAISE(retention.bytes, RetentionProperty(table, kRetentionBytesProperty, false));
+  return retention;
+}
 
 Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
   if (!options.fs) options.fs = PosixFileSystem::Default();
@@ -135,6 +158,9 @@ Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor&
   internal::LogTableOptions options;
   options.dir = TableDir(descriptor.table_id);
   options.log = options_.log;
+  ASSIGN_OR_RAISE(TableRetention retention, RetentionOf(descriptor));
+  if (retention.ms) options.log.retention_ms = *retention.ms;
+  if (retention.bytes) options.log.retention_bytes = *retention.bytes;
   options.fs = options_.fs;
   if (options_.retention_check_ms > 0) {
     options.log.on_roll = [wakeup = retention_wakeup_] { wakeup->Wake(); };
@@ -180,6 +206,7 @@ Status Engine::CheckTable(const catalog::TableDescriptor& table) const {
       }
     }
   }
+  RETURN_NOT_OK(RetentionOf(table).status());
   ASSIGN_OR_RAISE(int64_t local_retention_ms, LocalRetentionMs(table));
   if (local_retention_ms >= 0 && !cold_cache_) {
     return Status::Invalid("table property " + std::string(kLocalRetentionProperty) +

@@ -84,6 +84,17 @@ struct EngineOptions {
 
 // The table property that moves sealed log segments to the cold store once they are older.
 inline constexpr char kLocalRetentionProperty[] = "log.local.retention";
+// The table's own retention, instead of the engine's (LogOptions::retention_ms and
+// retention_bytes): a duration ("7d") and a byte count per bucket; "none" keeps everything.
+inline constexpr char kRetentionProperty[] = "log.retention";
+inline constexpr char kRetentionBytesProperty[] = "log.retention.bytes";
+// What a table's retention properties say: nullopt for one it does not set, -1 for "none".
+struct TableRetention {
+  std::optional<int64_t> ms;
+  std::optional<int64_t> bytes;
+};
+// Invalid naming the property when one does not parse.
+Result<TableRetention> RetentionOf(const catalog::TableDescriptor& table);
 
 struct TableStatus {
   catalog::TableDescriptor table;

@@ -288,6 +288,49 @@ TEST_F(EngineTest, RetentionRunsInTheBackground) {
   EXPECT_TRUE(engine_->OpenRead(req).status().IsOutOfRange());
 }
 
+TEST_F(EngineTest, ATableRetentionPropertyOverridesTheEngines) {
+  EngineOptions options;
+  options.log.segment_bytes = 4096;
+  options.log.retention_bytes = 8192;
+  options.retention_check_ms = 10;
+  Reopen(options);
+  const std::map<std::string, std::string> no_lake = {{"lake.enabled", "false"}};
+  auto with = [&](std::map<std::string, std::string> properties) {
+    properties.insert(no_lake.begin(), no_lake.end());
+    return properties;
+  };
+  CreateTable("ns.default", 1, false, no_lake);
+  CreateTable("ns.kept", 1, false, with({{kRetentionBytesProperty, "none"}}));
+  CreateTable("ns.short", 1, false, with({{kRetentionProperty, "1ms"}}));
+  for (const char* name : {"ns.default", "ns.kept", "ns.short"}) {
+    auto put = engine_->StartPut(name, schema_).ValueOrDie();
+    for (int i = 0; i < 40; ++i) ASSERT_TRUE(put->Append(Encode(*MakeBatch(i * 50, 50))).ok());
+  }
+  auto earliest = [&](const char* name) {
+    return engine_->DescribeTable(name)->buckets[0].earliest_offset;
+  };
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while ((earliest("ns.default") == 0 || earliest("ns.short") == 0) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_GT(earliest("ns.default"), 0);
+  EXPECT_EQ(earliest("ns.kept"), 0) << "\"none\" keeps every segment";
+  // Age removes every sealed segment, more than the engine's byte limit does.
+  EXPECT_GT(earliest("ns.short"), earliest("ns.default"));
+
+  for (const auto& [key, value] : std::map<std::string, std::string>{
+           {kRetentionProperty, "soon"}, {kRetentionBytesProperty, "-5"}}) {
+    catalog::CreateTableRequest request;
+    request.table.name = "ns.bad";
+    request.table.schema = schema_;
+    request.table.properties = {{key, value}};
+    Status st = engine_->CreateTable(request).status();
+    EXPECT_TRUE(st.IsInvalid()) << st.ToString();
+    EXPECT_NE(st.message().find(key), std::string::npos) << st.ToString();
+  }
+}
+
 TEST_F(EngineTest, HeldTablesKeepEverythingUntilTheHolderSetsAFloor) {
   EngineOptions options;
   options.log.segment_bytes = 4096;

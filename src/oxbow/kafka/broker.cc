@@ -233,15 +233,16 @@ int32_t Broker::NodeId() const {
   return node_->cluster() ? node_->cluster()->server_id() : kNodeId;
 }
 
-std::pair<ErrorCode, std::string> Broker::CreateRawTopic(const std::string& topic,
-                                                         int32_t partitions,
-                                                         int16_t replication_factor) {
+std::pair<ErrorCode, std::string> Broker::CreateRawTopic(
+    const std::string& topic, int32_t partitions, int16_t replication_factor,
+    const std::map<std::string, std::string>& properties) {
   auto table = TableForTopic(topic);
   if (!table.ok()) return {ErrorCode::kInvalidTopicException, table.status().message()};
   catalog::CreateTableRequest request;
   request.table.name = *table;
   request.table.schema = RawTopicSchema();
   request.table.buckets = partitions;
+  request.table.properties = properties;
   if (replication_factor > 0) {
     request.table.properties[cluster::kReplicationFactorProperty] =
         std::to_string(replication_factor);
@@ -256,9 +257,10 @@ std::pair<ErrorCode, std::string> Broker::CreateRawTopic(const std::string& topi
     return {ErrorCode::kNone, ""};
   }
   const Status& st = created.status();
-  return {st.code() == StatusCode::kAlreadyExists ? ErrorCode::kTopicAlreadyExists
-                                                  : ErrorCode::kInvalidRequest,
-          st.message()};
+  ErrorCode error = ErrorCode::kInvalidRequest;
+  if (st.code() == StatusCode::kAlreadyExists) error = ErrorCode::kTopicAlreadyExists;
+  if (st.IsInvalid() && !properties.empty()) error = ErrorCode::kInvalidConfig;  // a lake.* one
+  return {error, st.message()};
 }
 
 }  // namespace oxbow::kafka::internal

@@ -18,6 +18,7 @@
 #include "oxbow/kafka/kafka.h"
 #include "oxbow/kafka/messages.h"
 #include "oxbow/kafka/records.h"
+#include "oxbow/kafka/topic_configs_internal.h"
 #include "oxbow/kafka/values_internal.h"
 
 namespace oxbow::kafka::internal {
@@ -151,6 +152,13 @@ class Broker {
                                                      RequestContext& ctx);
   Result<msg::DescribeConfigsResponse> DescribeConfigs(msg::DescribeConfigsRequest& request,
                                                        RequestContext& ctx);
+  Result<msg::IncrementalAlterConfigsResponse> IncrementalAlterConfigs(
+      msg::IncrementalAlterConfigsRequest& request, RequestContext& ctx);
+  // What a topic without a retention of its own keeps (the server's).
+  RetentionDefaults TopicConfigDefaults() const;
+  // The configs CreateTopics v5+ answers for a topic of `table`.
+  std::vector<msg::CreateTopicsResponse::CreatableTopicConfigs> CreatedTopicConfigs(
+      const catalog::TableDescriptor& table) const;
   // The consumer groups' APIs, answered by the GroupCoordinator (handlers/groups.cc).
   Result<msg::JoinGroupResponse> JoinGroup(msg::JoinGroupRequest& request, RequestContext& ctx);
   Result<msg::SyncGroupResponse> SyncGroup(msg::SyncGroupRequest& request, RequestContext& ctx);
@@ -169,8 +177,9 @@ class Broker {
                                                RequestContext& ctx);
   // Creates a raw topic; the error and message Kafka's CreateTopics would answer.
   // `replication_factor` -1: the cluster's default.
-  std::pair<ErrorCode, std::string> CreateRawTopic(const std::string& topic, int32_t partitions,
-                                                   int16_t replication_factor = -1);
+  std::pair<ErrorCode, std::string> CreateRawTopic(
+      const std::string& topic, int32_t partitions, int16_t replication_factor = -1,
+      const std::map<std::string, std::string>& properties = {});
   // This server's node id: the cluster's server id, or kNodeId.
   int32_t NodeId() const;
 

@@ -27,6 +27,10 @@ struct KafkaOptions {
   bool auto_create_topics = true;
   // The partitions of a topic created without a count (auto-created, or NumPartitions -1).
   int32_t default_partitions = 1;
+  // What DescribeConfigs shows of a topic without retention.ms / retention.bytes of its own:
+  // the server's log retention (log::LogOptions; -1: no limit). Default: LogOptions' defaults.
+  int64_t default_retention_ms = int64_t{7} * 24 * 3600 * 1000;
+  int64_t default_retention_bytes = -1;
   // Users and grants: every connection must log in with SASL (PLAIN or SCRAM-SHA-256) and
   // each request needs a grant on the tables it touches. Default (null): no authentication.
   auth::Authenticator* authenticator = nullptr;

@@ -1,4 +1,5 @@
-// CreateTopics: raw topics, one table each, with one copy of each partition and no configs.
+// CreateTopics: raw topics, one table each; their configs are table properties
+// (topic_configs_internal.h).
 #include "oxbow/kafka/broker_internal.h"
 
 namespace oxbow::kafka::internal {
@@ -10,9 +11,19 @@ Result<msg::CreateTopicsResponse> Broker::CreateTopics(msg::CreateTopicsRequest&
   for (const auto& t : request.topics) {
     msg::CreateTopicsResponse::CreatableTopicResult result;
     result.name = t.name;
-    result.configs.emplace();  // none (topics take no configs); Java's admin wants a list
+    result.configs.emplace();  // Java's admin wants a list, also an empty one
     const int32_t partitions =
         t.num_partitions == -1 ? options_.default_partitions : t.num_partitions;
+    catalog::TableDescriptor configured;  // the properties the configs ask for
+    std::string config_error;
+    for (const auto& c : t.configs) {
+      auto property = PropertyForConfig(c.name, c.value);
+      if (!property.ok()) {
+        config_error = property.status().message();
+        break;
+      }
+      if (property->second) configured.properties[property->first] = *property->second;
+    }
     if (!Allows(session, t.name, auth::Access::kAdmin)) {
       result.error_code = ErrorCode::kTopicAuthorizationFailed;
       result.error_message = "creating " + Quote(t.name) + " needs admin access to its table";
@@ -27,10 +38,9 @@ Result<msg::CreateTopicsResponse> Broker::CreateTopics(msg::CreateTopicsRequest&
     } else if (!t.assignments.empty()) {
       result.error_code = ErrorCode::kInvalidRequest;
       result.error_message = "manual replica assignments are not supported";
-    } else if (!t.configs.empty()) {
+    } else if (!config_error.empty()) {
       result.error_code = ErrorCode::kInvalidConfig;
-      result.error_message = "topic configs are not supported (" + Quote(t.configs[0].name) +
-                             "): set table properties through Flight";
+      result.error_message = std::move(config_error);
     } else if (auto table = TableForTopic(t.name); !table.ok()) {
       result.error_code = ErrorCode::kInvalidTopicException;
       result.error_message = table.status().message();
@@ -40,16 +50,19 @@ Result<msg::CreateTopicsResponse> Broker::CreateTopics(msg::CreateTopicsRequest&
         result.error_message = "topic " + Quote(t.name) + " already exists";
       }
     } else {
-      auto [error, message] = CreateRawTopic(t.name, partitions, t.replication_factor);
+      auto [error, message] =
+          CreateRawTopic(t.name, partitions, t.replication_factor, configured.properties);
       result.error_code = error;
       if (error != ErrorCode::kNone) result.error_message = std::move(message);
     }
     if (result.error_code == ErrorCode::kNone) {
       result.num_partitions = partitions;
       result.replication_factor = 1;
+      result.configs = CreatedTopicConfigs(configured);
       if (!request.validate_only) {
         auto table = node_->GetTable(*TableForTopic(t.name));
         if (table.ok()) {
+          result.configs = CreatedTopicConfigs(table->descriptor());
           if (ctx.version() >= 7) {
             result.topic_id = TopicId(options_.server_secret, table->descriptor().table_id);
           }

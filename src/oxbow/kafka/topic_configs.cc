@@ -1,0 +1,78 @@
+#include "oxbow/common/parse.h"
+#include "oxbow/engine/engine.h"
+#include "oxbow/kafka/topic_configs_internal.h"
+
+namespace oxbow::kafka::internal {
+namespace {
+
+constexpr char kRetentionMs[] = "retention.ms";
+constexpr char kRetentionBytes[] = "retention.bytes";
+constexpr char kCleanupPolicy[] = "cleanup.policy";
+constexpr char kLakePrefix[] = "lake.";
+constexpr int8_t kString = 2;
+constexpr int8_t kLong = 5;
+constexpr int8_t kList = 7;
+
+// A Kafka long config: -1 is "none" (no limit); `unit` follows other values.
+Result<std::string> LimitProperty(const std::string& name, const std::string& value,
+                                  const char* unit) {
+  auto parsed = ParseInt64(value);
+  if (!parsed.ok() || *parsed < -1) {
+    return Status::Invalid("topic config " + name + "=" + Quote(value) +
+                           ": a whole number, or -1 for no limit");
+  }
+  return *parsed == -1 ? std::string("none") : std::to_string(*parsed) + unit;
+}
+
+}  // namespace
+
+Result<std::pair<std::string, std::optional<std::string>>> PropertyForConfig(
+    const std::string& name, const std::optional<std::string>& value) {
+  using Property = std::pair<std::string, std::optional<std::string>>;
+  if (name == kRetentionMs || name == kRetentionBytes) {
+    const bool ms = name == kRetentionMs;
+    const std::string property = ms ? engine::kRetentionProperty : engine::kRetentionBytesProperty;
+    if (!value) return Property{property, std::nullopt};
+    ASSIGN_OR_RAISE(std::string v, LimitProperty(name, *value, ms ? "ms" : ""));
+    return Property{property, std::move(v)};
+  }
+  if (name.starts_with(kLakePrefix)) {
+    return Property{name, value};  // Oxbow's own, checked as create_table checks it
+  }
+  if (name == kCleanupPolicy) {
+    if (!value || *value == "delete") return Property{};  // the only policy: nothing to set
+    return Status::Invalid("topic config cleanup.policy=" + Quote(*value) +
+                           ": only delete is served (a compacted topic is not yet)");
+  }
+  return Status::Invalid("topic config " + Quote(name) +
+                         " is not served (served: retention.ms, retention.bytes, "
+                         "cleanup.policy=delete and Oxbow's lake.* table properties)");
+}
+
+std::vector<TopicConfig> TopicConfigs(const catalog::TableDescriptor& table,
+                                      const RetentionDefaults& defaults) {
+  // A property that does not parse cannot be on a table: create and alter check it.
+  auto parsed = engine::RetentionOf(table);
+  const engine::TableRetention own = parsed.ok() ? *parsed : engine::TableRetention{};
+  auto limit = [](const std::optional<int64_t>& set, int64_t fallback) {
+    return std::to_string(set.value_or(fallback));
+  };
+  std::vector<TopicConfig> configs = {
+      {kCleanupPolicy, "delete", false, kList,
+       "Old segments are deleted (compaction is not served)"},
+  };
+  for (const auto& [key, value] : table.properties) {
+    if (key.starts_with(kLakePrefix)) {
+      configs.push_back({key, value, true, kString, "The table's lake property (docs/lake.md)"});
+    }
+  }
+  configs.push_back(
+      {kRetentionBytes, limit(own.bytes, defaults.bytes), own.bytes.has_value(), kLong,
+       "Bytes each partition keeps before its oldest segments are deleted (-1: no limit)"});
+  configs.push_back(
+      {kRetentionMs, limit(own.ms, defaults.ms), own.ms.has_value(), kLong,
+       "Milliseconds a segment is kept after its newest record was appended (-1: forever)"});
+  return configs;
+}
+
+}  // namespace oxbow::kafka::internal

@@ -512,21 +512,27 @@ class TcpKafkaServer : public KafkaServer {
     ::shutdown(c.fd, SHUT_RDWR);
   }
 
+  // The next item of the connection's `queue` for the task `busy` marks; nullopt, with the task
+  // no longer busy, when the queue is empty or the connection shut.
+  template <typename T>
+  static std::optional<T> TakeNext(Connection& c, std::deque<T> Connection::*queue,
+                                   bool Connection::*busy) {
+    MutexLock lock(c.mu);
+    if (c.closed || (c.*queue).empty()) {
+      c.*busy = false;
+      ShutIfDone(c);
+      return std::nullopt;
+    }
+    T next = std::move((c.*queue).front());
+    (c.*queue).pop_front();
+    return next;
+  }
+
   // The accepting task: accepts the connection's frames in turn and hands each answer on.
   void AcceptFrames(const ConnectionPtr& c) {
-    while (true) {
-      std::string frame;
-      {
-        MutexLock lock(c->mu);
-        if (c->closed || c->frames.empty()) {
-          c->accepting = false;
-          ShutIfDone(*c);
-          return;
-        }
-        frame = std::move(c->frames.front());
-        c->frames.pop_front();
-      }
-      auto answer = broker_->Accept(frame, c->session);
+    while (std::optional<std::string> frame =
+               TakeNext(*c, &Connection::frames, &Connection::accepting)) {
+      auto answer = broker_->Accept(*frame, c->session);
       c->logged_in = c->session.user.has_value();
       if (!answer.ok()) {
         spdlog::warn("kafka: closing a connection from {}: {}", c->session.client_host,
@@ -556,19 +562,8 @@ class TcpKafkaServer : public KafkaServer {
 
   // The answering task: writes the connection's answers in turn.
   void WriteAnswers(const ConnectionPtr& c) {
-    while (true) {
-      std::pair<internal::Broker::Answer, bool> next;
-      {
-        MutexLock lock(c->mu);
-        if (c->closed || c->answers.empty()) {
-          c->answering = false;
-          ShutIfDone(*c);
-          return;
-        }
-        next = std::move(c->answers.front());
-        c->answers.pop_front();
-      }
-      const bool keep = WriteAnswer(c->stream, next.first, next.second);
+    while (auto next = TakeNext(*c, &Connection::answers, &Connection::answering)) {
+      const bool keep = WriteAnswer(c->stream, next->first, next->second);
       MutexLock lock(c->mu);
       if (!keep) ShutLocked(*c);
       --c->unanswered;

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
-                                   ConfigSource, NewTopic, ResourceType)
+                                   ConfigSource, NewTopic, OffsetSpec, ResourceType)
 
 from oxbowtest.kafka import (bootstrap, consume_assigned, create_topic, exchange, group_consumer,
                              new_topic, poll_until, produce)
@@ -390,6 +390,26 @@ def test_topic_retention_configs_are_kept_and_enforced(make_server):
         next(iter(refused.values())).result(timeout=30)
     assert error.value.args[0].code() == KafkaError.INVALID_CONFIG
     assert "lake.enable" in error.value.args[0].str()
+
+
+def test_list_offsets_by_max_timestamp(server):
+    """ListOffsets -3 (KIP-734, AdminClient.list_offsets with OffsetSpec.max_timestamp): the
+    first offset appended at the newest append time, as a real Kafka 4.4 answers for a
+    LogAppendTime topic (checked side by side: two produce batches of 3 and 2 records give
+    offset 3); -1 for an empty partition."""
+    topic, empty = new_topic(), new_topic()
+    admin = AdminClient({"bootstrap.servers": bootstrap(server)})
+    for t in (topic, empty):
+        create_topic(server, t, 1)
+    for batch in ([b"a", b"b", b"c"], [b"d", b"e"]):
+        produce(server, topic, [(0, None, v, None) for v in batch])
+    tp, tpe = TopicPartition(topic, 0), TopicPartition(empty, 0)
+    newest = admin.list_offsets({tp: OffsetSpec.max_timestamp()})[tp].result(timeout=30)
+    appended = consume_assigned(server, topic, 1, 5)
+    assert newest.offset == 3
+    assert newest.timestamp == appended[-1].timestamp()[1] == appended[3].timestamp()[1]
+    nothing = admin.list_offsets({tpe: OffsetSpec.max_timestamp()})[tpe].result(timeout=30)
+    assert (nothing.offset, nothing.timestamp) == (-1, -1)
 
 
 def test_json_table_created_through_flight(server):

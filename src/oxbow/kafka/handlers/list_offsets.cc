@@ -1,9 +1,51 @@
-// ListOffsets: a partition's latest or earliest offset, or the first at a timestamp.
+// ListOffsets: a partition's latest or earliest offset, the first at a timestamp, or the first
+// at the newest timestamp (max timestamp, -3).
 #include <chrono>
 
 #include "oxbow/kafka/broker_internal.h"
 
 namespace oxbow::kafka::internal {
+namespace {
+
+// The first batch of `bucket` from `from`; nullopt when there is none.
+Result<std::optional<engine::ReadBatch>> FirstBatch(const node::TableHandle& table, int32_t bucket,
+                                                    engine::StartPosition from) {
+  engine::ReadRequest read;
+  read.bucket = bucket;
+  read.from = from;
+  ASSIGN_OR_RAISE(auto cursor, table.OpenRead(read));
+  return cursor->Next(std::chrono::steady_clock::now());
+}
+
+// The batch at `timestamp_ms` or after it, as ListOffsets answers a timestamp (Kafka's
+// LogAppendTime topics: every record of a batch has its batch's time).
+Status AnswerByTime(const node::TableHandle& table, int32_t bucket, int64_t timestamp_ms,
+                    msg::ListOffsetsResponse::ListOffsetsPartitionResponse* out) {
+  engine::StartPosition from;
+  from.kind = engine::StartPosition::Kind::kTimestamp;
+  from.timestamp_ms = timestamp_ms;
+  ASSIGN_OR_RAISE(auto batch, FirstBatch(table, bucket, from));
+  if (batch) {
+    out->offset = batch->base_offset;
+    out->timestamp = batch->append_time_ms;
+  }
+  return Status::OK();
+}
+
+// Max timestamp (KIP-734): the newest batch's time, and the first batch appended at that time,
+// as Kafka answers for a LogAppendTime topic. -1 and -1 for an empty partition.
+Status AnswerMaxTime(const node::TableHandle& table, const engine::BucketStatus& bucket,
+                     int32_t index, msg::ListOffsetsResponse::ListOffsetsPartitionResponse* out) {
+  if (bucket.next_offset <= bucket.earliest_offset) return Status::OK();
+  engine::StartPosition last;
+  last.kind = engine::StartPosition::Kind::kOffset;
+  last.offset = bucket.next_offset - 1;
+  ASSIGN_OR_RAISE(auto newest, FirstBatch(table, index, last));
+  if (!newest) return Status::OK();
+  return AnswerByTime(table, index, newest->append_time_ms, out);
+}
+
+}  // namespace
 
 Result<msg::ListOffsetsResponse> Broker::ListOffsets(msg::ListOffsetsRequest& request,
                                                      RequestContext& ctx) {
@@ -32,26 +74,21 @@ Result<msg::ListOffsetsResponse> Broker::ListOffsets(msg::ListOffsetsRequest& re
         pr.error_code = ToErrorCode(leads);
       } else {
         const engine::BucketStatus& bucket = buckets[static_cast<size_t>(p.partition_index)];
+        Status answered;
         if (p.timestamp == -1) {
           pr.offset = bucket.next_offset;
         } else if (p.timestamp == -2 || p.timestamp == -4) {
           pr.offset = bucket.earliest_offset;
+        } else if (p.timestamp == -3) {
+          answered = AnswerMaxTime(*handle, bucket, p.partition_index, &pr);
         } else if (p.timestamp < 0) {
-          pr.error_code = ErrorCode::kInvalidRequest;  // max timestamp (-3) and tiered offsets
+          pr.error_code = ErrorCode::kInvalidRequest;  // tiered offsets (-5) and the like
         } else {
-          engine::ReadRequest read;
-          read.bucket = p.partition_index;
-          read.from.kind = engine::StartPosition::Kind::kTimestamp;
-          read.from.timestamp_ms = p.timestamp;
-          auto cursor = handle->OpenRead(read);
-          auto batch = cursor.ok() ? (*cursor)->Next(std::chrono::steady_clock::now())
-                                   : Result<std::optional<engine::ReadBatch>>(cursor.status());
-          if (!batch.ok()) {
-            pr.error_code = ToErrorCode(batch.status());
-          } else if (batch->has_value()) {
-            pr.offset = (*batch)->base_offset;
-            pr.timestamp = (*batch)->append_time_ms;
-          }
+          answered = AnswerByTime(*handle, p.partition_index, p.timestamp, &pr);
+        }
+        if (!answered.ok()) {
+          pr.error_code = ToErrorCode(answered);
+          pr.offset = pr.timestamp = -1;
         }
       }
       // Cluster mode leaves the epoch unknown, so clients do not validate positions with

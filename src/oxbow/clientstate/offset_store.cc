@@ -126,12 +126,7 @@ Status FileOffsetStore::Forget(const std::string& group,
   auto it = groups_.find(group);
   if (it == groups_.end()) return Status::OK();
   const GroupOffsets before = it->second;
-  for (const auto& [topic, partition] : partitions) {
-    auto t = it->second.find(topic);
-    if (t == it->second.end()) continue;
-    t->second.erase(partition);
-    if (t->second.empty()) it->second.erase(t);
-  }
+  for (const auto& [topic, partition] : partitions) ErasePartition(it->second, topic, partition);
   if (it->second == before) return Status::OK();
   const bool gone = it->second.empty();
   if (gone) groups_.erase(it);

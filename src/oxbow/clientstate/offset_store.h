@@ -33,6 +33,16 @@ struct TopicPartition {
   int32_t partition = 0;
 };
 
+// Removes `partition` of `topic` from a topic -> partition -> position map, and the topic once
+// it has none left.
+template <typename Topics>
+void ErasePartition(Topics& topics, const std::string& topic, int32_t partition) {
+  auto t = topics.find(topic);
+  if (t == topics.end()) return;
+  t->second.erase(partition);
+  if (t->second.empty()) topics.erase(t);
+}
+
 // A group's positions: topic -> partition -> position.
 using GroupOffsets = std::map<std::string, std::map<int32_t, CommittedOffset>>;
 

@@ -396,15 +396,11 @@ class TcpKafkaServer : public KafkaServer {
     connections_.erase(fd);
   }
 
-  // The largest frame the connection may send now.
-  int32_t FrameLimit(const Connection& c) const {
-    return broker_->auth_required() && !c.logged_in
-               ? std::min(max_request_bytes_, kMaxUnauthenticatedRequestBytes)
-               : max_request_bytes_;
-  }
-
+  // Whether the connection may send a frame of `size` bytes now (logged when not).
   bool FrameSizeAllowed(const Connection& c, int32_t size) const {
-    const int32_t limit = FrameLimit(c);
+    const int32_t limit = broker_->auth_required() && !c.logged_in
+                              ? std::min(max_request_bytes_, kMaxUnauthenticatedRequestBytes)
+                              : max_request_bytes_;
     if (size >= 0 && size <= limit) return true;
     spdlog::warn("kafka: closing a connection that sent a {} byte request (limit {})", size, limit);
     return false;
@@ -528,16 +524,23 @@ class TcpKafkaServer : public KafkaServer {
     return next;
   }
 
+  // Accepts one frame of the connection (its login state follows); an error, logged, means the
+  // connection must close.
+  Result<internal::Broker::Answer> Accept(Connection& c, std::string_view frame) {
+    auto answer = broker_->Accept(frame, c.session);
+    c.logged_in = c.session.user.has_value();
+    if (!answer.ok()) {
+      spdlog::warn("kafka: closing a connection from {}: {}", c.session.client_host,
+                   answer.status().message());
+    }
+    return answer;
+  }
+
   // The accepting task: accepts the connection's frames in turn and hands each answer on.
   void AcceptFrames(const ConnectionPtr& c) {
     while (std::optional<std::string> frame =
                TakeNext(*c, &Connection::frames, &Connection::accepting)) {
-      auto answer = broker_->Accept(*frame, c->session);
-      c->logged_in = c->session.user.has_value();
-      if (!answer.ok()) {
-        spdlog::warn("kafka: closing a connection from {}: {}", c->session.client_host,
-                     answer.status().message());
-      }
+      auto answer = Accept(*c, *frame);
       const bool last = c->session.close_after_response;
       bool start = false;
       {
@@ -584,13 +587,8 @@ class TcpKafkaServer : public KafkaServer {
         if (!FrameSizeAllowed(*c, size)) break;
         frame.resize(static_cast<size_t>(size));
         if (!c->stream.ReadFully(frame.data(), frame.size())) break;
-        auto answer = broker_->Accept(frame, c->session);
-        c->logged_in = c->session.user.has_value();
-        if (!answer.ok()) {
-          spdlog::warn("kafka: closing a connection from {}: {}", c->session.client_host,
-                       answer.status().message());
-          break;
-        }
+        auto answer = Accept(*c, frame);
+        if (!answer.ok()) break;
         if (!WriteAnswer(c->stream, *answer, c->session.close_after_response)) break;
       }
     }

@@ -106,10 +106,7 @@ Status ReplicatedOffsetStore::Load(int32_t bucket, Bucket* into) {
       const int32_t partition = batch.column(3).Value<int32_t>(i);
       ++rows;
       if (batch.column(2).Value<int64_t>(i) == kForgotten) {
-        if (auto t = topics.find(topic); t != topics.end()) {
-          t->second.erase(partition);
-          if (t->second.empty()) topics.erase(t);
-        }
+        clientstate::ErasePartition(topics, topic, partition);
         continue;
       }
       Committed committed;
@@ -201,10 +198,8 @@ Status ReplicatedOffsetStore::Forget(const std::string& group,
   }
   if (tombstones.empty()) return Status::OK();
   RETURN_NOT_OK(Append(group, tombstones, /*forget=*/true).status());
-  for (const auto& [topic, partition, committed] : tombstones) {
-    auto t = g->second.find(topic);
-    t->second.erase(partition);
-    if (t->second.empty()) g->second.erase(t);
+  for (const auto& tombstone : tombstones) {
+    clientstate::ErasePartition(g->second, tombstone.topic, tombstone.partition);
   }
   if (g->second.empty()) state->groups.erase(g);
   return Status::OK();

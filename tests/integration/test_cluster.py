@@ -129,6 +129,40 @@ def test_kafka_clients_see_three_brokers_and_produce_and_consume(cluster):
     consumer.close()
     assert values == {f"order-{k}".encode() for k in range(300)}
 
+    # A compacted topic is a primary-key table: the server a partition's records reach routes
+    # each key to its bucket's leader (docs/kafka.md#primary-key-tables-and-compacted-topics).
+    admin.create_topics([NewTopic("profiles", num_partitions=3, replication_factor=3,
+                                  config={"cleanup.policy": "compact"})])["profiles"].result(30)
+    delivered.clear()
+    for k in range(200):
+        producer.produce("profiles", key=f"user-{k % 50}".encode(), value=f"v{k}".encode(),
+                         on_delivery=lambda err, msg: delivered.append(err))
+    for k in range(0, 50, 10):
+        producer.produce("profiles", key=f"user-{k}".encode(), value=None,
+                         on_delivery=lambda err, msg: delivered.append(err))
+    assert producer.flush(30) == 0
+    assert delivered == [None] * 205
+    expected = {f"user-{k % 50}".encode(): f"v{k}".encode() for k in range(150, 200) if k % 10}
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "g2",
+                         "enable.auto.commit": False})
+    consumer.assign([TopicPartition("profiles", p, 0) for p in range(3)])
+    state, seen = {}, 0
+    deadline = time.monotonic() + 60
+    while seen < 205 and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is None or message.error() is not None:
+            continue
+        seen += 1
+        if message.value() is None:
+            state.pop(message.key(), None)
+        else:
+            state[message.key()] = message.value()
+    consumer.close()
+    assert (seen, state) == (205, expected)
+    snapshot = cluster.client(2).do_get(fl.Ticket(json.dumps(
+        {"table": "kafka.profiles", "snapshot": True}).encode())).read_all()
+    assert {r["key"]: r["value"] for r in snapshot.to_pylist()} == expected
+
 
 def test_leader_kills_under_load_lose_no_acknowledged_row(cluster):
     cluster.create_table("ns.kills")

@@ -103,3 +103,33 @@ def test_perf_tools(server, classpath):
                "perf-" + topic)
     assert ", 20000, " in out, out
     assert server.read_all("kafka." + topic).num_rows == 20000
+
+
+def test_compacted_topic_with_keys_and_tombstones(server, classpath):
+    """kafka-topics --config cleanup.policy=compact makes a primary-key table; the console
+    producer (idempotent, as every Java producer is by default) upserts keys and sends a
+    tombstone (null.marker), and the console consumer prints the changes."""
+    topic = "java-compact-" + uuid.uuid4().hex[:8]
+    tool(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap(server),
+         "--create", "--topic", topic, "--partitions", 2, "--config", "cleanup.policy=compact")
+    lines = [f"k{i % 4}:v{i}" for i in range(12)] + ["k2:NULL"]
+    tool(classpath, "org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server",
+         bootstrap(server), "--topic", topic, "--reader-property", "parse.key=true",
+         "--reader-property", "key.separator=:", "--reader-property", "null.marker=NULL",
+         stdin="\n".join(lines) + "\n")
+    out = tool(classpath, "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server",
+               bootstrap(server), "--topic", topic, "--from-beginning", "--max-messages", 13,
+               "--formatter-property", "print.key=true", "--formatter-property", "key.separator=:")
+    state = {}
+    for line in out.split():
+        key, value = line.split(":")
+        if value == "null":
+            state.pop(key)
+        else:
+            state[key] = value
+    assert state == {"k0": "v8", "k1": "v9", "k3": "v11"}
+    rows = server.read_all("kafka." + topic)  # the changelog, through Flight
+    assert rows.num_rows == 13
+    out = tool(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server",
+               bootstrap(server), "--describe", "--topic", topic)
+    assert "cleanup.policy=compact" in out, out

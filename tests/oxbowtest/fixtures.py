@@ -1,6 +1,6 @@
 """The fixtures of every suite under tests/, registered once by tests/conftest.py: the `oxbow`
 CLI, real `oxbowd` servers (plain, per module, tiering into a lake), unique table names, the
-`crash` marker and the pytest session's one Spark session.
+`crash` marker, the pytest session's one Spark session and its one real Kafka broker.
 
 The binaries are $OXBOW_BUILD_DIR/tools/oxbow and tools/oxbowd (default:
 <repo>/build/release/tools). A missing binary fails the suite; nothing is skipped.
@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
@@ -143,6 +144,30 @@ def make_server(oxbowd_bin, tmp_path):
 def server(make_server) -> OxbowServer:
     """A fresh oxbowd on a fresh data dir, stopped cleanly (exit 0) at teardown."""
     return make_server()
+
+
+class RealKafka:
+    """A real Kafka 4.4 broker (bench/vs_kafka's KafkaBroker), for tests that run the same code
+    against it and against Oxbow: it answers to oxbowtest.kafka.bootstrap() as a server does."""
+
+    def __init__(self, broker):
+        self.broker = broker
+        self.kafka_port = broker.port
+
+
+@pytest.fixture(scope="session")
+def real_kafka(tmp_path_factory) -> RealKafka:
+    """One KRaft broker per test session, started on first use (about 10 s) and stopped at the
+    session's end."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
+    from vs_kafka import KafkaBroker, fetch_kafka
+
+    base = tmp_path_factory.mktemp("kafka")
+    for sub in ("data", "config", "logs"):
+        (base / sub).mkdir()
+    broker = KafkaBroker(fetch_kafka(), base / "data", base / "config", base / "logs")
+    yield RealKafka(broker)
+    broker.stop()
 
 
 @pytest.fixture(scope="module")

@@ -236,7 +236,7 @@ Result<std::string> AvroValueSchema(const arrow::Schema& schema) {
 }
 
 Result<arrow::RecordBatchPtr> AvroToRows(const std::vector<std::string_view>& values,
-                                         const arrow::SchemaPtr& schema) {
+                                         const arrow::SchemaPtr& schema, size_t first_record) {
   RETURN_NOT_OK(AvroValueSchema(*schema).status());
   std::vector<std::unique_ptr<arrow::ArrayBuilder>> builders;
   for (const arrow::Field& f : schema->fields()) {
@@ -247,10 +247,10 @@ Result<arrow::RecordBatchPtr> AvroToRows(const std::vector<std::string_view>& va
     iceberg::AvroDecoder decoder(values[r]);
     for (int c = 0; c < schema->num_fields(); ++c) {
       Status st = DecodeColumn(schema->field(c), decoder, *builders[c]);
-      if (!st.ok()) return st.WithContext("record " + std::to_string(r));
+      if (!st.ok()) return st.WithContext("record " + std::to_string(first_record + r));
     }
     if (decoder.remaining() != 0) {
-      return Status::Invalid("record " + std::to_string(r) + ": " +
+      return Status::Invalid("record " + std::to_string(first_record + r) + ": " +
                              std::to_string(decoder.remaining()) +
                              " bytes after the Avro datum (a Confluent header? values are plain "
                              "datums)");

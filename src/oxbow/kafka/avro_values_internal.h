@@ -16,9 +16,10 @@ namespace oxbow::kafka::internal {
 // no Avro form.
 Result<std::string> AvroValueSchema(const arrow::Schema& schema);
 
-// Rows from Avro datums, one per value; an error names the record (its index) and the column.
+// Rows from Avro datums, one per value; an error names the record (its index plus
+// `first_record`) and the column.
 Result<arrow::RecordBatchPtr> AvroToRows(const std::vector<std::string_view>& values,
-                                         const arrow::SchemaPtr& schema);
+                                         const arrow::SchemaPtr& schema, size_t first_record = 0);
 
 // Row `row` of `batch` as an Avro datum, appended to `out`.
 Status AppendAvroRow(const arrow::RecordBatch& batch, int64_t row, std::string* out);

@@ -235,14 +235,24 @@ int32_t Broker::NodeId() const {
 
 std::pair<ErrorCode, std::string> Broker::CreateRawTopic(
     const std::string& topic, int32_t partitions, int16_t replication_factor,
-    const std::map<std::string, std::string>& properties) {
+    const std::map<std::string, std::string>& properties, bool compacted) {
   auto table = TableForTopic(topic);
   if (!table.ok()) return {ErrorCode::kInvalidTopicException, table.status().message()};
   catalog::CreateTableRequest request;
   request.table.name = *table;
-  request.table.schema = RawTopicSchema();
+  request.table.schema = compacted ? RawCompactedTopicSchema() : RawTopicSchema();
   request.table.buckets = partitions;
-  request.table.properties = properties;
+  if (compacted) {
+    // A compacted topic is a primary-key table keyed by the record key whose changelog a new
+    // consumer reads from its start: nothing of it expires unless the topic asks for that
+    // (cleanup.policy=compact alone deletes nothing in Kafka either), and a consumer needs no
+    // row before an update (docs/kafka.md#primary-key-tables).
+    request.table.primary_key = {"key"};
+    request.table.properties = {{std::string(engine::kRetentionProperty), "none"},
+                                {std::string(engine::kRetentionBytesProperty), "none"},
+                                {"changelog.image", "none"}};
+  }
+  for (const auto& [key, value] : properties) request.table.properties[key] = value;
   if (replication_factor > 0) {
     request.table.properties[cluster::kReplicationFactorProperty] =
         std::to_string(replication_factor);
@@ -279,7 +289,9 @@ Result<std::string> TableForTopic(std::string_view topic) {
 }
 
 bool MayHoldProducers(const catalog::TableDescriptor& table) {
-  return internal::KindOf(table) != internal::TableKind::kOther;
+  // A primary-key table's changes keep no producer: its upserts are idempotent anyway.
+  const internal::TopicFormat format = internal::FormatOf(table);
+  return format.kind != internal::TableKind::kOther && !format.keyed();
 }
 
 }  // namespace oxbow::kafka

@@ -175,11 +175,11 @@ class Broker {
                                                  RequestContext& ctx);
   Result<msg::OffsetFetchResponse> OffsetFetch(msg::OffsetFetchRequest& request,
                                                RequestContext& ctx);
-  // Creates a raw topic; the error and message Kafka's CreateTopics would answer.
-  // `replication_factor` -1: the cluster's default.
+  // Creates a raw topic, `compacted` a primary-key table keyed by the record key; the error and
+  // message Kafka's CreateTopics would answer. `replication_factor` -1: the cluster's default.
   std::pair<ErrorCode, std::string> CreateRawTopic(
       const std::string& topic, int32_t partitions, int16_t replication_factor = -1,
-      const std::map<std::string, std::string>& properties = {});
+      const std::map<std::string, std::string>& properties = {}, bool compacted = false);
   // This server's node id: the cluster's server id, or kNodeId.
   int32_t NodeId() const;
 

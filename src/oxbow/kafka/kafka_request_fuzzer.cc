@@ -1,6 +1,7 @@
 // Fuzzes what a Kafka client controls: a request frame (header, then the body of any API and
 // version served, through the generated decoders, round-tripped), the record batches inside
-// Produce, and an Avro value of a table with a column of every type.
+// Produce, those batches' records as the upserts and deletes of primary-key tables (JSON keys,
+// raw keys), and an Avro value of a table with a column of every type.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -10,6 +11,7 @@
 #include "oxbow/kafka/avro_values_internal.h"
 #include "oxbow/kafka/messages.h"
 #include "oxbow/kafka/records.h"
+#include "oxbow/kafka/values_internal.h"
 
 namespace {
 
@@ -71,6 +73,41 @@ void DecodeAvroValue(std::string_view value) {
   if (!internal::AvroToRows({again}, kSchema).ok()) __builtin_trap();
 }
 
+// A primary-key table's format and schema: JSON values keyed by (id, name), or a compacted
+// topic's raw key.
+struct KeyedTable {
+  oxbow::arrow::SchemaPtr schema;
+  internal::TopicFormat format;
+};
+
+KeyedTable MakeKeyedTable(bool json) {
+  using oxbow::arrow::DataType;
+  oxbow::catalog::TableDescriptor table;
+  table.schema =
+      json ? std::make_shared<const oxbow::arrow::Schema>(std::vector<oxbow::arrow::Field>{
+                 {"id", DataType::Int64(), false, {}},
+                 {"name", DataType::String(), false, {}},
+                 {"amount", DataType::Decimal128(12, 2), true, {}}})
+           : internal::RawCompactedTopicSchema();
+  table.primary_key =
+      json ? std::vector<std::string>{"id", "name"} : std::vector<std::string>{"key"};
+  if (json) table.properties["kafka.value.format"] = "json";
+  return {table.schema, internal::FormatOf(table)};
+}
+
+// A batch's records as a keyed table's changes: each run has rows, or an error says why.
+void DecodeChanges(const RecordBatch& batch) {
+  static const KeyedTable kTables[] = {MakeKeyedTable(true), MakeKeyedTable(false)};
+  for (const KeyedTable& table : kTables) {
+    auto runs = internal::ToRowRuns(table.format, batch, table.schema);
+    Check(runs);
+    if (!runs.ok()) continue;
+    for (const auto& run : *runs) {
+      if (run.rows == nullptr || !run.rows->Validate().ok()) __builtin_trap();
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -87,6 +124,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto batches = DecodeRecordBatches(frame);
   if (batches.ok()) {
     for (const auto& batch : *batches) {
+      DecodeChanges(batch);
       std::string again;
       if (!EncodeRecordBatch(batch, &again).ok()) __builtin_trap();
       auto decoded = DecodeRecordBatches(again);

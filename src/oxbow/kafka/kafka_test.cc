@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "oxbow/arrow/builder.h"
 #include "oxbow/kafka/broker_internal.h"
 #include "oxbow/kafka/messages.h"
 #include "oxbow/kafka/records.h"
@@ -318,6 +319,82 @@ TEST(TopicsTest, TopicsMapToTables) {
   EXPECT_FALSE(kafka::TableForTopic("").ok());
   EXPECT_EQ(internal::TopicForTable("kafka.orders"), "orders");
   EXPECT_EQ(internal::TopicForTable("shop.orders"), "shop.orders");
+}
+
+// A JSON primary-key table keyed by "id": records upsert and delete in runs, and a changelog
+// batch becomes keyed records without its "-U" row, its "-D" row a tombstone.
+TEST(KeyedTopicTest, RecordsAreChangesAndTheChangelogIsRecords) {
+  using arrow::DataType;
+  catalog::TableDescriptor table;
+  table.schema = std::make_shared<const arrow::Schema>(std::vector<arrow::Field>{
+      {"id", DataType::Int64(), false, {}}, {"item", DataType::String(), true, {}}});
+  table.primary_key = {"id"};
+  table.properties["kafka.value.format"] = "json";
+  const internal::TopicFormat format = internal::FormatOf(table);
+  ASSERT_EQ(format.kind, internal::TableKind::kJson);
+  ASSERT_EQ(format.key_columns, std::vector<int>{0});
+
+  RecordBatch produced;
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>{
+           {R"({"id": 1})", R"({"id": 1, "item": "a"})"},
+           {std::nullopt, R"({"id": 2, "item": "b"})"},
+           {R"({"id": 1})", std::nullopt},
+           {R"({"id": 3})", R"({"id": 3, "item": null})"}}) {
+    produced.records.push_back({0, 0, key, value, {}});
+  }
+  auto runs = internal::ToRowRuns(format, produced, table.schema);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  ASSERT_EQ(runs->size(), 3u);
+  EXPECT_EQ((*runs)[0].op, engine::PutOp::kUpsert);
+  EXPECT_EQ((*runs)[0].rows->num_rows(), 2);
+  EXPECT_EQ((*runs)[1].op, engine::PutOp::kDelete);
+  EXPECT_EQ((*runs)[1].rows->schema()->num_fields(), 1);
+  EXPECT_EQ((*runs)[1].rows->column(0).Value<int64_t>(0), 1);
+  EXPECT_EQ((*runs)[2].rows->num_rows(), 1);
+
+  produced.records[0].key = R"({"id": 9})";  // not the value's key
+  auto mismatch = internal::ToRowRuns(format, produced, table.schema);
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_EQ(mismatch.status().message(),
+            "record 0: its key and the key columns of its value differ");
+  produced.records[0].key = "not json";
+  produced.records[0].value.reset();
+  EXPECT_TRUE(internal::ToRowRuns(format, produced, table.schema)
+                  .status()
+                  .message()
+                  .starts_with("record 0's key: "));
+
+  // A changelog batch at offset 100: +I 1, -U 1, +U 1, -D 1.
+  arrow::Int64Builder ids(DataType::Int64());
+  arrow::BinaryBuilder items(DataType::String()), changes(DataType::String());
+  for (const auto& [item, change] : std::vector<std::pair<const char*, const char*>>{
+           {"a", "+I"}, {"a", "-U"}, {"b", "+U"}, {"b", "-D"}}) {
+    ASSERT_TRUE(ids.Append(1).ok());
+    ASSERT_TRUE(items.Append(item).ok());
+    ASSERT_TRUE(changes.Append(change).ok());
+  }
+  std::vector<arrow::Field> fields = table.schema->fields();
+  fields.push_back({"_change_type", DataType::String(), false, {}});
+  auto changelog = arrow::RecordBatch::Make(std::make_shared<const arrow::Schema>(fields), 4,
+                                            {*ids.Finish(), *items.Finish(), *changes.Finish()});
+  ASSERT_TRUE(changelog.ok());
+  std::string bytes;
+  ASSERT_TRUE(internal::AppendRecords(format, **changelog, 100, 1, 5000, &bytes).ok());
+  auto fetched = DecodeRecordBatches(bytes);
+  ASSERT_TRUE(fetched.ok()) << fetched.status().ToString();
+  ASSERT_EQ(fetched->size(), 1u);
+  const RecordBatch& batch = fetched->front();
+  EXPECT_EQ(batch.base_offset, 101);
+  EXPECT_EQ(batch.last_offset_delta, 2);  // the batch spans the rows left out
+  ASSERT_EQ(batch.records.size(), 2u);
+  EXPECT_EQ(batch.records[0].offset, 102);
+  EXPECT_EQ(batch.records[0].key, R"({"id":1})");
+  EXPECT_EQ(batch.records[0].value, R"({"id":1,"item":"b"})");
+  EXPECT_EQ(batch.records[1].offset, 103);
+  EXPECT_EQ(batch.records[1].key, R"({"id":1})");
+  EXPECT_FALSE(batch.records[1].value.has_value());
+  EXPECT_EQ(batch.records[1].timestamp_ms, 5000);
 }
 
 }  // namespace

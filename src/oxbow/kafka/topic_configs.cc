@@ -7,7 +7,6 @@ namespace {
 
 constexpr char kRetentionMs[] = "retention.ms";
 constexpr char kRetentionBytes[] = "retention.bytes";
-constexpr char kCleanupPolicy[] = "cleanup.policy";
 constexpr char kLakePrefix[] = "lake.";
 constexpr int8_t kString = 2;
 constexpr int8_t kLong = 5;
@@ -39,14 +38,19 @@ Result<std::pair<std::string, std::optional<std::string>>> PropertyForConfig(
   if (name.starts_with(kLakePrefix)) {
     return Property{name, value};  // Oxbow's own, checked as create_table checks it
   }
-  if (name == kCleanupPolicy) {
-    if (!value || *value == "delete") return Property{};  // the only policy: nothing to set
+  if (name == kCleanupPolicyConfig) {
+    // The table's kind, not a property: CreateTopics reads it, nothing alters it.
+    if (!value || *value == kDeletePolicy || *value == kCompactPolicy) return Property{};
     return Status::Invalid("topic config cleanup.policy=" + Quote(*value) +
-                           ": only delete is served (a compacted topic is not yet)");
+                           ": delete or compact (compact,delete is not served)");
   }
   return Status::Invalid("topic config " + Quote(name) +
                          " is not served (served: retention.ms, retention.bytes, "
-                         "cleanup.policy=delete and Oxbow's lake.* table properties)");
+                         "cleanup.policy and Oxbow's lake.* table properties)");
+}
+
+std::string CleanupPolicyOf(const catalog::TableDescriptor& table) {
+  return table.primary_key.empty() ? kDeletePolicy : kCompactPolicy;
 }
 
 std::vector<TopicConfig> TopicConfigs(const catalog::TableDescriptor& table,
@@ -57,9 +61,12 @@ std::vector<TopicConfig> TopicConfigs(const catalog::TableDescriptor& table,
   auto limit = [](const std::optional<int64_t>& set, int64_t fallback) {
     return std::to_string(set.value_or(fallback));
   };
+  const bool compacted = CleanupPolicyOf(table) == kCompactPolicy;
   std::vector<TopicConfig> configs = {
-      {kCleanupPolicy, "delete", false, kList,
-       "Old segments are deleted (compaction is not served)"},
+      {kCleanupPolicyConfig, CleanupPolicyOf(table), compacted, kList,
+       compacted ? "A primary-key table keyed by the record key: a record upserts its key, a "
+                   "record without a value deletes it"
+                 : "Old segments are deleted"},
   };
   for (const auto& [key, value] : table.properties) {
     if (key.starts_with(kLakePrefix)) {

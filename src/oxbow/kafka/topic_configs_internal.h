@@ -1,7 +1,7 @@
 // The Kafka topic configs Oxbow serves, each a table property (docs/kafka.md#topic-configs):
 // retention.ms is log.retention, retention.bytes is log.retention.bytes, Oxbow's lake.* table
-// properties are themselves, and cleanup.policy is always delete (compacted topics are not
-// served).
+// properties are themselves, and cleanup.policy is the table's kind, fixed at create: delete for a
+// log table, compact for a primary-key table.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,12 @@
 #include "oxbow/common/status.h"
 
 namespace oxbow::kafka::internal {
+
+inline constexpr char kCleanupPolicyConfig[] = "cleanup.policy";
+inline constexpr char kDeletePolicy[] = "delete";
+inline constexpr char kCompactPolicy[] = "compact";
+// "compact" for a primary-key table, else "delete".
+std::string CleanupPolicyOf(const catalog::TableDescriptor& table);
 
 // What a topic without a retention of its own keeps: the server's --retention-ms and
 // --retention-bytes (-1: no limit).

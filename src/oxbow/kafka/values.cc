@@ -1,5 +1,8 @@
 #include <algorithm>
 #include <chrono>
+#include <climits>
+#include <numeric>
+#include <span>
 
 #include "oxbow/arrow/builder.h"
 #include "oxbow/kafka/avro_values_internal.h"
@@ -10,63 +13,30 @@ namespace oxbow::kafka::internal {
 namespace {
 
 constexpr std::string_view kValueFormatProperty = "kafka.value.format";
+constexpr std::string_view kUpdateBefore = "-U";
+constexpr std::string_view kDelete = "-D";
 
-// The rows of an Avro table as Kafka records: each value the row as an Avro datum, no key, the
-// batch's append time.
-Status AppendAvroRecords(const arrow::RecordBatch& rows, int64_t base_offset, int64_t skip,
-                         int64_t append_time_ms, std::string* out) {
-  if (skip >= rows.num_rows()) return Status::OK();
-  RecordBatch batch;
-  batch.base_offset = base_offset + skip;
-  batch.base_timestamp = batch.max_timestamp = append_time_ms;
-  for (int64_t i = skip; i < rows.num_rows(); ++i) {
-    Record r;
-    r.offset = base_offset + i;
-    r.timestamp_ms = append_time_ms;
-    std::string value;
-    RETURN_NOT_OK(AppendAvroRow(rows, i, &value));
-    r.value = std::move(value);
-    batch.records.push_back(std::move(r));
-  }
-  batch.last_offset_delta = static_cast<int32_t>(rows.num_rows() - 1 - skip);
-  return EncodeRecordBatch(batch, out);
-}
+using Records = std::span<const Record>;
 
-// One Kafka record batch as rows of an Avro table; an error names the record.
-Result<arrow::RecordBatchPtr> AvroBatchToRows(const RecordBatch& batch,
-                                              const arrow::SchemaPtr& schema) {
-  std::vector<std::string_view> values;
-  for (size_t i = 0; i < batch.records.size(); ++i) {
-    if (!batch.records[i].value) {
-      return Status::Invalid("record " + std::to_string(i) + " has a null value");
+// Each row of a JSON or Avro table's `rows` as a Kafka value: the row as a JSON object (the
+// JSON Lines form of docs/text-formats.md) or as an Avro datum.
+Result<std::vector<std::string>> EncodeRows(TableKind kind, const arrow::RecordBatch& rows) {
+  std::vector<std::string> values;
+  values.reserve(static_cast<size_t>(rows.num_rows()));
+  if (kind == TableKind::kAvro) {
+    for (int64_t i = 0; i < rows.num_rows(); ++i) {
+      RETURN_NOT_OK(AppendAvroRow(rows, i, &values.emplace_back()));
     }
-    values.push_back(*batch.records[i].value);
+    return values;
   }
-  return AvroToRows(values, schema);
-}
-
-// The rows of a JSON table as Kafka records: each value the row as a JSON object (the JSON
-// Lines form of docs/text-formats.md), no key, the batch's append time.
-Status AppendJsonRecords(const arrow::RecordBatch& rows, int64_t base_offset, int64_t skip,
-                         int64_t append_time_ms, std::string* out) {
-  if (skip >= rows.num_rows()) return Status::OK();
-  ASSIGN_OR_RAISE(std::string lines, text::FormatBatch(text::TextFormat::kJsonLines,
-                                                       *rows.Slice(skip, rows.num_rows() - skip)));
-  RecordBatch batch;
-  batch.base_offset = base_offset + skip;
-  batch.base_timestamp = batch.max_timestamp = append_time_ms;
+  ASSIGN_OR_RAISE(std::string lines, text::FormatBatch(text::TextFormat::kJsonLines, rows));
   size_t start = 0;
-  for (int64_t i = skip; i < rows.num_rows(); ++i) {
+  for (int64_t i = 0; i < rows.num_rows(); ++i) {
     const size_t end = lines.find('\n', start);
-    Record r;
-    r.offset = base_offset + i;
-    r.timestamp_ms = append_time_ms;
-    r.value = lines.substr(start, end - start);
-    batch.records.push_back(std::move(r));
+    values.push_back(lines.substr(start, end - start));
     start = end + 1;
   }
-  batch.last_offset_delta = static_cast<int32_t>(rows.num_rows() - 1 - skip);
-  return EncodeRecordBatch(batch, out);
+  return values;
 }
 
 // Parses values as JSON Lines rows of `schema`.
@@ -83,67 +53,62 @@ Result<arrow::RecordBatchPtr> ParseJsonRows(const std::string& lines, int64_t ro
   return batch;
 }
 
-// One Kafka record batch as rows of a JSON table; an error names the first record that is not
-// a JSON object of the table's columns.
-Result<arrow::RecordBatchPtr> JsonToRows(const RecordBatch& batch, const arrow::SchemaPtr& schema) {
+// The values (or, `keys`, the keys) of records `first`.. as rows of a JSON table's `schema`; an
+// error names the first record that is not a JSON object of its columns.
+Result<arrow::RecordBatchPtr> JsonToRows(Records records, size_t first,
+                                         const arrow::SchemaPtr& schema, bool keys) {
+  const char* what = keys ? "key" : "value";
   // JSON Lines needs one object per line: newlines between a value's tokens become spaces
   // (inside a string a raw newline is not JSON anyway).
-  auto one_line = [](const Record& r, size_t i) -> Result<std::string> {
-    if (!r.value) return Status::Invalid("record " + std::to_string(i) + " has a null value");
-    std::string line = *r.value;
+  auto one_line = [&](size_t i) -> Result<std::string> {
+    const std::optional<std::string>& bytes = keys ? records[i].key : records[i].value;
+    const std::string where = "record " + std::to_string(first + i);
+    if (!bytes) return Status::Invalid(where + " has a null " + what);
+    std::string line = *bytes;
     std::replace(line.begin(), line.end(), '\n', ' ');
     std::replace(line.begin(), line.end(), '\r', ' ');
     if (line.find_first_not_of(" \t") == std::string::npos) {
-      return Status::Invalid("record " + std::to_string(i) + " has an empty value");
+      return Status::Invalid(where + " has an empty " + what);
     }
     return line;
   };
   std::string lines;
-  for (size_t i = 0; i < batch.records.size(); ++i) {
-    ASSIGN_OR_RAISE(std::string line, one_line(batch.records[i], i));
+  for (size_t i = 0; i < records.size(); ++i) {
+    ASSIGN_OR_RAISE(std::string line, one_line(i));
     lines += line;
     lines += '\n';
   }
-  auto rows = ParseJsonRows(lines, static_cast<int64_t>(batch.records.size()), schema);
+  auto rows = ParseJsonRows(lines, static_cast<int64_t>(records.size()), schema);
   if (rows.ok()) return rows;
-  for (size_t i = 0; i < batch.records.size(); ++i) {  // which record is it?
-    ASSIGN_OR_RAISE(std::string line, one_line(batch.records[i], i));
+  for (size_t i = 0; i < records.size(); ++i) {  // which record is it?
+    ASSIGN_OR_RAISE(std::string line, one_line(i));
     auto one = ParseJsonRows(line + "\n", 1, schema);
-    if (!one.ok()) return one.status().WithContext("record " + std::to_string(i));
+    if (!one.ok()) {
+      return one.status().WithContext("record " + std::to_string(first + i) +
+                                      (keys ? "'s key" : ""));
+    }
   }
   return rows.status();
 }
 
-// The rows of a raw table as Kafka records, `skip` rows from its start left out.
-Status AppendRawRecords(const arrow::RecordBatch& rows, int64_t base_offset, int64_t skip,
-                        std::string* out) {
-  if (skip >= rows.num_rows()) return Status::OK();
-  const arrow::Array& key = rows.column(0);
-  const arrow::Array& value = rows.column(1);
-  const arrow::Array& timestamp = rows.column(2);
-  const arrow::Array& headers = rows.column(3);
-  RecordBatch batch;
-  batch.base_offset = base_offset + skip;
-  batch.base_timestamp = timestamp.Value<int64_t>(skip);
-  batch.max_timestamp = batch.base_timestamp;
-  for (int64_t i = skip; i < rows.num_rows(); ++i) {
-    Record r;
-    r.offset = base_offset + i;
-    r.timestamp_ms = timestamp.Value<int64_t>(i);
-    batch.max_timestamp = std::max(batch.max_timestamp, r.timestamp_ms);
-    if (key.IsValid(i)) r.key = std::string(key.GetView(i));
-    if (value.IsValid(i)) r.value = std::string(value.GetView(i));
-    if (headers.IsValid(i)) {
-      ASSIGN_OR_RAISE(r.headers, DecodeHeaders(headers.GetView(i)));
+// The same for an Avro table: each value (key) one Avro datum.
+Result<arrow::RecordBatchPtr> AvroRecordsToRows(Records records, size_t first,
+                                                const arrow::SchemaPtr& schema, bool keys) {
+  std::vector<std::string_view> datums;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const std::optional<std::string>& bytes = keys ? records[i].key : records[i].value;
+    if (!bytes) {
+      return Status::Invalid("record " + std::to_string(first + i) + " has a null " +
+                             (keys ? "key" : "value"));
     }
-    batch.records.push_back(std::move(r));
+    datums.push_back(*bytes);
   }
-  batch.last_offset_delta = static_cast<int32_t>(rows.num_rows() - 1 - skip);
-  return EncodeRecordBatch(batch, out);
+  return AvroToRows(datums, schema, first);
 }
 
-// One Kafka record batch as rows of a raw table.
-Result<arrow::RecordBatchPtr> RawToRows(const RecordBatch& batch) {
+// Records as rows of a raw table of `schema`; with `keyed` (a compacted topic) each needs a key.
+Result<arrow::RecordBatchPtr> RawToRows(Records records, size_t first, bool log_append_time,
+                                        const arrow::SchemaPtr& schema, bool keyed) {
   arrow::BinaryBuilder key(arrow::DataType::Binary());
   arrow::BinaryBuilder value(arrow::DataType::Binary());
   arrow::Int64Builder timestamp(RawTopicSchema()->field(2).type);
@@ -151,10 +116,15 @@ Result<arrow::RecordBatchPtr> RawToRows(const RecordBatch& batch) {
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
-  for (const Record& r : batch.records) {
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Record& r = records[i];
+    if (keyed && !r.key) {
+      return Status::Invalid("record " + std::to_string(first + i) +
+                             " has no key: a compacted topic's records need one");
+    }
     RETURN_NOT_OK(r.key ? key.Append(*r.key) : key.AppendNull());
     RETURN_NOT_OK(r.value ? value.Append(*r.value) : value.AppendNull());
-    RETURN_NOT_OK(timestamp.Append(batch.log_append_time ? now_ms : r.timestamp_ms));
+    RETURN_NOT_OK(timestamp.Append(log_append_time ? now_ms : r.timestamp_ms));
     RETURN_NOT_OK(r.headers.empty() ? headers.AppendNull()
                                     : headers.Append(EncodeHeaders(r.headers)));
   }
@@ -164,8 +134,54 @@ Result<arrow::RecordBatchPtr> RawToRows(const RecordBatch& batch) {
     ASSIGN_OR_RAISE(auto array, b->Finish());
     columns.push_back(std::move(array));
   }
-  return arrow::RecordBatch::Make(RawTopicSchema(), static_cast<int64_t>(batch.records.size()),
-                                  std::move(columns));
+  return arrow::RecordBatch::Make(schema, static_cast<int64_t>(records.size()), std::move(columns));
+}
+
+// Records as rows (their values) of a table of `format` and `schema`.
+Result<arrow::RecordBatchPtr> ValuesToRows(const TopicFormat& format, Records records, size_t first,
+                                           bool log_append_time, const arrow::SchemaPtr& schema) {
+  switch (format.kind) {
+    case TableKind::kRaw: return RawToRows(records, first, log_append_time, schema, format.keyed());
+    case TableKind::kJson: return JsonToRows(records, first, schema, /*keys=*/false);
+    default: return AvroRecordsToRows(records, first, schema, /*keys=*/false);
+  }
+}
+
+// The keys of records as rows of a primary-key table's key columns.
+Result<arrow::RecordBatchPtr> KeysToRows(const TopicFormat& format, Records records, size_t first) {
+  switch (format.kind) {
+    case TableKind::kRaw: {
+      arrow::BinaryBuilder key(arrow::DataType::Binary());
+      for (size_t i = 0; i < records.size(); ++i) {
+        if (!records[i].key) {
+          return Status::Invalid("record " + std::to_string(first + i) +
+                                 " deletes (it has no value) but has no key");
+        }
+        RETURN_NOT_OK(key.Append(*records[i].key));
+      }
+      ASSIGN_OR_RAISE(auto keys, key.Finish());
+      return arrow::RecordBatch::Make(format.key_schema, static_cast<int64_t>(records.size()),
+                                      {std::move(keys)});
+    }
+    case TableKind::kJson: return JsonToRows(records, first, format.key_schema, /*keys=*/true);
+    default: return AvroRecordsToRows(records, first, format.key_schema, /*keys=*/true);
+  }
+}
+
+// An upsert's rows of a JSON or Avro table: the key of each record that has one must be the
+// key columns of its value.
+Status CheckKeysMatch(const TopicFormat& format, Records records, size_t first,
+                      const arrow::RecordBatch& rows) {
+  ASSIGN_OR_RAISE(auto row_keys, rows.SelectColumns(format.key_columns));
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (!records[i].key) continue;
+    ASSIGN_OR_RAISE(auto key, KeysToRows(format, records.subspan(i, 1), first + i));
+    if (!key->Equals(*row_keys->Slice(static_cast<int64_t>(i), 1))) {
+      return Status::Invalid("record " + std::to_string(first + i) +
+                             ": its key and the key columns of its value differ");
+    }
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -181,13 +197,38 @@ const arrow::SchemaPtr& RawTopicSchema() {
   return kSchema;
 }
 
-TableKind KindOf(const catalog::TableDescriptor& table) {
-  if (table.schema->Equals(*RawTopicSchema())) return TableKind::kRaw;
-  auto format = table.properties.find(std::string(kValueFormatProperty));
-  if (format == table.properties.end()) return TableKind::kOther;
-  if (format->second == "json") return TableKind::kJson;
-  if (format->second == "avro") return TableKind::kAvro;
-  return TableKind::kOther;
+const arrow::SchemaPtr& RawCompactedTopicSchema() {
+  static const arrow::SchemaPtr kSchema = [] {
+    std::vector<arrow::Field> fields = RawTopicSchema()->fields();
+    fields[0].nullable = false;
+    return std::make_shared<const arrow::Schema>(std::move(fields));
+  }();
+  return kSchema;
+}
+
+TopicFormat FormatOf(const catalog::TableDescriptor& table) {
+  TopicFormat format;
+  if (table.schema->Equals(*RawTopicSchema()) || table.schema->Equals(*RawCompactedTopicSchema())) {
+    format.kind = TableKind::kRaw;
+    // A raw table keyed by anything but its key column is no compacted topic.
+    if (!table.primary_key.empty() && table.primary_key != std::vector<std::string>{"key"}) {
+      format.kind = TableKind::kOther;
+    }
+  } else if (auto it = table.properties.find(std::string(kValueFormatProperty));
+             it != table.properties.end()) {
+    if (it->second == "json") format.kind = TableKind::kJson;
+    if (it->second == "avro") format.kind = TableKind::kAvro;
+  }
+  if (format.kind == TableKind::kOther) return format;
+  for (const std::string& column : table.primary_key) {
+    format.key_columns.push_back(table.schema->GetFieldIndex(column));
+  }
+  if (format.keyed()) {
+    auto key_schema = table.schema->Select(format.key_columns);
+    if (!key_schema.ok()) return TopicFormat{};  // a descriptor's key columns are its columns
+    format.key_schema = std::move(key_schema).ValueOrDie();
+  }
+  return format;
 }
 
 std::string NotServedMessage(const std::string& table) {
@@ -197,19 +238,89 @@ std::string NotServedMessage(const std::string& table) {
          std::string(kValueFormatProperty) + "=json or avro";
 }
 
-Status AppendRecords(TableKind kind, const arrow::RecordBatch& rows, int64_t base_offset,
+Status AppendRecords(const TopicFormat& format, const arrow::RecordBatch& rows, int64_t base_offset,
                      int64_t skip, int64_t append_time_ms, std::string* out) {
-  return kind == TableKind::kRaw ? AppendRawRecords(rows, base_offset, skip, out)
-         : kind == TableKind::kJson
-             ? AppendJsonRecords(rows, base_offset, skip, append_time_ms, out)
-             : AppendAvroRecords(rows, base_offset, skip, append_time_ms, out);
+  if (skip >= rows.num_rows()) return Status::OK();
+  const arrow::RecordBatchPtr slice = rows.Slice(skip, rows.num_rows() - skip);
+  // A changelog's rows: the table's columns, then the change type.
+  const arrow::Array* change = nullptr;
+  arrow::RecordBatchPtr table_rows = slice;
+  if (format.keyed()) {
+    change = &slice->column(slice->num_columns() - 1);
+    std::vector<int> columns(static_cast<size_t>(slice->num_columns() - 1));
+    std::iota(columns.begin(), columns.end(), 0);
+    ASSIGN_OR_RAISE(table_rows, slice->SelectColumns(columns));
+  }
+  const bool raw = format.kind == TableKind::kRaw;
+  std::vector<std::string> values, keys;
+  if (!raw) {
+    ASSIGN_OR_RAISE(values, EncodeRows(format.kind, *table_rows));
+    if (format.keyed()) {
+      ASSIGN_OR_RAISE(auto key_rows, table_rows->SelectColumns(format.key_columns));
+      ASSIGN_OR_RAISE(keys, EncodeRows(format.kind, *key_rows));
+    }
+  }
+  RecordBatch batch;
+  batch.base_offset = base_offset + skip;
+  batch.base_timestamp = batch.max_timestamp = raw ? INT64_MAX : append_time_ms;
+  for (int64_t i = 0; i < table_rows->num_rows(); ++i) {
+    const std::string_view change_type = change ? change->GetView(i) : std::string_view();
+    if (change_type == kUpdateBefore) continue;  // the +U after it says the row
+    const bool tombstone = change_type == kDelete;
+    Record r;
+    r.offset = batch.base_offset + i;
+    const size_t row = static_cast<size_t>(i);
+    if (raw) {
+      const arrow::RecordBatch& t = *table_rows;
+      r.timestamp_ms = tombstone ? append_time_ms : t.column(2).Value<int64_t>(i);
+      if (t.column(0).IsValid(i)) r.key = std::string(t.column(0).GetView(i));
+      if (!tombstone && t.column(1).IsValid(i)) r.value = std::string(t.column(1).GetView(i));
+      if (!tombstone && t.column(3).IsValid(i)) {
+        ASSIGN_OR_RAISE(r.headers, DecodeHeaders(t.column(3).GetView(i)));
+      }
+    } else {
+      r.timestamp_ms = append_time_ms;
+      if (format.keyed()) r.key = std::move(keys[row]);
+      if (!tombstone) r.value = std::move(values[row]);
+    }
+    batch.base_timestamp = std::min(batch.base_timestamp, r.timestamp_ms);
+    batch.max_timestamp = std::max(batch.max_timestamp, r.timestamp_ms);
+    batch.records.push_back(std::move(r));
+  }
+  if (batch.records.empty()) batch.base_timestamp = batch.max_timestamp = append_time_ms;
+  // The batch spans every row, also those left out, so that a consumer moves past them.
+  batch.last_offset_delta = static_cast<int32_t>(table_rows->num_rows() - 1);
+  return EncodeRecordBatch(batch, out);
 }
 
-Result<arrow::RecordBatchPtr> ToRows(TableKind kind, const RecordBatch& batch,
-                                     const arrow::SchemaPtr& schema) {
-  return kind == TableKind::kRaw    ? RawToRows(batch)
-         : kind == TableKind::kJson ? JsonToRows(batch, schema)
-                                    : AvroBatchToRows(batch, schema);
+Result<std::vector<RowRun>> ToRowRuns(const TopicFormat& format, const RecordBatch& batch,
+                                      const arrow::SchemaPtr& schema) {
+  const Records records(batch.records);
+  std::vector<RowRun> runs;
+  if (!format.keyed()) {
+    ASSIGN_OR_RAISE(auto rows, ValuesToRows(format, records, 0, batch.log_append_time, schema));
+    runs.push_back({engine::PutOp::kUpsert, std::move(rows)});
+    return runs;
+  }
+  for (size_t first = 0; first < records.size();) {
+    const bool deletes = !records[first].value;
+    size_t end = first + 1;
+    while (end < records.size() && !records[end].value == deletes) ++end;
+    const Records run = records.subspan(first, end - first);
+    RowRun out;
+    if (deletes) {
+      out.op = engine::PutOp::kDelete;
+      ASSIGN_OR_RAISE(out.rows, KeysToRows(format, run, first));
+    } else {
+      ASSIGN_OR_RAISE(out.rows, ValuesToRows(format, run, first, batch.log_append_time, schema));
+      if (format.kind != TableKind::kRaw) {
+        RETURN_NOT_OK(CheckKeysMatch(format, run, first, *out.rows));
+      }
+    }
+    runs.push_back(std::move(out));
+    first = end;
+  }
+  return runs;
 }
 
 }  // namespace oxbow::kafka::internal

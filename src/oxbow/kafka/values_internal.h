@@ -3,9 +3,11 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "oxbow/arrow/record_batch.h"
 #include "oxbow/catalog/catalog.h"
+#include "oxbow/engine/table.h"
 #include "oxbow/kafka/records.h"
 
 namespace oxbow::kafka::internal {
@@ -13,6 +15,9 @@ namespace oxbow::kafka::internal {
 // The schema of a table created through Kafka: key binary, value binary, timestamp
 // timestamp[ms, tz=UTC] not null, headers binary (Kafka's header encoding; null when none).
 const arrow::SchemaPtr& RawTopicSchema();
+// The same with a key that is not null: a compacted topic's (cleanup.policy=compact), a
+// primary-key table keyed by "key".
+const arrow::SchemaPtr& RawCompactedTopicSchema();
 
 // How a table's rows are Kafka records (docs/kafka.md#mapping).
 enum class TableKind {
@@ -22,16 +27,34 @@ enum class TableKind {
   kOther,  // not served through Kafka
 };
 
-TableKind KindOf(const catalog::TableDescriptor& table);
+// A table as a topic: how its values are encoded and, for a primary-key table, its key
+// (docs/kafka.md#primary-key-tables): a record's key is the key columns, a record without a
+// value deletes its key, and Fetch serves the changelog.
+struct TopicFormat {
+  TableKind kind = TableKind::kOther;
+  std::vector<int> key_columns;  // indices into the table's schema; empty for a log table
+  arrow::SchemaPtr key_schema;   // the key columns' schema; null for a log table
+  bool keyed() const { return !key_columns.empty(); }
+};
+
+TopicFormat FormatOf(const catalog::TableDescriptor& table);
 // Why a table of kind kOther is not served.
 std::string NotServedMessage(const std::string& table);
 
 // The rows of a table as Kafka records appended to `out` as one batch, `skip` rows from its
-// start left out; JSON and Avro records carry the batch's append time.
-Status AppendRecords(TableKind kind, const arrow::RecordBatch& rows, int64_t base_offset,
+// start left out; JSON and Avro records carry the batch's append time. A primary-key table's
+// rows are its changelog's: "-U" rows are left out, "-D" rows become tombstones.
+Status AppendRecords(const TopicFormat& format, const arrow::RecordBatch& rows, int64_t base_offset,
                      int64_t skip, int64_t append_time_ms, std::string* out);
-// One Kafka record batch as rows of a table of `kind` (not kOther); an error names the record.
-Result<arrow::RecordBatchPtr> ToRows(TableKind kind, const RecordBatch& batch,
-                                     const arrow::SchemaPtr& schema);
+
+// Consecutive records of one batch that do the same: upsert (or append) rows, or delete keys.
+struct RowRun {
+  engine::PutOp op = engine::PutOp::kUpsert;
+  arrow::RecordBatchPtr rows;  // kDelete: the key columns (format.key_schema)
+};
+// One Kafka record batch as rows of a table of `format` (not kOther): one kUpsert run for a log
+// table; for a primary-key table, a run per change of op. An error names the record.
+Result<std::vector<RowRun>> ToRowRuns(const TopicFormat& format, const RecordBatch& batch,
+                                      const arrow::SchemaPtr& schema);
 
 }  // namespace oxbow::kafka::internal

@@ -91,7 +91,7 @@ Result<msg::IncrementalAlterConfigsResponse> Broker::IncrementalAlterConfigs(
     } else if (!Allows(ctx.session, name, auth::Access::kAdmin)) {
       fail(ErrorCode::kTopicAuthorizationFailed,
            "altering " + Quote(name) + " needs admin access to its table");
-    } else if (!table.ok() || !node_->GetTable(*table).ok()) {
+    } else if (auto handle = table.ok() ? node_->GetTable(*table) : table.status(); !handle.ok()) {
       fail(ErrorCode::kUnknownTopicOrPartition, "topic " + Quote(name) + " does not exist");
     } else {
       catalog::SchemaChange change;
@@ -107,8 +107,17 @@ Result<msg::IncrementalAlterConfigsResponse> Broker::IncrementalAlterConfigs(
           fail(ErrorCode::kInvalidConfig, "topic config " + Quote(c.name) + " set to null");
           break;
         }
-        auto property =
-            PropertyForConfig(c.name, c.config_operation == kSet ? c.value : std::nullopt);
+        const std::optional<std::string> value =
+            c.config_operation == kSet ? c.value : std::nullopt;
+        if (c.name == kCleanupPolicyConfig &&
+            value.value_or(kDeletePolicy) != CleanupPolicyOf(handle->descriptor())) {
+          fail(ErrorCode::kInvalidConfig,
+               "topic config cleanup.policy is fixed when the topic is created: " + Quote(name) +
+                   " is " + CleanupPolicyOf(handle->descriptor()) +
+                   " (a compacted topic is a primary-key table)");
+          break;
+        }
+        auto property = PropertyForConfig(c.name, value);
         if (!property.ok()) {
           fail(ErrorCode::kInvalidConfig, property.status().message());
           break;

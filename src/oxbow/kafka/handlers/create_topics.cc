@@ -1,5 +1,5 @@
-// CreateTopics: raw topics, one table each; their configs are table properties
-// (topic_configs_internal.h).
+// CreateTopics: raw topics, one table each (a primary-key table for cleanup.policy=compact);
+// their other configs are table properties (topic_configs_internal.h).
 #include "oxbow/kafka/broker_internal.h"
 
 namespace oxbow::kafka::internal {
@@ -16,7 +16,9 @@ Result<msg::CreateTopicsResponse> Broker::CreateTopics(msg::CreateTopicsRequest&
         t.num_partitions == -1 ? options_.default_partitions : t.num_partitions;
     catalog::TableDescriptor configured;  // the properties the configs ask for
     std::string config_error;
+    bool compacted = false;
     for (const auto& c : t.configs) {
+      compacted |= c.name == kCleanupPolicyConfig && c.value == kCompactPolicy;
       auto property = PropertyForConfig(c.name, c.value);
       if (!property.ok()) {
         config_error = property.status().message();
@@ -50,14 +52,15 @@ Result<msg::CreateTopicsResponse> Broker::CreateTopics(msg::CreateTopicsRequest&
         result.error_message = "topic " + Quote(t.name) + " already exists";
       }
     } else {
-      auto [error, message] =
-          CreateRawTopic(t.name, partitions, t.replication_factor, configured.properties);
+      auto [error, message] = CreateRawTopic(t.name, partitions, t.replication_factor,
+                                             configured.properties, compacted);
       result.error_code = error;
       if (error != ErrorCode::kNone) result.error_message = std::move(message);
     }
     if (result.error_code == ErrorCode::kNone) {
       result.num_partitions = partitions;
       result.replication_factor = 1;
+      if (compacted) configured.primary_key = {"key"};
       result.configs = CreatedTopicConfigs(configured);
       if (!request.validate_only) {
         auto table = node_->GetTable(*TableForTopic(t.name));

@@ -1,5 +1,6 @@
 // Fetch: record batches from each partition's bucket, long-polling until min_bytes arrive or
-// max_wait_ms passes; no fetch sessions (every fetch is full) and no transactions.
+// max_wait_ms passes; no fetch sessions (every fetch is full) and no transactions. A primary-key
+// table's partition is its changelog (values_internal.h).
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -45,8 +46,8 @@ msg::FetchResponse::PartitionData Broker::FetchPartition(
     return result;
   }
   if (part.fetch_offset == bucket.next_offset) return result;
-  const TableKind kind = KindOf(handle->descriptor());
-  if (kind == TableKind::kOther) {
+  const TopicFormat format = FormatOf(handle->descriptor());
+  if (format.kind == TableKind::kOther) {
     spdlog::warn("kafka: fetch from {}", NotServedMessage(*table));
     result.error_code = ErrorCode::kInvalidRecord;
     return result;
@@ -72,7 +73,7 @@ msg::FetchResponse::PartitionData Broker::FetchPartition(
     const engine::DecodedBatch& b = **batch;
     const int64_t skip = std::max<int64_t>(0, part.fetch_offset - b.base_offset);
     rows_sent += std::max<int64_t>(0, b.batch->num_rows() - skip);
-    st = AppendRecords(kind, *b.batch, b.base_offset, skip, b.append_time_ms, &records);
+    st = AppendRecords(format, *b.batch, b.base_offset, skip, b.append_time_ms, &records);
   }
   if (!st.ok()) {
     spdlog::error("kafka: fetch of '{}' partition {}: {}", topic, part.partition, st.message());

@@ -1,10 +1,55 @@
 // Produce: each partition's record batches appended to its table's bucket (an idempotent
-// producer's through the node's clientstate::ProducerStates), long-polling fetches woken after.
+// producer's through the node's clientstate::ProducerStates), or, for a primary-key table,
+// upserting and deleting keys wherever the table puts them; long-polling fetches woken after.
 #include "oxbow/kafka/broker_internal.h"
 #include "oxbow/kafka/records.h"
 #include "oxbow/kafka/values_internal.h"
 
 namespace oxbow::kafka::internal {
+namespace {
+
+// The batches of one partition of a primary-key table: each record upserts or deletes its key
+// (docs/kafka.md#primary-key-tables), in order, in the bucket the table's bucketing chooses.
+// Every batch is decoded before any is applied. Returns the changelog offset of the first change
+// when it is in `partition`'s bucket, else -1.
+Result<int64_t> ApplyChanges(const node::TableHandle& table, const TopicFormat& format,
+                             int32_t partition, const std::vector<RecordBatch>& batches,
+                             cluster::Acks acks, std::vector<metrics::BucketRows>* appended,
+                             std::vector<msg::ProduceResponse::BatchIndexAndErrorMessage>* errors) {
+  std::vector<RowRun> runs;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    if (batches[i].transactional || batches[i].control) {
+      return Status::Invalid("transactional batches are not supported");
+    }
+    auto decoded = ToRowRuns(format, batches[i], table.descriptor().schema);
+    if (!decoded.ok()) {
+      errors->push_back({static_cast<int32_t>(i), decoded.status().message()});
+      return decoded.status().WithContext("record batch " + std::to_string(i));
+    }
+    for (RowRun& run : *decoded) runs.push_back(std::move(run));
+  }
+  std::unique_ptr<engine::PutSession> upserts, deletes;
+  int64_t first_offset = -1;
+  bool first = true;
+  for (const RowRun& run : runs) {
+    const bool upsert = run.op == engine::PutOp::kUpsert;
+    std::unique_ptr<engine::PutSession>& session = upsert ? upserts : deletes;
+    if (!session) {
+      ASSIGN_OR_RAISE(
+          session,
+          table.StartPut(upsert ? table.descriptor().schema : format.key_schema, run.op, acks));
+    }
+    ASSIGN_OR_RAISE(auto ranges, session->Append(*run.rows));
+    for (const auto& range : ranges) {
+      appended->push_back({range.bucket, range.rows});
+      if (first && range.bucket == partition && range.rows > 0) first_offset = range.base_offset;
+      first = first && range.rows == 0;
+    }
+  }
+  return first_offset;
+}
+
+}  // namespace
 
 msg::ProduceResponse::PartitionProduceResponse ProduceResult(int32_t index, ErrorCode error,
                                                              std::optional<std::string> message) {
@@ -37,13 +82,34 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
     return fail(ErrorCode::kUnknownTopicOrPartition,
                 "partition " + std::to_string(part.index) + " does not exist");
   }
-  const TableKind kind = KindOf(desc);
-  if (kind == TableKind::kOther) {
+  const TopicFormat format = FormatOf(desc);
+  if (format.kind == TableKind::kOther) {
     return fail(ErrorCode::kInvalidRecord, NotServedMessage(desc.name));
   }
   if (!part.records) return fail(ErrorCode::kCorruptMessage, "null record set");
   auto batches = DecodeRecordBatches(*part.records);
   if (!batches.ok()) return fail(ErrorCode::kCorruptMessage, batches.status().message());
+  if (format.keyed()) {
+    // Upserts and deletes are idempotent as a producer's retries need (but for the aggregate
+    // merge engine): no sequences are kept, and the changes are acknowledged when applied.
+    std::vector<metrics::BucketRows> changed;
+    auto applied = ApplyChanges(*table, format, part.index, *batches,
+                                acks == -1 ? cluster::Acks::kAll : cluster::Acks::kLeader, &changed,
+                                &result.record_errors);
+    if (!applied.ok()) {
+      return fail(
+          result.record_errors.empty() ? ToErrorCode(applied.status()) : ErrorCode::kInvalidRecord,
+          applied.status().message());
+    }
+    result.base_offset = *applied;
+    result.log_start_offset = table->Buckets()[static_cast<size_t>(part.index)].earliest_offset;
+    if (!changed.empty()) {
+      node_->metrics().AddPut(
+          *name, changed, static_cast<int64_t>(part.records->size()),
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    }
+    return result;
+  }
   // acks=-1 waits for every in-sync replica in cluster mode; 0 and 1 for the leader.
   auto session = table->StartPutToBucket(desc.schema, part.index,
                                          acks == -1 ? cluster::Acks::kAll : cluster::Acks::kLeader,
@@ -56,16 +122,17 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
     if (batch.transactional || batch.control) {
       return fail(ErrorCode::kInvalidRecord, "transactional batches are not supported");
     }
-    auto rows = ToRows(kind, batch, desc.schema);
-    if (!rows.ok()) {
-      result.record_errors.push_back({static_cast<int32_t>(i), rows.status().message()});
+    auto runs = ToRowRuns(format, batch, desc.schema);
+    if (!runs.ok()) {
+      result.record_errors.push_back({static_cast<int32_t>(i), runs.status().message()});
       return fail(ErrorCode::kInvalidRecord,
-                  "record batch " + std::to_string(i) + ": " + rows.status().message());
+                  "record batch " + std::to_string(i) + ": " + runs.status().message());
     }
+    const arrow::RecordBatchPtr& rows = runs->front().rows;  // a log table's: one run
     // An idempotent batch carries its producer in the stored batch, durable with its rows.
     auto append = [&](const arrow::KeyValueMetadata* metadata) -> Result<int64_t> {
-      ASSIGN_OR_RAISE(auto appended, metadata ? (*session)->AppendWithMetadata(**rows, *metadata)
-                                              : (*session)->Append(**rows));
+      ASSIGN_OR_RAISE(auto appended, metadata ? (*session)->AppendWithMetadata(*rows, *metadata)
+                                              : (*session)->Append(*rows));
       for (const auto& range : appended) appended_rows.push_back({range.bucket, range.rows});
       return appended.empty() ? int64_t{-1} : appended.front().base_offset;
     };

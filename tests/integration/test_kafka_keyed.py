@@ -22,14 +22,6 @@ from oxbowtest.kafka import bootstrap, deliver
 from oxbowtest.primary_keys import changelog, do_get, snapshot
 
 
-@pytest.fixture(scope="module", params=["oxbow", "kafka"])
-def broker(request):
-    """Oxbow's listener, or a real Kafka broker: the same assertions hold for both."""
-    if request.param == "kafka":
-        return request.getfixturevalue("real_kafka")
-    return request.getfixturevalue("module_server")
-
-
 @pytest.fixture(scope="module")
 def server(module_server):
     return module_server
@@ -66,7 +58,8 @@ def replay(messages, key=lambda m: m.key(), value=lambda m: m.value()) -> dict:
     return state
 
 
-def test_compacted_topic_replays_to_the_latest_value_per_key(broker):
+def test_compacted_topic_replays_to_the_latest_value_per_key(oxbow_or_kafka):
+    broker = oxbow_or_kafka
     topic = "compact_" + uuid.uuid4().hex[:10]
     admin = AdminClient({"bootstrap.servers": bootstrap(broker)})
     admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=1,

@@ -170,6 +170,15 @@ def real_kafka(tmp_path_factory) -> RealKafka:
     broker.stop()
 
 
+@pytest.fixture(scope="module", params=["oxbow", "kafka"])
+def oxbow_or_kafka(request):
+    """The module's oxbowd, then the session's real Kafka broker: a test taking it runs its
+    assertions against both."""
+    if request.param == "kafka":
+        return request.getfixturevalue("real_kafka")
+    return request.getfixturevalue("module_server")
+
+
 @pytest.fixture(scope="module")
 def module_server(oxbowd_bin, tmp_path_factory) -> OxbowServer:
     """One oxbowd shared by a module's tests (they keep to their own tables), stopped cleanly

@@ -1,6 +1,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 
 #include "oxbow/kafka/broker_internal.h"
@@ -59,9 +60,38 @@ Uuid TopicId(std::string_view server_secret, int64_t table_id) {
   return id;
 }
 
-std::string TopicForTable(std::string_view table) {
+namespace {
+
+// The topic a table is named for when that topic's name is no table name (kTopicProperty).
+std::optional<std::string> HashNamedTopic(const catalog::TableDescriptor& table) {
+  auto it = table.properties.find(kTopicProperty);
+  if (it == table.properties.end()) return std::nullopt;
+  auto mapped = TableForTopic(it->second);
+  if (!mapped.ok() || *mapped != table.name) return std::nullopt;
+  return it->second;
+}
+
+// The topic of a table named after it: the name without the "kafka." namespace.
+std::string PlainTopicForTable(std::string_view table) {
   const std::string prefix = std::string(kDefaultNamespace) + ".";
-  return table.starts_with(prefix) ? std::string(table.substr(prefix.size())) : std::string(table);
+  return std::string(table.starts_with(prefix) ? table.substr(prefix.size()) : table);
+}
+
+}  // namespace
+
+std::string TopicForTable(const catalog::TableDescriptor& table) {
+  return HashNamedTopic(table).value_or(PlainTopicForTable(table.name));
+}
+
+Result<node::TableHandle> Broker::GetTopicTable(const std::string& topic) const {
+  ASSIGN_OR_RAISE(std::string table, TableForTopic(topic));
+  ASSIGN_OR_RAISE(node::TableHandle handle, node_->GetTable(table));
+  if (auto owner = HashNamedTopic(handle.descriptor()); owner && *owner != topic) {
+    // A topic named as another topic's hash-named table is not that topic.
+    return Status::NotFound("topic " + Quote(topic) + " does not exist (table " + Quote(table) +
+                            " is topic " + Quote(*owner) + ")");
+  }
+  return handle;
 }
 
 Broker::Broker(node::Node* node, KafkaOptions options, int port,
@@ -178,7 +208,7 @@ const std::map<ApiKey, Broker::Serve>& Broker::Handlers() {
 std::optional<std::string> Broker::TopicById(const Uuid& topic_id, const Session& session) const {
   for (const auto& table : node_->ListTables()) {
     if (TopicId(options_.server_secret, table.table_id) != topic_id) continue;
-    std::string topic = TopicForTable(table.name);
+    std::string topic = TopicForTable(table);
     if (!Allows(session, topic, auth::Access::kRead)) return std::nullopt;
     return topic;
   }
@@ -240,6 +270,9 @@ std::pair<ErrorCode, std::string> Broker::CreateRawTopic(
   if (!table.ok()) return {ErrorCode::kInvalidTopicException, table.status().message()};
   catalog::CreateTableRequest request;
   request.table.name = *table;
+  if (*table != topic && PlainTopicForTable(*table) != topic) {
+    request.table.properties[kTopicProperty] = topic;  // a hash-named table
+  }
   request.table.schema = compacted ? RawCompactedTopicSchema() : RawTopicSchema();
   request.table.buckets = partitions;
   if (compacted) {
@@ -260,7 +293,7 @@ std::pair<ErrorCode, std::string> Broker::CreateRawTopic(
   auto created = node_->CreateTable(request);
   if (created.ok()) {
     // Offsets committed to an earlier topic of this name (one dropped over Flight) are stale.
-    if (Status forgot = groups_->ForgetTopics({topic, TopicForTable(*table)}); !forgot.ok()) {
+    if (Status forgot = groups_->ForgetTopics({topic, PlainTopicForTable(*table)}); !forgot.ok()) {
       spdlog::error("kafka: created topic {} but kept stale committed offsets: {}", topic,
                     forgot.message());
     }
@@ -278,14 +311,36 @@ std::pair<ErrorCode, std::string> Broker::CreateRawTopic(
 namespace oxbow::kafka {
 
 Result<std::string> TableForTopic(std::string_view topic) {
+  // Kafka's own rule (org.apache.kafka.common.internals.Topic.validate).
   if (topic.empty() || topic.size() > 249) {
     return Status::Invalid("topic name must have 1 to 249 characters");
   }
-  std::string table = topic.find('.') == std::string_view::npos
-                          ? std::string(internal::kDefaultNamespace) + "." + std::string(topic)
-                          : std::string(topic);
-  RETURN_NOT_OK(catalog::ValidateTableName(table).WithContext("topic " + Quote(topic)));
-  return table;
+  if (topic == "." || topic == "..") {
+    return Status::Invalid("topic name cannot be \".\" or \"..\"");
+  }
+  for (char c : topic) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
+      return Status::Invalid("topic " + Quote(topic) +
+                             ": a topic name has only ASCII letters, digits, '.', '_' and '-'");
+    }
+  }
+  const std::string prefix = std::string(internal::kDefaultNamespace) + ".";
+  std::string table =
+      topic.find('.') == std::string_view::npos ? prefix + std::string(topic) : std::string(topic);
+  if (catalog::ValidateTableName(table).ok()) return table;
+  // Two dots or more, an empty part, a part over 128 characters: the readable start of the
+  // name with '_' for '.', then a hash of the whole name (docs/kafka.md#topic-names).
+  constexpr size_t kHashHex = 16;
+  std::string readable(topic.substr(0, internal::kMaxTablePart - kHashHex - 1));
+  std::replace(readable.begin(), readable.end(), '.', '_');
+  const std::string hash = auth::KeyedHash("kafka-topic-name", topic);
+  static constexpr char kHex[] = "0123456789abcdef";
+  readable += '_';
+  for (size_t i = 0; i < kHashHex / 2; ++i) {
+    readable += kHex[static_cast<uint8_t>(hash[i]) >> 4];
+    readable += kHex[static_cast<uint8_t>(hash[i]) & 0xf];
+  }
+  return prefix + readable;
 }
 
 bool MayHoldProducers(const catalog::TableDescriptor& table) {

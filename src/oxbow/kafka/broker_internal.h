@@ -35,8 +35,14 @@ msg::ApiVersionsResponse ApiVersionsAnswer(ErrorCode error);
 msg::ProduceResponse::PartitionProduceResponse ProduceResult(int32_t index, ErrorCode error,
                                                              std::optional<std::string> message);
 
-// The topic a table is listed as: the table name without the "kafka." namespace.
-std::string TopicForTable(std::string_view table);
+// The longest part of a table name (catalog::ValidateTableName).
+constexpr size_t kMaxTablePart = 128;
+// The property that names the topic of a table whose name is a hash of it (a topic name that is
+// no table name, docs/kafka.md#topic-names).
+inline constexpr char kTopicProperty[] = "kafka.topic";
+// The topic a table is listed as: its kafka.topic for a hash-named table, else the table name
+// without the "kafka." namespace.
+std::string TopicForTable(const catalog::TableDescriptor& table);
 // A table's topic id in Kafka's v7+ messages: the first 16 bytes of HMAC-SHA256 of the table
 // id under the server secret, so ids neither count the tables nor repeat after a drop.
 Uuid TopicId(std::string_view server_secret, int64_t table_id);
@@ -180,6 +186,9 @@ class Broker {
   std::pair<ErrorCode, std::string> CreateRawTopic(
       const std::string& topic, int32_t partitions, int16_t replication_factor = -1,
       const std::map<std::string, std::string>& properties = {}, bool compacted = false);
+  // The table of a topic: NotFound when there is none, or when the table is another topic's
+  // (a hash-named table); Invalid when the name is no topic name.
+  Result<node::TableHandle> GetTopicTable(const std::string& topic) const;
   // This server's node id: the cluster's server id, or kNodeId.
   int32_t NodeId() const;
 

@@ -51,7 +51,9 @@ struct KafkaOptions {
 bool MayHoldProducers(const catalog::TableDescriptor& table);
 
 // The table behind a topic: "ns.t" for a topic named so, "kafka.<topic>" for a topic without a
-// dot. Invalid when the topic cannot name a table.
+// dot, and for a name that is no table name (two dots or more, an empty part, a part over 128
+// characters) "kafka.<its start, '.' as '_'>_<16 hex digits of its hash>"
+// (docs/kafka.md#topic-names). Invalid when the name is no Kafka topic name.
 Result<std::string> TableForTopic(std::string_view topic);
 
 class KafkaServer {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "oxbow/arrow/builder.h"
 #include "oxbow/kafka/broker_internal.h"
 #include "oxbow/kafka/messages.h"
@@ -315,10 +317,44 @@ TEST(GeneratedCodecTest, MalformedBodiesAreNamedErrors) {
 TEST(TopicsTest, TopicsMapToTables) {
   EXPECT_EQ(*kafka::TableForTopic("orders"), "kafka.orders");
   EXPECT_EQ(*kafka::TableForTopic("shop.orders"), "shop.orders");
-  EXPECT_FALSE(kafka::TableForTopic("a.b.c").ok());
   EXPECT_FALSE(kafka::TableForTopic("").ok());
-  EXPECT_EQ(internal::TopicForTable("kafka.orders"), "orders");
-  EXPECT_EQ(internal::TopicForTable("shop.orders"), "shop.orders");
+  EXPECT_FALSE(kafka::TableForTopic("..").ok());
+  EXPECT_FALSE(kafka::TableForTopic("a b").ok());
+  EXPECT_FALSE(kafka::TableForTopic(std::string(250, 'a')).ok());
+  catalog::TableDescriptor table;
+  table.name = "kafka.orders";
+  EXPECT_EQ(internal::TopicForTable(table), "orders");
+  table.name = "shop.orders";
+  EXPECT_EQ(internal::TopicForTable(table), "shop.orders");
+
+  // Names that are no table names: readable start, hash of the whole name; distinct names,
+  // distinct tables, and the kafka.topic property maps the table back.
+  std::vector<std::string> names = {"com.acme.orders",
+                                    "com.acme_orders.x",
+                                    "com_acme.orders.x",
+                                    ".orders",
+                                    "orders.",
+                                    "a..b",
+                                    std::string(249, 'x'),
+                                    std::string(248, 'x') + "y",
+                                    "ns." + std::string(129, 'p')};
+  std::set<std::string> tables;
+  for (const std::string& name : names) {
+    auto mapped = kafka::TableForTopic(name);
+    ASSERT_TRUE(mapped.ok()) << name << ": " << mapped.status().ToString();
+    EXPECT_TRUE(catalog::ValidateTableName(*mapped).ok()) << *mapped;
+    tables.insert(*mapped);
+    table.name = *mapped;
+    table.properties[internal::kTopicProperty] = name;
+    EXPECT_EQ(internal::TopicForTable(table), name);
+  }
+  EXPECT_EQ(tables.size(), names.size());
+  EXPECT_TRUE(kafka::TableForTopic("com.acme.orders")->starts_with("kafka.com_acme_orders_"));
+  EXPECT_EQ(*kafka::TableForTopic("com.acme.orders"), *kafka::TableForTopic("com.acme.orders"));
+  // A property naming another topic does not rename a table.
+  table.name = "kafka.orders";
+  table.properties[internal::kTopicProperty] = "com.acme.orders";
+  EXPECT_EQ(internal::TopicForTable(table), "orders");
 }
 
 // A JSON primary-key table keyed by "id": records upsert and delete in runs, and a changelog

@@ -44,8 +44,7 @@ Result<msg::DescribeConfigsResponse> Broker::DescribeConfigs(msg::DescribeConfig
       result.error_code = ErrorCode::kTopicAuthorizationFailed;
       result.error_message = "topic " + Quote(name) + " needs read access";
     } else if (resource.resource_type == kTopic) {
-      auto table = TableForTopic(name);
-      auto handle = table.ok() ? node_->GetTable(*table) : table.status();
+      auto handle = GetTopicTable(name);
       if (!handle.ok()) {
         result.error_code = ErrorCode::kUnknownTopicOrPartition;
         result.error_message = "topic " + Quote(name) + " does not exist";
@@ -83,7 +82,6 @@ Result<msg::IncrementalAlterConfigsResponse> Broker::IncrementalAlterConfigs(
       result.error_message = std::move(message);
     };
     const std::string& name = resource.resource_name;
-    auto table = TableForTopic(name);
     if (resource.resource_type == kBroker) {
       fail(ErrorCode::kInvalidRequest, "broker configs are oxbowd's flags, fixed at its start");
     } else if (resource.resource_type != kTopic) {
@@ -91,7 +89,7 @@ Result<msg::IncrementalAlterConfigsResponse> Broker::IncrementalAlterConfigs(
     } else if (!Allows(ctx.session, name, auth::Access::kAdmin)) {
       fail(ErrorCode::kTopicAuthorizationFailed,
            "altering " + Quote(name) + " needs admin access to its table");
-    } else if (auto handle = table.ok() ? node_->GetTable(*table) : table.status(); !handle.ok()) {
+    } else if (auto handle = GetTopicTable(name); !handle.ok()) {
       fail(ErrorCode::kUnknownTopicOrPartition, "topic " + Quote(name) + " does not exist");
     } else {
       catalog::SchemaChange change;
@@ -126,7 +124,7 @@ Result<msg::IncrementalAlterConfigsResponse> Broker::IncrementalAlterConfigs(
       }
       if (result.error_code == ErrorCode::kNone && !request.validate_only &&
           !change.properties.empty()) {
-        auto altered = node_->AlterTable({*table, {change}});
+        auto altered = node_->AlterTable({handle->name(), {change}});
         if (!altered.ok()) {
           const Status& st = altered.status();
           fail(st.IsInvalid() ? ErrorCode::kInvalidConfig : ToErrorCode(st), st.message());

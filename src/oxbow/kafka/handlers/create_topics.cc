@@ -63,7 +63,7 @@ Result<msg::CreateTopicsResponse> Broker::CreateTopics(msg::CreateTopicsRequest&
       if (compacted) configured.primary_key = {"key"};
       result.configs = CreatedTopicConfigs(configured);
       if (!request.validate_only) {
-        auto table = node_->GetTable(*TableForTopic(t.name));
+        auto table = GetTopicTable(t.name);
         if (table.ok()) {
           result.configs = CreatedTopicConfigs(table->descriptor());
           if (ctx.version() >= 7) {

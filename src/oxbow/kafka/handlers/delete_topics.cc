@@ -25,19 +25,20 @@ Result<msg::DeleteTopicsResponse> Broker::DeleteTopics(msg::DeleteTopicsRequest&
         continue;
       }
     }
-    std::optional<std::string> table;
-    if (auto t = TableForTopic(*result.name); t.ok()) table = *t;
     if (!Allows(session, *result.name, auth::Access::kAdmin)) {
       result.error_code = ErrorCode::kTopicAuthorizationFailed;
       result.error_message = "deleting " + Quote(*result.name) + " needs admin access to its table";
       response.responses.push_back(std::move(result));
       continue;
     }
-    Status st = table ? node_->DropTable(*table) : Status::NotFound("no such topic");
+    auto table = GetTopicTable(*result.name);
+    Status st =
+        table.ok() ? node_->DropTable(table->name()) : Status::NotFound(table.status().message());
     if (!st.ok()) {
       result.error_code = ToErrorCode(st);
       result.error_message = st.message();
-    } else if (Status forgot = groups_->ForgetTopics({*result.name, TopicForTable(*table)});
+    } else if (Status forgot =
+                   groups_->ForgetTopics({*result.name, TopicForTable(table->descriptor())});
                !forgot.ok()) {
       // As in Kafka, the topic is gone whatever becomes of its groups' offsets.
       spdlog::error("kafka: deleted topic {} but not its committed offsets: {}", *result.name,

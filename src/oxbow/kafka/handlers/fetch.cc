@@ -32,8 +32,7 @@ msg::FetchResponse::PartitionData Broker::FetchPartition(
     const std::string& topic, const msg::FetchRequest::FetchPartition& part, int64_t max_bytes) {
   const auto started = Clock::now();
   msg::FetchResponse::PartitionData result = FetchResult(part.partition, ErrorCode::kNone);
-  auto table = TableForTopic(topic);
-  auto handle = table.ok() ? node_->GetTable(*table) : table.status();
+  auto handle = GetTopicTable(topic);
   if (!handle.ok() || part.partition < 0 || part.partition >= handle->bucket_count()) {
     result.error_code = ErrorCode::kUnknownTopicOrPartition;
     return result;
@@ -48,7 +47,7 @@ msg::FetchResponse::PartitionData Broker::FetchPartition(
   if (part.fetch_offset == bucket.next_offset) return result;
   const TopicFormat format = FormatOf(handle->descriptor());
   if (format.kind == TableKind::kOther) {
-    spdlog::warn("kafka: fetch from {}", NotServedMessage(*table));
+    spdlog::warn("kafka: fetch from {}", NotServedMessage(handle->name()));
     result.error_code = ErrorCode::kInvalidRecord;
     return result;
   }
@@ -80,7 +79,7 @@ msg::FetchResponse::PartitionData Broker::FetchPartition(
     result.error_code = records.empty() ? ToErrorCode(st) : ErrorCode::kNone;
   }
   if (rows_sent > 0) {
-    node_->metrics().AddFetch(*table, part.partition, rows_sent,
+    node_->metrics().AddFetch(handle->name(), part.partition, rows_sent,
                               static_cast<int64_t>(records.size()),
                               std::chrono::duration<double>(Clock::now() - started).count());
   }

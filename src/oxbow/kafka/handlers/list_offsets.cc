@@ -54,8 +54,7 @@ Result<msg::ListOffsetsResponse> Broker::ListOffsets(msg::ListOffsetsRequest& re
   for (const auto& t : request.topics) {
     msg::ListOffsetsResponse::ListOffsetsTopicResponse tr;
     tr.name = t.name;
-    auto table = TableForTopic(t.name);
-    auto handle = table.ok() ? node_->GetTable(*table) : table.status();
+    auto handle = GetTopicTable(t.name);
     const std::vector<engine::BucketStatus> buckets =
         handle.ok() ? handle->Buckets() : std::vector<engine::BucketStatus>{};
     const bool allowed = Allows(session, t.name, auth::Access::kRead);
@@ -67,9 +66,9 @@ Result<msg::ListOffsetsResponse> Broker::ListOffsets(msg::ListOffsetsRequest& re
       } else if (!handle.ok() || p.partition_index < 0 ||
                  p.partition_index >= static_cast<int32_t>(buckets.size())) {
         pr.error_code = ErrorCode::kUnknownTopicOrPartition;
-      } else if (Status leads = node_->cluster()
-                                    ? node_->cluster()->CheckLeader(*table, p.partition_index)
-                                    : Status::OK();
+      } else if (Status leads = node_->cluster() ? node_->cluster()->CheckLeader(handle->name(),
+                                                                                 p.partition_index)
+                                                 : Status::OK();
                  !leads.ok()) {
         pr.error_code = ToErrorCode(leads);
       } else {

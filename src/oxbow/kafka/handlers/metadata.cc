@@ -72,7 +72,7 @@ Result<msg::MetadataResponse> Broker::Metadata(msg::MetadataRequest& request, Re
   };
   if (!topics) {
     for (const auto& table : node_->ListTables()) {
-      const std::string topic = TopicForTable(table.name);
+      const std::string topic = TopicForTable(table);
       if (Allows(session, topic, auth::Access::kRead)) {
         response.topics.push_back(describe(table, topic));
       }
@@ -80,8 +80,7 @@ Result<msg::MetadataResponse> Broker::Metadata(msg::MetadataRequest& request, Re
     return response;
   }
   for (const std::string& topic : *topics) {
-    auto table = TableForTopic(topic);
-    if (!table.ok()) {
+    if (!TableForTopic(topic).ok()) {
       response.topics.push_back(TopicError(ErrorCode::kInvalidTopicException, topic));
       continue;
     }
@@ -89,7 +88,7 @@ Result<msg::MetadataResponse> Broker::Metadata(msg::MetadataRequest& request, Re
       response.topics.push_back(TopicError(ErrorCode::kTopicAuthorizationFailed, topic));
       continue;
     }
-    auto found = node_->GetTable(*table);
+    auto found = GetTopicTable(topic);
     const bool create = found.status().IsNotFound() && request.allow_auto_topic_creation &&
                         options_.auto_create_topics;
     if (create && !Allows(session, topic, auth::Access::kAdmin)) {
@@ -102,7 +101,7 @@ Result<msg::MetadataResponse> Broker::Metadata(msg::MetadataRequest& request, Re
       if (error != ErrorCode::kNone && error != ErrorCode::kTopicAlreadyExists) {
         spdlog::warn("kafka: auto-creating topic '{}': {}", topic, message);
       }
-      found = node_->GetTable(*table);
+      found = GetTopicTable(topic);
     }
     if (!found.ok()) {
       response.topics.push_back(TopicError(ErrorCode::kUnknownTopicOrPartition, topic));

@@ -73,10 +73,9 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
     result.error_message = std::move(message);
     return result;
   };
-  auto name = TableForTopic(topic);
-  if (!name.ok()) return fail(ErrorCode::kUnknownTopicOrPartition, name.status().message());
-  auto table = node_->GetTable(*name);
+  auto table = GetTopicTable(topic);
   if (!table.ok()) return fail(ErrorCode::kUnknownTopicOrPartition, table.status().message());
+  const std::string& name = table->name();
   const catalog::TableDescriptor& desc = table->descriptor();
   if (part.index < 0 || part.index >= desc.buckets) {
     return fail(ErrorCode::kUnknownTopicOrPartition,
@@ -105,7 +104,7 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
     result.log_start_offset = table->Buckets()[static_cast<size_t>(part.index)].earliest_offset;
     if (!changed.empty()) {
       node_->metrics().AddPut(
-          *name, changed, static_cast<int64_t>(part.records->size()),
+          name, changed, static_cast<int64_t>(part.records->size()),
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
     return result;
@@ -146,7 +145,7 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
                                                   batch.base_sequence,
                                                   batch.base_sequence + batch.last_offset_delta};
       auto sequenced = node_->producers()->Append(
-          *name, part.index, producer,
+          name, part.index, producer,
           [&](const arrow::KeyValueMetadata& metadata) { return append(&metadata); });
       if (!sequenced.ok()) {
         return fail(ToErrorCode(sequenced.status()), sequenced.status().message());
@@ -166,7 +165,7 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
     // A retry of a batch already appended is acknowledged at its offset, not appended again.
     if (i == 0) result.base_offset = done.base_offset;
   }
-  *pending = {std::move(session).ValueOrDie(), *name, std::move(appended_rows),
+  *pending = {std::move(session).ValueOrDie(), name, std::move(appended_rows),
               static_cast<int64_t>(part.records->size()), started};
   return result;
 }

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from oxbowtest.cluster import (ROW_SCHEMA, SESSION_TIMEOUT_MS, Cluster, TailReader, Writer,
                                check_acknowledged, not_leader, wait_for)
@@ -128,6 +128,26 @@ def test_kafka_clients_see_three_brokers_and_produce_and_consume(cluster):
             values.add(message.value())
     consumer.close()
     assert values == {f"order-{k}".encode() for k in range(300)}
+
+    # Two more partitions: the controller assigns their replicas, a leader takes each.
+    admin.create_partitions([NewPartitions("orders", 5)])["orders"].result(timeout=30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        grown = admin.list_topics("orders", timeout=10).topics["orders"].partitions
+        if len(grown) == 5 and all(p.leader in (1, 2, 3) and len(p.isrs) == 3
+                                   for p in grown.values()):
+            break
+        time.sleep(0.1)
+    assert sorted(grown) == [0, 1, 2, 3, 4]
+    assert all(sorted(p.replicas) == [1, 2, 3] for p in grown.values())
+    delivered.clear()
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    for k in range(20):
+        producer.produce("orders", value=f"late-{k}".encode(), partition=3 + k % 2,
+                         on_delivery=lambda err, msg: delivered.append((err, msg.offset())))
+    assert producer.flush(30) == 0
+    assert sorted(delivered, key=str) == sorted([(None, i) for i in range(10)] * 2, key=str), \
+        delivered
 
     # A compacted topic is a primary-key table: the server a partition's records reach routes
     # each key to its bucket's leader (docs/kafka.md#primary-key-tables-and-compacted-topics).

@@ -133,3 +133,15 @@ def test_compacted_topic_with_keys_and_tombstones(server, classpath):
     out = tool(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server",
                bootstrap(server), "--describe", "--topic", topic)
     assert "cleanup.policy=compact" in out, out
+
+
+def test_topic_command_adds_partitions(server, classpath):
+    topic = "java-grow-" + uuid.uuid4().hex[:8]
+    tool(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap(server),
+         "--create", "--topic", topic, "--partitions", 1)
+    tool(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap(server),
+         "--alter", "--topic", topic, "--partitions", 3)
+    out = tool(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server",
+               bootstrap(server), "--describe", "--topic", topic)
+    assert re.search(r"PartitionCount:\s*3", out), out
+    assert len(server.describe("kafka." + topic)["bucket_offsets"]) == 3

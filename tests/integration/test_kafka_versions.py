@@ -13,7 +13,8 @@ import uuid
 
 import pyarrow as pa
 import pytest
-from kafka.protocol.admin import (CreateTopicsRequest, DeleteGroupsRequest, DeleteTopicsRequest,
+from kafka.protocol.admin import (CreatePartitionsRequest, CreateTopicsRequest,
+                                  DeleteGroupsRequest, DeleteTopicsRequest,
                                   DescribeConfigsRequest, DescribeGroupsRequest,
                                   IncrementalAlterConfigsRequest, ListGroupsRequest)
 from kafka.protocol.consumer import (FetchRequest, HeartbeatRequest, JoinGroupRequest,
@@ -483,6 +484,33 @@ def test_incremental_alter_configs_every_version(server):
         assert refused.error_code == 40 and "segment.bytes" in refused.error_message
         refused = alter(v, ("cleanup.policy", 0, "compact"))
         assert refused.error_code == 40 and "compact" in refused.error_message
+    conn.close()
+
+
+def test_create_partitions_every_version(server):
+    """CreatePartitions grows a topic; validate_only changes nothing; a count not larger is
+    INVALID_PARTITIONS, a manual assignment INVALID_REQUEST."""
+    conn = Connection(server.kafka_port)
+    topic = "grow-" + uuid.uuid4().hex[:6]
+    create_topic(conn, topic)
+    T = CreatePartitionsRequest.CreatePartitionsTopic
+
+    def grow(v, count, assignments=None, validate_only=False):
+        return conn.call(CreatePartitionsRequest[v](
+            topics=[T(name=topic, count=count, assignments=assignments)], timeout_ms=1000,
+            validate_only=validate_only), v).results[0]
+
+    buckets = lambda: len(server.describe(f"kafka.{topic}")["bucket_offsets"])  # noqa: E731
+    for v in versions(server, CreatePartitionsRequest):
+        count = buckets()
+        assert grow(v, count + 1, validate_only=True).error_code == 0
+        assert buckets() == count
+        assert grow(v, count + 1).error_code == 0
+        assert buckets() == count + 1
+        refused = grow(v, count + 1)
+        assert refused.error_code == 37 and "must be larger" in refused.error_message
+        manual = grow(v, count + 2, assignments=[T.CreatePartitionsAssignment(broker_ids=[0])])
+        assert manual.error_code == 42, manual
     conn.close()
 
 

@@ -749,6 +749,10 @@ class Cluster::Impl {
         continue;
       }
       if (t.states.empty()) continue;
+      if (static_cast<int32_t>(t.replicas.size()) < t.descriptor.buckets) {
+        RETURN_NOT_OK(Assign(name, t, live));  // buckets added: the next pass sees them
+        continue;
+      }
       const bool unclean = UncleanLeaderElection(t.descriptor);
       for (int32_t b = 0; b < static_cast<int32_t>(t.states.size()); ++b) {
         const BucketState& state = t.states[static_cast<size_t>(b)];
@@ -874,28 +878,37 @@ class Cluster::Impl {
     return st;
   }
 
+  // Assigns replicas to the buckets that have none: every bucket of a new table, or those a
+  // table gained (node::Node::AddBuckets). Each bucket's first replica leads it.
   Status Assign(const std::string& name, const TableMeta& t, const std::vector<ServerInfo>& live) {
     if (live.empty()) return Status::OK();
+    const int32_t assigned = static_cast<int32_t>(t.replicas.size());
     ASSIGN_OR_RAISE(int32_t factor,
                     ReplicationFactor(t.descriptor, static_cast<int32_t>(live.size())));
     std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(live.size()) - 1);
-    auto replicas = AssignReplicas(live, t.descriptor.buckets, factor, pick(random_));
+    auto replicas = AssignReplicas(live, t.descriptor.buckets - assigned, factor, pick(random_));
     if (!replicas.ok()) {
       spdlog::warn("cluster: cannot assign table {} yet: {}", name, replicas.status().ToString());
       return Status::OK();
     }
-    const std::string assignment = AssignmentToJson({*replicas, {}});
+    Assignment next{t.replicas, t.targets};
+    next.replicas.insert(next.replicas.end(), replicas->begin(), replicas->end());
+    const std::string assignment = AssignmentToJson(next);
     std::vector<ZkOp> ops{ZkOp::Check(paths::kControllerEpoch, controller_epoch_version_),
-                          ZkOp::Check(paths::Table(name), t.descriptor_version),
-                          ZkOp::Create(paths::Assignment(name), assignment),
-                          ZkOp::Create(paths::Buckets(name), "")};
-    for (int32_t b = 0; b < t.descriptor.buckets; ++b) {
+                          ZkOp::Check(paths::Table(name), t.descriptor_version)};
+    if (assigned == 0) {
+      ops.push_back(ZkOp::Create(paths::Assignment(name), assignment));
+      ops.push_back(ZkOp::Create(paths::Buckets(name), ""));
+    } else {
+      ops.push_back(ZkOp::Set(paths::Assignment(name), assignment, t.assignment_version));
+    }
+    for (int32_t b = assigned; b < t.descriptor.buckets; ++b) {
       BucketState state;
-      state.leader = (*replicas)[static_cast<size_t>(b)][0];
+      state.leader = next.replicas[static_cast<size_t>(b)][0];
       for (const ServerInfo& server : live) {
         if (server.id == state.leader) state.leader_incarnation = server.incarnation;
       }
-      state.isr = (*replicas)[static_cast<size_t>(b)];
+      state.isr = next.replicas[static_cast<size_t>(b)];
       state.controller_epoch = controller_epoch_;
       ops.push_back(ZkOp::Create(paths::Bucket(name, b), ""));
       ops.push_back(ZkOp::Create(paths::State(name, b), BucketStateToJson(state)));

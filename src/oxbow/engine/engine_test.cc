@@ -152,6 +152,28 @@ TEST_F(EngineTest, PutToBucketPinsEveryBatchToThatBucket) {
             "table 'ns.keyed' chooses each row's bucket by its bucket key");
 }
 
+TEST_F(EngineTest, ALogTableGainsEmptyBucketsAndKeepsItsRows) {
+  CreateTable("ns.growing", 2, false);
+  auto put = engine_->StartPutToBucket("ns.growing", schema_, 1).ValueOrDie();
+  ASSERT_TRUE(put->Append(*MakeBatch(0, 10)).ok());
+  put.reset();
+  const catalog::TableDescriptor before = engine_->DescribeTable("ns.growing")->table;
+  catalog::TableDescriptor after = before;
+  after.buckets = 4;
+  ASSERT_TRUE(engine_->AlterTable(before, after).ok());
+  auto added = engine_->StartPutToBucket("ns.growing", schema_, 3).ValueOrDie();
+  auto ranges = added->Append(*MakeBatch(10, 5)).ValueOrDie();
+  ASSERT_EQ(ranges.size(), 1u);
+  EXPECT_EQ(ranges[0].base_offset, 0);
+  added.reset();
+  Reopen();
+  const auto status = engine_->DescribeTable("ns.growing").ValueOrDie();
+  ASSERT_EQ(status.buckets.size(), 4u);
+  EXPECT_EQ(ReadIds("ns.growing", 1).size(), 10u);
+  EXPECT_EQ(ReadIds("ns.growing", 3).size(), 5u);
+  EXPECT_TRUE(ReadIds("ns.growing", 2).empty());
+}
+
 TEST_F(EngineTest, SurvivesReopenAndProjects) {
   CreateTable("ns.log", 1, false);
   auto put = engine_->StartPut("ns.log", schema_).ValueOrDie();

@@ -301,6 +301,25 @@ Result<catalog::TableDescriptor> Node::AlterTable(const catalog::AlterTableReque
   return tiering_->AlterTable(before.name, [&] { return engine_->AlterTable(before, after); });
 }
 
+Result<catalog::TableDescriptor> Node::AddBuckets(const std::string& table, int32_t buckets) {
+  RETURN_NOT_OK(CheckNotReserved(table));
+  ASSIGN_OR_RAISE(auto status, engine_->DescribeTable(table));
+  const catalog::TableDescriptor& before = status.table;
+  if (!before.primary_key.empty() || !before.bucket_key.empty()) {
+    return Status::Invalid("table " + Quote(table) +
+                           " places each row in the bucket of its key's hash modulo the bucket "
+                           "count: more buckets would move its keys");
+  }
+  if (buckets <= before.buckets) {
+    return Status::Invalid("table " + Quote(table) + " has " + std::to_string(before.buckets) +
+                           " buckets: the new count must be larger");
+  }
+  catalog::TableDescriptor after = before;
+  after.buckets = buckets;
+  if (cluster_) return cluster_->AlterTable(before, after);
+  return tiering_->AlterTable(before.name, [&] { return engine_->AlterTable(before, after); });
+}
+
 std::vector<catalog::TableDescriptor> Node::ListTables() const { return engine_->ListTables(); }
 
 Result<TableHandle> Node::GetTable(const std::string& name) const {

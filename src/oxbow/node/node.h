@@ -70,6 +70,10 @@ class Node {
   // checked as create_table checks one (lake properties included), the table reopens on it and
   // tiering takes up its new lake properties. Column changes of a table in the lake are refused.
   Result<catalog::TableDescriptor> AlterTable(const catalog::AlterTableRequest& request);
+  // Grows a log table without a bucket key to `buckets` buckets (Kafka's CreatePartitions): the
+  // new buckets start empty at offset 0, the old keep their rows. A table that places rows by
+  // key refuses, and so does a count that is not larger (InvalidArgument naming why).
+  Result<catalog::TableDescriptor> AddBuckets(const std::string& table, int32_t buckets);
   std::vector<catalog::TableDescriptor> ListTables() const;
   // Table `name` resolved once (NotFound naming it when it does not exist): what front ends
   // work on. Cheap: no lake call.

@@ -60,6 +60,10 @@ Result<msg::MetadataResponse> Broker::Metadata(msg::MetadataRequest& request, Re
         p.replica_nodes = meta->replicas[static_cast<size_t>(b)];
         p.isr_nodes = state.isr;
         if (state.leader < 0) p.error_code = ErrorCode::kLeaderNotAvailable;
+      } else if (cluster) {
+        // A bucket just added, which the controller has not assigned yet.
+        p.leader_id = -1;
+        p.error_code = ErrorCode::kLeaderNotAvailable;
       } else {
         p.leader_id = kNodeId;
         p.leader_epoch = 0;

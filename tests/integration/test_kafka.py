@@ -392,25 +392,53 @@ def test_topic_retention_configs_are_kept_and_enforced(make_server):
     assert "lake.enable" in error.value.args[0].str()
 
 
-def test_list_offsets_by_max_timestamp(server):
-    """ListOffsets -3 (KIP-734, AdminClient.list_offsets with OffsetSpec.max_timestamp): the
-    first offset appended at the newest append time, as a real Kafka 4.4 answers for a
-    LogAppendTime topic (checked side by side: two produce batches of 3 and 2 records give
-    offset 3); -1 for an empty partition."""
+def test_offsets_for_times_go_by_record_timestamps(oxbow_or_kafka):
+    """A raw topic's records keep the producer's timestamps (CreateTime), and ListOffsets by a
+    time (offsetsForTimes) or by the max timestamp (-3, KIP-734) answers by them, as Kafka does:
+    the first record in log order at or after the time, and the first record with the largest
+    timestamp. The same assertions against a real Kafka 4.4 broker."""
+    broker = oxbow_or_kafka
     topic, empty = new_topic(), new_topic()
-    admin = AdminClient({"bootstrap.servers": bootstrap(server)})
+    admin = AdminClient({"bootstrap.servers": bootstrap(broker)})
     for t in (topic, empty):
-        create_topic(server, t, 1)
-    for batch in ([b"a", b"b", b"c"], [b"d", b"e"]):
-        produce(server, topic, [(0, None, v, None) for v in batch])
+        admin.create_topics([NewTopic(t, num_partitions=1, replication_factor=1)])[t].result(30)
+    base = int(time.time() * 1000) - 600_000  # ten minutes ago: inside Kafka's accepted range
+    # Four batches; the second holds two records whose times go backwards.
+    for batch in ([1000], [5000, 3000], [7000], [2000]):
+        produce(broker, topic, [(0, None, str(t).encode(), None, base + t) for t in batch])
+    consumer = Consumer({"bootstrap.servers": bootstrap(broker), "group.id": "times-" + topic})
+    for at, offset in ((500, 0), (1000, 0), (1500, 1), (2500, 1), (4000, 1), (5001, 3),
+                       (7000, 3), (7001, -1)):
+        found = consumer.offsets_for_times([TopicPartition(topic, 0, base + at)], timeout=10)
+        assert found[0].offset == offset, (at, found[0])
+    consumer.close()
     tp, tpe = TopicPartition(topic, 0), TopicPartition(empty, 0)
     newest = admin.list_offsets({tp: OffsetSpec.max_timestamp()})[tp].result(timeout=30)
-    # The time is the batch's append time (what Flight reports), not a record's create time.
-    _, metas = server.get({"table": "kafka." + topic})
-    assert [m["base_offset"] for m in metas] == [0, 3]
-    assert (newest.offset, newest.timestamp) == (3, metas[-1]["append_time_ms"])
+    assert (newest.offset, newest.timestamp) == (3, base + 7000)
     nothing = admin.list_offsets({tpe: OffsetSpec.max_timestamp()})[tpe].result(timeout=30)
     assert (nothing.offset, nothing.timestamp) == (-1, -1)
+
+
+def test_json_tables_list_offsets_by_append_time(server):
+    """A JSON table keeps no record timestamp: its records carry their batch's append time
+    (LogAppendTime), and ListOffsets answers by it: -3 gives the first offset of the newest
+    batch, a time the first batch appended at or after it."""
+    table = "shop.times_" + uuid.uuid4().hex[:8]
+    server.create_table(table, pa.schema([pa.field("id", pa.int64(), nullable=False)]),
+                        properties={"kafka.value.format": "json"})
+    for batch in ([1, 2, 3], [4, 5]):
+        produce(server, table, [(0, None, json.dumps({"id": i}).encode(), None, 1000)
+                                for i in batch])
+    _, metas = server.get({"table": table})
+    assert [m["base_offset"] for m in metas] == [0, 3]
+    admin = AdminClient({"bootstrap.servers": bootstrap(server)})
+    tp = TopicPartition(table, 0)
+    newest = admin.list_offsets({tp: OffsetSpec.max_timestamp()})[tp].result(timeout=30)
+    assert (newest.offset, newest.timestamp) == (3, metas[-1]["append_time_ms"])
+    consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": "t-" + table})
+    found = consumer.offsets_for_times([TopicPartition(table, 0, metas[-1]["append_time_ms"])])
+    consumer.close()
+    assert found[0].offset == 3
 
 
 def test_json_table_created_through_flight(server):

@@ -17,6 +17,7 @@
 #include "oxbow/kafka/groups_internal.h"
 #include "oxbow/kafka/kafka.h"
 #include "oxbow/kafka/messages.h"
+#include "oxbow/kafka/record_times_internal.h"
 #include "oxbow/kafka/records.h"
 #include "oxbow/kafka/topic_configs_internal.h"
 #include "oxbow/kafka/values_internal.h"
@@ -199,6 +200,7 @@ class Broker {
   const std::string host_;
   const int port_;
   std::unique_ptr<GroupCoordinator> groups_;
+  RecordTimes record_times_;  // ListOffsets by time of raw log tables
   std::atomic<bool> stopping_{false};
   // Produces notify long-polling fetches; Flight puts are seen by their periodic re-check.
   std::mutex appended_mu_;

@@ -1,5 +1,6 @@
 // ListOffsets: a partition's latest or earliest offset, the first at a timestamp, or the first
-// at the newest timestamp (max timestamp, -3).
+// at the newest timestamp (max timestamp, -3): by the records' timestamps in a raw log table
+// (CreateTime, RecordTimes), by the batches' append times in the others (LogAppendTime).
 #include <chrono>
 
 #include "oxbow/kafka/broker_internal.h"
@@ -57,6 +58,8 @@ Result<msg::ListOffsetsResponse> Broker::ListOffsets(msg::ListOffsetsRequest& re
     auto handle = GetTopicTable(t.name);
     const std::vector<engine::BucketStatus> buckets =
         handle.ok() ? handle->Buckets() : std::vector<engine::BucketStatus>{};
+    const TopicFormat format = handle.ok() ? FormatOf(handle->descriptor()) : TopicFormat{};
+    const bool by_record_time = format.kind == TableKind::kRaw && !format.keyed();
     const bool allowed = Allows(session, t.name, auth::Access::kRead);
     for (const auto& p : t.partitions) {
       msg::ListOffsetsResponse::ListOffsetsPartitionResponse pr;
@@ -73,15 +76,25 @@ Result<msg::ListOffsetsResponse> Broker::ListOffsets(msg::ListOffsetsRequest& re
         pr.error_code = ToErrorCode(leads);
       } else {
         const engine::BucketStatus& bucket = buckets[static_cast<size_t>(p.partition_index)];
+        auto answer = [&](Result<std::optional<TimedOffset>> found) {
+          if (found.ok() && *found) {
+            pr.offset = (*found)->offset;
+            pr.timestamp = (*found)->timestamp_ms;
+          }
+          return found.status();
+        };
         Status answered;
         if (p.timestamp == -1) {
           pr.offset = bucket.next_offset;
         } else if (p.timestamp == -2 || p.timestamp == -4) {
           pr.offset = bucket.earliest_offset;
         } else if (p.timestamp == -3) {
-          answered = AnswerMaxTime(*handle, bucket, p.partition_index, &pr);
+          answered = by_record_time ? answer(record_times_.Newest(*handle, p.partition_index))
+                                    : AnswerMaxTime(*handle, bucket, p.partition_index, &pr);
         } else if (p.timestamp < 0) {
           pr.error_code = ErrorCode::kInvalidRequest;  // tiered offsets (-5) and the like
+        } else if (by_record_time) {
+          answered = answer(record_times_.FirstAtOrAfter(*handle, p.partition_index, p.timestamp));
         } else {
           answered = AnswerByTime(*handle, p.partition_index, p.timestamp, &pr);
         }

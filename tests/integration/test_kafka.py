@@ -333,6 +333,14 @@ def earliest_offset(server, table: str) -> int:
     return server.describe(table)["bucket_offsets"][0]["earliest_offset"]
 
 
+def first_offset_at(server, topic: str, timestamp_ms: int) -> int:
+    """offsetsForTimes of partition 0."""
+    consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": "t-" + topic})
+    found = consumer.offsets_for_times([TopicPartition(topic, 0, timestamp_ms)], timeout=10)
+    consumer.close()
+    return found[0].offset
+
+
 def test_topic_retention_configs_are_kept_and_enforced(make_server):
     """retention.bytes and retention.ms at CreateTopics and IncrementalAlterConfigs (confluent-
     kafka's AdminClient) are the table's log.retention properties: DescribeConfigs shows them
@@ -364,6 +372,7 @@ def test_topic_retention_configs_are_kept_and_enforced(make_server):
         assert time.monotonic() < wait_for_earliest, "retention.bytes removed nothing"
         time.sleep(0.05)
     assert earliest_offset(server, "kafka." + unlimited) == 0
+    assert first_offset_at(server, unlimited, 0) == 0  # indexes the record times (RecordTimes)
 
     # The unlimited topic gets a one-millisecond retention: the next roll removes what is sealed.
     resource = ConfigResource(ResourceType.TOPIC, unlimited, incremental_configs=[
@@ -377,6 +386,9 @@ def test_topic_retention_configs_are_kept_and_enforced(make_server):
     while earliest_offset(server, "kafka." + unlimited) == 0:
         assert time.monotonic() < deadline, "retention.ms removed nothing"
         time.sleep(0.05)
+    # Offsets for times start where retention left the partition (the time index follows it).
+    earliest = earliest_offset(server, "kafka." + unlimited)
+    assert first_offset_at(server, unlimited, 0) == earliest
 
     refused = admin.create_topics([NewTopic(new_topic(), num_partitions=1,
                                             config={"segment.bytes": "1024"})])

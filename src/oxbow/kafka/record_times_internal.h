@@ -1,7 +1,7 @@
-// Kafka's time index for raw log tables (docs/kafka.md#record-timestamps): each stored batch's
-// offsets and largest record timestamp (the `timestamp` column), read once per batch and kept
-// per bucket in memory, so that ListOffsets by time answers by the records' own timestamps
-// (CreateTime) as Kafka does.
+// Kafka's time index for raw log tables (docs/kafka.md#record-timestamps): the largest record
+// timestamp (the `timestamp` column) of each span of stored batches of about 64 KiB, read once
+// and kept per bucket in memory, so that ListOffsets by time answers by the records' own
+// timestamps (CreateTime) as Kafka does.
 #pragma once
 
 #include <cstdint>
@@ -31,16 +31,21 @@ class RecordTimes {
   Result<std::optional<TimedOffset>> Newest(const node::TableHandle& table, int32_t bucket);
 
  private:
-  struct Batch {
+  // Consecutive whole batches.
+  struct Span {
     int64_t base_offset = 0;
     int64_t next_offset = 0;
-    TimedOffset newest;  // the batch's largest timestamp, at its first record
+    int64_t bytes = 0;   // of the batches' bodies
+    TimedOffset newest;  // the span's largest timestamp, at its first record
   };
   struct Bucket {
-    std::vector<Batch> batches;
+    std::vector<Span> spans;
     int64_t indexed_to = 0;  // batches below this offset are indexed
   };
-  // The bucket's index, brought up to its end; `mu_` held.
+  // Indexes the batches of [from, to), appending to `spans`.
+  Status IndexRange(const node::TableHandle& table, int32_t bucket, int64_t from, int64_t to,
+                    std::vector<Span>* spans);
+  // The bucket's index from `earliest` up to `next`; `mu_` held.
   Result<Bucket*> Indexed(const node::TableHandle& table, int32_t bucket, int64_t earliest,
                           int64_t next);
 

@@ -391,17 +391,47 @@ def test_topic_retention_configs_are_kept_and_enforced(make_server):
     assert first_offset_at(server, unlimited, 0) == earliest
 
     refused = admin.create_topics([NewTopic(new_topic(), num_partitions=1,
-                                            config={"segment.bytes": "1024"})])
+                                            config={"flush.messages": "1"})])
     with pytest.raises(KafkaException) as error:
         next(iter(refused.values())).result(timeout=30)
     assert error.value.args[0].code() == KafkaError.INVALID_CONFIG
-    assert "segment.bytes" in error.value.args[0].str()
+    assert "flush.messages" in error.value.args[0].str()
     refused = admin.create_topics([NewTopic(new_topic(), num_partitions=1,
                                             config={"lake.enable": "false"})])  # a typo
     with pytest.raises(KafkaException) as error:
         next(iter(refused.values())).result(timeout=30)
     assert error.value.args[0].code() == KafkaError.INVALID_CONFIG
     assert "lake.enable" in error.value.args[0].str()
+
+
+def test_timestamp_type_and_segment_bytes_are_topic_configs(oxbow_or_kafka):
+    """message.timestamp.type LogAppendTime stamps records with the server's time, CreateTime
+    (the default) keeps the producer's; segment.bytes is the topic's own. Both at CreateTopics,
+    shown by DescribeConfigs. The same assertions against a real Kafka 4.4 broker."""
+    broker = oxbow_or_kafka
+    admin = AdminClient({"bootstrap.servers": bootstrap(broker)})
+    stamped, kept = new_topic(), new_topic()
+    futures = admin.create_topics([
+        NewTopic(stamped, num_partitions=1, config={"message.timestamp.type": "LogAppendTime",
+                                                    "segment.bytes": "1048576"}),
+        NewTopic(kept, num_partitions=1)])
+    for f in futures.values():
+        f.result(timeout=30)
+    described = admin.describe_configs([ConfigResource(ResourceType.TOPIC, stamped),
+                                        ConfigResource(ResourceType.TOPIC, kept)])
+    configs = {r.name: f.result(timeout=30) for r, f in described.items()}
+    assert configs[stamped]["message.timestamp.type"].value == "LogAppendTime"
+    assert configs[stamped]["segment.bytes"].value == "1048576"
+    assert configs[stamped]["segment.bytes"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert configs[kept]["message.timestamp.type"].value == "CreateTime"
+    old = int(time.time() * 1000) - 600_000
+    before = int(time.time() * 1000)
+    for topic in (stamped, kept):
+        produce(broker, topic, [(0, None, b"v", None, old)])
+    got = {topic: consume_assigned(broker, topic, 1, 1)[0].timestamp() for topic in (stamped, kept)}
+    kind, stamp = got[stamped]
+    assert kind == 2 and before <= stamp <= int(time.time() * 1000) + 1, got  # LogAppendTime
+    assert got[kept] == (1, old)  # CreateTime
 
 
 def test_offsets_for_times_go_by_record_timestamps(oxbow_or_kafka):

@@ -441,8 +441,9 @@ def test_describe_and_list_groups_and_configs_every_version(server):
         assert [r.error_code for r in results] == [0, 0, 3, 0]
         # ConfigSource 5: DEFAULT_CONFIG, the topic sets none of them.
         assert [(c.name, c.value, c.config_source) for c in results[0].configs] == [
-            ("cleanup.policy", "delete", 5), ("retention.bytes", "-1", 5),
-            ("retention.ms", week_ms, 5)]
+            ("cleanup.policy", "delete", 5), ("message.timestamp.type", "CreateTime", 5),
+            ("retention.bytes", "-1", 5), ("retention.ms", week_ms, 5),
+            ("segment.bytes", str(256 << 20), 5)]
         assert [c.name for c in results[1].configs] == ["retention.ms"]
         assert results[3].configs == []
     conn.close()
@@ -480,8 +481,8 @@ def test_incremental_alter_configs_every_version(server):
         assert server.describe(f"kafka.{topic}")["properties"]["log.retention"] == "3600000ms"
         assert alter(v, ("retention.ms", 1, None), ("retention.bytes", 1, None)).error_code == 0
         assert described()["retention.ms"][1] == 5
-        refused = alter(v, ("segment.bytes", 0, "1024"))
-        assert refused.error_code == 40 and "segment.bytes" in refused.error_message
+        refused = alter(v, ("flush.messages", 0, "1"))
+        assert refused.error_code == 40 and "flush.messages" in refused.error_message
         refused = alter(v, ("cleanup.policy", 0, "compact"))
         assert refused.error_code == 40 and "compact" in refused.error_message
     conn.close()

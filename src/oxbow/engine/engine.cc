@@ -34,6 +34,9 @@ Result<int64_t> LocalRetentionMs(const catalog::TableDescriptor& table) {
   return ms;
 }
 
+// The smallest log.segment.bytes: a segment holds at least its header and one batch.
+constexpr int64_t kMinSegmentBytes = 1024;
+
 // A retention property: nullopt when unset, -1 for "none", else what `parse` makes of it.
 Result<std::optional<int64_t>> RetentionProperty(const catalog::TableDescriptor& table,
                                                  const char* key, bool duration) {
@@ -52,11 +55,20 @@ Result<std::optional<int64_t>> RetentionProperty(const catalog::TableDescriptor&
 
 }  // namespace
 
-Result<TableRetention> RetentionOf(const catalog::TableDescriptor& table) {
-  TableRetention retention;
-  ASSIGN_OR_RAISE(retention.ms, RetentionProperty(table, kRetentionProperty, true));
-  ASSIGN_OR_RAISE(retention.bytes, RetentionProperty(table, kRetentionBytesProperty, false));
-  return retention;
+Result<TableLogProperties> LogPropertiesOf(const catalog::TableDescriptor& table) {
+  TableLogProperties log;
+  ASSIGN_OR_RAISE(log.retention_ms, RetentionProperty(table, kRetentionProperty, true));
+  ASSIGN_OR_RAISE(log.retention_bytes, RetentionProperty(table, kRetentionBytesProperty, false));
+  if (auto it = table.properties.find(kSegmentBytesProperty); it != table.properties.end()) {
+    auto bytes = ParseInt64(it->second);
+    if (!bytes.ok() || *bytes < kMinSegmentBytes) {
+      return Status::Invalid("table property " + std::string(kSegmentBytesProperty) + ": " +
+                             Quote(it->second) + " is not a number of bytes of at least " +
+                             std::to_string(kMinSegmentBytes));
+    }
+    log.segment_bytes = *bytes;
+  }
+  return log;
 }
 
 Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
@@ -158,9 +170,10 @@ Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor&
   internal::LogTableOptions options;
   options.dir = TableDir(descriptor.table_id);
   options.log = options_.log;
-  ASSIGN_OR_RAISE(TableRetention retention, RetentionOf(descriptor));
-  if (retention.ms) options.log.retention_ms = *retention.ms;
-  if (retention.bytes) options.log.retention_bytes = *retention.bytes;
+  ASSIGN_OR_RAISE(TableLogProperties own, LogPropertiesOf(descriptor));
+  if (own.retention_ms) options.log.retention_ms = *own.retention_ms;
+  if (own.retention_bytes) options.log.retention_bytes = *own.retention_bytes;
+  if (own.segment_bytes) options.log.segment_bytes = *own.segment_bytes;
   options.fs = options_.fs;
   if (options_.retention_check_ms > 0) {
     options.log.on_roll = [wakeup = retention_wakeup_] { wakeup->Wake(); };
@@ -206,7 +219,7 @@ Status Engine::CheckTable(const catalog::TableDescriptor& table) const {
       }
     }
   }
-  RETURN_NOT_OK(RetentionOf(table).status());
+  RETURN_NOT_OK(LogPropertiesOf(table).status());
   ASSIGN_OR_RAISE(int64_t local_retention_ms, LocalRetentionMs(table));
   if (local_retention_ms >= 0 && !cold_cache_) {
     return Status::Invalid("table property " + std::string(kLocalRetentionProperty) +

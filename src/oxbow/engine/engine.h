@@ -88,13 +88,16 @@ inline constexpr char kLocalRetentionProperty[] = "log.local.retention";
 // retention_bytes): a duration ("7d") and a byte count per bucket; "none" keeps everything.
 inline constexpr char kRetentionProperty[] = "log.retention";
 inline constexpr char kRetentionBytesProperty[] = "log.retention.bytes";
-// What a table's retention properties say: nullopt for one it does not set, -1 for "none".
-struct TableRetention {
-  std::optional<int64_t> ms;
-  std::optional<int64_t> bytes;
+// The table's own segment size in bytes, instead of the engine's (LogOptions::segment_bytes).
+inline constexpr char kSegmentBytesProperty[] = "log.segment.bytes";
+// What a table's log properties say: nullopt for one it does not set, -1 for "none".
+struct TableLogProperties {
+  std::optional<int64_t> retention_ms;
+  std::optional<int64_t> retention_bytes;
+  std::optional<int64_t> segment_bytes;
 };
 // Invalid naming the property when one does not parse.
-Result<TableRetention> RetentionOf(const catalog::TableDescriptor& table);
+Result<TableLogProperties> LogPropertiesOf(const catalog::TableDescriptor& table);
 
 struct TableStatus {
   catalog::TableDescriptor table;

@@ -341,8 +341,17 @@ TEST_F(EngineTest, ATableRetentionPropertyOverridesTheEngines) {
   // Age removes every sealed segment, more than the engine's byte limit does.
   EXPECT_GT(earliest("ns.short"), earliest("ns.default"));
 
-  for (const auto& [key, value] : std::map<std::string, std::string>{
-           {kRetentionProperty, "soon"}, {kRetentionBytesProperty, "-5"}}) {
+  // A table's own segment size: 1 MiB segments hold what 4 KiB segments split.
+  CreateTable("ns.big_segments", 1, false, with({{kSegmentBytesProperty, "1048576"}}));
+  auto put = engine_->StartPut("ns.big_segments", schema_).ValueOrDie();
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(put->Append(Encode(*MakeBatch(i * 50, 50))).ok());
+  EXPECT_EQ(engine_->DescribeTable("ns.big_segments")->buckets[0].segments, 1);
+  EXPECT_GT(engine_->DescribeTable("ns.kept")->buckets[0].segments, 1);
+
+  for (const auto& [key, value] :
+       std::map<std::string, std::string>{{kRetentionProperty, "soon"},
+                                          {kRetentionBytesProperty, "-5"},
+                                          {kSegmentBytesProperty, "12"}}) {
     catalog::CreateTableRequest request;
     request.table.name = "ns.bad";
     request.table.schema = schema_;

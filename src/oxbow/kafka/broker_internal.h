@@ -163,8 +163,8 @@ class Broker {
                                                        RequestContext& ctx);
   Result<msg::IncrementalAlterConfigsResponse> IncrementalAlterConfigs(
       msg::IncrementalAlterConfigsRequest& request, RequestContext& ctx);
-  // What a topic without a retention of its own keeps (the server's).
-  RetentionDefaults TopicConfigDefaults() const;
+  // What a topic without log configs of its own has (the server's).
+  TopicDefaults TopicConfigDefaults() const;
   // The configs CreateTopics v5+ answers for a topic of `table`.
   std::vector<msg::CreateTopicsResponse::CreatableTopicConfigs> CreatedTopicConfigs(
       const catalog::TableDescriptor& table) const;

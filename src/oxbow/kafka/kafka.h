@@ -31,6 +31,8 @@ struct KafkaOptions {
   // the server's log retention (log::LogOptions; -1: no limit). Default: LogOptions' defaults.
   int64_t default_retention_ms = int64_t{7} * 24 * 3600 * 1000;
   int64_t default_retention_bytes = -1;
+  // The same for segment.bytes: the server's log segment size.
+  int64_t default_segment_bytes = int64_t{256} << 20;
   // Users and grants: every connection must log in with SASL (PLAIN or SCRAM-SHA-256) and
   // each request needs a grant on the tables it touches. Default (null): no authentication.
   auth::Authenticator* authenticator = nullptr;

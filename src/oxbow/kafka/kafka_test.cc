@@ -423,6 +423,8 @@ TEST(KeyedTopicTest, RecordsAreChangesAndTheChangelogIsRecords) {
   const RecordBatch& batch = fetched->front();
   EXPECT_EQ(batch.base_offset, 101);
   EXPECT_EQ(batch.last_offset_delta, 2);  // the batch spans the rows left out
+  EXPECT_TRUE(batch.log_append_time);     // JSON records carry the append time
+  EXPECT_EQ(batch.max_timestamp, 5000);
   ASSERT_EQ(batch.records.size(), 2u);
   EXPECT_EQ(batch.records[0].offset, 102);
   EXPECT_EQ(batch.records[0].key, R"({"id":1})");

@@ -1,14 +1,17 @@
 #include "oxbow/common/parse.h"
 #include "oxbow/engine/engine.h"
 #include "oxbow/kafka/topic_configs_internal.h"
+#include "oxbow/kafka/values_internal.h"
 
 namespace oxbow::kafka::internal {
 namespace {
 
 constexpr char kRetentionMs[] = "retention.ms";
 constexpr char kRetentionBytes[] = "retention.bytes";
+constexpr char kSegmentBytes[] = "segment.bytes";
 constexpr char kLakePrefix[] = "lake.";
 constexpr int8_t kString = 2;
+constexpr int8_t kInt = 3;
 constexpr int8_t kLong = 5;
 constexpr int8_t kList = 7;
 
@@ -35,6 +38,17 @@ Result<std::pair<std::string, std::optional<std::string>>> PropertyForConfig(
     ASSIGN_OR_RAISE(std::string v, LimitProperty(name, *value, ms ? "ms" : ""));
     return Property{property, std::move(v)};
   }
+  if (name == kSegmentBytes) {
+    // A whole number: log.segment.bytes, checked as create_table checks it.
+    return Property{engine::kSegmentBytesProperty, value};
+  }
+  if (name == kTimestampTypeConfig) {
+    if (value && *value != kCreateTime && *value != kLogAppendTime) {
+      return Status::Invalid("topic config message.timestamp.type=" + Quote(*value) +
+                             ": CreateTime or LogAppendTime");
+    }
+    return Property{kTimestampTypeProperty, value};
+  }
   if (name.starts_with(kLakePrefix)) {
     return Property{name, value};  // Oxbow's own, checked as create_table checks it
   }
@@ -45,19 +59,24 @@ Result<std::pair<std::string, std::optional<std::string>>> PropertyForConfig(
                            ": delete or compact (compact,delete is not served)");
   }
   return Status::Invalid("topic config " + Quote(name) +
-                         " is not served (served: retention.ms, retention.bytes, "
-                         "cleanup.policy and Oxbow's lake.* table properties)");
+                         " is not served (served: retention.ms, retention.bytes, segment.bytes, "
+                         "message.timestamp.type, cleanup.policy and Oxbow's lake.* table "
+                         "properties)");
 }
 
 std::string CleanupPolicyOf(const catalog::TableDescriptor& table) {
   return table.primary_key.empty() ? kDeletePolicy : kCompactPolicy;
 }
 
+std::string TimestampTypeOf(const catalog::TableDescriptor& table) {
+  return FormatOf(table).log_append_time ? kLogAppendTime : kCreateTime;
+}
+
 std::vector<TopicConfig> TopicConfigs(const catalog::TableDescriptor& table,
-                                      const RetentionDefaults& defaults) {
+                                      const TopicDefaults& defaults) {
   // A property that does not parse cannot be on a table: create and alter check it.
-  auto parsed = engine::RetentionOf(table);
-  const engine::TableRetention own = parsed.ok() ? *parsed : engine::TableRetention{};
+  auto parsed = engine::LogPropertiesOf(table);
+  const engine::TableLogProperties own = parsed.ok() ? *parsed : engine::TableLogProperties{};
   auto limit = [](const std::optional<int64_t>& set, int64_t fallback) {
     return std::to_string(set.value_or(fallback));
   };
@@ -73,12 +92,20 @@ std::vector<TopicConfig> TopicConfigs(const catalog::TableDescriptor& table,
       configs.push_back({key, value, true, kString, "The table's lake property (docs/lake.md)"});
     }
   }
+  configs.push_back({kTimestampTypeConfig, TimestampTypeOf(table),
+                     table.properties.count(kTimestampTypeProperty) > 0, kString,
+                     "Whose time a record carries: the producer's (CreateTime) or the server's "
+                     "(LogAppendTime; JSON, Avro and primary-key tables)"});
   configs.push_back(
-      {kRetentionBytes, limit(own.bytes, defaults.bytes), own.bytes.has_value(), kLong,
+      {kRetentionBytes, limit(own.retention_bytes, defaults.retention_bytes),
+       own.retention_bytes.has_value(), kLong,
        "Bytes each partition keeps before its oldest segments are deleted (-1: no limit)"});
   configs.push_back(
-      {kRetentionMs, limit(own.ms, defaults.ms), own.ms.has_value(), kLong,
-       "Milliseconds a segment is kept after its newest record was appended (-1: forever)"});
+      {kRetentionMs, limit(own.retention_ms, defaults.retention_ms), own.retention_ms.has_value(),
+       kLong, "Milliseconds a segment is kept after its newest record was appended (-1: forever)"});
+  configs.push_back({kSegmentBytes, limit(own.segment_bytes, defaults.segment_bytes),
+                     own.segment_bytes.has_value(), kInt,
+                     "Bytes at which a partition's log segment is rolled"});
   return configs;
 }
 

@@ -1,7 +1,8 @@
 // The Kafka topic configs Oxbow serves, each a table property (docs/kafka.md#topic-configs):
-// retention.ms is log.retention, retention.bytes is log.retention.bytes, Oxbow's lake.* table
-// properties are themselves, and cleanup.policy is the table's kind, fixed at create: delete for a
-// log table, compact for a primary-key table.
+// retention.ms is log.retention, retention.bytes is log.retention.bytes, segment.bytes is
+// log.segment.bytes, message.timestamp.type is kafka.timestamp.type, Oxbow's lake.* table
+// properties are themselves, and cleanup.policy is the table's kind, fixed at create: delete for
+// a log table, compact for a primary-key table.
 #pragma once
 
 #include <cstdint>
@@ -21,11 +22,21 @@ inline constexpr char kCompactPolicy[] = "compact";
 // "compact" for a primary-key table, else "delete".
 std::string CleanupPolicyOf(const catalog::TableDescriptor& table);
 
-// What a topic without a retention of its own keeps: the server's --retention-ms and
-// --retention-bytes (-1: no limit).
-struct RetentionDefaults {
-  int64_t ms = -1;
-  int64_t bytes = -1;
+inline constexpr char kTimestampTypeConfig[] = "message.timestamp.type";
+inline constexpr char kCreateTime[] = "CreateTime";
+inline constexpr char kLogAppendTime[] = "LogAppendTime";
+// A raw table's record timestamps: the producer's (CreateTime, the default) or the server's
+// (LogAppendTime). Other tables keep no record timestamp: their records carry append times.
+inline constexpr char kTimestampTypeProperty[] = "kafka.timestamp.type";
+// What a table's records carry: "CreateTime" or "LogAppendTime".
+std::string TimestampTypeOf(const catalog::TableDescriptor& table);
+
+// What a topic without a log config of its own has: the server's --retention-ms,
+// --retention-bytes (-1: no limit) and --segment-bytes.
+struct TopicDefaults {
+  int64_t retention_ms = -1;
+  int64_t retention_bytes = -1;
+  int64_t segment_bytes = 0;
 };
 
 // One config's value as its table property: `value` nullopt (back to the server's default)
@@ -42,6 +53,6 @@ struct TopicConfig {
 };
 // The served configs of `table`'s topic, in name order: the lake.* ones only when set.
 std::vector<TopicConfig> TopicConfigs(const catalog::TableDescriptor& table,
-                                      const RetentionDefaults& defaults);
+                                      const TopicDefaults& defaults);
 
 }  // namespace oxbow::kafka::internal

@@ -6,6 +6,7 @@
 
 #include "oxbow/arrow/builder.h"
 #include "oxbow/kafka/avro_values_internal.h"
+#include "oxbow/kafka/topic_configs_internal.h"
 #include "oxbow/kafka/values_internal.h"
 #include "oxbow/text/text.h"
 
@@ -141,7 +142,9 @@ Result<arrow::RecordBatchPtr> RawToRows(Records records, size_t first, bool log_
 Result<arrow::RecordBatchPtr> ValuesToRows(const TopicFormat& format, Records records, size_t first,
                                            bool log_append_time, const arrow::SchemaPtr& schema) {
   switch (format.kind) {
-    case TableKind::kRaw: return RawToRows(records, first, log_append_time, schema, format.keyed());
+    case TableKind::kRaw:
+      return RawToRows(records, first, log_append_time || format.log_append_time, schema,
+                       format.keyed());
     case TableKind::kJson: return JsonToRows(records, first, schema, /*keys=*/false);
     default: return AvroRecordsToRows(records, first, schema, /*keys=*/false);
   }
@@ -208,6 +211,7 @@ const arrow::SchemaPtr& RawCompactedTopicSchema() {
 
 TopicFormat FormatOf(const catalog::TableDescriptor& table) {
   TopicFormat format;
+  if (table.schema == nullptr) return format;
   if (table.schema->Equals(*RawTopicSchema()) || table.schema->Equals(*RawCompactedTopicSchema())) {
     format.kind = TableKind::kRaw;
     // A raw table keyed by anything but its key column is no compacted topic.
@@ -220,6 +224,9 @@ TopicFormat FormatOf(const catalog::TableDescriptor& table) {
     if (it->second == "avro") format.kind = TableKind::kAvro;
   }
   if (format.kind == TableKind::kOther) return format;
+  auto time_type = table.properties.find(kTimestampTypeProperty);
+  format.log_append_time = format.kind != TableKind::kRaw || (time_type != table.properties.end() &&
+                                                              time_type->second == kLogAppendTime);
   for (const std::string& column : table.primary_key) {
     format.key_columns.push_back(table.schema->GetFieldIndex(column));
   }
@@ -262,7 +269,9 @@ Status AppendRecords(const TopicFormat& format, const arrow::RecordBatch& rows, 
   }
   RecordBatch batch;
   batch.base_offset = base_offset + skip;
-  batch.base_timestamp = batch.max_timestamp = raw ? INT64_MAX : append_time_ms;
+  batch.log_append_time = format.log_append_time;
+  batch.base_timestamp = raw ? INT64_MAX : append_time_ms;
+  batch.max_timestamp = raw ? INT64_MIN : append_time_ms;
   for (int64_t i = 0; i < table_rows->num_rows(); ++i) {
     const std::string_view change_type = change ? change->GetView(i) : std::string_view();
     if (change_type == kUpdateBefore) continue;  // the +U after it says the row

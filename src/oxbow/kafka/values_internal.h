@@ -34,6 +34,9 @@ struct TopicFormat {
   TableKind kind = TableKind::kOther;
   std::vector<int> key_columns;  // indices into the table's schema; empty for a log table
   arrow::SchemaPtr key_schema;   // the key columns' schema; null for a log table
+  // A raw table whose records carry the server's time (kafka.timestamp.type LogAppendTime);
+  // JSON and Avro records always do.
+  bool log_append_time = false;
   bool keyed() const { return !key_columns.empty(); }
 };
 

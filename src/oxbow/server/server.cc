@@ -219,6 +219,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     options.kafka.tls_client_ca_file = options.tls_client_ca_file;
     options.kafka.default_retention_ms = options.node.engine.log.retention_ms;
     options.kafka.default_retention_bytes = options.node.engine.log.retention_bytes;
+    options.kafka.default_segment_bytes = options.node.engine.log.segment_bytes;
     auto kafka = kafka::KafkaServer::Start(server->node_.get(), options.kafka);
     if (!kafka.ok()) {
       (void)server->Shutdown();

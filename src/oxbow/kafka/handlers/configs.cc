@@ -18,8 +18,9 @@ constexpr int8_t kDelete = 1;
 
 }  // namespace
 
-RetentionDefaults Broker::TopicConfigDefaults() const {
-  return {options_.default_retention_ms, options_.default_retention_bytes};
+TopicDefaults Broker::TopicConfigDefaults() const {
+  return {options_.default_retention_ms, options_.default_retention_bytes,
+          options_.default_segment_bytes};
 }
 
 std::vector<msg::CreateTopicsResponse::CreatableTopicConfigs> Broker::CreatedTopicConfigs(
@@ -113,6 +114,15 @@ Result<msg::IncrementalAlterConfigsResponse> Broker::IncrementalAlterConfigs(
                "topic config cleanup.policy is fixed when the topic is created: " + Quote(name) +
                    " is " + CleanupPolicyOf(handle->descriptor()) +
                    " (a compacted topic is a primary-key table)");
+          break;
+        }
+        if (c.name == kTimestampTypeConfig &&
+            FormatOf(handle->descriptor()).kind != TableKind::kRaw &&
+            value.value_or(kLogAppendTime) != kLogAppendTime) {
+          fail(ErrorCode::kInvalidConfig,
+               "topic config message.timestamp.type: " + Quote(name) +
+                   " keeps no record timestamp (not a raw table): its records carry the time "
+                   "Oxbow appended them (LogAppendTime)");
           break;
         }
         auto property = PropertyForConfig(c.name, value);

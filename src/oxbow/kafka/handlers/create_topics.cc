@@ -61,6 +61,7 @@ Result<msg::CreateTopicsResponse> Broker::CreateTopics(msg::CreateTopicsRequest&
       result.num_partitions = partitions;
       result.replication_factor = 1;
       if (compacted) configured.primary_key = {"key"};
+      configured.schema = compacted ? RawCompactedTopicSchema() : RawTopicSchema();
       result.configs = CreatedTopicConfigs(configured);
       if (!request.validate_only) {
         auto table = GetTopicTable(t.name);

@@ -2,8 +2,9 @@
 # Installs everything Oxbow needs on a fresh Debian machine: C++ libraries via apt, a project
 # venv (.venv) with the Python reference implementations (pyspark, DuckDB with its iceberg, avro
 # and httpfs extension wheels among them), and the jars of the Java peers from Maven: the Iceberg
-# Spark runtime and AWS bundle (build/spark), Kafka 4.4 (build/kafka) and Flink 2.2 with its
-# Kafka connector (build/flink), so the test suite needs no network.
+# Spark runtime and AWS bundle (build/spark), Kafka 4.4 (build/kafka), Kafka Streams 4.4
+# (build/kafka-streams) and Flink 2.2 with its Kafka connector (build/flink), so the test suite
+# needs no network.
 # Idempotent: only what is missing is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,5 +54,6 @@ fi
 .venv/bin/python tests/spark_session.py >/dev/null  # fetches the jars once; then a no-op
 .venv/bin/python -c 'import sys; sys.path[:0] = ["tests", "bench"]
 from vs_kafka import fetch_kafka; from oxbowtest.flink import flink_classpath
-fetch_kafka(); flink_classpath()' >/dev/null
+from oxbowtest.kafka_streams import streams_classpath
+fetch_kafka(); flink_classpath(); streams_classpath()' >/dev/null
 echo "setup: ok"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from oxbowtest.kafka import bootstrap, new_topic, produce
@@ -25,10 +25,11 @@ def grow(admin: AdminClient, topic: str, count: int) -> None:
     assert partition_count(admin, topic) == count
 
 
-def read_partition(broker, topic: str, partition: int, count: int) -> list[bytes]:
+def read_partition(broker, topic: str, partition: int, count: int,
+                   start: int = OFFSET_BEGINNING) -> list[bytes]:
     consumer = Consumer({"bootstrap.servers": bootstrap(broker), "group.id": "p-" + topic,
                          "enable.auto.commit": False})
-    consumer.assign([TopicPartition(topic, partition, 0)])
+    consumer.assign([TopicPartition(topic, partition, start)])
     values = []
     deadline = time.monotonic() + 30
     while len(values) < count and time.monotonic() < deadline:
@@ -89,3 +90,59 @@ def test_added_buckets_survive_a_restart_and_reach_the_lake(make_lake_server):
         admin.create_partitions([NewPartitions(compacted, 4)])[compacted].result(timeout=30)
     assert refused.value.args[0].code() == KafkaError.INVALID_PARTITIONS
     assert "move its keys" in refused.value.args[0].str()
+
+
+def test_delete_records_moves_the_log_start(oxbow_or_kafka):
+    """DeleteRecords (AdminClient.delete_records, KIP-107): a partition's earliest offset moves
+    up, a consumer from the beginning starts there, -1 means the high watermark, and an offset
+    past it is OFFSET_OUT_OF_RANGE. The same assertions against a real Kafka 4.4 broker."""
+    broker = oxbow_or_kafka
+    admin = AdminClient({"bootstrap.servers": bootstrap(broker)})
+    topic = new_topic()
+    admin.create_topics([NewTopic(topic, num_partitions=2,
+                                  replication_factor=1)])[topic].result(timeout=30)
+    produce(broker, topic, [(0, None, f"v{i}".encode(), None) for i in range(10)])
+    produce(broker, topic, [(1, None, b"other", None)] * 3)
+
+    deleted = admin.delete_records([TopicPartition(topic, 0, 4)])
+    assert next(iter(deleted.values())).result(timeout=30).low_watermark == 4
+    consumer = Consumer({"bootstrap.servers": bootstrap(broker), "group.id": "d-" + topic})
+    assert consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10) == (4, 10)
+    assert consumer.get_watermark_offsets(TopicPartition(topic, 1), timeout=10) == (0, 3)
+    consumer.close()
+    assert read_partition(broker, topic, 0, 6) == [f"v{i}".encode() for i in range(4, 10)]
+
+    with pytest.raises(KafkaException) as refused:
+        next(iter(admin.delete_records([TopicPartition(topic, 0, 11)]).values())).result(30)
+    assert refused.value.args[0].code() == KafkaError.OFFSET_OUT_OF_RANGE
+    everything = admin.delete_records([TopicPartition(topic, 1, -1)])
+    assert next(iter(everything.values())).result(timeout=30).low_watermark == 3
+
+
+def test_deleted_records_stay_deleted_and_the_lake_keeps_its_copy(make_lake_server):
+    """The log start is durable across a restart; rows the lake already holds stay there
+    (a Flight read below the start is served from the lake); a compacted topic refuses."""
+    server = make_lake_server()
+    admin = AdminClient({"bootstrap.servers": bootstrap(server)})
+    topic = new_topic()
+    admin.create_topics([NewTopic(topic, num_partitions=1,
+                                  replication_factor=1)])[topic].result(timeout=30)
+    table = "kafka." + topic
+    produce(server, topic, [(0, None, f"v{i}".encode(), None) for i in range(10)])
+    wait_lake(server, table)
+    deleted = admin.delete_records([TopicPartition(topic, 0, 6)])
+    assert next(iter(deleted.values())).result(timeout=30).low_watermark == 6
+    server.restart()
+    assert server.describe(table)["bucket_offsets"][0]["earliest_offset"] == 6
+    assert read_partition(server, topic, 0, 4) == [f"v{i}".encode() for i in range(6, 10)]
+    lake_and_log = server.get({"table": table, "from": 0})[0]
+    assert lake_and_log.column("value").to_pylist() == [f"v{i}".encode() for i in range(10)]
+
+    compacted = new_topic()
+    admin = AdminClient({"bootstrap.servers": bootstrap(server)})
+    admin.create_topics([NewTopic(compacted, num_partitions=1, replication_factor=1,
+                                  config={"cleanup.policy": "compact"})])[compacted].result(30)
+    produce(server, compacted, [(0, b"k", b"v", None)])
+    with pytest.raises(KafkaException) as refused:
+        next(iter(admin.delete_records([TopicPartition(compacted, 0, 1)]).values())).result(30)
+    assert refused.value.args[0].code() == KafkaError.POLICY_VIOLATION

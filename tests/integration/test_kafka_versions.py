@@ -14,7 +14,7 @@ import uuid
 import pyarrow as pa
 import pytest
 from kafka.protocol.admin import (CreatePartitionsRequest, CreateTopicsRequest,
-                                  DeleteGroupsRequest, DeleteTopicsRequest,
+                                  DeleteGroupsRequest, DeleteRecordsRequest, DeleteTopicsRequest,
                                   DescribeConfigsRequest, DescribeGroupsRequest,
                                   IncrementalAlterConfigsRequest, ListGroupsRequest)
 from kafka.protocol.consumer import (FetchRequest, HeartbeatRequest, JoinGroupRequest,
@@ -512,6 +512,34 @@ def test_create_partitions_every_version(server):
         assert refused.error_code == 37 and "must be larger" in refused.error_message
         manual = grow(v, count + 2, assignments=[T.CreatePartitionsAssignment(broker_ids=[0])])
         assert manual.error_code == 42, manual
+    conn.close()
+
+
+def test_delete_records_every_version(server):
+    """DeleteRecords moves a partition's start (low watermark) up; -1 is the high watermark;
+    past it is OFFSET_OUT_OF_RANGE, an unknown partition UNKNOWN_TOPIC_OR_PARTITION."""
+    conn = Connection(server.kafka_port)
+    topic = "trim-" + uuid.uuid4().hex[:6]
+    create_topic(conn, topic)
+    P = ProduceRequest.TopicProduceData
+    for _ in range(3):
+        conn.call(ProduceRequest[9](acks=-1, timeout_ms=1000, topic_data=[P(
+            name=topic, partition_data=[P.PartitionProduceData(
+                index=0, records=records([b"a", b"b", b"c", b"d"]))])]), 9)
+    T = DeleteRecordsRequest.DeleteRecordsTopic
+
+    def delete(v, partition, offset):
+        return conn.call(DeleteRecordsRequest[v](topics=[T(name=topic, partitions=[
+            T.DeleteRecordsPartition(partition_index=partition, offset=offset)])],
+            timeout_ms=1000), v).topics[0].partitions[0]
+
+    for v, offset in zip(versions(server, DeleteRecordsRequest), (2, 5, 9)):
+        done = delete(v, 0, offset)
+        assert (done.error_code, done.low_watermark) == (0, offset)
+        assert server.describe(f"kafka.{topic}")["bucket_offsets"][0]["earliest_offset"] == offset
+        assert delete(v, 0, 13).error_code == 1
+        assert delete(v, 3, 1).error_code == 3
+    assert (delete(2, 0, -1).error_code, delete(2, 0, -1).low_watermark) == (0, 12)
     conn.close()
 
 

@@ -68,6 +68,7 @@ enum class ErrorCode : int16_t {
   kInvalidPartitions = 37,
   kInvalidReplicationFactor = 38,
   kInvalidConfig = 40,
+  kPolicyViolation = 44,
   kInvalidRequest = 42,
   kUnsupportedForMessageFormat = 43,
   kOutOfOrderSequenceNumber = 45,

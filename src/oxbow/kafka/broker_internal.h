@@ -129,6 +129,8 @@ class Broker {
                                                  RequestContext& ctx);
   Result<msg::CreatePartitionsResponse> CreatePartitions(msg::CreatePartitionsRequest& request,
                                                          RequestContext& ctx);
+  Result<msg::DeleteRecordsResponse> DeleteRecords(msg::DeleteRecordsRequest& request,
+                                                   RequestContext& ctx);
   Result<msg::ListOffsetsResponse> ListOffsets(msg::ListOffsetsRequest& request,
                                                RequestContext& ctx);
   // Appends every partition; what waits for replicas is left in ctx.pending_acks.

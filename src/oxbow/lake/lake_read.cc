@@ -118,6 +118,7 @@ class LakeBackedCursor : public engine::ReadCursor {
           continue;
         }
         if (*next) {
+          if ((*next)->base_offset < position_) RETURN_NOT_OK(TrimBefore(position_, &**next));
           position_ = (*next)->next_offset;
         } else if (log_->done()) {
           done_ = true;
@@ -179,6 +180,23 @@ class LakeBackedCursor : public engine::ReadCursor {
 
   LakeBackedCursor(engine::Engine* engine, const LakeAccess& lake, catalog::TableDescriptor table)
       : engine_(engine), lake_access_(lake), table_(std::move(table)) {}
+
+  // Leaves out a log batch's rows below `from`: the lake delivered them, and the log starts
+  // inside the batch (Kafka's DeleteRecords moved its start there).
+  template <typename Out>
+  Status TrimBefore(int64_t from, Out* out) {
+    const int64_t skip = from - out->base_offset;
+    if constexpr (std::is_same_v<Out, engine::ReadBatch>) {
+      ASSIGN_OR_RAISE(auto body, out->message.BodyAsBuffer());
+      ASSIGN_OR_RAISE(auto batch,
+                      arrow::ipc::DecodeRecordBatch(schema_, *out->message.metadata, body));
+      ASSIGN_OR_RAISE(out->message, Encode(*batch->Slice(skip, batch->num_rows() - skip)));
+    } else {
+      out->batch = out->batch->Slice(skip, out->batch->num_rows() - skip);
+    }
+    out->base_offset = from;
+    return Status::OK();
+  }
 
   // The lake's part does not go on at position_: offsets [position_, found) are in neither the
   // log nor the lake (`found`: the next offset the lake holds, or where the lake's part ends).

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "oxbow/common/crc32c.h"
+#include "oxbow/common/parse.h"
 #include "oxbow/log/byte_order_internal.h"
 #include "oxbow/log/cold_manifest_internal.h"
 #include "oxbow/log/segment_internal.h"
@@ -22,6 +23,8 @@ using internal::SegmentState;
 namespace {
 
 constexpr char kCheckpointName[] = "recovery-checkpoint";
+// The log start DeleteBefore set, in decimal (docs/log-format.md#log-start).
+constexpr char kLogStartName[] = "log-start";
 constexpr char kCheckpointTmpName[] = "recovery-checkpoint.tmp";
 constexpr uint32_t kCheckpointMagic = 0x5043584F;  // bytes "OXCP"
 constexpr uint32_t kCheckpointVersion = 1;
@@ -150,6 +153,7 @@ Result<std::unique_ptr<BucketLog>> BucketLog::Open(std::shared_ptr<FileSystem> f
   std::unique_ptr<BucketLog> log(new BucketLog(std::move(fs), std::move(dir), std::move(options)));
   RETURN_NOT_OK(log->Recover().WithContext("open bucket log " + log->dir_));
   RETURN_NOT_OK(log->LoadLeaderEpochs().WithContext("open bucket log " + log->dir_));
+  RETURN_NOT_OK(log->LoadLogStart().WithContext("open bucket log " + log->dir_));
   if (log->options_.flush_policy == FlushPolicy::kInterval) {
     log->flusher_ = std::thread([raw = log.get()] { raw->FlusherLoop(); });
   }
@@ -524,7 +528,7 @@ Result<std::vector<LogBatch>> BucketLog::Read(int64_t from_offset, int64_t max_b
   int64_t earliest, durable;
   {
     std::lock_guard lock(mutex_);
-    earliest = segments_.begin()->first;
+    earliest = EarliestLocked();
     durable = EndLocked(options.limit);
     if (from_offset >= earliest && from_offset < durable) segments = ReadableSegments(from_offset);
     if (options.limit == ReadLimit::kWritten && !segments.empty()) {
@@ -666,7 +670,9 @@ Result<int64_t> BucketLog::LookupOffsetByTime(int64_t timestamp_ms) {
         continue;
       }
       if (!*more || frame.header.base_offset >= durable) break;
-      if (frame.header.max_timestamp_ms >= timestamp_ms) return frame.header.base_offset;
+      if (frame.header.max_timestamp_ms >= timestamp_ms) {
+        return std::max(frame.header.base_offset, earliest_offset());
+      }
     }
   }
   return durable;
@@ -734,9 +740,45 @@ bool BucketLog::closing() const {
   return closing_;
 }
 
+int64_t BucketLog::EarliestLocked() const { return std::max(segments_.begin()->first, log_start_); }
+
 int64_t BucketLog::earliest_offset() const {
   std::lock_guard lock(mutex_);
-  return segments_.begin()->first;
+  return EarliestLocked();
+}
+
+Status BucketLog::LoadLogStart() {
+  auto bytes = ReadWholeFile(*fs_, JoinPath(dir_, kLogStartName));
+  if (bytes.status().IsNotFound()) return Status::OK();
+  RETURN_NOT_OK(bytes.status());
+  auto start = ParseInt64(std::string((*bytes)->view()));
+  if (!start.ok() || *start < 0) {
+    return Status::Corruption(JoinPath(dir_, kLogStartName) + " holds no offset");
+  }
+  std::lock_guard lock(mutex_);
+  log_start_ = *start;
+  return Status::OK();
+}
+
+Status BucketLog::DeleteBefore(int64_t offset) {
+  {
+    std::lock_guard lock(mutex_);
+    const int64_t visible = std::min(durable_offset_, high_watermark_);
+    if (offset > visible) {
+      return Status::OutOfRange("offset " + std::to_string(offset) +
+                                " is past the end of bucket log " + dir_ + " (" +
+                                std::to_string(visible) + ")");
+    }
+    if (offset <= EarliestLocked()) return Status::OK();
+  }
+  // Durable before readers see it, so a crash never brings deleted offsets back.
+  std::lock_guard retention(retention_mutex_);
+  RETURN_NOT_OK(WriteFileAtomically(*fs_, dir_, kLogStartName, std::to_string(offset)));
+  {
+    std::lock_guard lock(mutex_);
+    log_start_ = std::max(log_start_, offset);
+  }
+  return Status::OK();
 }
 
 int64_t BucketLog::next_offset() const {
@@ -796,12 +838,16 @@ void BucketLog::SetRetentionFloor(int64_t offset) {
 }
 
 Result<int> BucketLog::EnforceRetention() {
-  if (options_.retention_bytes < 0 && options_.retention_ms < 0) return 0;
   std::lock_guard retention_lock(retention_mutex_);
   std::vector<ReadableSegment> sealed;
-  int64_t total, floor;
+  int64_t total, floor, start;
   {
     std::lock_guard lock(mutex_);
+    start = log_start_;
+    if (options_.retention_bytes < 0 && options_.retention_ms < 0 &&
+        start <= segments_.begin()->first) {
+      return 0;
+    }
     total = sealed_bytes_ + write_position_ + cold_bytes_;
     floor = retention_floor_;
     for (const ReadableSegment& r : ReadableSegments(segments_.begin()->first)) {
@@ -812,7 +858,9 @@ Result<int> BucketLog::EnforceRetention() {
   std::vector<ReadableSegment> doomed;
   for (const ReadableSegment& r : sealed) {
     if (r.next_offset > floor) break;
-    bool by_size = options_.retention_bytes >= 0 && total - r.size >= options_.retention_bytes;
+    const bool deleted = r.next_offset <= start;
+    bool by_size =
+        deleted || (options_.retention_bytes >= 0 && total - r.size >= options_.retention_bytes);
     bool by_age = false;
     if (!by_size && options_.retention_ms >= 0) {
       int64_t last_append_ms = r.last_append_ms;

@@ -322,11 +322,16 @@ class BucketLog {
   // Retention never deletes a segment holding an offset >= `offset` (e.g. not yet tiered).
   // Default: no floor.
   void SetRetentionFloor(int64_t offset);
-  // Deletes whole old segments past retention_bytes / retention_ms (never the active one), cold
-  // ones included (their objects after the manifest no longer lists them). Runs at open; the
-  // owner runs it in the background, periodically and after rolls (LogOptions::on_roll).
-  // Returns the number of segments deleted.
+  // Deletes whole old segments past retention_bytes / retention_ms, or wholly below the log
+  // start (DeleteBefore), never the active one nor one past the retention floor; cold ones
+  // included (their objects after the manifest no longer lists them). Runs at open; the owner
+  // runs it in the background, periodically and after rolls (LogOptions::on_roll). Returns the
+  // number of segments deleted.
   Result<int> EnforceRetention();
+  // Moves the log start up to `offset` (Kafka's DeleteRecords), durably: offsets below it are
+  // no longer read, and the segments wholly below it go at the next EnforceRetention. A start
+  // at or below the current one changes nothing; one past the visible end is OutOfRange.
+  Status DeleteBefore(int64_t offset);
 
   // Moves the local sealed segments older than cold.local_retention_ms to the cold store, oldest
   // first: upload, verify by reading back (size and CRC32C), record in the cold-segment
@@ -376,6 +381,10 @@ class BucketLog {
   Status ReloadLocked();
   // Leader epochs (leader_epochs.cc).
   Status LoadLeaderEpochs();
+  // Reads log_start_ from its file (docs/log-format.md#log-start).
+  Status LoadLogStart();
+  // The first offset readers may read: the first segment's base, or the log start above it.
+  int64_t EarliestLocked() const;
   Status PersistLeaderEpochs(const std::vector<EpochEnd>& epochs);
   // Drops the epochs that start at or after `offset`.
   Status TruncateLeaderEpochs(int64_t offset);
@@ -417,7 +426,8 @@ class BucketLog {
   int64_t checkpointed_bytes_ = 0;
   bool sync_in_progress_ = false;
   int64_t retention_floor_;
-  Status failed_;  // sticky, after an fsync failure or a failed cleanup
+  int64_t log_start_ = 0;  // DeleteBefore's offset, persisted
+  Status failed_;          // sticky, after an fsync failure or a failed cleanup
   bool closing_ = false;
   int64_t high_watermark_ = INT64_MAX;
   Status fence_;  // appends fail with it while set

@@ -391,6 +391,29 @@ TEST_F(LogTest, RetentionBySizeRespectsFloor) {
   CheckReadAll(log.get(), earliest);
 }
 
+TEST_F(LogTest, DeleteBeforeMovesTheStartDurablyAndDropsWholeSegmentsBelowIt) {
+  auto log = OpenLog();
+  AppendMany(log.get(), 0, 300);
+  const int64_t all_segments = log->segment_count();
+  const int64_t start = expected_[150].base_offset + 1;  // inside a batch
+  ASSERT_TRUE(log->DeleteBefore(start).ok());
+  EXPECT_EQ(log->earliest_offset(), start);
+  EXPECT_TRUE(log->Read(start - 1, 100).status().IsOutOfRange());
+  ASSERT_TRUE(log->Read(start, 100).ok());
+  EXPECT_TRUE(log->DeleteBefore(start - 10).ok());  // lower: nothing changes
+  EXPECT_EQ(log->earliest_offset(), start);
+  EXPECT_TRUE(log->DeleteBefore(log->next_offset() + 1).IsOutOfRange());
+  EXPECT_GT(log->EnforceRetention().ValueOrDie(), 0);
+  EXPECT_LT(log->segment_count(), all_segments);
+  EXPECT_EQ(log->earliest_offset(), start);
+  // The start survives a restart, and a time lookup never answers below it.
+  ASSERT_TRUE(log->Close().ok());
+  log = OpenLog();
+  EXPECT_EQ(log->earliest_offset(), start);
+  EXPECT_EQ(log->LookupOffsetByTime(0).ValueOrDie(), start);
+  EXPECT_TRUE(log->Read(start - 1, 100).status().IsOutOfRange());
+}
+
 TEST_F(LogTest, RollsCallOnRollAndAppendsDeleteNothing) {
   options_.retention_bytes = 8000;
   int rolls = 0;

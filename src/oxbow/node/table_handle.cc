@@ -1,5 +1,7 @@
 #include "oxbow/node/table_handle.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <atomic>
 
@@ -136,6 +138,30 @@ Result<arrow::RecordBatchPtr> TableHandle::Lookup(engine::LookupRequest request,
     internal::RouteLookup({cluster_, peers_, table_}, forwarded, &request);
   }
   return table_->Lookup(request);
+}
+
+Result<int64_t> TableHandle::DeleteBefore(int32_t bucket, int64_t offset) const {
+  RETURN_NOT_OK(CheckNotReserved(name()));
+  if (cluster_) {
+    return Status::NotImplemented("deleting records of table " + Quote(name()) +
+                                  " in cluster mode is not served yet: its followers would keep "
+                                  "them");
+  }
+  if (!descriptor().primary_key.empty()) {
+    return Status::Invalid("primary-key table " + Quote(name()) +
+                           " keeps its whole changelog: its rows recover from it");
+  }
+  if (bucket < 0 || bucket >= bucket_count()) {
+    return Status::NotFound("table " + Quote(name()) + " has no bucket " + std::to_string(bucket));
+  }
+  log::BucketLog& log = *table_->logs()[static_cast<size_t>(bucket)];
+  RETURN_NOT_OK(log.DeleteBefore(offset));
+  // The segments wholly below go now (the start already holds without them).
+  if (auto deleted = log.EnforceRetention(); !deleted.ok()) {
+    spdlog::warn("table '{}' bucket {}: records before {} are deleted, their segments not yet: {}",
+                 name(), bucket, offset, deleted.status().message());
+  }
+  return log.earliest_offset();
 }
 
 Result<std::unique_ptr<engine::ReadCursor>> TableHandle::OpenRead(

@@ -79,6 +79,11 @@ class TableHandle {
   Result<std::unique_ptr<engine::SnapshotReader>> OpenSnapshot(
       const engine::SnapshotRequest& request) const;
   Result<arrow::RecordBatchPtr> Lookup(engine::LookupRequest request, bool forwarded = false) const;
+  // A log table's bucket no longer serves the offsets below `offset` (Kafka's DeleteRecords;
+  // the lake keeps what it already has); returns the bucket's earliest offset after it.
+  // OutOfRange past the bucket's end; a primary-key table refuses (its changelog is the log its
+  // rows recover from), and so does cluster mode, whose followers would keep the records.
+  Result<int64_t> DeleteBefore(int32_t bucket, int64_t offset) const;
 
  private:
   friend class ReplicatedOffsetStore;

@@ -8,17 +8,16 @@ from __future__ import annotations
 import base64
 import io
 import json
-import time
 import uuid
 
 import fastavro
 import pyarrow as pa
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    NewTopic)
 
-from oxbowtest.kafka import bootstrap, deliver
+from oxbowtest.kafka import bootstrap, consume_assigned, deliver
 from oxbowtest.primary_keys import changelog, do_get, snapshot
 
 
@@ -28,23 +27,8 @@ def server(module_server):
 
 
 def consume_all(broker, topic: str, partitions: int, count: int) -> list:
-    """Every record of every partition from the earliest offset, `count` of them."""
-    consumer = Consumer({"bootstrap.servers": bootstrap(broker), "group.id": "read-" + topic,
-                         "enable.auto.commit": False})
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    got = []
-    deadline = time.monotonic() + 30
-    while len(got) < count and time.monotonic() < deadline:
-        msg = consumer.poll(0.5)
-        if msg is not None:
-            assert msg.error() is None, msg.error()
-            got.append(msg)
-    # Nothing more than the changes made arrives.
-    extra = consumer.poll(1.0)
-    consumer.close()
-    assert extra is None, (extra.key(), extra.value())
-    assert len(got) == count, f"consumed {len(got)} of {count}"
-    return got
+    """Every record of every partition from the earliest offset: exactly `count` of them."""
+    return consume_assigned(broker, topic, partitions, count, exactly=True)
 
 
 def replay(messages, key=lambda m: m.key(), value=lambda m: m.value()) -> dict:

@@ -51,10 +51,14 @@ def produce(server, topic: str, messages, **config) -> list:
     return [msg for _, msg in reports]
 
 
-def consume_assigned(server, topic: str, partitions: int, count: int, **config) -> list:
+def consume_assigned(server, topic: str, partitions: int | list[int], count: int,
+                     start: int = 0, exactly: bool = False, **config) -> list:
+    """`count` messages of the partitions (a count: 0..n-1) read from offset `start` (or
+    OFFSET_BEGINNING...); with `exactly`, no more arrive within a second after them."""
     consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": "assign-" + topic,
                          "enable.auto.commit": False, **config})
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    chosen = range(partitions) if isinstance(partitions, int) else partitions
+    consumer.assign([TopicPartition(topic, p, start) for p in chosen])
     got = []
     deadline = time.monotonic() + 30
     while len(got) < count and time.monotonic() < deadline:
@@ -63,8 +67,10 @@ def consume_assigned(server, topic: str, partitions: int, count: int, **config) 
             continue
         assert msg.error() is None, msg.error()
         got.append(msg)
+    extra = consumer.poll(1.0) if exactly else None
     consumer.close()
     assert len(got) == count, f"consumed {len(got)} of {count}"
+    assert extra is None, f"more than {count}: {extra.key()!r} {extra.value()!r}"
     return got
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Kafka's own perf tools (ProducerPerformance, ConsumerPerformance from kafka-tools 4.4.0) against
 a real Kafka 4.4.0 broker and against Oxbow's Kafka listener, side by side in one run: produce
-throughput and latency percentiles, consume throughput, with Oxbow/Kafka ratios (docs/bench.md).
+throughput and latency percentiles, consume throughput, each server's peak RSS, with Oxbow/Kafka
+ratios (docs/bench.md).
 
     .venv/bin/python bench/kafka_perf.py [--records 200000] [--record-size 1000] [--codec lz4]
                                          [--runs 3] [--quick] [--workdir DIR] [--log-dir DIR]
@@ -25,6 +26,7 @@ import tempfile
 import uuid
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from peers import MemorySampler  # noqa: E402
 from server_bench import REPO_ROOT, Oxbowd, free_port  # noqa: E402
 from vs_kafka import KafkaBroker, fetch_kafka  # noqa: E402
 
@@ -90,7 +92,10 @@ def main() -> None:
                 servers[policy] = (Oxbowd(tmp / f"oxbow-{policy}", log_dir / f"oxbowd-{policy}.log",
                                           ("--flush", policy, "--kafka-listen",
                                            f"127.0.0.1:{port}")), f"127.0.0.1:{port}")
+            memory = MemorySampler({"Kafka": kafka.proc.pid,
+                                    **{p: s.proc.pid for p, (s, _) in servers.items()}})
             for policy, fsync in (("interval", False), ("fsync", True)):
+                memory.reset()
                 results = {"Kafka": [], "Oxbow": []}
                 for run in range(args.runs):
                     # Kafka fsyncs every append with flush.messages=1; oxbowd with --flush fsync.
@@ -108,6 +113,9 @@ def main() -> None:
                     k = statistics.median(r[metric] for r in results["Kafka"])
                     o = statistics.median(r[metric] for r in results["Oxbow"])
                     print(f"{metric:<16}{k:>10.1f}{o:>10.1f}{o / k if k else float('nan'):>12.2f}x")
+                rss, _ = memory.peaks()
+                k, o = rss["Kafka"] / 1e6, rss[policy] / 1e6
+                print(f"{'peak RSS MB':<16}{k:>10.1f}{o:>10.1f}{o / k if k else float('nan'):>12.2f}x")
                 for metric in ("produce MB/s", "produce p99 ms", "consume MB/s"):
                     k = statistics.median(r[metric] for r in results["Kafka"])
                     o = statistics.median(r[metric] for r in results["Oxbow"])

@@ -53,6 +53,16 @@ def die_with_parent() -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
+def maven_pom(artifact: str, dependencies: list[tuple[str, str, str]]) -> str:
+    """A POM whose only content is its (group, artifact, version) dependencies."""
+    deps = "".join(f"    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId>"
+                   f"<version>{v}</version></dependency>\n" for g, a, v in dependencies)
+    return ("<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n"
+            "  <modelVersion>4.0.0</modelVersion>\n"
+            f"  <groupId>oxbow</groupId><artifactId>{artifact}</artifactId><version>1</version>\n"
+            f"  <dependencies>\n{deps}  </dependencies>\n</project>\n")
+
+
 def fetch_classpath(what: str, pom_text: str, directory: pathlib.Path) -> str:
     """The classpath of `pom_text`'s dependencies, resolved by Maven into `directory` on first
     use (its m2/ holds the jars)."""

@@ -11,7 +11,7 @@ import sys
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "bench"))
-from peers import fetch_classpath  # noqa: E402
+from peers import fetch_classpath, maven_pom  # noqa: E402
 
 FLINK_VERSION = "2.2.0"
 KAFKA_CONNECTOR_VERSION = "5.0.0-2.2"
@@ -19,26 +19,13 @@ FLINK_DIR = REPO_ROOT / "build" / "flink"
 RUNNER = REPO_ROOT / "tests" / "integration" / "FlinkSql.java"
 
 
-def _dependency(group: str, artifact: str, version: str) -> str:
-    return (f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
-            f"<version>{version}</version></dependency>\n")
-
-
-POM = ("""<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>oxbow.tests</groupId>
-  <artifactId>flink-sql</artifactId>
-  <version>1</version>
-  <dependencies>
-""" + "".join(_dependency("org.apache.flink", artifact, FLINK_VERSION) for artifact in (
-    "flink-table-api-java", "flink-table-planner-loader", "flink-table-runtime", "flink-clients",
-    "flink-connector-base", "flink-json"))
-       + _dependency("org.apache.flink", "flink-connector-kafka", KAFKA_CONNECTOR_VERSION)
-       # Flink logs through slf4j 1.7: its no-op binding keeps the test's output quiet.
-       + _dependency("org.slf4j", "slf4j-nop", "1.7.36")
-       + """  </dependencies>
-</project>
-""")
+POM = maven_pom("flink-sql", [
+    *(("org.apache.flink", artifact, FLINK_VERSION) for artifact in (
+        "flink-table-api-java", "flink-table-planner-loader", "flink-table-runtime",
+        "flink-clients", "flink-connector-base", "flink-json")),
+    ("org.apache.flink", "flink-connector-kafka", KAFKA_CONNECTOR_VERSION),
+    # Flink logs through slf4j 1.7: its no-op binding keeps the test's output quiet.
+    ("org.slf4j", "slf4j-nop", "1.7.36")])
 
 
 def flink_classpath() -> str:

@@ -8,22 +8,11 @@ import sys
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "bench"))
-from peers import fetch_classpath  # noqa: E402
+from peers import fetch_classpath, maven_pom  # noqa: E402
 
 STREAMS_VERSION = "4.4.0"
-POM = f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>oxbow.tests</groupId>
-  <artifactId>kafka-streams</artifactId>
-  <version>1</version>
-  <dependencies>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-streams</artifactId>
-      <version>{STREAMS_VERSION}</version></dependency>
-    <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-nop</artifactId>
-      <version>2.0.17</version></dependency>
-  </dependencies>
-</project>
-"""
+POM = maven_pom("kafka-streams", [("org.apache.kafka", "kafka-streams", STREAMS_VERSION),
+                                   ("org.slf4j", "slf4j-nop", "2.0.17")])
 
 
 def streams_classpath() -> str:

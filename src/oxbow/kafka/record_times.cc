@@ -86,16 +86,15 @@ Result<std::optional<TimedOffset>> RecordTimes::FirstAtOrAfter(const node::Table
     if (span.newest.timestamp_ms < timestamp_ms) continue;
     // This span holds the first such record: find it.
     std::optional<TimedOffset> found;
-    RETURN_NOT_OK(ReadBatches(
-        table, bucket, span.base_offset, span.next_offset, [&](const engine::DecodedBatch& d) {
-          const arrow::Array& times = d.batch->column(kTimestampColumn);
-          for (int64_t i = 0; i < d.batch->num_rows() && !found; ++i) {
-            const int64_t offset = d.base_offset + i;
-            if (offset >= span.base_offset && times.Value<int64_t>(i) >= timestamp_ms) {
-              found = TimedOffset{offset, times.Value<int64_t>(i)};
-            }
-          }
-        }));
+    RETURN_NOT_OK(ReadBatches(table, bucket, span.base_offset, span.next_offset,
+                              [&](const engine::DecodedBatch& d) {
+                                const arrow::Array& times = d.batch->column(kTimestampColumn);
+                                for (int64_t i = 0; i < d.batch->num_rows() && !found; ++i) {
+                                  if (times.Value<int64_t>(i) >= timestamp_ms) {
+                                    found = TimedOffset{d.base_offset + i, times.Value<int64_t>(i)};
+                                  }
+                                }
+                              }));
     if (found) return found;
   }
   return std::optional<TimedOffset>();

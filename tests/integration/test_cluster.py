@@ -19,7 +19,7 @@ import time
 import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from oxbowtest.cluster import (ROW_SCHEMA, SESSION_TIMEOUT_MS, Cluster, TailReader, Writer,
@@ -182,6 +182,16 @@ def test_kafka_clients_see_three_brokers_and_produce_and_consume(cluster):
     snapshot = cluster.client(2).do_get(fl.Ticket(json.dumps(
         {"table": "kafka.profiles", "snapshot": True}).encode())).read_all()
     assert {r["key"]: r["value"] for r in snapshot.to_pylist()} == expected
+
+    # Transactions are kept on one server: a cluster refuses them at once, with a fatal error
+    # that says so, rather than letting a producer retry until its timeout.
+    transactional = Producer({"bootstrap.servers": bootstrap, "transactional.id": "tx-cluster"})
+    started = time.monotonic()
+    with pytest.raises(KafkaException) as refused:
+        transactional.init_transactions(30)
+    assert refused.value.args[0].code() == KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert refused.value.args[0].fatal()
+    assert time.monotonic() - started < 5
 
 
 def test_leader_kills_under_load_lose_no_acknowledged_row(cluster):

@@ -1,7 +1,7 @@
 """Consumer groups while members come and go, as Kafka 4's classic coordinator behaves
 (docs/kafka.md#consumer-groups): commits of the current generation accepted while a rebalance
 prepares, a crashed member dropped at its session timeout, static members restarting without a
-rebalance, offsets deleted with their topic, and transactional producers failing at once.
+rebalance, offsets deleted with their topic, and this server coordinating transactional ids.
 Each scenario failed against oxbowd before it was fixed; the raw ones are kafka-python's codec
 against our listener, the others confluent-kafka (librdkafka) and kafka-python clients."""
 
@@ -22,12 +22,13 @@ from kafka.protocol.consumer import (HeartbeatRequest, JoinGroupRequest, LeaveGr
                                      OffsetCommitRequest, SyncGroupRequest)
 from kafka.protocol.metadata import FindCoordinatorRequest
 
-from oxbowtest.kafka import bootstrap, create_topic, group_consumer, new_topic, produce
+from oxbowtest.kafka import (bootstrap, consume_assigned, create_topic, group_consumer, new_topic,
+                             produce)
 from test_kafka_java import fetch_kafka
 from test_kafka_versions import Connection
 
 NONE, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS = 0, 22, 25, 27
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED, INVALID_REQUEST, GROUP_ID_NOT_FOUND = 53, 42, 69
+INVALID_REQUEST, GROUP_ID_NOT_FOUND = 42, 69
 FENCED_INSTANCE_ID = 82
 JP = JoinGroupRequest.JoinGroupRequestProtocol
 C = OffsetCommitRequest.OffsetCommitRequestTopic
@@ -154,11 +155,12 @@ def test_static_members_take_their_old_place_and_fence_the_old_id(server):
     assert heartbeat(b, group, gen, m2, "i1") == UNKNOWN_MEMBER_ID
 
 
-def test_find_coordinator_for_transactions_is_a_fatal_error(server):
+def test_find_coordinator_for_transactions_names_this_server(server):
     conn = Connection(server.kafka_port)
     for v in range(1, 4):
         response = conn.call(FindCoordinatorRequest[v](key="tx", key_type=1), v)
-        assert (response.error_code, response.node_id) == (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1)
+        assert (response.error_code, response.node_id, response.port) == (NONE, 0,
+                                                                          server.kafka_port)
     response = conn.call(FindCoordinatorRequest[4](key_type=2, coordinator_keys=["s"]), 4)
     assert response.coordinators[0].error_code == INVALID_REQUEST
 
@@ -385,19 +387,21 @@ def test_admin_deletes_a_group_only_once_it_is_empty(server):
     assert unknown.value.args[0].code() == KafkaError.GROUP_ID_NOT_FOUND
 
 
-def test_a_transactional_producer_fails_at_once(server):
-    producer = Producer({"bootstrap.servers": bootstrap(server), "transactional.id": "tx-1"})
-    start = time.monotonic()
-    with pytest.raises(KafkaException) as raised:
-        producer.init_transactions(30)
-    error = raised.value.args[0]
-    assert error.code() == KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, error
-    assert error.fatal(), error
-    assert time.monotonic() - start < 5
+def test_kafka_python_transactions_commit_and_abort(server):
+    """kafka-python's transactional producer (docs/kafka.md#transactions); librdkafka's and the
+    Java client's are in test_kafka_transactions.py."""
     from kafka import KafkaProducer
-    from kafka.errors import TransactionalIdAuthorizationFailedError
-    start = time.monotonic()
-    with pytest.raises(TransactionalIdAuthorizationFailedError):
-        p = KafkaProducer(bootstrap_servers=bootstrap(server), transactional_id="tx-2")
-        p.init_transactions()
-    assert time.monotonic() - start < 10
+    topic = "kp-txn-" + uuid.uuid4().hex[:8]
+    create_topic(server, topic, 1)
+    p = KafkaProducer(bootstrap_servers=bootstrap(server), transactional_id="kp-" + topic)
+    p.init_transactions()
+    for value, commit in ((b"kept", True), (b"dropped", False), (b"kept too", True)):
+        p.begin_transaction()
+        p.send(topic, value)
+        if commit:
+            p.commit_transaction()
+        else:
+            p.abort_transaction()
+    p.close()
+    got = consume_assigned(server, topic, 1, 2, exactly=True, **{"isolation.level": "read_committed"})
+    assert [m.value() for m in got] == [b"kept", b"kept too"]

@@ -49,7 +49,7 @@ class ClientStateTest : public ::testing::Test {
     ASSERT_TRUE(engine_->CreateTable(request).ok());
   }
   // Appends one row to bucket 1 through ProducerStates, as the Kafka produce path does.
-  SequencedAppend Produce(const IdempotentBatch& batch) {
+  SequencedAppend Produce(const IdempotentBatch& batch, bool transactional = false) {
     auto put = engine_->StartPutToBucket("kafka.t", schema_, 1).ValueOrDie();
     arrow::Int64Builder ids(DataType::Int64());
     EXPECT_TRUE(ids.Append(batch.first_sequence).ok());
@@ -59,7 +59,8 @@ class ClientStateTest : public ::testing::Test {
                  [&](const arrow::KeyValueMetadata& metadata) -> Result<int64_t> {
                    ASSIGN_OR_RAISE(auto appended, put->AppendWithMetadata(*rows, metadata));
                    return appended.front().base_offset;
-                 })
+                 },
+                 transactional)
         .ValueOrDie();
   }
   int64_t NextOffset() {
@@ -125,6 +126,24 @@ TEST_F(ClientStateTest, RetriesAreAcknowledgedOnceAndGapsRefused) {
   EXPECT_EQ(stale.outcome, Outcome::kStaleEpoch);
   EXPECT_EQ(stale.message, "producer epoch 0 is older than 1");
   EXPECT_EQ(NextOffset(), 3);
+}
+
+TEST_F(ClientStateTest, CommittedTransactionsSkipAbortedSequencesAndAreAppendedOnce) {
+  OpenEngine();
+  CreateTable();
+  OpenProducers();
+  const int64_t id = producers_->NewProducerId();
+  EXPECT_EQ(Produce({id, 0, 0, 9}, true).outcome, Outcome::kAppended);
+  // Sequences 10-19 were an aborted transaction's, never appended.
+  EXPECT_EQ(Produce({id, 0, 20, 29}, true).outcome, Outcome::kAppended);
+  // A commit carried out again after a crash: nothing is appended twice.
+  EXPECT_EQ(Produce({id, 0, 0, 9}, true).outcome, Outcome::kDuplicate);
+  EXPECT_EQ(Produce({id, 0, 20, 29}, true).outcome, Outcome::kDuplicate);
+  EXPECT_EQ(NextOffset(), 2);
+  producers_.reset();
+  OpenProducers();  // the state comes back from the log
+  EXPECT_EQ(Produce({id, 0, 20, 29}, true).outcome, Outcome::kDuplicate);
+  EXPECT_EQ(NextOffset(), 2);
 }
 
 TEST_F(ClientStateTest, StateSurvivesRestartFromSnapshotAndReplay) {

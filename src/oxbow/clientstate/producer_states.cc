@@ -62,7 +62,8 @@ Result<std::unique_ptr<ProducerStates>> ProducerStates::Open(
 
 Result<SequencedAppend> ProducerStates::Append(
     const std::string& table, int32_t bucket, const IdempotentBatch& batch,
-    const std::function<Result<int64_t>(const arrow::KeyValueMetadata&)>& append) {
+    const std::function<Result<int64_t>(const arrow::KeyValueMetadata&)>& append,
+    bool transactional) {
   std::lock_guard lock(mu_);
   Producer& state = producers_[{table, bucket, batch.producer_id}];
   if (batch.epoch < state.epoch) {
@@ -78,7 +79,10 @@ Result<SequencedAppend> ProducerStates::Append(
     if (duplicate != state.recent.end()) {
       return SequencedAppend{SequencedAppend::Outcome::kDuplicate, duplicate->base_offset, ""};
     }
-    if (state.last_sequence >= 0 &&
+    if (transactional && batch.first_sequence <= state.last_sequence) {
+      return SequencedAppend{SequencedAppend::Outcome::kDuplicate, -1, ""};
+    }
+    if (!transactional && state.last_sequence >= 0 &&
         batch.first_sequence != ((state.last_sequence + int64_t{1}) & INT32_MAX)) {
       return SequencedAppend{SequencedAppend::Outcome::kOutOfOrder, -1,
                              "sequence " + std::to_string(batch.first_sequence) + " after " +

@@ -59,10 +59,14 @@ class ProducerStates {
   // Checks `batch` against its producer's state on `bucket` of `table` and, when it is new,
   // appends it with `append` (which stores the given batch metadata with the rows, durably, and
   // returns the base offset) and records it. One batch at a time, so checks and appends of a
-  // producer never interleave.
+  // producer never interleave. `transactional`: a batch of a committed Kafka transaction,
+  // appended at commit, whose sequences may skip those of aborted transactions (never appended);
+  // one at or below the last sequence stored is a commit carried out again after a crash, a
+  // duplicate.
   Result<SequencedAppend> Append(
       const std::string& table, int32_t bucket, const IdempotentBatch& batch,
-      const std::function<Result<int64_t>(const arrow::KeyValueMetadata&)>& append);
+      const std::function<Result<int64_t>(const arrow::KeyValueMetadata&)>& append,
+      bool transactional = false);
 
   // Cluster mode: this server just became the leader of `bucket`; replaces what it knew of the
   // bucket's producers with what its log (the copy its followers hold too) says.

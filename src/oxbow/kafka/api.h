@@ -74,7 +74,12 @@ enum class ErrorCode : int16_t {
   kOutOfOrderSequenceNumber = 45,
   kDuplicateSequenceNumber = 46,
   kInvalidProducerEpoch = 47,
+  kInvalidTxnState = 48,
+  kInvalidProducerIdMapping = 49,
+  kInvalidTransactionTimeout = 50,
+  kConcurrentTransactions = 51,
   kTransactionalIdAuthorizationFailed = 53,
+  kOperationNotAttempted = 55,
   kSaslAuthenticationFailed = 58,
   kUnknownProducerId = 59,
   kNonEmptyGroup = 68,
@@ -84,6 +89,8 @@ enum class ErrorCode : int16_t {
   kFencedInstanceId = 82,
   kGroupSubscribedToTopic = 86,
   kInvalidRecord = 87,
+  kUnstableOffsetCommit = 88,
+  kProducerFenced = 90,
 };
 
 struct RequestHeader {

@@ -103,8 +103,23 @@ Broker::Broker(node::Node* node, KafkaOptions options, int port,
       port_(port),
       groups_(std::move(groups)) {}
 
+Status Broker::OpenTransactions(const std::string& dir) {
+  TransactionCoordinator::Committer committer{
+      [this](const std::string& topic, int32_t partition, std::string_view batch) {
+        return AppendCommitted(topic, partition, batch);
+      },
+      [this](const std::string& group, const std::vector<clientstate::OffsetCommit>& offsets) {
+        return node_->offsets()->Commit(group, offsets);
+      }};
+  ASSIGN_OR_RAISE(transactions_, TransactionCoordinator::Open(dir, std::move(committer), [this] {
+                    return node_->producers()->NewProducerId();
+                  }));
+  return Status::OK();
+}
+
 void Broker::Stop() {
   stopping_ = true;
+  if (transactions_) transactions_->Stop();
   {
     std::lock_guard lock(appended_mu_);
     appended_.notify_all();

@@ -20,6 +20,7 @@
 #include "oxbow/kafka/record_times_internal.h"
 #include "oxbow/kafka/records.h"
 #include "oxbow/kafka/topic_configs_internal.h"
+#include "oxbow/kafka/transactions_internal.h"
 #include "oxbow/kafka/values_internal.h"
 
 namespace oxbow::kafka::internal {
@@ -35,6 +36,10 @@ msg::ApiVersionsResponse ApiVersionsAnswer(ErrorCode error);
 // A partition's answer to Produce before (or instead of) appending: no offsets yet.
 msg::ProduceResponse::PartitionProduceResponse ProduceResult(int32_t index, ErrorCode error,
                                                              std::optional<std::string> message);
+
+// Why a transactional request is refused where transactions are not served (cluster mode).
+inline constexpr char kNoTransactionsMessage[] =
+    "transactions are not served in cluster mode yet (docs/kafka.md#transactions)";
 
 // The longest part of a table name (catalog::ValidateTableName).
 constexpr size_t kMaxTablePart = 128;
@@ -59,6 +64,14 @@ struct Session {
   bool close_after_response = false;
 };
 
+// How Broker::ProducePartition takes a partition's batches.
+struct ProduceMode {
+  // A transactional producer's: checked and staged with its transaction, not appended.
+  const std::string* transactional_id = nullptr;
+  // A committed transaction's, appended now: sequences may skip aborted transactions'.
+  bool committing = false;
+};
+
 class Broker {
  public:
   Broker(node::Node* node, KafkaOptions options, int port,
@@ -78,6 +91,9 @@ class Broker {
   Result<std::optional<std::string>> Handle(std::string_view frame, Session& session);
   // Whether a connection must log in (SASL) before anything but ApiVersions and SASL.
   bool auth_required() const { return options_.authenticator != nullptr; }
+  // Embedded mode: opens the transaction coordinator on <client_state_dir>/transactions,
+  // carrying out the commits a crash interrupted. Without it, transactions are refused.
+  Status OpenTransactions(const std::string& dir);
   // Wakes long-polling fetches and group waits; they answer at once.
   void Stop();
   node::Node* node() const { return node_; }
@@ -142,7 +158,19 @@ class Broker {
   // when the partition failed or had nothing to append).
   msg::ProduceResponse::PartitionProduceResponse ProducePartition(
       const std::string& topic, const msg::ProduceRequest::PartitionProduceData& part, int16_t acks,
-      PendingAck* pending);
+      PendingAck* pending, ProduceMode mode = {});
+  // Waits for a partition's in-sync replicas, then counts its rows.
+  Status AwaitAck(PendingAck& ack);
+  // The TransactionCoordinator's Committer::append: one staged batch appended (acks=all).
+  Status AppendCommitted(const std::string& topic, int32_t partition, std::string_view batch);
+  // The transactional APIs (handlers/transactions.cc).
+  Result<msg::AddPartitionsToTxnResponse> AddPartitionsToTxn(
+      msg::AddPartitionsToTxnRequest& request, RequestContext& ctx);
+  Result<msg::AddOffsetsToTxnResponse> AddOffsetsToTxn(msg::AddOffsetsToTxnRequest& request,
+                                                       RequestContext& ctx);
+  Result<msg::TxnOffsetCommitResponse> TxnOffsetCommit(msg::TxnOffsetCommitRequest& request,
+                                                       RequestContext& ctx);
+  Result<msg::EndTxnResponse> EndTxn(msg::EndTxnRequest& request, RequestContext& ctx);
   // Cluster mode: the server that coordinates group `group` (the leader of its bucket of the
   // group offsets table); nullopt in embedded mode; Unavailable while it has none.
   Result<std::optional<cluster::ServerInfo>> GroupCoordinatorServer(const std::string& group) const;
@@ -202,7 +230,8 @@ class Broker {
   const std::string host_;
   const int port_;
   std::unique_ptr<GroupCoordinator> groups_;
-  RecordTimes record_times_;  // ListOffsets by time of raw log tables
+  std::unique_ptr<TransactionCoordinator> transactions_;  // null: transactions refused
+  RecordTimes record_times_;                              // ListOffsets by time of raw log tables
   std::atomic<bool> stopping_{false};
   // Produces notify long-polling fetches; Flight puts are seen by their periodic re-check.
   std::mutex appended_mu_;

@@ -509,6 +509,24 @@ Result<msg::OffsetDeleteResponse> GroupCoordinator::DeleteOffsets(
   return response;
 }
 
+ErrorCode GroupCoordinator::CheckTxnCommitter(const std::string& group_id,
+                                              const std::string& member_id, int32_t generation,
+                                              const std::optional<std::string>& instance_id) {
+  std::lock_guard lock(mu_);
+  auto g = groups_.find(group_id);
+  if (g == groups_.end()) {
+    return member_id.empty() ? ErrorCode::kNone : ErrorCode::kUnknownMemberId;
+  }
+  if (!member_id.empty()) {
+    if (ErrorCode error = ValidateMember(g->second, member_id, instance_id);
+        error != ErrorCode::kNone) {
+      return error;
+    }
+  }
+  if (generation >= 0 && generation != g->second.generation) return ErrorCode::kIllegalGeneration;
+  return ErrorCode::kNone;
+}
+
 std::vector<std::string> GroupCoordinator::CommittedTopics(const std::string& group_id) {
   std::vector<std::string> topics;
   if (auto committed = offsets_->Offsets(group_id)) {

@@ -41,6 +41,12 @@ class GroupCoordinator {
   // or PreparingRebalance, refused (REBALANCE_IN_PROGRESS) while CompletingRebalance.
   Result<msg::OffsetCommitResponse> Commit(const msg::OffsetCommitRequest& request,
                                            int16_t version);
+  // TxnOffsetCommit's check of the committing member (KIP-447, as Kafka's classic groups check
+  // it): a member id the group does not have is UNKNOWN_MEMBER_ID, a generation (>= 0) other
+  // than the group's ILLEGAL_GENERATION; a producer without group metadata (no member id, no
+  // generation) may commit.
+  ErrorCode CheckTxnCommitter(const std::string& group_id, const std::string& member_id,
+                              int32_t generation, const std::optional<std::string>& instance_id);
   // Forgets every group's committed offsets of these topics (a deleted topic), as Kafka does.
   Status ForgetTopics(const std::vector<std::string>& topics);
   // DeleteGroups of one group: its committed offsets go, and so does the group. NON_EMPTY_GROUP

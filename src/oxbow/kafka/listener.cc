@@ -654,6 +654,15 @@ Result<std::unique_ptr<KafkaServer>> KafkaServer::Start(node::Node* node, KafkaO
   const int32_t max_request_bytes = options.max_request_bytes;
   auto broker =
       std::make_unique<internal::Broker>(node, std::move(options), port, std::move(groups));
+  // Transactions are kept on one server: cluster mode does not serve them yet.
+  if (!node->cluster()) {
+    if (Status opened =
+            broker->OpenTransactions(JoinPath(node->client_state_dir(), "transactions"));
+        !opened.ok()) {
+      for (int fd : {listen_fd, wake_fd, epoll_fd}) ::close(fd);
+      return opened.WithContext("the Kafka transaction coordinator");
+    }
+  }
   return std::unique_ptr<KafkaServer>(new TcpKafkaServer(
       listen_fd, wake_fd, epoll_fd, port, max_request_bytes, std::move(tls), std::move(broker)));
 }

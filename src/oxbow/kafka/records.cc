@@ -149,6 +149,7 @@ Result<std::vector<RecordBatch>> DecodeRecordBatches(std::string_view data) {
     auto batch = DecodeBatch(data.substr(pos, size));
     if (!batch.ok()) return batch.status().WithContext(context);
     batches.push_back(std::move(batch).ValueOrDie());
+    batches.back().bytes = data.substr(pos, size);
     pos += size;
   }
   return batches;

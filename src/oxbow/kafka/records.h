@@ -41,6 +41,9 @@ struct RecordBatch {
   int16_t producer_epoch = -1;
   int32_t base_sequence = -1;
   std::vector<Record> records;
+  // Decoded batches: the batch as sent, a view into the decoded data (EncodeRecordBatch ignores
+  // it).
+  std::string_view bytes;
 };
 
 // The most bytes one batch may decompress to; more is refused (a decompression bomb).

@@ -230,6 +230,7 @@ Result<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
     }
     node->offsets_ = std::move(offsets).ValueOrDie();
     node->producers_ = std::move(producers).ValueOrDie();
+    node->client_state_dir_ = options.client_state_dir;
   }
   if (!options.cluster.zookeeper.empty()) {
     // A new leader rebuilds its buckets' idempotent producers from the log before taking puts.

@@ -99,6 +99,8 @@ class Node {
   // The client state of NodeOptions::client_state_dir; null without one.
   clientstate::ProducerStates* producers() { return producers_.get(); }
   clientstate::OffsetStore* offsets() { return offsets_.get(); }
+  // NodeOptions::client_state_dir: front ends keep more client state below it.
+  const std::string& client_state_dir() const { return client_state_dir_; }
 
   // What front ends count (puts, reads, errors) and the logs time (fsyncs).
   metrics::Metrics& metrics() { return *metrics_; }
@@ -119,6 +121,7 @@ class Node {
   std::atomic<cluster::Cluster*> joined_cluster_{nullptr};
   std::unique_ptr<clientstate::ProducerStates> producers_;
   std::unique_ptr<clientstate::OffsetStore> offsets_;
+  std::string client_state_dir_;
   std::map<std::string, std::string> lake_reader_config_;
   bool closed_ = false;
 };

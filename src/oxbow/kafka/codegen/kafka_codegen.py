@@ -178,6 +178,25 @@ class Struct:
                 self.fields.append(field)
 
 
+def used_dependencies_first(structs, top):
+    """The structures `top` uses, each after those its own fields use (a common struct may use one
+    listed after it); one only versions past those served use is left out."""
+    by_name = {s.name: s for s in structs}
+    ordered, placed = [], set()
+
+    def place(s):
+        if s.name in placed:
+            return
+        placed.add(s.name)
+        for f in s.fields:
+            if f.is_struct and f.element in by_name:
+                place(by_name[f.element])
+        ordered.append(s)
+
+    place(top)
+    return ordered[:-1]
+
+
 class Message:
     def __init__(self, spec, lo, hi, first_flexible):
         self.name = spec["name"]
@@ -188,6 +207,7 @@ class Message:
             self.structs.append(
                 Struct(common["name"], common["fields"], lo, hi, self.structs, owned))
         self.top = Struct(self.name, spec["fields"], lo, hi, self.structs, owned)
+        self.structs = used_dependencies_first(self.structs, self.top)
         self.flexible = Versions(spec.get("flexibleVersions"), lo, hi)
         defined = {s.name for s in self.structs}
         for s in self.structs + [self.top]:

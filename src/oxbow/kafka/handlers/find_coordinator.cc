@@ -1,5 +1,5 @@
 // FindCoordinator: this node coordinates every group (in cluster mode: the leader of the group's
-// bucket of the group offsets table); transactions are not served.
+// bucket of the group offsets table) and, in embedded mode, every transactional id.
 #include "oxbow/kafka/broker_internal.h"
 
 namespace oxbow::kafka::internal {
@@ -29,17 +29,12 @@ Result<msg::FindCoordinatorResponse> Broker::FindCoordinator(msg::FindCoordinato
       c.host = address.substr(0, colon);
       c.port = std::stoi(address.substr(colon + 1));
     }
-    // Transactions are not served: a non-retriable error, so that a transactional producer
+    // Where transactions are not served: a non-retriable error, so that a transactional producer
     // fails at once (librdkafka, the Java client and kafka-python all take 53 as fatal)
     // instead of retrying until its timeout; any other key type is not Kafka's either.
-    if (request.key_type == 1) {
-      c = {key,
-           -1,
-           "",
-           -1,
-           ErrorCode::kTransactionalIdAuthorizationFailed,
-           "transactions are not supported, only consumer groups"};
-    } else if (request.key_type != 0) {
+    if (request.key_type == 1 && !transactions_) {
+      c = {key, -1, "", -1, ErrorCode::kTransactionalIdAuthorizationFailed, kNoTransactionsMessage};
+    } else if (request.key_type != 0 && request.key_type != 1) {
       c = {key,
            -1,
            "",

@@ -76,6 +76,19 @@ Result<msg::OffsetFetchResponse> Broker::OffsetFetch(msg::OffsetFetchRequest& re
     }
   }
   msg::OffsetFetchResponse response = groups_->FetchOffsets(request);
+  // A consumer reading committed data (require_stable) waits while an open transaction holds
+  // offsets of its partitions.
+  if (request.require_stable && transactions_) {
+    for (auto& g : response.groups) {
+      for (auto& t : g.topics) {
+        for (auto& p : t.partitions) {
+          if (transactions_->HasPendingOffsets(g.group_id, t.name, p.partition_index)) {
+            p = {p.partition_index, -1, -1, std::nullopt, ErrorCode::kUnstableOffsetCommit};
+          }
+        }
+      }
+    }
+  }
   // The committed offsets of a topic are shown to readers of the topic only.
   for (auto& g : response.groups) {
     std::erase_if(g.topics, [&](auto& t) {

@@ -1,6 +1,8 @@
 // Produce: each partition's record batches appended to its table's bucket (an idempotent
 // producer's through the node's clientstate::ProducerStates), or, for a primary-key table,
 // upserting and deleting keys wherever the table puts them; long-polling fetches woken after.
+// A transactional producer's batches are checked, then staged with its transaction
+// (TransactionCoordinator), and come back here when it commits.
 #include "oxbow/kafka/broker_internal.h"
 #include "oxbow/kafka/records.h"
 #include "oxbow/kafka/values_internal.h"
@@ -18,9 +20,6 @@ Result<int64_t> ApplyChanges(const node::TableHandle& table, const TopicFormat& 
                              std::vector<msg::ProduceResponse::BatchIndexAndErrorMessage>* errors) {
   std::vector<RowRun> runs;
   for (size_t i = 0; i < batches.size(); ++i) {
-    if (batches[i].transactional || batches[i].control) {
-      return Status::Invalid("transactional batches are not supported");
-    }
     auto decoded = ToRowRuns(format, batches[i], table.descriptor().schema);
     if (!decoded.ok()) {
       errors->push_back({static_cast<int32_t>(i), decoded.status().message()});
@@ -63,7 +62,7 @@ msg::ProduceResponse::PartitionProduceResponse ProduceResult(int32_t index, Erro
 
 msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
     const std::string& topic, const msg::ProduceRequest::PartitionProduceData& part, int16_t acks,
-    PendingAck* pending) {
+    PendingAck* pending, ProduceMode mode) {
   using Outcome = clientstate::SequencedAppend::Outcome;
   const auto started = std::chrono::steady_clock::now();
   msg::ProduceResponse::PartitionProduceResponse result =
@@ -88,6 +87,33 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
   if (!part.records) return fail(ErrorCode::kCorruptMessage, "null record set");
   auto batches = DecodeRecordBatches(*part.records);
   if (!batches.ok()) return fail(ErrorCode::kCorruptMessage, batches.status().message());
+  for (const RecordBatch& batch : *batches) {
+    const bool transactional = mode.transactional_id != nullptr || mode.committing;
+    if (batch.control || batch.transactional != transactional ||
+        (transactional && batch.producer_id < 0)) {
+      return fail(ErrorCode::kInvalidRecord,
+                  transactional ? "a transactional producer's batch must be transactional, with "
+                                  "its producer id, and no control batch"
+                                : "a transactional batch needs a transactional id (Produce's "
+                                  "transactional_id); control batches are the broker's");
+    }
+  }
+  if (mode.transactional_id) {
+    for (size_t i = 0; i < batches->size(); ++i) {
+      // Checked now, so that the commit cannot fail on them.
+      if (auto runs = ToRowRuns(format, (*batches)[i], desc.schema); !runs.ok()) {
+        result.record_errors.push_back({static_cast<int32_t>(i), runs.status().message()});
+        return fail(ErrorCode::kInvalidRecord,
+                    "record batch " + std::to_string(i) + ": " + runs.status().message());
+      }
+    }
+    for (const RecordBatch& batch : *batches) {
+      TxnAnswer staged =
+          transactions_->StageBatch(*mode.transactional_id, topic, part.index, batch, batch.bytes);
+      if (!staged.ok()) return fail(staged.error, staged.message);
+    }
+    return result;
+  }
   if (format.keyed()) {
     // Upserts and deletes are idempotent as a producer's retries need (but for the aggregate
     // merge engine): no sequences are kept, and the changes are acknowledged when applied.
@@ -113,14 +139,17 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
   auto session = table->StartPutToBucket(desc.schema, part.index,
                                          acks == -1 ? cluster::Acks::kAll : cluster::Acks::kLeader,
                                          /*defer_acks=*/true);
-  if (!session.ok()) return fail(ToErrorCode(session.status()), session.status().message());
+  if (!session.ok()) {
+    // The partition is in the table (checked above) but not yet in this server's view of the
+    // cluster (it was just added): the client retries once its metadata, and ours, catch up.
+    return fail(session.status().IsOutOfRange() ? ErrorCode::kNotLeaderOrFollower
+                                                : ToErrorCode(session.status()),
+                session.status().message());
+  }
   result.log_start_offset = table->Buckets()[static_cast<size_t>(part.index)].earliest_offset;
   std::vector<metrics::BucketRows> appended_rows;
   for (size_t i = 0; i < batches->size(); ++i) {
     const RecordBatch& batch = (*batches)[i];
-    if (batch.transactional || batch.control) {
-      return fail(ErrorCode::kInvalidRecord, "transactional batches are not supported");
-    }
     auto runs = ToRowRuns(format, batch, desc.schema);
     if (!runs.ok()) {
       result.record_errors.push_back({static_cast<int32_t>(i), runs.status().message()});
@@ -146,7 +175,8 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
                                                   batch.base_sequence + batch.last_offset_delta};
       auto sequenced = node_->producers()->Append(
           name, part.index, producer,
-          [&](const arrow::KeyValueMetadata& metadata) { return append(&metadata); });
+          [&](const arrow::KeyValueMetadata& metadata) { return append(&metadata); },
+          mode.committing);
       if (!sequenced.ok()) {
         return fail(ToErrorCode(sequenced.status()), sequenced.status().message());
       }
@@ -194,13 +224,14 @@ Result<msg::ProduceResponse> Broker::Produce(msg::ProduceRequest& request, Reque
             ProduceResult(p.index, ErrorCode::kUnsupportedVersion,
                           "Produce v" + std::to_string(version) +
                               " (message format v0/v1) is not supported: use v3+"));
-      } else if (request.transactional_id) {
-        tr.partition_responses.push_back(
-            ProduceResult(p.index, ErrorCode::kTransactionalIdAuthorizationFailed,
-                          "transactions are not supported"));
+      } else if (request.transactional_id && !transactions_) {
+        tr.partition_responses.push_back(ProduceResult(
+            p.index, ErrorCode::kTransactionalIdAuthorizationFailed, kNoTransactionsMessage));
       } else {
         PendingAck ack;
-        tr.partition_responses.push_back(ProducePartition(t.name, p, request.acks, &ack));
+        tr.partition_responses.push_back(ProducePartition(
+            t.name, p, request.acks, &ack,
+            {.transactional_id = request.transactional_id ? &*request.transactional_id : nullptr}));
         if (ack.session) {
           ctx.pending_acks.emplace_back(response.responses.size(),
                                         tr.partition_responses.size() - 1, std::move(ack));
@@ -217,21 +248,51 @@ Result<msg::ProduceResponse> Broker::Produce(msg::ProduceRequest& request, Reque
   return response;
 }
 
+Status Broker::AppendCommitted(const std::string& topic, int32_t partition,
+                               std::string_view batch) {
+  msg::ProduceRequest::PartitionProduceData part;
+  part.index = partition;
+  part.records = batch;
+  PendingAck ack;
+  auto result = ProducePartition(topic, part, /*acks=*/-1, &ack, {.committing = true});
+  if (result.error_code == ErrorCode::kNone) {
+    if (ack.session) RETURN_NOT_OK(AwaitAck(ack));
+    std::lock_guard lock(appended_mu_);
+    ++appends_;
+    appended_.notify_all();
+    return Status::OK();
+  }
+  const std::string why = "committing a batch of " + topic + "-" + std::to_string(partition) +
+                          ": " + result.error_message.value_or("");
+  switch (result.error_code) {
+    case ErrorCode::kNotLeaderOrFollower:
+    case ErrorCode::kNotEnoughReplicas:
+    case ErrorCode::kNotEnoughReplicasAfterAppend:
+    case ErrorCode::kRequestTimedOut:
+    case ErrorCode::kUnknownServerError: return Status::Unavailable(why);  // may pass
+    default: return Status::Invalid(why);
+  }
+}
+
+Status Broker::AwaitAck(PendingAck& ack) {
+  RETURN_NOT_OK(ack.session->WaitAcknowledged());
+  if (!ack.rows.empty()) {
+    node_->metrics().AddPut(
+        ack.table, ack.rows, ack.bytes,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - ack.started).count());
+  }
+  return Status::OK();
+}
+
 void Broker::AwaitAcks(msg::ProduceResponse& response,
                        std::vector<std::tuple<size_t, size_t, PendingAck>>& pending) {
   // Every partition was appended: their replication ran at once, and is awaited here.
   for (auto& [topic, partition, ack] : pending) {
     auto& result = response.responses[topic].partition_responses[partition];
-    if (Status acknowledged = ack.session->WaitAcknowledged(); !acknowledged.ok()) {
+    if (Status acknowledged = AwaitAck(ack); !acknowledged.ok()) {
       result.error_code = ToErrorCode(acknowledged);
       result.error_message = acknowledged.message();
       result.base_offset = -1;
-      continue;
-    }
-    if (!ack.rows.empty()) {
-      node_->metrics().AddPut(
-          ack.table, ack.rows, ack.bytes,
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - ack.started).count());
     }
   }
   // Long-polling fetches read up to the high watermark, which has moved now.

@@ -5,12 +5,16 @@ throughput and latency percentiles, consume throughput, each server's peak RSS, 
 ratios (docs/bench.md).
 
     .venv/bin/python bench/kafka_perf.py [--records 200000] [--record-size 1000] [--codec lz4]
-                                         [--runs 3] [--quick] [--workdir DIR] [--log-dir DIR]
+                                         [--runs 3] [--quick] [--transactional]
+                                         [--workdir DIR] [--log-dir DIR]
 
 Same durability on both sides, in two rounds: Kafka's default (acks=all, the page cache, no
 fsync) against oxbowd --flush interval, and Kafka's flush.messages=1 (an fsync per append)
 against oxbowd --flush fsync. One topic of one partition per measurement; the order of the two
-systems alternates between runs, and the median of --runs is printed. Binaries come from
+systems alternates between runs, and the median of --runs is printed. --transactional produces
+in transactions (ProducerPerformance --transaction-duration-ms 100: a commit every 100 ms, as
+Kafka Streams' exactly-once commits) and consumes read_committed, in the first round only (Kafka
+does not fsync transactions either). Binaries come from
 $OXBOW_BUILD_DIR (default build/release); Kafka from build/kafka (fetched like bench/vs_kafka).
 """
 
@@ -48,16 +52,20 @@ def measure(classpath: str, bootstrap: str, args, topic_config: list[str]) -> di
     topic = "perf-" + uuid.uuid4().hex[:8]
     run_tool(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
              "--create", "--topic", topic, "--partitions", 1, *topic_config)
+    transactions = (["--transaction-duration-ms", 100, "--transactional-id", "tx-" + topic]
+                    if args.transactional else [])
     out = run_tool(classpath, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
                    "--num-records", args.records, "--record-size", args.record_size,
-                   "--throughput", -1, "--command-property", f"bootstrap.servers={bootstrap}",
-                   "acks=all", f"compression.type={args.codec}", "linger.ms=5")
+                   "--throughput", -1, *transactions, "--command-property",
+                   f"bootstrap.servers={bootstrap}", "acks=all", f"compression.type={args.codec}",
+                   "linger.ms=5")
     last = PRODUCER.findall(out)[-1]
     result = {"produce MB/s": float(last[2]), "produce p50 ms": float(last[5]),
               "produce p99 ms": float(last[7])}
+    isolation = ["--consumer.config", args.read_committed] if args.transactional else []
     out = run_tool(classpath, "org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server",
                    bootstrap, "--topic", topic, "--num-records", args.records, "--group",
-                   "g-" + topic)
+                   "g-" + topic, *isolation)
     fields = out.strip().splitlines()[-1].split(", ")
     result["consume MB/s"] = float(fields[3])  # MB.sec, including the group's join
     return result
@@ -71,6 +79,8 @@ def main() -> None:
     parser.add_argument("--codec", default="lz4", choices=["none", "gzip", "snappy", "lz4", "zstd"])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="20,000 records, one run")
+    parser.add_argument("--transactional", action="store_true",
+                        help="produce in transactions, consume read_committed (no fsync only)")
     parser.add_argument("--workdir", type=pathlib.Path, default=REPO_ROOT / "build",
                         help="where the servers' data dirs go (removed on exit)")
     parser.add_argument("--log-dir", type=pathlib.Path,
@@ -84,6 +94,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp_name:
         tmp = pathlib.Path(tmp_name)
         (tmp / "kafka-config").mkdir()
+        args.read_committed = tmp / "read_committed.properties"
+        args.read_committed.write_text("isolation.level=read_committed\n")
         kafka = KafkaBroker(classpath, tmp / "kafka-data", tmp / "kafka-config", log_dir)
         servers = {}
         try:
@@ -94,7 +106,9 @@ def main() -> None:
                                            f"127.0.0.1:{port}")), f"127.0.0.1:{port}")
             memory = MemorySampler({"Kafka": kafka.proc.pid,
                                     **{p: s.proc.pid for p, (s, _) in servers.items()}})
-            for policy, fsync in (("interval", False), ("fsync", True)):
+            rounds = [("interval", False)] + ([] if args.transactional else [("fsync", True)])
+            kind = "transactional " if args.transactional else ""
+            for policy, fsync in rounds:
                 memory.reset()
                 results = {"Kafka": [], "Oxbow": []}
                 for run in range(args.runs):
@@ -107,7 +121,7 @@ def main() -> None:
                 title = ("Kafka default (no fsync) vs oxbowd --flush interval" if not fsync else
                          "Kafka flush.messages=1 vs oxbowd --flush fsync")
                 print(f"\n{title}: {args.records} records of {args.record_size} B, "
-                      f"{args.codec}, acks=all, median of {args.runs}")
+                      f"{args.codec}, acks=all, {kind}median of {args.runs}")
                 print(f"{'metric':<16}{'Kafka':>10}{'Oxbow':>10}{'Oxbow/Kafka':>13}")
                 for metric in results["Kafka"][0]:
                     k = statistics.median(r[metric] for r in results["Kafka"])
@@ -119,7 +133,7 @@ def main() -> None:
                 for metric in ("produce MB/s", "produce p99 ms", "consume MB/s"):
                     k = statistics.median(r[metric] for r in results["Kafka"])
                     o = statistics.median(r[metric] for r in results["Oxbow"])
-                    print(f"ratio oxbow/kafka {metric}, {'fsync' if fsync else 'no fsync'}: "
+                    print(f"ratio oxbow/kafka {kind}{metric}, {'fsync' if fsync else 'no fsync'}: "
                           f"{o / k if k else float('nan'):.2f}")
         finally:
             kafka.stop()

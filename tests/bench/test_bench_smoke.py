@@ -191,6 +191,17 @@ def test_kafka_perf_quick(tmp_path):
         for metric in ("produce MB/s", "produce p99 ms", "consume MB/s"):
             assert re.search(rf"^ratio oxbow/kafka {re.escape(metric)}, {mode}: {NUMBER}$", out,
                              re.M), f"missing ratio {metric}, {mode}:\n{out}"
+    # Transactions: a commit every 100 ms, read_committed consumers, on both.
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "kafka_perf.py"), "--quick", "--transactional",
+         "--workdir", str(workdir), "--log-dir", str(log_dir)],
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "OXBOW_BUILD_DIR": str(BUILD_DIR)})
+    out = proc.stdout
+    assert proc.returncode == 0, f"kafka_perf exited {proc.returncode}\n{out}\n{proc.stderr}"
+    for metric in ("produce MB/s", "produce p99 ms", "consume MB/s"):
+        assert re.search(rf"^ratio oxbow/kafka transactional {re.escape(metric)}, no fsync: "
+                         rf"{NUMBER}$", out, re.M), f"missing transactional {metric}:\n{out}"
 
 
 def test_kafka_connections_quick(tmp_path):

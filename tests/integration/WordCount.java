@@ -38,6 +38,7 @@ public class WordCount {
     config.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
     config.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
     config.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+    config.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, args[6]);
 
     StreamsBuilder builder = new StreamsBuilder();
     builder.<String, String>stream(input)
@@ -53,6 +54,7 @@ public class WordCount {
     consumerConfig.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     consumerConfig.put(ConsumerConfig.GROUP_ID_CONFIG, args[3] + "-check");
     consumerConfig.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    consumerConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     Map<String, Long> seen = new HashMap<>();
     long deadline = System.currentTimeMillis() + 120_000;
     try (KafkaConsumer<String, Long> consumer = new KafkaConsumer<>(

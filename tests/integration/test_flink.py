@@ -1,17 +1,19 @@
 """Flink SQL on Oxbow through Flink's own Kafka connectors (docs/flink.md): a `kafka` source on a
 log table written through Flight and Kafka, a `kafka` sink into another log table, and an
 `upsert-kafka` sink into a primary-key table whose snapshot, lookups and Iceberg copy then equal
-what Flink computed. Flink 2.2 runs in one JVM (tests/oxbowtest/flink.py), once per test."""
+what Flink computed, and an exactly-once sink (Kafka transactions) through a SIGKILL of oxbowd.
+Flink 2.2 runs in one JVM (tests/oxbowtest/flink.py), once per job."""
 
 from __future__ import annotations
 
 import json
+import time
 import uuid
 
 import pyarrow as pa
 import pytest
 
-from oxbowtest.flink import run_sql
+from oxbowtest.flink import job_output, run_sql, start_sql
 from oxbowtest.kafka import bootstrap, produce
 from oxbowtest.lake import lake_rows, wait_lake
 from oxbowtest.primary_keys import delete, do_get, snapshot
@@ -99,3 +101,44 @@ INSERT INTO summary SELECT 'all', COUNT(*), SUM(total) FROM totals;
     got, _ = snapshot(server, summary)
     assert got.to_pylist() == [{"customer": "all", "orders": len(expected),
                                 "total": sum(t for _, t in expected.values())}]
+
+
+def test_flink_exactly_once_sink_survives_a_sigkill_of_oxbowd(make_server, tmp_path):
+    """An exactly-once `kafka` sink (Kafka transactions, committed at each checkpoint) writing a
+    sequence of 4,000 ids at 500 a second; oxbowd is SIGKILLed mid-job and restarted on the same
+    ports. Flink restarts the job from its last checkpoint: the table holds every id once."""
+    server = make_server()
+    server.stable_ports = True
+    tag = uuid.uuid4().hex[:8]
+    out = f"shop.eos_{tag}"
+    server.create_table(out, pa.schema([pa.field("id", pa.int64(), nullable=False)]), buckets=2,
+                        properties={"kafka.value.format": "json"})
+    kafka = f"'properties.bootstrap.servers' = '{bootstrap(server)}'"
+    job = start_sql(f"""
+SET 'execution.checkpointing.interval' = '1s';
+SET 'restart-strategy.type' = 'fixed-delay';
+SET 'restart-strategy.fixed-delay.attempts' = '30';
+SET 'restart-strategy.fixed-delay.delay' = '2s';
+CREATE TABLE ids (id BIGINT) WITH (
+  'connector' = 'datagen', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1',
+  'fields.id.end' = '4000', 'rows-per-second' = '500');
+CREATE TABLE eos (id BIGINT) WITH (
+  'connector' = 'kafka', 'topic' = '{out}', {kafka}, 'format' = 'json',
+  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'eos-{tag}',
+  'properties.transaction.timeout.ms' = '60000');
+INSERT INTO eos SELECT id FROM ids;
+""", tmp_path)
+    # Mid-job: once some checkpoints committed, and with a transaction open.
+    deadline = time.monotonic() + 120
+    while server.read_all(out).num_rows < 1000:
+        assert job.poll() is None and time.monotonic() < deadline, job_output(job)
+        time.sleep(0.2)
+    before_kill = server.read_all(out).num_rows
+    assert job.poll() is None and before_kill < 4000
+    server.kill()
+    time.sleep(1)
+    server.start()
+    assert job.wait(timeout=300) == 0, job_output(job)
+    print(f"{before_kill} rows committed when oxbowd was killed")
+    ids = server.read_all(out).column("id").to_pylist()
+    assert sorted(ids) == list(range(1, 4001))

@@ -16,7 +16,8 @@ import uuid
 
 import pyarrow as pa
 import pytest
-from confluent_kafka import (Consumer, KafkaError, KafkaException, Producer, TopicPartition)
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from oxbowtest.kafka import bootstrap, consume_assigned, create_topic, produce
 
@@ -153,6 +154,35 @@ def test_consume_transform_produce_commits_offsets_with_the_output(oxbow_or_kafk
     committed = checker.committed([TopicPartition(source, p) for p in range(2)], 30)
     checker.close()
     assert [tp.offset for tp in committed] == [50, 50]
+
+
+def test_a_compacted_topic_takes_transactions(oxbow_or_kafka):
+    """On Oxbow a compacted topic is a primary-key table: a committed transaction's records upsert
+    and delete keys at commit, an aborted one's never do."""
+    broker = oxbow_or_kafka
+    topic = "txn-compact-" + uuid.uuid4().hex[:10]
+    admin = AdminClient({"bootstrap.servers": bootstrap(broker)})
+    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1,
+                                  config={"cleanup.policy": "compact"})])[topic].result(timeout=30)
+    producer = transactional(broker, "tx-" + topic)
+    for round_, commit in enumerate([True, False, True]):
+        producer.begin_transaction()
+        for k in range(10):
+            producer.produce(topic, key=f"k{k}".encode(), value=f"v{round_}".encode())
+        producer.produce(topic, key=f"k{round_}".encode(), value=None)  # a tombstone
+        if commit:
+            producer.commit_transaction(30)
+        else:
+            producer.abort_transaction(30)
+    got = consume_assigned(broker, topic, 1, 22, exactly=True, **{"isolation.level":
+                                                                  "read_committed"})
+    state = {}
+    for m in got:
+        if m.value() is None:
+            state.pop(m.key(), None)
+        else:
+            state[m.key()] = m.value()
+    assert state == {f"k{k}".encode(): b"v2" for k in range(10) if k != 2}
 
 
 def test_transactions_past_their_timeout_abort(server):

@@ -32,12 +32,30 @@ def flink_classpath() -> str:
     return fetch_classpath(f"Flink {FLINK_VERSION}", POM, FLINK_DIR)
 
 
-def run_sql(statements: str, workdir: pathlib.Path, timeout: float = 300) -> str:
-    """Runs the statements (each ending with ";" at a line's end); returns the runner's output."""
+def start_sql(statements: str, workdir: pathlib.Path) -> subprocess.Popen:
+    """Starts running the statements (each ending with ";" at a line's end) in the background;
+    job_output() has what the runner printed once it exited."""
     script = workdir / "statements.sql"
     script.write_text(statements)
-    proc = subprocess.run(["java", "-XX:+UseSerialGC", "-Xmx1g", "-cp", flink_classpath(),
-                           str(RUNNER), str(script)],
-                          capture_output=True, text=True, timeout=timeout)
-    assert proc.returncode == 0, f"Flink SQL failed ({proc.returncode}):\n{proc.stderr[-5000:]}"
-    return proc.stdout
+    return subprocess.Popen(["java", "-XX:+UseSerialGC", "-Xmx1g", "-cp", flink_classpath(),
+                             str(RUNNER), str(script)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def job_output(job: subprocess.Popen) -> str:
+    if job.poll() is None:
+        job.kill()
+    out, err = job.communicate()
+    return f"exit {job.returncode}\n{out[-2000:]}\n{err[-5000:]}"
+
+
+def run_sql(statements: str, workdir: pathlib.Path, timeout: float = 300) -> str:
+    """Runs the statements; returns the runner's output."""
+    job = start_sql(statements, workdir)
+    try:
+        out, err = job.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        out, err = job.communicate()
+    assert job.returncode == 0, f"Flink SQL failed ({job.returncode}):\n{err[-5000:]}"
+    return out

@@ -115,16 +115,19 @@ std::string FileName(const std::string& transactional_id) {
 }  // namespace
 
 TransactionCoordinator::TransactionCoordinator(std::string dir, Committer committer,
-                                               std::function<int64_t()> new_producer_id)
+                                               std::function<int64_t()> new_producer_id,
+                                               std::chrono::milliseconds id_expiration)
     : dir_(std::move(dir)),
       committer_(std::move(committer)),
       new_producer_id_(std::move(new_producer_id)),
+      id_expiration_(id_expiration),
       fs_(PosixFileSystem::Default()) {}
 
 Result<std::unique_ptr<TransactionCoordinator>> TransactionCoordinator::Open(
-    std::string dir, Committer committer, std::function<int64_t()> new_producer_id) {
-  std::unique_ptr<TransactionCoordinator> coordinator(
-      new TransactionCoordinator(std::move(dir), std::move(committer), std::move(new_producer_id)));
+    std::string dir, Committer committer, std::function<int64_t()> new_producer_id,
+    std::chrono::milliseconds id_expiration) {
+  std::unique_ptr<TransactionCoordinator> coordinator(new TransactionCoordinator(
+      std::move(dir), std::move(committer), std::move(new_producer_id), id_expiration));
   RETURN_NOT_OK(coordinator->Load());
   coordinator->reaper_ = std::thread([c = coordinator.get()] { c->AbortTimedOut(); });
   return coordinator;
@@ -229,7 +232,10 @@ std::shared_ptr<TransactionCoordinator::Transaction> TransactionCoordinator::Fin
     const std::string& transactional_id, bool create) {
   std::lock_guard lock(mu_);
   auto it = transactions_.find(transactional_id);
-  if (it != transactions_.end()) return it->second;
+  if (it != transactions_.end()) {
+    it->second->last_used = Clock::now();
+    return it->second;
+  }
   if (!create) return nullptr;
   auto txn = std::make_shared<Transaction>();
   txn->id = transactional_id;
@@ -586,6 +592,30 @@ void TransactionCoordinator::AbortTimedOut() {
       }
     }
     lock.lock();
+    ForgetExpired();
+  }
+}
+
+void TransactionCoordinator::ForgetExpired() {
+  const auto now = Clock::now();
+  for (auto it = transactions_.begin(); it != transactions_.end();) {
+    Transaction& txn = *it->second;
+    // Holding mu_, so nobody finds the id meanwhile; one in use now is not expired.
+    std::unique_lock txn_lock(txn.mu, std::try_to_lock);
+    if (!txn_lock || txn.state != State::kEmpty || now - txn.last_used < id_expiration_) {
+      ++it;
+      continue;
+    }
+    txn.file.reset();
+    if (Status st = fs_->Remove(txn.path); !st.ok() && !st.IsNotFound()) {
+      spdlog::error("kafka: forgetting transactional id '{}': {}", txn.id, st.message());
+      ++it;
+      continue;
+    }
+    spdlog::info("kafka: forgot transactional id '{}', unused for {} s", txn.id,
+                 std::chrono::duration_cast<std::chrono::seconds>(now - txn.last_used).count());
+    txn_lock.unlock();
+    it = transactions_.erase(it);
   }
 }
 

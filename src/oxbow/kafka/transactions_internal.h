@@ -30,6 +30,9 @@ namespace oxbow::kafka::internal {
 
 // Kafka's transaction.max.timeout.ms: a producer asking for more is refused.
 inline constexpr int32_t kMaxTransactionTimeoutMs = 15 * 60 * 1000;
+// Kafka's transactional.id.expiration.ms: an id without an open transaction, unused this long,
+// is forgotten (its file removed), as ids a Flink job makes per checkpoint must be.
+inline constexpr std::chrono::milliseconds kTransactionalIdExpiration = std::chrono::hours(24 * 7);
 
 // What a coordinator call answers: Kafka's error and, when there is one, why.
 struct TxnAnswer {
@@ -55,8 +58,10 @@ class TransactionCoordinator {
   // Loads every transactional id's file under `dir` (created when absent): a commit that was
   // decided but not carried out is carried out now; open transactions stay open, their timeout
   // counted from now. Starts the thread that aborts transactions past their timeout.
+  // Ids unused for `id_expiration` (and restarts count as use) are forgotten.
   static Result<std::unique_ptr<TransactionCoordinator>> Open(
-      std::string dir, Committer committer, std::function<int64_t()> new_producer_id);
+      std::string dir, Committer committer, std::function<int64_t()> new_producer_id,
+      std::chrono::milliseconds id_expiration = kTransactionalIdExpiration);
   ~TransactionCoordinator();
   TransactionCoordinator(const TransactionCoordinator&) = delete;
   TransactionCoordinator& operator=(const TransactionCoordinator&) = delete;
@@ -116,6 +121,7 @@ class TransactionCoordinator {
     State state = State::kEmpty;
     LastEnd last_end = LastEnd::kNone;
     Clock::time_point started;
+    Clock::time_point last_used = Clock::now();  // guarded by the coordinator's mu_
     std::set<Partition> partitions;
     std::set<std::string> groups;
     // The open transaction's staged batches' sequences per partition: (first, last) of each.
@@ -126,7 +132,8 @@ class TransactionCoordinator {
   };
 
   TransactionCoordinator(std::string dir, Committer committer,
-                         std::function<int64_t()> new_producer_id);
+                         std::function<int64_t()> new_producer_id,
+                         std::chrono::milliseconds id_expiration);
   Status Load();
   Status LoadFile(const std::string& name);
   // The transaction of an id, created (not yet stored) when `create`; null when absent.
@@ -147,11 +154,14 @@ class TransactionCoordinator {
   // Drops what the open transaction staged; `bump`: fences its producer (timeouts).
   Status Abort(Transaction& txn, bool bump);
   void ResetOpen(Transaction& txn);
+  // The timeout thread: aborts transactions past their timeout, forgets expired ids.
   void AbortTimedOut();
+  void ForgetExpired();
 
   const std::string dir_;
   const Committer committer_;
   const std::function<int64_t()> new_producer_id_;
+  const std::chrono::milliseconds id_expiration_;
   std::shared_ptr<FileSystem> fs_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Transaction>> transactions_;  // guarded by mu_

@@ -18,7 +18,8 @@ class TransactionsTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::unique_ptr<TransactionCoordinator> Open() {
+  std::unique_ptr<TransactionCoordinator> Open(
+      std::chrono::milliseconds id_expiration = kTransactionalIdExpiration) {
     TransactionCoordinator::Committer committer{
         [this](const std::string& topic, int32_t partition, std::string_view batch) {
           if (fail_appends_ > 0) {
@@ -38,8 +39,8 @@ class TransactionsTest : public ::testing::Test {
           }
           return Status::OK();
         }};
-    auto opened =
-        TransactionCoordinator::Open(dir_.string(), committer, [this] { return next_id_++; });
+    auto opened = TransactionCoordinator::Open(
+        dir_.string(), committer, [this] { return next_id_++; }, id_expiration);
     EXPECT_TRUE(opened.ok()) << opened.status().ToString();
     return std::move(opened).ValueOrDie();
   }
@@ -170,6 +171,21 @@ TEST_F(TransactionsTest, ATransactionPastItsTimeoutAbortsAndFencesItsProducer) {
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   EXPECT_EQ(c->End("tx", p.producer_id, 0, true, true).error, ErrorCode::kProducerFenced);
   EXPECT_TRUE(appended_.empty());
+}
+
+TEST_F(TransactionsTest, IdsUnusedPastTheirExpirationAreForgotten) {
+  auto c = Open(std::chrono::milliseconds(300));
+  auto idle = c->InitProducer("idle", 60000, -1, -1, true);
+  auto busy = c->InitProducer("busy", 60000, -1, -1, true);
+  ASSERT_TRUE(c->AddPartitions("busy", busy.producer_id, 0, {{"t", 0}}, true).ok());
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_), {}), 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // The open transaction keeps its id; the idle one is gone, file and all: a new producer id.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_), {}), 1);
+  EXPECT_EQ(c->AddPartitions("idle", idle.producer_id, 0, {{"t", 0}}, true).error,
+            ErrorCode::kInvalidProducerIdMapping);
+  EXPECT_NE(c->InitProducer("idle", 60000, -1, -1, true).producer_id, idle.producer_id);
+  EXPECT_TRUE(c->End("busy", busy.producer_id, 0, false, true).ok());
 }
 
 }  // namespace

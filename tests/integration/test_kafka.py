@@ -22,8 +22,8 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    ConfigSource, NewTopic, OffsetSpec, ResourceType)
 
-from oxbowtest.kafka import (bootstrap, consume_assigned, create_topic, exchange, group_consumer,
-                             new_topic, poll_until, produce)
+from oxbowtest.kafka import (bootstrap, consume_assigned, create_topic, deliver, exchange,
+                             group_consumer, new_topic, poll_until, produce)
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 RAW_SCHEMA = pa.schema([("key", pa.binary()), ("value", pa.binary()),
@@ -432,6 +432,73 @@ def test_timestamp_type_and_segment_bytes_are_topic_configs(oxbow_or_kafka):
     kind, stamp = got[stamped]
     assert kind == 2 and before <= stamp <= int(time.time() * 1000) + 1, got  # LogAppendTime
     assert got[kept] == (1, old)  # CreateTime
+
+
+def test_compression_type_and_max_message_bytes_are_topic_configs(oxbow_or_kafka):
+    """compression.type is the codec of the batches consumers fetch (the producer's is "producer",
+    the default); max.message.bytes bounds the batches producers send (MESSAGE_TOO_LARGE above
+    it). Both at CreateTopics and by IncrementalAlterConfigs, shown by DescribeConfigs. The same
+    assertions against a real Kafka 4.4 broker."""
+    from kafka.protocol.consumer import FetchRequest
+    from test_kafka_versions import Connection
+
+    broker = oxbow_or_kafka
+    admin = AdminClient({"bootstrap.servers": bootstrap(broker)})
+    zstd, plain = new_topic(), new_topic()
+    futures = admin.create_topics([
+        NewTopic(zstd, num_partitions=1, config={"compression.type": "zstd",
+                                                 "max.message.bytes": "10000"}),
+        NewTopic(plain, num_partitions=1)])
+    for f in futures.values():
+        f.result(timeout=30)
+    resources = [ConfigResource(ResourceType.TOPIC, t) for t in (zstd, plain)]
+    configs = {r.name: f.result(timeout=30) for r, f in admin.describe_configs(resources).items()}
+    assert configs[zstd]["compression.type"].value == "zstd"
+    assert configs[zstd]["max.message.bytes"].value == "10000"
+    assert configs[zstd]["max.message.bytes"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert configs[plain]["compression.type"].value == "producer"
+
+    reports, queued = deliver({"bootstrap.servers": bootstrap(broker)}, zstd,
+                              [(0, None, bytes(range(256)) * 80, None)])  # 20 KB
+    assert queued == 0 and reports[0][0].code() == KafkaError.MSG_SIZE_TOO_LARGE, reports
+    values = [f"value {i} ".encode() * 20 for i in range(50)]
+    produce(broker, zstd, [(0, None, v, None) for v in values])
+    assert [m.value() for m in consume_assigned(broker, zstd, 1, 50)] == values
+    conn = Connection(broker.kafka_port)
+    F = FetchRequest.FetchTopic
+    response = conn.call(FetchRequest[12](
+        max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, isolation_level=0,
+        topics=[F(topic=zstd, partitions=[F.FetchPartition(
+            partition=0, fetch_offset=0, partition_max_bytes=1 << 20)])],
+        forgotten_topics_data=[], rack_id=""), 12)
+    conn.close()
+    records = response.responses[0].partitions[0].records
+    # Record batch v2: attributes (int16) at byte 21, the codec in bits 0-2 (4: zstd).
+    assert struct.unpack(">h", records[21:23])[0] & 7 == 4
+
+    # Altered: no limit on size left but the server's, the codec back to the producer's.
+    altered = admin.incremental_alter_configs([ConfigResource(
+        ResourceType.TOPIC, zstd, incremental_configs=[
+            ConfigEntry("max.message.bytes", "2000000",
+                        incremental_operation=AlterConfigOpType.SET),
+            ConfigEntry("compression.type", None, incremental_operation=AlterConfigOpType.DELETE)])])
+    for f in altered.values():
+        f.result(timeout=30)
+    # Kafka applies an alter through its metadata log: a describe may show the old value briefly.
+    deadline = time.monotonic() + 10
+    while True:
+        configs = admin.describe_configs(resources[:1])[resources[0]].result(timeout=30)
+        if configs["compression.type"].value == "producer" or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert configs["compression.type"].value == "producer"
+    assert configs["max.message.bytes"].value == "2000000"
+    produce(broker, zstd, [(0, None, bytes(range(256)) * 80, None)])
+    refused = admin.create_topics([NewTopic(new_topic(), num_partitions=1,
+                                            config={"compression.type": "brotli"})])
+    with pytest.raises(KafkaException) as error:
+        next(iter(refused.values())).result(timeout=30)
+    assert error.value.args[0].code() == KafkaError.INVALID_CONFIG
 
 
 def test_offsets_for_times_go_by_record_timestamps(oxbow_or_kafka):

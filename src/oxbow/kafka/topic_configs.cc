@@ -49,6 +49,21 @@ Result<std::pair<std::string, std::optional<std::string>>> PropertyForConfig(
     }
     return Property{kTimestampTypeProperty, value};
   }
+  if (name == kCompressionTypeConfig) {
+    if (value && !CompressionNamed(*value)) {
+      return Status::Invalid("topic config compression.type=" + Quote(*value) +
+                             ": producer, uncompressed, gzip, snappy, lz4 or zstd");
+    }
+    return Property{kCompressionTypeProperty, value};
+  }
+  if (name == kMaxMessageBytesConfig) {
+    auto parsed = value ? ParseInt64(*value) : Result<int64_t>(0);
+    if (!parsed.ok() || *parsed < 0 || *parsed > INT32_MAX) {
+      return Status::Invalid("topic config max.message.bytes=" + Quote(value.value_or("")) +
+                             ": a whole number of bytes from 0 to 2147483647");
+    }
+    return Property{kMaxMessageBytesProperty, value};
+  }
   if (name.starts_with(kLakePrefix)) {
     return Property{name, value};  // Oxbow's own, checked as create_table checks it
   }
@@ -60,8 +75,8 @@ Result<std::pair<std::string, std::optional<std::string>>> PropertyForConfig(
   }
   return Status::Invalid("topic config " + Quote(name) +
                          " is not served (served: retention.ms, retention.bytes, segment.bytes, "
-                         "message.timestamp.type, cleanup.policy and Oxbow's lake.* table "
-                         "properties)");
+                         "message.timestamp.type, compression.type, max.message.bytes, "
+                         "cleanup.policy and Oxbow's lake.* table properties)");
 }
 
 std::string CleanupPolicyOf(const catalog::TableDescriptor& table) {
@@ -92,6 +107,21 @@ std::vector<TopicConfig> TopicConfigs(const catalog::TableDescriptor& table,
       configs.push_back({key, value, true, kString, "The table's lake property (docs/lake.md)"});
     }
   }
+  const TopicFormat format = FormatOf(table);
+  auto own_value = [&](const char* property, std::string fallback) {
+    auto it = table.properties.find(property);
+    return std::pair{it == table.properties.end() ? std::move(fallback) : it->second,
+                     it != table.properties.end()};
+  };
+  auto [codec, codec_set] = own_value(kCompressionTypeProperty, "producer");
+  configs.push_back({kCompressionTypeConfig, codec, codec_set, kString,
+                     "The codec of the batches Fetch serves (producer and uncompressed: none; "
+                     "rows are stored as Arrow, not as the producer's batches)"});
+  configs.push_back({kMaxMessageBytesConfig,
+                     std::to_string(format.max_message_bytes >= 0 ? format.max_message_bytes
+                                                                  : defaults.max_message_bytes),
+                     table.properties.count(kMaxMessageBytesProperty) > 0, kInt,
+                     "The largest record batch a producer may send, in bytes"});
   configs.push_back({kTimestampTypeConfig, TimestampTypeOf(table),
                      table.properties.count(kTimestampTypeProperty) > 0, kString,
                      "Whose time a record carries: the producer's (CreateTime) or the server's "

@@ -1,6 +1,7 @@
 // The Kafka topic configs Oxbow serves, each a table property (docs/kafka.md#topic-configs):
 // retention.ms is log.retention, retention.bytes is log.retention.bytes, segment.bytes is
-// log.segment.bytes, message.timestamp.type is kafka.timestamp.type, Oxbow's lake.* table
+// log.segment.bytes, message.timestamp.type is kafka.timestamp.type, compression.type is
+// kafka.compression.type, max.message.bytes is kafka.max.message.bytes, Oxbow's lake.* table
 // properties are themselves, and cleanup.policy is the table's kind, fixed at create: delete for
 // a log table, compact for a primary-key table.
 #pragma once
@@ -31,12 +32,21 @@ inline constexpr char kTimestampTypeProperty[] = "kafka.timestamp.type";
 // What a table's records carry: "CreateTime" or "LogAppendTime".
 std::string TimestampTypeOf(const catalog::TableDescriptor& table);
 
-// What a topic without a log config of its own has: the server's --retention-ms,
-// --retention-bytes (-1: no limit) and --segment-bytes.
+// The codec of the record batches Fetch serves: "producer" (Kafka's default) and
+// "uncompressed" serve them uncompressed, as Oxbow stores rows and not the producer's batches.
+inline constexpr char kCompressionTypeConfig[] = "compression.type";
+inline constexpr char kCompressionTypeProperty[] = "kafka.compression.type";
+// The largest record batch Produce takes, in bytes; larger is MESSAGE_TOO_LARGE.
+inline constexpr char kMaxMessageBytesConfig[] = "max.message.bytes";
+inline constexpr char kMaxMessageBytesProperty[] = "kafka.max.message.bytes";
+
+// What a topic without a config of its own has: the server's --retention-ms,
+// --retention-bytes (-1: no limit), --segment-bytes and --kafka-max-request-bytes.
 struct TopicDefaults {
   int64_t retention_ms = -1;
   int64_t retention_bytes = -1;
   int64_t segment_bytes = 0;
+  int64_t max_message_bytes = 0;
 };
 
 // One config's value as its table property: `value` nullopt (back to the server's default)

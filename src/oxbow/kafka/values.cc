@@ -5,6 +5,7 @@
 #include <span>
 
 #include "oxbow/arrow/builder.h"
+#include "oxbow/common/parse.h"
 #include "oxbow/kafka/avro_values_internal.h"
 #include "oxbow/kafka/topic_configs_internal.h"
 #include "oxbow/kafka/values_internal.h"
@@ -215,6 +216,17 @@ const arrow::SchemaPtr& RawCompactedTopicSchema() {
   return kSchema;
 }
 
+std::optional<Compression> CompressionNamed(std::string_view name) {
+  static const std::pair<std::string_view, Compression> kCodecs[] = {
+      {"producer", Compression::kNone}, {"uncompressed", Compression::kNone},
+      {"gzip", Compression::kGzip},     {"snappy", Compression::kSnappy},
+      {"lz4", Compression::kLz4},       {"zstd", Compression::kZstd}};
+  for (const auto& [codec_name, codec] : kCodecs) {
+    if (name == codec_name) return codec;
+  }
+  return std::nullopt;
+}
+
 TopicFormat FormatOf(const catalog::TableDescriptor& table) {
   TopicFormat format;
   if (table.schema == nullptr) return format;
@@ -233,6 +245,14 @@ TopicFormat FormatOf(const catalog::TableDescriptor& table) {
   auto time_type = table.properties.find(kTimestampTypeProperty);
   format.log_append_time = format.kind != TableKind::kRaw || (time_type != table.properties.end() &&
                                                               time_type->second == kLogAppendTime);
+  // Values set through Kafka were checked (PropertyForConfig); others count as unset.
+  if (auto it = table.properties.find(kCompressionTypeProperty); it != table.properties.end()) {
+    format.fetch_compression = CompressionNamed(it->second).value_or(Compression::kNone);
+  }
+  if (auto it = table.properties.find(kMaxMessageBytesProperty); it != table.properties.end()) {
+    auto limit = ParseInt64(it->second);
+    format.max_message_bytes = limit.ok() ? *limit : -1;
+  }
   for (const std::string& column : table.primary_key) {
     format.key_columns.push_back(table.schema->GetFieldIndex(column));
   }
@@ -274,6 +294,7 @@ Status AppendRecords(const TopicFormat& format, const arrow::RecordBatch& rows, 
     }
   }
   RecordBatch batch;
+  batch.compression = format.fetch_compression;
   batch.base_offset = base_offset + skip;
   batch.log_append_time = format.log_append_time;
   batch.base_timestamp = raw ? INT64_MAX : append_time_ms;

@@ -2,7 +2,9 @@
 // timestamp, headers), JSON tables and Avro tables (docs/kafka.md#mapping).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "oxbow/arrow/record_batch.h"
@@ -37,8 +39,16 @@ struct TopicFormat {
   // A raw table whose records carry the server's time (kafka.timestamp.type LogAppendTime);
   // JSON and Avro records always do.
   bool log_append_time = false;
+  // The codec of the batches Fetch serves (kafka.compression.type).
+  Compression fetch_compression = Compression::kNone;
+  // The largest record batch Produce takes (kafka.max.message.bytes); -1: the request limit.
+  int64_t max_message_bytes = -1;
   bool keyed() const { return !key_columns.empty(); }
 };
+
+// The codec a compression.type names ("producer" and "uncompressed": none); nullopt when it
+// names none.
+std::optional<Compression> CompressionNamed(std::string_view name);
 
 TopicFormat FormatOf(const catalog::TableDescriptor& table);
 // Why a table of kind kOther is not served.

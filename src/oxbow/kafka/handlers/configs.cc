@@ -20,7 +20,7 @@ constexpr int8_t kDelete = 1;
 
 TopicDefaults Broker::TopicConfigDefaults() const {
   return {options_.default_retention_ms, options_.default_retention_bytes,
-          options_.default_segment_bytes};
+          options_.default_segment_bytes, options_.max_request_bytes};
 }
 
 std::vector<msg::CreateTopicsResponse::CreatableTopicConfigs> Broker::CreatedTopicConfigs(

@@ -88,6 +88,13 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
   auto batches = DecodeRecordBatches(*part.records);
   if (!batches.ok()) return fail(ErrorCode::kCorruptMessage, batches.status().message());
   for (const RecordBatch& batch : *batches) {
+    if (format.max_message_bytes >= 0 &&
+        static_cast<int64_t>(batch.bytes.size()) > format.max_message_bytes) {
+      return fail(ErrorCode::kMessageTooLarge,
+                  "a record batch of " + std::to_string(batch.bytes.size()) +
+                      " bytes is larger than the topic's max.message.bytes (" +
+                      std::to_string(format.max_message_bytes) + ")");
+    }
     const bool transactional = mode.transactional_id != nullptr || mode.committing;
     if (batch.control || batch.transactional != transactional ||
         (transactional && batch.producer_id < 0)) {

@@ -19,7 +19,8 @@ import time
 import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer,
+                             TopicPartition)
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from oxbowtest.cluster import (ROW_SCHEMA, SESSION_TIMEOUT_MS, Cluster, TailReader, Writer,
@@ -833,3 +834,47 @@ def test_a_deleted_group_stays_deleted_after_its_coordinator_dies(cluster):
     listed = {g.group_id for g in admin.list_consumer_groups().result(timeout=60).valid}
     assert "g-kept" in listed and "g-deleted" not in listed
 
+
+
+def test_deleted_records_stay_deleted_after_their_leader_dies(cluster):
+    """DeleteRecords moves the log start on the leader and waits for the in-sync followers to
+    move theirs (docs/kafka.md#deleterecords): SIGKILL the leader, and the new one starts there
+    too; nothing below the start comes back."""
+    bootstrap = ",".join(f"127.0.0.1:{s.kafka_port}" for s in cluster.servers.values())
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic("purged", num_partitions=1,
+                                  replication_factor=3)])["purged"].result(timeout=30)
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
+    for k in range(100):
+        producer.produce("purged", value=str(k).encode(), partition=0)
+        if k % 10 == 9:
+            producer.flush(30)  # ten batches, so that whole segments may go
+    assert producer.flush(30) == 0
+    tp = TopicPartition("purged", 0, 60)
+    deleted = admin.delete_records([tp])[tp].result(timeout=30)
+    assert deleted.low_watermark == 60
+
+    def earliest_and_values() -> tuple[int, list[bytes]]:
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "purged-check",
+                             "enable.auto.commit": False})
+        deadline = time.monotonic() + 60  # a new leader first, after a SIGKILL
+        while True:
+            try:
+                low, _ = consumer.get_watermark_offsets(TopicPartition("purged", 0), timeout=5)
+                break
+            except KafkaException:
+                if time.monotonic() > deadline:
+                    raise
+        consumer.assign([TopicPartition("purged", 0, OFFSET_BEGINNING)])
+        values = []
+        deadline = time.monotonic() + 60
+        while len(values) < 40 and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                values.append(message.value())
+        consumer.close()
+        return low, values
+
+    assert earliest_and_values() == (60, [str(k).encode() for k in range(60, 100)])
+    cluster.kill(cluster.leader_of("kafka.purged"))
+    assert earliest_and_values() == (60, [str(k).encode() for k in range(60, 100)])

@@ -452,7 +452,17 @@ def test_compression_type_and_max_message_bytes_are_topic_configs(oxbow_or_kafka
     for f in futures.values():
         f.result(timeout=30)
     resources = [ConfigResource(ResourceType.TOPIC, t) for t in (zstd, plain)]
-    configs = {r.name: f.result(timeout=30) for r, f in admin.describe_configs(resources).items()}
+    # A real Kafka broker may not know a topic for some ms after creating it.
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            configs = {r.name: f.result(timeout=30)
+                       for r, f in admin.describe_configs(resources).items()}
+            break
+        except KafkaException as e:
+            if e.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
     assert configs[zstd]["compression.type"].value == "zstd"
     assert configs[zstd]["max.message.bytes"].value == "10000"
     assert configs[zstd]["max.message.bytes"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value

@@ -441,7 +441,8 @@ def test_describe_and_list_groups_and_configs_every_version(server):
         assert [r.error_code for r in results] == [0, 0, 3, 0]
         # ConfigSource 5: DEFAULT_CONFIG, the topic sets none of them.
         assert [(c.name, c.value, c.config_source) for c in results[0].configs] == [
-            ("cleanup.policy", "delete", 5), ("message.timestamp.type", "CreateTime", 5),
+            ("cleanup.policy", "delete", 5), ("compression.type", "producer", 5),
+            ("max.message.bytes", str(100 << 20), 5), ("message.timestamp.type", "CreateTime", 5),
             ("retention.bytes", "-1", 5), ("retention.ms", week_ms, 5),
             ("segment.bytes", str(256 << 20), 5)]
         assert [c.name for c in results[1].configs] == ["retention.ms"]

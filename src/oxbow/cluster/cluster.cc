@@ -390,7 +390,14 @@ class Cluster::Impl {
     return out;
   }
 
-  Result<int64_t> ServeFetch(const ReplicaFetch& fetch,
+  Status DeleteBefore(const std::string& table, int32_t bucket, int64_t offset) {
+    auto replica = FindReplica(table, bucket);
+    if (!replica) return NotLeaderHere(table, bucket);
+    return replica->DeleteBefore(
+        offset, Clock::now() + std::chrono::milliseconds(options_.ack_timeout_ms));
+  }
+
+  Result<FetchEnd> ServeFetch(const ReplicaFetch& fetch,
                              const std::function<Status(const log::LogBatch&, int32_t)>& emit) {
     auto replica = FindReplica(fetch.table, fetch.bucket);
     if (!replica) return NotLeaderHere(fetch.table, fetch.bucket);
@@ -1225,7 +1232,10 @@ Status Cluster::WaitAcknowledgeable(const std::string& table, int32_t bucket, in
                                     Acks acks) {
   return impl_->WaitAcknowledgeable(table, bucket, next_offset, acks);
 }
-Result<int64_t> Cluster::ServeFetch(
+Status Cluster::DeleteBefore(const std::string& table, int32_t bucket, int64_t offset) {
+  return impl_->DeleteBefore(table, bucket, offset);
+}
+Result<FetchEnd> Cluster::ServeFetch(
     const ReplicaFetch& fetch, const std::function<Status(const log::LogBatch&, int32_t)>& emit) {
   return impl_->ServeFetch(fetch, emit);
 }

@@ -83,6 +83,7 @@ struct ReplicaFetch {
   std::string table;
   int32_t bucket = 0;
   int64_t from = 0;          // the follower's log end
+  int64_t log_start = 0;     // the follower's log start (DeleteRecords)
   int32_t leader_epoch = 0;  // the epoch the follower believes the leader has
   int32_t replica = -1;      // the follower's server id
   int64_t max_wait_ms = 500;
@@ -92,10 +93,16 @@ std::string ReplicaFetchToJson(const ReplicaFetch& fetch);
 // `json` is the value of "replica_fetch".
 Result<ReplicaFetch> ReplicaFetchFromJson(std::string_view json);
 
+// What the last message of a fetch response carries besides batches: the leader's high
+// watermark and log start (which followers move theirs up to).
+struct FetchEnd {
+  int64_t high_watermark = 0;
+  int64_t log_start = 0;
+};
 // The app_metadata of each message of a fetch response: a batch (its data_header and body are
-// the stored metadata and body), and the last message, which carries the high watermark.
+// the stored metadata and body), and the last message, the FetchEnd.
 std::string FetchedBatchMetadata(const log::LogBatch& batch, int32_t leader_epoch);
-std::string FetchEndMetadata(int64_t high_watermark);
+std::string FetchEndMetadata(const FetchEnd& end);
 
 // One bucket as this server sees it, for status pages.
 struct BucketReplicaStatus {
@@ -181,12 +188,16 @@ class Cluster {
   // failover may take back under kAll.
   Status WaitAcknowledgeable(const std::string& table, int32_t bucket, int64_t next_offset,
                              Acks acks);
+  // DeleteRecords on the leader of `bucket`: moves its log start up to `offset`, then returns
+  // once every in-sync follower moved theirs too (so no failover brings the records back);
+  // Unavailable when this server does not lead the bucket or ack_timeout_ms passed.
+  Status DeleteBefore(const std::string& table, int32_t bucket, int64_t offset);
 
   // The leader's side of a follower's fetch: `emit` gets each batch from `fetch.from` on (up to
   // max_bytes, waiting up to max_wait_ms for the first) with the leader epoch it was written
-  // in; returns the high watermark to send along. OutOfRange naming the log start when
-  // `fetch.from` is below it.
-  Result<int64_t> ServeFetch(const ReplicaFetch& fetch,
+  // in; returns the high watermark and log start to send along. OutOfRange naming the log start
+  // when `fetch.from` is below it.
+  Result<FetchEnd> ServeFetch(const ReplicaFetch& fetch,
                              const std::function<Status(const log::LogBatch&, int32_t)>& emit);
   // The leader's answer to a follower's OffsetsForLeaderEpoch (KIP-101).
   Result<log::EpochEnd> EndOffsetForEpoch(const std::string& table, int32_t bucket,

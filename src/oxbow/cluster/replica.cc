@@ -16,6 +16,7 @@ std::string ReplicaFetchToJson(const ReplicaFetch& fetch) {
                {{"table", fetch.table},
                 {"bucket", fetch.bucket},
                 {"from", fetch.from},
+                {"log_start", fetch.log_start},
                 {"leader_epoch", fetch.leader_epoch},
                 {"replica", fetch.replica},
                 {"max_wait_ms", fetch.max_wait_ms},
@@ -33,6 +34,7 @@ Result<ReplicaFetch> ReplicaFetchFromJson(std::string_view text) {
     fetch.table = j.at("table").get<std::string>();
     fetch.bucket = j.at("bucket").get<int32_t>();
     fetch.from = j.at("from").get<int64_t>();
+    fetch.log_start = j.value("log_start", int64_t{0});
     fetch.leader_epoch = j.at("leader_epoch").get<int32_t>();
     fetch.replica = j.at("replica").get<int32_t>();
     fetch.max_wait_ms = std::clamp<int64_t>(j.value("max_wait_ms", int64_t{500}), 0, 10'000);
@@ -54,8 +56,8 @@ std::string FetchedBatchMetadata(const log::LogBatch& batch, int32_t leader_epoc
       .dump();
 }
 
-std::string FetchEndMetadata(int64_t high_watermark) {
-  return json{{"high_watermark", high_watermark}}.dump();
+std::string FetchEndMetadata(const FetchEnd& end) {
+  return json{{"high_watermark", end.high_watermark}, {"log_start", end.log_start}}.dump();
 }
 
 namespace internal {
@@ -293,7 +295,36 @@ Status Replica::WaitAcknowledgeable(int64_t next_offset, Acks acks, Clock::time_
   }
 }
 
-Result<int64_t> Replica::ServeFetch(
+Status Replica::DeleteBefore(int64_t offset, Clock::time_point deadline) {
+  std::unique_lock lock(mu_);
+  const int32_t epoch = state_.leader_epoch;
+  if (role_ != Role::kLeader) {
+    return NotLeader(table_, bucket_, state_.leader, leader_location_, state_.leader_epoch);
+  }
+  lock.unlock();
+  RETURN_NOT_OK(log().DeleteBefore(offset));
+  (void)log().EnforceRetention();  // the segments wholly below go now
+  lock.lock();
+  while (true) {
+    if (role_ != Role::kLeader || state_.leader_epoch != epoch) {
+      return Status::Unavailable("leadership of bucket " + std::to_string(bucket_) + " of table " +
+                                 Quote(table_) + " moved before its followers moved their log "
+                                                 "start: delete the records again");
+    }
+    const bool all_moved = std::all_of(state_.isr.begin(), state_.isr.end(), [&](int32_t id) {
+      auto f = followers_.find(id);
+      return f == followers_.end() || f->second.log_start >= offset;  // not found: this server
+    });
+    if (all_moved) return Status::OK();
+    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      return Status::Unavailable(std::string(kTimedOutWaitingForReplicas) + " to move the log " +
+                                 "start of bucket " + std::to_string(bucket_) + " of table " +
+                                 Quote(table_));
+    }
+  }
+}
+
+Result<FetchEnd> Replica::ServeFetch(
     const ReplicaFetch& fetch, const std::function<Status(const log::LogBatch&, int32_t)>& emit) {
   log::BucketLog& l = log();
   bool throttled = false;
@@ -330,6 +361,7 @@ Result<int64_t> Replica::ServeFetch(
       f.last_caught_up = std::max(f.last_caught_up, f.last_fetch);
     }
     f.log_end = fetch.from;
+    f.log_start = fetch.log_start;
     f.leader_end_at_last_fetch = leader_end;
     f.last_fetch = now;
     AdvanceHighWatermarkLocked();
@@ -360,8 +392,9 @@ Result<int64_t> Replica::ServeFetch(
       RETURN_NOT_OK(emit(batch, l.LeaderEpochAt(batch.base_offset)));
     }
   }
+  const int64_t log_start = l.log_start();
   std::lock_guard lock(mu_);
-  return high_watermark_;
+  return FetchEnd{high_watermark_, log_start};
 }
 
 Result<log::EpochEnd> Replica::EndOffsetForEpoch(int32_t epoch) const {
@@ -526,6 +559,7 @@ Status Replica::FetchOnce(client::Client& leader, int32_t epoch) {
     RETURN_NOT_OK(l.WaitDurable(l.next_offset()));
   }
   fetch.from = l.next_offset();
+  fetch.log_start = l.log_start();
   fetch.leader_epoch = epoch;
   fetch.replica = options_.server_id;
   fetch.max_wait_ms = options_.replica_fetch_wait_ms;
@@ -545,7 +579,7 @@ Status Replica::FetchOnce(client::Client& leader, int32_t epoch) {
     }
   } clear{this};
   if (fetcher_stop_->load()) return Status::Cancelled("stopping");
-  int64_t high_watermark = -1;
+  int64_t high_watermark = -1, log_start = 0;
   while (true) {
     auto next = stream->Next();
     if (!next.ok()) {
@@ -574,6 +608,7 @@ Status Replica::FetchOnce(client::Client& leader, int32_t epoch) {
     }
     if (meta.contains("high_watermark")) {
       high_watermark = meta["high_watermark"].get<int64_t>();
+      log_start = meta.value("log_start", int64_t{0});
       continue;
     }
     if (!data.data_header) return Status::Invalid("the leader sent a batch without metadata");
@@ -608,6 +643,12 @@ Status Replica::FetchOnce(client::Client& leader, int32_t epoch) {
       if (restored) applied = engine_table_->ApplyReplicated(bucket_);
     }
     RETURN_NOT_OK(applied.WithContext("applying fetched rows"));
+    // The leader's log start (DeleteRecords), as far as this copy has the records.
+    const int64_t start = std::min(log_start, l.visible_offset());
+    if (start > l.log_start()) {
+      RETURN_NOT_OK(l.DeleteBefore(start).WithContext("moving the log start"));
+      (void)l.EnforceRetention();
+    }
   }
   return Status::OK();
 }

@@ -742,6 +742,11 @@ bool BucketLog::closing() const {
 
 int64_t BucketLog::EarliestLocked() const { return std::max(segments_.begin()->first, log_start_); }
 
+int64_t BucketLog::log_start() const {
+  std::lock_guard lock(mutex_);
+  return log_start_;
+}
+
 int64_t BucketLog::earliest_offset() const {
   std::lock_guard lock(mutex_);
   return EarliestLocked();

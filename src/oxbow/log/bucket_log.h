@@ -262,6 +262,8 @@ class BucketLog {
   Result<int64_t> LookupOffsetByTime(int64_t timestamp_ms);
 
   int64_t earliest_offset() const;
+  // The start DeleteBefore set (0: never set); earliest_offset() also counts retention.
+  int64_t log_start() const;
   int64_t next_offset() const;     // the offset the next append gets
   int64_t durable_offset() const;  // batches below it are fsynced
   // What readers see: min(durable_offset(), high_watermark()).

@@ -142,17 +142,17 @@ Result<arrow::RecordBatchPtr> TableHandle::Lookup(engine::LookupRequest request,
 
 Result<int64_t> TableHandle::DeleteBefore(int32_t bucket, int64_t offset) const {
   RETURN_NOT_OK(CheckNotReserved(name()));
-  if (cluster_) {
-    return Status::NotImplemented("deleting records of table " + Quote(name()) +
-                                  " in cluster mode is not served yet: its followers would keep "
-                                  "them");
-  }
   if (!descriptor().primary_key.empty()) {
     return Status::Invalid("primary-key table " + Quote(name()) +
                            " keeps its whole changelog: its rows recover from it");
   }
   if (bucket < 0 || bucket >= bucket_count()) {
     return Status::NotFound("table " + Quote(name()) + " has no bucket " + std::to_string(bucket));
+  }
+  if (cluster_) {
+    // On the bucket's leader, which waits for its in-sync followers to move theirs.
+    RETURN_NOT_OK(cluster_->DeleteBefore(name(), bucket, offset));
+    return table_->logs()[static_cast<size_t>(bucket)]->earliest_offset();
   }
   log::BucketLog& log = *table_->logs()[static_cast<size_t>(bucket)];
   RETURN_NOT_OK(log.DeleteBefore(offset));

@@ -625,7 +625,7 @@ Status FlightService::ServeReplicaFetch(const std::string& ticket,
   ASSIGN_OR_RAISE(auto fetch, cluster::ReplicaFetchFromJson(j["replica_fetch"].dump()));
   bool client_gone = false;
   ASSIGN_OR_RAISE(
-      int64_t high_watermark,
+      cluster::FetchEnd fetch_end,
       node_->cluster()->ServeFetch(fetch, [&](const log::LogBatch& batch, int32_t epoch) {
         if (client_gone) return Status::OK();
         FlightPayload payload;
@@ -637,7 +637,7 @@ Status FlightService::ServeReplicaFetch(const std::string& ticket,
         return Status::OK();
       }));
   FlightPayload end;
-  end.app_metadata = cluster::FetchEndMetadata(high_watermark);
+  end.app_metadata = cluster::FetchEndMetadata(fetch_end);
   writer->Write(end);
   return Status::OK();
 }

@@ -28,8 +28,7 @@ Result<msg::DeleteRecordsResponse> Broker::DeleteRecords(msg::DeleteRecordsReque
                                    : table->DeleteBefore(p.partition_index, offset);
         if (earliest.ok()) {
           pr.low_watermark = *earliest;
-        } else if (earliest.status().IsInvalid() ||
-                   earliest.status().code() == StatusCode::kNotImplemented) {
+        } else if (earliest.status().IsInvalid()) {
           pr.error_code = ErrorCode::kPolicyViolation;
         } else {
           pr.error_code = ToErrorCode(earliest.status());

@@ -124,7 +124,8 @@ class Oxbowd:
         kafka = () if "--kafka-listen" in extra_args else ("--kafka-listen", "")
         self.proc = subprocess.Popen(
             [str(binary("tools/oxbowd")), "--data-dir", str(data_dir), "--listen", self.address,
-             "--catalog-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", *kafka,
+             "--catalog-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+             "--schema-registry-listen", "127.0.0.1:0", *kafka,
              *warehouse, *extra_args],
             stdout=self.log, stderr=subprocess.STDOUT)
         self.client = fl.FlightClient(f"grpc://{self.address}")

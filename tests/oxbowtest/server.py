@@ -42,7 +42,7 @@ def refused_start(binary: pathlib.Path, data_dir: pathlib.Path, *args: str, time
     error, and returns what it printed (one that starts serving fails the test at `timeout`).
     `listeners` replaces a listener's address, e.g. listen="0.0.0.0:0"."""
     flags = {"listen": "127.0.0.1:0", "metrics_listen": "", "kafka_listen": "",
-             "catalog_listen": "", **listeners}
+             "catalog_listen": "", "schema_registry_listen": "", **listeners}
     command = [str(binary), "--data-dir", str(data_dir)]
     for name, value in flags.items():
         command += ["--" + name.replace("_", "-"), value]
@@ -87,6 +87,7 @@ class OxbowServer:
         self.port: int | None = None
         self.kafka_port: int | None = None  # the Kafka listener (docs/kafka.md)
         self.catalog_port: int | None = None  # the Iceberg REST catalog's
+        self.registry_port: int | None = None  # the schema registry's
         self._client: fl.FlightClient | None = None
         # A server started with --tls-cert is reached over grpc+tls with these FlightClient
         # arguments (tls_root_certs, and cert_chain/private_key for mutual TLS).
@@ -110,6 +111,11 @@ class OxbowServer:
                 if not reuse:
                     self.catalog_port = free_port()
                 catalog = ("--catalog-listen", f"127.0.0.1:{self.catalog_port}")
+            registry = ()
+            if "--schema-registry-listen" not in self.extra_args:
+                if not reuse:
+                    self.registry_port = free_port()
+                registry = ("--schema-registry-listen", f"127.0.0.1:{self.registry_port}")
             log = open(self.log_path, "ab")
             log.write(f"=== oxbowd start on port {self.port}\n".encode())
             log.flush()
@@ -122,6 +128,7 @@ class OxbowServer:
             self.proc = subprocess.Popen(
                 [str(self.binary), "--data-dir", str(self.data_dir),
                  "--listen", f"127.0.0.1:{self.port}", *warehouse, *metrics, *kafka, *catalog,
+                 *registry,
                  *self.extra_args],
                 stdout=log, stderr=subprocess.STDOUT, preexec_fn=self._limit_open_files)
             log.close()

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +29,30 @@ struct TlsOptions {
   bool enabled() const { return !cert_file.empty(); }
 };
 
+// A request as a JSON service sees it.
+struct Request {
+  std::string method;                             // "GET", "HEAD", "POST", ...
+  std::string path;                               // the request-target up to '?', not decoded
+  std::multimap<std::string, std::string> query;  // decoded parameters
+  std::string authorization;                      // the Authorization header ("" when absent)
+  std::string body;
+};
+
+struct Response {
+  int status = 200;
+  std::string body;  // empty for 204 and for HEAD
+  std::string content_type = "application/json";
+};
+
+// A service answering every method and path of a listener.
+struct Service {
+  std::function<Response(const Request&)> handle;
+  // The answer to what cpp-httplib refuses on its own (a body over max_body_bytes, a request it
+  // cannot read) and to an exception out of `handle`: `status` and what happened.
+  std::function<Response(int status, const std::string& what)> error;
+  size_t max_body_bytes = 1 << 20;
+};
+
 // "host:port", "[::1]:port": the host (brackets removed) and the port (0-65535).
 Result<std::pair<std::string, int>> ParseListen(std::string_view what, const std::string& listen);
 
@@ -43,6 +68,12 @@ class Listener {
   ~Listener();  // Stop()s
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
+
+  // Start with `service` as the routes. One request per connection: an idle keep-alive
+  // connection would hold up Stop() (so oxbowd's SIGTERM) for cpp-httplib's whole keep-alive
+  // timeout, and these services are called seldom.
+  static Result<std::unique_ptr<Listener>> Serve(std::string_view what, const std::string& listen,
+                                                 const TlsOptions& tls, Service service);
 
   int port() const { return port_; }
   // Stops accepting and waits for the requests in flight. Idempotent.

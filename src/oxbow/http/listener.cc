@@ -1,4 +1,5 @@
 #include <httplib.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <chrono>
@@ -98,6 +99,65 @@ Result<std::unique_ptr<Listener>> Listener::Start(
                            " ended at once");
   }
   return listener;
+}
+
+Result<std::unique_ptr<Listener>> Listener::Serve(std::string_view what, const std::string& listen,
+                                                  const TlsOptions& tls, Service service) {
+  auto shared = std::make_shared<const Service>(std::move(service));
+  auto routes = [&shared, what = std::string(what)](httplib::Server& http) {
+    auto serve = [shared](const httplib::Request& req, httplib::Response& res) {
+      Request request;
+      request.method = req.method;
+      request.path = req.target.substr(0, req.target.find('?'));
+      request.query.insert(req.params.begin(), req.params.end());
+      request.authorization = req.get_header_value("Authorization");
+      request.body = req.body;
+      Response response = shared->handle(request);
+      res.status = response.status;
+      if (!response.body.empty()) res.set_content(response.body, response.content_type);
+    };
+    // Every path of every method reaches the service, which routes on the raw request-target.
+    const std::string kAnyPath = R"([\s\S]*)";
+    http.Get(kAnyPath, serve);  // and HEAD
+    http.Post(kAnyPath, serve);
+    http.Put(kAnyPath, serve);
+    http.Patch(kAnyPath, serve);
+    http.Delete(kAnyPath, serve);
+    http.Options(kAnyPath, serve);
+    http.set_payload_max_length(shared->max_body_bytes);
+    http.set_keep_alive_max_count(1);
+    http.set_error_handler(httplib::Server::HandlerWithResponse(
+        [shared](const httplib::Request& req, httplib::Response& res) {
+          if (!res.body.empty() || req.method == "HEAD") {
+            return httplib::Server::HandlerResponse::Unhandled;
+          }
+          // A request line too long to read (414) leaves method and target empty.
+          const std::string happened =
+              !req.method.empty() ? req.method + " " + req.target
+              : res.status == 414 ? "a request whose URI is longer than " +
+                                        std::to_string(CPPHTTPLIB_REQUEST_URI_MAX_LENGTH) + " bytes"
+                                  : "a request that could not be read";
+          Response error =
+              shared->error(res.status, "HTTP " + std::to_string(res.status) + " for " + happened);
+          res.set_content(error.body, error.content_type);
+          return httplib::Server::HandlerResponse::Handled;
+        }));
+    http.set_exception_handler([shared, what](const httplib::Request&, httplib::Response& res,
+                                              std::exception_ptr exception) {
+      std::string happened = "unknown exception";
+      try {
+        std::rethrow_exception(exception);
+      } catch (const std::exception& e) {
+        happened = e.what();
+      } catch (...) {
+      }
+      spdlog::error("{}: request failed: {}", what, happened);
+      Response error = shared->error(500, happened);
+      res.status = 500;
+      res.set_content(error.body, error.content_type);
+    });
+  };
+  return Start(what, listen, tls, routes);
 }
 
 Listener::~Listener() { Stop(); }

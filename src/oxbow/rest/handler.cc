@@ -43,19 +43,19 @@ std::string Dump(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-HttpResponse Ok(const json& body) { return {200, Dump(body)}; }
-HttpResponse NoContent() { return {204, ""}; }
-HttpResponse BadRequest(std::string_view message) {
+http::Response Ok(const json& body) { return {200, Dump(body)}; }
+http::Response NoContent() { return {204, ""}; }
+http::Response BadRequest(std::string_view message) {
   return ErrorResponse(400, "BadRequestException", message);
 }
-HttpResponse NoSuchNamespace(std::string_view name) {
+http::Response NoSuchNamespace(std::string_view name) {
   return ErrorResponse(404, "NoSuchNamespaceException",
                        "namespace " + Quote(name) + " does not exist");
 }
-HttpResponse NoSuchTable(std::string_view message) {
+http::Response NoSuchTable(std::string_view message) {
   return ErrorResponse(404, "NoSuchTableException", message);
 }
-HttpResponse ServerError(const Status& status) {
+http::Response ServerError(const Status& status) {
   spdlog::error("rest catalog: {}", status.ToString());
   return ErrorResponse(500, "InternalServerError", status.ToString());
 }
@@ -95,7 +95,7 @@ struct Page {
   std::optional<int64_t> size;
 };
 
-Result<Page> ParsePage(const HttpRequest& request) {
+Result<Page> ParsePage(const http::Request& request) {
   Page page;
   if (const std::string* token = Param(request.query, "pageToken"); token && !token->empty()) {
     page.after = *token;
@@ -143,7 +143,7 @@ bool ConstantTimeEquals(std::string_view given, std::string_view expected) {
 
 }  // namespace
 
-HttpResponse ErrorResponse(int status, std::string_view type, std::string_view message) {
+http::Response ErrorResponse(int status, std::string_view type, std::string_view message) {
   return {status, Dump({{"error", {{"message", message}, {"type", type}, {"code", status}}}})};
 }
 
@@ -153,7 +153,7 @@ bool CatalogHandler::Authorized(std::string_view authorization) const {
   return token && ConstantTimeEquals(*token, token_);
 }
 
-HttpResponse CatalogHandler::Handle(const HttpRequest& request) const {
+http::Response CatalogHandler::Handle(const http::Request& request) const {
   std::optional<auth::User> user;
   if (authenticator_) {
     auto verified = authenticator_->VerifyHeader(request.authorization);
@@ -173,7 +173,7 @@ HttpResponse CatalogHandler::Handle(const HttpRequest& request) const {
   }
   auto route = ParseRoute(request.method, request.path);
   if (!route.ok()) return BadRequest(route.status().message());
-  HttpResponse response = Dispatch(*route, request, user ? &*user : nullptr);
+  http::Response response = Dispatch(*route, request, user ? &*user : nullptr);
   if (request.method == "HEAD") response.body.clear();
   return response;
 }
@@ -190,8 +190,8 @@ std::vector<catalog::TableDescriptor> CatalogHandler::VisibleTables(const auth::
   return tables;
 }
 
-HttpResponse CatalogHandler::Dispatch(const Route& route, const HttpRequest& request,
-                                      const auth::User* user) const {
+http::Response CatalogHandler::Dispatch(const Route& route, const http::Request& request,
+                                        const auth::User* user) const {
   switch (route.operation) {
     case Operation::kGetConfig:
       return Ok({{"defaults", json::object()},
@@ -259,8 +259,8 @@ HttpResponse CatalogHandler::Dispatch(const Route& route, const HttpRequest& req
   return ServerError(Status::Internal("unhandled route"));
 }
 
-HttpResponse CatalogHandler::ListNamespaces(const HttpRequest& request,
-                                            const auth::User* user) const {
+http::Response CatalogHandler::ListNamespaces(const http::Request& request,
+                                              const auth::User* user) const {
   auto page = ParsePage(request);
   if (!page.ok()) return BadRequest(page.status().message());
   const auto tables = VisibleTables(user);
@@ -281,8 +281,9 @@ HttpResponse CatalogHandler::ListNamespaces(const HttpRequest& request,
   return Ok(body);
 }
 
-HttpResponse CatalogHandler::ListTables(const std::string& namespace_name,
-                                        const HttpRequest& request, const auth::User* user) const {
+http::Response CatalogHandler::ListTables(const std::string& namespace_name,
+                                          const http::Request& request,
+                                          const auth::User* user) const {
   auto page = ParsePage(request);
   if (!page.ok()) return BadRequest(page.status().message());
   std::vector<std::string> names;
@@ -308,8 +309,8 @@ HttpResponse CatalogHandler::ListTables(const std::string& namespace_name,
   return Ok(body);
 }
 
-HttpResponse CatalogHandler::LoadTable(const std::string& namespace_name, const std::string& table,
-                                       bool head) const {
+http::Response CatalogHandler::LoadTable(const std::string& namespace_name,
+                                         const std::string& table, bool head) const {
   const std::string name = namespace_name + "." + table;
   const std::string owner = namespace_name + "." + std::string(OwnerTable(table));
   const auto tables = node_->ListTables();

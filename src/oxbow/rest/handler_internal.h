@@ -7,26 +7,14 @@
 #include <string_view>
 
 #include "oxbow/auth/auth.h"
+#include "oxbow/http/http.h"
 #include "oxbow/node/node.h"
 #include "oxbow/rest/route_internal.h"
 
 namespace oxbow::rest {
 
-struct HttpRequest {
-  std::string method;                             // "GET", "HEAD", "POST", ...
-  std::string path;                               // the request-target up to '?', not decoded
-  std::multimap<std::string, std::string> query;  // decoded parameters
-  std::string authorization;                      // the Authorization header ("" when absent)
-  std::string body;
-};
-
-struct HttpResponse {
-  int status = 200;
-  std::string body;  // JSON; empty for 204 and for HEAD
-};
-
 // The spec's IcebergErrorResponse: {"error":{"message":...,"type":...,"code":status}}.
-HttpResponse ErrorResponse(int status, std::string_view type, std::string_view message);
+http::Response ErrorResponse(int status, std::string_view type, std::string_view message);
 
 class CatalogHandler {
  public:
@@ -35,20 +23,20 @@ class CatalogHandler {
   CatalogHandler(node::Node* node, std::string token, auth::Authenticator* authenticator)
       : node_(node), token_(std::move(token)), authenticator_(authenticator) {}
 
-  HttpResponse Handle(const HttpRequest& request) const;
+  http::Response Handle(const http::Request& request) const;
 
  private:
   bool Authorized(std::string_view authorization) const;
   // `user` is null when there are no users (no authenticator): everything is visible.
-  HttpResponse Dispatch(const Route& route, const HttpRequest& request,
-                        const auth::User* user) const;
+  http::Response Dispatch(const Route& route, const http::Request& request,
+                          const auth::User* user) const;
   // The tables `user` may read.
   std::vector<catalog::TableDescriptor> VisibleTables(const auth::User* user) const;
-  HttpResponse ListNamespaces(const HttpRequest& request, const auth::User* user) const;
-  HttpResponse ListTables(const std::string& namespace_name, const HttpRequest& request,
-                          const auth::User* user) const;
-  HttpResponse LoadTable(const std::string& namespace_name, const std::string& table,
-                         bool head) const;
+  http::Response ListNamespaces(const http::Request& request, const auth::User* user) const;
+  http::Response ListTables(const std::string& namespace_name, const http::Request& request,
+                            const auth::User* user) const;
+  http::Response LoadTable(const std::string& namespace_name, const std::string& table,
+                           bool head) const;
 
   node::Node* node_;
   std::string token_;

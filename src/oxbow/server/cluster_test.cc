@@ -57,6 +57,7 @@ class ClusterTest : public ::testing::Test {
     options.listen = "127.0.0.1:" + std::to_string(ports_[id]);
     options.kafka.listen = "";
     options.catalog.listen = "";
+    options.schema_registry.listen = "";
     options.metrics_listen = "";
     options.node.engine.data_dir = DataDir(id);
     options.node.lake.warehouse = dir_ + "/warehouse" + std::to_string(id);

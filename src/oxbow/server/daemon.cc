@@ -64,6 +64,10 @@ void AddListenerFlags(CLI::App& app, ServerOptions* options) {
   app.add_option("--catalog-listen", options->catalog.listen,
                  "host:port of the Iceberg REST catalog ('' turns it off)")
       ->capture_default_str();
+  app.add_option("--schema-registry-listen", options->schema_registry.listen,
+                 "host:port of the schema registry (Confluent's REST API; '' turns it off; "
+                 "off by default in cluster mode)")
+      ->capture_default_str();
   app.add_option("--catalog-token", options->catalog.token,
                  "Bearer token the REST catalog requires of every request (default: none; "
                  "under --auth the catalog takes the users instead)")
@@ -276,6 +280,10 @@ int RunDaemon(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  // The registry is not replicated: a cluster serves it only when asked to, and refuses then.
+  if (!options.node.cluster.zookeeper.empty() && app.count("--schema-registry-listen") == 0) {
+    options.schema_registry.listen.clear();
+  }
   if (app.count("--s3-endpoint") > 0 && app.count("--s3-path-style") == 0) {
     options.node.s3.path_style = true;
   }
@@ -308,6 +316,10 @@ int RunDaemon(int argc, char** argv) {
   if ((*server)->catalog_port() != 0) {
     spdlog::info("serving the Iceberg REST catalog on {} (port {})", options.catalog.listen,
                  (*server)->catalog_port());
+  }
+  if ((*server)->schema_registry_port() != 0) {
+    spdlog::info("serving the schema registry on {} (port {})", options.schema_registry.listen,
+                 (*server)->schema_registry_port());
   }
   int signal_number = 0;
   sigwait(&signals, &signal_number);

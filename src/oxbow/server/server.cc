@@ -78,6 +78,10 @@ Status CheckExposure(const ServerOptions& options) {
         return RefuseUnauthenticated(options.kafka.listen, "Kafka",
                                      "read, write and drop every table");
       }
+      if (!options.schema_registry.listen.empty() && !IsLoopback(options.schema_registry.listen)) {
+        return RefuseUnauthenticated(options.schema_registry.listen, "the schema registry",
+                                     "register and delete every schema");
+      }
     }
     return Status::OK();
   }
@@ -237,6 +241,32 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     }
     server->catalog_ = std::move(catalog).ValueOrDie();
   }
+  if (!options.schema_registry.listen.empty()) {
+    if (server->node_->cluster()) {
+      (void)server->Shutdown();
+      return Status::Invalid(
+          "the schema registry is not served in cluster mode yet (its subjects are not "
+          "replicated): leave out --schema-registry-listen");
+    }
+    auto& registry = options.schema_registry;
+    registry.dir = JoinPath(options.node.engine.data_dir, "schema-registry");
+    registry.tls = {options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file};
+    registry.authenticator = server->authenticator_.get();
+    registry.table_of_subject = [](std::string_view subject) -> std::optional<std::string> {
+      for (std::string_view suffix : {"-value", "-key"}) {
+        if (!subject.ends_with(suffix)) continue;
+        auto table = kafka::TableForTopic(subject.substr(0, subject.size() - suffix.size()));
+        if (table.ok()) return *table;
+      }
+      return std::nullopt;
+    };
+    auto started = registry::SchemaRegistryServer::Start(std::move(registry));
+    if (!started.ok()) {
+      (void)server->Shutdown();
+      return started.status().WithContext("the schema registry");
+    }
+    server->schema_registry_ = std::move(started).ValueOrDie();
+  }
   server->ready_ = true;
   return server;
 }
@@ -261,6 +291,7 @@ Status Server::Shutdown() {
   if (metrics_server_) metrics_server_->Stop();  // no scrape reads the node past here
   if (kafka_) kafka_->Stop();
   if (catalog_) catalog_->Stop();
+  if (schema_registry_) schema_registry_->Stop();
   if (service_) service_->StopStreams();
   if (grpc_server_) {
     grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

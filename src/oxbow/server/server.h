@@ -9,6 +9,7 @@
 #include "oxbow/auth/auth.h"
 #include "oxbow/kafka/kafka.h"
 #include "oxbow/node/node.h"
+#include "oxbow/registry/registry.h"
 #include "oxbow/rest/rest.h"
 
 namespace grpc {
@@ -52,6 +53,10 @@ struct ServerOptions {
   // The Iceberg REST catalog over the lake (default 127.0.0.1:8181; listen "" turns it off).
   // Its TLS and users are the Flight endpoint's (set by Start from the fields above).
   rest::CatalogOptions catalog;
+  // The schema registry (docs/schema-registry.md; default 127.0.0.1:8081; listen "" turns it
+  // off). Embedded mode only: its subjects are not replicated. Its directory, TLS and users are
+  // set by Start.
+  registry::RegistryOptions schema_registry;
 };
 
 class Server {
@@ -68,6 +73,8 @@ class Server {
   int kafka_port() const { return kafka_ ? kafka_->port() : 0; }
   // The REST catalog's port; 0 when it is off.
   int catalog_port() const { return catalog_ ? catalog_->port() : 0; }
+  // The schema registry's port; 0 when it is off.
+  int schema_registry_port() const { return schema_registry_ ? schema_registry_->port() : 0; }
   // Blocks until Shutdown() is called from another thread.
   void Wait();
   // Ends streams, stops accepting calls, waits for running calls, then closes the node.
@@ -84,6 +91,7 @@ class Server {
   std::atomic<bool> ready_{false};
   std::unique_ptr<kafka::KafkaServer> kafka_;
   std::unique_ptr<rest::CatalogServer> catalog_;
+  std::unique_ptr<registry::SchemaRegistryServer> schema_registry_;
   int port_ = 0;
   bool shut_down_ = false;
 };

@@ -1,0 +1,59 @@
+// A schema registry inside oxbowd: Confluent's Schema Registry REST API (subjects, versions,
+// schemas by id, compatibility checks and levels, soft and hard deletes) for Avro schemas, so
+// that Kafka producers' and consumers' serializers (confluent-kafka's AvroSerializer, the Java
+// KafkaAvroSerializer) and tools find their schemas in Oxbow (docs/schema-registry.md). HTTP
+// (cpp-httplib) stays inside the http module.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "oxbow/auth/auth.h"
+#include "oxbow/http/http.h"
+
+namespace oxbow::registry {
+namespace internal {
+class Registry;
+}
+
+struct RegistryOptions {
+  // host:port of the registry's HTTP listener; port 0 picks a free port. Default
+  // "127.0.0.1:8081", Confluent's port.
+  std::string listen = "127.0.0.1:8081";
+  // Where the registry keeps its state (registry.json). Required.
+  std::string dir;
+  // Serve HTTPS (and require client certificates) from these PEM files. Default: plain HTTP.
+  http::TlsOptions tls;
+  // When set, every request must name a user ("Authorization: Basic base64(user:password)" or
+  // "Bearer <token>" of the Flight handshake): reading needs a login, changing a subject
+  // `admin` on its table (table_of_subject), anything else `admin` on every table. Must outlive
+  // the server. Default: null, no users.
+  auth::Authenticator* authenticator = nullptr;
+  // The table a subject belongs to ("<topic>-value" and "<topic>-key": the topic's), for
+  // grants; nullopt: none. Default: none.
+  std::function<std::optional<std::string>(std::string_view subject)> table_of_subject;
+};
+
+class SchemaRegistryServer {
+ public:
+  // Loads options.dir/registry.json (absent: empty) and serves on options.listen. Corruption
+  // naming the file when it does not parse; IOError when the address cannot be bound.
+  static Result<std::unique_ptr<SchemaRegistryServer>> Start(RegistryOptions options);
+  ~SchemaRegistryServer();  // Stop()s
+  SchemaRegistryServer(const SchemaRegistryServer&) = delete;
+  SchemaRegistryServer& operator=(const SchemaRegistryServer&) = delete;
+
+  int port() const { return listener_->port(); }
+  // Stops accepting and waits for the requests in flight. Idempotent.
+  void Stop();
+
+ private:
+  SchemaRegistryServer();
+  std::unique_ptr<internal::Registry> registry_;
+  std::unique_ptr<http::Listener> listener_;
+};
+
+}  // namespace oxbow::registry

@@ -1,0 +1,125 @@
+// The registry's state and rules (Registry) and its REST routes (Service), apart from HTTP so
+// that tests and the fuzzer call them directly.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "oxbow/common/file_system.h"
+#include "oxbow/registry/avro_schema_internal.h"
+#include "oxbow/registry/registry.h"
+
+namespace oxbow::registry::internal {
+
+enum class Compatibility {
+  kNone,
+  kBackward,
+  kBackwardTransitive,
+  kForward,
+  kForwardTransitive,
+  kFull,
+  kFullTransitive
+};
+std::optional<Compatibility> ParseCompatibility(std::string_view name);
+std::string CompatibilityName(Compatibility level);
+
+// An answer: the HTTP status and the JSON body (for errors Confluent's {"error_code",
+// "message"}, the status being the code's first three digits).
+struct Reply {
+  int status = 200;
+  nlohmann::json body;
+};
+Reply Error(int error_code, const std::string& message);
+
+// Subjects and their versions, schemas by id, compatibility levels; durable in
+// <dir>/registry.json, rewritten atomically after every change (docs/schema-registry.md).
+class Registry {
+ public:
+  static Result<std::unique_ptr<Registry>> Open(std::shared_ptr<FileSystem> fs, std::string dir);
+
+  // A version: "latest", or a number from 1 (Confluent also takes -1 for latest).
+  Reply Register(const std::string& subject, const nlohmann::json& request);
+  Reply Lookup(const std::string& subject, const nlohmann::json& request, bool deleted);
+  Reply GetVersion(const std::string& subject, const std::string& version, bool deleted,
+                   bool schema_only);
+  Reply ListVersions(const std::string& subject, bool deleted);
+  Reply ListSubjects(bool deleted);
+  Reply GetSchema(int64_t id, const std::string& what);  // what: "", "versions" or "subjects"
+  Reply DeleteSubject(const std::string& subject, bool permanent);
+  Reply DeleteVersion(const std::string& subject, const std::string& version, bool permanent);
+  Reply CheckCompatibility(const std::string& subject, const std::string& version,
+                           const nlohmann::json& request, bool verbose);
+  // subject "": the global level.
+  Reply GetConfig(const std::string& subject, bool default_to_global);
+  Reply SetConfig(const std::string& subject, const nlohmann::json& request);
+  Reply DeleteConfig(const std::string& subject);
+
+ private:
+  struct Version {
+    int32_t version = 0;
+    int64_t id = 0;
+    bool deleted = false;
+  };
+  struct Subject {
+    std::vector<Version> versions;  // ascending
+    std::optional<Compatibility> compatibility;
+  };
+
+  Registry(std::shared_ptr<FileSystem> fs, std::string dir)
+      : fs_(std::move(fs)), dir_(std::move(dir)) {}
+  Status Load();
+  Status Save();  // requires mu_
+  // The parsed schema of a request body {"schema": "...", "schemaType"?}, or the error reply.
+  static std::variant<AvroSchema, Reply> SchemaOf(const nlohmann::json& request);
+  // The subject's versions (live ones, or all with `deleted`); 40401 when it has none.
+  std::variant<Subject*, Reply> FindSubject(const std::string& subject, bool deleted);
+  // The version named, of those FindSubject gives; 40402 or 42202 otherwise.
+  static std::variant<Version*, Reply> FindVersion(Subject& subject, const std::string& version,
+                                                   const std::string& name, bool deleted);
+  Compatibility LevelOf(const std::string& subject) const;
+  // What `level` finds wrong with `schema` after the subject's live `versions` (newest last).
+  std::vector<std::string> Incompatibilities(const AvroSchema& schema,
+                                             const std::vector<Version>& versions,
+                                             Compatibility level) const;
+  nlohmann::json VersionJson(const std::string& subject, const Version& version) const;
+
+  const std::shared_ptr<FileSystem> fs_;
+  const std::string dir_;
+  mutable std::mutex mu_;
+  int64_t next_id_ = 1;
+  std::map<int64_t, AvroSchema> schemas_;  // by id
+  std::map<std::string, Subject> subjects_;
+  Compatibility compatibility_ = Compatibility::kBackward;
+};
+
+// The segments of a request path ("/subjects/a%2Fb/versions": subjects, a/b, versions),
+// percent-decoded; nullopt when an escape is malformed.
+std::optional<std::vector<std::string>> PathSegments(const std::string& path);
+
+// The REST routes over a Registry, with the logins of RegistryOptions.
+class Service {
+ public:
+  Service(Registry* registry, const RegistryOptions& options)
+      : registry_(registry),
+        authenticator_(options.authenticator),
+        table_of_subject_(options.table_of_subject) {}
+  http::Response Handle(const http::Request& request) const;
+
+ private:
+  Reply Route(const http::Request& request) const;
+  // nullopt when the request's user may do this; the error reply otherwise.
+  std::optional<Reply> Refuse(const http::Request& request, const std::string& subject,
+                              bool change) const;
+
+  Registry* const registry_;
+  auth::Authenticator* const authenticator_;
+  const std::function<std::optional<std::string>(std::string_view)> table_of_subject_;
+};
+
+}  // namespace oxbow::registry::internal

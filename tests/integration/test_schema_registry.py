@@ -6,6 +6,7 @@ through Oxbow's Kafka listener; the registry's state across a SIGKILL; logins un
 from __future__ import annotations
 
 import json
+import subprocess
 import uuid
 
 import pytest
@@ -178,3 +179,34 @@ def test_logins_and_grants(make_server, tmp_path):
     with pytest.raises(SchemaRegistryError) as unauthorized:
         wrong.get_subjects()
     assert unauthorized.value.http_status_code == 401
+
+
+def test_cli_schema_commands(server, tmp_path):
+    """`oxbow schema`: the same registry from the shell (docs/cli.md#schema-registry)."""
+    cli = str(server.binary.with_name("oxbow"))
+    registry = ["--registry", url(server)]
+    subject = "cli-" + uuid.uuid4().hex[:8] + "-value"
+    v1, required = tmp_path / "v1.avsc", tmp_path / "required.avsc"
+    v1.write_text(json.dumps(V1))
+    required.write_text(json.dumps(REQUIRED))
+
+    def oxbow(*args, ok=True):
+        run = subprocess.run([cli, "schema", *args, *registry], capture_output=True, text=True,
+                             timeout=30)
+        assert (run.returncode == 0) == ok, run.stdout + run.stderr
+        return run
+
+    schema_id = json.loads(oxbow("register", subject, str(v1)).stdout)["id"]
+    assert subject in json.loads(oxbow("list").stdout)
+    assert json.loads(oxbow("versions", subject).stdout) == [1]
+    got = json.loads(oxbow("get", subject).stdout)
+    assert (got["id"], got["version"]) == (schema_id, 1)
+    assert json.loads(oxbow("get", "--id", str(schema_id)).stdout)["schema"] == got["schema"]
+    refused = oxbow("check", subject, str(required), ok=False)
+    assert json.loads(refused.stdout)["is_compatible"] is False
+    assert "qty" in refused.stdout and "not compatible" in refused.stderr
+    assert "incompatible" in oxbow("register", subject, str(required), ok=False).stderr
+    assert json.loads(oxbow("config", subject).stdout) == {"compatibilityLevel": "BACKWARD"}
+    assert json.loads(oxbow("config", subject, "--set", "NONE").stdout) == {"compatibility": "NONE"}
+    assert json.loads(oxbow("delete", subject, "--version", "1").stdout) == 1
+    assert "40401" in oxbow("versions", subject, ok=False).stderr

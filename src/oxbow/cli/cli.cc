@@ -27,6 +27,7 @@ int RunCli(int argc, char** argv) {
   RegisterKeyCommands(app);
   RegisterUserCommands(app);
   RegisterClusterCommands(app);
+  RegisterSchemaCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

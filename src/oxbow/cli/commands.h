@@ -23,5 +23,7 @@ void RegisterKeyCommands(CLI::App& app);
 void RegisterUserCommands(CLI::App& app);
 // cluster status: a cluster's servers, controller and buckets.
 void RegisterClusterCommands(CLI::App& app);
+// schema list|versions|get|register|check|delete|config: the schema registry.
+void RegisterSchemaCommands(CLI::App& app);
 
 }  // namespace oxbow::cli

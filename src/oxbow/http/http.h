@@ -53,6 +53,14 @@ struct Service {
   size_t max_body_bytes = 1 << 20;
 };
 
+// One request to `base_url` ("http://host:port" or "https://host:port"; `ca_file` is the PEM
+// CA to trust for https, empty: the system's) with a JSON body when `body` is not empty and the
+// Authorization header when `authorization` is not. The answer whatever its status; IOError
+// naming the URL when nothing answers.
+Result<Response> Call(const std::string& base_url, const std::string& method,
+                      const std::string& path, const std::string& body,
+                      const std::string& authorization, const std::string& ca_file = "");
+
 // "host:port", "[::1]:port": the host (brackets removed) and the port (0-65535).
 Result<std::pair<std::string, int>> ParseListen(std::string_view what, const std::string& listen);
 

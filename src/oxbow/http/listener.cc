@@ -160,6 +160,36 @@ Result<std::unique_ptr<Listener>> Listener::Serve(std::string_view what, const s
   return Start(what, listen, tls, routes);
 }
 
+Result<Response> Call(const std::string& base_url, const std::string& method,
+                      const std::string& path, const std::string& body,
+                      const std::string& authorization, const std::string& ca_file) {
+  httplib::Client client(base_url);
+  if (!client.is_valid()) return Status::Invalid("not an http:// or https:// URL: " + base_url);
+  if (!ca_file.empty()) client.set_ca_cert_path(ca_file);
+  client.set_connection_timeout(10);
+  client.set_read_timeout(60);
+  httplib::Headers headers;
+  if (!authorization.empty()) headers.emplace("Authorization", authorization);
+  httplib::Request request;
+  request.method = method;
+  request.path = path;
+  request.headers = headers;
+  if (!body.empty()) {
+    request.body = body;
+    request.set_header("Content-Type", "application/json");
+  }
+  httplib::Response answer;
+  httplib::Error error = httplib::Error::Success;
+  if (!client.send(request, answer, error)) {
+    return Status::IOError(method + " " + base_url + path + ": " + httplib::to_string(error));
+  }
+  Response response;
+  response.status = answer.status;
+  response.body = answer.body;
+  response.content_type = answer.get_header_value("Content-Type");
+  return response;
+}
+
 Listener::~Listener() { Stop(); }
 
 void Listener::Stop() {

@@ -152,6 +152,7 @@ def test_the_registry_survives_a_sigkill(make_server):
     registry = client(server)
     ids = [registry.register_schema("durable-value", avro(schema)) for schema in (V1, V2)]
     registry.set_compatibility("durable-value", "FULL")
+    assert "durable-value" in (server.data_dir / "schema-registry" / "registry.json").read_text()
     server.kill()
     server.start()
     registry = client(server)

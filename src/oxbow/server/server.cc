@@ -195,6 +195,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
             ScrapeAuthorizer(options, server->authenticator_.get())));
   }
   RETURN_NOT_OK(PrepareClusterOptions(&options));
+  const std::string data_dir = options.node.engine.data_dir;  // options.node moves on
   ASSIGN_OR_RAISE(server->node_, node::Node::Open(std::move(options.node)));
   server->service_ =
       std::make_unique<FlightService>(server->node_.get(), server->authenticator_.get());
@@ -249,7 +250,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
           "replicated): leave out --schema-registry-listen");
     }
     auto& registry = options.schema_registry;
-    registry.dir = JoinPath(options.node.engine.data_dir, "schema-registry");
+    registry.dir = JoinPath(data_dir, "schema-registry");
     registry.tls = {options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file};
     registry.authenticator = server->authenticator_.get();
     registry.table_of_subject = [](std::string_view subject) -> std::optional<std::string> {

@@ -407,152 +407,158 @@ TransactionCoordinator::ProducerIdAndEpoch TransactionCoordinator::InitProducer(
   return out;
 }
 
-TxnAnswer TransactionCoordinator::AddPartitions(
-    const std::string& transactional_id, int64_t producer_id, int16_t epoch,
-    const std::vector<clientstate::TopicPartition>& partitions, bool fenced_error) {
+TxnAnswer TransactionCoordinator::WithProducer(const std::string& transactional_id,
+                                               int64_t producer_id, int16_t epoch,
+                                               bool fenced_error,
+                                               const std::function<TxnAnswer(Transaction&)>& then) {
   auto txn = Find(transactional_id, false);
   if (!txn) return {ErrorCode::kInvalidProducerIdMapping, "unknown transactional id"};
   std::lock_guard lock(txn->mu);
   if (TxnAnswer checked = CheckProducer(*txn, producer_id, epoch, fenced_error); !checked.ok()) {
     return checked;
   }
-  if (txn->state == State::kPrepareCommit) {
+  return then(*txn);
+}
+
+TxnAnswer TransactionCoordinator::Join(Transaction& txn, const std::function<bool()>& add,
+                                       const std::function<void()>& undo) {
+  if (txn.state == State::kPrepareCommit) {
     return {ErrorCode::kConcurrentTransactions, "the last transaction is still committing"};
   }
-  bool added = false;
-  for (const auto& p : partitions) added |= txn->partitions.emplace(p.topic, p.partition).second;
-  if (!added && txn->state == State::kOngoing) return {};
-  if (Status st = Begin(*txn); !st.ok()) {
-    for (const auto& p : partitions) txn->partitions.erase({p.topic, p.partition});
+  if (!add() && txn.state == State::kOngoing) return {};
+  if (Status st = Begin(txn); !st.ok()) {
+    undo();
     return {ErrorCode::kCoordinatorNotAvailable, std::string(st.message())};
   }
   return {};
+}
+
+TxnAnswer TransactionCoordinator::AddPartitions(
+    const std::string& transactional_id, int64_t producer_id, int16_t epoch,
+    const std::vector<clientstate::TopicPartition>& partitions, bool fenced_error) {
+  return WithProducer(transactional_id, producer_id, epoch, fenced_error, [&](Transaction& txn) {
+    std::vector<Partition> added;
+    return Join(
+        txn,
+        [&] {
+          for (const auto& p : partitions) {
+            if (txn.partitions.emplace(p.topic, p.partition).second) {
+              added.emplace_back(p.topic, p.partition);
+            }
+          }
+          return !added.empty();
+        },
+        [&] {
+          for (const auto& p : added) txn.partitions.erase(p);
+        });
+  });
 }
 
 TxnAnswer TransactionCoordinator::AddGroup(const std::string& transactional_id, int64_t producer_id,
                                            int16_t epoch, const std::string& group,
                                            bool fenced_error) {
-  auto txn = Find(transactional_id, false);
-  if (!txn) return {ErrorCode::kInvalidProducerIdMapping, "unknown transactional id"};
-  std::lock_guard lock(txn->mu);
-  if (TxnAnswer checked = CheckProducer(*txn, producer_id, epoch, fenced_error); !checked.ok()) {
-    return checked;
-  }
-  if (txn->state == State::kPrepareCommit) {
-    return {ErrorCode::kConcurrentTransactions, "the last transaction is still committing"};
-  }
-  if (!txn->groups.insert(group).second && txn->state == State::kOngoing) return {};
-  if (Status st = Begin(*txn); !st.ok()) {
-    txn->groups.erase(group);
-    return {ErrorCode::kCoordinatorNotAvailable, std::string(st.message())};
-  }
-  return {};
+  return WithProducer(transactional_id, producer_id, epoch, fenced_error, [&](Transaction& txn) {
+    return Join(
+        txn, [&] { return txn.groups.insert(group).second; }, [&] { txn.groups.erase(group); });
+  });
 }
 
 TxnAnswer TransactionCoordinator::StageBatch(const std::string& transactional_id,
                                              const std::string& topic, int32_t partition,
                                              const RecordBatch& batch, std::string_view bytes) {
-  auto txn = Find(transactional_id, false);
-  if (!txn) return {ErrorCode::kInvalidProducerIdMapping, "unknown transactional id"};
-  std::lock_guard lock(txn->mu);
-  if (TxnAnswer checked = CheckProducer(*txn, batch.producer_id, batch.producer_epoch, false);
-      !checked.ok()) {
-    return checked;
-  }
-  const Partition key{topic, partition};
-  if (txn->state != State::kOngoing || !txn->partitions.contains(key)) {
-    return {ErrorCode::kInvalidTxnState, "partition " + topic + "-" + std::to_string(partition) +
-                                             " is not in an open transaction of '" +
-                                             transactional_id + "'"};
-  }
-  auto& sequences = txn->sequences[key];
-  const int32_t last = batch.base_sequence + batch.last_offset_delta;
-  for (const auto& [first, staged_last] : sequences) {
-    if (first == batch.base_sequence && staged_last == last) return {};  // a retry
-  }
-  if (!sequences.empty() &&
-      batch.base_sequence != ((int64_t{sequences.back().second} + 1) & INT32_MAX)) {
-    return {ErrorCode::kOutOfOrderSequenceNumber,
-            "sequence " + std::to_string(batch.base_sequence) + " after " +
-                std::to_string(sequences.back().second)};
-  }
-  if (Status st = AppendRecord(*txn, kBatchRecord, BatchPayload(topic, partition, bytes));
-      !st.ok()) {
-    return {ErrorCode::kUnknownServerError, std::string(st.message())};
-  }
-  sequences.emplace_back(batch.base_sequence, last);
-  return {};
+  return WithProducer(
+      transactional_id, batch.producer_id, batch.producer_epoch, false,
+      [&](Transaction& txn) -> TxnAnswer {
+        const Partition key{topic, partition};
+        if (txn.state != State::kOngoing || !txn.partitions.contains(key)) {
+          return {ErrorCode::kInvalidTxnState,
+                  "partition " + topic + "-" + std::to_string(partition) +
+                      " is not in an open transaction of '" + transactional_id + "'"};
+        }
+        auto& sequences = txn.sequences[key];
+        const int32_t last = batch.base_sequence + batch.last_offset_delta;
+        for (const auto& [first, staged_last] : sequences) {
+          if (first == batch.base_sequence && staged_last == last) return {};  // a retry
+        }
+        if (!sequences.empty() &&
+            batch.base_sequence != ((int64_t{sequences.back().second} + 1) & INT32_MAX)) {
+          return {ErrorCode::kOutOfOrderSequenceNumber,
+                  "sequence " + std::to_string(batch.base_sequence) + " after " +
+                      std::to_string(sequences.back().second)};
+        }
+        if (Status st = AppendRecord(txn, kBatchRecord, BatchPayload(topic, partition, bytes));
+            !st.ok()) {
+          return {ErrorCode::kUnknownServerError, std::string(st.message())};
+        }
+        sequences.emplace_back(batch.base_sequence, last);
+        return {};
+      });
 }
 
 TxnAnswer TransactionCoordinator::StageOffsets(
     const std::string& transactional_id, int64_t producer_id, int16_t epoch,
     const std::string& group, const std::vector<clientstate::OffsetCommit>& offsets) {
-  auto txn = Find(transactional_id, false);
-  if (!txn) return {ErrorCode::kInvalidProducerIdMapping, "unknown transactional id"};
-  std::lock_guard lock(txn->mu);
-  if (TxnAnswer checked = CheckProducer(*txn, producer_id, epoch, true); !checked.ok()) {
-    return checked;
-  }
-  if (txn->state != State::kOngoing || !txn->groups.contains(group)) {
-    return {ErrorCode::kInvalidTxnState,
-            "group '" + group + "' is not in an open transaction of '" + transactional_id + "'"};
-  }
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& o : offsets) {
-    list.push_back({o.topic, o.partition, o.committed.offset,
-                    o.committed.metadata ? nlohmann::json(*o.committed.metadata) : nullptr});
-  }
-  if (Status st = AppendRecord(*txn, kOffsetsRecord,
-                               nlohmann::json{{"group", group}, {"offsets", list}}.dump());
-      !st.ok()) {
-    return {ErrorCode::kCoordinatorNotAvailable, std::string(st.message())};
-  }
-  for (const auto& o : offsets) txn->offsets[group][{o.topic, o.partition}] = o.committed;
-  return {};
+  return WithProducer(
+      transactional_id, producer_id, epoch, true, [&](Transaction& txn) -> TxnAnswer {
+        if (txn.state != State::kOngoing || !txn.groups.contains(group)) {
+          return {
+              ErrorCode::kInvalidTxnState,
+              "group '" + group + "' is not in an open transaction of '" + transactional_id + "'"};
+        }
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& o : offsets) {
+          list.push_back({o.topic, o.partition, o.committed.offset,
+                          o.committed.metadata ? nlohmann::json(*o.committed.metadata) : nullptr});
+        }
+        if (Status st = AppendRecord(txn, kOffsetsRecord,
+                                     nlohmann::json{{"group", group}, {"offsets", list}}.dump());
+            !st.ok()) {
+          return {ErrorCode::kCoordinatorNotAvailable, std::string(st.message())};
+        }
+        for (const auto& o : offsets) txn.offsets[group][{o.topic, o.partition}] = o.committed;
+        return {};
+      });
 }
 
 TxnAnswer TransactionCoordinator::End(const std::string& transactional_id, int64_t producer_id,
                                       int16_t epoch, bool commit, bool fenced_error) {
-  auto txn = Find(transactional_id, false);
-  if (!txn) return {ErrorCode::kInvalidProducerIdMapping, "unknown transactional id"};
-  std::lock_guard lock(txn->mu);
-  if (TxnAnswer checked = CheckProducer(*txn, producer_id, epoch, fenced_error); !checked.ok()) {
-    return checked;
-  }
-  const char* verb = commit ? "commit" : "abort";
-  Status st;
-  switch (txn->state) {
-    case State::kEmpty:
-      if (txn->last_end == (commit ? LastEnd::kCommit : LastEnd::kAbort)) return {};  // a retry
-      return {ErrorCode::kInvalidTxnState,
-              std::string("no open transaction of '") + transactional_id + "' to " + verb};
-    case State::kPrepareCommit:
-      if (!commit) {
-        return {ErrorCode::kInvalidTxnState,
-                "the transaction of '" + transactional_id + "' is committing: it cannot abort"};
-      }
-      st = CarryOutCommit(*txn);
-      break;
-    case State::kOngoing:
-      if (!commit) {
-        st = Abort(*txn, /*bump=*/false);
-        break;
-      }
-      txn->state = State::kPrepareCommit;
-      st = AppendRecord(*txn, kStateRecord, StateRecord(*txn));
-      if (!st.ok()) {
-        txn->state = State::kOngoing;
-        break;
-      }
-      st = CarryOutCommit(*txn);
-      break;
-  }
-  if (!st.ok()) {
-    // The client tries again (it looks the coordinator up anew first).
-    return {ErrorCode::kCoordinatorNotAvailable,
-            std::string("could not ") + verb + ": " + st.message()};
-  }
-  return {};
+  return WithProducer(
+      transactional_id, producer_id, epoch, fenced_error, [&](Transaction& txn) -> TxnAnswer {
+        const char* verb = commit ? "commit" : "abort";
+        Status st;
+        switch (txn.state) {
+          case State::kEmpty:
+            if (txn.last_end == (commit ? LastEnd::kCommit : LastEnd::kAbort)) return {};  // retry
+            return {ErrorCode::kInvalidTxnState,
+                    std::string("no open transaction of '") + transactional_id + "' to " + verb};
+          case State::kPrepareCommit:
+            if (!commit) {
+              return {ErrorCode::kInvalidTxnState, "the transaction of '" + transactional_id +
+                                                       "' is committing: it cannot abort"};
+            }
+            st = CarryOutCommit(txn);
+            break;
+          case State::kOngoing:
+            if (!commit) {
+              st = Abort(txn, /*bump=*/false);
+              break;
+            }
+            txn.state = State::kPrepareCommit;
+            st = AppendRecord(txn, kStateRecord, StateRecord(txn));
+            if (!st.ok()) {
+              txn.state = State::kOngoing;
+              break;
+            }
+            st = CarryOutCommit(txn);
+            break;
+        }
+        if (!st.ok()) {
+          // The client tries again (it looks the coordinator up anew first).
+          return {ErrorCode::kCoordinatorNotAvailable,
+                  std::string("could not ") + verb + ": " + st.message()};
+        }
+        return {};
+      });
 }
 
 bool TransactionCoordinator::HasPendingOffsets(const std::string& group, const std::string& topic,

@@ -138,6 +138,14 @@ class TransactionCoordinator {
   Status LoadFile(const std::string& name);
   // The transaction of an id, created (not yet stored) when `create`; null when absent.
   std::shared_ptr<Transaction> Find(const std::string& transactional_id, bool create);
+  // Runs `then` on the id's transaction, locked, once the request's producer passed
+  // CheckProducer; the check's answer otherwise (INVALID_PRODUCER_ID_MAPPING for an unknown id).
+  TxnAnswer WithProducer(const std::string& transactional_id, int64_t producer_id, int16_t epoch,
+                         bool fenced_error, const std::function<TxnAnswer(Transaction&)>& then);
+  // AddPartitionsToTxn's and AddOffsetsToTxn's: `add` adds to the transaction (false: it had
+  // everything already), which begins with it; `undo` takes it back when that is not stored.
+  TxnAnswer Join(Transaction& txn, const std::function<bool()>& add,
+                 const std::function<void()>& undo);
   // Kafka's producer checks of a coordinator request: the id's producer id and epoch.
   static TxnAnswer CheckProducer(const Transaction& txn, int64_t producer_id, int16_t epoch,
                                  bool fenced_error);

@@ -11,6 +11,12 @@ namespace {
 // INVALID_PRODUCER_EPOCH).
 bool KnowsFenced(int16_t version) { return version >= 2; }
 
+// The coordinator's answer to `call`; where transactions are not served, the refusal.
+template <typename Call>
+ErrorCode Ask(TransactionCoordinator* coordinator, const Call& call) {
+  return coordinator ? call(*coordinator).error : ErrorCode::kTransactionalIdAuthorizationFailed;
+}
+
 }  // namespace
 
 Result<msg::AddPartitionsToTxnResponse> Broker::AddPartitionsToTxn(
@@ -60,15 +66,10 @@ Result<msg::AddPartitionsToTxnResponse> Broker::AddPartitionsToTxn(
 Result<msg::AddOffsetsToTxnResponse> Broker::AddOffsetsToTxn(msg::AddOffsetsToTxnRequest& request,
                                                              RequestContext& ctx) {
   msg::AddOffsetsToTxnResponse response;
-  if (!transactions_) {
-    response.error_code = ErrorCode::kTransactionalIdAuthorizationFailed;
-    return response;
-  }
-  response.error_code =
-      transactions_
-          ->AddGroup(request.transactional_id, request.producer_id, request.producer_epoch,
-                     request.group_id, KnowsFenced(ctx.version()))
-          .error;
+  response.error_code = Ask(transactions_.get(), [&](TransactionCoordinator& c) {
+    return c.AddGroup(request.transactional_id, request.producer_id, request.producer_epoch,
+                      request.group_id, KnowsFenced(ctx.version()));
+  });
   return response;
 }
 
@@ -112,15 +113,10 @@ Result<msg::TxnOffsetCommitResponse> Broker::TxnOffsetCommit(msg::TxnOffsetCommi
 
 Result<msg::EndTxnResponse> Broker::EndTxn(msg::EndTxnRequest& request, RequestContext& ctx) {
   msg::EndTxnResponse response;
-  if (!transactions_) {
-    response.error_code = ErrorCode::kTransactionalIdAuthorizationFailed;
-    return response;
-  }
-  response.error_code =
-      transactions_
-          ->End(request.transactional_id, request.producer_id, request.producer_epoch,
-                request.committed, KnowsFenced(ctx.version()))
-          .error;
+  response.error_code = Ask(transactions_.get(), [&](TransactionCoordinator& c) {
+    return c.End(request.transactional_id, request.producer_id, request.producer_epoch,
+                 request.committed, KnowsFenced(ctx.version()));
+  });
   return response;
 }
 

@@ -263,3 +263,19 @@ def test_sched_wait_attributes_each_wait(tmp_path):
     assert quiet.startswith(" 1 s; grpc* threads waited for a CPU 1 times a second, 100.0 ms per s"), quiet
     assert re.search(r"during those waits.*\n    (client|idle): 100\.0\n    (client|idle): 100\.0\n", quiet), quiet
     assert re.search(r"took the CPU from, ms of wait per s:\n    client: 100\.0\n", quiet), quiet
+
+
+def test_python_client_bench_small(tmp_path):
+    """bench/python_client.py at 50 MB, one round: the client and raw pyarrow.flight side by
+    side, both read back every row (the bench exits non-zero otherwise)."""
+    if not (BUILD_DIR / "tools/oxbowd").is_file():
+        pytest.fail(f"{BUILD_DIR / 'tools/oxbowd'} not found: build it or set OXBOW_BUILD_DIR")
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "python_client.py"), "--gb", "0.05",
+         "--rounds", "1", "--workdir", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "OXBOW_BUILD_DIR": str(BUILD_DIR)})
+    assert proc.returncode == 0, f"python_client exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    for operation in ("append", "read"):
+        assert re.search(rf"^\| {operation} \| [0-9.]+; [0-9,]+ \| [0-9.]+; [0-9,]+ \| "
+                         rf"{NUMBER} \|", proc.stdout, re.M), proc.stdout

@@ -170,6 +170,11 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     return Status::Invalid("--metrics-tls needs --tls-cert and --tls-key");
   }
   RETURN_NOT_OK(CheckExposure(options));
+  if (!options.schema_registry.listen.empty() && !options.node.cluster.zookeeper.empty()) {
+    return Status::Invalid(
+        "the schema registry is not served in cluster mode yet (its subjects are not "
+        "replicated): leave out --schema-registry-listen");
+  }
   ASSIGN_OR_RAISE(
       std::string server_secret,
       auth::LoadOrCreateServerSecret(*PosixFileSystem::Default(), options.node.engine.data_dir));
@@ -243,12 +248,6 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     server->catalog_ = std::move(catalog).ValueOrDie();
   }
   if (!options.schema_registry.listen.empty()) {
-    if (server->node_->cluster()) {
-      (void)server->Shutdown();
-      return Status::Invalid(
-          "the schema registry is not served in cluster mode yet (its subjects are not "
-          "replicated): leave out --schema-registry-listen");
-    }
     auto& registry = options.schema_registry;
     registry.dir = JoinPath(data_dir, "schema-registry");
     registry.tls = {options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file};

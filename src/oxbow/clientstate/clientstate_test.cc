@@ -55,12 +55,13 @@ class ClientStateTest : public ::testing::Test {
     EXPECT_TRUE(ids.Append(batch.first_sequence).ok());
     auto rows = arrow::RecordBatch::Make(schema_, 1, {ids.Finish().ValueOrDie()}).ValueOrDie();
     return producers_
-        ->Append("kafka.t", 1, batch,
-                 [&](const arrow::KeyValueMetadata& metadata) -> Result<int64_t> {
-                   ASSIGN_OR_RAISE(auto appended, put->AppendWithMetadata(*rows, metadata));
-                   return appended.front().base_offset;
-                 },
-                 transactional)
+        ->Append(
+            "kafka.t", 1, batch,
+            [&](const arrow::KeyValueMetadata& metadata) -> Result<int64_t> {
+              ASSIGN_OR_RAISE(auto appended, put->AppendWithMetadata(*rows, metadata));
+              return appended.front().base_offset;
+            },
+            transactional)
         .ValueOrDie();
   }
   int64_t NextOffset() {

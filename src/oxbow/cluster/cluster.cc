@@ -393,12 +393,12 @@ class Cluster::Impl {
   Status DeleteBefore(const std::string& table, int32_t bucket, int64_t offset) {
     auto replica = FindReplica(table, bucket);
     if (!replica) return NotLeaderHere(table, bucket);
-    return replica->DeleteBefore(
-        offset, Clock::now() + std::chrono::milliseconds(options_.ack_timeout_ms));
+    return replica->DeleteBefore(offset,
+                                 Clock::now() + std::chrono::milliseconds(options_.ack_timeout_ms));
   }
 
   Result<FetchEnd> ServeFetch(const ReplicaFetch& fetch,
-                             const std::function<Status(const log::LogBatch&, int32_t)>& emit) {
+                              const std::function<Status(const log::LogBatch&, int32_t)>& emit) {
     auto replica = FindReplica(fetch.table, fetch.bucket);
     if (!replica) return NotLeaderHere(fetch.table, fetch.bucket);
     return replica->ServeFetch(fetch, emit);

@@ -198,7 +198,7 @@ class Cluster {
   // in; returns the high watermark and log start to send along. OutOfRange naming the log start
   // when `fetch.from` is below it.
   Result<FetchEnd> ServeFetch(const ReplicaFetch& fetch,
-                             const std::function<Status(const log::LogBatch&, int32_t)>& emit);
+                              const std::function<Status(const log::LogBatch&, int32_t)>& emit);
   // The leader's answer to a follower's OffsetsForLeaderEpoch (KIP-101).
   Result<log::EpochEnd> EndOffsetForEpoch(const std::string& table, int32_t bucket,
                                           int32_t epoch) const;

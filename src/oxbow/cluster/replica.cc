@@ -308,8 +308,9 @@ Status Replica::DeleteBefore(int64_t offset, Clock::time_point deadline) {
   while (true) {
     if (role_ != Role::kLeader || state_.leader_epoch != epoch) {
       return Status::Unavailable("leadership of bucket " + std::to_string(bucket_) + " of table " +
-                                 Quote(table_) + " moved before its followers moved their log "
-                                                 "start: delete the records again");
+                                 Quote(table_) +
+                                 " moved before its followers moved their log "
+                                 "start: delete the records again");
     }
     const bool all_moved = std::all_of(state_.isr.begin(), state_.isr.end(), [&](int32_t id) {
       auto f = followers_.find(id);

@@ -84,7 +84,7 @@ class Replica {
   // Cluster::DeleteBefore on this bucket's leader.
   Status DeleteBefore(int64_t offset, Clock::time_point deadline);
   Result<FetchEnd> ServeFetch(const ReplicaFetch& fetch,
-                             const std::function<Status(const log::LogBatch&, int32_t)>& emit);
+                              const std::function<Status(const log::LogBatch&, int32_t)>& emit);
   Result<log::EpochEnd> EndOffsetForEpoch(int32_t epoch) const;
   // The ISR this leader wants written now (followers lagging longer than the lag time leave,
   // caught-up ones join), or nullopt when it is right. The state carries the znode version the
@@ -103,7 +103,7 @@ class Replica {
  private:
   enum class Role { kNone, kLeader, kFollower };
   struct Follower {
-    int64_t log_end = -1;  // -1: has not fetched since this leader took over
+    int64_t log_end = -1;   // -1: has not fetched since this leader took over
     int64_t log_start = 0;  // as of its last fetch
     Clock::time_point last_caught_up{};
     int64_t leader_end_at_last_fetch = -1;

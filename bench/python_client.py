@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO_ROOT / "python"))
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 import oxbow  # noqa: E402
 from oxbow.table import PUT_WINDOW  # noqa: E402
-from server_bench import Oxbowd, RssSampler  # noqa: E402
+from server_bench import Oxbowd, RssSampler, put_windowed  # noqa: E402
 
 ROWS = 65_536
 MB = 1e6
@@ -50,23 +50,6 @@ def make_batch() -> pa.RecordBatch:
         "customer": pa.array([f"customer-{i:015d}" for i in range(ROWS)]),
         "qty": pc.bit_wise_and(ids, 1023).cast(pa.int32()),
     })
-
-
-def raw_append(client: fl.FlightClient, table: str, batches: list[pa.RecordBatch]) -> None:
-    """DoPut with PUT_WINDOW batches unacknowledged, as the client keeps them."""
-    namespace, name = table.split(".")
-    writer, acks = client.do_put(fl.FlightDescriptor.for_path(namespace, name), batches[0].schema)
-    outstanding = 0
-    for batch in batches:
-        writer.write_batch(batch)
-        outstanding += 1
-        if outstanding >= PUT_WINDOW:
-            acks.read()
-            outstanding -= 1
-    writer.done_writing()
-    for _ in range(outstanding):
-        acks.read()
-    writer.close()
 
 
 def measure(run: Callable[[], object], server_pid: int) -> tuple[float, int, int, object]:
@@ -103,7 +86,8 @@ def main() -> int:
                 server.action("create_table", {"table": table, "schema": {"fields": fields},
                                                "properties": {"lake.enabled": "false"}})
             runs = {
-                ("append", "raw"): lambda: raw_append(raw, tables["raw"], batches),
+                ("append", "raw"): lambda: put_windowed(raw, tables["raw"], batch.schema, batches,
+                                                       PUT_WINDOW),
                 ("append", "client"): lambda: client.table(tables["client"]).append(
                     pa.Table.from_batches(batches)),
                 ("read", "raw"): lambda: raw.do_get(fl.Ticket(json.dumps(

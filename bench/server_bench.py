@@ -231,25 +231,30 @@ def run_threads(target, count: int) -> float:
     return seconds
 
 
+def put_windowed(client: fl.FlightClient, table: str, schema: pa.Schema, batches,
+                 window: int) -> None:
+    """One DoPut of `batches` with up to `window` of them unacknowledged."""
+    writer, acks = client.do_put(fl.FlightDescriptor.for_path(*table.split(".")), schema)
+    outstanding = 0
+    for batch in batches:
+        writer.write_batch(batch)
+        outstanding += 1
+        if outstanding >= window:
+            acks.read()
+            outstanding -= 1
+    writer.done_writing()
+    for _ in range(outstanding):
+        acks.read()
+    writer.close()
+
+
 def pyarrow_produce(address: str, table: str, schema: pa.Schema, batches, producers: int,
                     window: int) -> tuple[float, int]:
     """pyarrow.flight producers (one thread and connection each), same pattern as the C++ ones."""
-    descriptor = fl.FlightDescriptor.for_path(*table.split("."))
 
     def producer(index: int):
         client = fl.FlightClient(f"grpc://{address}")
-        writer, acks = client.do_put(descriptor, schema)
-        outstanding = 0
-        for batch in batches[index::producers]:
-            writer.write_batch(batch)
-            outstanding += 1
-            if outstanding >= window:
-                acks.read()
-                outstanding -= 1
-        writer.done_writing()
-        for _ in range(outstanding):
-            acks.read()
-        writer.close()
+        put_windowed(client, table, schema, batches[index::producers], window)
         client.close()
 
     return run_threads(producer, producers), sum(b.nbytes for b in batches)

@@ -108,13 +108,10 @@ std::vector<TopicConfig> TopicConfigs(const catalog::TableDescriptor& table,
     }
   }
   const TopicFormat format = FormatOf(table);
-  auto own_value = [&](const char* property, std::string fallback) {
-    auto it = table.properties.find(property);
-    return std::pair{it == table.properties.end() ? std::move(fallback) : it->second,
-                     it != table.properties.end()};
-  };
-  auto [codec, codec_set] = own_value(kCompressionTypeProperty, "producer");
-  configs.push_back({kCompressionTypeConfig, codec, codec_set, kString,
+  const auto codec = table.properties.find(kCompressionTypeProperty);
+  const bool codec_set = codec != table.properties.end();
+  configs.push_back({kCompressionTypeConfig, codec_set ? codec->second : "producer", codec_set,
+                     kString,
                      "The codec of the batches Fetch serves (producer and uncompressed: none; "
                      "rows are stored as Arrow, not as the producer's batches)"});
   configs.push_back({kMaxMessageBytesConfig,

@@ -172,7 +172,7 @@ Compatibility Registry::LevelOf(const std::string& subject) const {
 
 std::vector<std::string> Registry::Incompatibilities(const AvroSchema& schema,
                                                      const std::vector<Version>& versions,
-                                                     Compatibility level) const {
+                                                     Compatibility level, bool every) const {
   std::vector<std::string> problems;
   if (level == Compatibility::kNone) return problems;
   for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
@@ -189,7 +189,7 @@ std::vector<std::string> Registry::Incompatibilities(const AvroSchema& schema,
         problems.push_back(which + " reading the new schema's data: " + p);
       }
     }
-    if (!Transitive(level)) break;
+    if (!every) break;
   }
   return problems;
 }
@@ -206,15 +206,19 @@ Reply Registry::Register(const std::string& name, const json& request) {
   if (auto* error = std::get_if<Reply>(&parsed)) return *error;
   const AvroSchema& schema = std::get<AvroSchema>(parsed);
   std::lock_guard lock(mu_);
-  Subject& subject = subjects_[name];
-  for (const Version& v : subject.versions) {
+  // The subject is made only once the version is: a refused schema leaves no empty one behind.
+  const auto existing_subject = subjects_.find(name);
+  const std::vector<Version> no_versions;
+  const std::vector<Version>& versions =
+      existing_subject == subjects_.end() ? no_versions : existing_subject->second.versions;
+  for (const Version& v : versions) {
     if (!v.deleted && schemas_.at(v.id).canonical() == schema.canonical()) {
       return {200, {{"id", v.id}}};
     }
   }
-  auto problems = Incompatibilities(schema, subject.versions, LevelOf(name));
+  const Compatibility level = LevelOf(name);
+  auto problems = Incompatibilities(schema, versions, level, Transitive(level));
   if (!problems.empty()) {
-    if (subject.versions.empty() && !subject.compatibility) subjects_.erase(name);
     return Error(409,
                  "Schema being registered is incompatible with an earlier schema for "
                  "subject \"" +
@@ -229,10 +233,12 @@ Reply Registry::Register(const std::string& name, const json& request) {
     id = next_id_++;
     schemas_.emplace(id, schema);
   }
-  const int32_t version = subject.versions.empty() ? 1 : subject.versions.back().version + 1;
+  const int32_t version = versions.empty() ? 1 : versions.back().version + 1;
+  Subject& subject = subjects_[name];
   subject.versions.push_back({version, id, false});
   if (Status saved = Save(); !saved.ok()) {
     subject.versions.pop_back();
+    if (subject.versions.empty() && !subject.compatibility) subjects_.erase(name);
     if (new_schema) {
       schemas_.erase(id);
       --next_id_;
@@ -388,14 +394,13 @@ Reply Registry::CheckCompatibility(const std::string& name, const std::string& v
   auto found = FindSubject(name, false);
   if (auto* error = std::get_if<Reply>(&found)) return *error;
   Subject& subject = *std::get<Subject*>(found);
-  std::vector<Version> against = subject.versions;  // "": every version, as transitive levels
-  Compatibility level = LevelOf(name);
+  std::vector<Version> against = subject.versions;  // "": every version
   if (!version.empty()) {
     auto v = FindVersion(subject, version, name, false);
     if (auto* error = std::get_if<Reply>(&v)) return *error;
     against = {*std::get<Version*>(v)};
   }
-  const auto problems = Incompatibilities(schema, against, level);
+  const auto problems = Incompatibilities(schema, against, LevelOf(name), /*every=*/true);
   json out = {{"is_compatible", problems.empty()}};
   if (verbose) out["messages"] = problems;
   return {200, out};

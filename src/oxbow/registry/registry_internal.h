@@ -83,10 +83,11 @@ class Registry {
   static std::variant<Version*, Reply> FindVersion(Subject& subject, const std::string& version,
                                                    const std::string& name, bool deleted);
   Compatibility LevelOf(const std::string& subject) const;
-  // What `level` finds wrong with `schema` after the subject's live `versions` (newest last).
+  // What `level` finds wrong with `schema` against the subject's live `versions`: the newest
+  // only, or with `every` (a transitive level; a check of a whole subject) each of them.
   std::vector<std::string> Incompatibilities(const AvroSchema& schema,
                                              const std::vector<Version>& versions,
-                                             Compatibility level) const;
+                                             Compatibility level, bool every) const;
   nlohmann::json VersionJson(const std::string& subject, const Version& version) const;
 
   const std::shared_ptr<FileSystem> fs_;

@@ -66,6 +66,10 @@ class Connections:
 
     def get(self, location: str) -> fl.FlightClient:
         """The client of `location`, connected and logged in on first use."""
+        return self._entry(location)[0]
+
+    def _entry(self, location: str) -> tuple[fl.FlightClient, list]:
+        """The client of `location` and the headers of its login."""
         with self._lock:
             entry = self._clients.get(location)
             if entry is None:
@@ -79,23 +83,23 @@ class Connections:
                         client.close()
                         raise
                 entry = self._clients[location] = (client, headers)
-            return entry[0]
+            return entry
 
-    def options(self, location: str, stream: bool = False) -> fl.FlightCallOptions:
-        """Call options for `location`: its bearer token, and the timeout unless `stream`
-        (a stream, e.g. a follow, lasts as long as its reader wants)."""
-        with self._lock:
-            headers = self._clients[location][1]
+    def options(self, headers: list, stream: bool = False) -> fl.FlightCallOptions:
+        """Call options carrying a login's `headers` (its bearer token), with the timeout
+        unless `stream` (a stream, e.g. a follow, lasts as long as its reader wants)."""
         return fl.FlightCallOptions(headers=headers, timeout=None if stream else self._timeout,
                                     read_options=self._read_options)
 
-    def drop(self, location: str) -> None:
-        """Forgets the client of `location`: the next call connects (and logs in) anew, rather
-        than wait out gRPC's reconnect backoff to a server that restarted."""
+    def drop(self, location: str, client: fl.FlightClient | None) -> None:
+        """Forgets `client`, the client of `location` a call failed on: the next call connects
+        (and logs in) anew, rather than wait out gRPC's reconnect backoff to a server that
+        restarted. It is not closed here: other threads may still be calling on it (a follow
+        reads each bucket on its own thread), and it closes once the last of them lets go."""
         with self._lock:
-            entry = self._clients.pop(location, None)
-        if entry is not None:
-            entry[0].close()
+            entry = self._clients.get(location)
+            if entry is not None and entry[0] is client:
+                del self._clients[location]
 
     def call(self, fn: Callable[[fl.FlightClient, fl.FlightCallOptions], T],
              location: str | None = None, *, idempotent: bool = True,
@@ -112,10 +116,11 @@ class Connections:
         relogged = hopped = False
         while True:
             fresh = here not in self._clients  # a login now: its failure is final
+            client = None  # none yet when the login fails
             try:
-                client = self.get(here)
+                client, headers = self._entry(here)
                 with translated():
-                    return fn(client, self.options(here, stream))
+                    return fn(client, self.options(headers, stream))
             except NotLeader as e:
                 error: Exception = e
                 moved = bool(e.location) and e.location != here
@@ -127,13 +132,13 @@ class Connections:
             except Unauthenticated:
                 if relogged or fresh or self._credentials is None:
                     raise
-                self.drop(here)
+                self.drop(here, client)
                 relogged = True
                 continue
             except Unavailable as e:
                 if not idempotent and not never_sent(e):
                     raise
-                self.drop(here)
+                self.drop(here, client)
                 # Any server names the leader of a bucket (not_leader) or serves it.
                 here = self.next_server(here)
                 error = e

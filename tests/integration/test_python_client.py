@@ -289,6 +289,26 @@ def test_follow_survives_sigkills_with_every_row_once(make_server, table_name):
     assert set(range(500, 510)) <= ids and len(ids) > 60, "nothing came after the restarts"
 
 
+def test_a_client_dropped_by_one_thread_still_serves_calls_already_on_it(module_server,
+                                                                         table_name):
+    # A follow reads each bucket on its own thread over one client per server. When one
+    # thread's call fails UNAVAILABLE (its server restarted) it drops that client; a call
+    # another thread is making on it must not fail with "FlightClient is closed" (CI saw a
+    # follow end so).
+    db = oxbow.connect(module_server.location)
+    table = db.create_table(table_name, SCHEMA)
+    table.append(rows(0, 5))
+    connections = db._connections
+
+    def dropped_then_used(client, options):
+        connections.drop(module_server.location, client)  # as the other thread would
+        return list(client.list_actions(options))
+
+    assert connections.call(dropped_then_used)
+    assert table.read().num_rows == 5  # a new client, connected anew
+    assert connections.get(module_server.location) is not None
+
+
 def test_follow_reopens_after_an_alter_and_raises_what_retries_cannot_cure(make_server,
                                                                           table_name):
     server = make_server()

@@ -278,4 +278,20 @@ def test_python_client_bench_small(tmp_path):
     assert proc.returncode == 0, f"python_client exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     for operation in ("append", "read"):
         assert re.search(rf"^\| {operation} \| [0-9.]+; [0-9,]+ \| [0-9.]+; [0-9,]+ \| "
-                         rf"{NUMBER} \|", proc.stdout, re.M), proc.stdout
+                         rf"{NUMBER} \| {NUMBER} \|", proc.stdout, re.M), proc.stdout
+
+
+def test_registry_lookups_bench_small():
+    """bench/registry_lookups.py with 50 schemas, one round: every id looked up from cold
+    confluent-kafka clients (the bench exits non-zero when a lookup comes back empty)."""
+    if not (BUILD_DIR / "tools/oxbowd").is_file():
+        pytest.fail(f"{BUILD_DIR / 'tools/oxbowd'} not found: build it or set OXBOW_BUILD_DIR")
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "registry_lookups.py"), "--schemas", "50",
+         "--rounds", "1"],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "OXBOW_BUILD_DIR": str(BUILD_DIR)})
+    assert proc.returncode == 0, f"registry_lookups exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    for threads in (1, 4):
+        assert re.search(rf"^\| {threads} \| [0-9,]+ \| {NUMBER} \| {NUMBER} \| [0-9,]+ \| "
+                         rf"[0-9,]+ \|$", proc.stdout, re.M), proc.stdout

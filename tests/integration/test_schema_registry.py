@@ -9,9 +9,10 @@ import json
 import subprocess
 import uuid
 
+import pyarrow as pa
 import pytest
 import requests
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
@@ -153,10 +154,21 @@ def test_the_registry_survives_a_sigkill(make_server):
     ids = [registry.register_schema("durable-value", avro(schema)) for schema in (V1, V2)]
     registry.set_compatibility("durable-value", "FULL")
     assert "durable-value" in (server.data_dir / "schema-registry" / "registry.json").read_text()
+    # A table's framing id, given when first asked for, is durable before any value carries it.
+    topic = avro_confluent_table(server)
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    framed = AvroSerializer(registry, json.dumps(USER_V1))({"id": 1, "name": "a"}, ctx)
+    assert produce_framed(server, topic, [framed]) == [None]
     server.kill()
     server.start()
     registry = client(server)
     assert [registry.get_version("durable-value", v).schema_id for v in (1, 2)] == ids
+    consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": "g-" + topic})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    message = consumer.poll(10)
+    assert message is not None and message.error() is None
+    assert message.value() == framed
+    consumer.close()
     assert registry.get_compatibility("durable-value") == "FULL"
     assert registry.register_schema("other-value", avro(REQUIRED)) > max(ids)
 
@@ -211,3 +223,149 @@ def test_cli_schema_commands(server, tmp_path):
     assert json.loads(oxbow("config", subject, "--set", "NONE").stdout) == {"compatibility": "NONE"}
     assert json.loads(oxbow("delete", subject, "--version", "1").stdout) == 1
     assert "40401" in oxbow("versions", subject, ok=False).stderr
+
+
+# A table whose Kafka values are registry-framed Avro (docs/schema-registry.md#tables-as-subjects).
+USERS = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
+USER_V1 = {"type": "record", "name": "User", "namespace": "app",
+           "fields": [{"name": "id", "type": "long"},
+                      {"name": "name", "type": ["null", "string"], "default": None}]}
+USER_V2 = {**USER_V1, "fields": USER_V1["fields"] + [
+    {"name": "email", "type": ["null", "string"], "default": None}]}
+
+
+def avro_confluent_table(server, primary_key=None) -> str:
+    name = "it.users_" + uuid.uuid4().hex[:8]
+    server.create_table(name, USERS, properties={"kafka.value.format": "avro-confluent"},
+                        **({"primary_key": primary_key} if primary_key else {}))
+    return name
+
+
+def produce_framed(server, topic: str, values: list[bytes], keys=None) -> list:
+    """Produces the values; returns each record's delivery error (None when appended)."""
+    errors = []
+    producer = Producer({"bootstrap.servers": bootstrap(server), "retries": 0})
+    for i, value in enumerate(values):
+        producer.produce(topic, value=value, key=keys[i] if keys else None,
+                         on_delivery=lambda err, _msg: errors.append(err))
+    assert producer.flush(30) == 0
+    return errors
+
+
+def test_a_tables_schema_versions_are_its_subject_and_evolve_it(server):
+    topic = avro_confluent_table(server)
+    subject = topic + "-value"
+    registry = client(server)
+    assert registry.get_versions(subject) == [1]
+    assert json.loads(registry.get_latest_version(subject).schema.schema_str) == {
+        "type": "record", "name": "row", "fields": [
+            {"name": "id", "type": "long"},
+            {"name": "name", "type": ["null", "string"], "default": None}]}
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    v1 = AvroSerializer(registry, json.dumps(USER_V1))  # auto-registers: the table's version 1
+    assert produce_framed(server, topic, [v1({"id": 1, "name": "ann"}, ctx),
+                                          v1({"id": 2, "name": None}, ctx)]) == [None, None]
+    assert registry.get_versions(subject) == [1]  # its record's name is the writer's business
+
+    # A compatible new version alters the table.
+    v2 = AvroSerializer(registry, json.dumps(USER_V2))
+    assert produce_framed(server, topic, [v2({"id": 3, "name": "cy", "email": "c@x"}, ctx)]) == [
+        None]
+    assert registry.get_versions(subject) == [1, 2]
+    assert [f["name"] for f in server.describe(topic)["schema"]["fields"]] == [
+        "id", "name", "email"]
+    # A writer still on version 1 writes into the current schema (email null).
+    assert produce_framed(server, topic, [v1({"id": 4, "name": "dee"}, ctx)]) == [None]
+    # An alter through Flight is a new version too; version 2's writers go on.
+    server.action("alter_table", {"table": topic, "changes": [
+        {"op": "add_column", "name": "age", "type": "int32"}]})
+    assert registry.get_versions(subject) == [1, 2, 3]
+    assert produce_framed(server, topic, [v2({"id": 5, "name": "eve", "email": None}, ctx)]) == [
+        None]
+
+    expected = [{"id": 1, "name": "ann", "email": None, "age": None},
+                {"id": 2, "name": None, "email": None, "age": None},
+                {"id": 3, "name": "cy", "email": "c@x", "age": None},
+                {"id": 4, "name": "dee", "email": None, "age": None},
+                {"id": 5, "name": "eve", "email": None, "age": None}]
+    assert server.read_all(topic).to_pylist() == expected
+    # Fetch frames every value with the current version's id; AvroDeserializer reads them.
+    current = registry.get_version(subject, 3).schema_id  # (the client caches "latest")
+    consumer = Consumer({"bootstrap.servers": bootstrap(server), "group.id": "g-" + topic,
+                         "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    deserialize = AvroDeserializer(registry)
+    got = []
+    while len(got) < len(expected):
+        message = consumer.poll(10)
+        assert message is not None and message.error() is None
+        assert message.value()[:5] == b"\0" + current.to_bytes(4, "big")
+        got.append(deserialize(message.value(), ctx))
+    consumer.close()
+    assert got == expected
+
+
+def test_a_table_subject_refuses_what_the_table_cannot_become(server):
+    topic = avro_confluent_table(server)
+    subject = topic + "-value"
+    registry = client(server)
+    fields_before = server.describe(topic)["schema"]["fields"]
+
+    def refused(schema: dict) -> tuple[int, int, str]:
+        with pytest.raises(SchemaRegistryError) as error:
+            registry.register_schema(subject, avro(schema))
+        return error.value.http_status_code, error.value.error_code, error.value.error_message
+
+    # A required new field: BACKWARD refuses it, as for any subject.
+    assert refused({**USER_V1, "fields": USER_V1["fields"] + [
+        {"name": "age", "type": "int"}]})[:2] == (409, 409)
+    # Compatible in Avro, but no column change makes it: the fields in another order, a
+    # narrower type, a new field not first a union with null.
+    registry.set_compatibility(subject, "NONE")
+    status, code, message = refused({**USER_V1, "fields": USER_V1["fields"][::-1]})
+    assert (status, code) == (409, 409) and "the table's order" in message
+    status, code, message = refused({**USER_V1, "fields": [
+        {"name": "id", "type": "int"}, USER_V1["fields"][1]]})
+    assert (status, code) == (409, 409) and "no widening" in message
+    status, code, message = refused({**USER_V1, "fields": USER_V1["fields"] + [
+        {"name": "age", "type": ["int", "null"], "default": 0}]})
+    assert (status, code) == (409, 409) and "a union has a column form only as" in message
+    assert server.describe(topic)["schema"]["fields"] == fields_before
+    assert registry.get_versions(subject) == [1]
+    # Its versions are the table's: deleting them is refused.
+    with pytest.raises(SchemaRegistryError) as error:
+        registry.delete_subject(subject)
+    assert (error.value.http_status_code, error.value.error_code) == (422, 42205)
+
+    # A value framed with an id that is no version of the subject, or not framed, is refused.
+    other = registry.register_schema("unrelated-" + uuid.uuid4().hex[:8] + "-value", avro(V1))
+    datum = b"\x02\x00"  # id 1, name null
+    errors = produce_framed(server, topic, [b"\0" + other.to_bytes(4, "big") + datum,
+                                            datum + b"\0\0\0"])
+    assert [e.code() if e else None for e in errors] == [KafkaError.INVALID_RECORD] * 2
+    assert server.read_all(topic).num_rows == 0
+
+
+def test_a_primary_key_tables_key_and_value_subjects(server):
+    topic = avro_confluent_table(server, primary_key=["id"])
+    registry = client(server)
+    assert sorted(s for s in registry.get_subjects() if s.startswith(topic)) == [
+        topic + "-key", topic + "-value"]
+    key_schema = {"type": "record", "name": "UserKey", "fields": [{"name": "id", "type": "long"}]}
+    keys = AvroSerializer(registry, json.dumps(key_schema))
+    values = AvroSerializer(registry, json.dumps(USER_V1))
+    kctx = SerializationContext(topic, MessageField.KEY)
+    vctx = SerializationContext(topic, MessageField.VALUE)
+    rows = [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}, {"id": 1, "name": "a2"}]
+    errors = produce_framed(server, topic, [values(r, vctx) for r in rows],
+                            keys=[keys({"id": r["id"]}, kctx) for r in rows])
+    assert errors == [None] * 3
+    assert sorted(server.get({"table": topic, "snapshot": True})[0].to_pylist(),
+                  key=lambda r: r["id"]) == [{"id": 1, "name": "a2"}, {"id": 2, "name": "b"}]
+    # The key columns never change.
+    with pytest.raises(SchemaRegistryError) as error:
+        registry.register_schema(topic + "-key", avro(
+            {**key_schema, "fields": key_schema["fields"] + [
+                {"name": "x", "type": ["null", "long"], "default": None}]}))
+    assert error.value.http_status_code == 409
+    assert "cannot change" in error.value.error_message

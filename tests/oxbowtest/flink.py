@@ -22,7 +22,8 @@ RUNNER = REPO_ROOT / "tests" / "integration" / "FlinkSql.java"
 POM = maven_pom("flink-sql", [
     *(("org.apache.flink", artifact, FLINK_VERSION) for artifact in (
         "flink-table-api-java", "flink-table-planner-loader", "flink-table-runtime",
-        "flink-clients", "flink-connector-base", "flink-json")),
+        "flink-clients", "flink-connector-base", "flink-json",
+        "flink-sql-avro-confluent-registry")),
     ("org.apache.flink", "flink-connector-kafka", KAFKA_CONNECTOR_VERSION),
     # Flink logs through slf4j 1.7: its no-op binding keeps the test's output quiet.
     ("org.slf4j", "slf4j-nop", "1.7.36")])

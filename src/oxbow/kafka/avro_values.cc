@@ -5,8 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "oxbow/arrow/builder.h"
+#include "oxbow/catalog/descriptor.h"
 #include "oxbow/iceberg/avro.h"
 #include "oxbow/kafka/avro_values_internal.h"
+#include "oxbow/kafka/kafka.h"
 
 namespace oxbow::kafka::internal {
 namespace {
@@ -22,6 +24,8 @@ bool IsAvroName(const std::string& name) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   });
 }
+
+}  // namespace
 
 Result<json> AvroType(const arrow::Field& field) {
   const arrow::DataType& t = field.type;
@@ -72,6 +76,8 @@ Result<json> AvroType(const arrow::Field& field) {
   }
   return Status::Invalid("column " + Quote(field.name) + " has no Avro form");
 }
+
+namespace {
 
 template <typename T>
 Status AppendInteger(arrow::ArrayBuilder& b, int64_t v, const arrow::Field& field) {
@@ -159,7 +165,7 @@ Status DecodeColumn(const arrow::Field& field, iceberg::AvroDecoder& d, arrow::A
     case TypeId::kList:
     case TypeId::kStruct:
     case TypeId::kMap:
-    case TypeId::kFixedSizeList: break;  // AvroValueSchema refuses them first
+    case TypeId::kFixedSizeList: break;  // RowSchema refuses them first
   }
   return Status::Invalid("column " + Quote(field.name) + " has no Avro form");
 }
@@ -222,7 +228,7 @@ Status EncodeColumn(const arrow::Field& field, const arrow::Array& a, int64_t i,
 
 }  // namespace
 
-Result<std::string> AvroValueSchema(const arrow::Schema& schema) {
+Result<std::string> RowSchema(const arrow::Schema& schema) {
   json fields = json::array();
   for (const arrow::Field& f : schema.fields()) {
     if (!IsAvroName(f.name)) {
@@ -230,14 +236,16 @@ Result<std::string> AvroValueSchema(const arrow::Schema& schema) {
                              " is no Avro name ([A-Za-z_][A-Za-z0-9_]*)");
     }
     ASSIGN_OR_RAISE(json type, AvroType(f));
-    fields.push_back({{"name", f.name}, {"type", f.nullable ? json::array({"null", type}) : type}});
+    json out = {{"name", f.name}, {"type", f.nullable ? json::array({"null", type}) : type}};
+    if (f.nullable) out["default"] = nullptr;  // what a reader without the column reads
+    fields.push_back(std::move(out));
   }
   return json{{"type", "record"}, {"name", "row"}, {"fields", std::move(fields)}}.dump();
 }
 
 Result<arrow::RecordBatchPtr> AvroToRows(const std::vector<std::string_view>& values,
                                          const arrow::SchemaPtr& schema, size_t first_record) {
-  RETURN_NOT_OK(AvroValueSchema(*schema).status());
+  RETURN_NOT_OK(RowSchema(*schema).status());
   std::vector<std::unique_ptr<arrow::ArrayBuilder>> builders;
   for (const arrow::Field& f : schema->fields()) {
     ASSIGN_OR_RAISE(auto b, arrow::ArrayBuilder::Make(f.type));
@@ -273,3 +281,146 @@ Status AppendAvroRow(const arrow::RecordBatch& batch, int64_t row, std::string* 
 }
 
 }  // namespace oxbow::kafka::internal
+
+namespace oxbow::kafka {
+namespace {
+
+using nlohmann::json;
+
+// The Arrow type of an Avro type as RowSchema writes it (its inverse: int is int32, long
+// int64, a timestamp-millis timestamp[ms, UTC], a local-timestamp-millis one without a zone, and
+// so on); nullopt for a type without a column form.
+std::optional<arrow::DataType> ArrowTypeOf(const json& avro) {
+  using arrow::DataType;
+  using arrow::TimeUnit;
+  if (avro.is_string()) {
+    static const std::map<std::string, DataType> kPrimitives = {
+        {"boolean", DataType::Bool()},   {"int", DataType::Int32()},
+        {"long", DataType::Int64()},     {"float", DataType::Float32()},
+        {"double", DataType::Float64()}, {"string", DataType::String()},
+        {"bytes", DataType::Binary()}};
+    auto it = kPrimitives.find(avro.get<std::string>());
+    if (it == kPrimitives.end()) return std::nullopt;
+    return it->second;
+  }
+  if (!avro.is_object() || !avro.contains("type") || !avro["type"].is_string()) {
+    return std::nullopt;
+  }
+  const std::string type = avro["type"].get<std::string>();
+  const std::string logical = avro.value("logicalType", "");
+  if (type == "fixed" && logical.empty() && avro.contains("size") &&
+      avro["size"].is_number_integer()) {
+    return DataType::FixedSizeBinary(avro["size"].get<int32_t>());
+  }
+  if (type == "bytes" && logical == "decimal" && avro.contains("precision")) {
+    return DataType::Decimal128(avro["precision"].get<int32_t>(), avro.value("scale", 0));
+  }
+  if (type == "int" && logical == "date") return DataType::Date32();
+  static const std::map<std::string, std::pair<TimeUnit, bool>> kTimestamps = {
+      {"timestamp-millis", {TimeUnit::kMilli, true}},
+      {"timestamp-micros", {TimeUnit::kMicro, true}},
+      {"timestamp-nanos", {TimeUnit::kNano, true}},
+      {"local-timestamp-millis", {TimeUnit::kMilli, false}},
+      {"local-timestamp-micros", {TimeUnit::kMicro, false}},
+      {"local-timestamp-nanos", {TimeUnit::kNano, false}}};
+  if (auto it = kTimestamps.find(logical); type == "long" && it != kTimestamps.end()) {
+    return DataType::Timestamp(it->second.first, it->second.second ? "UTC" : "");
+  }
+  if (logical.empty()) return ArrowTypeOf(json(type));  // {"type": "long"}
+  return std::nullopt;
+}
+
+Result<std::vector<catalog::SchemaChange>> ChangesToRecord(const arrow::Schema& schema,
+                                                           std::string_view avro) {
+  using Op = catalog::SchemaChange::Op;
+  const json record = json::parse(avro, nullptr, /*allow_exceptions=*/false);
+  if (!record.is_object() || record.value("type", json()) != "record" ||
+      !record.contains("fields") || !record["fields"].is_array()) {
+    return Status::Invalid("the schema is no Avro record");
+  }
+  const json& fields = record["fields"];
+  auto named = [&](const std::string& name) {
+    return std::find_if(fields.begin(), fields.end(),
+                        [&](const json& f) { return f.value("name", json()) == name; });
+  };
+  std::vector<catalog::SchemaChange> changes;
+  for (const arrow::Field& column : schema.fields()) {
+    if (named(column.name) != fields.end()) continue;
+    catalog::SchemaChange drop;
+    drop.op = Op::kDropColumn;
+    drop.path = {column.name};
+    drop.name = column.name;
+    changes.push_back(std::move(drop));
+  }
+  std::string previous;  // the field before, which a new column follows
+  for (const json& field : fields) {
+    const std::string name = field.value("name", "");
+    const std::string where = "field " + Quote(name);
+    json type = field.value("type", json());
+    const bool nullable = type.is_array();
+    if (nullable) {
+      if (type.size() != 2 || type[0] != "null") {
+        return Status::Invalid(where + ": a union has a column form only as [\"null\", type]");
+      }
+      type = json(type[1]);
+    }
+    auto arrow_type = ArrowTypeOf(type);
+    const int index = schema.GetFieldIndex(name);
+    catalog::SchemaChange change;
+    change.path = {name};
+    change.name = name;
+    if (index < 0) {
+      if (!nullable) {
+        return Status::Invalid(where +
+                               " is new, and a new column is nullable: its type must be "
+                               "[\"null\", type]");
+      }
+      if (!arrow_type)
+        return Status::Invalid(where + ": type " + type.dump() + " has no column form");
+      change.op = Op::kAddColumn;
+      change.type = *arrow_type;
+      change.after = previous;
+      change.first = previous.empty();
+      changes.push_back(std::move(change));
+    } else {
+      const arrow::Field& column = schema.field(index);
+      ASSIGN_OR_RAISE(json now, internal::AvroType(column));
+      if (now != type) {
+        if (!arrow_type || !catalog::IsWidening(column.type, *arrow_type)) {
+          return Status::Invalid(where + ": column " + Quote(name) + " is " +
+                                 column.type.ToString() + " (Avro " + now.dump() + "), and " +
+                                 type.dump() + " is no widening of it");
+        }
+        change.op = Op::kWidenType;
+        change.type = *arrow_type;
+        changes.push_back(change);
+      }
+      if (nullable && !column.nullable) {
+        change.op = Op::kMakeOptional;
+        changes.push_back(std::move(change));
+      } else if (!nullable && column.nullable) {
+        return Status::Invalid(where + " is required, and column " + Quote(name) +
+                               " is nullable: a column cannot become required");
+      }
+    }
+    previous = name;
+  }
+  return changes;
+}
+
+}  // namespace
+
+Result<std::string> AvroSchemaOf(const arrow::Schema& schema) {
+  return internal::RowSchema(schema);
+}
+
+Result<std::vector<catalog::SchemaChange>> ChangesToAvro(const arrow::Schema& schema,
+                                                         std::string_view avro) {
+  try {
+    return ChangesToRecord(schema, avro);
+  } catch (const nlohmann::json::exception& e) {  // an attribute of an unexpected JSON type
+    return Status::Invalid(std::string("the schema is no Avro record of columns: ") + e.what());
+  }
+}
+
+}  // namespace oxbow::kafka

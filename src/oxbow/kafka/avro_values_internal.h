@@ -1,8 +1,9 @@
 // Kafka record values in Avro for tables with kafka.value.format=avro (docs/kafka.md): each value
-// is one row as a plain Avro binary datum (no Confluent header) of the record schema that
-// AvroValueSchema derives from the table's Arrow schema.
+// is one row as a plain Avro binary datum of the record schema that RowSchema derives from the
+// table's Arrow schema (avro-confluent tables: after Confluent's framing).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,9 +13,11 @@
 
 namespace oxbow::kafka::internal {
 
-// The Avro schema (JSON) of a table's rows; Invalid naming the column when a type or a name has
-// no Avro form.
-Result<std::string> AvroValueSchema(const arrow::Schema& schema);
+// The Avro schema (JSON) of a table's rows (kafka::AvroSchemaOf); Invalid naming the column when a
+// type or a name has no Avro form.
+Result<std::string> RowSchema(const arrow::Schema& schema);
+// The Avro type of a column's values, without the union with "null" of a nullable one.
+Result<nlohmann::json> AvroType(const arrow::Field& field);
 
 // Rows from Avro datums, one per value; an error names the record (its index plus
 // `first_record`) and the column.

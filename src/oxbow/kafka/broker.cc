@@ -101,7 +101,15 @@ Broker::Broker(node::Node* node, KafkaOptions options, int port,
       host_(options_.advertised_host.empty() ? options_.listen.substr(0, options_.listen.rfind(':'))
                                              : options_.advertised_host),
       port_(port),
-      groups_(std::move(groups)) {}
+      groups_(std::move(groups)),
+      registry_ids_(options_.schema_ids) {}
+
+Result<TopicFormat> Broker::FormatFor(const catalog::TableDescriptor& table) {
+  TopicFormat format = FormatOf(table);
+  if (format.kind == TableKind::kAvroConfluent)
+    RETURN_NOT_OK(registry_ids_.Resolve(table, &format));
+  return format;
+}
 
 Status Broker::OpenTransactions(const std::string& dir) {
   TransactionCoordinator::Committer committer{
@@ -356,6 +364,14 @@ Result<std::string> TableForTopic(std::string_view topic) {
     readable += kHex[static_cast<uint8_t>(hash[i]) & 0xf];
   }
   return prefix + readable;
+}
+
+bool IsAvroConfluent(const catalog::TableDescriptor& table) {
+  return internal::FormatOf(table).kind == internal::TableKind::kAvroConfluent;
+}
+
+std::string TopicOf(const catalog::TableDescriptor& table) {
+  return internal::TopicForTable(table);
 }
 
 bool MayHoldProducers(const catalog::TableDescriptor& table) {

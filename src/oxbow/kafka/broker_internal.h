@@ -19,6 +19,7 @@
 #include "oxbow/kafka/messages.h"
 #include "oxbow/kafka/record_times_internal.h"
 #include "oxbow/kafka/records.h"
+#include "oxbow/kafka/registry_ids_internal.h"
 #include "oxbow/kafka/topic_configs_internal.h"
 #include "oxbow/kafka/transactions_internal.h"
 #include "oxbow/kafka/values_internal.h"
@@ -222,6 +223,8 @@ class Broker {
   // The table of a topic: NotFound when there is none, or when the table is another topic's
   // (a hash-named table); Invalid when the name is no topic name.
   Result<node::TableHandle> GetTopicTable(const std::string& topic) const;
+  // FormatOf `table`, with the schema registry's ids of an avro-confluent table's schemas.
+  Result<TopicFormat> FormatFor(const catalog::TableDescriptor& table);
   // This server's node id: the cluster's server id, or kNodeId.
   int32_t NodeId() const;
 
@@ -232,6 +235,7 @@ class Broker {
   std::unique_ptr<GroupCoordinator> groups_;
   std::unique_ptr<TransactionCoordinator> transactions_;  // null: transactions refused
   RecordTimes record_times_;                              // ListOffsets by time of raw log tables
+  RegistryIds registry_ids_;
   std::atomic<bool> stopping_{false};
   // Produces notify long-polling fetches; Flight puts are seen by their periodic re-check.
   std::mutex appended_mu_;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "oxbow/common/status.h"
 #include "oxbow/node/node.h"
@@ -14,6 +16,16 @@ class Authenticator;
 }
 
 namespace oxbow::kafka {
+
+// The schema registry's ids, for tables with kafka.value.format=avro-confluent
+// (docs/kafka.md#avro-confluent): their values (and a primary-key table's keys) are Confluent's
+// framing of an Avro datum, whose schema id the registry gives.
+class SchemaIds {
+ public:
+  virtual ~SchemaIds() = default;
+  // The id of the Avro schema `avro` (JSON), registered when the registry does not hold it yet.
+  virtual Result<int32_t> IdOf(const std::string& avro) = 0;
+};
 
 struct KafkaOptions {
   // host:port to accept Kafka connections on. Port 0 picks a free port.
@@ -45,6 +57,9 @@ struct KafkaOptions {
   std::string tls_key_file;
   // PEM CA bundle: clients must present a certificate signed by it. Default: none asked.
   std::string tls_client_ca_file;
+  // The schema registry, which must outlive the server. Default (null): none, and
+  // avro-confluent tables are refused.
+  SchemaIds* schema_ids = nullptr;
 };
 
 // Whether Kafka producers may write to `table`: it is served through Kafka (the raw topic
@@ -57,6 +72,23 @@ bool MayHoldProducers(const catalog::TableDescriptor& table);
 // characters) "kafka.<its start, '.' as '_'>_<16 hex digits of its hash>"
 // (docs/kafka.md#topic-names). Invalid when the name is no Kafka topic name.
 Result<std::string> TableForTopic(std::string_view topic);
+
+// Whether `table` has kafka.value.format=avro-confluent.
+bool IsAvroConfluent(const catalog::TableDescriptor& table);
+// The topic `table` is listed as (the inverse of TableForTopic).
+std::string TopicOf(const catalog::TableDescriptor& table);
+// The Avro schema (JSON) of rows of `schema` as Kafka values carry them: a record named "row"
+// with a field per column, a nullable one a union of "null" and its type (docs/kafka.md#avro).
+// Invalid naming the column that has no Avro form.
+Result<std::string> AvroSchemaOf(const arrow::Schema& schema);
+// The alter_table changes that make a table of `schema` have the columns of the Avro record
+// `avro` (JSON, as AvroSchemaOf writes one): a field it lacks drops the column, a new field adds
+// one (a union with "null": new columns are nullable) after the field before it, a wider type
+// widens, a union with "null" makes a column optional. Invalid naming the field for anything
+// else (a narrower or other type, a column made required, a type without a column form). The
+// order of the fields is not checked here: AvroSchemaOf of the altered table tells.
+Result<std::vector<catalog::SchemaChange>> ChangesToAvro(const arrow::Schema& schema,
+                                                         std::string_view avro);
 
 class KafkaServer {
  public:

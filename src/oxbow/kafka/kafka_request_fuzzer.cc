@@ -73,31 +73,44 @@ void DecodeAvroValue(std::string_view value) {
   if (!internal::AvroToRows({again}, kSchema).ok()) __builtin_trap();
 }
 
-// A primary-key table's format and schema: JSON values keyed by (id, name), or a compacted
-// topic's raw key.
+// A primary-key table's format and schema: JSON or avro-confluent values keyed by (id, name),
+// or a compacted topic's raw key (value_format empty).
 struct KeyedTable {
   oxbow::arrow::SchemaPtr schema;
   internal::TopicFormat format;
 };
 
-KeyedTable MakeKeyedTable(bool json) {
+KeyedTable MakeKeyedTable(const std::string& value_format) {
   using oxbow::arrow::DataType;
   oxbow::catalog::TableDescriptor table;
+  const bool raw = value_format.empty();
   table.schema =
-      json ? std::make_shared<const oxbow::arrow::Schema>(std::vector<oxbow::arrow::Field>{
-                 {"id", DataType::Int64(), false, {}},
-                 {"name", DataType::String(), false, {}},
-                 {"amount", DataType::Decimal128(12, 2), true, {}}})
-           : internal::RawCompactedTopicSchema();
+      raw ? internal::RawCompactedTopicSchema()
+          : std::make_shared<const oxbow::arrow::Schema>(std::vector<oxbow::arrow::Field>{
+                {"id", DataType::Int64(), false, {}},
+                {"name", DataType::String(), false, {}},
+                {"amount", DataType::Decimal128(12, 2), true, {}}});
   table.primary_key =
-      json ? std::vector<std::string>{"id", "name"} : std::vector<std::string>{"key"};
-  if (json) table.properties["kafka.value.format"] = "json";
-  return {table.schema, internal::FormatOf(table)};
+      raw ? std::vector<std::string>{"key"} : std::vector<std::string>{"id", "name"};
+  if (!raw) table.properties["kafka.value.format"] = value_format;
+  internal::TopicFormat format = internal::FormatOf(table);
+  // Framed values: ids 1 (the current version), 2 (the key) and 3 (an earlier version, here
+  // read as the current one).
+  format.value_schema_id = 1;
+  format.key_schema_id = 2;
+  format.read_earlier = [schema = table.schema](
+                            int32_t id, const std::vector<std::string_view>& datums,
+                            size_t first) -> oxbow::Result<oxbow::arrow::RecordBatchPtr> {
+    if (id != 3) return oxbow::Status::Invalid("no version has id " + std::to_string(id));
+    return internal::AvroToRows(datums, schema, first);
+  };
+  return {table.schema, std::move(format)};
 }
 
 // A batch's records as a keyed table's changes: each run has rows, or an error says why.
 void DecodeChanges(const RecordBatch& batch) {
-  static const KeyedTable kTables[] = {MakeKeyedTable(true), MakeKeyedTable(false)};
+  static const KeyedTable kTables[] = {MakeKeyedTable("json"), MakeKeyedTable("avro-confluent"),
+                                       MakeKeyedTable("")};
   for (const KeyedTable& table : kTables) {
     auto runs = internal::ToRowRuns(table.format, batch, table.schema);
     Check(runs);

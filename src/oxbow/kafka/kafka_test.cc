@@ -3,6 +3,8 @@
 #include <set>
 
 #include "oxbow/arrow/builder.h"
+#include "oxbow/arrow/compute.h"
+#include "oxbow/kafka/avro_values_internal.h"
 #include "oxbow/kafka/broker_internal.h"
 #include "oxbow/kafka/messages.h"
 #include "oxbow/kafka/records.h"
@@ -433,6 +435,116 @@ TEST(KeyedTopicTest, RecordsAreChangesAndTheChangelogIsRecords) {
   EXPECT_EQ(batch.records[1].key, R"({"id":1})");
   EXPECT_FALSE(batch.records[1].value.has_value());
   EXPECT_EQ(batch.records[1].timestamp_ms, 5000);
+}
+
+// An avro-confluent log table: values framed with the current version's id decode as they are,
+// those of an earlier version's id through read_earlier, anything else names the record; Fetch
+// frames every value with the current id.
+TEST(AvroConfluentTest, FramedValuesDecodeByIdAndFetchFramesWithTheCurrentId) {
+  using arrow::DataType;
+  catalog::TableDescriptor table;
+  table.schema = std::make_shared<const arrow::Schema>(std::vector<arrow::Field>{
+      {"id", DataType::Int64(), false, {}}, {"item", DataType::String(), true, {}}});
+  table.properties["kafka.value.format"] = "avro-confluent";
+  internal::TopicFormat format = internal::FormatOf(table);
+  ASSERT_EQ(format.kind, internal::TableKind::kAvroConfluent);
+  format.value_schema_id = 7;
+  std::vector<int32_t> earlier_ids;
+  format.read_earlier = [&](int32_t id, const std::vector<std::string_view>& datums,
+                            size_t first) -> Result<arrow::RecordBatchPtr> {
+    earlier_ids.push_back(id);
+    if (id != 5) return Status::Invalid("record " + std::to_string(first) + ": unknown id");
+    // Version 5 had only "id": its rows get a null item.
+    auto only_id = std::make_shared<const arrow::Schema>(
+        std::vector<arrow::Field>{{"id", DataType::Int64(), false, {}}});
+    ASSIGN_OR_RAISE(auto rows, internal::AvroToRows(datums, only_id, first));
+    ASSIGN_OR_RAISE(auto items, arrow::MakeNullArray(DataType::String(), rows->num_rows()));
+    return arrow::RecordBatch::Make(table.schema, rows->num_rows(), {rows->column(0), items});
+  };
+  auto framed = [](int32_t id, std::string datum) {
+    return std::string("\0", 1) +
+           std::string{static_cast<char>(id >> 24), static_cast<char>(id >> 16),
+                       static_cast<char>(id >> 8), static_cast<char>(id)} +
+           datum;
+  };
+  // Avro longs zigzag: 1 is 0x02; a union's branch 1 then a string of length 1.
+  RecordBatch produced;
+  for (const std::string& value :
+       {framed(7, std::string("\x02\x02\x02"
+                              "a",
+                              4)),
+        framed(5, std::string("\x04", 1)), framed(5, std::string("\x06", 1)),
+        framed(7, std::string("\x08\x00", 2))}) {
+    produced.records.push_back({0, 0, std::nullopt, value, {}});
+  }
+  auto runs = internal::ToRowRuns(format, produced, table.schema);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  const arrow::RecordBatch& rows = *runs->front().rows;
+  ASSERT_EQ(rows.num_rows(), 4);
+  EXPECT_EQ(earlier_ids, std::vector<int32_t>{5});  // one run of id 5, read at once
+  for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(rows.column(0).Value<int64_t>(i), i + 1);
+  EXPECT_EQ(rows.column(1).GetView(0), "a");
+  EXPECT_TRUE(rows.column(1).IsNull(1) && rows.column(1).IsNull(2) && rows.column(1).IsNull(3));
+
+  produced.records[3].value = framed(9, "\x08");
+  EXPECT_EQ(internal::ToRowRuns(format, produced, table.schema).status().message(),
+            "record 3: unknown id");
+  produced.records[3].value = "\x08";
+  EXPECT_EQ(internal::ToRowRuns(format, produced, table.schema).status().message(),
+            "record 3's value has no Confluent framing (a zero byte, then a 4-byte schema id)");
+
+  std::string bytes;
+  ASSERT_TRUE(internal::AppendRecords(format, rows, 0, 0, 5000, &bytes).ok());
+  auto fetched = DecodeRecordBatches(bytes);
+  ASSERT_TRUE(fetched.ok()) << fetched.status().ToString();
+  ASSERT_EQ(fetched->front().records.size(), 4u);
+  EXPECT_EQ(fetched->front().records[0].value, framed(7, std::string("\x02\x02\x02"
+                                                                     "a",
+                                                                     4)));
+  EXPECT_EQ(fetched->front().records[1].value, framed(7, std::string("\x04\x00", 2)));
+}
+
+// The alter_table changes of a registered Avro record: drops, adds after their predecessor,
+// widenings and optional columns; what no change makes is refused naming the field.
+TEST(AvroConfluentTest, ChangesToAvroAreTheAlterThatMakesTheRecord) {
+  using arrow::DataType;
+  using Op = catalog::SchemaChange::Op;
+  const arrow::Schema schema(std::vector<arrow::Field>{{"id", DataType::Int32(), false, {}},
+                                                       {"name", DataType::String(), true, {}},
+                                                       {"gone", DataType::Binary(), true, {}}});
+  auto changes = ChangesToAvro(schema, R"({"type": "record", "name": "row", "fields": [
+      {"name": "id", "type": ["null", "long"]},
+      {"name": "ts", "type": ["null", {"type": "long", "logicalType": "timestamp-micros"}]},
+      {"name": "name", "type": ["null", "string"], "default": null}]})");
+  ASSERT_TRUE(changes.ok()) << changes.status().ToString();
+  ASSERT_EQ(changes->size(), 4u);
+  EXPECT_EQ((*changes)[0].op, Op::kDropColumn);
+  EXPECT_EQ((*changes)[0].name, "gone");
+  EXPECT_EQ((*changes)[1].op, Op::kWidenType);
+  EXPECT_EQ((*changes)[1].type, DataType::Int64());
+  EXPECT_EQ((*changes)[2].op, Op::kMakeOptional);
+  EXPECT_EQ((*changes)[3].op, Op::kAddColumn);
+  EXPECT_EQ((*changes)[3].after, "id");
+  EXPECT_EQ((*changes)[3].type, DataType::Timestamp(arrow::TimeUnit::kMicro, "UTC"));
+
+  auto refused = [&](const std::string& fields) {
+    return ChangesToAvro(schema, R"({"type": "record", "name": "row", "fields": )" + fields + "}")
+        .status()
+        .message();
+  };
+  EXPECT_EQ(refused(R"([{"name": "id", "type": "string"}])"),
+            "field 'id': column 'id' is int32 (Avro \"int\"), and \"string\" is no widening of it");
+  EXPECT_EQ(refused(R"([{"name": "id", "type": "int"}, {"name": "name", "type": "string"}])"),
+            "field 'name' is required, and column 'name' is nullable: a column cannot become "
+            "required");
+  EXPECT_EQ(refused(R"([{"name": "id", "type": "int"}, {"name": "x", "type": "long"}])"),
+            "field 'x' is new, and a new column is nullable: its type must be [\"null\", type]");
+  EXPECT_EQ(
+      refused(R"([{"name": "id", "type": "int"}, {"name": "x", "type": ["null", "int", "long"]}])"),
+      "field 'x': a union has a column form only as [\"null\", type]");
+  EXPECT_EQ(ChangesToAvro(schema, "[]").status().message(), "the schema is no Avro record");
+  EXPECT_TRUE(refused(R"([{"name": "id", "type": {"type": "int", "logicalType": 5}}])")
+                  .starts_with("the schema is no Avro record of columns: "));
 }
 
 }  // namespace

@@ -20,14 +20,25 @@ constexpr std::string_view kDelete = "-D";
 
 using Records = std::span<const Record>;
 
+constexpr size_t kFramingBytes = 5;  // Confluent's: a zero byte, then the schema id
+
 // Each row of a JSON or Avro table's `rows` as a Kafka value: the row as a JSON object (the
-// JSON Lines form of docs/text-formats.md) or as an Avro datum.
-Result<std::vector<std::string>> EncodeRows(TableKind kind, const arrow::RecordBatch& rows) {
+// JSON Lines form of docs/text-formats.md) or as an Avro datum, framed with `schema_id` for an
+// avro-confluent table.
+Result<std::vector<std::string>> EncodeRows(TableKind kind, const arrow::RecordBatch& rows,
+                                            int32_t schema_id) {
   std::vector<std::string> values;
   values.reserve(static_cast<size_t>(rows.num_rows()));
-  if (kind == TableKind::kAvro) {
+  if (kind == TableKind::kAvro || kind == TableKind::kAvroConfluent) {
     for (int64_t i = 0; i < rows.num_rows(); ++i) {
-      RETURN_NOT_OK(AppendAvroRow(rows, i, &values.emplace_back()));
+      std::string& value = values.emplace_back();
+      if (kind == TableKind::kAvroConfluent) {
+        value.push_back('\0');
+        for (int shift = 24; shift >= 0; shift -= 8) {
+          value.push_back(static_cast<char>(static_cast<uint32_t>(schema_id) >> shift));
+        }
+      }
+      RETURN_NOT_OK(AppendAvroRow(rows, i, &value));
     }
     return values;
   }
@@ -108,6 +119,61 @@ Result<arrow::RecordBatchPtr> AvroRecordsToRows(Records records, size_t first,
   return AvroToRows(datums, schema, first);
 }
 
+// The same for an avro-confluent table: each value (key) Confluent's framing of an Avro datum
+// of the current schema, or, for a value, of an earlier version (read into the current one).
+Result<arrow::RecordBatchPtr> FramedRecordsToRows(const TopicFormat& format, Records records,
+                                                  size_t first, const arrow::SchemaPtr& schema,
+                                                  bool keys) {
+  const char* what = keys ? "key" : "value";
+  const int32_t current = keys ? format.key_schema_id : format.value_schema_id;
+  std::vector<std::string_view> datums;
+  std::vector<std::string> converted;  // earlier versions' values, encoded in the current one
+  converted.reserve(records.size());
+  // A run of values framed with the same earlier version's id.
+  std::vector<std::string_view> earlier;
+  int32_t earlier_id = current;
+  size_t earlier_first = 0;
+  auto convert_earlier = [&]() -> Status {
+    if (earlier.empty()) return Status::OK();
+    ASSIGN_OR_RAISE(auto rows, format.read_earlier(earlier_id, earlier, first + earlier_first));
+    for (int64_t i = 0; i < rows->num_rows(); ++i) {
+      RETURN_NOT_OK(AppendAvroRow(*rows, i, &converted.emplace_back()));
+      datums.push_back(converted.back());
+    }
+    earlier.clear();
+    return Status::OK();
+  };
+  for (size_t i = 0; i < records.size(); ++i) {
+    const std::optional<std::string>& bytes = keys ? records[i].key : records[i].value;
+    const std::string where = "record " + std::to_string(first + i);
+    if (!bytes) return Status::Invalid(where + " has a null " + what);
+    if (bytes->size() < kFramingBytes || (*bytes)[0] != '\0') {
+      return Status::Invalid(where + "'s " + what +
+                             " has no Confluent framing (a zero byte, then a 4-byte schema id)");
+    }
+    uint32_t id = 0;
+    for (size_t k = 1; k < kFramingBytes; ++k) id = (id << 8) | static_cast<uint8_t>((*bytes)[k]);
+    const std::string_view datum = std::string_view(*bytes).substr(kFramingBytes);
+    if (static_cast<int32_t>(id) == current) {
+      RETURN_NOT_OK(convert_earlier());
+      datums.push_back(datum);
+      continue;
+    }
+    if (keys) {
+      return Status::Invalid(where + "'s key has schema id " + std::to_string(id) +
+                             ", and the key schema is id " + std::to_string(current));
+    }
+    if (static_cast<int32_t>(id) != earlier_id) {
+      RETURN_NOT_OK(convert_earlier());
+      earlier_id = static_cast<int32_t>(id);
+      earlier_first = i;
+    }
+    earlier.push_back(datum);
+  }
+  RETURN_NOT_OK(convert_earlier());
+  return AvroToRows(datums, schema, first);
+}
+
 // Records as rows of a raw table of `schema`; with `keyed` (a compacted topic) each needs a key.
 Result<arrow::RecordBatchPtr> RawToRows(Records records, size_t first, bool log_append_time,
                                         const arrow::SchemaPtr& schema, bool keyed) {
@@ -147,6 +213,8 @@ Result<arrow::RecordBatchPtr> ValuesToRows(const TopicFormat& format, Records re
       return RawToRows(records, first, log_append_time || format.log_append_time, schema,
                        format.keyed());
     case TableKind::kJson: return JsonToRows(records, first, schema, /*keys=*/false);
+    case TableKind::kAvroConfluent:
+      return FramedRecordsToRows(format, records, first, schema, /*keys=*/false);
     default: return AvroRecordsToRows(records, first, schema, /*keys=*/false);
   }
 }
@@ -168,6 +236,8 @@ Result<arrow::RecordBatchPtr> KeysToRows(const TopicFormat& format, Records reco
                                       {std::move(keys)});
     }
     case TableKind::kJson: return JsonToRows(records, first, format.key_schema, /*keys=*/true);
+    case TableKind::kAvroConfluent:
+      return FramedRecordsToRows(format, records, first, format.key_schema, /*keys=*/true);
     default: return AvroRecordsToRows(records, first, format.key_schema, /*keys=*/true);
   }
 }
@@ -240,6 +310,7 @@ TopicFormat FormatOf(const catalog::TableDescriptor& table) {
              it != table.properties.end()) {
     if (it->second == "json") format.kind = TableKind::kJson;
     if (it->second == "avro") format.kind = TableKind::kAvro;
+    if (it->second == "avro-confluent") format.kind = TableKind::kAvroConfluent;
   }
   if (format.kind == TableKind::kOther) return format;
   auto time_type = table.properties.find(kTimestampTypeProperty);
@@ -268,7 +339,7 @@ std::string NotServedMessage(const std::string& table) {
   return "table " + Quote(table) +
          " is neither a raw Kafka table (key binary, value binary, timestamp, headers binary) "
          "nor has the property " +
-         std::string(kValueFormatProperty) + "=json or avro";
+         std::string(kValueFormatProperty) + "=json, avro or avro-confluent";
 }
 
 Status AppendRecords(const TopicFormat& format, const arrow::RecordBatch& rows, int64_t base_offset,
@@ -287,10 +358,10 @@ Status AppendRecords(const TopicFormat& format, const arrow::RecordBatch& rows, 
   const bool raw = format.kind == TableKind::kRaw;
   std::vector<std::string> values, keys;
   if (!raw) {
-    ASSIGN_OR_RAISE(values, EncodeRows(format.kind, *table_rows));
+    ASSIGN_OR_RAISE(values, EncodeRows(format.kind, *table_rows, format.value_schema_id));
     if (format.keyed()) {
       ASSIGN_OR_RAISE(auto key_rows, table_rows->SelectColumns(format.key_columns));
-      ASSIGN_OR_RAISE(keys, EncodeRows(format.kind, *key_rows));
+      ASSIGN_OR_RAISE(keys, EncodeRows(format.kind, *key_rows, format.key_schema_id));
     }
   }
   RecordBatch batch;

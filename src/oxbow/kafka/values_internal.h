@@ -2,6 +2,7 @@
 // timestamp, headers), JSON tables and Avro tables (docs/kafka.md#mapping).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,9 +24,12 @@ const arrow::SchemaPtr& RawCompactedTopicSchema();
 
 // How a table's rows are Kafka records (docs/kafka.md#mapping).
 enum class TableKind {
-  kRaw,    // the raw schema: key, value, timestamp, headers
-  kJson,   // kafka.value.format=json: each value is one row as a JSON object
-  kAvro,   // kafka.value.format=avro: each value is one row as an Avro datum
+  kRaw,   // the raw schema: key, value, timestamp, headers
+  kJson,  // kafka.value.format=json: each value is one row as a JSON object
+  kAvro,  // kafka.value.format=avro: each value is one row as an Avro datum
+  // kafka.value.format=avro-confluent: the same after Confluent's framing (a zero byte and the
+  // schema registry's id of the datum's schema, int32 big-endian)
+  kAvroConfluent,
   kOther,  // not served through Kafka
 };
 
@@ -43,6 +47,14 @@ struct TopicFormat {
   Compression fetch_compression = Compression::kNone;
   // The largest record batch Produce takes (kafka.max.message.bytes); -1: the request limit.
   int64_t max_message_bytes = -1;
+  // kAvroConfluent (RegistryIds::Resolve fills these): the registry's ids of the current value
+  // schema and of the key columns' schema, and the values framed with an earlier schema
+  // version's id as rows of the current version (Invalid naming the record for another id).
+  int32_t value_schema_id = -1;
+  int32_t key_schema_id = -1;
+  std::function<Result<arrow::RecordBatchPtr>(
+      int32_t id, const std::vector<std::string_view>& datums, size_t first)>
+      read_earlier;
   bool keyed() const { return !key_columns.empty(); }
 };
 

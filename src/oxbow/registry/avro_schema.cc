@@ -73,9 +73,10 @@ class Normalizer {
     json out = json::array();
     std::set<std::string> kinds;
     for (size_t i = 0; i < branches.size(); ++i) {
-      if (branches[i].is_array()) return Invalid(path, "a union may not hold a union");
       ASSIGN_OR_RAISE(json branch,
                       Normalize(branches[i], space, path + "[" + std::to_string(i) + "]"));
+      // Also {"type": [...]}, which is a union too.
+      if (branch.is_array()) return Invalid(path, "a union may not hold a union");
       // Named types are told apart by name, the others by type.
       const std::string key = branch.is_string()        ? branch.get<std::string>()
                               : branch.contains("name") ? branch["name"].get<std::string>()
@@ -284,6 +285,25 @@ class Resolver {
   std::set<std::pair<std::string, std::string>> visiting_;
 };
 
+// AvroSchema::encoding() of a normalized schema.
+json EncodingForm(const json& schema) {
+  if (schema.is_array()) {
+    json out = json::array();
+    for (const json& branch : schema) out.push_back(EncodingForm(branch));
+    return out;
+  }
+  if (!schema.is_object()) return schema;
+  json out = json::object();
+  for (const auto& [key, value] : schema.items()) {
+    const bool named_type =
+        schema.contains("type") &&
+        (schema["type"] == "record" || schema["type"] == "enum" || schema["type"] == "fixed");
+    if (key == "default" || (key == "name" && named_type)) continue;
+    out[key] = EncodingForm(value);
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<AvroSchema> AvroSchema::Parse(std::string_view text) {
@@ -293,7 +313,15 @@ Result<AvroSchema> AvroSchema::Parse(std::string_view text) {
   Normalizer normalizer(&schema.named_);
   ASSIGN_OR_RAISE(schema.root_, normalizer.Normalize(doc, "", "$"));
   schema.canonical_ = schema.root_.dump();
+  schema.encoding_ = EncodingForm(schema.root_).dump();
   return schema;
+}
+
+Result<AvroSchema> AvroSchema::Renamed(const std::string& name) const {
+  if (!root_.is_object() || root_.value("type", json()) != "record") return *this;
+  json renamed = root_;
+  renamed["name"] = name;
+  return Parse(renamed.dump());
 }
 
 std::vector<std::string> ReadProblems(const AvroSchema& reader, const AvroSchema& writer) {

@@ -26,11 +26,17 @@ class AvroSchema {
   const nlohmann::json& root() const { return root_; }
   // The named types (records, enums, fixed) by full name, each in its normalized form.
   const std::map<std::string, nlohmann::json>& named() const { return named_; }
+  // What decides the binary encoding: the normalized form without defaults and without the
+  // names of named types. Equal for schemas whose datums are the same bytes.
+  const std::string& encoding() const { return encoding_; }
+  // This schema with its top-level record named `name` (no namespace); itself when not a record.
+  Result<AvroSchema> Renamed(const std::string& name) const;
 
  private:
   nlohmann::json root_;
   std::map<std::string, nlohmann::json> named_;
   std::string canonical_;
+  std::string encoding_;
 };
 
 // Why `reader` cannot read every datum written with `writer` under Avro's schema resolution

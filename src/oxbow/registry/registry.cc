@@ -1,3 +1,5 @@
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 #include "oxbow/common/parse.h"
@@ -9,6 +11,8 @@ namespace {
 using json = nlohmann::json;
 
 constexpr char kStateFile[] = "registry.json";
+// The record name of a table's rows (kafka::AvroSchemaOf).
+constexpr char kTableRecord[] = "row";
 constexpr std::pair<Compatibility, const char*> kLevels[] = {
     {Compatibility::kNone, "NONE"},
     {Compatibility::kBackward, "BACKWARD"},
@@ -29,6 +33,11 @@ bool Backward(Compatibility level) {
 bool Forward(Compatibility level) {
   return level == Compatibility::kForward || level == Compatibility::kForwardTransitive ||
          level == Compatibility::kFull || level == Compatibility::kFullTransitive;
+}
+
+Reply TableSubjectDeleted(const std::string& name) {
+  return Error(42205, "Operation not permitted: subject '" + name +
+                          "' holds the schemas of a table; dropping its topic drops them");
 }
 
 }  // namespace
@@ -53,8 +62,9 @@ Reply Error(int error_code, const std::string& message) {
   return {status, json{{"error_code", error_code}, {"message", message}}};
 }
 
-Result<std::unique_ptr<Registry>> Registry::Open(std::shared_ptr<FileSystem> fs, std::string dir) {
-  std::unique_ptr<Registry> registry(new Registry(std::move(fs), std::move(dir)));
+Result<std::unique_ptr<Registry>> Registry::Open(std::shared_ptr<FileSystem> fs, std::string dir,
+                                                 TableSubjects* tables) {
+  std::unique_ptr<Registry> registry(new Registry(std::move(fs), std::move(dir), tables));
   RETURN_NOT_OK(registry->fs_->CreateDirs(registry->dir_));
   RETURN_NOT_OK(registry->Load());
   return registry;
@@ -111,6 +121,66 @@ Status Registry::Save() {
                     {"schemas", std::move(schemas)},
                     {"subjects", std::move(subjects)}};
   return WriteFileAtomically(*fs_, dir_, kStateFile, doc.dump());
+}
+
+int64_t Registry::IdOfCanonical(const std::string& canonical) const {
+  for (const auto& [id, schema] : schemas_) {
+    if (schema.canonical() == canonical) return id;
+  }
+  return 0;
+}
+
+Result<int64_t> Registry::Intern(const std::string& avro) {
+  ASSIGN_OR_RAISE(AvroSchema schema, AvroSchema::Parse(avro));
+  std::lock_guard lock(mu_);
+  int64_t id = IdOfCanonical(schema.canonical());
+  if (id != 0 && !unsaved_) return id;
+  if (id == 0) {
+    id = next_id_++;
+    schemas_.emplace(id, std::move(schema));
+  }
+  RETURN_NOT_OK(Save().WithContext("the schema registry"));
+  unsaved_ = false;
+  return id;
+}
+
+bool Registry::SyncTable(const std::string& name) {
+  if (tables_ == nullptr) return false;
+  const auto texts = tables_->Versions(name);
+  if (!texts) return false;
+  std::vector<Version> versions;
+  for (const std::string& text : *texts) {
+    auto schema = AvroSchema::Parse(text);
+    if (!schema.ok()) {
+      spdlog::error("schema registry: subject '{}': {}", name, schema.status().message());
+      continue;
+    }
+    int64_t id = IdOfCanonical(schema->canonical());
+    if (id == 0) {
+      id = next_id_++;
+      schemas_.emplace(id, std::move(schema).ValueOrDie());
+    }
+    if (!versions.empty() && versions.back().id == id) continue;  // e.g. a doc changed
+    versions.push_back({static_cast<int32_t>(versions.size() + 1), id, false});
+  }
+  Subject& subject = subjects_[name];
+  if (subject.versions != versions || unsaved_) {
+    subject.versions = std::move(versions);
+    Status saved = Save();
+    unsaved_ = !saved.ok();
+    if (unsaved_) spdlog::error("schema registry: {}", saved.message());
+  }
+  return true;
+}
+
+void Registry::SyncTables() {
+  if (tables_ == nullptr) return;
+  for (const std::string& name : tables_->List()) (void)SyncTable(name);
+}
+
+AvroSchema Registry::AsTableRows(const AvroSchema& schema) {
+  auto renamed = schema.Renamed(kTableRecord);
+  return renamed.ok() ? std::move(renamed).ValueOrDie() : schema;
 }
 
 std::variant<AvroSchema, Reply> Registry::SchemaOf(const json& request) {
@@ -205,7 +275,8 @@ Reply Registry::Register(const std::string& name, const json& request) {
   auto parsed = SchemaOf(request);
   if (auto* error = std::get_if<Reply>(&parsed)) return *error;
   const AvroSchema& schema = std::get<AvroSchema>(parsed);
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  if (SyncTable(name)) return RegisterInTable(name, schema, lock);
   // The subject is made only once the version is: a refused schema leaves no empty one behind.
   const auto existing_subject = subjects_.find(name);
   const std::vector<Version> no_versions;
@@ -224,10 +295,7 @@ Reply Registry::Register(const std::string& name, const json& request) {
                  "subject \"" +
                      name + "\", details: " + json(problems).dump());
   }
-  int64_t id = 0;
-  for (const auto& [existing, s] : schemas_) {
-    if (s.canonical() == schema.canonical()) id = existing;
-  }
+  int64_t id = IdOfCanonical(schema.canonical());
   const bool new_schema = id == 0;
   if (new_schema) {
     id = next_id_++;
@@ -248,18 +316,64 @@ Reply Registry::Register(const std::string& name, const json& request) {
   return {200, {{"id", id}}};
 }
 
+// A table's subject: a schema encoding as a version does is that version (whatever its names and
+// defaults); a new one must pass the subject's compatibility level, then alters the table, and
+// must then encode as the table's new version does (its fields the table's columns, in order).
+Reply Registry::RegisterInTable(const std::string& name, const AvroSchema& schema,
+                                std::unique_lock<std::mutex>& lock) {
+  const AvroSchema rows = AsTableRows(schema);
+  auto version_encoding = [&]() -> std::optional<int64_t> {
+    const auto& versions = subjects_[name].versions;
+    for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
+      if (schemas_.at(it->id).encoding() == rows.encoding()) return it->id;
+    }
+    return std::nullopt;
+  };
+  if (auto id = version_encoding()) return {200, {{"id", *id}}};
+  const Compatibility level = LevelOf(name);
+  auto problems = Incompatibilities(rows, subjects_[name].versions, level, Transitive(level));
+  if (!problems.empty()) {
+    return Error(409,
+                 "Schema being registered is incompatible with an earlier schema for "
+                 "subject \"" +
+                     name + "\", details: " + json(problems).dump());
+  }
+  // Unlocked: the table's alter may take a while, and Kafka's requests ask for ids meanwhile.
+  lock.unlock();
+  const Status evolved =
+      tables_->Evolve(name, rows.canonical(), [&](const std::string& after) -> Status {
+        ASSIGN_OR_RAISE(AvroSchema altered, AvroSchema::Parse(after));
+        if (altered.encoding() == rows.encoding()) return Status::OK();
+        return Status::Invalid(
+            "the table's rows would then be " + altered.canonical() +
+            ", and datums of the schema registered are other bytes: its fields must be the "
+            "table's columns in the table's order, nullable ones [\"null\", type]");
+      });
+  lock.lock();
+  if (!evolved.ok()) {
+    return Error(409, "Schema being registered is incompatible with the table of subject \"" +
+                          name + "\", details: " + json({evolved.message()}).dump());
+  }
+  (void)SyncTable(name);
+  if (auto id = version_encoding()) return {200, {{"id", *id}}};
+  return Error(50001, "Error in the backend data store: the table of subject \"" + name +
+                          "\" changed again while the schema was registered");
+}
+
 Reply Registry::Lookup(const std::string& name, const json& request, bool deleted) {
   auto parsed = SchemaOf(request);
   if (auto* error = std::get_if<Reply>(&parsed)) return *error;
   const AvroSchema& schema = std::get<AvroSchema>(parsed);
   std::lock_guard lock(mu_);
+  const bool table = SyncTable(name);
   auto found = FindSubject(name, deleted);
   if (auto* error = std::get_if<Reply>(&found)) return *error;
   const Subject& subject = *std::get<Subject*>(found);
   for (auto it = subject.versions.rbegin(); it != subject.versions.rend(); ++it) {
-    if ((deleted || !it->deleted) && schemas_.at(it->id).canonical() == schema.canonical()) {
-      return {200, VersionJson(name, *it)};
-    }
+    const AvroSchema& held = schemas_.at(it->id);
+    const bool same =
+        table ? held.encoding() == schema.encoding() : held.canonical() == schema.canonical();
+    if ((deleted || !it->deleted) && same) return {200, VersionJson(name, *it)};
   }
   return Error(40403, "Schema not found");
 }
@@ -267,6 +381,7 @@ Reply Registry::Lookup(const std::string& name, const json& request, bool delete
 Reply Registry::GetVersion(const std::string& name, const std::string& version, bool deleted,
                            bool schema_only) {
   std::lock_guard lock(mu_);
+  (void)SyncTable(name);
   auto found = FindSubject(name, deleted);
   if (auto* error = std::get_if<Reply>(&found)) return *error;
   auto v = FindVersion(*std::get<Subject*>(found), version, name, deleted);
@@ -278,6 +393,7 @@ Reply Registry::GetVersion(const std::string& name, const std::string& version, 
 
 Reply Registry::ListVersions(const std::string& name, bool deleted) {
   std::lock_guard lock(mu_);
+  (void)SyncTable(name);
   auto found = FindSubject(name, deleted);
   if (auto* error = std::get_if<Reply>(&found)) return *error;
   json versions = json::array();
@@ -289,6 +405,7 @@ Reply Registry::ListVersions(const std::string& name, bool deleted) {
 
 Reply Registry::ListSubjects(bool deleted) {
   std::lock_guard lock(mu_);
+  SyncTables();
   json names = json::array();
   for (const auto& [name, subject] : subjects_) {
     if (std::any_of(subject.versions.begin(), subject.versions.end(),
@@ -304,6 +421,7 @@ Reply Registry::GetSchema(int64_t id, const std::string& what) {
   auto schema = schemas_.find(id);
   if (schema == schemas_.end()) return Error(40403, "Schema " + std::to_string(id) + " not found");
   if (what.empty()) return {200, {{"schema", schema->second.canonical()}}};
+  SyncTables();
   json out = json::array();
   for (const auto& [name, subject] : subjects_) {
     for (const Version& v : subject.versions) {
@@ -320,6 +438,7 @@ Reply Registry::GetSchema(int64_t id, const std::string& what) {
 
 Reply Registry::DeleteSubject(const std::string& name, bool permanent) {
   std::lock_guard lock(mu_);
+  if (SyncTable(name)) return TableSubjectDeleted(name);
   auto it = subjects_.find(name);
   if (it == subjects_.end() || it->second.versions.empty()) {
     return Error(40401, "Subject '" + name + "' not found.");
@@ -360,6 +479,7 @@ Reply Registry::DeleteSubject(const std::string& name, bool permanent) {
 
 Reply Registry::DeleteVersion(const std::string& name, const std::string& version, bool permanent) {
   std::lock_guard lock(mu_);
+  if (SyncTable(name)) return TableSubjectDeleted(name);
   auto found = FindSubject(name, /*deleted=*/true);
   if (auto* error = std::get_if<Reply>(&found)) return *error;
   Subject& subject = *std::get<Subject*>(found);
@@ -389,8 +509,9 @@ Reply Registry::CheckCompatibility(const std::string& name, const std::string& v
                                    const json& request, bool verbose) {
   auto parsed = SchemaOf(request);
   if (auto* error = std::get_if<Reply>(&parsed)) return *error;
-  const AvroSchema& schema = std::get<AvroSchema>(parsed);
   std::lock_guard lock(mu_);
+  const AvroSchema schema =
+      SyncTable(name) ? AsTableRows(std::get<AvroSchema>(parsed)) : std::get<AvroSchema>(parsed);
   auto found = FindSubject(name, false);
   if (auto* error = std::get_if<Reply>(&found)) return *error;
   Subject& subject = *std::get<Subject*>(found);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "oxbow/auth/auth.h"
 #include "oxbow/http/http.h"
@@ -18,6 +19,24 @@ namespace oxbow::registry {
 namespace internal {
 class Registry;
 }
+
+// The subjects that are tables' (docs/schema-registry.md#tables-as-subjects): "<topic>-value" of a
+// table with kafka.value.format=avro-confluent, and "<topic>-key" of such a primary-key table. A
+// table's schema versions are its subject's versions, and registering a new one alters it.
+class TableSubjects {
+ public:
+  virtual ~TableSubjects() = default;
+  // The subjects of every such table now.
+  virtual std::vector<std::string> List() = 0;
+  // The Avro schemas (JSON) of the subject's table's versions, oldest first (its key's: one);
+  // nullopt when `subject` is no table's.
+  virtual std::optional<std::vector<std::string>> Versions(const std::string& subject) = 0;
+  // Alters the subject's table so that its rows are the records of the Avro schema `avro`, once
+  // `accept` approves the Avro schema (JSON) the table would then have; an error from it refuses.
+  // Invalid naming why the table cannot change so (a key never can).
+  virtual Status Evolve(const std::string& subject, const std::string& avro,
+                        const std::function<Status(const std::string& after)>& accept) = 0;
+};
 
 struct RegistryOptions {
   // host:port of the registry's HTTP listener; port 0 picks a free port. Default
@@ -35,6 +54,8 @@ struct RegistryOptions {
   // The table a subject belongs to ("<topic>-value" and "<topic>-key": the topic's), for
   // grants; nullopt: none. Default: none.
   std::function<std::optional<std::string>(std::string_view subject)> table_of_subject;
+  // The tables' subjects; must outlive the server. Default: null, no subject is a table's.
+  TableSubjects* tables = nullptr;
 };
 
 class SchemaRegistryServer {
@@ -47,6 +68,9 @@ class SchemaRegistryServer {
   SchemaRegistryServer& operator=(const SchemaRegistryServer&) = delete;
 
   int port() const { return listener_->port(); }
+  // The id of the Avro schema `avro` (JSON), registered (durably) when new: what Kafka values of
+  // avro-confluent tables are framed with. Invalid when it is no Avro schema.
+  Result<int32_t> IdOf(const std::string& avro);
   // Stops accepting and waits for the requests in flight. Idempotent.
   void Stop();
 

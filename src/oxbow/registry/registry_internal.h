@@ -41,7 +41,9 @@ Reply Error(int error_code, const std::string& message);
 // <dir>/registry.json, rewritten atomically after every change (docs/schema-registry.md).
 class Registry {
  public:
-  static Result<std::unique_ptr<Registry>> Open(std::shared_ptr<FileSystem> fs, std::string dir);
+  // `tables` may be null (no subject is a table's); it must outlive the registry.
+  static Result<std::unique_ptr<Registry>> Open(std::shared_ptr<FileSystem> fs, std::string dir,
+                                                TableSubjects* tables = nullptr);
 
   // A version: "latest", or a number from 1 (Confluent also takes -1 for latest).
   Reply Register(const std::string& subject, const nlohmann::json& request);
@@ -59,22 +61,36 @@ class Registry {
   Reply GetConfig(const std::string& subject, bool default_to_global);
   Reply SetConfig(const std::string& subject, const nlohmann::json& request);
   Reply DeleteConfig(const std::string& subject);
+  // The id of the schema `avro` (JSON), registered durably when new; Invalid when it is no Avro
+  // schema, IOError when it cannot be saved.
+  Result<int64_t> Intern(const std::string& avro);
 
  private:
   struct Version {
     int32_t version = 0;
     int64_t id = 0;
     bool deleted = false;
+    bool operator==(const Version&) const = default;
   };
   struct Subject {
     std::vector<Version> versions;  // ascending
     std::optional<Compatibility> compatibility;
   };
 
-  Registry(std::shared_ptr<FileSystem> fs, std::string dir)
-      : fs_(std::move(fs)), dir_(std::move(dir)) {}
+  Registry(std::shared_ptr<FileSystem> fs, std::string dir, TableSubjects* tables)
+      : fs_(std::move(fs)), dir_(std::move(dir)), tables_(tables) {}
   Status Load();
   Status Save();  // requires mu_
+  // The id of a schema held, 0 when none has its canonical form; requires mu_.
+  int64_t IdOfCanonical(const std::string& canonical) const;
+  // The subject's versions made those of its table (ids given to new schemas) when `name` is a
+  // table's subject; false otherwise. Requires mu_.
+  bool SyncTable(const std::string& name);
+  void SyncTables();  // every table's subject; requires mu_
+  // The schema as a table subject's are compared: its record named as the table's rows'.
+  static AvroSchema AsTableRows(const AvroSchema& schema);
+  Reply RegisterInTable(const std::string& name, const AvroSchema& schema,
+                        std::unique_lock<std::mutex>& lock);
   // The parsed schema of a request body {"schema": "...", "schemaType"?}, or the error reply.
   static std::variant<AvroSchema, Reply> SchemaOf(const nlohmann::json& request);
   // The subject's versions (live ones, or all with `deleted`); 40401 when it has none.
@@ -92,7 +108,9 @@ class Registry {
 
   const std::shared_ptr<FileSystem> fs_;
   const std::string dir_;
+  TableSubjects* const tables_;
   mutable std::mutex mu_;
+  bool unsaved_ = false;  // a SyncTable whose Save failed: ids not yet durable
   int64_t next_id_ = 1;
   std::map<int64_t, AvroSchema> schemas_;  // by id
   std::map<std::string, Subject> subjects_;

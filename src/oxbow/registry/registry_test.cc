@@ -39,7 +39,8 @@ TEST(AvroSchemaTest, ParsesAndNormalizes) {
   for (const char* bad : {"nope", R"({"type":"record","fields":[]})", R"(["int","int"])",
                           R"({"type":"record","name":"R","fields":[{"name":"a","type":"Q"}]})",
                           R"({"type":"enum","name":"E","symbols":["1x"]})", "[[\"int\"]]",
-                          R"({"type":"record","name":"9R","fields":[]})"}) {
+                          R"({"type":"record","name":"9R","fields":[]})",
+                          R"(["int",{"type":["null","string"]}])"}) {
     auto parsed = AvroSchema::Parse(bad);
     EXPECT_FALSE(parsed.ok()) << bad;
     EXPECT_FALSE(parsed.status().message().empty());
@@ -77,7 +78,7 @@ class RegistryTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
   void Reopen() {
     registry_.reset();
-    registry_ = Registry::Open(PosixFileSystem::Default(), dir_.string()).ValueOrDie();
+    registry_ = Registry::Open(PosixFileSystem::Default(), dir_.string(), tables_).ValueOrDie();
     service_ = std::make_unique<Service>(registry_.get(), RegistryOptions{});
   }
   Reply Call(const std::string& method, const std::string& target, const json& body = nullptr) {
@@ -96,6 +97,7 @@ class RegistryTest : public ::testing::Test {
   static json Schema(const std::string& schema) { return {{"schema", schema}}; }
 
   std::filesystem::path dir_;
+  TableSubjects* tables_ = nullptr;
   std::unique_ptr<Registry> registry_;
   std::unique_ptr<Service> service_;
 };
@@ -172,6 +174,70 @@ TEST_F(RegistryTest, SoftDeletesComeBeforeHardOnes) {
   // Ids stay: a schema registered again keeps its id.
   EXPECT_EQ(Call("POST", "/subjects/s/versions", Schema(kV2)).body, json({{"id", 2}}));
   EXPECT_EQ(Call("GET", "/schemas/ids/1").status, 200);
+}
+
+// One table's subject, "t-value": its versions are the table's, and Evolve appends the schema the
+// table would then have (the registered one, renamed as the table's rows are).
+class FakeTables final : public TableSubjects {
+ public:
+  std::vector<std::string> List() override { return {"t-value"}; }
+  std::optional<std::vector<std::string>> Versions(const std::string& subject) override {
+    if (subject != "t-value") return std::nullopt;
+    return versions;
+  }
+  Status Evolve(const std::string&, const std::string& avro,
+                const std::function<Status(const std::string&)>& accept) override {
+    const std::string after = refuse_with.empty() ? avro : refuse_with;
+    RETURN_NOT_OK(accept(after));
+    versions.push_back(after);
+    return Status::OK();
+  }
+  std::vector<std::string> versions = {
+      R"({"type":"record","name":"row","fields":[{"name":"id","type":"long"}]})"};
+  std::string refuse_with;  // what the table would become instead, when set
+};
+
+TEST_F(RegistryTest, ATablesSubjectIsItsVersions) {
+  FakeTables tables;
+  tables_ = &tables;
+  Reopen();
+  EXPECT_EQ(Call("GET", "/subjects").body, json::array({"t-value"}));
+  const Reply first = Call("GET", "/subjects/t-value/versions/1");
+  ASSERT_EQ(first.status, 200) << first.body.dump();
+  // A schema that encodes the same (another record name, defaults) is version 1.
+  const std::string named = R"({"type":"record","name":"User","namespace":"app","fields":[)"
+                            R"({"name":"id","type":"long","default":0}]})";
+  EXPECT_EQ(Call("POST", "/subjects/t-value/versions", Schema(named)).body["id"], first.body["id"]);
+  EXPECT_EQ(Call("POST", "/subjects/t-value", Schema(named)).body["version"], 1);
+  // A new one evolves the table, and is then its version 2.
+  const std::string v2 = R"({"type":"record","name":"User","fields":[{"name":"id","type":"long"},)"
+                         R"({"name":"n","type":["null","string"],"default":null}]})";
+  const Reply added = Call("POST", "/subjects/t-value/versions", Schema(v2));
+  ASSERT_EQ(added.status, 200) << added.body.dump();
+  EXPECT_EQ(tables.versions.size(), 2u);
+  EXPECT_EQ(Call("GET", "/subjects/t-value/versions").body, json::array({1, 2}));
+  EXPECT_EQ(Call("GET", "/subjects/t-value/versions/2").body["id"], added.body["id"]);
+  // A table that would encode otherwise refuses, and so does BACKWARD; versions stay.
+  tables.refuse_with =
+      R"({"type":"record","name":"row","fields":[{"name":"id","type":"long"},)"
+      R"({"name":"n","type":["null","string"]},{"name":"m","type":["null","int"]}]})";
+  const std::string v3 = R"({"type":"record","name":"row","fields":[{"name":"id","type":"long"},)"
+                         R"({"name":"m","type":["null","int"],"default":null},)"
+                         R"({"name":"n","type":["null","string"],"default":null}]})";
+  EXPECT_EQ(Call("POST", "/subjects/t-value/versions", Schema(v3)).status, 409);
+  EXPECT_EQ(tables.versions.size(), 2u);
+  EXPECT_EQ(Call("DELETE", "/subjects/t-value").body["error_code"], 42205);
+  EXPECT_EQ(Call("DELETE", "/subjects/t-value/versions/1").body["error_code"], 42205);
+  // A version the table gains elsewhere (an alter) is the subject's at the next request, and
+  // the ids given stay across a restart.
+  tables.versions.push_back(tables.refuse_with);
+  EXPECT_EQ(Call("GET", "/subjects/t-value/versions").body, json::array({1, 2, 3}));
+  const json ids = {first.body["id"], added.body["id"],
+                    Call("GET", "/subjects/t-value/versions/3").body["id"]};
+  Reopen();
+  EXPECT_EQ(registry_->Intern(tables.versions[2]).ValueOrDie(), ids[2].get<int64_t>());
+  EXPECT_EQ(Call("GET", "/subjects/t-value/versions/1").body["id"], ids[0]);
+  tables_ = nullptr;
 }
 
 TEST(PathSegmentsTest, DecodesPercentEscapes) {

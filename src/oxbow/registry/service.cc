@@ -157,8 +157,8 @@ SchemaRegistryServer::SchemaRegistryServer() = default;
 Result<std::unique_ptr<SchemaRegistryServer>> SchemaRegistryServer::Start(RegistryOptions options) {
   if (options.dir.empty()) return Status::Invalid("the schema registry needs a directory");
   std::unique_ptr<SchemaRegistryServer> server(new SchemaRegistryServer());
-  ASSIGN_OR_RAISE(server->registry_,
-                  internal::Registry::Open(PosixFileSystem::Default(), options.dir));
+  ASSIGN_OR_RAISE(server->registry_, internal::Registry::Open(PosixFileSystem::Default(),
+                                                              options.dir, options.tables));
   auto service = std::make_shared<const internal::Service>(server->registry_.get(), options);
   http::Service http_service;
   http_service.handle = [service](const http::Request& request) {
@@ -178,6 +178,11 @@ Result<std::unique_ptr<SchemaRegistryServer>> SchemaRegistryServer::Start(Regist
 }
 
 SchemaRegistryServer::~SchemaRegistryServer() { Stop(); }
+
+Result<int32_t> SchemaRegistryServer::IdOf(const std::string& avro) {
+  ASSIGN_OR_RAISE(int64_t id, registry_->Intern(avro));
+  return static_cast<int32_t>(id);
+}
 
 void SchemaRegistryServer::Stop() {
   if (listener_) listener_->Stop();

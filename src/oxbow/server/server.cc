@@ -7,6 +7,7 @@
 
 #include "oxbow/common/file_system.h"
 #include "oxbow/server/flight_service.h"
+#include "oxbow/server/table_subjects.h"
 
 namespace oxbow::server {
 
@@ -218,6 +219,30 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
                            " (address in use, not a valid host:port, or a TLS certificate and "
                            "key that do not match?)");
   }
+  // Before Kafka, whose avro-confluent tables take their schema ids from it.
+  if (!options.schema_registry.listen.empty()) {
+    auto& registry = options.schema_registry;
+    registry.dir = JoinPath(data_dir, "schema-registry");
+    registry.tls = {options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file};
+    registry.authenticator = server->authenticator_.get();
+    server->table_subjects_ = std::make_unique<NodeTableSubjects>(server->node_.get());
+    registry.tables = server->table_subjects_.get();
+    registry.table_of_subject = [](std::string_view subject) -> std::optional<std::string> {
+      for (std::string_view suffix : {"-value", "-key"}) {
+        if (!subject.ends_with(suffix)) continue;
+        auto table = kafka::TableForTopic(subject.substr(0, subject.size() - suffix.size()));
+        if (table.ok()) return *table;
+      }
+      return std::nullopt;
+    };
+    auto started = registry::SchemaRegistryServer::Start(std::move(registry));
+    if (!started.ok()) {
+      (void)server->Shutdown();
+      return started.status().WithContext("the schema registry");
+    }
+    server->schema_registry_ = std::move(started).ValueOrDie();
+    server->schema_ids_ = std::make_unique<RegistrySchemaIds>(server->schema_registry_.get());
+  }
   if (!options.kafka.listen.empty()) {
     // The same users and the same certificate as Flight (docs/security.md#kafka).
     options.kafka.authenticator = server->authenticator_.get();
@@ -230,6 +255,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     options.kafka.default_retention_ms = options.node.engine.log.retention_ms;
     options.kafka.default_retention_bytes = options.node.engine.log.retention_bytes;
     options.kafka.default_segment_bytes = options.node.engine.log.segment_bytes;
+    options.kafka.schema_ids = server->schema_ids_.get();
     auto kafka = kafka::KafkaServer::Start(server->node_.get(), options.kafka);
     if (!kafka.ok()) {
       (void)server->Shutdown();
@@ -246,26 +272,6 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
       return catalog.status();
     }
     server->catalog_ = std::move(catalog).ValueOrDie();
-  }
-  if (!options.schema_registry.listen.empty()) {
-    auto& registry = options.schema_registry;
-    registry.dir = JoinPath(data_dir, "schema-registry");
-    registry.tls = {options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file};
-    registry.authenticator = server->authenticator_.get();
-    registry.table_of_subject = [](std::string_view subject) -> std::optional<std::string> {
-      for (std::string_view suffix : {"-value", "-key"}) {
-        if (!subject.ends_with(suffix)) continue;
-        auto table = kafka::TableForTopic(subject.substr(0, subject.size() - suffix.size()));
-        if (table.ok()) return *table;
-      }
-      return std::nullopt;
-    };
-    auto started = registry::SchemaRegistryServer::Start(std::move(registry));
-    if (!started.ok()) {
-      (void)server->Shutdown();
-      return started.status().WithContext("the schema registry");
-    }
-    server->schema_registry_ = std::move(started).ValueOrDie();
   }
   server->ready_ = true;
   return server;

@@ -89,6 +89,10 @@ class Server {
   // Started first, so /healthz answers while the node recovers; /readyz once ready_.
   std::unique_ptr<metrics::MetricsServer> metrics_server_;
   std::atomic<bool> ready_{false};
+  // The registry's view of avro-confluent tables and Kafka's of the registry's ids; declared
+  // before (so destroyed after) the servers that use them.
+  std::unique_ptr<registry::TableSubjects> table_subjects_;
+  std::unique_ptr<kafka::SchemaIds> schema_ids_;
   std::unique_ptr<kafka::KafkaServer> kafka_;
   std::unique_ptr<rest::CatalogServer> catalog_;
   std::unique_ptr<registry::SchemaRegistryServer> schema_registry_;

@@ -45,12 +45,14 @@ msg::FetchResponse::PartitionData Broker::FetchPartition(
     return result;
   }
   if (part.fetch_offset == bucket.next_offset) return result;
-  const TopicFormat format = FormatOf(handle->descriptor());
-  if (format.kind == TableKind::kOther) {
-    spdlog::warn("kafka: fetch from {}", NotServedMessage(handle->name()));
+  auto resolved = FormatFor(handle->descriptor());
+  if (!resolved.ok() || resolved->kind == TableKind::kOther) {
+    spdlog::warn("kafka: fetch from {}",
+                 resolved.ok() ? NotServedMessage(handle->name()) : resolved.status().message());
     result.error_code = ErrorCode::kInvalidRecord;
     return result;
   }
+  const TopicFormat& format = *resolved;
   engine::ReadRequest read;
   read.bucket = part.partition;
   read.from.kind = engine::StartPosition::Kind::kOffset;

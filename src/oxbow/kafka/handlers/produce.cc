@@ -80,7 +80,9 @@ msg::ProduceResponse::PartitionProduceResponse Broker::ProducePartition(
     return fail(ErrorCode::kUnknownTopicOrPartition,
                 "partition " + std::to_string(part.index) + " does not exist");
   }
-  const TopicFormat format = FormatOf(desc);
+  auto resolved = FormatFor(desc);
+  if (!resolved.ok()) return fail(ErrorCode::kInvalidRecord, resolved.status().message());
+  const TopicFormat& format = *resolved;
   if (format.kind == TableKind::kOther) {
     return fail(ErrorCode::kInvalidRecord, NotServedMessage(desc.name));
   }

@@ -1,0 +1,88 @@
+#include "oxbow/server/table_subjects.h"
+
+namespace oxbow::server {
+namespace {
+
+constexpr std::string_view kValueSuffix = "-value";
+constexpr std::string_view kKeySuffix = "-key";
+
+// The Avro schema of a primary-key table's key columns.
+Result<std::string> KeySchema(const catalog::TableDescriptor& table) {
+  std::vector<int> columns;
+  for (const std::string& column : table.primary_key) {
+    columns.push_back(table.schema->GetFieldIndex(column));
+  }
+  ASSIGN_OR_RAISE(auto key_schema, table.schema->Select(columns));
+  return kafka::AvroSchemaOf(*key_schema);
+}
+
+}  // namespace
+
+std::vector<std::string> NodeTableSubjects::List() {
+  std::vector<std::string> subjects;
+  for (const catalog::TableDescriptor& table : node_->ListTables()) {
+    if (!kafka::IsAvroConfluent(table)) continue;
+    const std::string topic = kafka::TopicOf(table);
+    subjects.push_back(topic + std::string(kValueSuffix));
+    if (!table.primary_key.empty()) subjects.push_back(topic + std::string(kKeySuffix));
+  }
+  return subjects;
+}
+
+std::optional<std::pair<catalog::TableDescriptor, bool>> NodeTableSubjects::TableOf(
+    const std::string& subject) {
+  for (std::string_view suffix : {kValueSuffix, kKeySuffix}) {
+    if (!subject.ends_with(suffix)) continue;
+    const std::string topic = subject.substr(0, subject.size() - suffix.size());
+    auto name = kafka::TableForTopic(topic);
+    if (!name.ok()) return std::nullopt;
+    auto handle = node_->GetTable(*name);
+    if (!handle.ok()) return std::nullopt;
+    const catalog::TableDescriptor& table = handle->descriptor();
+    const bool key = suffix == kKeySuffix;
+    if (!kafka::IsAvroConfluent(table) || kafka::TopicOf(table) != topic ||
+        (key && table.primary_key.empty())) {
+      return std::nullopt;
+    }
+    return std::make_pair(table, key);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<std::string>> NodeTableSubjects::Versions(const std::string& subject) {
+  auto found = TableOf(subject);
+  if (!found) return std::nullopt;
+  const auto& [table, key] = *found;
+  std::vector<std::string> schemas;
+  if (key) {
+    if (auto schema = KeySchema(table); schema.ok()) schemas.push_back(std::move(*schema));
+    return schemas;
+  }
+  std::vector<catalog::SchemaVersion> versions = table.previous_schemas;
+  versions.push_back(table.CurrentSchema());
+  for (const catalog::SchemaVersion& version : versions) {
+    // A version without an Avro form (a column added through Flight) has no subject version.
+    if (auto schema = kafka::AvroSchemaOf(*version.schema); schema.ok()) {
+      schemas.push_back(std::move(*schema));
+    }
+  }
+  return schemas;
+}
+
+Status NodeTableSubjects::Evolve(const std::string& subject, const std::string& avro,
+                                 const std::function<Status(const std::string& after)>& accept) {
+  auto found = TableOf(subject);
+  if (!found) return Status::NotFound("subject '" + subject + "' is no table's");
+  const auto& [table, key] = *found;
+  if (key) {
+    return Status::Invalid("the key columns of table " + Quote(table.name) + " cannot change");
+  }
+  ASSIGN_OR_RAISE(auto changes, kafka::ChangesToAvro(*table.schema, avro));
+  ASSIGN_OR_RAISE(catalog::TableDescriptor altered, catalog::ApplyAlter(table, changes));
+  ASSIGN_OR_RAISE(std::string after, kafka::AvroSchemaOf(*altered.schema));
+  RETURN_NOT_OK(accept(after));
+  if (changes.empty()) return Status::OK();  // the same columns: the current version
+  return node_->AlterTable({table.name, std::move(changes)}).status();
+}
+
+}  // namespace oxbow::server

@@ -12,7 +12,9 @@ int32; 3.7 MB of Arrow buffers) sent as many times as --gb needs; GB = 10^9 buff
 Each side appends into a one-bucket table of its own (lake off), keeping the client's number
 of batches in flight; raw pyarrow reads with do_get(...).read_all(), the client with
 Table.read(). Each round runs every measurement once, raw and client in alternating order; a
-time is the best round's, a peak RSS the highest of all rounds.
+time is the best round's, a peak RSS the highest of all rounds; the ratio is given for the best
+rounds and for the median ones (less at the mercy of one lucky round on a shared machine), and
+the Python process's CPU time (user + system, median) shows what the client itself costs.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import json
 import os
 import pathlib
+import statistics
 import sys
 import tempfile
 import time
@@ -52,13 +55,15 @@ def make_batch() -> pa.RecordBatch:
     })
 
 
-def measure(run: Callable[[], object], server_pid: int) -> tuple[float, int, int, object]:
-    """Seconds, peak RSS of oxbowd and of this process during run(), and its result."""
+def measure(run: Callable[[], object],
+            server_pid: int) -> tuple[tuple[float, float, int, int], object]:
+    """Seconds, CPU seconds of this process, peak RSS of oxbowd and of this process during
+    run(); and its result."""
     server_rss, own_rss = RssSampler(server_pid), RssSampler(os.getpid())
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     result = run()
-    seconds = time.perf_counter() - start
-    return seconds, server_rss.stop(), own_rss.stop(), result
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    return (seconds, cpu, server_rss.stop(), own_rss.stop()), result
 
 
 def main() -> int:
@@ -73,7 +78,7 @@ def main() -> int:
     batches = [batch] * max(1, round(args.gb * 1e9 / batch.nbytes))
     data_bytes = batch.nbytes * len(batches)
     pathlib.Path(args.workdir).mkdir(parents=True, exist_ok=True)
-    results: dict[tuple[str, str], list[tuple[float, int, int]]] = {}
+    results: dict[tuple[str, str], list[tuple[float, float, int, int]]] = {}
     with tempfile.TemporaryDirectory(prefix="oxbow-python-client-", dir=args.workdir) as tmp:
         server = Oxbowd(pathlib.Path(tmp) / "data", pathlib.Path(tmp) / "oxbowd.log")
         raw = fl.FlightClient(f"grpc://{server.address}")
@@ -97,14 +102,12 @@ def main() -> int:
             sides = ("raw", "client") if r % 2 == 0 else ("client", "raw")
             for operation in ("append", "read"):
                 for side in sides:
-                    seconds, server_peak, own_peak, result = measure(runs[operation, side],
-                                                                     server.proc.pid)
+                    figures, result = measure(runs[operation, side], server.proc.pid)
                     if operation == "read" and result.num_rows != len(batches) * ROWS:
                         sys.exit(f"python_client.py: the {side} read returned "
                                  f"{result.num_rows} rows, not {len(batches) * ROWS}")
                     del result
-                    results.setdefault((operation, side), []).append(
-                        (seconds, server_peak, own_peak))
+                    results.setdefault((operation, side), []).append(figures)
             for table in tables.values():
                 server.action("drop_table", {"table": table})
         client.close()
@@ -116,17 +119,21 @@ def main() -> int:
           f"{args.rounds} rounds; {PUT_WINDOW} batches in flight per put")
     print()
     print("| operation | raw pyarrow.flight (s; MB/s) | oxbow client (s; MB/s) | client/raw "
+          "| client/raw, medians | Python CPU s, medians raw; client "
           "| oxbowd peak RSS raw; client (MB) | Python peak RSS raw; client (MB) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for operation in ("append", "read"):
         raw_runs, client_runs = results[operation, "raw"], results[operation, "client"]
-        raw_s, client_s = min(t for t, _, _ in raw_runs), min(t for t, _, _ in client_runs)
+        raw_s, client_s = min(r[0] for r in raw_runs), min(r[0] for r in client_runs)
+        medians = (statistics.median(r[0] for r in client_runs) /
+                   statistics.median(r[0] for r in raw_runs))
         print(f"| {operation} | {raw_s:.3f}; {data_bytes / MB / raw_s:,.0f} "
               f"| {client_s:.3f}; {data_bytes / MB / client_s:,.0f} | {client_s / raw_s:.3f} "
-              f"| {max(p for _, p, _ in raw_runs) / MB:,.0f}; "
-              f"{max(p for _, p, _ in client_runs) / MB:,.0f} "
-              f"| {max(p for _, _, p in raw_runs) / MB:,.0f}; "
-              f"{max(p for _, _, p in client_runs) / MB:,.0f} |")
+              f"| {medians:.3f} "
+              f"| {statistics.median(r[1] for r in raw_runs):.3f}; "
+              f"{statistics.median(r[1] for r in client_runs):.3f} "
+              f"| {max(r[2] for r in raw_runs) / MB:,.0f}; {max(r[2] for r in client_runs) / MB:,.0f} "
+              f"| {max(r[3] for r in raw_runs) / MB:,.0f}; {max(r[3] for r in client_runs) / MB:,.0f} |")
     return 0
 
 

@@ -278,7 +278,8 @@ def test_python_client_bench_small(tmp_path):
     assert proc.returncode == 0, f"python_client exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     for operation in ("append", "read"):
         assert re.search(rf"^\| {operation} \| [0-9.]+; [0-9,]+ \| [0-9.]+; [0-9,]+ \| "
-                         rf"{NUMBER} \| {NUMBER} \|", proc.stdout, re.M), proc.stdout
+                         rf"{NUMBER} \| {NUMBER} \| {NUMBER}; {NUMBER} \|", proc.stdout, re.M), \
+            proc.stdout
 
 
 def test_registry_lookups_bench_small():

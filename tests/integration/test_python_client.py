@@ -494,9 +494,7 @@ def test_every_docs_example_runs_in_order(make_server):
 
 def test_a_cluster_reads_from_leaders_and_follows_across_a_failover(oxbowd_bin, zookeeper,
                                                                      tmp_path, table_name):
-    # Cluster mode serves no schema registry.
-    cluster = Cluster(oxbowd_bin, zookeeper.chroot("python-client"), tmp_path,
-                      extra_args=("--schema-registry-listen", "")).start()
+    cluster = Cluster(oxbowd_bin, zookeeper.chroot("python-client"), tmp_path).start()
     try:
         # A client that knows a follower only: its put answered not_leader goes to the leader.
         single = table_name + "_single"

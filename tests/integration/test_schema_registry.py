@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import uuid
 
 import pyarrow as pa
@@ -19,6 +20,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from oxbowtest.auth import add_user
+from oxbowtest.cluster import Cluster
 from oxbowtest.kafka import bootstrap, create_topic
 
 V1 = {"type": "record", "name": "Order", "namespace": "shop",
@@ -369,3 +371,72 @@ def test_a_primary_key_tables_key_and_value_subjects(server):
                 {"name": "x", "type": ["null", "long"], "default": None}]}))
     assert error.value.http_status_code == 409
     assert "cannot change" in error.value.error_message
+
+
+def test_a_clusters_servers_share_one_registry(oxbowd_bin, zookeeper, tmp_path):
+    """Every server of a cluster serves the registry, whose state is one ZooKeeper znode that
+    each change replaces at its version: what one server registers the others answer, changes
+    made at once on three servers are all kept with distinct ids, and a server SIGKILLed and
+    started again finds it all."""
+    cluster = Cluster(oxbowd_bin, zookeeper.chroot("registry"), tmp_path).start()
+    try:
+        registries = {i: client(s) for i, s in cluster.servers.items()}
+        first = registries[1].register_schema("shared-value", avro(V1))
+        assert registries[2].get_schema(first).schema_str == registries[1].get_schema(
+            first).schema_str
+        assert registries[3].get_versions("shared-value") == [1]
+
+        def register_many(i: int) -> None:
+            for k in range(10):
+                record = {**V1, "name": f"R{i}_{k}"}
+                registries[i].register_schema(f"s{i}-{k}-value", avro(record))
+
+        threads = [threading.Thread(target=register_many, args=(i,)) for i in registries]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        subjects = {f"s{i}-{k}-value" for i in registries for k in range(10)}
+        for i in registries:
+            fresh = client(cluster.servers[i])  # nothing cached
+            assert subjects <= set(fresh.get_subjects())
+            ids = {fresh.get_latest_version(s).schema_id for s in subjects}
+            assert len(ids) == 30 and first not in ids
+
+        # An avro-confluent table's subject, produced to and consumed through other servers.
+        topic = "it.cluster_users_" + uuid.uuid4().hex[:8]
+        cluster.create_table(topic, **{"kafka.value.format": "avro-confluent"})
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        writer = {"type": "record", "name": "W", "fields": [
+            {"name": "id", "type": "long"},
+            {"name": "writer", "type": ["null", "string"], "default": None}]}
+        serialize = AvroSerializer(registries[3], json.dumps(writer))
+        rows = [{"id": i, "writer": f"w{i}"} for i in range(20)]
+        assert produce_framed(cluster.servers[2], topic,
+                              [serialize(r, ctx) for r in rows]) == [None] * 20
+        assert [registries[i].get_versions(topic + "-value") for i in registries] == [[1]] * 3
+
+        cluster.kill(1)
+        evolved = {**writer, "fields": writer["fields"] + [
+            {"name": "note", "type": ["null", "string"], "default": None}]}
+        AvroSerializer(registries[3], json.dumps(evolved))({"id": 20, "writer": None,
+                                                           "note": "n"}, ctx)
+        assert client(cluster.servers[2]).get_versions(topic + "-value") == [1, 2]
+        cluster.restart(1)
+        restarted = client(cluster.servers[1])
+        assert restarted.get_versions(topic + "-value") == [1, 2]
+        assert restarted.get_version("shared-value", 1).schema_id == first
+        consumer = Consumer({"bootstrap.servers": bootstrap(cluster.servers[1]),
+                             "group.id": "g-" + topic, "enable.auto.commit": False})
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        deserialize = AvroDeserializer(restarted)
+        got = []
+        while len(got) < len(rows):
+            message = consumer.poll(10)
+            assert message is not None and message.error() is None
+            got.append(deserialize(message.value(), ctx))
+        consumer.close()
+        assert got == [{**r, "note": None} for r in rows]
+    finally:
+        cluster.stop()
+

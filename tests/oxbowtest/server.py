@@ -111,9 +111,9 @@ class OxbowServer:
                 if not reuse:
                     self.catalog_port = free_port()
                 catalog = ("--catalog-listen", f"127.0.0.1:{self.catalog_port}")
-            # And for the schema registry, which cluster mode does not serve.
+            # And for the schema registry (in cluster mode every server serves the shared one).
             registry = ()
-            if not {"--schema-registry-listen", "--zookeeper"} & set(self.extra_args):
+            if "--schema-registry-listen" not in self.extra_args:
                 if not reuse:
                     self.registry_port = free_port()
                 registry = ("--schema-registry-listen", f"127.0.0.1:{self.registry_port}")

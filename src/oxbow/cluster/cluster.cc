@@ -313,6 +313,29 @@ class Cluster::Impl {
     return Refresh();
   }
 
+  Result<std::pair<std::string, int32_t>> ReadRegistryDocument() {
+    auto zk = Zk();
+    if (!zk) return Status::Unavailable("this server has left the cluster");
+    ASSIGN_OR_RAISE(auto node, zk->Get(paths::kSchemaRegistry));
+    return std::make_pair(std::move(node.data), node.stat.version);
+  }
+
+  Result<int32_t> WriteRegistryDocument(const std::string& data,
+                                        std::optional<int32_t> expected_version) {
+    auto zk = Zk();
+    if (!zk) return Status::Unavailable("this server has left the cluster");
+    if (!expected_version) {
+      auto created = zk->Create(paths::kSchemaRegistry, data);
+      if (created.status().code() == StatusCode::kAlreadyExists) {
+        return Status::Aborted("another server stored the schema registry first");
+      }
+      RETURN_NOT_OK(created.status());
+      return 0;
+    }
+    ASSIGN_OR_RAISE(ZnodeStat stat, zk->Set(paths::kSchemaRegistry, data, *expected_version));
+    return stat.version;
+  }
+
   Result<catalog::TableDescriptor> AlterTable(const catalog::TableDescriptor& before,
                                               const catalog::TableDescriptor& after) {
     auto zk = Zk();
@@ -1207,6 +1230,13 @@ Status Cluster::ReplaceLakePointer(const std::string& table, bool changelog,
                                    std::optional<int32_t> expected_version,
                                    const std::string& data) {
   return impl_->ReplaceLakePointer(table, changelog, expected_version, data);
+}
+Result<std::pair<std::string, int32_t>> Cluster::ReadRegistryDocument() {
+  return impl_->ReadRegistryDocument();
+}
+Result<int32_t> Cluster::WriteRegistryDocument(const std::string& data,
+                                               std::optional<int32_t> expected_version) {
+  return impl_->WriteRegistryDocument(data, expected_version);
 }
 Result<catalog::TableDescriptor> Cluster::AlterTable(const catalog::TableDescriptor& before,
                                                      const catalog::TableDescriptor& after) {

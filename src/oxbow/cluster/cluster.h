@@ -167,6 +167,12 @@ class Cluster {
   // either changed; another error leaves the outcome unknown.
   Status ReplaceLakePointer(const std::string& table, bool changelog,
                             std::optional<int32_t> expected_version, const std::string& data);
+  // The schema registry's document and its znode version; NotFound when none is stored yet.
+  Result<std::pair<std::string, int32_t>> ReadRegistryDocument();
+  // Replaces that document at `expected_version` (nullopt: none may exist yet) with `data`; the
+  // new version. Aborted when another server changed it first.
+  Result<int32_t> WriteRegistryDocument(const std::string& data,
+                                        std::optional<int32_t> expected_version);
   // Replaces `before` (still current, else Aborted) with `after`.
   Result<catalog::TableDescriptor> AlterTable(const catalog::TableDescriptor& before,
                                               const catalog::TableDescriptor& after);

@@ -70,6 +70,8 @@ inline constexpr char kControllerEpoch[] = "/oxbow/controller_epoch";
 inline constexpr char kTables[] = "/oxbow/tables";
 inline constexpr char kNextTableId[] = "/oxbow/next_table_id";
 inline constexpr char kClusterSecret[] = "/oxbow/cluster_secret";
+// The schema registry's state: registry.json's document (docs/schema-registry.md#durability).
+inline constexpr char kSchemaRegistry[] = "/oxbow/schema_registry";
 std::string Server(int32_t id);
 std::string Table(std::string_view name);
 std::string Assignment(std::string_view table);

@@ -62,43 +62,112 @@ Reply Error(int error_code, const std::string& message) {
   return {status, json{{"error_code", error_code}, {"message", message}}};
 }
 
+Reply SaveFailed(const Status& status) {
+  Reply reply = Error(50001, "Error in the backend data store: " + status.message());
+  reply.conflict = status.code() == StatusCode::kAborted;
+  return reply;
+}
+
+namespace {
+
+// registry.json in a directory: the store of one server (embedded mode).
+class FileStore final : public RegistryStore {
+ public:
+  FileStore(std::shared_ptr<FileSystem> fs, std::string dir)
+      : fs_(std::move(fs)), dir_(std::move(dir)) {}
+
+  Result<Document> Read() override {
+    const std::string path = JoinPath(dir_, kStateFile);
+    if (fs_->FileSize(path).status().IsNotFound()) return Document{};
+    ASSIGN_OR_RAISE(auto buffer, ReadWholeFile(*fs_, path));
+    version_ = std::max<int64_t>(version_, 0);
+    return Document{std::string(reinterpret_cast<const char*>(buffer->data()),
+                                static_cast<size_t>(buffer->size())),
+                    version_};
+  }
+  Result<int64_t> Write(const std::string& data, int64_t version) override {
+    if (version != version_) return Status::Aborted(dir_ + "/" + kStateFile + " changed");
+    RETURN_NOT_OK(WriteFileAtomically(*fs_, dir_, kStateFile, data));
+    return ++version_;
+  }
+  bool shared() const override { return false; }
+
+ private:
+  const std::shared_ptr<FileSystem> fs_;
+  const std::string dir_;
+  int64_t version_ = -1;  // -1 until the file exists
+};
+
+}  // namespace
+
 Result<std::unique_ptr<Registry>> Registry::Open(std::shared_ptr<FileSystem> fs, std::string dir,
                                                  TableSubjects* tables) {
-  std::unique_ptr<Registry> registry(new Registry(std::move(fs), std::move(dir), tables));
-  RETURN_NOT_OK(registry->fs_->CreateDirs(registry->dir_));
-  RETURN_NOT_OK(registry->Load());
+  RETURN_NOT_OK(fs->CreateDirs(dir));
+  auto store = std::make_unique<FileStore>(std::move(fs), std::move(dir));
+  std::unique_ptr<Registry> registry(new Registry(store.get(), tables));
+  registry->own_store_ = std::move(store);
+  RETURN_NOT_OK(registry->Refresh());
   return registry;
 }
 
-// registry.json: {"next_id", "compatibility", "schemas": [{"id", "schema"}], "subjects":
+Result<std::unique_ptr<Registry>> Registry::Open(RegistryStore* store, TableSubjects* tables) {
+  std::unique_ptr<Registry> registry(new Registry(store, tables));
+  RETURN_NOT_OK(registry->Refresh());
+  return registry;
+}
+
+Status Registry::Refresh() {
+  if (!stale_ && !store_->shared()) return Status::OK();
+  ASSIGN_OR_RAISE(RegistryStore::Document doc, store_->Read());
+  if (!stale_ && doc.version == version_) return Status::OK();
+  RETURN_NOT_OK(Load(doc.data));
+  version_ = doc.version;
+  stale_ = false;
+  return Status::OK();
+}
+
+std::optional<Reply> Registry::RefreshFailed() {
+  if (Status st = Refresh(); !st.ok()) return SaveFailed(st);
+  return std::nullopt;
+}
+
+// The document: {"next_id", "compatibility", "schemas": [{"id", "schema"}], "subjects":
 // [{"name", "compatibility" (or null), "versions": [[version, id, deleted]]}]}.
-Status Registry::Load() {
-  const std::string path = JoinPath(dir_, kStateFile);
-  if (fs_->FileSize(path).status().IsNotFound()) return Status::OK();
-  ASSIGN_OR_RAISE(auto buffer, ReadWholeFile(*fs_, path));
-  const json doc = json::parse(buffer->data(), buffer->data() + buffer->size(), nullptr, false);
-  try {
-    next_id_ = doc.at("next_id").get<int64_t>();
-    auto level = ParseCompatibility(doc.at("compatibility").get<std::string>());
-    if (!level) return Status::Corruption(path + ": unknown compatibility level");
-    compatibility_ = *level;
-    for (const json& s : doc.at("schemas")) {
-      ASSIGN_OR_RAISE(AvroSchema schema, AvroSchema::Parse(s.at("schema").get<std::string>()));
-      schemas_.emplace(s.at("id").get<int64_t>(), std::move(schema));
-    }
-    for (const json& s : doc.at("subjects")) {
-      Subject& subject = subjects_[s.at("name").get<std::string>()];
-      if (!s.at("compatibility").is_null()) {
-        subject.compatibility = ParseCompatibility(s["compatibility"].get<std::string>());
+Status Registry::Load(const std::string& data) {
+  int64_t next_id = 1;
+  Compatibility compatibility = Compatibility::kBackward;
+  std::map<int64_t, AvroSchema> schemas;
+  std::map<std::string, Subject> subjects;
+  if (!data.empty()) {
+    const json doc = json::parse(data, nullptr, /*allow_exceptions=*/false);
+    try {
+      next_id = doc.at("next_id").get<int64_t>();
+      auto level = ParseCompatibility(doc.at("compatibility").get<std::string>());
+      if (!level) return Status::Corruption("the schema registry: unknown compatibility level");
+      compatibility = *level;
+      for (const json& s : doc.at("schemas")) {
+        ASSIGN_OR_RAISE(AvroSchema schema, AvroSchema::Parse(s.at("schema").get<std::string>()));
+        schemas.emplace(s.at("id").get<int64_t>(), std::move(schema));
       }
-      for (const json& v : s.at("versions")) {
-        subject.versions.push_back(
-            {v.at(0).get<int32_t>(), v.at(1).get<int64_t>(), v.at(2).get<bool>()});
+      for (const json& s : doc.at("subjects")) {
+        Subject& subject = subjects[s.at("name").get<std::string>()];
+        if (!s.at("compatibility").is_null()) {
+          subject.compatibility = ParseCompatibility(s["compatibility"].get<std::string>());
+        }
+        for (const json& v : s.at("versions")) {
+          subject.versions.push_back(
+              {v.at(0).get<int32_t>(), v.at(1).get<int64_t>(), v.at(2).get<bool>()});
+        }
       }
+    } catch (const std::exception& e) {
+      return Status::Corruption(std::string("the schema registry's ") + kStateFile + ": " +
+                                e.what());
     }
-  } catch (const std::exception& e) {
-    return Status::Corruption(path + ": " + e.what());
   }
+  next_id_ = next_id;
+  compatibility_ = compatibility;
+  schemas_ = std::move(schemas);
+  subjects_ = std::move(subjects);
   return Status::OK();
 }
 
@@ -120,7 +189,13 @@ Status Registry::Save() {
                     {"compatibility", CompatibilityName(compatibility_)},
                     {"schemas", std::move(schemas)},
                     {"subjects", std::move(subjects)}};
-  return WriteFileAtomically(*fs_, dir_, kStateFile, doc.dump());
+  auto written = store_->Write(doc.dump(), version_);
+  if (!written.ok()) {
+    stale_ = true;  // what is held may be ahead of the store, or behind it: read it again
+    return written.status();
+  }
+  version_ = *written;
+  return Status::OK();
 }
 
 int64_t Registry::IdOfCanonical(const std::string& canonical) const {
@@ -131,20 +206,27 @@ int64_t Registry::IdOfCanonical(const std::string& canonical) const {
 }
 
 Result<int64_t> Registry::Intern(const std::string& avro) {
-  ASSIGN_OR_RAISE(AvroSchema schema, AvroSchema::Parse(avro));
+  ASSIGN_OR_RAISE(const AvroSchema schema, AvroSchema::Parse(avro));
   std::lock_guard lock(mu_);
-  int64_t id = IdOfCanonical(schema.canonical());
-  if (id != 0 && !unsaved_) return id;
-  if (id == 0) {
+  for (int attempt = 1;; ++attempt) {
+    // A schema held is stored, with its id, for good (a failed write makes all held stale).
+    if (!stale_) {
+      if (int64_t id = IdOfCanonical(schema.canonical()); id != 0) return id;
+    }
+    RETURN_NOT_OK(Refresh().WithContext("the schema registry"));
+    int64_t id = IdOfCanonical(schema.canonical());
+    if (id != 0) return id;
     id = next_id_++;
-    schemas_.emplace(id, std::move(schema));
+    schemas_.emplace(id, schema);
+    Status saved = Save();
+    if (saved.ok()) return id;
+    if (saved.code() != StatusCode::kAborted || attempt == kWriteAttempts) {
+      return saved.WithContext("the schema registry");
+    }
   }
-  RETURN_NOT_OK(Save().WithContext("the schema registry"));
-  unsaved_ = false;
-  return id;
 }
 
-bool Registry::SyncTable(const std::string& name) {
+Result<bool> Registry::SyncTable(const std::string& name) {
   if (tables_ == nullptr) return false;
   const auto texts = tables_->Versions(name);
   if (!texts) return false;
@@ -164,18 +246,17 @@ bool Registry::SyncTable(const std::string& name) {
     versions.push_back({static_cast<int32_t>(versions.size() + 1), id, false});
   }
   Subject& subject = subjects_[name];
-  if (subject.versions != versions || unsaved_) {
+  if (subject.versions != versions) {
     subject.versions = std::move(versions);
-    Status saved = Save();
-    unsaved_ = !saved.ok();
-    if (unsaved_) spdlog::error("schema registry: {}", saved.message());
+    RETURN_NOT_OK(Save());  // failed: stale, and read again by the next request
   }
   return true;
 }
 
-void Registry::SyncTables() {
-  if (tables_ == nullptr) return;
-  for (const std::string& name : tables_->List()) (void)SyncTable(name);
+Status Registry::SyncTables() {
+  if (tables_ == nullptr) return Status::OK();
+  for (const std::string& name : tables_->List()) RETURN_NOT_OK(SyncTable(name).status());
+  return Status::OK();
 }
 
 AvroSchema Registry::AsTableRows(const AvroSchema& schema) {
@@ -276,7 +357,10 @@ Reply Registry::Register(const std::string& name, const json& request) {
   if (auto* error = std::get_if<Reply>(&parsed)) return *error;
   const AvroSchema& schema = std::get<AvroSchema>(parsed);
   std::unique_lock lock(mu_);
-  if (SyncTable(name)) return RegisterInTable(name, schema, lock);
+  if (auto failed = RefreshFailed()) return *failed;
+  auto table = SyncTable(name);
+  if (!table.ok()) return SaveFailed(table.status());
+  if (*table) return RegisterInTable(name, schema, lock);
   // The subject is made only once the version is: a refused schema leaves no empty one behind.
   const auto existing_subject = subjects_.find(name);
   const std::vector<Version> no_versions;
@@ -311,7 +395,7 @@ Reply Registry::Register(const std::string& name, const json& request) {
       schemas_.erase(id);
       --next_id_;
     }
-    return Error(50001, "Error in the backend data store: " + saved.message());
+    return SaveFailed(saved);
   }
   return {200, {{"id", id}}};
 }
@@ -350,11 +434,12 @@ Reply Registry::RegisterInTable(const std::string& name, const AvroSchema& schem
             "table's columns in the table's order, nullable ones [\"null\", type]");
       });
   lock.lock();
+  if (auto failed = RefreshFailed()) return *failed;
   if (!evolved.ok()) {
     return Error(409, "Schema being registered is incompatible with the table of subject \"" +
                           name + "\", details: " + json({evolved.message()}).dump());
   }
-  (void)SyncTable(name);
+  if (auto synced = SyncTable(name); !synced.ok()) return SaveFailed(synced.status());
   if (auto id = version_encoding()) return {200, {{"id", *id}}};
   return Error(50001, "Error in the backend data store: the table of subject \"" + name +
                           "\" changed again while the schema was registered");
@@ -365,7 +450,10 @@ Reply Registry::Lookup(const std::string& name, const json& request, bool delete
   if (auto* error = std::get_if<Reply>(&parsed)) return *error;
   const AvroSchema& schema = std::get<AvroSchema>(parsed);
   std::lock_guard lock(mu_);
-  const bool table = SyncTable(name);
+  if (auto failed = RefreshFailed()) return *failed;
+  const auto synced = SyncTable(name);
+  if (!synced.ok()) return SaveFailed(synced.status());
+  const bool table = *synced;
   auto found = FindSubject(name, deleted);
   if (auto* error = std::get_if<Reply>(&found)) return *error;
   const Subject& subject = *std::get<Subject*>(found);
@@ -381,7 +469,8 @@ Reply Registry::Lookup(const std::string& name, const json& request, bool delete
 Reply Registry::GetVersion(const std::string& name, const std::string& version, bool deleted,
                            bool schema_only) {
   std::lock_guard lock(mu_);
-  (void)SyncTable(name);
+  if (auto failed = RefreshFailed()) return *failed;
+  if (auto synced = SyncTable(name); !synced.ok()) return SaveFailed(synced.status());
   auto found = FindSubject(name, deleted);
   if (auto* error = std::get_if<Reply>(&found)) return *error;
   auto v = FindVersion(*std::get<Subject*>(found), version, name, deleted);
@@ -393,7 +482,8 @@ Reply Registry::GetVersion(const std::string& name, const std::string& version, 
 
 Reply Registry::ListVersions(const std::string& name, bool deleted) {
   std::lock_guard lock(mu_);
-  (void)SyncTable(name);
+  if (auto failed = RefreshFailed()) return *failed;
+  if (auto synced = SyncTable(name); !synced.ok()) return SaveFailed(synced.status());
   auto found = FindSubject(name, deleted);
   if (auto* error = std::get_if<Reply>(&found)) return *error;
   json versions = json::array();
@@ -405,7 +495,8 @@ Reply Registry::ListVersions(const std::string& name, bool deleted) {
 
 Reply Registry::ListSubjects(bool deleted) {
   std::lock_guard lock(mu_);
-  SyncTables();
+  if (auto failed = RefreshFailed()) return *failed;
+  if (Status synced = SyncTables(); !synced.ok()) return SaveFailed(synced);
   json names = json::array();
   for (const auto& [name, subject] : subjects_) {
     if (std::any_of(subject.versions.begin(), subject.versions.end(),
@@ -418,10 +509,11 @@ Reply Registry::ListSubjects(bool deleted) {
 
 Reply Registry::GetSchema(int64_t id, const std::string& what) {
   std::lock_guard lock(mu_);
+  if (auto failed = RefreshFailed()) return *failed;
   auto schema = schemas_.find(id);
   if (schema == schemas_.end()) return Error(40403, "Schema " + std::to_string(id) + " not found");
   if (what.empty()) return {200, {{"schema", schema->second.canonical()}}};
-  SyncTables();
+  if (Status synced = SyncTables(); !synced.ok()) return SaveFailed(synced);
   json out = json::array();
   for (const auto& [name, subject] : subjects_) {
     for (const Version& v : subject.versions) {
@@ -438,7 +530,10 @@ Reply Registry::GetSchema(int64_t id, const std::string& what) {
 
 Reply Registry::DeleteSubject(const std::string& name, bool permanent) {
   std::lock_guard lock(mu_);
-  if (SyncTable(name)) return TableSubjectDeleted(name);
+  if (auto failed = RefreshFailed()) return *failed;
+  auto table = SyncTable(name);
+  if (!table.ok()) return SaveFailed(table.status());
+  if (*table) return TableSubjectDeleted(name);
   auto it = subjects_.find(name);
   if (it == subjects_.end() || it->second.versions.empty()) {
     return Error(40401, "Subject '" + name + "' not found.");
@@ -457,7 +552,7 @@ Reply Registry::DeleteSubject(const std::string& name, bool permanent) {
     subjects_.erase(it);
     if (Status saved = Save(); !saved.ok()) {
       subjects_[name] = removed;
-      return Error(50001, "Error in the backend data store: " + saved.message());
+      return SaveFailed(saved);
     }
     return {200, versions};
   }
@@ -472,14 +567,17 @@ Reply Registry::DeleteSubject(const std::string& name, bool permanent) {
   }
   if (Status saved = Save(); !saved.ok()) {
     subject = before;
-    return Error(50001, "Error in the backend data store: " + saved.message());
+    return SaveFailed(saved);
   }
   return {200, versions};
 }
 
 Reply Registry::DeleteVersion(const std::string& name, const std::string& version, bool permanent) {
   std::lock_guard lock(mu_);
-  if (SyncTable(name)) return TableSubjectDeleted(name);
+  if (auto failed = RefreshFailed()) return *failed;
+  auto table = SyncTable(name);
+  if (!table.ok()) return SaveFailed(table.status());
+  if (*table) return TableSubjectDeleted(name);
   auto found = FindSubject(name, /*deleted=*/true);
   if (auto* error = std::get_if<Reply>(&found)) return *error;
   Subject& subject = *std::get<Subject*>(found);
@@ -500,7 +598,7 @@ Reply Registry::DeleteVersion(const std::string& name, const std::string& versio
   }
   if (Status saved = Save(); !saved.ok()) {
     subjects_[name] = before;
-    return Error(50001, "Error in the backend data store: " + saved.message());
+    return SaveFailed(saved);
   }
   return {200, number};
 }
@@ -510,8 +608,11 @@ Reply Registry::CheckCompatibility(const std::string& name, const std::string& v
   auto parsed = SchemaOf(request);
   if (auto* error = std::get_if<Reply>(&parsed)) return *error;
   std::lock_guard lock(mu_);
+  if (auto failed = RefreshFailed()) return *failed;
+  const auto table = SyncTable(name);
+  if (!table.ok()) return SaveFailed(table.status());
   const AvroSchema schema =
-      SyncTable(name) ? AsTableRows(std::get<AvroSchema>(parsed)) : std::get<AvroSchema>(parsed);
+      *table ? AsTableRows(std::get<AvroSchema>(parsed)) : std::get<AvroSchema>(parsed);
   auto found = FindSubject(name, false);
   if (auto* error = std::get_if<Reply>(&found)) return *error;
   Subject& subject = *std::get<Subject*>(found);
@@ -529,6 +630,7 @@ Reply Registry::CheckCompatibility(const std::string& name, const std::string& v
 
 Reply Registry::GetConfig(const std::string& name, bool default_to_global) {
   std::lock_guard lock(mu_);
+  if (auto failed = RefreshFailed()) return *failed;
   if (name.empty()) return {200, {{"compatibilityLevel", CompatibilityName(compatibility_)}}};
   auto it = subjects_.find(name);
   if (it != subjects_.end() && it->second.compatibility) {
@@ -553,6 +655,7 @@ Reply Registry::SetConfig(const std::string& name, const json& request) {
                  "full, backward_transitive, forward_transitive, and full_transitive");
   }
   std::lock_guard lock(mu_);
+  if (auto failed = RefreshFailed()) return *failed;
   const Compatibility global_before = compatibility_;
   const auto subjects_before = subjects_;
   if (name.empty()) {
@@ -563,13 +666,14 @@ Reply Registry::SetConfig(const std::string& name, const json& request) {
   if (Status saved = Save(); !saved.ok()) {
     compatibility_ = global_before;
     subjects_ = subjects_before;
-    return Error(50001, "Error in the backend data store: " + saved.message());
+    return SaveFailed(saved);
   }
   return {200, {{"compatibility", CompatibilityName(*level)}}};
 }
 
 Reply Registry::DeleteConfig(const std::string& name) {
   std::lock_guard lock(mu_);
+  if (auto failed = RefreshFailed()) return *failed;
   auto it = subjects_.find(name);
   if (it == subjects_.end() || !it->second.compatibility) {
     return Error(40401, "Subject '" + name + "' not found.");
@@ -579,7 +683,7 @@ Reply Registry::DeleteConfig(const std::string& name) {
   if (it->second.versions.empty()) subjects_.erase(it);
   if (Status saved = Save(); !saved.ok()) {
     subjects_[name].compatibility = before;
-    return Error(50001, "Error in the backend data store: " + saved.message());
+    return SaveFailed(saved);
   }
   return {200, {{"compatibilityLevel", CompatibilityName(before)}}};
 }

@@ -38,12 +38,33 @@ class TableSubjects {
                         const std::function<Status(const std::string& after)>& accept) = 0;
 };
 
+// Where the registry keeps its state (docs/schema-registry.md#durability): one document, always
+// replaced whole, at a version, so that servers sharing it (a cluster) never overwrite each
+// other's changes.
+class RegistryStore {
+ public:
+  virtual ~RegistryStore() = default;
+  struct Document {
+    std::string data;      // empty when none is stored yet
+    int64_t version = -1;  // -1: none stored yet
+  };
+  virtual Result<Document> Read() = 0;
+  // Replaces the document stored at `version` (-1: none yet) with `data`; the new version.
+  // Aborted when another writer replaced it first.
+  virtual Result<int64_t> Write(const std::string& data, int64_t version) = 0;
+  // Whether other writers share it: then every request reads it again first.
+  virtual bool shared() const = 0;
+};
+
 struct RegistryOptions {
   // host:port of the registry's HTTP listener; port 0 picks a free port. Default
   // "127.0.0.1:8081", Confluent's port.
   std::string listen = "127.0.0.1:8081";
-  // Where the registry keeps its state (registry.json). Required.
+  // Where the registry keeps its state (registry.json), unless `store` is set.
   std::string dir;
+  // A store of its own (a cluster's, in ZooKeeper); must outlive the server. Default: none, the
+  // file in `dir`.
+  RegistryStore* store = nullptr;
   // Serve HTTPS (and require client certificates) from these PEM files. Default: plain HTTP.
   http::TlsOptions tls;
   // When set, every request must name a user ("Authorization: Basic base64(user:password)" or
@@ -60,8 +81,9 @@ struct RegistryOptions {
 
 class SchemaRegistryServer {
  public:
-  // Loads options.dir/registry.json (absent: empty) and serves on options.listen. Corruption
-  // naming the file when it does not parse; IOError when the address cannot be bound.
+  // Loads the state (options.dir/registry.json, or options.store; absent: empty) and serves on
+  // options.listen. Corruption naming the file when it does not parse; IOError when the address
+  // cannot be bound.
   static Result<std::unique_ptr<SchemaRegistryServer>> Start(RegistryOptions options);
   ~SchemaRegistryServer();  // Stop()s
   SchemaRegistryServer(const SchemaRegistryServer&) = delete;

@@ -34,16 +34,26 @@ std::string CompatibilityName(Compatibility level);
 struct Reply {
   int status = 200;
   nlohmann::json body;
+  // A change refused because another server changed the store first: the request may be made
+  // again (Service does, a few times).
+  bool conflict = false;
 };
 Reply Error(int error_code, const std::string& message);
+// 50001 for a store that could not be read or written (a conflict when another writer won).
+Reply SaveFailed(const Status& status);
+// How often a change is tried when other servers keep changing the store first.
+inline constexpr int kWriteAttempts = 16;
 
 // Subjects and their versions, schemas by id, compatibility levels; durable in
 // <dir>/registry.json, rewritten atomically after every change (docs/schema-registry.md).
 class Registry {
  public:
-  // `tables` may be null (no subject is a table's); it must outlive the registry.
+  // The state in <dir>/registry.json. `tables` may be null (no subject is a table's); it must
+  // outlive the registry.
   static Result<std::unique_ptr<Registry>> Open(std::shared_ptr<FileSystem> fs, std::string dir,
                                                 TableSubjects* tables = nullptr);
+  // The state in `store`, which must outlive the registry.
+  static Result<std::unique_ptr<Registry>> Open(RegistryStore* store, TableSubjects* tables);
 
   // A version: "latest", or a number from 1 (Confluent also takes -1 for latest).
   Reply Register(const std::string& subject, const nlohmann::json& request);
@@ -77,16 +87,21 @@ class Registry {
     std::optional<Compatibility> compatibility;
   };
 
-  Registry(std::shared_ptr<FileSystem> fs, std::string dir, TableSubjects* tables)
-      : fs_(std::move(fs)), dir_(std::move(dir)), tables_(tables) {}
-  Status Load();
-  Status Save();  // requires mu_
+  Registry(RegistryStore* store, TableSubjects* tables) : store_(store), tables_(tables) {}
+  // The state held made the store's (when stale, or when others share the store and changed
+  // it). Requires mu_, as do the members below.
+  Status Refresh();
+  std::optional<Reply> RefreshFailed();  // Refresh's failure as the reply
+  Status Load(const std::string& data);
+  // Writes the state held over the version it came from; on failure (Aborted: another writer
+  // was first) the state is stale.
+  Status Save();
   // The id of a schema held, 0 when none has its canonical form; requires mu_.
   int64_t IdOfCanonical(const std::string& canonical) const;
-  // The subject's versions made those of its table (ids given to new schemas) when `name` is a
-  // table's subject; false otherwise. Requires mu_.
-  bool SyncTable(const std::string& name);
-  void SyncTables();  // every table's subject; requires mu_
+  // The subject's versions made those of its table (ids given to new schemas, saved) when `name`
+  // is a table's subject; false otherwise.
+  Result<bool> SyncTable(const std::string& name);
+  Status SyncTables();  // every table's subject
   // The schema as a table subject's are compared: its record named as the table's rows'.
   static AvroSchema AsTableRows(const AvroSchema& schema);
   Reply RegisterInTable(const std::string& name, const AvroSchema& schema,
@@ -106,11 +121,12 @@ class Registry {
                                              Compatibility level, bool every) const;
   nlohmann::json VersionJson(const std::string& subject, const Version& version) const;
 
-  const std::shared_ptr<FileSystem> fs_;
-  const std::string dir_;
+  std::unique_ptr<RegistryStore> own_store_;  // the file store of Open(fs, dir)
+  RegistryStore* const store_;
   TableSubjects* const tables_;
   mutable std::mutex mu_;
-  bool unsaved_ = false;  // a SyncTable whose Save failed: ids not yet durable
+  int64_t version_ = -1;  // the store's version the state held came from
+  bool stale_ = true;     // read the store before using the state held
   int64_t next_id_ = 1;
   std::map<int64_t, AvroSchema> schemas_;  // by id
   std::map<std::string, Subject> subjects_;

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <random>
+#include <set>
+#include <utility>
 
 #include "oxbow/registry/registry_internal.h"
 
@@ -36,11 +38,11 @@ TEST(AvroSchemaTest, ParsesAndNormalizes) {
             R"("name":"n.A","type":"record"})");
   EXPECT_EQ(AvroSchema::Parse(schema->canonical())->canonical(), schema->canonical());
   EXPECT_EQ(AvroSchema::Parse(R"({"type":"string"})")->canonical(), R"("string")");
-  for (const char* bad : {"nope", R"({"type":"record","fields":[]})", R"(["int","int"])",
-                          R"({"type":"record","name":"R","fields":[{"name":"a","type":"Q"}]})",
-                          R"({"type":"enum","name":"E","symbols":["1x"]})", "[[\"int\"]]",
-                          R"({"type":"record","name":"9R","fields":[]})",
-                          R"(["int",{"type":["null","string"]}])"}) {
+  for (const char* bad :
+       {"nope", R"({"type":"record","fields":[]})", R"(["int","int"])",
+        R"({"type":"record","name":"R","fields":[{"name":"a","type":"Q"}]})",
+        R"({"type":"enum","name":"E","symbols":["1x"]})", "[[\"int\"]]",
+        R"({"type":"record","name":"9R","fields":[]})", R"(["int",{"type":["null","string"]}])"}) {
     auto parsed = AvroSchema::Parse(bad);
     EXPECT_FALSE(parsed.ok()) << bad;
     EXPECT_FALSE(parsed.status().message().empty());
@@ -238,6 +240,52 @@ TEST_F(RegistryTest, ATablesSubjectIsItsVersions) {
   EXPECT_EQ(registry_->Intern(tables.versions[2]).ValueOrDie(), ids[2].get<int64_t>());
   EXPECT_EQ(Call("GET", "/subjects/t-value/versions/1").body["id"], ids[0]);
   tables_ = nullptr;
+}
+
+// A store two registries share, as a cluster's servers share theirs (in ZooKeeper).
+class SharedStore final : public RegistryStore {
+ public:
+  Result<Document> Read() override { return document; }
+  Result<int64_t> Write(const std::string& data, int64_t version) override {
+    if (before_write) std::exchange(before_write, nullptr)();  // another server gets in first
+    if (version != document.version) return Status::Aborted("the document changed");
+    document = {data, document.version + 1};
+    return document.version;
+  }
+  bool shared() const override { return true; }
+
+  Document document;
+  std::function<void()> before_write;
+};
+
+TEST(SharedRegistryTest, ServersSharingAStoreSeeEachOthersChangesAndLoseNone) {
+  SharedStore store;
+  auto a = Registry::Open(&store, nullptr).ValueOrDie();
+  auto b = Registry::Open(&store, nullptr).ValueOrDie();
+  const Service service_b(b.get(), RegistryOptions{});
+  auto post = [](const Service& service, const std::string& subject, const std::string& schema) {
+    http::Request request;
+    request.method = "POST";
+    request.path = "/subjects/" + subject + "/versions";
+    request.body = json{{"schema", schema}}.dump();
+    const http::Response response = service.Handle(request);
+    return std::make_pair(response.status, json::parse(response.body));
+  };
+  const int64_t first = a->Register("x-value", {{"schema", kV1}}).body["id"].get<int64_t>();
+  EXPECT_EQ(b->GetVersion("x-value", "1", false, false).body["id"], first);  // b reads a's
+  // a registers y while b is writing z: b's write loses, b registers z again on a's state.
+  store.before_write = [&] { EXPECT_EQ(a->Register("y-value", {{"schema", kV2}}).status, 200); };
+  const auto [status, body] = post(service_b, "z-value", kNoDefault);
+  ASSERT_EQ(status, 200) << body.dump();
+  std::set<int64_t> ids;
+  for (const std::string subject : {"x-value", "y-value", "z-value"}) {
+    const Reply version = a->GetVersion(subject, "latest", false, false);
+    ASSERT_EQ(version.status, 200) << subject << ": " << version.body.dump();
+    ids.insert(version.body["id"].get<int64_t>());
+  }
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_EQ(b->ListSubjects(false).body, json::array({"x-value", "y-value", "z-value"}));
+  EXPECT_EQ(a->Intern(kNoDefault).ValueOrDie(), body["id"].get<int64_t>());
 }
 
 TEST(PathSegmentsTest, DecodesPercentEscapes) {

@@ -143,6 +143,10 @@ Reply Service::Route(const http::Request& request) const {
 
 http::Response Service::Handle(const http::Request& request) const {
   Reply reply = Route(request);
+  // Another server changed the registry first: the change is made again on its state.
+  for (int attempt = 1; reply.conflict && attempt < kWriteAttempts; ++attempt) {
+    reply = Route(request);
+  }
   http::Response response;
   response.status = reply.status;
   response.body = request.method == "HEAD" ? "" : reply.body.dump();
@@ -155,10 +159,16 @@ http::Response Service::Handle(const http::Request& request) const {
 SchemaRegistryServer::SchemaRegistryServer() = default;
 
 Result<std::unique_ptr<SchemaRegistryServer>> SchemaRegistryServer::Start(RegistryOptions options) {
-  if (options.dir.empty()) return Status::Invalid("the schema registry needs a directory");
+  if (options.dir.empty() && options.store == nullptr) {
+    return Status::Invalid("the schema registry needs a directory or a store");
+  }
   std::unique_ptr<SchemaRegistryServer> server(new SchemaRegistryServer());
-  ASSIGN_OR_RAISE(server->registry_, internal::Registry::Open(PosixFileSystem::Default(),
-                                                              options.dir, options.tables));
+  if (options.store != nullptr) {
+    ASSIGN_OR_RAISE(server->registry_, internal::Registry::Open(options.store, options.tables));
+  } else {
+    ASSIGN_OR_RAISE(server->registry_, internal::Registry::Open(PosixFileSystem::Default(),
+                                                                options.dir, options.tables));
+  }
   auto service = std::make_shared<const internal::Service>(server->registry_.get(), options);
   http::Service http_service;
   http_service.handle = [service](const http::Request& request) {

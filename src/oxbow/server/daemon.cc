@@ -280,7 +280,7 @@ int RunDaemon(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  // The registry is not replicated: a cluster serves it only when asked to, and refuses then.
+  // Servers of a cluster often share a host: each serves the (shared) registry when asked to.
   if (!options.node.cluster.zookeeper.empty() && app.count("--schema-registry-listen") == 0) {
     options.schema_registry.listen.clear();
   }

@@ -7,7 +7,7 @@
 
 #include "oxbow/common/file_system.h"
 #include "oxbow/server/flight_service.h"
-#include "oxbow/server/table_subjects.h"
+#include "oxbow/server/registry_seams.h"
 
 namespace oxbow::server {
 
@@ -171,11 +171,6 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     return Status::Invalid("--metrics-tls needs --tls-cert and --tls-key");
   }
   RETURN_NOT_OK(CheckExposure(options));
-  if (!options.schema_registry.listen.empty() && !options.node.cluster.zookeeper.empty()) {
-    return Status::Invalid(
-        "the schema registry is not served in cluster mode yet (its subjects are not "
-        "replicated): leave out --schema-registry-listen");
-  }
   ASSIGN_OR_RAISE(
       std::string server_secret,
       auth::LoadOrCreateServerSecret(*PosixFileSystem::Default(), options.node.engine.data_dir));
@@ -227,6 +222,10 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     registry.authenticator = server->authenticator_.get();
     server->table_subjects_ = std::make_unique<NodeTableSubjects>(server->node_.get());
     registry.tables = server->table_subjects_.get();
+    if (server->node_->cluster()) {  // every server serves the same registry, from ZooKeeper
+      server->registry_store_ = std::make_unique<ClusterRegistryStore>(server->node_->cluster());
+      registry.store = server->registry_store_.get();
+    }
     registry.table_of_subject = [](std::string_view subject) -> std::optional<std::string> {
       for (std::string_view suffix : {"-value", "-key"}) {
         if (!subject.ends_with(suffix)) continue;

@@ -92,6 +92,7 @@ class Server {
   // The registry's view of avro-confluent tables and Kafka's of the registry's ids; declared
   // before (so destroyed after) the servers that use them.
   std::unique_ptr<registry::TableSubjects> table_subjects_;
+  std::unique_ptr<registry::RegistryStore> registry_store_;  // cluster mode: ZooKeeper's
   std::unique_ptr<kafka::SchemaIds> schema_ids_;
   std::unique_ptr<kafka::KafkaServer> kafka_;
   std::unique_ptr<rest::CatalogServer> catalog_;

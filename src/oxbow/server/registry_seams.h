@@ -1,11 +1,13 @@
-// The seam between the schema registry and the tables Kafka serves as avro-confluent topics
-// (docs/schema-registry.md#tables-as-subjects): the registry's subjects of those tables come
-// from the node's schema versions, and Kafka's framing ids from the registry.
+// The schema registry's seams with the rest of the server: its subjects of the tables Kafka serves
+// as avro-confluent topics come from the node's schema versions, Kafka's framing ids from the
+// registry (docs/schema-registry.md#tables-as-subjects), and in cluster mode its state from
+// ZooKeeper (docs/schema-registry.md#cluster-mode).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "oxbow/cluster/cluster.h"
 #include "oxbow/kafka/kafka.h"
 #include "oxbow/node/node.h"
 #include "oxbow/registry/registry.h"
@@ -34,6 +36,18 @@ class RegistrySchemaIds final : public kafka::SchemaIds {
 
  private:
   registry::SchemaRegistryServer* const registry_;
+};
+
+// The registry's document in ZooKeeper, shared by every server of the cluster.
+class ClusterRegistryStore final : public registry::RegistryStore {
+ public:
+  explicit ClusterRegistryStore(cluster::Cluster* cluster) : cluster_(cluster) {}
+  Result<Document> Read() override;
+  Result<int64_t> Write(const std::string& data, int64_t version) override;
+  bool shared() const override { return true; }
+
+ private:
+  cluster::Cluster* const cluster_;
 };
 
 }  // namespace oxbow::server

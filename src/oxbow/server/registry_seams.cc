@@ -1,4 +1,4 @@
-#include "oxbow/server/table_subjects.h"
+#include "oxbow/server/registry_seams.h"
 
 namespace oxbow::server {
 namespace {
@@ -83,6 +83,21 @@ Status NodeTableSubjects::Evolve(const std::string& subject, const std::string& 
   RETURN_NOT_OK(accept(after));
   if (changes.empty()) return Status::OK();  // the same columns: the current version
   return node_->AlterTable({table.name, std::move(changes)}).status();
+}
+
+Result<registry::RegistryStore::Document> ClusterRegistryStore::Read() {
+  auto document = cluster_->ReadRegistryDocument();
+  if (document.status().IsNotFound()) return Document{};
+  RETURN_NOT_OK(document.status());
+  return Document{std::move(document->first), document->second};
+}
+
+Result<int64_t> ClusterRegistryStore::Write(const std::string& data, int64_t version) {
+  ASSIGN_OR_RAISE(int32_t written,
+                  cluster_->WriteRegistryDocument(
+                      data, version < 0 ? std::nullopt
+                                        : std::optional<int32_t>(static_cast<int32_t>(version))));
+  return written;
 }
 
 }  // namespace oxbow::server

@@ -556,3 +556,26 @@ def test_schema_json_is_what_create_table_takes(module_server, table_name):
     assert described[0] == described[1]
     assert oxbow.connect(module_server.location).table(table_name).schema.equals(
         module_server.client.get_schema(descriptor(table_name)).schema, check_metadata=True)
+
+
+def test_api_md_names_the_clients_calls_as_they_are():
+    """docs/api.md's table of Python client calls: each `Client.x(...)`, `Table.x(...)` and
+    `oxbow.x(...)` exists, with the keyword parameters it names."""
+    import inspect
+
+    from oxbow.table import Table
+
+    text = (REPO_ROOT / "docs" / "api.md").read_text()
+    table = text[text.index("| this page | the Python client"):text.index("`test_api_md_names")]
+    owners = {"Client": oxbow.Client, "Table": Table, "oxbow": oxbow}
+    calls = re.findall(r"`(Client|Table|oxbow)\.(\w+)\(([^`]*)\)`", table)
+    assert len(calls) >= 15, calls
+    for owner, name, args in calls:
+        target = getattr(owners[owner], name, None)
+        assert callable(target), f"{owner}.{name} does not exist"
+        parameters = inspect.signature(target).parameters
+        for keyword in re.findall(r"(\w+)=", args):
+            assert keyword in parameters, f"{owner}.{name} has no parameter {keyword}"
+    for exception in re.findall(r"`oxbow\.(\w+)`", table):
+        assert issubclass(getattr(oxbow, exception), Exception), exception
+

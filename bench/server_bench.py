@@ -125,7 +125,7 @@ class Oxbowd:
         self.proc = subprocess.Popen(
             [str(binary("tools/oxbowd")), "--data-dir", str(data_dir), "--listen", self.address,
              "--catalog-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
-             "--schema-registry-listen", "127.0.0.1:0", *kafka,
+             "--schema-registry-listen", "127.0.0.1:0", "--console-listen", "127.0.0.1:0", *kafka,
              *warehouse, *extra_args],
             stdout=self.log, stderr=subprocess.STDOUT)
         self.client = fl.FlightClient(f"grpc://{self.address}")

@@ -27,6 +27,7 @@ APT_PACKAGES=(
   python3-venv
   maven openjdk-17-jdk-headless  # the build (the kafka-clients jar the Kafka codec is generated
                                  # from), bench/vs_kafka (Kafka), tests/rest (Spark, its Iceberg jar)
+  chromium chromium-driver  # the console's browser tests (Selenium drives the system's Chromium)
 )
 
 missing=()

@@ -199,7 +199,8 @@ def test_second_server_on_the_same_data_dir_refuses_to_start(server):
     other = subprocess.run(
         [str(server.binary), "--data-dir", str(server.data_dir), "--listen", "127.0.0.1:0",
          "--metrics-listen", "127.0.0.1:0", "--kafka-listen", "127.0.0.1:0",
-         "--catalog-listen", "127.0.0.1:0", "--schema-registry-listen", "127.0.0.1:0"],
+         "--catalog-listen", "127.0.0.1:0", "--schema-registry-listen", "127.0.0.1:0",
+         "--console-listen", "127.0.0.1:0"],
         capture_output=True, timeout=15)
     assert other.returncode != 0
     assert b"LOCK" in other.stdout + other.stderr or b"lock" in other.stdout + other.stderr, (

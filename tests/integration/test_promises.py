@@ -42,7 +42,7 @@ def test_empty_flag_values_do_not_swallow_the_next_flag(oxbowd_bin, tmp_path):
     proc = subprocess.Popen([str(oxbowd_bin), "--data-dir", str(tmp_path / "d"), "--warehouse",
                              str(tmp_path / "w"), "--listen", f"127.0.0.1:{port}",
                              "--catalog-listen=", "--metrics-listen=", "--kafka-listen=",
-                             "--schema-registry-listen="],
+                             "--schema-registry-listen=", "--console-listen="],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         printed = []

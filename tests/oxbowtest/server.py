@@ -42,7 +42,7 @@ def refused_start(binary: pathlib.Path, data_dir: pathlib.Path, *args: str, time
     error, and returns what it printed (one that starts serving fails the test at `timeout`).
     `listeners` replaces a listener's address, e.g. listen="0.0.0.0:0"."""
     flags = {"listen": "127.0.0.1:0", "metrics_listen": "", "kafka_listen": "",
-             "catalog_listen": "", "schema_registry_listen": "", **listeners}
+             "catalog_listen": "", "schema_registry_listen": "", "console_listen": "", **listeners}
     command = [str(binary), "--data-dir", str(data_dir)]
     for name, value in flags.items():
         command += ["--" + name.replace("_", "-"), value]
@@ -88,6 +88,7 @@ class OxbowServer:
         self.kafka_port: int | None = None  # the Kafka listener (docs/kafka.md)
         self.catalog_port: int | None = None  # the Iceberg REST catalog's
         self.registry_port: int | None = None  # the schema registry's
+        self.console_port: int | None = None  # the web console's
         self._client: fl.FlightClient | None = None
         # A server started with --tls-cert is reached over grpc+tls with these FlightClient
         # arguments (tls_root_certs, and cert_chain/private_key for mutual TLS).
@@ -117,6 +118,11 @@ class OxbowServer:
                 if not reuse:
                     self.registry_port = free_port()
                 registry = ("--schema-registry-listen", f"127.0.0.1:{self.registry_port}")
+            console = ()
+            if "--console-listen" not in self.extra_args:
+                if not reuse:
+                    self.console_port = free_port()
+                console = ("--console-listen", f"127.0.0.1:{self.console_port}")
             log = open(self.log_path, "ab")
             log.write(f"=== oxbowd start on port {self.port}\n".encode())
             log.flush()
@@ -129,7 +135,7 @@ class OxbowServer:
             self.proc = subprocess.Popen(
                 [str(self.binary), "--data-dir", str(self.data_dir),
                  "--listen", f"127.0.0.1:{self.port}", *warehouse, *metrics, *kafka, *catalog,
-                 *registry,
+                 *registry, *console,
                  *self.extra_args],
                 stdout=log, stderr=subprocess.STDOUT, preexec_fn=self._limit_open_files)
             log.close()
@@ -170,6 +176,11 @@ class OxbowServer:
                 except fl.FlightUnauthenticatedError:
                     pass  # serving, with --auth
                 self._client = client
+                # oxbowd starts its HTTP listeners after Flight answers: wait for those it was
+                # given too (port 0, e.g. a test's own flag, is not waited for).
+                for port in (self.registry_port, self.console_port):
+                    if port:
+                        self._wait_for_port(port, deadline)
                 return
             except (fl.FlightUnavailableError, fl.FlightTimedOutError, pa.ArrowException):
                 if time.monotonic() > deadline:
@@ -179,6 +190,17 @@ class OxbowServer:
                     raise AssertionError(
                         f"oxbowd did not answer list_actions within {START_DEADLINE_S}s\n"
                         f"{self.log_tail()}")
+                time.sleep(0.02)
+
+    def _wait_for_port(self, port: int, deadline: float) -> None:
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
+                return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"oxbowd did not listen on port {port}\n"
+                                         f"{self.log_tail()}") from None
                 time.sleep(0.02)
 
     def stop(self) -> int:

@@ -7,10 +7,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "oxbow/common/status.h"
 
@@ -42,6 +44,7 @@ struct Response {
   int status = 200;
   std::string body;  // empty for 204 and for HEAD
   std::string content_type = "application/json";
+  std::multimap<std::string, std::string> headers;  // more headers (e.g. WWW-Authenticate)
 };
 
 // A service answering every method and path of a listener.
@@ -60,6 +63,10 @@ struct Service {
 Result<Response> Call(const std::string& base_url, const std::string& method,
                       const std::string& path, const std::string& body,
                       const std::string& authorization, const std::string& ca_file = "");
+
+// The segments of a request path ("/subjects/a%2Fb/versions": subjects, a/b, versions),
+// percent-decoded; nullopt when an escape is malformed.
+std::optional<std::vector<std::string>> PathSegments(const std::string& path);
 
 // "host:port", "[::1]:port": the host (brackets removed) and the port (0-65535).
 Result<std::pair<std::string, int>> ParseListen(std::string_view what, const std::string& listen);

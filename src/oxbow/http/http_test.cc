@@ -81,5 +81,13 @@ TEST(HttpTest, TlsAndMutualTls) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(PathSegmentsTest, DecodesPercentEscapes) {
+  EXPECT_EQ(PathSegments("/subjects/a%2Fb/versions"),
+            (std::vector<std::string>{"subjects", "a/b", "versions"}));
+  EXPECT_EQ(PathSegments("/"), std::vector<std::string>{});
+  EXPECT_EQ(PathSegments("/subjects/%zz"), std::nullopt);
+  EXPECT_EQ(PathSegments("/subjects/%2"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace oxbow::http

@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 
@@ -114,6 +115,7 @@ Result<std::unique_ptr<Listener>> Listener::Serve(std::string_view what, const s
       request.body = req.body;
       Response response = shared->handle(request);
       res.status = response.status;
+      for (const auto& [name, value] : response.headers) res.set_header(name, value);
       if (!response.body.empty()) res.set_content(response.body, response.content_type);
     };
     // Every path of every method reaches the service, which routes on the raw request-target.
@@ -196,6 +198,30 @@ void Listener::Stop() {
   if (!thread_.joinable()) return;
   server_->stop();
   thread_.join();
+}
+
+std::optional<std::vector<std::string>> PathSegments(const std::string& path) {
+  std::vector<std::string> out;
+  size_t start = 1;
+  while (start <= path.size()) {
+    const size_t end = std::min(path.find('/', start), path.size());
+    std::string segment;
+    for (size_t i = start; i < end; ++i) {
+      if (path[i] != '%') {
+        segment += path[i];
+        continue;
+      }
+      if (i + 2 >= end || !std::isxdigit(static_cast<unsigned char>(path[i + 1])) ||
+          !std::isxdigit(static_cast<unsigned char>(path[i + 2]))) {
+        return std::nullopt;
+      }
+      segment += static_cast<char>(std::stoi(path.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    }
+    if (!segment.empty() || end < path.size()) out.push_back(std::move(segment));
+    start = end + 1;
+  }
+  return out;
 }
 
 }  // namespace oxbow::http

@@ -68,6 +68,8 @@ struct Metrics::Impl {
   }
 
   const int64_t max_bucket_series;
+  std::mutex totals_mu;
+  Totals totals;  // guarded by totals_mu
   std::mutex mu;
   std::map<std::string, std::set<std::string>> bucket_labels;  // by table; guarded by mu
   int64_t bucket_series = 0;  // numbered bucket labels in bucket_labels; guarded by mu
@@ -176,6 +178,12 @@ void Metrics::AddPut(const std::string& table, const std::vector<BucketRows>& ro
     impl_->bytes_in.Add(labels).Increment(static_cast<double>(share));
   }
   impl_->put_latency.Add({{"table", table}}, kLatencyBuckets).Observe(seconds);
+  std::lock_guard lock(impl_->totals_mu);
+  Totals& t = impl_->totals;
+  ++t.puts;
+  t.put_rows += total_rows;
+  t.put_bytes += bytes;
+  t.put_seconds += seconds;
 }
 
 void Metrics::AddFetch(const std::string& table, int32_t bucket, int64_t rows, int64_t bytes,
@@ -184,6 +192,12 @@ void Metrics::AddFetch(const std::string& table, int32_t bucket, int64_t rows, i
   impl_->rows_out.Add(labels).Increment(static_cast<double>(rows));
   impl_->bytes_out.Add(labels).Increment(static_cast<double>(bytes));
   impl_->fetch_latency.Add({{"table", table}}, kLatencyBuckets).Observe(seconds);
+  std::lock_guard lock(impl_->totals_mu);
+  Totals& t = impl_->totals;
+  ++t.fetches;
+  t.fetch_rows += rows;
+  t.fetch_bytes += bytes;
+  t.fetch_seconds += seconds;
 }
 
 void Metrics::AddFollowReaders(const std::string& table, int delta) {
@@ -192,6 +206,13 @@ void Metrics::AddFollowReaders(const std::string& table, int delta) {
 
 void Metrics::AddError(const std::string& operation, std::string_view code) {
   impl_->errors.Add({{"operation", operation}, {"code", std::string(code)}}).Increment();
+  std::lock_guard lock(impl_->totals_mu);
+  ++impl_->totals.errors;
+}
+
+Totals Metrics::totals() const {
+  std::lock_guard lock(impl_->totals_mu);
+  return impl_->totals;
 }
 
 void Metrics::ObserveFsync(double seconds) { impl_->fsync.Observe(seconds); }

@@ -36,6 +36,20 @@ struct BucketRows {
 // the lake part of a union read. Labelled bucket="none".
 inline constexpr int32_t kNoBucket = -1;
 
+// What every table's puts, reads and errors add up to since the start (the console's charts
+// take rates from them).
+struct Totals {
+  int64_t puts = 0;  // acknowledged put batches
+  int64_t put_rows = 0;
+  int64_t put_bytes = 0;
+  double put_seconds = 0;  // their receipt-to-ack times, summed
+  int64_t fetches = 0;     // batches sent by reads
+  int64_t fetch_rows = 0;
+  int64_t fetch_bytes = 0;
+  double fetch_seconds = 0;
+  int64_t errors = 0;
+};
+
 // How many (table, bucket) pairs get series of their own in the rows and bytes counters, all
 // tables together (docs/metrics.md); the buckets beyond are counted under bucket="other".
 inline constexpr int64_t kMaxBucketSeries = 4096;
@@ -72,6 +86,8 @@ class Metrics {
   void AddUnionPruning(const std::string& table, int64_t files, int64_t row_groups);
   // Drops every series labelled with `table` (a dropped table).
   void ForgetTable(const std::string& table);
+
+  Totals totals() const;
 
   // The Prometheus text exposition of every series plus `samples`.
   std::string Render(const std::vector<Sample>& samples) const;

@@ -133,10 +133,6 @@ class Registry {
   Compatibility compatibility_ = Compatibility::kBackward;
 };
 
-// The segments of a request path ("/subjects/a%2Fb/versions": subjects, a/b, versions),
-// percent-decoded; nullopt when an escape is malformed.
-std::optional<std::vector<std::string>> PathSegments(const std::string& path);
-
 // The REST routes over a Registry, with the logins of RegistryOptions.
 class Service {
  public:

@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   const size_t first = input.find('\0');
   const std::string path(input.substr(0, first));
-  (void)oxbow::registry::internal::PathSegments("/" + path);
+  (void)oxbow::http::PathSegments("/" + path);
   if (first == std::string_view::npos) return 0;
   const std::string_view rest = input.substr(first + 1);
   const size_t second = rest.find('\0');

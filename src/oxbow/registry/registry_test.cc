@@ -288,13 +288,5 @@ TEST(SharedRegistryTest, ServersSharingAStoreSeeEachOthersChangesAndLoseNone) {
   EXPECT_EQ(a->Intern(kNoDefault).ValueOrDie(), body["id"].get<int64_t>());
 }
 
-TEST(PathSegmentsTest, DecodesPercentEscapes) {
-  EXPECT_EQ(PathSegments("/subjects/a%2Fb/versions"),
-            (std::vector<std::string>{"subjects", "a/b", "versions"}));
-  EXPECT_EQ(PathSegments("/"), std::vector<std::string>{});
-  EXPECT_EQ(PathSegments("/subjects/%zz"), std::nullopt);
-  EXPECT_EQ(PathSegments("/subjects/%2"), std::nullopt);
-}
-
 }  // namespace
 }  // namespace oxbow::registry::internal

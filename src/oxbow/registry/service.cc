@@ -19,30 +19,6 @@ constexpr size_t kMaxBodyBytes = 8 << 20;
 
 }  // namespace
 
-std::optional<std::vector<std::string>> PathSegments(const std::string& path) {
-  std::vector<std::string> out;
-  size_t start = 1;
-  while (start <= path.size()) {
-    const size_t end = std::min(path.find('/', start), path.size());
-    std::string segment;
-    for (size_t i = start; i < end; ++i) {
-      if (path[i] != '%') {
-        segment += path[i];
-        continue;
-      }
-      if (i + 2 >= end || !std::isxdigit(static_cast<unsigned char>(path[i + 1])) ||
-          !std::isxdigit(static_cast<unsigned char>(path[i + 2]))) {
-        return std::nullopt;
-      }
-      segment += static_cast<char>(std::stoi(path.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    }
-    if (!segment.empty() || end < path.size()) out.push_back(std::move(segment));
-    start = end + 1;
-  }
-  return out;
-}
-
 namespace {
 
 bool Flag(const http::Request& request, const char* name) {
@@ -79,7 +55,7 @@ std::optional<Reply> Service::Refuse(const http::Request& request, const std::st
 }
 
 Reply Service::Route(const http::Request& request) const {
-  auto segments = PathSegments(request.path);
+  auto segments = http::PathSegments(request.path);
   if (!segments) return Error(404, "HTTP 404 Not Found: a malformed %-escape in the path");
   const auto& s = *segments;
   const std::string& method = request.method;

@@ -58,6 +58,7 @@ class ClusterTest : public ::testing::Test {
     options.kafka.listen = "";
     options.catalog.listen = "";
     options.schema_registry.listen = "";
+    options.console.listen = "";
     options.metrics_listen = "";
     options.node.engine.data_dir = DataDir(id);
     options.node.lake.warehouse = dir_ + "/warehouse" + std::to_string(id);

@@ -68,6 +68,12 @@ void AddListenerFlags(CLI::App& app, ServerOptions* options) {
                  "host:port of the schema registry (Confluent's REST API; '' turns it off; "
                  "off by default in cluster mode)")
       ->capture_default_str();
+  app.add_option("--console-listen", options->console.listen,
+                 "host:port of the web console ('' turns it off; off by default in cluster mode)")
+      ->capture_default_str();
+  app.add_option("--console-sample-ms", options->console.sample_interval,
+                 "How often the console samples the figures of its charts (an hour is kept)")
+      ->capture_default_str();
   app.add_option("--catalog-token", options->catalog.token,
                  "Bearer token the REST catalog requires of every request (default: none; "
                  "under --auth the catalog takes the users instead)")
@@ -284,6 +290,9 @@ int RunDaemon(int argc, char** argv) {
   if (!options.node.cluster.zookeeper.empty() && app.count("--schema-registry-listen") == 0) {
     options.schema_registry.listen.clear();
   }
+  if (!options.node.cluster.zookeeper.empty() && app.count("--console-listen") == 0) {
+    options.console.listen.clear();
+  }
   if (app.count("--s3-endpoint") > 0 && app.count("--s3-path-style") == 0) {
     options.node.s3.path_style = true;
   }
@@ -320,6 +329,11 @@ int RunDaemon(int argc, char** argv) {
   if ((*server)->schema_registry_port() != 0) {
     spdlog::info("serving the schema registry on {} (port {})", options.schema_registry.listen,
                  (*server)->schema_registry_port());
+  }
+  if ((*server)->console_port() != 0) {
+    spdlog::info("serving the console on http{}://{} (port {})",
+                 options.tls_cert_file.empty() ? "" : "s", options.console.listen,
+                 (*server)->console_port());
   }
   int signal_number = 0;
   sigwait(&signals, &signal_number);

@@ -83,6 +83,10 @@ Status CheckExposure(const ServerOptions& options) {
         return RefuseUnauthenticated(options.schema_registry.listen, "the schema registry",
                                      "register and delete every schema");
       }
+      if (!options.console.listen.empty() && !IsLoopback(options.console.listen)) {
+        return RefuseUnauthenticated(options.console.listen, "the console",
+                                     "see every table and its figures");
+      }
     }
     return Status::OK();
   }
@@ -272,6 +276,17 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     }
     server->catalog_ = std::move(catalog).ValueOrDie();
   }
+  if (!options.console.listen.empty()) {
+    options.console.tls = {options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file};
+    options.console.authenticator = server->authenticator_.get();
+    options.console.data_dir = data_dir;
+    auto console = console::ConsoleServer::Start(server->node_.get(), std::move(options.console));
+    if (!console.ok()) {
+      (void)server->Shutdown();
+      return console.status().WithContext("the console");
+    }
+    server->console_ = std::move(console).ValueOrDie();
+  }
   server->ready_ = true;
   return server;
 }
@@ -297,6 +312,7 @@ Status Server::Shutdown() {
   if (kafka_) kafka_->Stop();
   if (catalog_) catalog_->Stop();
   if (schema_registry_) schema_registry_->Stop();
+  if (console_) console_->Stop();
   if (service_) service_->StopStreams();
   if (grpc_server_) {
     grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "oxbow/auth/auth.h"
+#include "oxbow/console/console.h"
 #include "oxbow/kafka/kafka.h"
 #include "oxbow/node/node.h"
 #include "oxbow/registry/registry.h"
@@ -54,9 +55,12 @@ struct ServerOptions {
   // Its TLS and users are the Flight endpoint's (set by Start from the fields above).
   rest::CatalogOptions catalog;
   // The schema registry (docs/schema-registry.md; default 127.0.0.1:8081; listen "" turns it
-  // off). Embedded mode only: its subjects are not replicated. Its directory, TLS and users are
-  // set by Start.
+  // off). In cluster mode its state is the cluster's. Its directory, TLS and users are set by
+  // Start.
   registry::RegistryOptions schema_registry;
+  // The web console (docs/console.md; default 127.0.0.1:8080; listen "" turns it off). Its TLS,
+  // users and data dir are set by Start.
+  console::ConsoleOptions console;
 };
 
 class Server {
@@ -75,6 +79,8 @@ class Server {
   int catalog_port() const { return catalog_ ? catalog_->port() : 0; }
   // The schema registry's port; 0 when it is off.
   int schema_registry_port() const { return schema_registry_ ? schema_registry_->port() : 0; }
+  // The console's port; 0 when it is off.
+  int console_port() const { return console_ ? console_->port() : 0; }
   // Blocks until Shutdown() is called from another thread.
   void Wait();
   // Ends streams, stops accepting calls, waits for running calls, then closes the node.
@@ -97,6 +103,7 @@ class Server {
   std::unique_ptr<kafka::KafkaServer> kafka_;
   std::unique_ptr<rest::CatalogServer> catalog_;
   std::unique_ptr<registry::SchemaRegistryServer> schema_registry_;
+  std::unique_ptr<console::ConsoleServer> console_;
   int port_ = 0;
   bool shut_down_ = false;
 };

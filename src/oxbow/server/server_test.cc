@@ -28,6 +28,7 @@ class ServerTest : public ::testing::Test {
     options.kafka.listen = "127.0.0.1:0";
     options.catalog.listen = "127.0.0.1:0";
     options.schema_registry.listen = "127.0.0.1:0";
+    options.console.listen = "127.0.0.1:0";
     options.metrics_listen = "127.0.0.1:0";
     options.node.engine.data_dir = dir_ + "/data";
     options.node.lake.warehouse = dir_ + "/warehouse";

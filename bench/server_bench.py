@@ -120,12 +120,14 @@ class Oxbowd:
         # The warehouse sits beside the data dir unless extra_args names one.
         warehouse = () if "--warehouse" in extra_args else (
             "--warehouse", str(data_dir.with_name(data_dir.name + "-warehouse")))
-        # No Kafka listener unless extra_args asks for one.
+        # No Kafka listener unless extra_args asks for one; the console on a free port unless
+        # extra_args places it.
         kafka = () if "--kafka-listen" in extra_args else ("--kafka-listen", "")
+        console = () if "--console-listen" in extra_args else ("--console-listen", "127.0.0.1:0")
         self.proc = subprocess.Popen(
             [str(binary("tools/oxbowd")), "--data-dir", str(data_dir), "--listen", self.address,
              "--catalog-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
-             "--schema-registry-listen", "127.0.0.1:0", "--console-listen", "127.0.0.1:0", *kafka,
+             "--schema-registry-listen", "127.0.0.1:0", *console, *kafka,
              *warehouse, *extra_args],
             stdout=self.log, stderr=subprocess.STDOUT)
         self.client = fl.FlightClient(f"grpc://{self.address}")

@@ -296,3 +296,22 @@ def test_registry_lookups_bench_small():
     for threads in (1, 4):
         assert re.search(rf"^\| {threads} \| [0-9,]+ \| {NUMBER} \| {NUMBER} \| [0-9,]+ \| "
                          rf"[0-9,]+ \|$", proc.stdout, re.M), proc.stdout
+
+
+def test_console_bench_small():
+    """bench/console_bench.py with 20 tables, 2 s of CPU and one page load in Chromium: oxbowd
+    without and with the console, the API's latencies and the page's own time."""
+    if not (BUILD_DIR / "tools/oxbowd").is_file():
+        pytest.fail(f"{BUILD_DIR / 'tools/oxbowd'} not found: build it or set OXBOW_BUILD_DIR")
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "console_bench.py"), "--tables", "20",
+         "--seconds", "2", "--rounds", "1"],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "OXBOW_BUILD_DIR": str(BUILD_DIR)})
+    assert proc.returncode == 0, f"console_bench exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    assert re.search(rf"^\| the console adds \| {NUMBER} \|", proc.stdout, re.M), proc.stdout
+    assert re.search(r"^\| GET /api/tables \| [0-9.]+ \| [0-9.]+ \|$", proc.stdout, re.M), \
+        proc.stdout
+    assert re.search(r"^\| the tables page in Chromium, best; median \| [0-9]+ \| [0-9]+ \|$",
+                     proc.stdout, re.M), proc.stdout
+

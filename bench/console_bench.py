@@ -43,7 +43,15 @@ def cpu_seconds(pid: int) -> float:
 
 
 def console_port(log: pathlib.Path) -> int:
-    return int(re.findall(r"serving the console on \S+ \(port (\d+)\)", log.read_text())[-1])
+    """The console's port, from oxbowd's log (it starts the console after Flight answers)."""
+    deadline = time.monotonic() + 15
+    while True:
+        found = re.findall(r"serving the console on \S+ \(port (\d+)\)", log.read_text())
+        if found:
+            return int(found[-1])
+        if time.monotonic() > deadline:
+            sys.exit("console_bench.py: oxbowd did not start its console within 15 s")
+        time.sleep(0.02)
 
 
 def get_ms(url: str) -> float:

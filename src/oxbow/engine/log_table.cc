@@ -656,15 +656,20 @@ Result<std::unique_ptr<ReadCursor>> LogTableImpl::OpenRead(const ReadRequest& re
       cursor->position_ = *found;
       break;
     }
-    case StartPosition::Kind::kOffset:
-      if (request.from.offset < earliest || request.from.offset > durable) {
+    case StartPosition::Kind::kOffset: {
+      // A follow may start at an offset written here and not yet visible: a new leader's high
+      // watermark catches up with its log after an election, and a reader that had reached the
+      // old leader's waits for it here rather than being refused.
+      const int64_t last = request.follow ? std::max(durable, log.next_offset()) : durable;
+      if (request.from.offset < earliest || request.from.offset > last) {
         return Status::OutOfRange("offset " + std::to_string(request.from.offset) +
                                   " is out of range for bucket " + std::to_string(request.bucket) +
                                   " of '" + desc.name + "': valid offsets are [" +
-                                  std::to_string(earliest) + ", " + std::to_string(durable) + "]");
+                                  std::to_string(earliest) + ", " + std::to_string(last) + "]");
       }
       cursor->position_ = request.from.offset;
       break;
+    }
   }
   if (request.to) {
     cursor->end_ = *request.to;

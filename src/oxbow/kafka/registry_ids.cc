@@ -46,8 +46,10 @@ Status RegistryIds::Resolve(const catalog::TableDescriptor& table, TopicFormat* 
     ASSIGN_OR_RAISE(format->key_schema_id,
                     IdOf(table.table_id, table.schema_id, *format->key_schema, /*key=*/true));
   }
-  format->read_earlier = [this, table](int32_t id, const std::vector<std::string_view>& datums,
-                                       size_t first) {
+  // By reference: a format lives within the request that resolved it, as its table does; no
+  // copy of the descriptor per request.
+  format->read_earlier = [this, &table](int32_t id, const std::vector<std::string_view>& datums,
+                                        size_t first) {
     return ReadEarlier(table, id, datums, first);
   };
   return Status::OK();

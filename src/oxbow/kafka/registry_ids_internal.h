@@ -16,9 +16,9 @@ class RegistryIds {
   // `registry` may be null (no registry): Resolve then refuses.
   explicit RegistryIds(SchemaIds* registry) : registry_(registry) {}
 
-  // Fills the kAvroConfluent part of `format`, `table`'s: the ids of its current value schema and
-  // of its key, and the reader of values of earlier versions. FailedPrecondition without a
-  // registry; what the registry answers when it cannot give an id.
+  // Fills the kAvroConfluent part of `format`, `table`'s (which must outlive `format`): the ids
+  // of its current value schema and of its key, and the reader of values of earlier versions.
+  // NotImplemented without a registry; what the registry answers when it cannot give an id.
   Status Resolve(const catalog::TableDescriptor& table, TopicFormat* format);
 
  private:

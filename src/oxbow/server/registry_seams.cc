@@ -18,6 +18,16 @@ Result<std::string> KeySchema(const catalog::TableDescriptor& table) {
 
 }  // namespace
 
+std::optional<std::pair<std::string, bool>> TopicOfSubject(std::string_view subject) {
+  for (std::string_view suffix : {kValueSuffix, kKeySuffix}) {
+    if (subject.ends_with(suffix)) {
+      return std::make_pair(std::string(subject.substr(0, subject.size() - suffix.size())),
+                            suffix == kKeySuffix);
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> NodeTableSubjects::List() {
   std::vector<std::string> subjects;
   for (const catalog::TableDescriptor& table : node_->ListTables()) {
@@ -31,22 +41,19 @@ std::vector<std::string> NodeTableSubjects::List() {
 
 std::optional<std::pair<catalog::TableDescriptor, bool>> NodeTableSubjects::TableOf(
     const std::string& subject) {
-  for (std::string_view suffix : {kValueSuffix, kKeySuffix}) {
-    if (!subject.ends_with(suffix)) continue;
-    const std::string topic = subject.substr(0, subject.size() - suffix.size());
-    auto name = kafka::TableForTopic(topic);
-    if (!name.ok()) return std::nullopt;
-    auto handle = node_->GetTable(*name);
-    if (!handle.ok()) return std::nullopt;
-    const catalog::TableDescriptor& table = handle->descriptor();
-    const bool key = suffix == kKeySuffix;
-    if (!kafka::IsAvroConfluent(table) || kafka::TopicOf(table) != topic ||
-        (key && table.primary_key.empty())) {
-      return std::nullopt;
-    }
-    return std::make_pair(table, key);
+  const auto named = TopicOfSubject(subject);
+  if (!named) return std::nullopt;
+  const auto& [topic, key] = *named;
+  auto name = kafka::TableForTopic(topic);
+  if (!name.ok()) return std::nullopt;
+  auto handle = node_->GetTable(*name);
+  if (!handle.ok()) return std::nullopt;
+  const catalog::TableDescriptor& table = handle->descriptor();
+  if (!kafka::IsAvroConfluent(table) || kafka::TopicOf(table) != topic ||
+      (key && table.primary_key.empty())) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  return std::make_pair(table, key);
 }
 
 std::optional<std::vector<std::string>> NodeTableSubjects::Versions(const std::string& subject) {

@@ -14,6 +14,10 @@
 
 namespace oxbow::server {
 
+// The topic a subject names by Confluent's TopicNameStrategy ("<topic>-value", "<topic>-key")
+// and whether it is the key's; nullopt for another subject.
+std::optional<std::pair<std::string, bool>> TopicOfSubject(std::string_view subject);
+
 class NodeTableSubjects final : public registry::TableSubjects {
  public:
   explicit NodeTableSubjects(node::Node* node) : node_(node) {}

@@ -231,12 +231,10 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
       registry.store = server->registry_store_.get();
     }
     registry.table_of_subject = [](std::string_view subject) -> std::optional<std::string> {
-      for (std::string_view suffix : {"-value", "-key"}) {
-        if (!subject.ends_with(suffix)) continue;
-        auto table = kafka::TableForTopic(subject.substr(0, subject.size() - suffix.size()));
-        if (table.ok()) return *table;
-      }
-      return std::nullopt;
+      const auto named = TopicOfSubject(subject);
+      if (!named) return std::nullopt;
+      auto table = kafka::TableForTopic(named->first);
+      return table.ok() ? std::optional<std::string>(*table) : std::nullopt;
     };
     auto started = registry::SchemaRegistryServer::Start(std::move(registry));
     if (!started.ok()) {

@@ -28,6 +28,7 @@ APT_PACKAGES=(
   maven openjdk-17-jdk-headless  # the build (the kafka-clients jar the Kafka codec is generated
                                  # from), bench/vs_kafka (Kafka), tests/rest (Spark, its Iceberg jar)
   chromium chromium-driver  # the console's browser tests (Selenium drives the system's Chromium)
+  prometheus  # promtool and a Prometheus of its own for the Grafana dashboard's test (no service)
 )
 
 missing=()
@@ -39,6 +40,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # Debian's prometheus package enables (and, where services may start, starts) a server on
+  # :9090 scraping itself; the tests start their own on a free port, so it is stopped and
+  # disabled right after its install.
+  if [[ " ${missing[*]} " == *" prometheus "* ]]; then
+    if [ -d /run/systemd/system ]; then
+      $SUDO systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+    else
+      $SUDO systemctl disable prometheus.service >/dev/null 2>&1 || true  # only the symlink
+      $SUDO /etc/init.d/prometheus stop >/dev/null 2>&1 || true
+      $SUDO update-rc.d prometheus disable >/dev/null 2>&1 || true
+    fi
+  fi
 fi
 
 PY=${PYTHON:-python3}

@@ -14,19 +14,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from oxbowtest.flight import schema_json
-
-
-def scrape(server) -> dict:
-    """{(sample name, frozenset(labels)): value} of one /metrics page."""
-    with urllib.request.urlopen(server.metrics_url + "/metrics", timeout=10) as response:
-        assert response.status == 200
-        assert response.headers["Content-Type"].startswith("text/plain")
-        text = response.read().decode()
-    samples = {}
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            samples[(s.name, frozenset(s.labels.items()))] = s.value
-    return samples
+from oxbowtest.metrics import scrape
 
 
 def value(samples, name, **labels):

@@ -1,7 +1,8 @@
 // A web console inside oxbowd (docs/console.md): pages that show the server or cluster, its
-// tables, their buckets and their lake at a glance, with charts of the last hour, and the JSON
-// API those pages read. Read-only. The pages are compiled into the binary; HTTP (cpp-httplib)
-// stays inside the http module.
+// tables, their buckets, rows and lake, the Kafka consumer groups, at a glance, with charts of
+// the last hour, and the JSON API those pages read. Read-only but for a table's properties,
+// which an admin may change. The pages are compiled into the binary; HTTP (cpp-httplib) stays
+// inside the http module.
 #pragma once
 
 #include <chrono>
@@ -10,6 +11,7 @@
 
 #include "oxbow/auth/auth.h"
 #include "oxbow/http/http.h"
+#include "oxbow/kafka/kafka.h"
 #include "oxbow/node/node.h"
 
 namespace oxbow::console {
@@ -28,6 +30,9 @@ struct ConsoleOptions {
   auth::Authenticator* authenticator = nullptr;
   // The data dir, whose disk the overview shows. Default: none shown.
   std::string data_dir;
+  // The Kafka listener, whose topics and consumer groups the Kafka page shows; must outlive the
+  // server. Default: null, no Kafka page.
+  kafka::KafkaServer* kafka = nullptr;
   // How often the charts' figures are sampled; an hour of samples is kept. Default 5 s.
   std::chrono::milliseconds sample_interval{5000};
 };

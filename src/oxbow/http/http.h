@@ -37,6 +37,7 @@ struct Request {
   std::string path;                               // the request-target up to '?', not decoded
   std::multimap<std::string, std::string> query;  // decoded parameters
   std::string authorization;                      // the Authorization header ("" when absent)
+  std::string content_type;                       // the Content-Type header ("" when absent)
   std::string body;
 };
 

@@ -112,6 +112,7 @@ Result<std::unique_ptr<Listener>> Listener::Serve(std::string_view what, const s
       request.path = req.target.substr(0, req.target.find('?'));
       request.query.insert(req.params.begin(), req.params.end());
       request.authorization = req.get_header_value("Authorization");
+      request.content_type = req.get_header_value("Content-Type");
       request.body = req.body;
       Response response = shared->handle(request);
       res.status = response.status;

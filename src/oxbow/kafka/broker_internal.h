@@ -98,6 +98,7 @@ class Broker {
   // Wakes long-polling fetches and group waits; they answer at once.
   void Stop();
   node::Node* node() const { return node_; }
+  std::vector<ConsumerGroup> ConsumerGroups() { return groups_->Snapshot(); }
 
  private:
   // A partition appended on this server whose acknowledgement (the in-sync replicas' copies)

@@ -652,4 +652,61 @@ msg::ListGroupsResponse GroupCoordinator::List(const msg::ListGroupsRequest& req
   return response;
 }
 
+namespace {
+
+// ConsumerProtocolAssignment: version (int16), the topics (int32 count, each an int16-length
+// name and an int32 count of int32 partitions), then user data; empty when it does not decode.
+std::map<std::string, std::vector<int32_t>> DecodeAssignment(std::string_view assignment) {
+  std::map<std::string, std::vector<int32_t>> topics;
+  if (assignment.empty()) return topics;
+  Reader reader(assignment);
+  reader.Int16();
+  const int32_t count = reader.ArrayLength(/*flexible=*/false);
+  for (int32_t i = 0; i < count && reader.ok(); ++i) {
+    std::vector<int32_t>& partitions = topics[reader.String(/*flexible=*/false)];
+    const int32_t n = reader.ArrayLength(/*flexible=*/false);
+    for (int32_t p = 0; p < n && reader.ok(); ++p) partitions.push_back(reader.Int32());
+  }
+  if (!reader.ok()) return {};
+  return topics;
+}
+
+}  // namespace
+
+std::vector<ConsumerGroup> GroupCoordinator::Snapshot() {
+  std::lock_guard lock(mu_);
+  std::map<std::string, ConsumerGroup> described;
+  for (const auto& group_id : offsets_->Groups()) {
+    described[group_id] = {group_id, "Empty", "", "", {}, {}};
+  }
+  const auto now = Clock::now();
+  for (auto& [group_id, group] : groups_) {
+    ExpireMembers(group, now);
+    if (group.members.empty() && !offsets_->HasGroup(group_id)) continue;
+    ConsumerGroup& d = described[group_id];
+    d.group_id = group_id;
+    d.state = StateName(group.state);
+    d.protocol_type = group.protocol_type;
+    if (group.state == State::kStable) d.protocol = group.protocol_name;
+    for (const auto& [id, m] : group.members) {
+      d.members.push_back({id, m.instance_id, m.client_id, m.client_host,
+                           group.state == State::kStable && group.protocol_type == "consumer"
+                               ? DecodeAssignment(m.assignment)
+                               : std::map<std::string, std::vector<int32_t>>()});
+    }
+  }
+  std::vector<ConsumerGroup> groups;
+  for (auto& [group_id, d] : described) {
+    if (auto committed = offsets_->Offsets(group_id)) {
+      for (const auto& [topic, partitions] : *committed) {
+        for (const auto& [partition, position] : partitions) {
+          d.committed.push_back({topic, partition, position.offset});
+        }
+      }
+    }
+    groups.push_back(std::move(d));
+  }
+  return groups;
+}
+
 }  // namespace oxbow::kafka::internal

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "oxbow/clientstate/offset_store.h"
+#include "oxbow/kafka/kafka.h"
 #include "oxbow/kafka/messages.h"
 
 namespace oxbow::kafka::internal {
@@ -62,6 +63,8 @@ class GroupCoordinator {
   msg::DescribeGroupsResponse Describe(const msg::DescribeGroupsRequest& request);
   // Groups with members or committed offsets.
   msg::ListGroupsResponse List(const msg::ListGroupsRequest& request);
+  // The same groups described, with their members' assignments and committed offsets.
+  std::vector<ConsumerGroup> Snapshot();
   // Wakes every blocked call; they answer with an error.
   void Stop();
 

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +92,31 @@ Result<std::string> AvroSchemaOf(const arrow::Schema& schema);
 Result<std::vector<catalog::SchemaChange>> ChangesToAvro(const arrow::Schema& schema,
                                                          std::string_view avro);
 
+// A consumer group as its coordinator sees it: what `kafka-consumer-groups --describe` shows
+// (the lag is its readers' to work out from the partitions' ends).
+struct ConsumerGroup {
+  struct Member {
+    std::string member_id;
+    std::optional<std::string> instance_id;  // a static member's group.instance.id
+    std::string client_id;
+    std::string client_host;
+    // The partitions the group's leader assigned it (topic -> partitions); empty while the
+    // group rebalances or when its assignment is not the consumer protocol's.
+    std::map<std::string, std::vector<int32_t>> assignment;
+  };
+  struct Committed {
+    std::string topic;
+    int32_t partition = 0;
+    int64_t offset = -1;
+  };
+  std::string group_id;
+  std::string state;          // Empty, PreparingRebalance, CompletingRebalance or Stable
+  std::string protocol_type;  // "consumer" for consumers ("" when it has no members)
+  std::string protocol;       // the assignor chosen (range, roundrobin...), once Stable
+  std::vector<Member> members;
+  std::vector<Committed> committed;
+};
+
 class KafkaServer {
  public:
   // Binds `options.listen` and serves `node`, which must outlive the server and keep client
@@ -98,6 +125,8 @@ class KafkaServer {
   virtual ~KafkaServer() = default;
   // The port actually bound.
   virtual int port() const = 0;
+  // The groups this server coordinates (with members or committed offsets), by id.
+  virtual std::vector<ConsumerGroup> ConsumerGroups() = 0;
   // Stops accepting, closes every connection and waits for their threads. Idempotent.
   virtual void Stop() = 0;
 };

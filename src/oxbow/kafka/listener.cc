@@ -290,6 +290,7 @@ class TcpKafkaServer : public KafkaServer {
   ~TcpKafkaServer() override { Stop(); }
 
   int port() const override { return port_; }
+  std::vector<ConsumerGroup> ConsumerGroups() override { return broker_->ConsumerGroups(); }
 
   void Stop() override {
     {

@@ -278,6 +278,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     options.console.tls = {options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file};
     options.console.authenticator = server->authenticator_.get();
     options.console.data_dir = data_dir;
+    options.console.kafka = server->kafka_.get();
     auto console = console::ConsoleServer::Start(server->node_.get(), std::move(options.console));
     if (!console.ok()) {
       (void)server->Shutdown();
@@ -307,10 +308,10 @@ Status Server::Shutdown() {
     }
   }
   if (metrics_server_) metrics_server_->Stop();  // no scrape reads the node past here
+  if (console_) console_->Stop();                // nor a page the Kafka groups
   if (kafka_) kafka_->Stop();
   if (catalog_) catalog_->Stop();
   if (schema_registry_) schema_registry_->Stop();
-  if (console_) console_->Stop();
   if (service_) service_->StopStreams();
   if (grpc_server_) {
     grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

@@ -6,8 +6,9 @@
 Makes --tables log tables (3 buckets, 100 rows each, lake off) in one data dir, then starts
 oxbowd on it twice, side by side in one run:
   - without the console (--console-listen ''), idle for --seconds: oxbowd's CPU;
-  - with the console, a client asking /api/overview and /api/tables once a second (what an
-    open page refreshing once a second asks) for --seconds: oxbowd's CPU again.
+  - with the console, a client asking /api/overview and /api/tables (its first page of 100
+    tables) once a second for --seconds (an open page refreshing once a second asks one of the
+    two): oxbowd's CPU again.
 The difference is what the console adds, in % of one core. Then, on the second server, the
 latency of each API call (p50, p99 of --rounds x 10) and of a whole page load in Debian's
 Chromium (Selenium navigates to the tables page; the time is the page's own, from the

@@ -95,6 +95,14 @@ def show(browser, url: str, screenshot: str | None = None) -> None:
         browser.save_screenshot(str(ARTIFACTS / screenshot))
 
 
+def screenshot(browser, name: str, section: str) -> None:
+    """A screenshot with `section` (a CSS selector) near the top of the window, its heading
+    above it."""
+    browser.execute_script("document.querySelector(arguments[0]).scrollIntoView();"
+                           "window.scrollBy(0, -70);", section)
+    browser.save_screenshot(str(ARTIFACTS / name))
+
+
 def errors_logged(browser) -> list[dict]:
     return [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
 
@@ -358,11 +366,12 @@ def test_a_tables_rows_lookup_lake_and_properties(make_server, browser):
     wait_lake(server, "shop.orders")
     base = console(server)
 
-    show(browser, base + "/#/tables/shop.orders", "table-rows.png")
+    show(browser, base + "/#/tables/shop.orders")
     bucket = read_ticket(server.client, table="shop.orders", bucket=0)
     expected = [[str(len(bucket) - 20 + i), str(r["id"]), f'"{r["name"]}"']
                 for i, r in enumerate(bucket.slice(len(bucket) - 20).to_pylist())]
     WebDriverWait(browser, 15).until(lambda b: cells(b, "table.rows") == expected)
+    screenshot(browser, "table-rows.png", "[data-input=bucket]")
     # Older rows: the 20 before.
     browser.find_element(By.CSS_SELECTOR, "[data-action=older]").click()
     older = [[str(len(bucket) - 40 + i), str(r["id"]), f'"{r["name"]}"']
@@ -383,14 +392,17 @@ def test_a_tables_rows_lookup_lake_and_properties(make_server, browser):
     # The lake: what pyiceberg reads of the same metadata file.
     lake_api = requests.get(base + "/api/tables/shop.orders/lake", timeout=10).json()
     iceberg = iceberg_table(lake_api["metadata_location"])
-    assert sorted(s["snapshot_id"] for s in lake_api["snapshots"]) == sorted(
+    assert sorted(int(s["snapshot_id"]) for s in lake_api["snapshots"]) == sorted(
         s.snapshot_id for s in iceberg.metadata.snapshots)
+    assert lake_api["current_snapshot_id"] == str(iceberg.metadata.current_snapshot_id)
+    shown = [row[0] for row in cells(browser, "[data-part-name=snapshots]")]
+    assert shown == [s["snapshot_id"] for s in lake_api["snapshots"]]  # exact, not as a double
     planned = {task.file.file_path: task.file.record_count for task in iceberg.scan().plan_files()}
     assert {f["path"]: f["records"] for f in lake_api["files"]} == planned
     assert lake_api["records"] == sum(planned.values()) == 300
     wait_text(browser, "lake_records", "300")
     assert len(cells(browser, "[data-part-name=files]")) == len(planned)
-    browser.save_screenshot(str(ARTIFACTS / "table-lake.png"))
+    screenshot(browser, "table-lake.png", "[data-part=lake]")
 
     # A lookup, as Flight's.
     show(browser, base + "/#/tables/shop.people")
@@ -401,7 +413,7 @@ def test_a_tables_rows_lookup_lake_and_properties(make_server, browser):
     assert flight == [{"id": 17, "name": "n17"}]
     WebDriverWait(browser, 15).until(
         lambda b: cells(b, "table.found") == [["17", '"n17"']])
-    browser.save_screenshot(str(ARTIFACTS / "table-lookup.png"))
+    screenshot(browser, "table-lookup.png", "[data-part=lookup]")
     missing = requests.get(base + "/api/tables/shop.people/lookup",
                            params={"key": '{"id": 4000}'}, timeout=10).json()
     assert missing == {"found": False}

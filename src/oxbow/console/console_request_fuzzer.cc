@@ -114,8 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // A 500 is a bug: every refusal the API makes names its reason with a 4xx.
   if (response.status == 500) __builtin_trap();
-  if (response.content_type == "application/json" &&
-      !nlohmann::json::accept(response.body)) {
+  if (response.content_type == "application/json" && !nlohmann::json::accept(response.body)) {
     __builtin_trap();
   }
   return 0;

@@ -44,9 +44,12 @@ Sample Service::SampleOf(node::Node* node) {
   sample.time_ms = NowMs();
   sample.totals = node->metrics().totals();
   for (const catalog::TableDescriptor& table : node->ListTables()) {
-    auto described = node->DescribeTable(table.name);
-    if (!described.ok() || !described->lake.enabled) continue;
-    sample.lake_lag[table.name] = {described->lake.lag_rows, described->lake.lag_ms};
+    if (!lake::IsLakeEnabled(table)) continue;  // no lake status to ask for
+    auto handle = node->GetTable(table.name);
+    if (!handle.ok()) continue;
+    auto lake = handle->LakeStatus();
+    if (!lake.ok() || !lake->enabled) continue;
+    sample.lake_lag[table.name] = {lake->lag_rows, lake->lag_ms};
   }
   return sample;
 }

@@ -322,14 +322,15 @@ http::Response Service::Lake(const std::string& name, const http::Request& reque
   if (!lake_table.ok()) return ProblemOf(lake_table.status().WithContext("the lake table"));
   const iceberg::TableMetadata& metadata = (*lake_table)->metadata();
   answer["metadata_location"] = (*lake_table)->metadata_file();
-  if (metadata.current_snapshot_id) answer["current_snapshot_id"] = *metadata.current_snapshot_id;
+  // Snapshot ids as strings: they run past JavaScript's 2^53.
+  auto id = [](std::optional<int64_t> v) { return v ? json(std::to_string(*v)) : json(nullptr); };
+  answer["current_snapshot_id"] = id(metadata.current_snapshot_id);
   // Newest first.
   json snapshots = json::array();
   for (auto s = metadata.snapshots.rbegin();
        s != metadata.snapshots.rend() && std::ssize(snapshots) < kMaxSnapshots; ++s) {
-    snapshots.push_back({{"snapshot_id", s->snapshot_id},
-                         {"parent_snapshot_id",
-                          s->parent_snapshot_id ? json(*s->parent_snapshot_id) : json(nullptr)},
+    snapshots.push_back({{"snapshot_id", id(s->snapshot_id)},
+                         {"parent_snapshot_id", id(s->parent_snapshot_id)},
                          {"sequence_number", s->sequence_number},
                          {"timestamp_ms", s->timestamp_ms},
                          {"operation", s->operation()},
@@ -350,13 +351,12 @@ http::Response Service::Lake(const std::string& name, const http::Request& reque
     }
     bytes += file.file_size_in_bytes;
     if (std::ssize(files) < *limit) {
-      files.push_back(
-          {{"path", file.file_path},
-           {"content", ContentName(file.content)},
-           {"records", file.record_count},
-           {"bytes", file.file_size_in_bytes},
-           {"spec_id", file.spec_id.value_or(0)},
-           {"snapshot_id", entry.snapshot_id ? json(*entry.snapshot_id) : json(nullptr)}});
+      files.push_back({{"path", file.file_path},
+                       {"content", ContentName(file.content)},
+                       {"records", file.record_count},
+                       {"bytes", file.file_size_in_bytes},
+                       {"spec_id", file.spec_id.value_or(0)},
+                       {"snapshot_id", id(entry.snapshot_id)}});
     }
   }
   answer["files"] = std::move(files);

@@ -129,7 +129,8 @@ class Follow:
                         if not self._offer(batch):
                             return
                         position = batch.next_offset
-                # A server shutting down ends its streams without an error.
+                # A follow never ends by itself (a server stopping answers UNAVAILABLE): an
+                # end is a lost stream all the same.
                 error: OxbowError = Unavailable(f"the server ended the follow of bucket {bucket} "
                                                 f"of '{self._table.name}'")
             except (Unavailable, Cancelled, TimedOut) as e:  # Cancelled: the table was altered

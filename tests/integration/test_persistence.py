@@ -1,5 +1,6 @@
 """Restart persistence: SIGTERM, start again on the same data dir, everything is still there."""
 
+import json
 import subprocess
 import time
 
@@ -209,3 +210,27 @@ def test_second_server_on_the_same_data_dir_refuses_to_start(server):
     server.create_table("ns.a", KEYED)
     server.put("ns.a", [keyed_batch(0, 3)])
     assert server.read_all("ns.a").num_rows == 3
+
+
+@pytest.mark.parametrize("ticket", [
+    {"table": "ns.followed", "bucket": 0, "follow": True},
+    {"table": "ns.followed", "union": True, "follow": True},
+], ids=["log", "union"])
+def test_a_stopping_server_ends_a_follow_with_unavailable_not_a_clean_end(make_server, ticket):
+    """SIGTERM ends every read in progress with UNAVAILABLE naming the shutdown: a follow, which
+    never ends by itself, and a read cut short must not look finished to the client."""
+    server = make_server()
+    server.action("create_table", {"table": "ns.followed", "schema": {"fields": [
+        {"name": "id", "type": "int64", "nullable": False}]}})
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    server.put("ns.followed", [id_batch(schema, 0, 10)])
+    client = fl.FlightClient(server.location)
+    reader = client.do_get(fl.Ticket(json.dumps(ticket).encode()))
+    rows = 0
+    while rows < 10:
+        rows += reader.read_chunk().data.num_rows
+    server.stop()
+    with pytest.raises(fl.FlightUnavailableError, match="shutting down"):
+        while True:
+            reader.read_chunk()
+    client.close()

@@ -62,8 +62,11 @@ Result<std::vector<json>> RowsJson(const arrow::RecordBatch& batch) {
   size_t start = 0;
   while (start < lines.size()) {
     const size_t end = std::min(lines.find('\n', start), lines.size());
-    rows.push_back(json::parse(lines.begin() + static_cast<std::ptrdiff_t>(start),
-                               lines.begin() + static_cast<std::ptrdiff_t>(end)));
+    json row = json::parse(lines.begin() + static_cast<std::ptrdiff_t>(start),
+                           lines.begin() + static_cast<std::ptrdiff_t>(end), nullptr,
+                           /*allow_exceptions=*/false);
+    if (row.is_discarded()) return Status::Internal("a row's JSON Lines text does not parse");
+    rows.push_back(std::move(row));
     start = end + 1;
   }
   return rows;

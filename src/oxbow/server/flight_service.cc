@@ -454,7 +454,8 @@ Status FlightService::SendSnapshot(const flight::Ticket& ticket,
   }
   std::string metadata = json{{"offsets", std::move(offsets)}}.dump();
   bool sent = false;
-  while (!stopping_) {
+  while (true) {
+    if (stopping_) return ShuttingDown();
     const auto start = std::chrono::steady_clock::now();
     ASSIGN_OR_RAISE(auto batch, reader->Next());
     if (!batch) {
@@ -526,7 +527,8 @@ Status FlightService::SendUnion(grpc::ServerContext* ctx, const flight::Ticket& 
   json first = {{"offsets", std::move(offsets)},
                 {"snapshot_id", reader->snapshot_id() ? json(*reader->snapshot_id()) : json()}};
   bool sent = false;
-  while (!ctx->IsCancelled() && !stopping_) {
+  while (!ctx->IsCancelled()) {
+    if (stopping_) return ShuttingDown();
     const auto start = std::chrono::steady_clock::now();
     ASSIGN_OR_RAISE(auto next, reader->Next(start + kFollowPoll));
     if (!next && sent) {
@@ -591,7 +593,8 @@ Status FlightService::Get(grpc::ServerContext* ctx, const proto::Ticket* ticket,
       if (follow) metrics->AddFollowReaders(*table, -1);
     }
   } follow_end{&metrics, &table, follow};
-  while (!ctx->IsCancelled() && !stopping_) {
+  while (!ctx->IsCancelled()) {
+    if (stopping_) return ShuttingDown();
     const auto start = std::chrono::steady_clock::now();
     ASSIGN_OR_RAISE(auto next, cursor->Next(start + kFollowPoll));
     if (!next.has_value()) {
@@ -750,7 +753,8 @@ Status FlightService::ExchangeLookups(
   ASSIGN_OR_RAISE(auto schema, ipc::EncodeSchema(*empty->schema()));
   if (!stream->Write(SchemaPayload(schema))) return Status::OK();
   FlightDataIn data;
-  while (!stopping_ && stream->Read(&data)) {
+  while (stream->Read(&data)) {
+    if (stopping_) return ShuttingDown();
     if (!data.data_header) continue;
     const auto start = std::chrono::steady_clock::now();
     ASSIGN_OR_RAISE(auto body, data.AlignedBody());

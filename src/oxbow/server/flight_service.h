@@ -31,6 +31,8 @@ class FlightService : public grpc::Service {
   FlightService(node::Node* node, auth::Authenticator* authenticator);
 
   // Makes following DoGet streams end, so the server can shut down.
+  // Ends the reads and lookup streams in progress with UNAVAILABLE (ShuttingDown), so that no
+  // client takes a cut-short read, or the end of a follow, for its end.
   void StopStreams() { stopping_ = true; }
 
  private:
@@ -55,6 +57,12 @@ class FlightService : public grpc::Service {
                            grpc::ServerWriter<proto::ActionType>* writer);
 
   Result<proto::FlightInfo> MakeFlightInfo(const node::TableHandle& table) const;
+  // What a stream StopStreams() ends answers: Unavailable, so that clients read again.
+  static Status ShuttingDown() {
+    return Status::Unavailable(
+        "oxbowd is shutting down: the stream ended before its end; read again (from the last "
+        "offset received) once a server answers");
+  }
   // Who calls: the user of the call's bearer token; std::nullopt when authentication is off.
   using Caller = std::optional<auth::User>;
   Result<Caller> Authenticate(grpc::ServerContext* ctx);

@@ -16,12 +16,7 @@ Result<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(node::Node* node,
   http_service.handle = [service](const http::Request& request) {
     return service->Handle(request);
   };
-  http_service.error = [](int status, const std::string& what) {
-    http::Response response;
-    response.status = status;
-    response.body = nlohmann::json{{"error", what}}.dump();
-    return response;
-  };
+  http_service.error = internal::Problem;
   ASSIGN_OR_RAISE(server->listener_, http::Listener::Serve("the console", options.listen,
                                                            options.tls, std::move(http_service)));
   return server;

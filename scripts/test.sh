@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: unit tests (Release and ASan/UBSan), bounded fuzz runs, and the pytest
 # integration and conformance suite against the reference implementations.
-#   OXBOW_FUZZ_SECONDS  seconds per fuzz target (default 60)
+#   OXBOW_FUZZ_SECONDS  seconds per fuzz target (default 45)
 #   OXBOW_SKIP_ASAN=1   skip the sanitizer build, its unit tests and the fuzz runs (local loops)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +22,7 @@ ctest --test-dir build/release --output-on-failure -j2
 if [ "${OXBOW_SKIP_ASAN:-0}" != 1 ]; then
   scripts/build.sh asan
   ctest --test-dir build/asan --output-on-failure -j2
-  scripts/fuzz.sh "${OXBOW_FUZZ_SECONDS:-60}"
+  scripts/fuzz.sh "${OXBOW_FUZZ_SECONDS:-45}"
 fi
 
 OXBOW_BUILD_DIR="$PWD/build/release" .venv/bin/python -m pytest tests -q

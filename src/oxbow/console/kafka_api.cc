@@ -14,17 +14,14 @@ http::Response Service::Kafka(const auth::User* user) const {
     auto handle = node_->GetTable(table.name);
     if (!handle.ok()) continue;
     const std::string topic = kafka::TopicOf(table);
+    const std::vector<engine::BucketStatus> buckets = handle->Buckets();
     std::vector<int64_t>& ends = log_ends[topic];
-    int64_t messages = 0;
-    for (const engine::BucketStatus& b : handle->Buckets()) {
-      ends.push_back(b.next_offset);
-      messages += b.next_offset - b.earliest_offset;
-    }
+    for (const engine::BucketStatus& b : buckets) ends.push_back(b.next_offset);
     auto format = table.properties.find("kafka.value.format");
     topics.push_back({{"topic", topic},
                       {"table", table.name},
                       {"partitions", table.buckets},
-                      {"messages", messages},
+                      {"messages", LogSizeOf(buckets).records},
                       {"value_format", format == table.properties.end() ? "raw" : format->second},
                       {"compacted", !table.primary_key.empty()}});
   }
@@ -47,41 +44,40 @@ http::Response Service::Kafka(const auth::User* user) const {
                          {"host", m.client_host},
                          {"assignment", std::move(assignment)}});
     }
+    // One row per partition, as kafka-consumer-groups prints it; `committed` null while the
+    // group has no position there.
     json partitions = json::array();
     int64_t total_lag = 0;
-    for (const kafka::ConsumerGroup::Committed& c : group.committed) {
-      auto ends = log_ends.find(c.topic);
-      if (ends == log_ends.end()) continue;
-      const bool known = c.partition >= 0 && c.partition < std::ssize(ends->second);
-      json partition = {
-          {"topic", c.topic},          {"partition", c.partition}, {"committed_offset", c.offset},
-          {"log_end_offset", nullptr}, {"lag", nullptr},           {"member_id", nullptr}};
-      if (known) {
-        const int64_t end = ends->second[static_cast<size_t>(c.partition)];
-        partition["log_end_offset"] = end;
-        if (c.offset >= 0) {
-          partition["lag"] = std::max<int64_t>(0, end - c.offset);
-          total_lag += std::max<int64_t>(0, end - c.offset);
+    auto add_partition = [&](const std::string& topic, int32_t p, json committed) {
+      const std::vector<int64_t>& ends = log_ends.at(topic);
+      json row = {{"topic", topic},
+                  {"partition", p},
+                  {"committed_offset", committed},
+                  {"log_end_offset", nullptr},
+                  {"lag", nullptr},
+                  {"member_id", nullptr}};
+      if (p >= 0 && p < std::ssize(ends)) {
+        const int64_t end = ends[static_cast<size_t>(p)];
+        row["log_end_offset"] = end;
+        if (committed.is_number() && committed.get<int64_t>() >= 0) {
+          const int64_t lag = std::max<int64_t>(0, end - committed.get<int64_t>());
+          row["lag"] = lag;
+          total_lag += lag;
         }
       }
-      if (auto o = owner.find({c.topic, c.partition}); o != owner.end()) {
-        partition["member_id"] = o->second;
+      if (auto o = owner.find({topic, p}); o != owner.end()) {
+        row["member_id"] = o->second;
+        owner.erase(o);
       }
-      partitions.push_back(std::move(partition));
-      owner.erase({c.topic, c.partition});
+      partitions.push_back(std::move(row));
+    };
+    for (const kafka::ConsumerGroup::Committed& c : group.committed) {
+      if (log_ends.contains(c.topic)) add_partition(c.topic, c.partition, c.offset);
     }
-    // Assigned partitions the group has not committed yet: no position, no lag.
-    for (const auto& [topic_partition, member_id] : owner) {
-      const auto& [topic, p] = topic_partition;
-      const std::vector<int64_t>& ends = log_ends.at(topic);
-      partitions.push_back(
-          {{"topic", topic},
-           {"partition", p},
-           {"committed_offset", nullptr},
-           {"log_end_offset",
-            p >= 0 && p < std::ssize(ends) ? json(ends[static_cast<size_t>(p)]) : json(nullptr)},
-           {"lag", nullptr},
-           {"member_id", member_id}});
+    // Then the assigned partitions the group has not committed yet.
+    while (!owner.empty()) {
+      const auto [topic, p] = owner.begin()->first;
+      add_partition(topic, p, nullptr);
     }
     const bool visible = user == nullptr || !partitions.empty() ||
                          std::any_of(members.begin(), members.end(),

@@ -61,10 +61,9 @@ http::Response Service::Overview(const auth::User* user) const {
     auto handle = node_->GetTable(table.name);
     if (!handle.ok()) continue;
     ++tables;
-    for (const engine::BucketStatus& b : handle->Buckets()) {
-      records += b.next_offset - b.earliest_offset;
-      bytes += b.size_bytes;
-    }
+    const LogSize size = LogSizeOf(handle->Buckets());
+    records += size.records;
+    bytes += size.bytes;
   }
   const std::vector<Sample> samples = history_->samples();
   const Rates rates = RatesOf(samples);

@@ -41,6 +41,15 @@ const char* KindOf(const catalog::TableDescriptor& table) {
   return table.primary_key.empty() ? "log" : "primary_key";
 }
 
+LogSize LogSizeOf(const std::vector<engine::BucketStatus>& buckets) {
+  LogSize size;
+  for (const engine::BucketStatus& b : buckets) {
+    size.records += b.next_offset - b.earliest_offset;
+    size.bytes += b.size_bytes;
+  }
+  return size;
+}
+
 http::Response Service::Handle(const http::Request& request) const {
   std::optional<auth::User> user;
   if (authenticator_ != nullptr) {

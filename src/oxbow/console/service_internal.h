@@ -21,6 +21,14 @@ http::Response ProblemOf(const Status& status);
 // "log" or "primary_key".
 const char* KindOf(const catalog::TableDescriptor& table);
 
+// What buckets hold: log records (rows of a log table, changes of a primary-key table) and
+// their bytes.
+struct LogSize {
+  int64_t records = 0;
+  int64_t bytes = 0;
+};
+LogSize LogSizeOf(const std::vector<engine::BucketStatus>& buckets);
+
 class Service {
  public:
   // `node`, `history` and options.kafka must outlive the service.

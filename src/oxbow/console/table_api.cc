@@ -119,17 +119,13 @@ http::Response Service::Tables(const auth::User* user, const http::Request& requ
     const catalog::TableDescriptor& table = matching[i];
     auto described = node_->DescribeTable(table.name);
     if (!described.ok()) continue;
-    int64_t records = 0, bytes = 0;
-    for (const engine::BucketStatus& b : described->table.buckets) {
-      records += b.next_offset - b.earliest_offset;
-      bytes += b.size_bytes;
-    }
+    const LogSize size = LogSizeOf(described->table.buckets);
     auto retention = table.properties.find(engine::kRetentionProperty);
     tables.push_back({{"name", table.name},
                       {"kind", KindOf(table)},
                       {"buckets", table.buckets},
-                      {"log_records", records},
-                      {"log_bytes", bytes},
+                      {"log_records", size.records},
+                      {"log_bytes", size.bytes},
                       {"retention", retention == table.properties.end() ? json(nullptr)
                                                                         : json(retention->second)},
                       {"schema_id", table.schema_id},

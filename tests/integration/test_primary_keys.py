@@ -131,6 +131,24 @@ def test_lookups_point_prefix_and_exchange(server, table_name):
     writer.close()
 
 
+def test_a_prefix_lookup_of_the_whole_primary_key_is_a_lookup(server, table_name):
+    # The bucket key is the primary key (the default): the table's rows are in hashed memtables
+    # and a "prefix" can only match its own key, so the lookup path answers it.
+    schema = pa.schema([pa.field("k", pa.string(), nullable=False),
+                        pa.field("n", pa.int32(), nullable=False), pa.field("v", pa.int64())])
+    create_pk_table(server, table_name, schema=schema, primary_key=["k", "n"], buckets=3)
+    rows = [{"k": k, "n": n, "v": i} for i, (k, n) in
+            enumerate((k, n) for k in ["a", "ab", "abc", "b", ""] for n in range(3))]
+    upsert(server, table_name, pa.Table.from_pylist(rows, schema=schema).to_batches()[0])
+    asked = {"k": ["ab", "a", "zz", "", "ab"], "n": [1, 2, 0, 0, 1]}
+    want = [r for k, n in zip(asked["k"], asked["n"]) for r in rows if (r["k"], r["n"]) == (k, n)]
+    assert len(want) == 4
+    prefix, _ = do_get(server, {"table": table_name, "lookup": asked, "prefix": True})
+    found, _ = do_get(server, {"table": table_name, "lookup": asked})
+    assert prefix.to_pylist() == want
+    assert found.to_pylist() == want
+
+
 def test_lookups_while_writing(make_server, table_name):
     server = make_server()
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.int64())])

@@ -158,9 +158,9 @@ Result<kv::Store*> Engine::KeyValueStore() {
   options.dir = options_.data_dir;
   options.block_cache_bytes = options_.kv_block_cache_bytes;
   options.write_buffer_bytes = options_.kv_write_buffer_bytes;
-  std::vector<int64_t> live;
+  std::map<int64_t, kv::KeyAccess> live;
   for (const auto& t : catalog_->List()) {
-    if (!t.primary_key.empty()) live.push_back(t.table_id);
+    if (!t.primary_key.empty()) live[t.table_id] = internal::KeyAccessOf(t);
   }
   ASSIGN_OR_RAISE(kv_, kv::Store::Open(std::move(options), live));
   return kv_.get();
@@ -196,7 +196,8 @@ Result<std::shared_ptr<Table>> Engine::OpenTable(const catalog::TableDescriptor&
   // A changelog is kept until a checkpoint of the store covers it (CheckpointKeyValueStore).
   options.log.retention_floor = 0;
   ASSIGN_OR_RAISE(kv::Store * store, KeyValueStore());
-  ASSIGN_OR_RAISE(kv::TableStore * rows, store->OpenTable(descriptor.table_id));
+  ASSIGN_OR_RAISE(kv::TableStore * rows,
+                  store->OpenTable(descriptor.table_id, internal::KeyAccessOf(descriptor)));
   return internal::OpenPrimaryKeyTable(descriptor, std::move(options), rows, options_.replicated,
                                        {options_.kv_snapshot_fs, options_.kv_snapshot_root});
 }

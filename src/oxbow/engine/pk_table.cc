@@ -616,11 +616,10 @@ Result<arrow::RecordBatchPtr> PrimaryKeyTable::Lookup(const LookupRequest& reque
   const arrow::RecordBatch& keys = *request.keys;
   const std::vector<std::string>& wanted =
       request.prefix ? descriptor_.bucket_key : descriptor_.primary_key;
-  if (request.prefix) {
-    const bool is_prefix = descriptor_.bucket_key.size() <= descriptor_.primary_key.size() &&
-                           std::equal(descriptor_.bucket_key.begin(), descriptor_.bucket_key.end(),
-                                      descriptor_.primary_key.begin());
-    if (!is_prefix) {
+  // A prefix that is the whole primary key matches one key at most: a lookup.
+  const bool scans_prefixes = request.prefix && HasKeyPrefixes(descriptor_);
+  if (request.prefix && !scans_prefixes) {
+    if (descriptor_.bucket_key != descriptor_.primary_key) {
       return Status::Invalid("a prefix lookup of table " + Quote(descriptor_.name) +
                              " needs a bucket key that is a prefix of the primary key");
     }
@@ -670,7 +669,7 @@ Result<arrow::RecordBatchPtr> PrimaryKeyTable::Lookup(const LookupRequest& reque
     for (const auto& row : it->second) RETURN_NOT_OK(builder.Append(row));
     return Status::OK();
   };
-  if (request.prefix) {
+  if (scans_prefixes) {
     auto view = store_->NewView();
     for (int64_t r = 0; r < keys.num_rows(); ++r) {
       const int32_t b = buckets[static_cast<size_t>(r)];
@@ -1009,6 +1008,16 @@ Result<std::vector<int32_t>> PrimaryKeyTable::BucketsOf(const arrow::RecordBatch
 }
 
 }  // namespace
+
+bool HasKeyPrefixes(const catalog::TableDescriptor& descriptor) {
+  return descriptor.bucket_key.size() < descriptor.primary_key.size() &&
+         std::equal(descriptor.bucket_key.begin(), descriptor.bucket_key.end(),
+                    descriptor.primary_key.begin());
+}
+
+kv::KeyAccess KeyAccessOf(const catalog::TableDescriptor& descriptor) {
+  return HasKeyPrefixes(descriptor) ? kv::KeyAccess::kPrefix : kv::KeyAccess::kWholeKey;
+}
 
 Status CheckPrimaryKeyTable(const catalog::TableDescriptor& descriptor) {
   const arrow::Schema& schema = *descriptor.schema;

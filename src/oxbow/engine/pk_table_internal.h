@@ -17,6 +17,13 @@ inline constexpr const char* kChangeTypeColumn = "_change_type";
 // InvalidArgument naming the problem otherwise.
 Status CheckPrimaryKeyTable(const catalog::TableDescriptor& descriptor);
 
+// Whether a prefix lookup can match more than one key: the bucket key is a strict prefix of
+// the primary key. Otherwise a prefix lookup is a lookup.
+bool HasKeyPrefixes(const catalog::TableDescriptor& descriptor);
+
+// How the key-value store finds the table's rows: by key prefix too when HasKeyPrefixes.
+kv::KeyAccess KeyAccessOf(const catalog::TableDescriptor& descriptor);
+
 // Opens the table's changelog, then brings its rows in `store` up to the changelog's end; when
 // `replicated` (cluster mode), leaves them where they are: its replicas bring them up to what
 // they commit (Table::PrepareToLead, Table::ApplyReplicated). KV snapshots go to `snapshots`.

@@ -1,6 +1,7 @@
 // Rebuilding a lost data dir from the warehouse (docs/operations.md#recovering-a-lost-data-dir).
 #include "oxbow/engine/engine.h"
 #include "oxbow/engine/kv_snapshot_internal.h"
+#include "oxbow/engine/pk_table_internal.h"
 #include "oxbow/engine/recover_internal.h"
 
 namespace oxbow::engine {
@@ -106,7 +107,7 @@ Result<Recovery> RecoverDataDir(const EngineOptions& given, const RecoveryLake& 
   if (lake.restore_pointers) RETURN_NOT_OK(lake.restore_pointers());
 
   Recovery recovery;
-  std::vector<int64_t> primary_key_tables;
+  std::map<int64_t, kv::KeyAccess> primary_key_tables;
   std::vector<std::pair<catalog::TableDescriptor, std::vector<BucketPlan>>> plans;
   for (const catalog::TableDescriptor& table : catalog->List()) {
     std::vector<int64_t> held(static_cast<size_t>(table.buckets), 0);
@@ -125,7 +126,9 @@ Result<Recovery> RecoverDataDir(const EngineOptions& given, const RecoveryLake& 
       RETURN_NOT_OK(catalog->Drop(table.name));
       continue;
     }
-    if (!table.primary_key.empty()) primary_key_tables.push_back(table.table_id);
+    if (!table.primary_key.empty()) {
+      primary_key_tables[table.table_id] = internal::KeyAccessOf(table);
+    }
     plans.emplace_back(table, std::move(buckets));
   }
 
@@ -141,8 +144,8 @@ Result<Recovery> RecoverDataDir(const EngineOptions& given, const RecoveryLake& 
     const std::string table_dir = JoinPath(JoinPath(dir, "tables"), std::to_string(table.table_id));
     Recovery::Table recovered{table.name, {}};
     kv::TableStore* rows = nullptr;
-    if (store) {
-      ASSIGN_OR_RAISE(rows, store->OpenTable(table.table_id));
+    if (!table.primary_key.empty()) {
+      ASSIGN_OR_RAISE(rows, store->OpenTable(table.table_id, internal::KeyAccessOf(table)));
     }
     for (int32_t b = 0; b < table.buckets; ++b) {
       const BucketPlan& plan = buckets[static_cast<size_t>(b)];

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -45,20 +46,28 @@ struct KeyWrite {
   std::optional<std::string> value;
 };
 
+// How a table's rows are found: only by their whole key (upserts, lookups), or also by a shorter
+// key prefix (prefix lookups, when the bucket key is a strict prefix of the primary key). Rows
+// found by whole key only are kept in hashed memtables: an upsert's read and write of a key then
+// cost a hash probe instead of a skip-list walk, and a scan sorts a copy of the memtable first
+// (docs/primary-keys.md#storage).
+enum class KeyAccess { kWholeKey, kPrefix };
+
 class TableStore;
 
 class Store {
  public:
   // Opens <dir>/kv; when it is missing, restores the newest checkpoint into it first (or starts
-  // empty). Column families of tables not in `live_table_ids` (an interrupted drop) are dropped.
+  // empty). Column families of tables not in `live_tables` (an interrupted drop) are dropped.
   static Result<std::unique_ptr<Store>> Open(StoreOptions options,
-                                             const std::vector<int64_t>& live_table_ids);
+                                             const std::map<int64_t, KeyAccess>& live_tables);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
   // The store of a table (its column family, created when missing). Lives as long as the Store.
-  Result<TableStore*> OpenTable(int64_t table_id);
+  // `access` is the one the table was opened with before: a table's keys do not change.
+  Result<TableStore*> OpenTable(int64_t table_id, KeyAccess access);
   Status DropTable(int64_t table_id);
 
   // Takes a checkpoint (flushing every memtable first) and keeps the newest checkpoints_kept.

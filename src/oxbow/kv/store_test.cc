@@ -9,7 +9,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class StoreTest : public ::testing::Test {
+// Every test runs on both kinds of table: sorted memtables and hashed ones.
+class StoreTest : public ::testing::TestWithParam<KeyAccess> {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
@@ -25,7 +26,9 @@ class StoreTest : public ::testing::Test {
     options.dir = dir_.string();
     options.block_cache_bytes = 8 << 20;
     options.write_buffer_bytes = 8 << 20;
-    auto store = Store::Open(options, live);
+    std::map<int64_t, KeyAccess> tables;
+    for (int64_t id : live) tables[id] = GetParam();
+    auto store = Store::Open(options, tables);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     return store.ok() ? std::move(store).ValueOrDie() : nullptr;
   }
@@ -46,9 +49,9 @@ Result<std::vector<std::optional<std::string>>> MultiGet(TableStore* table,
   return out;
 }
 
-TEST_F(StoreTest, WritesReadsAndAppliedOffsets) {
+TEST_P(StoreTest, WritesReadsAndAppliedOffsets) {
   auto store = Open({7});
-  auto table = store->OpenTable(7);
+  auto table = store->OpenTable(7, GetParam());
   ASSERT_TRUE(table.ok());
   EXPECT_FALSE((*table)->AppliedOffset(0)->has_value());
   ASSERT_TRUE((*table)->Write(0, {{Key(0, "a"), "1"}, {Key(0, "b"), "2"}}, 5).ok());
@@ -64,10 +67,10 @@ TEST_F(StoreTest, WritesReadsAndAppliedOffsets) {
   EXPECT_EQ(*(*table)->AppliedOffset(1), std::optional<int64_t>(9));
 }
 
-TEST_F(StoreTest, TheFlushGuardRunsBeforeATablesRowsAreWrittenToFiles) {
+TEST_P(StoreTest, TheFlushGuardRunsBeforeATablesRowsAreWrittenToFiles) {
   auto store = Open({1, 2});
-  auto guarded = store->OpenTable(1);
-  auto other = store->OpenTable(2);
+  auto guarded = store->OpenTable(1, GetParam());
+  auto other = store->OpenTable(2, GetParam());
   ASSERT_TRUE(guarded.ok() && other.ok());
   // What the guard saw when it ran: the rows were not in any file yet.
   std::vector<std::string> seen;
@@ -86,9 +89,9 @@ TEST_F(StoreTest, TheFlushGuardRunsBeforeATablesRowsAreWrittenToFiles) {
   EXPECT_EQ(seen.size(), 1u);
 }
 
-TEST_F(StoreTest, ViewsAreConsistentAndScanOneBucket) {
+TEST_P(StoreTest, ViewsAreConsistentAndScanOneBucket) {
   auto store = Open({1});
-  TableStore* table = *store->OpenTable(1);
+  TableStore* table = *store->OpenTable(1, GetParam());
   ASSERT_TRUE(
       table->Write(3, {{Key(3, "a"), "1"}, {Key(3, "b"), "2"}, {Key(3, "c"), "3"}}, 3).ok());
   ASSERT_TRUE(table->Write(4, {{Key(4, "a"), "x"}}, 1).ok());
@@ -113,10 +116,10 @@ TEST_F(StoreTest, ViewsAreConsistentAndScanOneBucket) {
   EXPECT_EQ(seen, (std::vector<std::string>{"b"}));
 }
 
-TEST_F(StoreTest, RowsSurviveReopenAndACheckpointRestoresALostStore) {
+TEST_P(StoreTest, RowsSurviveReopenAndACheckpointRestoresALostStore) {
   {
     auto store = Open({1});
-    TableStore* table = *store->OpenTable(1);
+    TableStore* table = *store->OpenTable(1, GetParam());
     ASSERT_TRUE(table->Write(0, {{Key(0, "k"), "v1"}}, 1).ok());
     auto checkpoint = store->Checkpoint();
     ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().ToString();
@@ -127,21 +130,21 @@ TEST_F(StoreTest, RowsSurviveReopenAndACheckpointRestoresALostStore) {
   }
   {
     auto store = Open({1});
-    TableStore* table = *store->OpenTable(1);
+    TableStore* table = *store->OpenTable(1, GetParam());
     EXPECT_EQ((*MultiGet(table, {Key(0, "k")}))[0], "v2");
     ASSERT_TRUE(store->Close().ok());
   }
   fs::remove_all(dir_ / "kv");
   auto store = Open({1});
-  TableStore* table = *store->OpenTable(1);
+  TableStore* table = *store->OpenTable(1, GetParam());
   EXPECT_EQ((*MultiGet(table, {Key(0, "k")}))[0], "v1");
   EXPECT_EQ(*table->AppliedOffset(0), std::optional<int64_t>(1));
 }
 
-TEST_F(StoreTest, CheckpointsAreBoundedAndDroppedTablesDisappear) {
+TEST_P(StoreTest, CheckpointsAreBoundedAndDroppedTablesDisappear) {
   auto store = Open({1, 2});
-  ASSERT_TRUE((*store->OpenTable(1))->Write(0, {{Key(0, "a"), "1"}}, 1).ok());
-  ASSERT_TRUE((*store->OpenTable(2))->Write(0, {{Key(0, "a"), "2"}}, 1).ok());
+  ASSERT_TRUE((*store->OpenTable(1, GetParam()))->Write(0, {{Key(0, "a"), "1"}}, 1).ok());
+  ASSERT_TRUE((*store->OpenTable(2, GetParam()))->Write(0, {{Key(0, "a"), "2"}}, 1).ok());
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(store->Checkpoint().ok());
   int checkpoints = 0;
   for (const auto& e : fs::directory_iterator(dir_ / "kv-checkpoints"))
@@ -152,14 +155,14 @@ TEST_F(StoreTest, CheckpointsAreBoundedAndDroppedTablesDisappear) {
   store.reset();
   // Table 1 is gone from the catalog too: its column family is dropped at open.
   auto reopened = Open({});
-  auto fresh = reopened->OpenTable(1);
+  auto fresh = reopened->OpenTable(1, GetParam());
   ASSERT_TRUE(fresh.ok());
   EXPECT_FALSE((*MultiGet(*fresh, {Key(0, "a")}))[0].has_value());
 }
 
-TEST_F(StoreTest, ADumpedBucketRestoresIntoAnotherBucketStateAlone) {
+TEST_P(StoreTest, ADumpedBucketRestoresIntoAnotherBucketStateAlone) {
   auto store = Open({7});
-  TableStore* table = *store->OpenTable(7);
+  TableStore* table = *store->OpenTable(7, GetParam());
   std::vector<KeyWrite> rows;
   uint64_t noise = 1;
   for (int i = 0; i < 3000; ++i) {
@@ -196,6 +199,54 @@ TEST_F(StoreTest, ADumpedBucketRestoresIntoAnotherBucketStateAlone) {
   ASSERT_TRUE(table->RestoreBucket(1, {}, 3).ok());
   EXPECT_FALSE((*MultiGet(table, {Key(1, "other")}))[0].has_value());
 }
+
+TEST_P(StoreTest, ATableKeepsItsKeyAccess) {
+  auto store = Open({1});
+  const KeyAccess other =
+      GetParam() == KeyAccess::kWholeKey ? KeyAccess::kPrefix : KeyAccess::kWholeKey;
+  ASSERT_TRUE(store->OpenTable(1, GetParam()).ok());
+  EXPECT_TRUE(store->OpenTable(1, other).status().IsInvalid());
+  ASSERT_TRUE(store->Close().ok());
+  store.reset();
+  EXPECT_TRUE(Open({1})->OpenTable(1, other).status().IsInvalid()) << "after a reopen too";
+}
+
+// A view pages through many keys in order (over a hashed memtable and files both), and does
+// not see rows written after it.
+TEST_P(StoreTest, AViewPagesThroughEveryKeyInOrder) {
+  auto store = Open({1});
+  TableStore* table = *store->OpenTable(1, GetParam());
+  std::vector<KeyWrite> rows;
+  for (int i = 0; i < 2000; ++i)
+    rows.push_back({Key(0, std::to_string(100000 + i * 7 % 2000)), "v"});
+  ASSERT_TRUE(table->Write(0, {rows.begin(), rows.begin() + 1000}, 1).ok());
+  ASSERT_TRUE(store->Checkpoint().ok());  // the first half in files, the rest in the memtable
+  ASSERT_TRUE(table->Write(0, {rows.begin() + 1000, rows.end()}, 2).ok());
+  auto view = table->NewView();
+  ASSERT_TRUE(table->Write(0, {{Key(0, "100000x"), "late"}}, 3).ok());
+  std::vector<std::string> seen;
+  std::string resume;
+  for (bool more = true; more;) {
+    more = false;
+    ASSERT_TRUE(view->Scan(BucketPrefix(0), resume,
+                           [&](std::string_view k, std::string_view) {
+                             seen.emplace_back(k.substr(4));
+                             if (seen.size() % 300 != 0) return true;
+                             resume = std::string(k) + '\0';
+                             more = true;
+                             return false;
+                           })
+                    .ok());
+  }
+  ASSERT_EQ(seen.size(), 2000u);
+  for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], std::to_string(100000 + i));
+}
+
+INSTANTIATE_TEST_SUITE_P(BothKeyAccesses, StoreTest,
+                         ::testing::Values(KeyAccess::kPrefix, KeyAccess::kWholeKey),
+                         [](const auto& info) {
+                           return info.param == KeyAccess::kPrefix ? "Sorted" : "Hashed";
+                         });
 
 }  // namespace
 }  // namespace oxbow::kv

@@ -113,13 +113,24 @@ class Fluss:
                     "tablet-server.host": "127.0.0.1", "tablet-server.port": str(free_port()),
                     "tablet-server.id": "0", "data.dir": str(tmp / f"{name}-data"), **extra}
         (conf / "server.yaml").write_text("".join(f"{k}: {v}\n" for k, v in settings.items()))
+        self.coordinator = f"{name} coordinator"
+        self._start_coordinator = lambda: java_server(
+            classpath, "com.alibaba.fluss.server.coordinator.CoordinatorServer",
+            ["--configDir", str(conf)], log_dir / f"{name}-coordinator.log")
         self.procs = {
-            f"{name} coordinator": java_server(classpath, "com.alibaba.fluss.server.coordinator."
-                                               "CoordinatorServer", ["--configDir", str(conf)],
-                                               log_dir / f"{name}-coordinator.log"),
+            self.coordinator: self._start_coordinator(),
             f"{name} tablet server": java_server(classpath, "com.alibaba.fluss.server.tablet."
                                                  "TabletServer", ["--configDir", str(conf)],
                                                  log_dir / f"{name}-tablet.log")}
+
+    def restart_coordinator(self) -> subprocess.Popen:
+        """Fluss 0.6.0's start-up race (apache/fluss#413) can leave the coordinator's own
+        connection to the tablet server stuck (a NullPointerException in its log), after which
+        no table is ever created: a new coordinator process connects again."""
+        stop(self.procs[self.coordinator])
+        self.procs[self.coordinator] = self._start_coordinator()
+        wait_port(self.port, self.procs[self.coordinator], self.coordinator)
+        return self.procs[self.coordinator]
 
 
 def java_server(classpath: str, main: str, args: list[str], log_file: pathlib.Path,
@@ -238,6 +249,7 @@ class Bench:
 
     def create(self, fsync: bool, table: str, kind: str) -> None:
         deadline = time.monotonic() + 120
+        restart_at = time.monotonic() + 30
         while True:
             proc = subprocess.run(
                 ["java", "--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", self.client_cp,
@@ -248,6 +260,13 @@ class Bench:
                 break
             if time.monotonic() > deadline:
                 sys.exit(f"vs_fluss.py: creating Fluss table {table} failed:\n{proc.stderr[-2000:]}")
+            if time.monotonic() > restart_at:
+                cluster = self.fluss[fsync]
+                log(f"creating {table} has failed for 30 s: restarting {cluster.coordinator}")
+                pid = cluster.restart_coordinator().pid
+                if cluster.coordinator in self.memory.pids:  # the sampled pair's
+                    self.memory.pids[cluster.coordinator] = pid
+                restart_at = time.monotonic() + 30
             time.sleep(1)
         oxbow = self.oxbow[fsync]
         properties = {"lake.enabled": "false"}

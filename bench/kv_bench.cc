@@ -16,6 +16,8 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/memtablerep.h>
+#include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_buffer_manager.h>
 
@@ -63,6 +65,10 @@ Result<std::unique_ptr<rocksdb::DB>> OpenDb(const Options& o) {
   options.info_log_level = rocksdb::WARN_LEVEL;
   options.keep_log_file_num = 2;
   options.atomic_flush = true;
+  // A table found by whole key only (the bucket key is the primary key): hashed memtables.
+  options.prefix_extractor.reset(rocksdb::NewNoopTransform());
+  options.memtable_factory.reset(rocksdb::NewHashSkipListRepFactory(32768));
+  options.allow_concurrent_memtable_write = false;
   rocksdb::DB* db = nullptr;
   RETURN_NOT_OK(FromRocks(rocksdb::DB::Open(options, o.dir, &db)));
   return std::unique_ptr<rocksdb::DB>(db);

@@ -94,15 +94,6 @@ rocksdb::ReadOptions TotalOrder() {
   return options;
 }
 
-// The "prefix" of a key in a table found by whole key only: the key itself, so the memtable
-// hashes whole keys and SST filters hold whole keys.
-class WholeKeyTransform : public rocksdb::SliceTransform {
- public:
-  const char* Name() const override { return "oxbow.WholeKey"; }
-  rocksdb::Slice Transform(const rocksdb::Slice& key) const override { return key; }
-  bool InDomain(const rocksdb::Slice&) const override { return true; }
-};
-
 // Hash buckets of a hashed memtable (8 bytes each, allocated with it). The vs_fluss upserts
 // (100,000 keys, a 32 MiB memtable) ran as fast with 16,384 as with 262,144; 1,000,000 was
 // slower (zeroing 8 MB for every new memtable).
@@ -401,7 +392,8 @@ Result<std::unique_ptr<Store>> Store::Open(StoreOptions options,
   sorted.compression = rocksdb::kLZ4Compression;
   sorted.bottommost_compression = rocksdb::kZSTD;
   impl->hashed_options = sorted;
-  impl->hashed_options.prefix_extractor = std::make_shared<WholeKeyTransform>();
+  // The "prefix" of a key is the key itself (the no-op transform): the memtable hashes whole keys.
+  impl->hashed_options.prefix_extractor.reset(rocksdb::NewNoopTransform());
   impl->hashed_options.memtable_factory.reset(
       rocksdb::NewHashSkipListRepFactory(kMemtableHashBuckets));
 

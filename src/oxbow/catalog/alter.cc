@@ -535,6 +535,13 @@ Result<AlterTableRequest> ParseAlterTable(std::string_view text) {
   });
 }
 
+Result<SchemaChange> ParseSchemaChange(std::string_view text) {
+  return TranslateJsonErrors("alter_table", [&]() -> Result<SchemaChange> {
+    ASSIGN_OR_RAISE(json j, ParseJson(text, "alter_table change"));
+    return ParseChange(j);
+  });
+}
+
 Result<TableDescriptor> ApplyAlter(const TableDescriptor& table,
                                    const std::vector<SchemaChange>& changes) {
   TableDescriptor next = table;

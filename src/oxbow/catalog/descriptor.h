@@ -128,6 +128,8 @@ struct AlterTableRequest {
   std::vector<SchemaChange> changes;
 };
 Result<AlterTableRequest> ParseAlterTable(std::string_view json);
+// One change of an alter_table body's "changes", e.g. {"op": "set_properties", ...}.
+Result<SchemaChange> ParseSchemaChange(std::string_view json);
 // `table` with every change applied in order, or Invalid naming the change and the rule it
 // breaks. Column changes make a new schema version (one per call); properties are only merged
 // here: whoever applies them validates them as create_table does. The properties naming a column

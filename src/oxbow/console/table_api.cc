@@ -372,19 +372,12 @@ http::Response Service::AlterProperties(const std::string& name,
   if (!body.is_object() || !body.contains("properties") || !body["properties"].is_object()) {
     return Problem(400, R"(the body must be {"properties": {"key": "value" or null, ...}})");
   }
-  catalog::SchemaChange change;
-  change.op = catalog::SchemaChange::Op::kSetProperties;
-  for (const auto& [key, value] : body["properties"].items()) {
-    if (value.is_null()) {
-      change.properties[key] = std::nullopt;
-    } else if (value.is_string()) {
-      change.properties[key] = value.get<std::string>();
-    } else {
-      return Problem(400, "property " + Quote(key) + " must be a string, or null to remove it");
-    }
-  }
-  if (change.properties.empty()) return Problem(400, "no property to change");
-  auto altered = node_->AlterTable({name, {std::move(change)}});
+  if (body["properties"].empty()) return Problem(400, "no property to change");
+  // alter_table's set_properties, checked by its own parser (the body parsed: valid UTF-8).
+  auto change = catalog::ParseSchemaChange(
+      json{{"op", "set_properties"}, {"properties", body["properties"]}}.dump());
+  if (!change.ok()) return ProblemOf(change.status());
+  auto altered = node_->AlterTable({name, {std::move(*change)}});
   if (!altered.ok()) return ProblemOf(altered.status());
   return Json(200, {{"name", altered->name}, {"properties", altered->properties}});
 }
